@@ -1,0 +1,22 @@
+"""The ``sortie`` command line: one module per group of commands, all on one typer app.
+
+Each ``*_cmds`` module registers its commands on ``flows.cli.app.app`` when imported.
+"""
+
+from __future__ import annotations
+
+import os
+
+# MAVLink 2 must be chosen before pymavlink is first imported anywhere in the process.
+os.environ.setdefault("MAVLINK20", "1")
+
+# One import per command module (each registers its commands on the app).
+from flows.cli import world_cmds  # noqa: E402,F401
+from flows.cli.app import app  # noqa: E402
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,84 @@
+"""The typer application and the one way every command reports results and errors.
+
+A command body calls a service function and returns a JSON-able dict (or
+raises ``SortieError``). ``run`` prints it: as JSON with ``--json``, otherwise
+through the command's ``render`` function. A ``SortieError`` becomes
+``CODE: message`` on stderr (or ``{"error": {...}}`` with ``--json``) and exit
+code 2; anything else is an internal error, exit 1, traceback only with
+``SORTIE_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from planner.errors import SortieError
+
+__all__ = ["app", "console", "err_console", "run", "JsonOpt", "WorldOpt", "NowOpt", "AsOpt", "EXIT_USER", "EXIT_INTERNAL"]
+
+EXIT_USER = 2
+EXIT_INTERNAL = 1
+
+app = typer.Typer(
+    name="sortie",
+    help="Natural-language drone inspection requests to safe, approved, dispatched missions.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+WorldOpt = Annotated[
+    str | None,
+    typer.Option("--world", help="World folder (default: $SORTIE_WORLD, then the bundled demo world)."),
+]
+NowOpt = Annotated[
+    str | None,
+    typer.Option("--now", help="Planning 'now' as ISO 8601 with offset (default: $SORTIE_NOW, then the clock)."),
+]
+AsOpt = Annotated[str | None, typer.Option("--as", help="Act as this user id (default: $SORTIE_USER).")]
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+
+
+def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """Run a command body and report its result or error; never a traceback for a user error."""
+    try:
+        result = body()
+    except SortieError as exc:
+        if as_json:
+            print(_dump({"error": exc.to_dict()}))
+        else:
+            err_console.print(f"[bold red]{exc.code}[/]: {exc.message}", highlight=False, markup=True)
+        raise typer.Exit(EXIT_USER) from None
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except Exception as exc:  # noqa: BLE001 - the shell's last line of defence
+        if os.environ.get("SORTIE_DEBUG"):
+            traceback.print_exc()
+        payload = {"code": "INTERNAL", "message": f"{type(exc).__name__}: {exc}"}
+        if as_json:
+            print(_dump({"error": payload}))
+        else:
+            print(f"INTERNAL: {type(exc).__name__}: {exc} (set SORTIE_DEBUG=1 for a traceback)", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERNAL) from None
+    if as_json:
+        print(_dump(result))
+    elif render is not None:
+        render(result)
+    else:
+        console.print(_dump(result), highlight=False, markup=False)

@@ -1,0 +1,143 @@
+"""The ``Intent``: what the operator asked for, as a closed, typed value.
+
+An extractor (language model or offline grammar) only *proposes* an Intent; this
+model is the whole vocabulary it may use. There is deliberately no field for a
+drone id, a command, coordinates or free-form actions: geometry comes from the
+caller's map selection or region catalogue, the drone from the rules and the
+router, and dispatch from an approval.
+
+Times are relative (a day and a clock time); ``intents.timeresolve`` turns them
+into an aware datetime against an injected ``now`` and the user's timezone.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+__all__ = [
+    "MissionType",
+    "Sensor",
+    "Target",
+    "Priority",
+    "RelativeDay",
+    "PartOfDay",
+    "AreaRef",
+    "TimeSpec",
+    "Intent",
+]
+
+Label = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120, pattern=r"^[^\r\n]*$")]
+ClockTime = Annotated[str, StringConstraints(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
+RegionId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.\-]{1,64}$")]
+
+
+class MissionType(str, enum.Enum):
+    FIRE_LANE_PATROL = "FIRE_LANE_PATROL"
+    AREA_SURVEY = "AREA_SURVEY"
+    POINT_INSPECTION = "POINT_INSPECTION"
+
+
+class Sensor(str, enum.Enum):
+    RGB_CAMERA = "RGB_CAMERA"
+    ZOOM_CAMERA = "ZOOM_CAMERA"
+    THERMAL_CAMERA = "THERMAL_CAMERA"
+    LIDAR = "LIDAR"
+    LASER_RANGEFINDER = "LASER_RANGEFINDER"
+    SPOTLIGHT = "SPOTLIGHT"
+    SPEAKER = "SPEAKER"
+
+
+class Target(str, enum.Enum):
+    FIRE_LANES = "FIRE_LANES"
+    ROOFS = "ROOFS"
+    HYDRANTS = "HYDRANTS"
+    MASTS = "MASTS"
+    GATES = "GATES"
+    ASSETS = "ASSETS"
+    AREA = "AREA"
+
+
+class Priority(str, enum.Enum):
+    LOW = "LOW"
+    NORMAL = "NORMAL"
+    HIGH = "HIGH"
+    URGENT = "URGENT"
+
+
+class RelativeDay(str, enum.Enum):
+    """A day relative to ``now`` in the user's timezone."""
+
+    TODAY = "TODAY"
+    TOMORROW = "TOMORROW"
+    DAY_AFTER_TOMORROW = "DAY_AFTER_TOMORROW"
+    NEXT_MONDAY = "NEXT_MONDAY"
+    NEXT_TUESDAY = "NEXT_TUESDAY"
+    NEXT_WEDNESDAY = "NEXT_WEDNESDAY"
+    NEXT_THURSDAY = "NEXT_THURSDAY"
+    NEXT_FRIDAY = "NEXT_FRIDAY"
+    NEXT_SATURDAY = "NEXT_SATURDAY"
+    NEXT_SUNDAY = "NEXT_SUNDAY"
+    THIS_MONDAY = "THIS_MONDAY"
+    THIS_TUESDAY = "THIS_TUESDAY"
+    THIS_WEDNESDAY = "THIS_WEDNESDAY"
+    THIS_THURSDAY = "THIS_THURSDAY"
+    THIS_FRIDAY = "THIS_FRIDAY"
+    THIS_SATURDAY = "THIS_SATURDAY"
+    THIS_SUNDAY = "THIS_SUNDAY"
+
+
+class PartOfDay(str, enum.Enum):
+    """A coarse time when no clock time is given (今晚, this afternoon)."""
+
+    MORNING = "MORNING"
+    NOON = "NOON"
+    AFTERNOON = "AFTERNOON"
+    EVENING = "EVENING"
+    NIGHT = "NIGHT"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
+
+
+class AreaRef(_Strict):
+    """Where: the caller's map selection, or a region id from the caller's catalogue."""
+
+    kind: Annotated[str, StringConstraints(pattern=r"^(selection|region)$")] = Field(
+        description="'selection' for the map selection sent with the request, 'region' for a catalogue id"
+    )
+    region_id: RegionId | None = Field(default=None, description="catalogue id when kind is 'region'")
+
+
+class TimeSpec(_Strict):
+    """When, relative: a day, and a clock time or a part of the day, or as soon as possible."""
+
+    day: RelativeDay = RelativeDay.TODAY
+    clock: ClockTime | None = Field(default=None, description="local 24-hour HH:MM")
+    part_of_day: PartOfDay | None = None
+    asap: bool = False
+
+
+class Intent(_Strict):
+    """The typed request. Everything here is a proposal until code resolves and checks it."""
+
+    mission_type: MissionType | None = Field(
+        default=None, description="None when the request names no mission; then needs_clarification"
+    )
+    area: AreaRef = Field(default_factory=lambda: AreaRef(kind="selection"))
+    when: TimeSpec = Field(default_factory=TimeSpec)
+    sensors: list[Sensor] = Field(default_factory=list, max_length=7, description="sensors required")
+    excluded_sensors: list[Sensor] = Field(default_factory=list, max_length=7, description="sensors the user said not to use")
+    altitude_m: float | None = Field(default=None, ge=10, le=120, description="preferred AGL altitude")
+    targets: list[Target] = Field(default_factory=list, max_length=7)
+    priority: Priority = Priority.NORMAL
+    summary: Label | None = Field(default=None, description="one-line restatement of the request")
+    missing: list[Label] = Field(default_factory=list, max_length=5, description="essential things absent from the request")
+    clarification_questions: list[Label] = Field(default_factory=list, max_length=3)
+
+    @property
+    def needs_clarification(self) -> bool:
+        return self.mission_type is None or bool(self.missing)

@@ -1,0 +1,186 @@
+"""The one error tree of sortie, with stable codes.
+
+A rule violation is a value (a ``Finding``); an error is an exception. Every
+exception a user can cause is a ``SortieError`` with a stable ``code`` that the
+CLI prints as ``CODE: message`` (exit 2) and ``--json`` prints as an object.
+Anything else escaping to the CLI is an internal error (exit 1).
+
+This module is a leaf: it imports nothing of sortie, so every package
+(``intents`` included) may import it.
+
+    SortieError (Exception)                       code
+    ├── InvalidArgument (ValueError)              INVALID_ARGUMENT
+    ├── Forbidden (PermissionError)               FORBIDDEN
+    ├── NotFound (LookupError)                    NOT_FOUND
+    ├── Conflict (RuntimeError)                   CONFLICT
+    ├── AirspaceBlocked (RuntimeError)            AIRSPACE_BLOCKED
+    ├── DeviceUnavailable (RuntimeError)          DEVICE_UNAVAILABLE
+    ├── ApprovalRequired (PermissionError)        APPROVAL_REQUIRED
+    ├── ApprovalStale (RuntimeError)              APPROVAL_STALE
+    ├── DispatchFailed (RuntimeError)             DISPATCH_FAILED
+    ├── DispatchUncertain (RuntimeError)          DISPATCH_UNCERTAIN
+    ├── LedgerUnavailable (RuntimeError)          LEDGER_UNAVAILABLE
+    ├── LlmUnavailable (ConnectionError)          LLM_UNAVAILABLE
+    ├── IntentInvalid (ValueError)                INTENT_INVALID
+    └── PlanInfeasible (RuntimeError)             PLAN_INFEASIBLE
+
+Example::
+
+    >>> err = NotFound("drone M30T-09 is not in the fleet")
+    >>> err.code, isinstance(err, LookupError)
+    ('NOT_FOUND', True)
+    >>> str(err)
+    'NOT_FOUND: drone M30T-09 is not in the fleet'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "SortieError",
+    "InvalidArgument",
+    "Forbidden",
+    "NotFound",
+    "Conflict",
+    "AirspaceBlocked",
+    "DeviceUnavailable",
+    "ApprovalRequired",
+    "ApprovalStale",
+    "DispatchFailed",
+    "DispatchUncertain",
+    "LedgerUnavailable",
+    "LlmUnavailable",
+    "IntentInvalid",
+    "PlanInfeasible",
+    "ERROR_CODES",
+]
+
+
+class SortieError(Exception):
+    """Root of every error a user can cause; carries a stable ``code``.
+
+    ``details`` holds structured evidence (for example a list of located
+    problems from ``world validate``); it is printed by ``--json``.
+    """
+
+    code: str = "INTERNAL"
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details is not None:
+            out["details"] = self.details
+        return out
+
+
+class InvalidArgument(SortieError, ValueError):
+    """Malformed input: a file, a CLI argument, a geometry, a value out of range."""
+
+    code = "INVALID_ARGUMENT"
+
+
+class Forbidden(SortieError, PermissionError):
+    """The user lacks the role, tenant or region for this action."""
+
+    code = "FORBIDDEN"
+
+
+class NotFound(SortieError, LookupError):
+    """A named thing (drone, draft, region, user) does not exist."""
+
+    code = "NOT_FOUND"
+
+
+class Conflict(SortieError, RuntimeError):
+    """An illegal state transition or a lost race; nothing was changed."""
+
+    code = "CONFLICT"
+
+
+class AirspaceBlocked(SortieError, RuntimeError):
+    """A blocking airspace finding prevents the action."""
+
+    code = "AIRSPACE_BLOCKED"
+
+
+class DeviceUnavailable(SortieError, RuntimeError):
+    """The drone or dock is offline, stale, busy or unreachable."""
+
+    code = "DEVICE_UNAVAILABLE"
+
+
+class ApprovalRequired(SortieError, PermissionError):
+    """Dispatch needs a matching, unexpired approval that does not exist."""
+
+    code = "APPROVAL_REQUIRED"
+
+
+class ApprovalStale(SortieError, RuntimeError):
+    """The approval names a superseded version, another plan hash, or has expired."""
+
+    code = "APPROVAL_STALE"
+
+
+class DispatchFailed(SortieError, RuntimeError):
+    """The vehicle refused the mission (a MAV_MISSION_RESULT other than ACCEPTED)."""
+
+    code = "DISPATCH_FAILED"
+
+
+class DispatchUncertain(SortieError, RuntimeError):
+    """The upload's outcome is unknown and reading the mission back did not settle it."""
+
+    code = "DISPATCH_UNCERTAIN"
+
+
+class LedgerUnavailable(SortieError, RuntimeError):
+    """The ledger file is locked by another writer past the retry budget, or corrupt."""
+
+    code = "LEDGER_UNAVAILABLE"
+
+
+class LlmUnavailable(SortieError, ConnectionError):
+    """The language model could not be reached or did not answer in time."""
+
+    code = "LLM_UNAVAILABLE"
+
+
+class IntentInvalid(SortieError, ValueError):
+    """The model's answer failed validation after the bounded re-asks."""
+
+    code = "INTENT_INVALID"
+
+
+class PlanInfeasible(SortieError, RuntimeError):
+    """No plan can be made at all (for example no drone can reach the area)."""
+
+    code = "PLAN_INFEASIBLE"
+
+
+ERROR_CODES: dict[str, type[SortieError]] = {
+    cls.code: cls
+    for cls in (
+        InvalidArgument,
+        Forbidden,
+        NotFound,
+        Conflict,
+        AirspaceBlocked,
+        DeviceUnavailable,
+        ApprovalRequired,
+        ApprovalStale,
+        DispatchFailed,
+        DispatchUncertain,
+        LedgerUnavailable,
+        LlmUnavailable,
+        IntentInvalid,
+        PlanInfeasible,
+    )
+}
