@@ -1,0 +1,33 @@
+"""``python -m bench KIND INSTANCE.json``: one JSON object on stdout, logs on stderr.
+
+Kinds: coverage, routes, lanes, intents, rules. Each lives in ``bench/<kind>.py``
+with ``run(instance_path, args) -> dict``; the contract is in
+``../shared/bench/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+KINDS = ("coverage", "routes", "lanes", "intents", "rules")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("kind", choices=KINDS)
+    parser.add_argument("instance", help="instance file (JSON, GeoJSON or JSONL)")
+    parser.add_argument("--budget-s", type=float, default=None, help="planning time budget (routes, lanes)")
+    parser.add_argument("--extractor", choices=("offline", "llm"), default="offline", help="intents only")
+    args = parser.parse_args(argv)
+    module = importlib.import_module(f"bench.{args.kind}")
+    result = module.run(args.instance, args)
+    json.dump(result, sys.stdout, ensure_ascii=False, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
