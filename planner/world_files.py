@@ -1,0 +1,724 @@
+"""The world folder (``../shared/WORLD.md``) read into one immutable ``World``.
+
+This is the file boundary of the world: pydantic models describe every file
+(``extra="forbid"`` everywhere except under an ``"extensions"`` key, so a typo
+never passes silently), then semantic checks run that a schema cannot express
+(valid polygons, closed rings, ids unique, a drone's dock exists, coordinates
+that look like swapped lat/lon). Every problem is *located*: file, JSON path
+(``$.drones[2].battery_pct``) and a sentence.
+
+``load_world`` is all-or-nothing: it returns a complete ``World`` or raises
+``InvalidArgument`` whose ``details`` lists **all** problems — a world is never
+half-loaded. ``validate_world`` returns the same list without raising.
+
+The only I/O here is reading the folder's files once; "now" is never read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import statistics
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from shapely.geometry import MultiPolygon
+
+from planner.errors import InvalidArgument, NotFound
+from planner.geozones import (
+    ZoneProblem,
+    check_position,
+    linestring_from_coordinates,
+    parse_geozones,
+    polygon_from_coordinates,
+)
+from planner.world import (
+    CAPABILITIES,
+    DRONE_STATUSES,
+    LANE_KINDS,
+    POI_KINDS,
+    ROLES,
+    Camera,
+    Dock,
+    Drone,
+    Geozone,
+    Lane,
+    Poi,
+    Region,
+    User,
+    Weather,
+    WeatherHour,
+    World,
+    WorldDefaults,
+)
+
+__all__ = [
+    "WorldProblem",
+    "WORLD_FILES",
+    "MAX_WORLD_SPAN_M",
+    "load_world",
+    "validate_world",
+    "snapshot_hash",
+]
+
+WORLD_FILES = ("world.json", "fleet.json", "docks.json", "weather.json", "users.json")
+"""Files a world folder must have; ``zones/``, lanes, regions and POIs are optional (empty when absent)."""
+OPTIONAL_FILES = ("lanes.geojson", "regions.geojson", "pois.geojson")
+MAX_WORLD_SPAN_M = 50_000.0
+"""Anything farther than this from the world's median point is reported (catches swapped lat/lon)."""
+
+
+@dataclass(frozen=True)
+class WorldProblem:
+    """One located problem in a world folder."""
+
+    file: str  # relative to the world folder, e.g. "fleet.json" or "zones/helx.json"
+    path: str  # JSON path, e.g. "$.drones[2].battery_pct"; "$" for the whole file
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"file": self.file, "path": self.path, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"{self.file} {self.path}: {self.message}"
+
+
+# --------------------------------------------------------------------------- pydantic file models
+
+
+def _member_of(known: frozenset[str], what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if value not in known:
+            raise ValueError(f"unknown {what} {value!r}; known: {', '.join(sorted(known))}")
+        return value
+
+    return AfterValidator(check)
+
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+Capability = Annotated[str, _member_of(CAPABILITIES, "capability")]
+Status = Annotated[str, _member_of(DRONE_STATUSES, "drone status")]
+Role = Annotated[str, _member_of(ROLES, "role")]
+LaneKind = Annotated[str, _member_of(LANE_KINDS, "lane kind")]
+PoiKind = Annotated[str, _member_of(POI_KINDS, "POI kind")]
+_LINK = re.compile(r"^(udp|udpin|udpout|udpbcast|tcp|tcpin):[^:\s]+:\d{1,5}$|^(/dev/|COM)\S+$")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    extensions: dict[str, Any] | None = None
+
+
+class DefaultsModel(_Model):
+    altitude_m: float = Field(50.0, gt=0, le=500)
+    ceiling_m: float = Field(120.0, gt=0, le=500)
+    reserve_fraction: float = Field(0.25, ge=0, lt=1)
+
+
+class WorldFileModel(_Model):
+    name: NonEmpty
+    timezone: NonEmpty
+    defaults: DefaultsModel = DefaultsModel()
+    attribution: str = ""
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown IANA time zone {value!r} (for example Europe/Helsinki)") from None
+        return value
+
+
+class CameraModel(_Model):
+    hfov_deg: float = Field(gt=0, lt=180)
+    vfov_deg: float = Field(gt=0, lt=180)
+
+
+class DroneModel(_Model):
+    id: NonEmpty
+    model: NonEmpty
+    dock: NonEmpty
+    tenant: NonEmpty
+    capabilities: list[Capability]
+    battery_wh: float = Field(gt=0)
+    battery_pct: float = Field(ge=0, le=100)
+    flight_time_s: float = Field(gt=0)
+    hover_time_s: float = Field(gt=0)
+    cruise_speed_mps: float = Field(gt=0, le=60)
+    inspection_speed_mps: float = Field(gt=0, le=60)
+    max_wind_mps: float = Field(ge=0, le=60)
+    min_temp_c: float
+    max_temp_c: float
+    ip_rating: str | None = None
+    camera: CameraModel | None = None
+    status: Status
+    last_telemetry_at: AwareDatetime
+    autopilot: Literal["ardupilot", "px4"]
+    link: NonEmpty
+
+    @field_validator("link")
+    @classmethod
+    def _pymavlink_link(cls, value: str) -> str:
+        if not _LINK.match(value):
+            raise ValueError(f"not a pymavlink connection string: {value!r} (for example udpout:127.0.0.1:14550)")
+        return value
+
+
+class FleetFileModel(_Model):
+    drones: list[DroneModel]
+
+
+class DockModel(_Model):
+    id: NonEmpty
+    name: NonEmpty
+    tenant: NonEmpty
+    lon: float = Field(ge=-180, le=180)
+    lat: float = Field(ge=-90, le=90)
+    ground_alt_m: float = Field(ge=-500, le=9000)
+    radius_m: float = Field(gt=0)
+    max_wind_mps: float = Field(ge=0, le=60)
+
+
+class DocksFileModel(_Model):
+    docks: list[DockModel]
+
+
+class UserModel(_Model):
+    id: NonEmpty
+    name: NonEmpty
+    roles: Annotated[list[Role], Field(min_length=1)]
+    tenants: Annotated[list[NonEmpty], Field(min_length=1)]
+    regions: Annotated[list[NonEmpty], Field(min_length=1)] = ["*"]
+
+
+class UsersFileModel(_Model):
+    users: list[UserModel]
+
+
+class LaneProps(_Model):
+    id: NonEmpty
+    kind: LaneKind
+    name: str = ""
+
+
+class RegionProps(_Model):
+    id: NonEmpty
+    name: NonEmpty
+    tenant: NonEmpty
+
+
+class PoiProps(_Model):
+    id: NonEmpty
+    kind: PoiKind
+    name: str = ""
+
+
+class _Feature(_Model):
+    type: Literal["Feature"]
+    id: str | int | None = None
+    geometry: dict[str, Any]
+    bbox: list[float] | None = None
+
+
+class LaneFeature(_Feature):
+    properties: LaneProps
+
+
+class RegionFeature(_Feature):
+    properties: RegionProps
+
+
+class PoiFeature(_Feature):
+    properties: PoiProps
+
+
+class _Collection(_Model):
+    type: Literal["FeatureCollection"]
+    name: str | None = None
+    description: str | None = None
+    attribution: str | None = None
+    source: str | None = None
+    bbox: list[float] | None = None
+
+
+class LanesFileModel(_Collection):
+    features: list[LaneFeature]
+
+
+class RegionsFileModel(_Collection):
+    features: list[RegionFeature]
+
+
+class PoisFileModel(_Collection):
+    features: list[PoiFeature]
+
+
+class HourlyModel(BaseModel):
+    """Open-Meteo ``hourly``: ``time`` plus one list per requested variable (any Open-Meteo name)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+    time: list[str]
+
+
+class WeatherFileModel(_Model):
+    """The Open-Meteo /v1/forecast response shape, as is."""
+
+    latitude: float = Field(ge=-90, le=90)
+    longitude: float = Field(ge=-180, le=180)
+    generationtime_ms: float | None = None
+    utc_offset_seconds: int = 0
+    timezone: str | None = None
+    timezone_abbreviation: str | None = None
+    elevation: float | None = None
+    hourly_units: dict[str, str] = {}
+    hourly: HourlyModel
+    current: dict[str, Any] | None = None
+    current_units: dict[str, str] | None = None
+    daily: dict[str, Any] | None = None
+    daily_units: dict[str, str] | None = None
+
+
+# --------------------------------------------------------------------------- reading helpers
+
+
+def _json_path(loc: tuple[Any, ...], prefix: str = "$") -> str:
+    out = prefix
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _pydantic_problems(file: str, exc: ValidationError) -> list[WorldProblem]:
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown key {loc[-1]!r} (put custom data under \"extensions\")"
+        elif err["type"] == "missing":
+            msg = f"required key {loc[-1]!r} is missing"
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+        out.append(WorldProblem(file, _json_path(loc), msg))
+    return out
+
+
+class _Reader:
+    """Collects problems while reading one folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.problems: list[WorldProblem] = []
+
+    def add(self, file: str, path: str, message: str) -> None:
+        self.problems.append(WorldProblem(file, path, message))
+
+    def add_zone_problems(self, file: str, problems: list[ZoneProblem] | tuple[ZoneProblem, ...]) -> None:
+        for path, message in problems:
+            self.add(file, path, message)
+
+    def decode(self, rel: str, required: bool) -> Any:
+        """The decoded JSON of ``rel``; ``None`` (with a problem if required/broken) when unusable."""
+        path = self.root / rel
+        if not path.is_file():
+            if required:
+                self.add(rel, "$", "file is missing")
+            return None
+        raw = path.read_bytes()
+        if not raw.strip():
+            self.add(rel, "$", "file is empty")
+            return None
+        try:
+            return json.loads(raw.decode("utf-8-sig"))
+        except UnicodeDecodeError as exc:
+            self.add(rel, "$", f"file is not UTF-8 text: {exc.reason} at byte {exc.start}")
+        except json.JSONDecodeError as exc:
+            self.add(rel, "$", f"file is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+        return None
+
+    def model(self, rel: str, cls: type[BaseModel], required: bool = True) -> Any:
+        data = self.decode(rel, required)
+        if data is None:
+            return None
+        try:
+            return cls.model_validate_json(json.dumps(data), strict=True)
+        except ValidationError as exc:
+            self.problems.extend(_pydantic_problems(rel, exc))
+            return None
+
+
+def _duplicates(reader: _Reader, file: str, ids: list[tuple[str, str]], what: str) -> None:
+    """Report each id seen before; ``ids`` is [(id, json path)]."""
+    first: dict[str, str] = {}
+    for ident, path in ids:
+        if ident in first:
+            reader.add(file, path, f"duplicate {what} id {ident!r} (first at {first[ident]})")
+        else:
+            first[ident] = path
+
+
+def snapshot_hash(root: str | Path) -> str:
+    """sha256 over the folder's file names and bytes, in sorted order (hidden files skipped)."""
+    base = Path(root)
+    h = hashlib.sha256()
+    files = sorted(
+        p for p in base.rglob("*")
+        if p.is_file() and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(base).parts)
+    )
+    for p in files:
+        data = p.read_bytes()
+        h.update(p.relative_to(base).as_posix().encode("utf-8") + b"\0")
+        h.update(str(len(data)).encode("ascii") + b"\0")
+        h.update(data)
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- building values
+
+
+_WIND_TO_MPS = {"m/s": 1.0, "km/h": 1 / 3.6, "mp/h": 0.44704, "mph": 0.44704, "kn": 0.514444, "kt": 0.514444}
+
+
+def _weather(reader: _Reader, m: WeatherFileModel) -> Weather | None:
+    file = "weather.json"
+    before = len(reader.problems)
+    hourly = m.hourly
+    n = len(hourly.time)
+    series: dict[str, list[float | None]] = {}
+    for name, values in (hourly.model_extra or {}).items():
+        if not isinstance(values, list) or len(values) != n:
+            reader.add(file, f"$.hourly.{name}", f"must be a list of {n} values, one per hourly.time entry")
+            continue
+        bad = [i for i, v in enumerate(values) if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool))]
+        if bad:
+            reader.add(file, f"$.hourly.{name}[{bad[0]}]", f"must be a number or null, got {values[bad[0]]!r}")
+            continue
+        series[name] = [None if v is None else float(v) for v in values]
+    units = m.hourly_units
+    if units.get("time", "iso8601") != "iso8601":
+        reader.add(file, "$.hourly_units.time", f"only iso8601 times are supported, got {units.get('time')!r}")
+        return None
+    factors: dict[str, float] = {}
+    for name in series:
+        unit = units.get(name)
+        if name.startswith(("wind_speed", "wind_gusts")):
+            unit = unit or "km/h"  # Open-Meteo's default
+            if unit not in _WIND_TO_MPS:
+                reader.add(file, f"$.hourly_units.{name}", f"unknown wind unit {unit!r}; known: {', '.join(_WIND_TO_MPS)}")
+            factors[name] = _WIND_TO_MPS.get(unit, 1.0)
+        elif name.startswith("temperature") and unit not in (None, "°C"):
+            reader.add(file, f"$.hourly_units.{name}", f"temperature must be in °C, got {unit!r}")
+        elif name == "precipitation" and unit not in (None, "mm"):
+            reader.add(file, f"$.hourly_units.{name}", f"precipitation must be in mm, got {unit!r}")
+    offset = timezone(timedelta(seconds=m.utc_offset_seconds))
+    times: list[datetime] = []
+    for i, text in enumerate(hourly.time):
+        try:
+            t = datetime.fromisoformat(text)
+        except ValueError:
+            reader.add(file, f"$.hourly.time[{i}]", f"not an ISO 8601 time: {text!r}")
+            continue
+        t = t if t.tzinfo else t.replace(tzinfo=offset)
+        if times and t <= times[-1]:
+            reader.add(file, f"$.hourly.time[{i}]", f"times must increase: {text!r} is not after the previous entry")
+        times.append(t)
+    if len(reader.problems) > before:
+        return None
+
+    def val(name: str, i: int) -> float | None:
+        v = series.get(name, [None] * n)[i]
+        return None if v is None else round(v * factors.get(name, 1.0), 3)
+
+    hours = tuple(
+        WeatherHour(
+            time=times[i],
+            wind_speed_10m_mps=val("wind_speed_10m", i),
+            wind_speed_80m_mps=val("wind_speed_80m", i),
+            wind_speed_120m_mps=val("wind_speed_120m", i),
+            wind_direction_10m_deg=val("wind_direction_10m", i),
+            wind_gusts_10m_mps=val("wind_gusts_10m", i),
+            precipitation_mm=val("precipitation", i),
+            temperature_2m_c=val("temperature_2m", i),
+        )
+        for i in range(n)
+    )
+    return Weather(hours=hours)
+
+
+def _lanes(reader: _Reader, m: LanesFileModel) -> list[Lane]:
+    out = []
+    for i, f in enumerate(m.features):
+        path = f"$.features[{i}].geometry"
+        probs: list[ZoneProblem] = []
+        if f.geometry.get("type") != "LineString":
+            probs.append((f"{path}.type", f"a lane must be a LineString, got {f.geometry.get('type')!r}"))
+        else:
+            _geometry_keys(f.geometry, path, probs)
+            line = linestring_from_coordinates(f.geometry.get("coordinates"), f"{path}.coordinates", probs)
+            if line is not None and not probs:
+                p = f.properties
+                out.append(Lane(id=p.id, kind=p.kind, name=p.name, line=line))
+        reader.add_zone_problems("lanes.geojson", probs)
+    _duplicates(reader, "lanes.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in enumerate(m.features)], "lane")
+    return out
+
+
+def _geometry_keys(geom: dict[str, Any], path: str, probs: list[ZoneProblem]) -> None:
+    for key in sorted(set(geom) - {"type", "coordinates", "bbox"}):
+        probs.append((f"{path}.{key}", f"unknown key {key!r}"))
+
+
+def _regions(reader: _Reader, m: RegionsFileModel) -> list[Region]:
+    out = []
+    for i, f in enumerate(m.features):
+        path = f"$.features[{i}].geometry"
+        probs: list[ZoneProblem] = []
+        kind = f.geometry.get("type")
+        _geometry_keys(f.geometry, path, probs)
+        area = None
+        if kind == "Polygon":
+            area = polygon_from_coordinates(f.geometry.get("coordinates"), f"{path}.coordinates", probs)
+        elif kind == "MultiPolygon":
+            coords = f.geometry.get("coordinates")
+            if not isinstance(coords, list) or not coords:
+                probs.append((f"{path}.coordinates", "MultiPolygon coordinates must be a non-empty list of polygons"))
+            else:
+                parts = [polygon_from_coordinates(c, f"{path}.coordinates[{j}]", probs) for j, c in enumerate(coords)]
+                if all(p is not None for p in parts):
+                    area = MultiPolygon(parts)
+                    if not area.is_valid:
+                        probs.append((f"{path}.coordinates", "MultiPolygon parts overlap"))
+                        area = None
+        else:
+            probs.append((f"{path}.type", f"a region must be a Polygon or MultiPolygon, got {kind!r}"))
+        if area is not None and not probs:
+            p = f.properties
+            out.append(Region(id=p.id, name=p.name, tenant=p.tenant, area=area))
+        reader.add_zone_problems("regions.geojson", probs)
+    _duplicates(reader, "regions.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in enumerate(m.features)], "region")
+    return out
+
+
+def _pois(reader: _Reader, m: PoisFileModel) -> list[Poi]:
+    out = []
+    for i, f in enumerate(m.features):
+        path = f"$.features[{i}].geometry"
+        probs: list[ZoneProblem] = []
+        if f.geometry.get("type") != "Point":
+            probs.append((f"{path}.type", f"a POI must be a Point, got {f.geometry.get('type')!r}"))
+        else:
+            _geometry_keys(f.geometry, path, probs)
+            pos = check_position(f.geometry.get("coordinates"), f"{path}.coordinates", probs)
+            if pos is not None and not probs:
+                p = f.properties
+                out.append(Poi(id=p.id, kind=p.kind, name=p.name, lon=pos[0], lat=pos[1]))
+        reader.add_zone_problems("pois.geojson", probs)
+    _duplicates(reader, "pois.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in enumerate(m.features)], "POI")
+    return out
+
+
+def _zones(reader: _Reader) -> list[Geozone]:
+    folder = reader.root / "zones"
+    if not folder.is_dir():
+        return []
+    out: list[Geozone] = []
+    first: dict[str, str] = {}
+    for path in sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".json", ".geojson")):
+        rel = f"zones/{path.name}"
+        data = reader.decode(rel, required=True)
+        if data is None:
+            continue
+        zones, probs = parse_geozones(data, rel)
+        reader.add_zone_problems(rel, probs)
+        for z in zones:
+            if z.id in first:
+                reader.add(rel, "$", f"duplicate zone id {z.id!r} (also in {first[z.id]})")
+            else:
+                first[z.id] = rel
+        out.extend(zones)
+    return out
+
+
+def _distance_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
+    """Great-circle distance (haversine, mean Earth radius); only used for sanity checks."""
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    dp, dl = p2 - p1, math.radians(lon2 - lon1)
+    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+    return 2 * 6_371_008.8 * math.asin(min(1.0, math.sqrt(a)))
+
+
+def _check_locality(reader: _Reader, items: list[tuple[str, str, float, float]]) -> None:
+    """Report anything far from the world's median point; say so when swapping lat/lon would fix it.
+
+    Swapped Helsinki coordinates (lat 24.9, lon 60.2) are in range, so a range
+    check alone cannot catch them; distance from everything else can.
+    """
+    if len(items) < 3:
+        return
+    mid_lon = statistics.median(i[2] for i in items)
+    mid_lat = statistics.median(i[3] for i in items)
+    for file, path, lon, lat in items:
+        d = _distance_m(lon, lat, mid_lon, mid_lat)
+        if d <= MAX_WORLD_SPAN_M:
+            continue
+        swapped_ok = -90 <= lon <= 90 and _distance_m(lat, lon, mid_lon, mid_lat) <= MAX_WORLD_SPAN_M
+        if swapped_ok:
+            reader.add(file, path, f"looks like swapped lat/lon: [{lon}, {lat}] is {d / 1000:.0f} km from the rest "
+                                   f"of the world, [{lat}, {lon}] would fit; positions are [lon, lat]")
+        else:
+            reader.add(file, path, f"[{lon}, {lat}] is {d / 1000:.0f} km from the rest of the world "
+                                   f"(median [{mid_lon:.5f}, {mid_lat:.5f}]); a world spans at most "
+                                   f"{MAX_WORLD_SPAN_M / 1000:.0f} km")
+
+
+def _read(root: Path) -> tuple[World | None, list[WorldProblem]]:
+    reader = _Reader(root)
+    world_m = reader.model("world.json", WorldFileModel)
+    fleet_m = reader.model("fleet.json", FleetFileModel)
+    docks_m = reader.model("docks.json", DocksFileModel)
+    weather_m = reader.model("weather.json", WeatherFileModel)
+    users_m = reader.model("users.json", UsersFileModel)
+    lanes_m = reader.model("lanes.geojson", LanesFileModel, required=False)
+    regions_m = reader.model("regions.geojson", RegionsFileModel, required=False)
+    pois_m = reader.model("pois.geojson", PoisFileModel, required=False)
+
+    zones = _zones(reader)
+    lanes = _lanes(reader, lanes_m) if lanes_m else []
+    regions = _regions(reader, regions_m) if regions_m else []
+    pois = _pois(reader, pois_m) if pois_m else []
+    weather = _weather(reader, weather_m) if weather_m else None
+
+    docks: list[Dock] = []
+    if docks_m:
+        docks = [Dock(id=d.id, name=d.name, tenant=d.tenant, lon=d.lon, lat=d.lat, ground_alt_m=d.ground_alt_m,
+                      radius_m=d.radius_m, max_wind_mps=d.max_wind_mps) for d in docks_m.docks]
+        _duplicates(reader, "docks.json", [(d.id, f"$.docks[{i}].id") for i, d in enumerate(docks_m.docks)], "dock")
+    drones: list[Drone] = []
+    if fleet_m:
+        dock_by_id = {d.id: d for d in docks}
+        for i, d in enumerate(fleet_m.drones):
+            if docks_m is not None:
+                dock = dock_by_id.get(d.dock)
+                if dock is None:
+                    reader.add("fleet.json", f"$.drones[{i}].dock",
+                               f"dock {d.dock!r} does not exist in docks.json (known: {', '.join(sorted(dock_by_id)) or 'none'})")
+                elif dock.tenant != d.tenant:
+                    reader.add("fleet.json", f"$.drones[{i}].tenant",
+                               f"drone tenant {d.tenant!r} differs from its dock {dock.id}'s tenant {dock.tenant!r}")
+            if d.max_temp_c <= d.min_temp_c:
+                reader.add("fleet.json", f"$.drones[{i}].max_temp_c", "max_temp_c must be above min_temp_c")
+            seen_caps: set[str] = set()
+            for j, cap in enumerate(d.capabilities):
+                if cap in seen_caps:
+                    reader.add("fleet.json", f"$.drones[{i}].capabilities[{j}]", f"capability {cap!r} is listed twice")
+                seen_caps.add(cap)
+            camera = Camera(hfov_deg=d.camera.hfov_deg, vfov_deg=d.camera.vfov_deg) if d.camera else None
+            drones.append(Drone(
+                id=d.id, model=d.model, dock_id=d.dock, tenant=d.tenant, capabilities=frozenset(d.capabilities),
+                battery_wh=d.battery_wh, battery_pct=d.battery_pct, flight_time_s=d.flight_time_s,
+                hover_time_s=d.hover_time_s, cruise_speed_mps=d.cruise_speed_mps,
+                inspection_speed_mps=d.inspection_speed_mps, max_wind_mps=d.max_wind_mps, min_temp_c=d.min_temp_c,
+                max_temp_c=d.max_temp_c, ip_rating=d.ip_rating, camera=camera, status=d.status,
+                last_telemetry_at=d.last_telemetry_at.replace(tzinfo=timezone(d.last_telemetry_at.utcoffset() or timedelta(0))), autopilot=d.autopilot, link=d.link,
+            ))
+        _duplicates(reader, "fleet.json", [(d.id, f"$.drones[{i}].id") for i, d in enumerate(fleet_m.drones)], "drone")
+    users: list[User] = []
+    if users_m:
+        region_ids = {r.id for r in regions}
+        for i, u in enumerate(users_m.users):
+            if regions_m is not None:
+                for j, rid in enumerate(u.regions):
+                    if rid != "*" and rid not in region_ids:
+                        reader.add("users.json", f"$.users[{i}].regions[{j}]",
+                                   f"region {rid!r} does not exist in regions.geojson")
+            users.append(User(id=u.id, name=u.name, roles=frozenset(u.roles), tenants=frozenset(u.tenants),
+                              regions=frozenset(u.regions)))
+        _duplicates(reader, "users.json", [(u.id, f"$.users[{i}].id") for i, u in enumerate(users_m.users)], "user")
+
+    # Locality: one representative point per thing, so no single file dominates by size alone.
+    items: list[tuple[str, str, float, float]] = []
+    if docks_m:
+        items += [("docks.json", f"$.docks[{i}]", d.lon, d.lat) for i, d in enumerate(docks_m.docks)]
+    if weather_m:
+        items.append(("weather.json", "$.latitude", weather_m.longitude, weather_m.latitude))
+    for name, feats, src in (("lanes.geojson", lanes_m, lanes), ("regions.geojson", regions_m, regions),
+                             ("pois.geojson", pois_m, pois)):
+        if feats is None:
+            continue
+        by_id = {x.id: x for x in src}
+        for i, f in enumerate(feats.features):
+            x = by_id.get(f.properties.id)
+            if x is None:
+                continue
+            if isinstance(x, Poi):
+                pt = (x.lon, x.lat)
+            elif isinstance(x, Lane):
+                pt = x.line.coords[0][:2]
+            else:
+                pt = x.area.representative_point().coords[0]
+            items.append((name, f"$.features[{i}].geometry.coordinates", pt[0], pt[1]))
+    for z in zones:
+        c = z.volumes[0].horizontal
+        pt = (c.lon, c.lat) if hasattr(c, "radius_m") else c.representative_point().coords[0]
+        items.append((z.source, f"$ (zone {z.id})", pt[0], pt[1]))
+    _check_locality(reader, items)
+
+    if reader.problems or world_m is None or weather is None or fleet_m is None or docks_m is None or users_m is None:
+        return None, reader.problems
+    d = world_m.defaults
+    world = World(
+        name=world_m.name,
+        timezone=world_m.timezone,
+        defaults=WorldDefaults(altitude_m=d.altitude_m, ceiling_m=d.ceiling_m, reserve_fraction=d.reserve_fraction),
+        attribution=world_m.attribution,
+        drones=tuple(sorted(drones, key=lambda x: x.id)),
+        docks=tuple(sorted(docks, key=lambda x: x.id)),
+        zones=tuple(sorted(zones, key=lambda x: x.id)),
+        lanes=tuple(sorted(lanes, key=lambda x: x.id)),
+        regions=tuple(sorted(regions, key=lambda x: x.id)),
+        pois=tuple(sorted(pois, key=lambda x: x.id)),
+        weather=weather,
+        users=tuple(sorted(users, key=lambda x: x.id)),
+        snapshot_hash=snapshot_hash(root),
+        root=str(root),
+    )
+    return world, []
+
+
+def _root(path: str | Path) -> Path:
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise NotFound(f"world folder {str(root)!r} does not exist")
+    if not root.is_dir():
+        raise InvalidArgument(f"world {str(root)!r} is not a folder", details=[
+            {"file": root.name, "path": "$", "message": "a world is a folder of files (see WORLD.md)"}])
+    return root
+
+
+def validate_world(path: str | Path) -> list[WorldProblem]:
+    """Every problem in the world folder at ``path`` (empty when it loads). A missing folder is ``NotFound``."""
+    _, problems = _read(_root(path))
+    return problems
+
+
+def load_world(path: str | Path) -> World:
+    """The complete ``World`` of the folder at ``path``, or ``InvalidArgument`` listing every problem.
+
+    Never half-succeeds: one bad value anywhere and nothing is returned.
+    """
+    root = _root(path)
+    world, problems = _read(root)
+    if world is None:
+        first = problems[0] if problems else WorldProblem("?", "$", "unknown problem")
+        raise InvalidArgument(
+            f"world {str(root)!r} has {len(problems)} problem(s); first: {first}",
+            details=[p.to_dict() for p in problems],
+        )
+    return world
