@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterable
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, Polygon as MplPolygon
 from shapely.geometry import MultiPolygon, Polygon, box
@@ -155,14 +156,14 @@ def render_plan_png(plan: Plan, world: World, *, width_px: int = 1000, height_px
                 if not view_wgs84.intersects(box(h.lon - dx, h.lat - dx / 2, h.lon + dx, h.lat + dx / 2).buffer(dx)):
                     continue
                 ax.add_patch(
-                    Circle(xy(h.lon, h.lat), h.radius_m, facecolor=colour, alpha=alpha, edgecolor=colour, lw=1.2, zorder=1)
+                    Circle(xy(h.lon, h.lat), h.radius_m, facecolor=to_rgba(colour, alpha), edgecolor=colour, lw=1.2, zorder=1)
                 )
                 continue
             for poly in _polygons(h):
                 if not view_wgs84.intersects(poly):
                     continue
                 ax.add_patch(
-                    MplPolygon(ring(poly.exterior.coords), closed=True, facecolor=colour, alpha=alpha,
+                    MplPolygon(ring(poly.exterior.coords), closed=True, facecolor=to_rgba(colour, alpha),
                                edgecolor=colour, lw=1.2, zorder=1)
                 )
 
@@ -176,7 +177,7 @@ def render_plan_png(plan: Plan, world: World, *, width_px: int = 1000, height_px
     # ---- the area
     for poly in _polygons(plan.area_wgs84):
         ax.add_patch(
-            MplPolygon(ring(poly.exterior.coords), closed=True, facecolor="#1f77b4", alpha=0.10,
+            MplPolygon(ring(poly.exterior.coords), closed=True, facecolor=to_rgba("#1f77b4", 0.10),
                        edgecolor="#1f77b4", lw=1.6, ls="--", zorder=3)
         )
         for hole in poly.interiors:
