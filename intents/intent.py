@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 __all__ = [
     "MissionType",
@@ -111,14 +111,25 @@ class AreaRef(_Strict):
     )
     region_id: RegionId | None = Field(default=None, description="catalogue id when kind is 'region'")
 
+    @model_validator(mode="after")
+    def _region_id_iff_region(self) -> AreaRef:
+        if self.kind == "region" and self.region_id is None:
+            raise ValueError("an area of kind 'region' needs a region_id")
+        if self.kind == "selection" and self.region_id is not None:
+            raise ValueError("an area of kind 'selection' takes no region_id")
+        return self
+
 
 class TimeSpec(_Strict):
     """When, relative: a day, and a clock time or a part of the day, or as soon as possible."""
 
-    day: RelativeDay = RelativeDay.TODAY
-    clock: ClockTime | None = Field(default=None, description="local 24-hour HH:MM")
-    part_of_day: PartOfDay | None = None
-    asap: bool = False
+    day: RelativeDay = Field(
+        default=RelativeDay.TODAY,
+        description="TODAY when no day is named; NEXT_<DAY> for 下周X / next X, THIS_<DAY> for 周X / on X",
+    )
+    clock: ClockTime | None = Field(default=None, description="local 24-hour HH:MM when a clock time is named, else null")
+    part_of_day: PartOfDay | None = Field(default=None, description="coarse time (上午, 今晚, this afternoon) when no clock time")
+    asap: bool = Field(default=False, description="true for now / asap / 马上 / 立刻")
 
 
 class Intent(_Strict):
@@ -138,6 +149,20 @@ class Intent(_Strict):
     missing: list[Label] = Field(default_factory=list, max_length=5, description="essential things absent from the request")
     clarification_questions: list[Label] = Field(default_factory=list, max_length=3)
 
+    @field_validator("sensors", "excluded_sensors", "targets", mode="after")
+    @classmethod
+    def _sorted_unique(cls, value: list[enum.Enum]) -> list[enum.Enum]:
+        """Order carries no meaning; a canonical order keeps equal intents equal."""
+        return sorted(set(value), key=lambda member: member.value)
+
+    @model_validator(mode="after")
+    def _no_sensor_both_required_and_excluded(self) -> Intent:
+        both = sorted(s.value for s in set(self.sensors) & set(self.excluded_sensors))
+        if both:
+            raise ValueError(f"sensors both required and excluded: {', '.join(both)}")
+        return self
+
     @property
     def needs_clarification(self) -> bool:
+        """True when the mission cannot be planned as stated (no mission type, or something essential missing)."""
         return self.mission_type is None or bool(self.missing)

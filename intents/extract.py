@@ -1,0 +1,110 @@
+"""One entry point: request text (+ the caller's area) → a resolved ``Extraction``.
+
+Chooses the extractor (the LLM when ``SORTIE_LLM_BASE_URL`` or explicit settings
+say so, else the offline grammar), attaches the caller's area (the model never
+supplies geometry; a caller's region id or map selection always wins), and
+resolves the relative time against ``now`` in the user's timezone. The result
+says which extractor made it, so a plan can always be traced back to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any, Literal
+
+from intents.intent import AreaRef, Intent
+from intents.llm import LlmSettings, extract_with_llm
+from intents.offline import EXTRACTOR_NAME, parse_offline
+from intents.timeresolve import resolve_clock, resolve_date, resolve_start
+from planner.errors import InvalidArgument
+
+__all__ = ["Extraction", "extract_intent"]
+
+MAX_TEXT_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """An Intent plus where it came from and what its time resolves to.
+
+    ``date`` is the local date the request names (today when none), ``start_time``
+    the local "HH:MM" (a clock time, or a part of the day's default; ``None`` for
+    now / asap / no time), ``start_at`` the aware start (``now`` for asap or no
+    time today; ``None`` for a later day without a time).
+    """
+
+    intent: Intent
+    extractor: str
+    start_at: datetime | None
+    date: date
+    start_time: str | None
+
+    @property
+    def needs_clarification(self) -> bool:
+        return self.intent.needs_clarification
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form for the CLI and the ledger."""
+        return {
+            "extractor": self.extractor,
+            "intent": self.intent.model_dump(mode="json"),
+            "date": self.date.isoformat(),
+            "start_time": self.start_time,
+            "start_at": self.start_at.isoformat() if self.start_at else None,
+            "needs_clarification": self.needs_clarification,
+        }
+
+
+def extract_intent(
+    text: str,
+    *,
+    area: AreaRef | None = None,
+    region_id: str | None = None,
+    now: datetime,
+    timezone: str,
+    settings: LlmSettings | None = None,
+    extractor: Literal["auto", "offline", "llm"] = "auto",
+) -> Extraction:
+    """Extract and resolve the Intent of ``text``.
+
+    ``extractor="auto"`` uses ``settings`` or, failing that, ``LlmSettings.from_env()``
+    and falls back to the offline grammar when neither names a server;
+    ``"offline"`` and ``"llm"`` force one (``"llm"`` without settings is an
+    ``INVALID_ARGUMENT``). LLM failures propagate as ``LLM_UNAVAILABLE`` /
+    ``INTENT_INVALID``: silently switching extractors would hide them.
+    """
+    if not text or not text.strip():
+        raise InvalidArgument("the request text is empty")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidArgument(f"the request text is {len(text)} characters; at most {MAX_TEXT_CHARS} are accepted")
+    if area is not None and region_id is not None:
+        raise InvalidArgument("give either an area or a region id, not both")
+    if now.tzinfo is None:
+        raise InvalidArgument("now needs a timezone offset")
+    if region_id is not None:
+        try:
+            area = AreaRef(kind="region", region_id=region_id)
+        except ValueError:
+            raise InvalidArgument(f"region id {region_id!r} is not a valid id (letters, digits, . _ -)") from None
+
+    if extractor != "offline" and settings is None:
+        settings = LlmSettings.from_env()
+    if extractor == "llm" and settings is None:
+        raise InvalidArgument("the LLM extractor needs SORTIE_LLM_BASE_URL and SORTIE_LLM_MODEL")
+    if extractor != "offline" and settings is not None:
+        intent = extract_with_llm(text, settings, now=now, timezone=timezone)
+        name = settings.extractor_name
+    else:
+        intent = parse_offline(text)
+        name = EXTRACTOR_NAME
+
+    if area is not None:
+        intent = intent.model_copy(update={"area": area})
+    return Extraction(
+        intent=intent,
+        extractor=name,
+        start_at=resolve_start(intent.when, now, timezone),
+        date=resolve_date(intent.when, now, timezone),
+        start_time=resolve_clock(intent.when),
+    )

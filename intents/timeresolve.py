@@ -1,0 +1,113 @@
+"""Turn a relative ``TimeSpec`` into a local date and an aware start time.
+
+Extractors only say *which* day and *which* clock time the user meant
+("明天上午9点" → TOMORROW, 09:00); this module, given an injected ``now`` and
+the user's IANA timezone, says *when* that is. Nothing here reads the clock.
+
+Conventions (documented because the corpus labels and the LLM prompt rely on them):
+
+* The day is taken in the user's timezone: ``now`` is first converted to ``tz``.
+* ``THIS_<WEEKDAY>`` ("周五", "on Friday") is the next such weekday on or after
+  today (today itself when it matches).
+* ``NEXT_<WEEKDAY>`` ("下周一", "next Monday") is that weekday in the following
+  calendar week (weeks start on Monday), so on a Wednesday both "下周一" and
+  "next Monday" are five days later, and on a Monday "下周三" is nine days later.
+* A clock time wins over a part of the day, which wins over ``asap``.
+* A part of the day without a clock time starts at a default clock time
+  (``PART_OF_DAY_CLOCK``): MORNING 09:00, NOON 12:00, AFTERNOON 15:00,
+  EVENING 19:00 (今晚, tonight), NIGHT 22:00.
+* Today with no clock time and no part of the day (``asap`` or no time given)
+  means *now*.
+* Another day with no clock time and no part of the day has no start time
+  (``resolve_start`` returns ``None``); ``resolve_date`` still gives the date.
+* A time in the past is returned as is: deciding whether that is acceptable
+  belongs to the caller, not to the resolver.
+* Wall-clock times that do not exist (the spring-forward gap) are shifted
+  forward by the gap; ambiguous ones (the autumn fold) take the first occurrence.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from intents.intent import PartOfDay, RelativeDay, TimeSpec
+from planner.errors import InvalidArgument
+
+__all__ = ["PART_OF_DAY_CLOCK", "local_zone", "resolve_date", "resolve_clock", "resolve_start"]
+
+PART_OF_DAY_CLOCK: dict[PartOfDay, str] = {
+    PartOfDay.MORNING: "09:00",
+    PartOfDay.NOON: "12:00",
+    PartOfDay.AFTERNOON: "15:00",
+    PartOfDay.EVENING: "19:00",
+    PartOfDay.NIGHT: "22:00",
+}
+
+_WEEKDAYS = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")
+
+
+def local_zone(tz: str) -> ZoneInfo:
+    """The IANA zone ``tz``; an unknown name is the caller's mistake (``INVALID_ARGUMENT``)."""
+    try:
+        return ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise InvalidArgument(f"unknown timezone {tz!r}: {exc}") from None
+
+
+def _local_now(now: datetime, tz: str) -> datetime:
+    if now.tzinfo is None:
+        raise InvalidArgument(f"now {now.isoformat()!r} needs an offset; a naive time is ambiguous")
+    return now.astimezone(local_zone(tz))
+
+
+def resolve_date(when: TimeSpec, now: datetime, tz: str) -> date:
+    """The local calendar date ``when.day`` names, seen from ``now`` in ``tz``."""
+    today = _local_now(now, tz).date()
+    day = when.day
+    if day is RelativeDay.TODAY:
+        return today
+    if day is RelativeDay.TOMORROW:
+        return today + timedelta(days=1)
+    if day is RelativeDay.DAY_AFTER_TOMORROW:
+        return today + timedelta(days=2)
+    which, _, name = day.value.partition("_")
+    target = _WEEKDAYS.index(name)
+    if which == "THIS":
+        return today + timedelta(days=(target - today.weekday()) % 7)
+    # NEXT: the weekday of the following Monday-based calendar week.
+    next_monday = today + timedelta(days=7 - today.weekday())
+    return next_monday + timedelta(days=target)
+
+
+def resolve_clock(when: TimeSpec) -> str | None:
+    """The local "HH:MM" the spec names: its clock time, else its part of the day's default."""
+    if when.clock is not None:
+        return when.clock
+    if when.part_of_day is not None:
+        return PART_OF_DAY_CLOCK[when.part_of_day]
+    return None
+
+
+def _combine(day: date, clock: str, zone: ZoneInfo) -> datetime:
+    hh, mm = (int(part) for part in clock.split(":"))
+    naive = datetime.combine(day, time(hh, mm))
+    aware = naive.replace(tzinfo=zone, fold=0)
+    # A round trip through UTC normalises a wall time in the spring-forward gap.
+    return aware.astimezone(timezone.utc).astimezone(zone)
+
+
+def resolve_start(when: TimeSpec, now: datetime, tz: str) -> datetime | None:
+    """The aware local start time ``when`` means, or ``None`` for "some time that day".
+
+    Today without a clock time or part of the day (``asap`` or no time at all) is
+    ``now`` itself, in ``tz``; ``asap`` on another day has no start time.
+    """
+    zone = local_zone(tz)
+    local_now = _local_now(now, tz)
+    clock = resolve_clock(when)
+    if clock is not None:
+        return _combine(resolve_date(when, now, tz), clock, zone)
+    if when.day is RelativeDay.TODAY:
+        return local_now
+    return None
