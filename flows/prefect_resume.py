@@ -1,0 +1,106 @@
+"""Resume the Prefect run that waits for a draft's approval, from any process.
+
+``sortie approve`` records the approval in the ledger (the source of truth)
+and then calls :func:`resume_waiting_run`, so a ``dispatch_mission`` or
+``daily_patrol`` run waiting on that draft version wakes up at once instead
+of waiting for someone to click Resume in the UI. Prefect has no CLI command
+for this; ``resume_flow_run(flow_run_id, run_input=...)`` works from any
+process and the server validates the input against the form's schema.
+
+A waiting run is found by its tag ``draft:<id>:v<version>`` (the flow tags
+itself before it waits) and a Paused state (Prefect's Suspended is a Paused
+state by type). Nothing here may start Prefect's ephemeral server (~8 s,
+FACTS): without ``PREFECT_API_URL`` in the environment this is a no-op that
+imports nothing of Prefect.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+from uuid import UUID
+
+__all__ = ["draft_tags", "find_waiting_runs", "resume_waiting_run"]
+
+log = logging.getLogger(__name__)
+
+
+def draft_tags(draft_id: str, version: int) -> list[str]:
+    """The tags a run waiting on this draft version carries."""
+    return [f"draft:{draft_id}", f"draft:{draft_id}:v{int(version)}"]
+
+
+def _api_configured() -> bool:
+    return bool(os.environ.get("PREFECT_API_URL", "").strip())
+
+
+def find_waiting_runs(draft_id: str, version: int) -> list[Any]:
+    """Flow runs in a Paused/Suspended state tagged with this draft version (oldest first); [] without a server."""
+    if not _api_configured():
+        return []
+    from prefect import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+        FlowRunFilterTags,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(
+                tags=FlowRunFilterTags(all_=[draft_tags(draft_id, version)[1]]),
+                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PAUSED])),
+            ),
+            sort=FlowRunSort.START_TIME_ASC,
+            limit=20,
+        )
+    return list(runs)
+
+
+def resume_waiting_run(
+    draft_id: str,
+    version: int,
+    *,
+    plan_hash: str,
+    approver: str,
+    decision: str = "approve",
+    comment: str = "",
+) -> UUID | None:
+    """Resume the run waiting for this draft version with the decision as its input.
+
+    Returns the resumed flow run's id, or ``None`` when there is nothing to do:
+    ``PREFECT_API_URL`` unset, the server unreachable, no run waiting, or the
+    server refused the resume (for example the run's pause timed out). Never
+    raises for those: the ledger already holds the decision, and a run that
+    resumes later re-reads the ledger anyway.
+    """
+    if not _api_configured():
+        return None
+    try:
+        from prefect import get_client
+
+        runs = find_waiting_runs(draft_id, version)
+        if not runs:
+            return None
+        run_input = {
+            "draft_id": draft_id,
+            "version": int(version),
+            "plan_hash": plan_hash,
+            "decision": decision,
+            "approver": approver,
+            "comment": comment,
+        }
+        with get_client(sync_client=True) as client:
+            for run in runs:
+                result = client.resume_flow_run(run.id, run_input=run_input)
+                status = getattr(result.status, "value", str(result.status))
+                if str(status).upper() == "ACCEPT":
+                    return run.id
+                log.warning("resume of flow run %s refused: %s", run.id, getattr(result.details, "reason", result))
+    except Exception as exc:  # noqa: BLE001 - the ledger decision stands; resuming is a convenience
+        log.warning("could not resume the run waiting for %s v%s: %s", draft_id, version, exc)
+    return None
