@@ -1,0 +1,58 @@
+"""battery_reserve: a sortie's energy, return to the dock included, leaves the reserve.
+
+    energy_wh ≤ (1 − reserve_fraction) × battery_pct/100 × battery_wh × derating
+
+``Sortie.energy_wh`` already includes the flight back to the dock from wherever
+the sortie ends (the planner closes every sortie at its dock). ``derating`` is
+``cold_derating`` when the coldest forecast hour during the sortie is strictly
+below ``cold_below_c`` (lithium cells give less energy in the cold), or when the
+forecast has no temperature and ``derate_when_temperature_unknown``. Equality passes.
+"""
+
+from __future__ import annotations
+
+from planner.plan import Sortie
+from rules.evaluators._common import Env, fmt, make_finding
+from rules.findings import Finding
+from rules.schema import BatteryReserveRule
+
+__all__ = ["evaluate", "usable_energy_wh"]
+
+_MSG = (
+    "Sortie {sortie} ({drone_id}) needs {measured} Wh but only {limit} Wh may be used{detail}.",
+    "第{sortie}架次（{drone_id}）需要 {measured} Wh，可用电量仅 {limit} Wh{detail_zh}。",
+)
+
+
+def usable_energy_wh(
+    battery_wh: float, battery_pct: float, reserve_fraction: float, derating: float = 1.0
+) -> float:
+    """Energy a sortie may use: the charge above the reserve, derated in the cold."""
+    return (1.0 - reserve_fraction) * (battery_pct / 100.0) * battery_wh * derating
+
+
+def evaluate(rule: BatteryReserveRule, sortie: Sortie, env: Env) -> list[Finding]:
+    drone = env.drone(sortie)
+    if drone is None:
+        return []  # drone_available reports an unknown drone
+    p = rule.params
+    temps = [h.temperature_2m_c for h in env.forecast(sortie) if h.temperature_2m_c is not None]
+    coldest = min(temps) if temps else None
+    cold = (coldest is None and p.derate_when_temperature_unknown) or (coldest is not None and coldest < p.cold_below_c)
+    derating = p.cold_derating if cold else 1.0
+    limit = usable_energy_wh(drone.battery_wh, drone.battery_pct, p.reserve_fraction, derating)
+    if sortie.energy_wh <= limit:
+        return []
+    parts_en = [f"{fmt(p.reserve_fraction * 100)} % reserve", f"battery at {fmt(drone.battery_pct)} %"]
+    parts_zh = [f"保留 {fmt(p.reserve_fraction * 100)}%", f"电量 {fmt(drone.battery_pct)}%"]
+    if cold:
+        t = "unknown" if coldest is None else f"{fmt(coldest)} °C"
+        parts_en.append(f"cold derating ×{fmt(p.cold_derating)} at {t}")
+        parts_zh.append(f"低温折减 ×{fmt(p.cold_derating)}（{'未知' if coldest is None else fmt(coldest) + ' °C'}）")
+    return [
+        make_finding(
+            rule, _MSG, sortie=sortie, measured=sortie.energy_wh, limit=limit, unit="Wh",
+            quantity="energy", quantity_zh="能量",
+            detail=" (" + ", ".join(parts_en) + ")", detail_zh="（" + "，".join(parts_zh) + "）",
+        )
+    ]

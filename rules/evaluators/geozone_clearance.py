@@ -1,0 +1,153 @@
+"""geozone_clearance: legs against geozones in three dimensions and in time.
+
+A leg conflicts with a zone volume when all three hold:
+
+* horizontally, some segment of the leg is within ``buffer_m`` of the volume's
+  projection (distance ≤ buffer, measured in the job's local frame);
+* vertically, the altitudes flown on the part of that segment within the
+  buffer overlap the volume's [lower, upper] in AGL (touching counts; AMSL
+  limits minus the dock's ground altitude, see ``rules.spatial``);
+* in time, the zone applies at some instant of the leg's window (sortie start
+  plus the durations of earlier legs; ``rules.applicability``).
+
+PROHIBITED → the rule's severity. REQ_AUTHORISATION → the rule's severity,
+unless ``context.authorisations`` carries a reference for the zone, then
+``authorised_severity`` (evidence, default warn). CONDITIONAL →
+``conditional_severity`` with the zone's own message. NO_RESTRICTION → nothing.
+One finding per (leg, zone): the closest approach, with the altitudes flown there.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from planner.plan import Sortie
+from planner.world import Restriction
+from rules.applicability import zone_applies_during
+from rules.evaluators._common import Env, fmt, make_finding
+from rules.findings import Finding
+from rules.schema import GeozoneClearanceRule
+from rules.spatial import segment_circle_range, segment_polygon_range, vertical_interval_agl
+
+__all__ = ["evaluate"]
+
+_MESSAGES = {
+    Restriction.PROHIBITED: (
+        "Sortie {sortie} leg {leg} enters prohibited zone {zone_id} ({zone_name}) {detail}. {zone_message}",
+        "第{sortie}架次第{leg}航段进入禁飞区 {zone_id}（{zone_name}）{detail_zh}。{zone_message}",
+    ),
+    Restriction.REQ_AUTHORISATION: (
+        "Sortie {sortie} leg {leg} enters zone {zone_id} ({zone_name}) that requires authorisation {detail}. {zone_message}",
+        "第{sortie}架次第{leg}航段进入需授权空域 {zone_id}（{zone_name}）{detail_zh}。{zone_message}",
+    ),
+    "authorised": (
+        "Sortie {sortie} leg {leg} enters zone {zone_id} ({zone_name}) under authorisation {detail}.",
+        "第{sortie}架次第{leg}航段在授权下进入空域 {zone_id}（{zone_name}）{detail_zh}。",
+    ),
+    Restriction.CONDITIONAL: (
+        "Sortie {sortie} leg {leg} enters conditional zone {zone_id} ({zone_name}) {detail}: {zone_message}",
+        "第{sortie}架次第{leg}航段进入有条件空域 {zone_id}（{zone_name}）{detail_zh}：{zone_message}",
+    ),
+}
+
+
+def evaluate(rule: GeozoneClearanceRule, sortie: Sortie, env: Env) -> list[Finding]:
+    seg = env.segments(sortie)
+    if len(seg) == 0 or not env.world.zones:
+        return []
+    buffer_m = rule.params.buffer_m
+    index = env.zone_index
+    pairs = index.candidates(seg, buffer_m)
+    if pairs.shape[1] == 0:
+        return []
+    dock = env.dock(sortie)
+    ground_alt_m = dock.ground_alt_m if dock is not None else 0.0
+    windows = env.leg_windows(sortie)
+    applies: dict[tuple[int, int], bool] = {}
+    # (leg, zone index) -> (distance_m, alt_lo, alt_hi)
+    hits: dict[tuple[int, int], tuple[float, float, float]] = {}
+    for si, item in zip(pairs[0].tolist(), pairs[1].tolist()):
+        zi, vi = index.items[item]
+        zone = index.zones[zi]
+        if zone.restriction == Restriction.NO_RESTRICTION:
+            continue
+        leg = int(seg.leg[si])
+        a0, a1 = float(seg.alt_a[si]), float(seg.alt_b[si])
+        lower, upper = vertical_interval_agl(zone.volumes[vi], ground_alt_m)
+        if max(a0, a1) < lower or min(a0, a1) > upper:
+            continue
+        key = (leg, zi)
+        ok = applies.get(key)
+        if ok is None:
+            ok = applies[key] = zone_applies_during(zone, *windows[leg])
+        if not ok:
+            continue
+        shape = index.local_shape(item, env.frame)
+        ax, ay = seg.xy_a[si]
+        bx, by = seg.xy_b[si]
+        if isinstance(shape, tuple):
+            cx, cy, radius_m = shape
+            d_ring, t0, t1 = segment_circle_range(ax, ay, bx, by, cx, cy, radius_m + buffer_m)
+            if d_ring > 0:
+                continue
+            d = max(d_ring + buffer_m, 0.0)  # distance to the circle's edge, 0 inside
+        else:
+            d, t0, t1 = segment_polygon_range(ax, ay, bx, by, shape, buffer_m)
+            if d > buffer_m:
+                continue
+        lo = a0 + (a1 - a0) * t0
+        hi = a0 + (a1 - a0) * t1
+        alt_lo, alt_hi = min(lo, hi), max(lo, hi)
+        if alt_hi < lower or alt_lo > upper:
+            continue
+        prev = hits.get(key)
+        if prev is None:
+            hits[key] = (d, alt_lo, alt_hi)
+        else:
+            hits[key] = (min(prev[0], d), min(prev[1], alt_lo), max(prev[2], alt_hi))
+
+    out: list[Finding] = []
+    for (leg, zi), (d, alt_lo, alt_hi) in sorted(hits.items()):
+        zone = index.zones[zi]
+        out.append(_finding(rule, sortie, leg, zone, d, alt_lo, alt_hi, buffer_m, env))
+    return out
+
+
+def _finding(
+    rule: GeozoneClearanceRule, sortie: Sortie, leg: int, zone: Any, d: float, alt_lo: float, alt_hi: float, buffer_m: float, env: Env
+) -> Finding:
+    alts = fmt(alt_lo) if math.isclose(alt_lo, alt_hi, abs_tol=0.005) else f"{fmt(alt_lo)}–{fmt(alt_hi)}"
+    where_en = "inside it" if d <= 0 else f"{fmt(d)} m from it"
+    where_zh = "位于其内" if d <= 0 else f"距其 {fmt(d)} 米"
+    detail = f"at {alts} m AGL, {where_en} (buffer {fmt(buffer_m)} m)"
+    detail_zh = f"（高度 {alts} 米，{where_zh}，缓冲 {fmt(buffer_m)} 米）"
+    severity = rule.severity
+    key: Any = zone.restriction
+    if zone.restriction == Restriction.CONDITIONAL:
+        severity = rule.params.conditional_severity
+    elif zone.restriction == Restriction.REQ_AUTHORISATION:
+        ref = env.context.authorisations.get(zone.id)
+        if ref:
+            severity = rule.params.authorised_severity
+            key = "authorised"
+            detail += f", reference {ref}"
+            detail_zh += f"（授权编号 {ref}）"
+    return make_finding(
+        rule,
+        _MESSAGES[key],
+        sortie=sortie,
+        leg=leg,
+        measured=max(d, 0.0),
+        limit=buffer_m,
+        unit="m",
+        zone_id=zone.id,
+        severity=severity,
+        zone_name=zone.name,
+        zone_message=zone.message,
+        restriction=zone.restriction.value,
+        quantity="horizontal distance",
+        quantity_zh="水平距离",
+        detail=detail,
+        detail_zh=detail_zh,
+    )

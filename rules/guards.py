@@ -1,0 +1,123 @@
+"""``when:`` guards: a safe expression language over a typed, per-sortie context.
+
+Guards use PyPI ``rule-engine`` (pure Python, no ``eval``): the expression is
+parsed and type-checked against ``GUARD_SYMBOLS`` when the rule file is loaded,
+so ``phase < 3`` or an unknown symbol is a load-time problem, not a surprise at
+dispatch. The builtins that read the clock or a random generator (``$now``,
+``$today``, ``$random``) are removed: a guard is a pure function of its context.
+
+A rule whose guard is false for a sortie is not evaluated for that sortie. A
+guard that fails at run time counts as true (the rule applies): a broken guard
+must never switch a safety rule off.
+
+Example::
+
+    >>> g = compile_guard('phase == "dispatch" and "THERMAL_CAMERA" in required_sensors')
+    >>> g.matches({**GUARD_DEFAULTS, "phase": "dispatch", "required_sensors": {"THERMAL_CAMERA"}})
+    True
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import rule_engine
+from rule_engine.builtins import Builtins
+
+__all__ = ["GUARD_SYMBOLS", "GUARD_DEFAULTS", "Guard", "GuardError", "compile_guard"]
+
+_T = rule_engine.DataType
+
+#: The typed symbols a guard may use, with what they mean.
+GUARD_SYMBOLS: dict[str, Any] = {
+    "phase": _T.STRING,  # "plan" or "dispatch"
+    "mission_type": _T.STRING,  # FIRE_LANE_PATROL | AREA_SURVEY | POINT_INSPECTION | ...
+    "sortie_index": _T.FLOAT,
+    "drone_id": _T.STRING,
+    "drone_model": _T.STRING,
+    "dock_id": _T.STRING,
+    "tenant": _T.STRING,
+    "capabilities": _T.SET(_T.STRING),
+    "required_sensors": _T.SET(_T.STRING),
+    "start_hour_utc": _T.FLOAT,  # 0..24, fractional
+    "weekday_utc": _T.STRING,  # MON..SUN
+    "duration_s": _T.FLOAT,
+    "max_altitude_m": _T.FLOAT,  # AGL
+    "forecast_known": _T.BOOLEAN,
+    "min_temperature_c": _T.FLOAT,  # NaN when unknown: comparing it fails, so the guard counts as true
+    "max_wind_mps": _T.FLOAT,  # NaN when unknown
+}
+
+GUARD_DEFAULTS: dict[str, Any] = {
+    "phase": "plan",
+    "mission_type": "",
+    "sortie_index": 0.0,
+    "drone_id": "",
+    "drone_model": "",
+    "dock_id": "",
+    "tenant": "",
+    "capabilities": set(),
+    "required_sensors": set(),
+    "start_hour_utc": 0.0,
+    "weekday_utc": "MON",
+    "duration_s": 0.0,
+    "max_altitude_m": 0.0,
+    "forecast_known": False,
+    "min_temperature_c": math.nan,
+    "max_wind_mps": math.nan,
+}
+
+_FORBIDDEN_BUILTINS = frozenset({"now", "today", "random"})
+
+
+_ALLOWED_BUILTINS = frozenset(Builtins.from_defaults()) - _FORBIDDEN_BUILTINS
+_BUILTIN_REF = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+class GuardError(ValueError):
+    """A guard expression that does not parse or does not type-check."""
+
+
+def _context() -> rule_engine.Context:
+    ctx = rule_engine.Context(type_resolver=rule_engine.type_resolver_from_dict(GUARD_SYMBOLS))
+    full = Builtins.from_defaults()
+    values = {k: full._Builtins__values[k] for k in full if k not in _FORBIDDEN_BUILTINS}  # type: ignore[attr-defined]
+    types = {k: v for k, v in full._Builtins__value_types.items() if k not in _FORBIDDEN_BUILTINS}  # type: ignore[attr-defined]
+    ctx.builtins = Builtins(values, value_types=types, timezone=full.timezone)
+    return ctx
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A compiled guard; ``matches`` never raises (a failure counts as true)."""
+
+    text: str
+    _rule: Any
+
+    def matches(self, values: dict[str, Any]) -> bool:
+        try:
+            return bool(self._rule.matches(values))
+        except Exception:  # noqa: BLE001 - see module docstring: fail towards applying the rule
+            return True
+
+
+def compile_guard(text: str) -> Guard:
+    """Parse and type-check a guard; raises ``GuardError`` with a readable reason."""
+    for name in _BUILTIN_REF.findall(text):
+        if name in _FORBIDDEN_BUILTINS or name not in _ALLOWED_BUILTINS:
+            raise GuardError(f"builtin ${name} is not allowed in a guard (guards are pure: no clock, no randomness)")
+    try:
+        rule = rule_engine.Rule(text, context=_context())
+    except rule_engine.errors.RuleSyntaxError as exc:
+        token = getattr(exc, "token", None)
+        where = f" near {token.value!r}" if token is not None and getattr(token, "value", None) is not None else ""
+        raise GuardError(f"syntax error{where} in guard {text!r}") from None
+    except rule_engine.errors.SymbolResolutionError as exc:
+        known = ", ".join(sorted(GUARD_SYMBOLS))
+        raise GuardError(f"unknown symbol {exc.symbol_name!r} in guard {text!r}; known: {known}") from None
+    except rule_engine.errors.EngineError as exc:
+        raise GuardError(f"{getattr(exc, 'message', exc)} in guard {text!r}") from None
+    return Guard(text=text, _rule=rule)
