@@ -17,7 +17,7 @@ from planner.world import Restriction
 from planner.world_files import load_world, snapshot_hash, validate_world
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo-helsinki"
-SHARED_ED318 = Path("/work/shared/data/geozones/ed318_example.geojson")
+SHARED_ED318 = Path(__file__).resolve().parent / "geozones_ed318_example.geojson"  # byte copy of shared/data/geozones/ed318_example.geojson
 REFERENCE_NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
 
 
