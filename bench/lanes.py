@@ -1,0 +1,83 @@
+"""``python -m bench lanes INSTANCE.geojson [--budget-s S]``: fire-lane patrol from docks.
+
+Reads the instance (section 3 of ``../shared/bench/README.md``), plans with
+``planner.arc_routing.route_lanes`` (deadheads around the ``nofly`` polygons
+through ``planner.transit.TransitGraph``) and returns the sorties' paths, the
+total, the baseline figure and our ratio to it. The planner is deterministic and
+has no time-dependent search, so ``--budget-s`` is accepted and reported only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from shapely.geometry import Polygon
+
+from planner.arc_routing import ArcDepot, route_lanes
+from planner.transit import TransitGraph
+
+__all__ = ["BASELINE_M", "run"]
+
+# Baseline totals from ../shared/bench/README.md section 5 (RPP tour + optimal split).
+BASELINE_M: dict[str, float] = {"helsinki_service_nofly": 20040.7, "grid8_r35": 38312.9}
+
+
+def _nofly(inst: dict[str, Any]) -> list[Polygon]:
+    polys = []
+    for p in inst.get("nofly") or []:
+        if isinstance(p, dict) and p.get("type") == "Polygon":
+            p = p["coordinates"]
+        if p and isinstance(p[0][0], (list, tuple)):
+            polys.append(Polygon(p[0], p[1:]))
+        else:
+            polys.append(Polygon(p))
+    return polys
+
+
+def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Plan the instance and return the output object of the bench contract."""
+    inst = json.loads(Path(instance_path).read_text(encoding="utf-8"))
+    t0 = time.perf_counter()
+    req = [
+        f
+        for f in inst["features"]
+        if (f.get("geometry") or {}).get("type") == "LineString" and (f.get("properties") or {}).get("required")
+    ]
+    lines = [[(float(x), float(y)) for x, y, *_ in f["geometry"]["coordinates"]] for f in req]
+    cap = float(inst["max_sortie_m"])
+    depots = [ArcDepot(float(d["x"]), float(d["y"]), cap) for d in inst["depots"]]
+    polys = _nofly(inst)
+    transit = TransitGraph(polys, 0.0) if polys else None
+    res = route_lanes(lines, depots, transit)
+    seconds = time.perf_counter() - t0
+    sorties = [
+        {
+            "depot": inst["depots"][s.depot]["id"],
+            "path": [[round(x, 3), round(y, 3)] for x, y in s.path],
+            "length_m": round(s.length_m, 2),
+            "lines": [req[k].get("id", k) for k, _ in s.lines],
+        }
+        for s in res.sorties
+    ]
+    total = sum(s["length_m"] for s in sorties)
+    base = BASELINE_M.get(inst.get("name", ""))
+    print(
+        f"lanes {inst.get('name')}: total {total:.1f} m in {len(sorties)} sorties, "
+        f"{len(res.unserved)} lines unserved, {seconds:.2f} s",
+        file=sys.stderr,
+    )
+    return {
+        "instance": inst.get("name"),
+        "sorties": sorties,
+        "total_length_m": round(total, 2),
+        "unserved": [{"line": req[k].get("id", k), "reason": r} for k, r in res.unserved.items()],
+        "baseline_m": base,
+        "ratio_to_baseline": round(total / base, 5) if base else None,
+        "budget_s": getattr(args, "budget_s", None),
+        "seconds": round(seconds, 3),
+    }
