@@ -566,6 +566,12 @@ class Ledger:
         with self._connection() as con:
             return work(con)
 
+    def ensure(self) -> Ledger:
+        """Create (or migrate) the file now, so files written next to it never precede it."""
+        with self._connection():
+            pass
+        return self
+
     # ------------------------------------------------------------------ reads
 
     def schema_versions(self) -> list[int]:
