@@ -202,6 +202,8 @@ def _pyvrp_build(problem: RoutingProblem, visits: list[int]):
         dur = [np.ascontiguousarray(m[np.ix_(idx, idx)], dtype=np.int64) for m in problem.durations]
     else:
         dur = [np.zeros_like(d) for d in dist]
+    for m in (*dist, *dur):  # self-arcs are never flown; service folded into them must not count
+        np.fill_diagonal(m, 0)
     data = pyvrp.ProblemData(locations, clients, depots, vtypes, dist, dur)
     return data, order, len(depot_nodes)
 

@@ -1,0 +1,95 @@
+"""planner.arc_routing: every required line flown once, limits kept, no-fly avoided, deterministic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from shapely.geometry import LineString, Point, box
+
+from planner.arc_routing import UNSERVED_OUT_OF_RANGE, ArcDepot, route_lanes
+from planner.transit import TransitGraph
+
+
+def _grid_lines(n: int = 4, block: float = 200.0) -> list[list[tuple[float, float]]]:
+    lines = []
+    for i in range(n + 1):
+        for j in range(n):
+            lines.append([(j * block, i * block), ((j + 1) * block, i * block)])
+            lines.append([(i * block, j * block), (i * block, (j + 1) * block)])
+    return lines
+
+
+def _flown_along(path, line, tol=0.5) -> bool:
+    """The line lies on the path (within tol) — the sortie flew along it."""
+    return LineString(path).buffer(tol).covers(LineString(line))
+
+
+def _check(lines, depots, res, transit=None):
+    served = [k for s in res.sorties for k, _ in s.lines]
+    assert len(served) == len(set(served)), "a line is flown twice"
+    assert set(served) | set(res.unserved) == set(range(len(lines)))
+    for s in res.sorties:
+        d = depots[s.depot]
+        assert np.hypot(s.path[0][0] - d.x, s.path[0][1] - d.y) < 1e-6
+        assert np.hypot(s.path[-1][0] - d.x, s.path[-1][1] - d.y) < 1e-6
+        assert s.length_m <= d.max_sortie_m + 1e-6
+        assert abs(LineString(s.path).length - s.length_m) < 1e-6
+        for k, _ in s.lines:
+            assert _flown_along(s.path, lines[k])
+        if transit is not None:
+            inner = transit.obstacles_local.buffer(-0.01)
+            assert not LineString(s.path).intersects(inner)
+    assert abs(res.total_length_m - sum(s.length_m for s in res.sorties)) < 1e-6
+
+
+def test_grid_two_depots_feasible_and_short() -> None:
+    lines = _grid_lines()
+    depots = [ArcDepot(0.0, 0.0, 2500.0), ArcDepot(800.0, 800.0, 2500.0)]
+    res = route_lanes(lines, depots)
+    _check(lines, depots, res)
+    assert not res.unserved
+    required = sum(LineString(l).length for l in lines)  # 8000 m
+    assert len(res.sorties) >= 4  # 8 km of lines with 2.5 km sorties
+    assert res.total_length_m < 1.5 * required
+
+
+def test_same_input_same_sorties() -> None:
+    lines = _grid_lines(3)
+    depots = [ArcDepot(-50.0, 300.0, 1800.0)]
+    a = route_lanes(lines, depots)
+    b = route_lanes(lines, depots)
+    assert a == b
+
+
+def test_deadheads_go_around_no_fly() -> None:
+    # two lanes on either side of a no-fly box; the straight hop between them crosses it
+    lines = [[(0.0, 0.0), (0.0, 200.0)], [(400.0, 200.0), (400.0, 0.0)]]
+    transit = TransitGraph([box(100, -300, 300, 500)], 0.0)
+    depots = [ArcDepot(200.0, -400.0, 5000.0)]
+    res = route_lanes(lines, depots, transit)
+    _check(lines, depots, res, transit)
+    assert len(res.sorties) == 1
+
+
+def test_line_out_of_reach_is_unserved_not_an_error() -> None:
+    lines = [[(0.0, 10.0), (100.0, 10.0)], [(5000.0, 0.0), (5100.0, 0.0)]]
+    depots = [ArcDepot(0.0, 0.0, 1000.0)]
+    res = route_lanes(lines, depots)
+    _check(lines, depots, res)
+    assert res.unserved == {1: UNSERVED_OUT_OF_RANGE}
+
+
+def test_no_depot_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        route_lanes([[(0.0, 0.0), (1.0, 0.0)]], [])
+
+
+def test_circle_no_fly_like_the_bench() -> None:
+    circle = Point(500, 500).buffer(150, 16)
+    lines = [[(300.0, 500.0 + dy), (300.0, 520.0 + dy)] for dy in (-200, 0, 200)] + [
+        [(700.0, 500.0), (700.0, 540.0)]
+    ]
+    transit = TransitGraph([circle], 0.0)
+    depots = [ArcDepot(900.0, 500.0, 3000.0)]
+    res = route_lanes(lines, depots, transit)
+    _check(lines, depots, res, transit)
