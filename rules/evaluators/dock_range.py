@@ -1,6 +1,7 @@
 """dock_range: every waypoint within the dock's operating radius (minus a margin).
 
-Distances are measured in the job's local frame (the frame the planner used).
+Distances are measured in the job's local frame (the frame the planner used),
+to the millimetre (so equality survives the lon/lat round trip).
 One finding per leg: the farthest waypoint. A sortie whose dock is unknown
 blocks. Equality passes.
 """
@@ -38,7 +39,7 @@ def evaluate(rule: DockRangeRule, sortie: Sortie, env: Env) -> list[Finding]:
     dist = np.hypot(seg.xy_b[:, 0] - cx, seg.xy_b[:, 1] - cy)
     out: list[Finding] = []
     for li in sorted(set(seg.leg.tolist())):
-        far = float(dist[seg.leg == li].max())
+        far = round(float(dist[seg.leg == li].max()), 3)  # measured to the millimetre
         if far > limit_m:
             out.append(
                 make_finding(

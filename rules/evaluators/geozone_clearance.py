@@ -3,7 +3,8 @@
 A leg conflicts with a zone volume when all three hold:
 
 * horizontally, some segment of the leg is within ``buffer_m`` of the volume's
-  projection (distance ≤ buffer, measured in the job's local frame);
+  projection (distance ≤ buffer, measured in the job's local frame to the
+  millimetre);
 * vertically, the altitudes flown on the part of that segment within the
   buffer overlap the volume's [lower, upper] in AGL (touching counts; AMSL
   limits minus the dock's ground altitude, see ``rules.spatial``);
@@ -31,6 +32,8 @@ from rules.schema import GeozoneClearanceRule
 from rules.spatial import segment_circle_range, segment_polygon_range, vertical_interval_agl
 
 __all__ = ["evaluate"]
+
+_MM = 0.001  # horizontal distances are measured to the millimetre (equality survives lon/lat round trips)
 
 _MESSAGES = {
     Restriction.PROHIBITED: (
@@ -88,12 +91,13 @@ def evaluate(rule: GeozoneClearanceRule, sortie: Sortie, env: Env) -> list[Findi
         bx, by = seg.xy_b[si]
         if isinstance(shape, tuple):
             cx, cy, radius_m = shape
-            d_ring, t0, t1 = segment_circle_range(ax, ay, bx, by, cx, cy, radius_m + buffer_m)
-            if d_ring > 0:
+            d_ring, t0, t1 = segment_circle_range(ax, ay, bx, by, cx, cy, radius_m + buffer_m + _MM / 2)
+            d = max(round(d_ring + buffer_m + _MM / 2, 3), 0.0)  # distance to the circle's edge, 0 inside
+            if d > buffer_m:
                 continue
-            d = max(d_ring + buffer_m, 0.0)  # distance to the circle's edge, 0 inside
         else:
-            d, t0, t1 = segment_polygon_range(ax, ay, bx, by, shape, buffer_m)
+            d, t0, t1 = segment_polygon_range(ax, ay, bx, by, shape, buffer_m + _MM / 2)
+            d = round(d, 3)
             if d > buffer_m:
                 continue
         lo = a0 + (a1 - a0) * t0
