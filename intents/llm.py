@@ -247,7 +247,7 @@ def extract_with_llm(
     try:
         patched = instructor.from_openai(client, mode=mode[settings.mode])
         with _quiet_instructor():
-            return patched.chat.completions.create(
+            answer = patched.chat.completions.create(
                 model=settings.model,
                 response_model=Intent,
                 messages=build_messages(text, now=now, timezone=timezone),  # type: ignore[arg-type]
@@ -255,6 +255,8 @@ def extract_with_llm(
                 max_tokens=settings.max_tokens,
                 temperature=settings.temperature,
             )
+        # instructor hands back an instance of its own subclass; re-validate into ours.
+        return Intent.model_validate(answer.model_dump())
     except (LlmUnavailable, IntentInvalid):
         raise
     except Exception as exc:  # noqa: BLE001 - every library failure becomes a typed error

@@ -384,9 +384,9 @@ _TARGET_PATTERNS: list[tuple[Target, str]] = [
 _POINT_TARGETS = {Target.HYDRANTS, Target.ROOFS, Target.MASTS, Target.GATES, Target.ASSETS}
 
 _SURVEY = _rx(
-    r"测绘|航测|侧绘|测图|建模|三维|正射|扫一遍|扫一下|扫描一遍|扫一圈|全覆盖|航拍|地形图|测量一下"
+    r"测绘|航测|侧绘|测一?下?图|建模|三维|正射|扫一遍|扫一下|扫描|扫一圈|全覆盖|航拍|地形图|测量一下"
     r"|\bsurvey\w*|\bsurvay\w*|\bservey\w*|\bmapping\b|\bmap (?:the|this|that|it|out|our|a)\b|\bortho\w*"
-    r"|\bphotogrammetry\b|\b3d model\w*|\bscan (?:the|this|that|whole|entire)\b|\baerial (?:photos?|images?|imagery)\b"
+    r"|\bphotogrammetry\b|\b3d model\w*|\bscan(?:s|ning)?\b|\baerial (?:photos?|images?|imagery)\b"
     r"|\bcover (?:the )?(?:whole|entire)\b"
 )
 _INSPECT = _rx(
