@@ -344,6 +344,13 @@ class _Reader:
         return None
 
     def model(self, rel: str, cls: type[BaseModel], required: bool = True) -> Any:
+        """The validated file model; when only some list items are bad, a partial model.
+
+        A partial model (built with ``model_construct``) keeps ``None`` in place of
+        each bad item, so cross-file checks still run on the good ones and keep
+        their original indices: the report lists every problem, not only the
+        first file's. A partial model never becomes a ``World`` (problems exist).
+        """
         data = self.decode(rel, required)
         if data is None:
             return None
@@ -351,7 +358,32 @@ class _Reader:
             return cls.model_validate_json(json.dumps(data), strict=True)
         except ValidationError as exc:
             self.problems.extend(_pydantic_problems(rel, exc))
+        salvage = _SALVAGE.get(cls)
+        if salvage is None or not isinstance(data, dict) or not isinstance(data.get(salvage[0]), list):
             return None
+        key, item_cls = salvage
+        items: list[Any] = []
+        for raw in data[key]:
+            try:
+                items.append(item_cls.model_validate_json(json.dumps(raw), strict=True))
+            except ValidationError:
+                items.append(None)
+        return cls.model_construct(**{key: items})
+
+
+_SALVAGE: dict[type[BaseModel], tuple[str, type[BaseModel]]] = {
+    FleetFileModel: ("drones", DroneModel),
+    DocksFileModel: ("docks", DockModel),
+    UsersFileModel: ("users", UserModel),
+    LanesFileModel: ("features", LaneFeature),
+    RegionsFileModel: ("features", RegionFeature),
+    PoisFileModel: ("features", PoiFeature),
+}
+
+
+def _present(items: list[Any]) -> list[tuple[int, Any]]:
+    """(original index, item) for the items that validated (a partial model holds ``None`` for the rest)."""
+    return [(i, x) for i, x in enumerate(items) if x is not None]
 
 
 def _duplicates(reader: _Reader, file: str, ids: list[tuple[str, str]], what: str) -> None:
@@ -454,7 +486,7 @@ def _weather(reader: _Reader, m: WeatherFileModel) -> Weather | None:
 
 def _lanes(reader: _Reader, m: LanesFileModel) -> list[Lane]:
     out = []
-    for i, f in enumerate(m.features):
+    for i, f in _present(m.features):
         path = f"$.features[{i}].geometry"
         probs: list[ZoneProblem] = []
         if f.geometry.get("type") != "LineString":
@@ -466,7 +498,7 @@ def _lanes(reader: _Reader, m: LanesFileModel) -> list[Lane]:
                 p = f.properties
                 out.append(Lane(id=p.id, kind=p.kind, name=p.name, line=line))
         reader.add_zone_problems("lanes.geojson", probs)
-    _duplicates(reader, "lanes.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in enumerate(m.features)], "lane")
+    _duplicates(reader, "lanes.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in _present(m.features)], "lane")
     return out
 
 
@@ -477,7 +509,7 @@ def _geometry_keys(geom: dict[str, Any], path: str, probs: list[ZoneProblem]) ->
 
 def _regions(reader: _Reader, m: RegionsFileModel) -> list[Region]:
     out = []
-    for i, f in enumerate(m.features):
+    for i, f in _present(m.features):
         path = f"$.features[{i}].geometry"
         probs: list[ZoneProblem] = []
         kind = f.geometry.get("type")
@@ -502,13 +534,13 @@ def _regions(reader: _Reader, m: RegionsFileModel) -> list[Region]:
             p = f.properties
             out.append(Region(id=p.id, name=p.name, tenant=p.tenant, area=area))
         reader.add_zone_problems("regions.geojson", probs)
-    _duplicates(reader, "regions.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in enumerate(m.features)], "region")
+    _duplicates(reader, "regions.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in _present(m.features)], "region")
     return out
 
 
 def _pois(reader: _Reader, m: PoisFileModel) -> list[Poi]:
     out = []
-    for i, f in enumerate(m.features):
+    for i, f in _present(m.features):
         path = f"$.features[{i}].geometry"
         probs: list[ZoneProblem] = []
         if f.geometry.get("type") != "Point":
@@ -520,7 +552,7 @@ def _pois(reader: _Reader, m: PoisFileModel) -> list[Poi]:
                 p = f.properties
                 out.append(Poi(id=p.id, kind=p.kind, name=p.name, lon=pos[0], lat=pos[1]))
         reader.add_zone_problems("pois.geojson", probs)
-    _duplicates(reader, "pois.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in enumerate(m.features)], "POI")
+    _duplicates(reader, "pois.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in _present(m.features)], "POI")
     return out
 
 
@@ -598,13 +630,13 @@ def _read(root: Path) -> tuple[World | None, list[WorldProblem]]:
     docks: list[Dock] = []
     if docks_m:
         docks = [Dock(id=d.id, name=d.name, tenant=d.tenant, lon=d.lon, lat=d.lat, ground_alt_m=d.ground_alt_m,
-                      radius_m=d.radius_m, max_wind_mps=d.max_wind_mps) for d in docks_m.docks]
-        _duplicates(reader, "docks.json", [(d.id, f"$.docks[{i}].id") for i, d in enumerate(docks_m.docks)], "dock")
+                      radius_m=d.radius_m, max_wind_mps=d.max_wind_mps) for _, d in _present(docks_m.docks)]
+        _duplicates(reader, "docks.json", [(d.id, f"$.docks[{i}].id") for i, d in _present(docks_m.docks)], "dock")
     drones: list[Drone] = []
     if fleet_m:
         dock_by_id = {d.id: d for d in docks}
-        for i, d in enumerate(fleet_m.drones):
-            if docks_m is not None:
+        for i, d in _present(fleet_m.drones):
+            if docks_m is not None and None not in docks_m.docks:  # a bad dock entry may be the one named
                 dock = dock_by_id.get(d.dock)
                 if dock is None:
                     reader.add("fleet.json", f"$.drones[{i}].dock",
@@ -628,24 +660,24 @@ def _read(root: Path) -> tuple[World | None, list[WorldProblem]]:
                 max_temp_c=d.max_temp_c, ip_rating=d.ip_rating, camera=camera, status=d.status,
                 last_telemetry_at=d.last_telemetry_at.replace(tzinfo=timezone(d.last_telemetry_at.utcoffset() or timedelta(0))), autopilot=d.autopilot, link=d.link,
             ))
-        _duplicates(reader, "fleet.json", [(d.id, f"$.drones[{i}].id") for i, d in enumerate(fleet_m.drones)], "drone")
+        _duplicates(reader, "fleet.json", [(d.id, f"$.drones[{i}].id") for i, d in _present(fleet_m.drones)], "drone")
     users: list[User] = []
     if users_m:
         region_ids = {r.id for r in regions}
-        for i, u in enumerate(users_m.users):
-            if regions_m is not None:
+        for i, u in _present(users_m.users):
+            if regions_m is not None and None not in regions_m.features and len(region_ids) == len(regions_m.features):
                 for j, rid in enumerate(u.regions):
                     if rid != "*" and rid not in region_ids:
                         reader.add("users.json", f"$.users[{i}].regions[{j}]",
                                    f"region {rid!r} does not exist in regions.geojson")
             users.append(User(id=u.id, name=u.name, roles=frozenset(u.roles), tenants=frozenset(u.tenants),
                               regions=frozenset(u.regions)))
-        _duplicates(reader, "users.json", [(u.id, f"$.users[{i}].id") for i, u in enumerate(users_m.users)], "user")
+        _duplicates(reader, "users.json", [(u.id, f"$.users[{i}].id") for i, u in _present(users_m.users)], "user")
 
     # Locality: one representative point per thing, so no single file dominates by size alone.
     items: list[tuple[str, str, float, float]] = []
     if docks_m:
-        items += [("docks.json", f"$.docks[{i}]", d.lon, d.lat) for i, d in enumerate(docks_m.docks)]
+        items += [("docks.json", f"$.docks[{i}]", d.lon, d.lat) for i, d in _present(docks_m.docks)]
     if weather_m:
         items.append(("weather.json", "$.latitude", weather_m.longitude, weather_m.latitude))
     for name, feats, src in (("lanes.geojson", lanes_m, lanes), ("regions.geojson", regions_m, regions),
@@ -653,7 +685,7 @@ def _read(root: Path) -> tuple[World | None, list[WorldProblem]]:
         if feats is None:
             continue
         by_id = {x.id: x for x in src}
-        for i, f in enumerate(feats.features):
+        for i, f in _present(feats.features):
             x = by_id.get(f.properties.id)
             if x is None:
                 continue

@@ -251,7 +251,8 @@ def test_duplicate_zone_across_files(tmp_path: Path) -> None:
 
 def test_every_problem_is_reported_not_only_the_first(tmp_path: Path) -> None:
     root = _copy_demo(tmp_path)
-    _edit(root, "fleet.json", lambda d: (d["drones"][0].update(battery_pct=130), d["drones"][5].update(status="X")))
+    _edit(root, "fleet.json", lambda d: (d["drones"][0].update(battery_pct=130), d["drones"][5].update(status="X"),
+                                         d["drones"][4].update(dock="DOCK-Z")))
     _edit(root, "zones/helx.json", lambda d: d["features"][0]["geometry"][0]["horizontalProjection"].update(radius=-5))
     (root / "weather.json").write_text("{not json", encoding="utf-8")
     _edit(root, "regions.geojson", _bowtie)
@@ -260,6 +261,7 @@ def test_every_problem_is_reported_not_only_the_first(tmp_path: Path) -> None:
     assert {
         ("fleet.json", "$.drones[0].battery_pct"),
         ("fleet.json", "$.drones[5].status"),
+        ("fleet.json", "$.drones[4].dock"),  # cross-file checks still run on the drones that validated
         ("zones/helx.json", "$.features[0].geometry[0].horizontalProjection.radius"),
         ("weather.json", "$"),
         ("regions.geojson", "$.features[0].geometry.coordinates"),
