@@ -1,0 +1,248 @@
+"""The dispatch fault matrix against the vehicle simulator over real UDP on 127.0.0.1.
+
+Each case starts ``SimVehicle`` on a free port (``udpin:127.0.0.1:0``) and
+uploads a small hand-built plan with ``upload_plan``. The property under test:
+when the outcome is ACCEPTED, the fence, mission and rally on the simulated
+vehicle equal the plan (normalised as the vehicle stores them); otherwise the
+outcome says so (``DispatchFailed`` naming the MAV_MISSION_RESULT, or
+``DispatchUncertain``). Timers are short (50 ms) so the whole matrix runs in
+seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+from shapely.geometry import Polygon
+
+os.environ.setdefault("MAVLINK20", "1")
+
+from flows.dispatcher import upload_plan  # noqa: E402
+from flows.simulator import SimVehicle  # noqa: E402
+from planner.errors import DeviceUnavailable, DispatchFailed, DispatchUncertain, InvalidArgument  # noqa: E402
+from planner.mission_items import FENCE, MISSION, RALLY, compare_items, mission_set  # noqa: E402
+from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
+from planner.world import (  # noqa: E402
+    Camera,
+    CircleArea,
+    Dock,
+    Drone,
+    Geozone,
+    Restriction,
+    VerticalReference,
+    Weather,
+    World,
+    WorldDefaults,
+    ZoneVolume,
+)
+
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+FAST = dict(timeout_s=10.0, retry_s=0.05, max_retries=12, heartbeat_timeout_s=3.0)
+SIM_FAST = dict(heartbeat_s=0.05, rerequest_s=0.05, transfer_timeout_s=3.0)
+ARDUPILOT_HOME = (60.1699, 24.9409, 13.5)  # the vehicle's own home: differs from the plan's placeholder
+
+
+def small_world(autopilot: str = "ardupilot", link: str = "udpout:127.0.0.1:9") -> World:
+    drone = Drone(
+        id="M30T-01", model="DJI Matrice 30T", dock_id="DOCK-A", tenant="city-fire",
+        capabilities=frozenset({"RGB_CAMERA"}), battery_wh=263.2, battery_pct=96.0,
+        flight_time_s=2460.0, hover_time_s=2160.0, cruise_speed_mps=12.0, inspection_speed_mps=7.0,
+        max_wind_mps=12.0, min_temp_c=-20.0, max_temp_c=50.0, ip_rating="IP55",
+        camera=Camera(hfov_deg=84.0, vfov_deg=66.0), status="ONLINE", last_telemetry_at=T0,
+        autopilot=autopilot, link=link,  # type: ignore[arg-type]
+    )
+    dock = Dock("DOCK-A", "Fire station roof", "city-fire", 24.9410, 60.1700, 12.0, 3000.0, 12.0)
+    vol = ZoneVolume(
+        horizontal=Polygon([(24.945, 60.171), (24.947, 60.171), (24.947, 60.172), (24.945, 60.172)]),
+        lower_m=None, lower_ref=VerticalReference.AGL, upper_m=120.0, upper_ref=VerticalReference.AGL,
+    )
+    circle = replace(vol, horizontal=CircleArea(24.935, 60.168, 150.0))
+    zones = (
+        Geozone("NFZ-POLY", "NFZ-POLY", Restriction.PROHIBITED, (vol,), (), "", "test"),
+        Geozone("NFZ-CIRCLE", "NFZ-CIRCLE", Restriction.PROHIBITED, (circle,), (), "", "test"),
+    )
+    return World(
+        name="dispatch-test", timezone="Europe/Helsinki", defaults=WorldDefaults(), attribution="test",
+        drones=(drone,), docks=(dock,), zones=zones, lanes=(), regions=(), pois=(), weather=Weather(()), users=(),
+    )
+
+
+def small_plan() -> Plan:
+    lon0, lat0 = 24.9410, 60.1700
+    legs = (
+        Leg("takeoff", (Waypoint(lon0, lat0, 50.0, "TAKEOFF"),), 50.0, 10.0, 1.0),
+        Leg("sweep", (
+            Waypoint(24.94301, 60.17101, 50.0, "CAMERA_ON", 7.0),
+            Waypoint(24.94302, 60.17163, 50.0, "WAYPOINT", 7.0),
+            Waypoint(24.94343, 60.17164, 50.0, "CAMERA_OFF", 7.0),
+        ), 300.0, 45.0, 5.0, target_id="AREA-1"),
+        Leg("inspect", (Waypoint(24.94401, 60.17021, 40.0, "INSPECT", 7.0, hold_s=10.5, target_id="POI-1"),),
+            50.0, 20.0, 2.0, target_id="POI-1"),
+        Leg("landing", (Waypoint(lon0, lat0, 40.0, "WAYPOINT", 12.0), Waypoint(lon0, lat0, 0.0, "LAND")), 200.0, 30.0, 3.0),
+    )
+    sortie = Sortie(0, "M30T-01", "DOCK-A", T0, legs, 600.0, 105.0, 11.0, 0.05)
+    area = Polygon([(24.9428, 60.1708), (24.9448, 60.1708), (24.9448, 60.1718), (24.9428, 60.1718)])
+    return Plan("survey", T0, area, 50.0, (sortie,), coverage_fraction=0.98)
+
+
+def _differences(sim: SimVehicle, plan: Plan, world: World, dialect: str) -> dict[int, tuple[str, ...]]:
+    ms = mission_set(plan, 0, world)
+    held = sim.missions
+    return {t: compare_items(ms.items_of(t), held[t], dialect=dialect, mission_type=t) for t in (FENCE, MISSION, RALLY)}  # type: ignore[arg-type]
+
+
+MATRIX = [
+    pytest.param(dialect, drop, lose, reject, id=f"{dialect}-drop{int(drop * 100)}{'-lostack' if lose else ''}{'-reject' if reject else ''}")
+    for dialect in ("ardupilot", "px4")
+    for drop in (0.0, 0.1, 0.3)
+    for lose in (False, True)
+    for reject in (False, True)
+]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("dialect", "drop", "lose_final_ack", "reject"), MATRIX)
+def test_fault_matrix_vehicle_holds_the_plan_or_the_outcome_says_not(dialect: str, drop: float, lose_final_ack: bool, reject: bool) -> None:
+    world, plan = small_world(dialect), small_plan()
+    seen: list[dict[str, Any]] = []
+    sim = SimVehicle(
+        "udpin:127.0.0.1:0", dialect,  # type: ignore[arg-type]
+        drop=drop, lose_final_ack=lose_final_ack, reject="MAV_MISSION_NO_SPACE" if reject else None,
+        seed=7, home=ARDUPILOT_HOME if dialect == "ardupilot" else None, **SIM_FAST,
+    )
+    with sim:
+        try:
+            outcome = upload_plan(plan, world, link=sim.address, on_attempt=seen.append, **FAST)
+        except DispatchFailed as exc:
+            assert reject, f"only a rejecting vehicle may fail the dispatch: {exc}"
+            assert "MAV_MISSION_NO_SPACE" in exc.message
+            details = exc.details
+            assert details["status"] == "FAILED"
+            assert [a["attempt"] for a in seen] == [a["attempt"] for a in details["uploads"][0]["attempts"]]
+            diffs = _differences(sim, plan, world, dialect)
+            assert diffs[MISSION], "a rejected mission must not be on the vehicle"
+            assert not diffs[FENCE], "the fence went up first and was accepted (or verified)"
+            assert sim.stats.uploads_rejected >= 1
+            return
+        except DispatchUncertain as exc:
+            # Honest: only allowed when the link is lossy and the final acks are gone.
+            assert drop >= 0.3 and lose_final_ack, f"unexpected uncertainty: {exc}"
+            assert exc.details["status"] == "UNCERTAIN"
+            assert any(a["kind"] == "verify" for a in seen)
+            return
+        assert not reject, "a rejecting vehicle must never produce ACCEPTED"
+        assert outcome.status == "ACCEPTED"
+        diffs = _differences(sim, plan, world, dialect)
+        assert diffs == {FENCE: (), MISSION: (), RALLY: ()}
+        assert len(sim.missions[MISSION]) == len(mission_set(plan, 0, world).mission)
+        upload = outcome.uploads[0]
+        assert upload.dialect == dialect
+        assert [a["attempt"] for a in seen] == [a["attempt"] for a in outcome.attempts]
+        if lose_final_ack:
+            assert upload.verified_by_download == ("fence", "mission", "rally")
+            assert sim.stats.final_acks_lost >= 3
+            assert sim.stats.uploads_completed == 3, "never a blind re-upload"
+        else:
+            assert upload.verified_by_download == () or drop > 0
+        if drop == 0:
+            kinds = [(a["kind"], a.get("mission_type")) for a in seen]
+            expected = [("hello", None), ("upload", "fence"), ("upload", "mission"), ("upload", "rally")]
+            if lose_final_ack:
+                expected = [("hello", None)] + [(k, t) for t in ("fence", "mission", "rally") for k in ("upload", "verify")]
+            assert kinds == expected
+
+
+def test_ardupilot_home_slot_is_seq0_and_comes_back_as_home() -> None:
+    world, plan = small_world("ardupilot"), small_plan()
+    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", home=ARDUPILOT_HOME, **SIM_FAST) as sim:
+        upload_plan(plan, world, link=sim.address, **FAST)
+        held = sim.missions[MISSION]
+    planned = mission_set(plan, 0, world).mission
+    assert held[0].lat == pytest.approx(ARDUPILOT_HOME[0]) and planned[0].lat != held[0].lat
+    assert held[1].command == planned[1].command == 22  # MAV_CMD_NAV_TAKEOFF at seq 1
+    assert compare_items(planned, held, dialect="ardupilot") == ()
+
+
+def test_a_changed_item_is_a_difference() -> None:
+    world, plan = small_world("px4"), small_plan()
+    planned = mission_set(plan, 0, world).mission
+    moved = list(planned)
+    moved[2] = replace(moved[2], lat=moved[2].lat + 2e-7)
+    assert compare_items(planned, tuple(moved), dialect="px4")
+    nudged = list(planned)
+    nudged[2] = replace(nudged[2], lat=nudged[2].lat + 0.6e-7)
+    assert compare_items(planned, tuple(nudged), dialect="px4") == ()
+
+
+class SwallowLastItem:
+    """A vehicle part that loses the mission's last item every time (a broken radio, say)."""
+
+    def __init__(self) -> None:
+        self.swallowed = 0
+
+    def on_message(self, vehicle: SimVehicle, msg: Any) -> bool:
+        if msg.get_type() == "MISSION_ITEM_INT" and msg.mission_type == MISSION:
+            if msg.seq == len(mission_set(small_plan(), 0, small_world("px4")).mission) - 1:
+                self.swallowed += 1
+                return True
+        return False
+
+    def on_mission_stored(self, vehicle: SimVehicle, mission_type: int, items: tuple[Any, ...]) -> None:
+        return None
+
+    def tick(self, vehicle: SimVehicle, now_s: float) -> None:
+        return None
+
+
+@pytest.mark.timeout(30)
+def test_an_incomplete_upload_is_read_back_and_reported_uncertain() -> None:
+    world, plan = small_world("px4"), small_plan()
+    part = SwallowLastItem()
+    with SimVehicle("udpin:127.0.0.1:0", "px4", flight=part, **SIM_FAST) as sim:
+        t0 = time.monotonic()
+        with pytest.raises(DispatchUncertain) as info:
+            upload_plan(plan, world, link=sim.address, **{**FAST, "timeout_s": 3.0})
+        assert time.monotonic() - t0 < 4.0
+    assert part.swallowed >= 2
+    assert "holds a different mission" in info.value.message
+    attempts = info.value.details["uploads"][0]["attempts"]
+    verify = [a for a in attempts if a["kind"] == "verify"]
+    assert verify and verify[-1]["matches"] is False
+    assert not any(a["kind"] == "upload" and a["mission_type"] == "rally" for a in attempts), "nothing after a doubt"
+
+
+def test_no_vehicle_is_device_unavailable_quickly() -> None:
+    world, plan = small_world("px4"), small_plan()
+    with SimVehicle("udpin:127.0.0.1:0", "px4") as sim:
+        dead = sim.address
+    seen: list[dict[str, Any]] = []
+    t0 = time.monotonic()
+    with pytest.raises(DeviceUnavailable) as info:
+        upload_plan(plan, world, link=dead, on_attempt=seen.append, timeout_s=5.0, retry_s=0.05, heartbeat_timeout_s=0.5)
+    assert time.monotonic() - t0 < 2.0
+    assert seen and seen[0]["outcome"] == "NO_ANSWER"
+    assert info.value.details["status"] == "UNREACHABLE"
+
+
+def test_wrong_autopilot_uploads_nothing() -> None:
+    world, plan = small_world("ardupilot"), small_plan()
+    with SimVehicle("udpin:127.0.0.1:0", "px4", **SIM_FAST) as sim:
+        with pytest.raises(DispatchFailed, match="px4 autopilot"):
+            upload_plan(plan, world, link=sim.address, **FAST)
+        assert sim.stats.uploads_completed == 0
+
+
+def test_link_defaults_to_the_drone_and_a_single_link_needs_a_single_drone() -> None:
+    plan = small_plan()
+    with SimVehicle("udpin:127.0.0.1:0", "px4", **SIM_FAST) as sim:
+        world = small_world("px4", link=sim.address)
+        outcome = upload_plan(plan, world, **FAST)
+    assert outcome.uploads[0].link == world.drones[0].link
+    two = replace(plan, sorties=plan.sorties + (replace(plan.sorties[0], index=1, drone_id="OTHER"),))
+    with pytest.raises(InvalidArgument):
+        upload_plan(two, world, link="udpout:127.0.0.1:9", **FAST)
