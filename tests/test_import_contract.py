@@ -1,0 +1,121 @@
+"""The package boundaries of DESIGN.md, enforced by walking every module's imports (AST, no execution).
+
+planner/ and rules/ are the pure core: no flows, no DuckDB, no Prefect, no LLM clients.
+intents/ may use planner.errors and nothing else of planner (nor rules, nor flows).
+planner/ never imports rules/ or flows/, and of intents/ only the Intent type.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE_FORBIDDEN = ("flows", "duckdb", "prefect", "openai", "instructor")
+
+
+def imported_modules(path: Path, package_root: Path = ROOT) -> list[tuple[int, str]]:
+    """(line, absolute module name) for every import in ``path``, relative ones resolved.
+
+    ``import_module("x")`` / ``__import__("x")`` with a constant name count too, so a
+    dynamic import cannot slip past.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    rel = path.relative_to(package_root).with_suffix("")
+    package_parts = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package_parts[: len(package_parts) - (node.level - 1)] if node.level > 1 else package_parts
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            out.append((node.lineno, module))
+            # "from planner import world_files" imports planner.world_files
+            out.extend((node.lineno, f"{module}.{alias.name}") for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                out.append((node.lineno, node.args[0].value))
+    return out
+
+
+def _is(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def violations(package: str, rule: object) -> list[str]:
+    """Every ``file:line imports module`` in ``package`` for which ``rule(module)`` returns a reason."""
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for line, module in imported_modules(path):
+            reason = rule(module)  # type: ignore[operator]
+            if reason:
+                found.append(f"{path.relative_to(ROOT)}:{line} imports {module} ({reason})")
+    return found
+
+
+def _core_rule(module: str) -> str | None:
+    for bad in CORE_FORBIDDEN:
+        if _is(module, bad):
+            return f"the pure core must not import {bad}"
+    return None
+
+
+def _planner_rule(module: str) -> str | None:
+    if _core_rule(module):
+        return _core_rule(module)
+    if _is(module, "rules"):
+        return "planner must not depend on rules"
+    if _is(module, "intents") and not (_is(module, "intents.intent") or module in ("intents", "intents.Intent")):
+        return "planner may use only the Intent type of intents"
+    return None
+
+
+def _intents_rule(module: str) -> str | None:
+    if _is(module, "planner") and module not in ("planner", "planner.errors") and not _is(module, "planner.errors"):
+        return "intents may import planner.errors only"
+    if _is(module, "rules") or _is(module, "flows"):
+        return "intents must not import rules or flows"
+    return None
+
+
+@pytest.mark.parametrize(("package", "rule"), [("planner", _planner_rule), ("rules", _core_rule),
+                                               ("intents", _intents_rule)])
+def test_package_boundaries(package: str, rule: object) -> None:
+    assert (ROOT / package).is_dir()
+    assert violations(package, rule) == []
+
+
+def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
+    """The contract test must be able to fail: feed it a module that breaks every rule."""
+    pkg = tmp_path / "planner" / "sub"
+    pkg.mkdir(parents=True)
+    bad = pkg / "bad.py"
+    bad.write_text(
+        "import duckdb\n"
+        "import prefect.flows as pf\n"
+        "from flows.cli import app\n"
+        "from openai import OpenAI\n"
+        "from .. import errors\n"
+        "from ...flows import context\n"
+        "import importlib\n"
+        "importlib.import_module('instructor')\n"
+        "def f():\n"
+        "    import rules.engine\n",
+        encoding="utf-8",
+    )
+    mods = [m for _, m in imported_modules(bad, tmp_path)]
+    assert {"duckdb", "prefect.flows", "flows.cli", "openai", "planner", "planner.errors", "flows.context",
+            "instructor", "rules.engine"} <= set(mods)
+    reasons = {m: _planner_rule(m) for m in mods}
+    assert all(reasons[m] for m in ("duckdb", "prefect.flows", "flows.cli", "openai", "instructor", "rules.engine"))
+    assert reasons["planner.errors"] is None
+    assert _intents_rule("planner.world") and _intents_rule("planner.errors") is None
+    assert _intents_rule("planner.errors.InvalidArgument") is None
