@@ -152,6 +152,14 @@ class _VisibilityGraph:
         """Whether the straight segment a→b is legal."""
         return bool(self._visible(np.asarray([a], float), np.asarray([b], float))[0])
 
+    def visible_pairs(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Vectorised ``visible`` over (n, 2) arrays of segment ends."""
+        a = np.asarray(a, float).reshape(-1, 2)
+        b = np.asarray(b, float).reshape(-1, 2)
+        if len(a) == 0:
+            return np.zeros(0, bool)
+        return self._visible(a, b)
+
     def _links(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Nodes visible from p and tangent at the node, with distances."""
         n = len(self._nodes)

@@ -1,0 +1,62 @@
+"""``python -m bench coverage INSTANCE.json``: plan a survey of a benchmark instance.
+
+Reads the instance (outer polygon, holes, swath), plans with
+``planner.coverage.plan_coverage`` (timed after reading), and returns the
+contract's keys (instance, sweeps, path, path_length_m, seconds) plus figures:
+coverage (flat-ended strips, as the verifier computes it), the lower bound
+free area / swath, path / LB, the Fields2Cover reference path and our ratio to it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from shapely.geometry import Polygon
+
+from planner.coverage import plan_coverage
+
+__all__ = ["run", "F2C_REFERENCE_M"]
+
+# Fields2Cover 2.1.0 best paths from ../shared/bench/README.md section 5 (name → (path m, coverage))
+F2C_REFERENCE_M: dict[str, tuple[float, float]] = {
+    "01_rect_400x300": (3360.0, 1.0),
+    "03_U_shape": (5960.0, 1.0),
+    "04_rect_two_holes": (6847.9, 1.0),
+    "06_large_2km2_3holes": (51558.7, 0.9898),
+}
+
+
+def run(instance_path: str, args: Any = None) -> dict[str, Any]:
+    inst = json.loads(Path(instance_path).read_text(encoding="utf-8"))
+    t0 = time.perf_counter()
+    free = Polygon(inst["polygon"], inst.get("holes") or [])
+    if not free.is_valid:
+        free = free.buffer(0)
+    swath = float(inst["swath_width_m"])
+    if float(inst.get("turn_radius_m", 0.0) or 0.0) != 0.0:
+        print("bench coverage: turn_radius_m is ignored (point turns)", file=sys.stderr)
+    res = plan_coverage(free, swath)
+    seconds = time.perf_counter() - t0
+    name = inst["name"]
+    out: dict[str, Any] = {
+        "instance": name,
+        "sweeps": [[list(a), list(b)] for a, b in res.sweeps],
+        "path": [list(p) for p in res.path],
+        "path_length_m": round(res.path_length_m, 3),
+        "seconds": round(seconds, 4),
+        "coverage": round(res.coverage_fraction, 5),
+        "lower_bound_m": round(res.lower_bound_m, 1),
+        "path_over_lb": round(res.ratio_to_lower_bound, 4),
+        "angle_deg": round(res.angle_deg, 3),
+        "n_sweeps": len(res.sweeps),
+    }
+    ref = F2C_REFERENCE_M.get(name)
+    if ref is not None:
+        out["f2c_path_m"] = ref[0]
+        out["f2c_coverage"] = ref[1]
+        out["path_over_f2c"] = round(res.path_length_m / ref[0], 4)
+    return out

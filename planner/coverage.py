@@ -1,0 +1,644 @@
+"""Boustrophedon survey coverage of a free area, in local metres.
+
+Given the free area (the survey area minus the no-fly holes, already grown by
+the safety margin) and the swath (camera footprint across track after side
+overlap), plan straight camera-on sweeps and the connections between them as one
+polyline that never leaves the free area.
+
+The stages, each a small function:
+
+1. **Sweep placement** for a direction θ: rotate the area so sweeps run along x,
+   put ``n = ceil(height / swath)`` lines from ``swath/2`` above the lowest point
+   to ``swath/2`` below the highest, evenly spaced (spacing <= swath), so the
+   strips reach both far edges (Fields2Cover leaves up to half a swath open at
+   the far edge; we do not).
+2. **Pieces**: each line clipped to the free area, split where it crosses a hole
+   or a concave notch; every piece runs from boundary to boundary, because the
+   coverage figure counts nothing beyond a sweep's ends.
+3. **Distances** between piece ends: straight where the segment stays inside the
+   free area, otherwise the shortest path inside it (visibility graph over the
+   reflex corners, ``planner.transit.InsideGraph``; all pairs by min-plus
+   products over the corner distance matrix).
+4. **Order**: the pieces form an open travelling-salesman path where each piece
+   may be flown either way. Nearest-neighbour starts, improved by 2-opt (which
+   also flips single pieces) and or-opt block moves (1–3 pieces, both
+   orientations), all deterministic and bounded in passes.
+5. **Direction** θ: candidates are every edge direction of the area and its
+   holes plus a uniform grid, always including 0° and 90°. A cheap estimate
+   (sweep length + spacing per turn + a detour per extra piece) ranks them; the
+   best few, and 0° and 90°, are planned in full and the shortest path wins, so
+   the chosen direction is never worse than 0° or 90°.
+
+Coverage is measured like the benchmark: the union of the sweeps buffered by
+half a swath with flat ends, intersected with the free area, over its area.
+
+Every search is bounded (``MAX_*`` constants): candidate directions, full
+evaluations, pieces, local-search passes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import shapely
+from shapely.geometry import LineString, MultiPolygon, Polygon
+from shapely.geometry.base import BaseGeometry
+
+from planner.errors import InvalidArgument
+from planner.transit import InsideGraph
+
+__all__ = [
+    "CoverageResult",
+    "plan_coverage",
+    "coverage_fraction",
+    "candidate_angles",
+    "MAX_CANDIDATE_ANGLES",
+    "MAX_FULL_EVALUATIONS",
+    "MAX_PIECES",
+]
+
+XY = tuple[float, float]
+Segment = tuple[XY, XY]
+
+MAX_CANDIDATE_ANGLES = 90
+MAX_FULL_EVALUATIONS = 8
+MAX_PIECES = 1500
+MAX_LOCAL_SEARCH_PASSES = 60
+GRID_STEP_DEG = 5.0
+MIN_PIECE_M = 1e-3
+EDGE_TOL_M = 1e-5  # a connection within this of the boundary runs along it
+_UNREACHABLE = 1e9  # cost of a connection between disconnected parts of the area
+
+
+@dataclass(frozen=True)
+class CoverageResult:
+    """A planned survey: sweeps in flight order and direction, and the whole path.
+
+    ``path`` runs from the first sweep's start to the last sweep's end and
+    contains every sweep and connection. ``lower_bound_m`` is free area / swath:
+    no path of that swath can image more per metre.
+    """
+
+    sweeps: tuple[Segment, ...]
+    path: tuple[XY, ...]
+    path_length_m: float
+    coverage_fraction: float
+    angle_deg: float
+    swath_m: float
+    free_area_m2: float
+    lower_bound_m: float
+    sweep_length_m: float
+    candidates: tuple[tuple[float, float], ...] = field(default=(), compare=False)  # (angle, path length) planned in full
+
+    @property
+    def ratio_to_lower_bound(self) -> float:
+        return self.path_length_m / self.lower_bound_m if self.lower_bound_m > 0 else math.inf
+
+
+# --------------------------------------------------------------------------- helpers
+def _polygons(geom: BaseGeometry) -> list[Polygon]:
+    if isinstance(geom, Polygon):
+        return [] if geom.is_empty else [geom]
+    if isinstance(geom, MultiPolygon):
+        return [g for g in geom.geoms if not g.is_empty]
+    return [g for g in getattr(geom, "geoms", []) if isinstance(g, Polygon) and not g.is_empty]
+
+
+def _rot(theta_deg: float) -> tuple[float, float]:
+    """(cos, sin) with exact values at multiples of 90° (no 6e-17 noise on axis-aligned areas)."""
+    t = theta_deg % 360.0
+    exact = {0.0: (1.0, 0.0), 90.0: (0.0, 1.0), 180.0: (-1.0, 0.0), 270.0: (0.0, -1.0)}
+    if t in exact:
+        return exact[t]
+    r = math.radians(t)
+    return math.cos(r), math.sin(r)
+
+
+def coverage_fraction(free_area_local: BaseGeometry, sweeps: Sequence[Segment], swath_m: float) -> float:
+    """Area of the flat-ended swath strips ∩ free area, over the free area (the benchmark's figure)."""
+    area = free_area_local.area
+    lines = [LineString(s) for s in sweeps if math.dist(s[0], s[1]) > 1e-9]
+    if not lines or area <= 0:
+        return 0.0
+    strips = shapely.union_all(shapely.buffer(lines, swath_m / 2.0, cap_style="flat"))
+    return float(strips.intersection(free_area_local).area / area)
+
+
+def candidate_angles(free_area_local: BaseGeometry, max_angles: int = MAX_CANDIDATE_ANGLES) -> list[float]:
+    """Sweep directions to try, degrees in [0, 180): edge directions (longest edges first) and a grid.
+
+    0° and 90° are always included. Near-duplicates (within 0.25°) are merged.
+    """
+    edges: list[tuple[float, float]] = []  # (-length, angle)
+    for poly in _polygons(free_area_local):
+        for ring in [poly.exterior, *poly.interiors]:
+            c = np.asarray(ring.coords, float)
+            d = c[1:] - c[:-1]
+            lengths = np.hypot(d[:, 0], d[:, 1])
+            ang = np.degrees(np.arctan2(d[:, 1], d[:, 0])) % 180.0
+            edges.extend(zip((-lengths).tolist(), ang.tolist()))
+    edges.sort()
+    chosen: list[float] = []
+
+    def add(a: float) -> None:
+        a = round(a % 180.0, 6) % 180.0
+        for b in chosen:
+            diff = abs(a - b) % 180.0
+            if min(diff, 180.0 - diff) < 0.25:
+                return
+        chosen.append(a)
+
+    add(0.0)
+    add(90.0)
+    for neg_len, a in edges:
+        if len(chosen) >= max_angles // 2 + 2 or -neg_len <= 1e-6:
+            break
+        add(a)
+    k = 0.0
+    while k < 180.0 and len(chosen) < max_angles:
+        add(k)
+        k += GRID_STEP_DEG
+    return chosen
+
+
+# --------------------------------------------------------------------------- stage 1-2: pieces
+def _line_offsets(miny: float, maxy: float, swath_m: float) -> tuple[np.ndarray, float]:
+    height = maxy - miny
+    n = max(1, math.ceil(height / swath_m - 1e-9))
+    if n == 1:
+        return np.array([(miny + maxy) / 2.0]), swath_m
+    spacing = (height - swath_m) / (n - 1)
+    ys = miny + swath_m / 2.0 + spacing * np.arange(n)
+    ys[-1] = maxy - swath_m / 2.0
+    return ys, spacing
+
+
+def _pieces(free_rot: BaseGeometry, swath_m: float) -> tuple[np.ndarray, float, int]:
+    """Sweep pieces (m, 2, 2) of the rotated area (sweeps along x, low x first), the spacing, the line count.
+
+    Pieces come from the even-odd crossings of each line with every ring edge,
+    evaluated just below and just above the line and united, so a line running
+    exactly along a boundary edge (the bottom of a hole, of a notch) stays one
+    piece on that edge instead of being cut. Pieces are ordered by line, then x.
+    """
+    minx, miny, maxx, maxy = free_rot.bounds
+    ys, spacing = _line_offsets(miny, maxy, swath_m)
+    n = len(ys)
+    segs = []
+    for poly in _polygons(free_rot):
+        for ring in [poly.exterior, *poly.interiors]:
+            c = np.asarray(ring.coords, float)
+            segs.append(np.hstack([c[:-1], c[1:]]))
+    S = np.vstack(segs)
+    x1, y1, x2, y2 = S[:, 0][None], S[:, 1][None], S[:, 2][None], S[:, 3][None]
+    Y = ys[:, None]
+    dy = np.where(y2 != y1, y2 - y1, 1.0)
+    X = x1 + (Y - y1) * (x2 - x1) / dy  # (lines, edges)
+    out: list[tuple[float, float, float, float]] = []
+    below = (y1 <= Y) != (y2 <= Y)  # the line seen from just above
+    above = (y1 < Y) != (y2 < Y)  # ... and from just below
+    for li in range(n):
+        spans: list[tuple[float, float]] = []
+        for mask in (below[li], above[li]):
+            xs = np.sort(X[li, mask])
+            spans.extend(zip(xs[0::2].tolist(), xs[1::2].tolist()))
+        spans.sort()
+        merged: list[list[float]] = []
+        for a, b in spans:
+            if merged and a <= merged[-1][1] + 1e-7:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        y = float(ys[li])
+        out.extend((a, y, b, y) for a, b in merged if b - a >= MIN_PIECE_M)
+    if len(out) > MAX_PIECES:
+        raise InvalidArgument(
+            f"the survey needs {len(out)} sweep pieces, more than the {MAX_PIECES} allowed: "
+            "use a wider swath or a smaller area"
+        )
+    return np.asarray(out, float).reshape(-1, 2, 2), spacing, n
+
+
+def _estimate(pieces: np.ndarray, spacing: float, n_lines: int) -> float:
+    """Cheap path estimate to rank directions: sweeps + one spacing per turn + a detour per extra piece."""
+    if len(pieces) == 0:
+        return math.inf
+    lengths = pieces[:, 1, 0] - pieces[:, 0, 0]
+    extra = len(pieces) - n_lines
+    return float(lengths.sum() + spacing * (len(pieces) - 1) + extra * (2.0 * spacing + lengths.mean()))
+
+
+# --------------------------------------------------------------------------- stage 3: distances
+class _Connector:
+    """Distances and paths between sweep ends inside the free area.
+
+    Straight visibility is tested for each end's ``NEAREST_CHECKED`` nearest
+    ends (the connections a good order uses); every other pair is priced by its
+    shortest path through the reflex corners, a legal upper bound. The final
+    path re-tests any connection it uses, so a straight hop is never missed.
+    """
+
+    NEAREST_CHECKED = 24
+
+    def __init__(self, graph: InsideGraph, pts: np.ndarray) -> None:
+        self.g = graph
+        self.pts = pts
+        m = len(pts)
+        diff = pts[:, None, :] - pts[None, :, :]
+        euclid = np.hypot(diff[..., 0], diff[..., 1])
+        self.euclid = euclid
+        nodes = graph.node_xy()
+        self.convex = len(nodes) == 0
+        self.V = np.ones((m, m), bool)
+        self.checked = np.ones((m, m), bool)
+        self.via: np.ndarray | None = None
+        if self.convex:  # a convex area: every straight hop is inside
+            self.D = euclid
+            return
+        k = min(m - 1, self.NEAREST_CHECKED)
+        near = np.argsort(euclid, axis=1, kind="stable")[:, : k + 1]
+        checked = np.zeros((m, m), bool)
+        checked[np.repeat(np.arange(m), k + 1), near.ravel()] = True
+        checked |= checked.T
+        np.fill_diagonal(checked, False)
+        iu, ju = np.nonzero(np.triu(checked, 1))
+        V = np.zeros((m, m), bool)
+        if len(iu):
+            vis = graph.visible_pairs(pts[iu], pts[ju])
+            V[iu[vis], ju[vis]] = True
+            V[ju[vis], iu[vis]] = True
+        np.fill_diagonal(V, True)
+        np.fill_diagonal(checked, True)
+        # paths through the corners
+        Dn, self.nxt = graph.node_distances()
+        A = np.hypot(*(pts[:, None, :] - nodes[None, :, :]).transpose(2, 0, 1))
+        vis_pn = np.zeros((m, len(nodes)), bool)
+        ii, kk = np.nonzero(graph.tangent_mask(pts))
+        if len(ii):
+            vis_pn[ii, kk] = graph.visible_pairs(pts[ii], nodes[kk])
+        A = np.where(vis_pn, A, np.inf)
+        T = Dn[:, :, None] + A.T[None, :, :]  # (r, s, f)
+        self.M_arg = np.argmin(T, axis=1)  # (r, f)
+        M = np.take_along_axis(T, self.M_arg[:, None, :], axis=1)[:, 0, :]
+        tot = A[:, :, None] + M[None, :, :]  # (e, r, f)
+        self.via_arg = np.argmin(tot, axis=1)
+        via = np.take_along_axis(tot, self.via_arg[:, None, :], axis=1)[:, 0, :]
+        self.via = via
+        D = np.where(V, euclid, via)
+        # pairs never checked and with no corner path: check them now (rare)
+        todo = ~checked & ~np.isfinite(via)
+        ti, tj = np.nonzero(np.triu(todo, 1))
+        if len(ti):
+            vis = graph.visible_pairs(pts[ti], pts[tj])
+            V[ti[vis], tj[vis]] = V[tj[vis], ti[vis]] = True
+            D[ti[vis], tj[vis]] = D[tj[vis], ti[vis]] = euclid[ti[vis], tj[vis]]
+            checked[ti, tj] = checked[tj, ti] = True
+        self.V, self.checked = V, checked
+        self.D = np.where(np.isfinite(D), D, _UNREACHABLE + euclid)
+
+    def path(self, i: int, j: int) -> list[XY]:
+        """Polyline from point i to point j (both included)."""
+        p, q = self.pts[i], self.pts[j]
+        straight = [(float(p[0]), float(p[1])), (float(q[0]), float(q[1]))]
+        if self.convex or self.V[i, j]:
+            return straight
+        if not self.checked[i, j] and self.g.visible_pairs(p[None], q[None])[0]:
+            return straight
+        if self.via is None or not np.isfinite(self.via[i, j]):
+            return straight  # disconnected parts: the caller must bridge them
+        r = int(self.via_arg[i, j])
+        s = int(self.M_arg[r, j])
+        nodes = self.g.node_xy()
+        seq = [r]
+        for _ in range(len(nodes)):
+            if seq[-1] == s:
+                break
+            seq.append(int(self.nxt[seq[-1], s]))
+        return [straight[0], *((float(nodes[k][0]), float(nodes[k][1])) for k in seq), straight[1]]
+
+
+# --------------------------------------------------------------------------- stage 4: order
+# Pieces p = 0..n-1 have end points 2p and 2p+1; an oriented piece (p, d) starts at 2p+d.
+# The tour matrix X has two extra nodes: START (row 2n) and END (column 2n+1) carry the
+# distances to the optional start/end points (0 when absent), so every move is uniform.
+def _augmented(D: np.ndarray, dstart: np.ndarray | None, dend: np.ndarray | None) -> np.ndarray:
+    m = len(D)
+    X = np.zeros((m + 2, m + 2))
+    X[:m, :m] = D
+    if dstart is not None:
+        X[m, :m] = dstart
+        X[:m, m] = dstart
+    if dend is not None:
+        X[:m, m + 1] = dend
+        X[m + 1, :m] = dend
+    return X
+
+
+def _tour_cost(order: np.ndarray, dirs: np.ndarray, X: np.ndarray) -> float:
+    m = len(X) - 2
+    s = 2 * order + dirs
+    e = 2 * order + 1 - dirs
+    E = np.concatenate([[m], e])
+    S = np.concatenate([s, [m + 1]])
+    return float(X[E, S].sum())
+
+
+def _nearest_neighbour(first: int, first_dir: int, X: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    order = [first]
+    dirs = [first_dir]
+    left = np.ones(n, bool)
+    left[first] = False
+    cur_end = 2 * first + 1 - first_dir
+    for _ in range(n - 1):
+        cand = np.nonzero(left)[0]
+        d0 = X[cur_end, 2 * cand]
+        d1 = X[cur_end, 2 * cand + 1]
+        k0, k1 = int(np.argmin(d0)), int(np.argmin(d1))
+        if d0[k0] <= d1[k1]:
+            p, d = int(cand[k0]), 0
+        else:
+            p, d = int(cand[k1]), 1
+        order.append(p)
+        dirs.append(d)
+        left[p] = False
+        cur_end = 2 * p + 1 - d
+    return np.asarray(order), np.asarray(dirs)
+
+
+def _improve(order: np.ndarray, dirs: np.ndarray, X: np.ndarray, max_moves: int) -> tuple[np.ndarray, np.ndarray]:
+    """Best-improvement local search: 2-opt reversals (single flips included) and or-opt moves.
+
+    Each step evaluates the whole neighbourhood as numpy matrices and applies the
+    best move; at most ``max_moves`` steps.
+    """
+    n = len(order)
+    m = len(X) - 2
+    order = order.copy()
+    dirs = dirs.copy()
+    idx = np.arange(n)
+    upper = idx[None, :] >= idx[:, None]
+    for _ in range(max_moves):
+        s = 2 * order + dirs
+        e = 2 * order + 1 - dirs
+        E = np.concatenate([[m], e])  # E[k]: tail of connection k (k = 0..n)
+        S = np.concatenate([s, [m + 1]])  # S[k]: head of connection k
+        link = X[E, S]  # (n+1,)
+        # 2-opt: reverse [i..j]: connections i and j+1 change
+        d2 = X[E[:n, None], e[None, :]] + X[s[:, None], S[None, 1:]] - link[:n, None] - link[None, 1:]
+        d2 = np.where(upper, d2, np.inf)
+        k2 = int(np.argmin(d2))
+        best = float(d2.flat[k2])
+        move: tuple = ("2opt", k2 // n, k2 % n)
+        # or-opt: move block [i, i+L) into connection k (k < i or k > i+L), either orientation
+        for L in (1, 2, 3):
+            if L >= n:
+                break
+            i = np.arange(n - L + 1)
+            bs_f, be_f = s[i], e[i + L - 1]
+            removal = link[i + L] + link[i] - X[E[i], S[i + L]]  # gain of closing the gap
+            k = np.arange(n + 1)
+            valid = (k[None, :] < i[:, None]) | (k[None, :] > (i + L)[:, None])
+            for rev in (0, 1):
+                bs, be = (be_f, bs_f) if rev else (bs_f, be_f)
+                ins = X[E[None, :], bs[:, None]] + X[be[:, None], S[None, :]] - link[None, :]
+                delta = np.where(valid, ins - removal[:, None], np.inf)
+                kk = int(np.argmin(delta))
+                if delta.flat[kk] < best:
+                    best = float(delta.flat[kk])
+                    move = ("or", int(i[kk // (n + 1)]), L, rev, kk % (n + 1))
+        if best >= -1e-7:
+            break
+        if move[0] == "2opt":
+            _, a, b = move
+            order[a : b + 1] = order[a : b + 1][::-1].copy()
+            dirs[a : b + 1] = 1 - dirs[a : b + 1][::-1]
+        else:
+            _, a, L, rev, k = move
+            blk_o, blk_d = order[a : a + L].copy(), dirs[a : a + L].copy()
+            if rev:
+                blk_o, blk_d = blk_o[::-1], 1 - blk_d[::-1]
+            if k < a:
+                order = np.concatenate([order[:k], blk_o, order[k:a], order[a + L :]])
+                dirs = np.concatenate([dirs[:k], blk_d, dirs[k:a], dirs[a + L :]])
+            else:
+                order = np.concatenate([order[:a], order[a + L : k], blk_o, order[k:]])
+                dirs = np.concatenate([dirs[:a], dirs[a + L : k], blk_d, dirs[k:]])
+    return order, dirs
+
+
+def _order_pieces(X: np.ndarray, n: int, has_start: bool, max_starts: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """Best of a few nearest-neighbour starts, each improved by bounded local search."""
+    m = 2 * n
+    starts: list[tuple[int, int]] = []
+    if has_start:
+        k = int(np.argmin(X[m, :m]))
+        starts.append((k // 2, k % 2))
+    # pieces are indexed along the sweep-offset axis: the first and last lines are natural starts
+    for cand in [(0, 0), (0, 1), (n - 1, 0), (n - 1, 1)]:
+        if cand not in starts:
+            starts.append(cand)
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    max_moves = MAX_LOCAL_SEARCH_PASSES * max(1, n)
+    for p, d in starts[:max_starts]:
+        o, ds = _nearest_neighbour(p, d, X, n)
+        o, ds = _improve(o, ds, X, max_moves)
+        c = _tour_cost(o, ds, X)
+        if best is None or c < best[0] - 1e-9:
+            best = (c, o, ds)
+    assert best is not None
+    return best[1], best[2]
+
+
+# --------------------------------------------------------------------------- one direction, in full
+@dataclass
+class _Planned:
+    angle: float
+    path: list[XY]
+    camera: list[bool]  # per path segment
+    length: float
+
+
+def _plan_direction(
+    free_c: BaseGeometry,
+    angle: float,
+    swath_m: float,
+    start_c: XY | None,
+    end_c: XY | None,
+    graph_cache: dict[float, InsideGraph],
+) -> _Planned | None:
+    c, s = _rot(angle)
+    # rotate by -angle: sweeps along x
+    fwd = lambda a: np.column_stack([a[:, 0] * c + a[:, 1] * s, -a[:, 0] * s + a[:, 1] * c])  # noqa: E731
+    back = lambda a: np.column_stack([a[:, 0] * c - a[:, 1] * s, a[:, 0] * s + a[:, 1] * c])  # noqa: E731
+    free_rot = shapely.transform(free_c, fwd)
+    pieces, _spacing, _n = _pieces(free_rot, swath_m)
+    if len(pieces) == 0:
+        return None
+    pieces_c = back(pieces.reshape(-1, 2)).reshape(-1, 2, 2)  # back in the (centred) area frame
+    pts = pieces_c.reshape(-1, 2)  # endpoint 2p = piece start (low x), 2p+1 = end
+    graph = graph_cache.get(0.0)
+    if graph is None:
+        graph = InsideGraph(free_c)
+        graph_cache[0.0] = graph
+    conn = _Connector(graph, pts)
+    dstart = np.hypot(*(pts - np.asarray(start_c)).T) if start_c is not None else None
+    dend = np.hypot(*(pts - np.asarray(end_c)).T) if end_c is not None else None
+    X = _augmented(conn.D, dstart, dend)
+    order, dirs = _order_pieces(X, len(pieces), start_c is not None)
+    path: list[XY] = []
+    camera: list[bool] = []  # per path segment: a sweep (camera on) or a connection
+
+    def go(q: XY, on: bool) -> None:
+        if path and path[-1] == q:
+            return
+        if path:
+            camera.append(on)
+        path.append(q)
+
+    for k, (p, d) in enumerate(zip(order.tolist(), dirs.tolist())):
+        a_idx, b_idx = 2 * p + d, 2 * p + 1 - d
+        a = (float(pts[a_idx][0]), float(pts[a_idx][1]))
+        b = (float(pts[b_idx][0]), float(pts[b_idx][1]))
+        if k > 0:
+            prev_end = 2 * order[k - 1] + 1 - dirs[k - 1]
+            for q in conn.path(int(prev_end), a_idx)[1:-1]:
+                go(q, False)
+        go(a, False)
+        if path[-1] == b:  # a zero-length piece cannot happen (MIN_PIECE_M) but keep the invariant
+            continue
+        go(b, True)
+    length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
+    return _Planned(angle, path, camera, length)
+
+
+def _edge_sweeps(free_c: BaseGeometry, planned: _Planned) -> list[bool]:
+    """Camera flags with connections that run along the area's boundary switched on.
+
+    A turn from one sweep's end to the next sweep's start often runs along a
+    boundary edge; keeping the camera on there images the band along the edge
+    that straight sweeps ending on a slanted boundary leave as small triangles.
+    It costs no extra flight.
+    """
+    flags = list(planned.camera)
+    conn_idx = [i for i, on in enumerate(flags) if not on]
+    if not conn_idx:
+        return flags
+    band = free_c.boundary.buffer(EDGE_TOL_M, quad_segs=1)
+    shapely.prepare(band)
+    P = np.asarray(planned.path)
+    segs = shapely.linestrings(np.stack([P[conn_idx], P[np.asarray(conn_idx) + 1]], axis=1))
+    along = shapely.covers(band, segs)
+    for i, on in zip(conn_idx, along.tolist()):
+        if on:
+            flags[i] = True
+    return flags
+
+
+# --------------------------------------------------------------------------- entry point
+def plan_coverage(
+    free_area_local: Polygon | MultiPolygon,
+    swath_m: float,
+    *,
+    coverage_target: float = 0.995,
+    start: XY | None = None,
+    end: XY | None = None,
+    angles_deg: Sequence[float] | None = None,
+    max_candidates: int = MAX_CANDIDATE_ANGLES,
+    max_full: int = MAX_FULL_EVALUATIONS,
+    edge_sweeps: bool = True,
+) -> CoverageResult:
+    """Plan a boustrophedon survey of ``free_area_local`` with sweeps ``swath_m`` apart.
+
+    ``start``/``end`` (local metres, e.g. the dock) make the order prefer to begin
+    and finish near them (straight-line distance; the caller plans the real
+    transit). ``edge_sweeps`` keeps the camera on along connections that run
+    along the boundary (free extra coverage, see ``_edge_sweeps``). ``angles_deg`` restricts the directions tried (0 and 90 are
+    added). ``coverage_target`` is reported against, not forced: a boundary
+    not parallel to the sweeps leaves small triangles no straight sweep inside
+    the area can image; ``CoverageResult.coverage_fraction`` says how much.
+
+    Raises ``InvalidArgument`` for an empty or degenerate area, a swath <= 0 or
+    a survey that would need more than ``MAX_PIECES`` sweep pieces.
+    """
+    if not isinstance(swath_m, (int, float)) or not math.isfinite(swath_m) or swath_m <= 0:
+        raise InvalidArgument(f"swath_m must be > 0 m, got {swath_m!r}")
+    if not 0 < coverage_target <= 1:
+        raise InvalidArgument(f"coverage_target must be in (0, 1], got {coverage_target}")
+    if free_area_local is None or free_area_local.is_empty:
+        raise InvalidArgument("the free area is empty: the area is wholly inside no-fly zones or was not given")
+    if not isinstance(free_area_local, (Polygon, MultiPolygon)):
+        raise InvalidArgument(f"the free area must be a Polygon or MultiPolygon, got {free_area_local.geom_type}")
+    if not free_area_local.is_valid:
+        free_area_local = shapely.make_valid(free_area_local)
+        polys = _polygons(free_area_local)
+        free_area_local = polys[0] if len(polys) == 1 else MultiPolygon(polys)
+    area = free_area_local.area
+    if area < 1.0:
+        raise InvalidArgument(f"the free area is degenerate ({area:.3g} m²)")
+    minx, miny, maxx, maxy = free_area_local.bounds
+    approx_lines = (math.hypot(maxx - minx, maxy - miny)) / swath_m
+    if approx_lines > MAX_PIECES:
+        raise InvalidArgument(
+            f"a swath of {swath_m:g} m needs about {approx_lines:.0f} sweeps across this area, "
+            f"more than the {MAX_PIECES} allowed: use a wider swath or a smaller area"
+        )
+    # work centred on the centroid for numerical headroom
+    cx, cy = free_area_local.centroid.x, free_area_local.centroid.y
+    free_c = shapely.transform(free_area_local, lambda a: a - np.array([cx, cy]))
+    start_c = (start[0] - cx, start[1] - cy) if start is not None else None
+    end_c = (end[0] - cx, end[1] - cy) if end is not None else None
+
+    if angles_deg is None:
+        cands = candidate_angles(free_c, max_candidates)
+    else:
+        cands = []
+        for a in [0.0, 90.0, *angles_deg][: max(2, max_candidates)]:
+            a = float(a) % 180.0
+            if a not in cands:
+                cands.append(a)
+    ranked: list[tuple[float, int, float]] = []
+    for i, a in enumerate(cands):
+        c, s = _rot(a)
+        rot = shapely.transform(free_c, lambda p: np.column_stack([p[:, 0] * c + p[:, 1] * s, -p[:, 0] * s + p[:, 1] * c]))
+        pcs, spacing, n = _pieces(rot, swath_m)
+        ranked.append((_estimate(pcs, spacing, n), i, a))
+    ranked.sort()
+    full = [a for _, _, a in ranked[: max(1, max_full)]]
+    for a in (0.0, 90.0):
+        if a not in full:
+            full.append(a)
+    graph_cache: dict[float, InsideGraph] = {}
+    best: _Planned | None = None
+    tried: list[tuple[float, float]] = []
+    for a in full:
+        planned = _plan_direction(free_c, a, swath_m, start_c, end_c, graph_cache)
+        if planned is None:
+            continue
+        tried.append((a, planned.length))
+        if best is None or planned.length < best.length - 1e-6:
+            best = planned
+    if best is None:
+        raise InvalidArgument("no sweep fits in the free area")
+    flags = _edge_sweeps(free_c, best) if edge_sweeps else best.camera
+    path = tuple((p[0] + cx, p[1] + cy) for p in best.path)
+    sweeps = tuple((path[i], path[i + 1]) for i, on in enumerate(flags) if on)
+    length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
+    cov = coverage_fraction(free_area_local, sweeps, swath_m)
+    return CoverageResult(
+        sweeps=sweeps,
+        path=path,
+        path_length_m=length,
+        coverage_fraction=cov,
+        angle_deg=best.angle,
+        swath_m=float(swath_m),
+        free_area_m2=float(area),
+        lower_bound_m=float(area / swath_m),
+        sweep_length_m=float(sum(math.dist(a, b) for a, b in sweeps)),
+        candidates=tuple(tried),
+    )
+
+
+Connector = Callable[[XY, XY], list[XY]]
