@@ -188,13 +188,14 @@ def segment_circle_range(
     segment a→b within ``radius_m`` of (cx, cy), or the distance and ``None`` range when apart.
 
     Returns ``(d, tmin, tmax)``; when the segment stays outside, tmin = tmax = the closest t.
+    A segment without horizontal extent (a vertical climb) returns the full range [0, 1].
     """
     dx, dy = bx - ax, by - ay
     fx, fy = ax - cx, ay - cy
     a = dx * dx + dy * dy
-    if a == 0.0:
+    if a == 0.0:  # a vertical segment: every altitude of it is at this point
         d = math.hypot(fx, fy) - radius_m
-        return d, 0.0, 0.0
+        return d, 0.0, 1.0
     t_close = max(0.0, min(1.0, -(fx * dx + fy * dy) / a))
     d = math.hypot(fx + t_close * dx, fy + t_close * dy) - radius_m
     if d > 0:
@@ -214,9 +215,9 @@ def segment_polygon_range(
 
     If the distance exceeds the buffer, t_min = t_max = 0 and the caller ignores them.
     """
-    if ax == bx and ay == by:
+    if ax == bx and ay == by:  # a vertical segment: every altitude of it is at this point
         p = Point(ax, ay)
-        return float(poly.distance(p)), 0.0, 0.0
+        return float(poly.distance(p)), 0.0, 1.0
     line = shapely.linestrings([[ax, ay], [bx, by]])
     d = float(poly.distance(line))
     if d > buffer_m:

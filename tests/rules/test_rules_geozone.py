@@ -185,3 +185,13 @@ def test_adding_a_zone_never_unblocks(points, base, extra) -> None:  # type: ign
     if before.blocked:
         assert after.blocked
     assert set(before.blocking) <= set(after.blocking)
+
+
+@pytest.mark.parametrize("shape", ["circle", "box"])
+def test_vertical_climb_beside_a_zone_counts_its_whole_height(shape: str) -> None:
+    # the dock sits 10 m outside a zone that starts at 50 m AGL; climbing to 60 m there conflicts
+    z = circle_zone("V1", 160, 0, 150, lower_m=50.0) if shape == "circle" else box_zone("V1", 10, -100, 300, 100, lower_m=50.0)
+    p = simple_plan([(0, 0, 60), (0, -500, 60)])
+    v = run(p, [z])
+    assert [(f.leg_index, f.zone_id) for f in v.findings][:1] == [(0, "V1")]
+    assert not run(simple_plan([(0, 0, 45), (0, -500, 45)]), [z]).blocked
