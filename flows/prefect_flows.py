@@ -50,6 +50,7 @@ for ledger stamps and rules, which may be fixed for a reproducible demo.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -230,7 +231,7 @@ def record_decision_task(decision: dict[str, Any], world: str | None, now: str |
 
 
 @task(name="dispatch", cache_policy=NO_CACHE)
-def dispatch_task(draft_id: str, version: int, actor: str, world: str | None, now: str | None, dry_run: bool, link: str | None) -> dict[str, Any]:
+def dispatch_task(draft_id: str, version: int, actor: str, world: str | None, now: str | None, dry_run: bool, link: str | dict[str, str] | None) -> dict[str, Any]:
     """Dispatch through the service: matching unexpired approval, rules on a fresh world, one claim ever."""
     kwargs: dict[str, Any] = dict(version=version, actor=actor, world_dir=resolve_world_dir(world), now=resolve_now(now), dry_run=dry_run)
     if link:
@@ -293,7 +294,7 @@ def _gate_and_dispatch(
     now: str | None,
     approval_window_s: int,
     dry_run: bool,
-    link: str | None,
+    link: str | dict[str, str] | None,
     dispatched_by: str | None,
     expiry_deployment: str,
     poll_interval_s: int,
@@ -317,7 +318,8 @@ def _gate_and_dispatch(
                 if expire_if_due(draft_id, version, deadline_utc=datetime.fromisoformat(deadline)) == "EXPIRED":
                     _wake_expired(draft_id, version, state["plan_hash"])
 
-            timer = threading.Timer(remaining_s, _on_deadline)
+            # A copy of this context, so the timer thread talks to the same Prefect API as the run.
+            timer = threading.Timer(remaining_s, contextvars.copy_context().run, args=(_on_deadline,))
             timer.daemon = True
             timer.start()
         form = approval_form(draft_id, version, state["plan_hash"] or "")
@@ -397,7 +399,7 @@ def dispatch_mission(
     now: str | None = None,
     approval_window_s: int = DEFAULT_APPROVAL_WINDOW_S,
     dry_run: bool = False,
-    link: str | None = None,
+    link: str | dict[str, str] | None = None,
     dispatched_by: str | None = None,
     expiry_deployment: str = "expire-draft/sortie",
     poll_interval_s: int = 10,
@@ -420,6 +422,7 @@ def daily_patrol(
     now: str | None = None,
     approval_window_s: int = DEFAULT_APPROVAL_WINDOW_S,
     dry_run: bool = False,
+    link: str | dict[str, str] | None = None,
     expiry_deployment: str = "expire-draft/sortie",
     poll_interval_s: int = 10,
 ) -> dict[str, Any]:
@@ -430,7 +433,7 @@ def daily_patrol(
         return {k: summary.get(k) for k in ("draft_id", "version", "status")} | {"artifact_key": key, "outcome": summary.get("status")}
     result = _gate_and_dispatch(
         summary["draft_id"], int(summary["version"]), world=world, now=now, approval_window_s=approval_window_s,
-        dry_run=dry_run, link=None, dispatched_by=None, expiry_deployment=expiry_deployment, poll_interval_s=poll_interval_s,
+        dry_run=dry_run, link=link, dispatched_by=None, expiry_deployment=expiry_deployment, poll_interval_s=poll_interval_s,
     )
     return result | {"artifact_key": key}
 
