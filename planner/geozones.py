@@ -101,16 +101,16 @@ def _is_number(v: Any) -> bool:
 def check_position(value: Any, path: str, problems: list[ZoneProblem]) -> tuple[float, float] | None:
     """A GeoJSON position ``[lon, lat]`` (an optional third altitude is ignored), range-checked."""
     if not isinstance(value, list) or len(value) not in (2, 3) or not all(_is_number(v) for v in value):
-        problems.append((path, f"a position must be [lon, lat] numbers, got {value!r}"))
+        problems.append((path, f"a position must be two numbers, lon then lat, got {value!r}"))
         return None
     lon, lat = float(value[0]), float(value[1])
     ok = True
     if not -180.0 <= lon <= 180.0:
-        problems.append((path, f"longitude {lon} is outside [-180, 180] (positions are [lon, lat])"))
+        problems.append((path, f"longitude {lon} is outside [-180, 180] (positions are lon, lat in that order)"))
         ok = False
     if not -90.0 <= lat <= 90.0:
         hint = " — looks like swapped lat/lon" if -90.0 <= lon <= 90.0 else ""
-        problems.append((path, f"latitude {lat} is outside [-90, 90] (positions are [lon, lat]){hint}"))
+        problems.append((path, f"latitude {lat} is outside [-90, 90] (positions are lon, lat in that order){hint}"))
         ok = False
     return (lon, lat) if ok else None
 

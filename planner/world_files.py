@@ -316,6 +316,7 @@ class _Reader:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.problems: list[WorldProblem] = []
+        self.zone_paths: dict[tuple[str, str], str] = {}
 
     def add(self, file: str, path: str, message: str) -> None:
         self.problems.append(WorldProblem(file, path, message))
@@ -556,6 +557,23 @@ def _pois(reader: _Reader, m: PoisFileModel) -> list[Poi]:
     return out
 
 
+def _zone_paths(data: Any) -> dict[str, str]:
+    """identifier -> JSON path of its feature, in either standard (for locating cross-file problems)."""
+    if not isinstance(data, dict):
+        return {}
+    key = "UASZoneList" if "UASZoneList" in data else "features"
+    feats = data.get(key) if isinstance(data.get(key), list) else []
+    out: dict[str, str] = {}
+    for i, f in enumerate(feats):
+        if not isinstance(f, dict):
+            continue
+        props = f.get("properties") if isinstance(f.get("properties"), dict) else f
+        ident = props.get("identifier")
+        if isinstance(ident, str):
+            out.setdefault(ident, f"$.{key}[{i}]")
+    return out
+
+
 def _zones(reader: _Reader) -> list[Geozone]:
     folder = reader.root / "zones"
     if not folder.is_dir():
@@ -569,6 +587,7 @@ def _zones(reader: _Reader) -> list[Geozone]:
             continue
         zones, probs = parse_geozones(data, rel)
         reader.add_zone_problems(rel, probs)
+        reader.zone_paths.update({(rel, zid): zpath for zid, zpath in _zone_paths(data).items()})
         for z in zones:
             if z.id in first:
                 reader.add(rel, "$", f"duplicate zone id {z.id!r} (also in {first[z.id]})")
@@ -603,7 +622,7 @@ def _check_locality(reader: _Reader, items: list[tuple[str, str, float, float]])
         swapped_ok = -90 <= lon <= 90 and _distance_m(lat, lon, mid_lon, mid_lat) <= MAX_WORLD_SPAN_M
         if swapped_ok:
             reader.add(file, path, f"looks like swapped lat/lon: [{lon}, {lat}] is {d / 1000:.0f} km from the rest "
-                                   f"of the world, [{lat}, {lon}] would fit; positions are [lon, lat]")
+                                   f"of the world, [{lat}, {lon}] would fit; positions are lon, lat in that order")
         else:
             reader.add(file, path, f"[{lon}, {lat}] is {d / 1000:.0f} km from the rest of the world "
                                    f"(median [{mid_lon:.5f}, {mid_lat:.5f}]); a world spans at most "
@@ -699,7 +718,7 @@ def _read(root: Path) -> tuple[World | None, list[WorldProblem]]:
     for z in zones:
         c = z.volumes[0].horizontal
         pt = (c.lon, c.lat) if hasattr(c, "radius_m") else c.representative_point().coords[0]
-        items.append((z.source, f"$ (zone {z.id})", pt[0], pt[1]))
+        items.append((z.source, reader.zone_paths.get((z.source, z.id), "$"), pt[0], pt[1]))
     _check_locality(reader, items)
 
     if reader.problems or world_m is None or weather is None or fleet_m is None or docks_m is None or users_m is None:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from flows.cli.app import JsonOpt, NowOpt, WorldOpt, app, console, run
@@ -93,7 +94,7 @@ def _limit(value: float | None, unbounded: str) -> str:
 
 def _render_show(r: dict[str, Any]) -> None:
     c = r["counts"]
-    console.print(f"[bold]{r['world']}[/] ({r['root']}) at {r['now']}  snapshot {r['snapshot_hash'][:12]}")
+    console.print(f"[bold]{escape(r['world'])}[/] ({escape(r['root'])}) at {r['now']}  snapshot {r['snapshot_hash'][:12]}")
     console.print(", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.items()), highlight=False)
     zt = Table(title="Geozones")
     for col in ("id", "restriction", "applies now", "volumes", "name"):
@@ -101,13 +102,13 @@ def _render_show(r: dict[str, Any]) -> None:
     for z in r["zones"]:
         vols = "; ".join(f"{v['shape']} {_limit(v['lower_m'], 'GND')}–{_limit(v['upper_m'], 'UNL')} m {v['upper_ref']}"
                          for v in z["volumes"])
-        zt.add_row(z["id"], z["restriction"], "yes" if z["applies_now"] else "no", vols, z["name"])
+        zt.add_row(escape(z["id"]), z["restriction"], "yes" if z["applies_now"] else "no", vols, escape(z["name"]))
     console.print(zt)
     dt = Table(title="Drones")
     for col in ("id", "model", "dock", "tenant", "status", "battery %", "telemetry age"):
         dt.add_column(col)
     for d in r["drones"]:
-        dt.add_row(d["id"], d["model"], d["dock"], d["tenant"], d["status"], f"{d['battery_pct']:g}",
+        dt.add_row(escape(d["id"]), escape(d["model"]), escape(d["dock"]), escape(d["tenant"]), d["status"], f"{d['battery_pct']:g}",
                    _age(d["telemetry_age_s"]))
     console.print(dt)
     w = r["weather"]["now"]
@@ -118,7 +119,7 @@ def _render_show(r: dict[str, Any]) -> None:
         console.print(f"Weather now: wind {w['wind_speed_10m_mps']} m/s, gusts {w['wind_gusts_10m_mps']} m/s, "
                       f"{w['temperature_2m_c']} °C, precipitation {w['precipitation_mm']} mm", highlight=False)
     if r["attribution"]:
-        console.print(r["attribution"], style="dim", highlight=False)
+        console.print(escape(r["attribution"]), style="dim", highlight=False)
 
 
 @world_app.command("show")
@@ -149,7 +150,8 @@ def world_problems(folder: str) -> dict[str, Any]:
 
 def _render_validate(r: dict[str, Any]) -> None:
     counts = ", ".join(f"{v} {k}" for k, v in r["counts"].items())
-    console.print(f"OK: world {r['world']} ({r['root']}) is valid: {counts}", highlight=False)
+    console.print(f"OK: world {escape(r['world'])} ({escape(r['root'])}) is valid: {counts}", highlight=False,
+                  soft_wrap=True)
 
 
 @world_app.command("validate")

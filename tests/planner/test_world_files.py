@@ -289,3 +289,11 @@ def test_a_world_that_is_far_away_but_consistent_is_fine(tmp_path: Path) -> None
         _edit(root, name, shift, replace=True)
     w = load_world(root)
     assert 34.9 < w.dock("DOCK-A").lon < 35.0
+
+
+def test_swapped_zone_centre_is_located_at_its_feature(tmp_path: Path) -> None:
+    root = _copy_demo(tmp_path)
+    _edit(root, "zones/helx.json",
+          lambda d: d["features"][0]["geometry"][0]["horizontalProjection"].update(center=[60.16459, 24.94897]))
+    problems = [p for p in validate_world(root) if "swapped" in p.message]
+    assert [(p.file, p.path) for p in problems] == [("zones/helx.json", "$.features[0]")]
