@@ -177,12 +177,16 @@ class SimVehicle:
         self._thread: threading.Thread | None = None
         self._last_hb_s = 0.0
         self.conn = mavutil.mavlink_connection(listen, source_system=system_id, source_component=component_id)
+        self._address = self._bound_address()
 
     # --- public surface -------------------------------------------------------------------
 
     @property
     def address(self) -> str:
         """The connection string a ground station uses to reach this vehicle (``udpout:host:port``)."""
+        return self._address
+
+    def _bound_address(self) -> str:
         sock = getattr(self.conn, "port", None)
         if sock is None or not hasattr(sock, "getsockname"):
             return self.listen

@@ -1,0 +1,103 @@
+"""``sortie sim-vehicle``: run the simulated vehicle in the foreground.
+
+It answers the MAVLink mission protocol on ``--listen`` (upload and download
+of mission, fence and rally, heartbeats) with optional faults, until Ctrl-C or
+``--duration`` seconds, then prints what it holds. Point ``sortie dispatch
+DRAFT --link udpout:127.0.0.1:PORT`` at it from another terminal.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+import typer
+
+os.environ.setdefault("MAVLINK20", "1")
+
+from flows.cli.app import JsonOpt, app, console, err_console, run  # noqa: E402
+from planner.errors import InvalidArgument  # noqa: E402
+from planner.mission_items import MISSION_TYPE_NAMES, command_name  # noqa: E402
+
+__all__ = ["sim_vehicle_cmd", "sim_summary"]
+
+
+def sim_summary(sim: Any) -> dict[str, Any]:
+    """What the simulator holds and counted: JSON-able, for the command's output."""
+    held = sim.missions
+    return {
+        "listen": sim.listen,
+        "address": sim.address,
+        "dialect": sim.dialect,
+        "stats": dict(vars(sim.stats)),
+        "missions": {
+            MISSION_TYPE_NAMES[t]: [
+                {"seq": i.seq, "command": command_name(i.command), "lat": i.lat, "lon": i.lon, "alt_m": i.alt_m}
+                for i in items
+            ]
+            for t, items in sorted(held.items())
+        },
+    }
+
+
+@app.command("sim-vehicle")
+def sim_vehicle_cmd(
+    listen: Annotated[
+        str, typer.Option("--listen", help="pymavlink connection string to listen on, e.g. udpin:127.0.0.1:14560.")
+    ] = "udpin:127.0.0.1:14560",
+    dialect: Annotated[str, typer.Option("--dialect", help="ardupilot (seq 0 = home) or px4.")] = "ardupilot",
+    drop: Annotated[float, typer.Option("--drop", help="Fraction of incoming and outgoing messages to drop (0–0.9).")] = 0.0,
+    lose_final_ack: Annotated[
+        bool, typer.Option("--lose-final-ack", help="Store uploads but never deliver the final ACCEPTED ack.")
+    ] = False,
+    reject: Annotated[bool, typer.Option("--reject", help="Refuse every mission upload.")] = False,
+    reject_result: Annotated[
+        str, typer.Option("--reject-result", help="The MAV_MISSION_RESULT a --reject answers with.")
+    ] = "MAV_MISSION_DENIED",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the drop RNG.")] = 0,
+    duration: Annotated[
+        float | None, typer.Option("--duration", help="Stop after this many seconds (default: until Ctrl-C).")
+    ] = None,
+    heartbeat_s: Annotated[float, typer.Option("--heartbeat-s", help="Heartbeat period in seconds.")] = 1.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a simulated vehicle that answers the MAVLink mission protocol, with fault injection."""
+
+    def body() -> dict[str, Any]:
+        from flows.simulator import SimVehicle
+
+        if dialect not in ("ardupilot", "px4"):
+            raise InvalidArgument(f"--dialect {dialect!r}: expected ardupilot or px4")
+        if not 0.0 <= drop <= 0.9:
+            raise InvalidArgument(f"--drop {drop} must be between 0 and 0.9")
+        if duration is not None and duration <= 0:
+            raise InvalidArgument("--duration must be > 0")
+        log = None if as_json else (lambda text: err_console.print(f"sim: {text}", markup=False, highlight=False))
+        try:
+            sim = SimVehicle(
+                listen, dialect,  # type: ignore[arg-type]
+                drop=drop, lose_final_ack=lose_final_ack, reject=reject_result if reject else None,
+                seed=seed, heartbeat_s=heartbeat_s, log=log,
+            )
+        except OSError as exc:
+            raise InvalidArgument(f"cannot listen on {listen!r}: {exc}") from None
+        if not as_json:
+            err_console.print(
+                f"sim-vehicle ({dialect}) listening on {listen}; dispatch with --link {sim.address}"
+                + (" (Ctrl-C to stop)" if duration is None else f" for {duration:g} s"),
+                markup=False,
+                highlight=False,
+            )
+        try:
+            sim.serve(duration)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sim.stop()
+        return sim_summary(sim)
+
+    def render(result: dict[str, Any]) -> None:
+        counts = ", ".join(f"{k} {len(v)}" for k, v in result["missions"].items())
+        console.print(f"held: {counts}; stats: {result['stats']}", markup=False, highlight=False)
+
+    run(body, as_json, render)
