@@ -14,6 +14,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from flows.cli import world_cmds  # noqa: E402,F401
 from flows.cli import workflow_cmds  # noqa: E402,F401
 from flows.cli import intent_cmds  # noqa: E402,F401
+from flows.cli import vehicle_cmds  # noqa: E402,F401
 from flows.cli import serve_cmds  # noqa: E402,F401
 from flows.cli.app import app  # noqa: E402
 
