@@ -105,6 +105,7 @@ def evaluate(rule: GeozoneClearanceRule, sortie: Sortie, env: Env) -> list[Findi
         alt_lo, alt_hi = min(lo, hi), max(lo, hi)
         if alt_hi < lower or alt_lo > upper:
             continue
+        alt_lo, alt_hi = max(alt_lo, lower), min(alt_hi, upper)  # report the altitudes flown inside the band
         prev = hits.get(key)
         if prev is None:
             hits[key] = (d, alt_lo, alt_hi)
