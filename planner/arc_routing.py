@@ -39,6 +39,7 @@ __all__ = [
     "ArcRoutingResult",
     "UNSERVED_OUT_OF_RANGE",
     "route_lanes",
+    "deadhead_matrix",
 ]
 
 UNSERVED_OUT_OF_RANGE = "out_of_range"
@@ -139,6 +140,15 @@ class _Deadheads:
         if self.transit is None or i == j:
             return [a, b]
         return [tuple(p) for p in self.transit.path(a, b)]
+
+
+def deadhead_matrix(points: np.ndarray, transit=None) -> tuple[np.ndarray, _Deadheads]:
+    """All-pairs flight distances between ``points`` (straight, or around ``transit``'s obstacles).
+
+    Returns the (n, n) matrix and an object whose ``path(i, j)`` gives the polyline.
+    """
+    dh = _Deadheads(np.asarray(points, dtype=float).reshape(-1, 2), transit)
+    return dh.D, dh
 
 
 # ------------------------------------------------------------------ chains

@@ -1,0 +1,109 @@
+"""planner.mission: plans for the demo world — feasible, deterministic, honest about what is left."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timezone
+
+import pytest
+from shapely.geometry import LineString
+
+from flows.context import DEMO_WORLD_DIR
+from planner.job import Job
+from planner.mission import BATTERY_SWAP_S, plan_mission, usable_energy_wh
+from planner.plan import canonical_json
+from planner.world_files import load_world
+
+START = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+PATROL_FLEET = ("M3TD-01", "M3TD-02", "M4TD-01")
+
+
+@pytest.fixture(scope="module")
+def world():
+    return load_world(DEMO_WORLD_DIR)
+
+
+def _job(world, mission_type: str, region: str = "region-1001") -> Job:
+    return Job(mission_type, world.region(region).area, START, altitude_m=50.0, sensors=frozenset({"THERMAL_CAMERA"}))
+
+
+def _check_feasible(world, plan, drones) -> None:
+    by_id = {d.id: d for d in drones}
+    for s in plan.sorties:
+        d = by_id[s.drone_id]
+        assert s.energy_wh <= usable_energy_wh(d, world.defaults.reserve_fraction) + 1e-6
+        assert s.legs[0].kind == "takeoff" and s.legs[-1].kind == "landing"
+        dock = world.dock(d.dock_id)
+        for wp in (s.legs[0].waypoints[0], s.legs[-1].waypoints[-1]):
+            assert abs(wp.lon - dock.lon) < 1e-6 and abs(wp.lat - dock.lat) < 1e-6
+        assert abs(s.distance_m - sum(l.distance_m for l in s.legs)) < 1e-6
+    # a drone's sorties never overlap and leave the swap time between them
+    for d in by_id:
+        mine = sorted((s for s in plan.sorties if s.drone_id == d), key=lambda s: s.start_at)
+        for a, b in zip(mine, mine[1:]):
+            assert (b.start_at - a.end_at).total_seconds() >= BATTERY_SWAP_S - 1e-6
+        if mine:
+            assert mine[0].start_at == START
+
+
+def _lane_targets(plan) -> list[str]:
+    return [l.target_id for s in plan.sorties for l in s.legs if l.kind == "lane"]
+
+
+def test_fire_lane_patrol_demo_golden(world, golden) -> None:
+    drones = [world.drone(i) for i in PATROL_FLEET]
+    plan = plan_mission(world, _job(world, "FIRE_LANE_PATROL"), drones)
+    _check_feasible(world, plan, drones)
+    assert plan.sorties and _lane_targets(plan)
+    golden.check("firelane_patrol_demo", "plan.json", canonical_json(plan) + "\n")
+
+
+def test_patrol_flies_every_lane_piece_outside_no_fly(world) -> None:
+    drones = [world.drone(i) for i in PATROL_FLEET]
+    job = _job(world, "FIRE_LANE_PATROL")
+    plan = plan_mission(world, job, drones)
+    pieces = plan.parameters["lane_edges"]
+    assert len(_lane_targets(plan)) == pieces  # every piece once (none unserved for range here)
+    fully_blocked = {u.target_id for u in plan.unserved if u.reason == "in a no-fly zone"}
+    assert not fully_blocked & set(_lane_targets(plan))
+
+
+def test_same_input_same_plan(world) -> None:
+    drones = [world.drone(i) for i in PATROL_FLEET]
+    for mission_type in ("FIRE_LANE_PATROL", "POINT_INSPECTION"):
+        job = _job(world, mission_type)
+        assert canonical_json(plan_mission(world, job, drones)) == canonical_json(plan_mission(world, job, drones))
+
+
+def test_weak_fleet_lists_unserved_instead_of_raising(world) -> None:
+    weak = [dataclasses.replace(world.drone("M4TD-01"), battery_pct=4.0)]
+    for mission_type in ("FIRE_LANE_PATROL", "POINT_INSPECTION", "AREA_SURVEY"):
+        plan = plan_mission(world, _job(world, mission_type), weak)
+        _check_feasible(world, plan, weak)
+        assert plan.unserved
+        assert any("range" in u.reason or "energy" in u.reason for u in plan.unserved)
+
+
+def test_survey_splits_over_drones(world) -> None:
+    drones = [world.drone(i) for i in PATROL_FLEET]
+    plan = plan_mission(world, _job(world, "AREA_SURVEY"), drones)
+    _check_feasible(world, plan, drones)
+    assert plan.coverage_fraction is not None and plan.coverage_fraction > 0.95
+    assert len({s.drone_id for s in plan.sorties}) >= 2  # shared out to finish sooner
+    sweeps = [l for s in plan.sorties for l in s.legs if l.kind == "sweep"]
+    assert sweeps and all(l.waypoints[0].action == "CAMERA_ON" for l in sweeps)
+
+
+def test_point_inspection_visits_each_point_once(world) -> None:
+    drones = [world.drone(i) for i in PATROL_FLEET]
+    plan = plan_mission(world, _job(world, "POINT_INSPECTION"), drones)
+    _check_feasible(world, plan, drones)
+    seen = [l.target_id for s in plan.sorties for l in s.legs if l.kind == "inspect"]
+    assert len(seen) == len(set(seen)) == plan.parameters["points"]
+    assert not set(seen) & {u.target_id for u in plan.unserved}
+
+
+def test_no_drones_gives_an_empty_plan_with_reasons(world) -> None:
+    plan = plan_mission(world, _job(world, "FIRE_LANE_PATROL"), [])
+    assert not plan.sorties
+    assert any(u.reason == "no usable drone" for u in plan.unserved)
