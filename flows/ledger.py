@@ -119,7 +119,6 @@ TRANSITIONS: Mapping[tuple[str | None, str], str] = {
     ("WAITING_RESOURCE", "REJECTED"): "an approver closed the request",
     ("WAITING_RESOURCE", "EXPIRED"): "resources did not become available in time",
     ("APPROVED", "APPROVED"): "re-approved after the earlier approval expired",
-    ("APPROVED", "REJECTED"): "the approval was withdrawn before dispatch",
     ("APPROVED", "EXPIRED"): "the approval lapsed and the draft was closed",
     ("APPROVED", "SUPERSEDED"): "a newer version exists; this approval no longer applies",
     ("APPROVED", "DISPATCHED"): "the vehicle accepted the mission",
@@ -133,6 +132,8 @@ TRANSITIONS: Mapping[tuple[str | None, str], str] = {
 DISPATCH_STATUSES = frozenset({"PENDING", "SENT", "ACKED", "UNCERTAIN", "FAILED"})
 _DISPATCH_FINAL = {"ACKED": "DISPATCHED", "SENT": "DISPATCHED", "FAILED": "ABORTED"}
 
+#: One thread is plenty for a ledger; never fetch extensions (a SQLite file would trigger a download).
+_CONFIG = {"threads": 1, "autoinstall_known_extensions": False, "autoload_known_extensions": False}
 _LOCK_BUDGET_S = float(os.environ.get("SORTIE_LEDGER_LOCK_S", "15"))
 _SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "authorization", "credential")
 
@@ -452,9 +453,28 @@ class Ledger:
                 "nothing was created or changed"
             )
 
+    def _corrupt(self) -> LedgerUnavailable:
+        return LedgerUnavailable(
+            f"the ledger file {self.path} is not a DuckDB database (corrupt or a different file); "
+            "it was left untouched: move it aside or restore a backup"
+        )
+
+    def _check_header(self) -> None:
+        """A DuckDB file carries ``DUCK`` at byte 8; anything else is refused before DuckDB touches it."""
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(12)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise LedgerUnavailable(f"cannot read the ledger {self.path}: {exc}") from None
+        if head[8:12] != b"DUCK":
+            raise self._corrupt()
+
     def _open(self) -> duckdb.DuckDBPyConnection:
         """Connect, retrying a lock held by another process within the budget."""
         self._check_missing()
+        self._check_header()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + self.lock_budget_s
         delay = 0.005
@@ -462,14 +482,11 @@ class Ledger:
         while True:
             attempts += 1
             try:
-                return duckdb.connect(str(self.path))
+                return duckdb.connect(str(self.path), config=_CONFIG)
             except duckdb.IOException as exc:
                 text = str(exc)
                 if "not a valid DuckDB database" in text or "not a DuckDB" in text:
-                    raise LedgerUnavailable(
-                        f"the ledger file {self.path} is not a DuckDB database (corrupt or a different file); "
-                        "it was left untouched: move it aside or restore a backup"
-                    ) from None
+                    raise self._corrupt() from None
                 if "lock" not in text.lower():
                     raise LedgerUnavailable(f"cannot open the ledger {self.path}: {text}") from None
                 if time.monotonic() >= deadline:
@@ -756,6 +773,8 @@ class Ledger:
         For callers outside this module (expiry in the Prefect flow, the flight
         monitor); approvals and dispatches have their own methods.
         """
+        if (expected_state, to_state) not in TRANSITIONS:
+            raise Conflict(f"draft {draft_id} v{version}: {expected_state} cannot become {to_state}")
 
         def work(con: duckdb.DuckDBPyConnection) -> DraftRecord:
             current = self._get(con, draft_id, version)
@@ -887,7 +906,11 @@ class Ledger:
         reason: str,
         now: datetime,
     ) -> ApprovalRecord:
-        """Reject one draft version (DRAFT, WAITING_RESOURCE or not yet dispatched APPROVED)."""
+        """Reject one draft version (DRAFT or WAITING_RESOURCE).
+
+        An APPROVED version is not rejected (so a racing approve and reject
+        cannot both win); it expires, or a replan supersedes it.
+        """
         if not reason.strip():
             raise InvalidArgument("a rejection needs a reason")
         return self._decide(
