@@ -127,7 +127,8 @@ def draft_markdown(summary: Mapping[str, Any], png: bytes | None = None) -> str:
         lines += ["| Severity | Rule | Finding |", "|---|---|---|"]
         for f in findings:
             if isinstance(f, Mapping):
-                lines.append(f"| {_cell(f.get('severity'))} | {_cell(f.get('rule_id') or f.get('rule'))} | {_cell(f.get('message'))} |")
+                message = f.get("message_en") or f.get("message") or f.get("message_zh")
+                lines.append(f"| {_cell(f.get('severity'))} | {_cell(f.get('rule_id') or f.get('rule'))} | {_cell(message)} |")
             else:
                 lines.append(f"| – | – | {_cell(f)} |")
     else:

@@ -1,0 +1,366 @@
+"""The Prefect flows end to end against a real Prefect server on 127.0.0.1.
+
+One server for the session (``tests/flows/conftest.py``), a real ledger file,
+real plans from ``flows.service.plan_draft`` on the demo world, and real
+MAVLink uploads to the built-in vehicle simulator over UDP. The suspended
+(deployment) path runs through ``prefect.serve`` in a subprocess, exactly as
+``sortie serve`` does; the paused (local) path runs the flow in a thread of
+the test process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.prefect, pytest.mark.timeout(300)]
+
+#: The demo world's telemetry is from 06:57:30–06:58:00; dispatch needs it younger than 60 s.
+BASE_NOW = "2026-11-29T06:58:{s:02d}+02:00"
+_now_seconds = iter(range(15, 30))
+
+
+def fresh_now() -> str:
+    """A distinct planning time per test, so the same request is never deduplicated into one draft."""
+    return BASE_NOW.format(s=next(_now_seconds))
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The demo world without its geozones: the demo fire-lane plan of region-1001 is then approvable.
+
+    (With the zones, today's plan of region-1001 has blocking airspace findings and the
+    ledger rightly refuses to approve it; these tests are about the approval gate.)
+    """
+    import shutil
+
+    from flows.context import DEMO_WORLD_DIR
+
+    path = tmp_path_factory.mktemp("world") / "demo-no-zones"
+    shutil.copytree(DEMO_WORLD_DIR, path)
+    for zone_file in (path / "zones").iterdir():
+        zone_file.unlink()
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def home(prefect_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One SORTIE_HOME for the module: the test process and the served subprocess share the ledger."""
+    path = tmp_path_factory.mktemp("sortie-home")
+    saved = os.environ.get("SORTIE_HOME")
+    os.environ["SORTIE_HOME"] = str(path)
+    yield path
+    if saved is None:
+        os.environ.pop("SORTIE_HOME", None)
+    else:
+        os.environ["SORTIE_HOME"] = saved
+
+
+SERVE_SCRIPT = """
+from prefect import serve
+from flows.cli.serve_cmds import build_deployments
+serve(*build_deployments(name="test", regions=[], poll_interval_s=1), limit=4, query_seconds=1)
+"""
+
+
+@pytest.fixture(scope="module")
+def served(prefect_server: Any, home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``prefect.serve`` of the sortie deployments (named ``test``) in a subprocess, as ``sortie serve`` runs it."""
+    from prefect import get_client
+
+    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
+    env = dict(prefect_server.env, SORTIE_HOME=str(home), PYTHONPATH=str(REPO))
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SERVE_SCRIPT], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + 120
+        with get_client(sync_client=True) as client:
+            while True:
+                try:
+                    client.read_deployment_by_name("expire-draft/test")
+                    client.read_deployment_by_name("dispatch-mission/test")
+                    break
+                except Exception:  # noqa: BLE001 - not registered yet
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"serve did not come up:\n{log_path.read_text(errors='replace')[-3000:]}")
+                    time.sleep(0.5)
+        yield "test"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=10)
+
+
+@pytest.fixture
+def vehicles(world: str) -> Iterator[Callable[[list[str]], dict[str, Any]]]:
+    """Simulated vehicles, one per drone of a plan; ``make(drones)`` → {drone_id: SimVehicle}."""
+    from flows.service import load_world_at
+    from flows.simulator import SimVehicle
+
+    loaded = load_world_at(world)
+    started: list[Any] = []
+
+    def make(drones: list[str]) -> dict[str, Any]:
+        out = {}
+        for drone_id in sorted(set(drones)):
+            sim = SimVehicle("udpin:127.0.0.1:0", loaded.drone(drone_id).autopilot).start()
+            started.append(sim)
+            out[drone_id] = sim
+        return out
+
+    yield make
+    for sim in started:
+        sim.stop()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def plan(now: str, world: str, *, text: str = "巡一遍消防通道", region_id: str = "region-1001") -> dict[str, Any]:
+    """A real draft through the service (what plan_mission's task calls)."""
+    from flows import service
+    from flows.artifacts import summary_dict
+
+    summary = summary_dict(
+        service.plan_draft(
+            text=text, region_id=region_id, requested_by="li.wei", world_dir=world, now=datetime.fromisoformat(now)
+        )
+    )
+    assert summary["plan_hash"], f"the demo request did not plan: {summary['status']} {summary.get('missing')}"
+    return summary
+
+
+def links(sims: dict[str, Any]) -> dict[str, str]:
+    return {drone: sim.address for drone, sim in sims.items()}
+
+
+def wait_for(what: str, probe: Callable[[], Any], budget_s: float, interval_s: float = 0.5) -> Any:
+    deadline = time.monotonic() + budget_s
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {budget_s} s waiting for {what}")
+        time.sleep(interval_s)
+
+
+def read_run(run_id: UUID) -> Any:
+    from prefect import get_client
+
+    with get_client(sync_client=True) as client:
+        return client.read_flow_run(run_id)
+
+
+def waiting_run(draft_id: str, version: int, budget_s: float) -> Any:
+    from flows.prefect_resume import find_waiting_runs
+
+    return wait_for(f"a run waiting on {draft_id} v{version}", lambda: find_waiting_runs(draft_id, version), budget_s)[0]
+
+
+def in_thread(fn: Callable[..., Any], **kwargs: Any) -> tuple[threading.Thread, dict[str, Any]]:
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = fn(**kwargs)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def ledger_view(draft_id: str, version: int) -> tuple[str, list[Any], list[Any], list[Any]]:
+    from flows.ledger import open_ledger
+
+    ledger = open_ledger()
+    return (
+        ledger.get_draft(draft_id, version).state,
+        ledger.approvals(draft_id, version),
+        [d for d in ledger.dispatches(draft_id) if d.version == version],
+        ledger.events(draft_id),
+    )
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_plan_mission_publishes_the_draft_artifact(home: Path, world: str, served: str) -> None:
+    """plan → draft recorded → artifact ``draft-<id>-v<n>`` readable by key with table, findings, map, how to approve."""
+    from prefect.artifacts import Artifact
+
+    from flows.artifacts import artifact_key
+    from flows.prefect_flows import plan_mission
+
+    out = plan_mission(text="巡一遍消防通道", requested_by="li.wei", region_id="region-1001", world=world, now=fresh_now())
+    assert out["artifact_key"] == artifact_key(out["draft_id"], out["version"])
+    assert out["artifact_key"].startswith("draft-") and out["artifact_key"].endswith(f"-v{out['version']}")
+    artifact = Artifact.get(out["artifact_key"])
+    assert artifact is not None and artifact.type == "markdown"
+    text = str(artifact.data)
+    state, _, _, _ = ledger_view(out["draft_id"], out["version"])
+    assert state == out["status"] == "DRAFT"
+    assert f"# Draft {out['draft_id']} v{out['version']}" in text
+    assert out["plan_hash"] in text
+    assert "| # | Drone | Dock | Distance (km) | Duration (min) | Energy (Wh) | Battery % |" in text
+    assert "## Findings" in text
+    assert "](data:image/png;base64,iVBOR" in text  # a PNG inlined as a data URI
+    assert f"sortie approve {out['draft_id']} --version {out['version']}" in text
+
+
+def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, world: str, vehicles: Callable[..., Any]) -> None:
+    """A local run pauses; a resume naming another plan hash is refused and it waits again; the right one dispatches once."""
+    from prefect import get_client
+
+    from flows import service
+    from flows.prefect_flows import dispatch_mission
+
+    now = fresh_now()
+    draft = plan(now, world)
+    sims = vehicles([s["drone"] for s in draft["sorties"]])
+    thread, box = in_thread(
+        dispatch_mission, draft_id=draft["draft_id"], version=draft["version"], world=world, now=now, link=links(sims), poll_interval_s=1
+    )
+    run = waiting_run(draft["draft_id"], draft["version"], 60)
+    assert run.state.name == "Paused"
+    base = {"draft_id": draft["draft_id"], "version": draft["version"], "decision": "approve", "approver": "chen.jing", "comment": ""}
+    with get_client(sync_client=True) as client:
+        refused = client.resume_flow_run(run.id, run_input=dict(base, plan_hash="0" * 64))
+        assert str(refused.status.value).upper() == "ACCEPT"  # the server only checks the schema
+        wait_for("the run to wait again", lambda: (st := read_run(run.id).state).name == "Paused" and st.id != run.state.id, 60)
+        state, approvals, dispatches, _ = ledger_view(draft["draft_id"], draft["version"])
+        assert (state, approvals, dispatches) == ("DRAFT", [], [])
+        accepted = client.resume_flow_run(run.id, run_input=dict(base, plan_hash=draft["plan_hash"]))
+        assert str(accepted.status.value).upper() == "ACCEPT"
+    thread.join(90)
+    assert not thread.is_alive() and "error" not in box, box.get("error")
+    assert box["result"]["outcome"] == "DISPATCHED"
+    state, approvals, dispatches, events = ledger_view(draft["draft_id"], draft["version"])
+    assert state == "DISPATCHED"
+    assert [(a.approver, a.decision, a.plan_hash) for a in approvals] == [("chen.jing", "APPROVED", draft["plan_hash"])]
+    assert len(dispatches) == 1 and dispatches[0].status == "ACKED"
+    assert sum(sim.stats.uploads_completed for sim in sims.values()) >= len(sims)
+    assert read_run(run.id).state.name == "Completed"
+    again = service.dispatch(
+        draft["draft_id"], draft["version"], actor="chen.jing", now=datetime.fromisoformat(now), link=links(sims), world_dir=world
+    )
+    assert again.first is False  # the ledger hands back the first outcome; nothing is sent twice
+    assert len(ledger_view(draft["draft_id"], draft["version"])[2]) == 1
+
+
+def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: str, served: str, vehicles: Callable[..., Any]) -> None:
+    """A served run suspends (no process held); approve in the ledger + resume_waiting_run → it restarts and dispatches once."""
+    from prefect.deployments import run_deployment
+
+    from flows import service
+    from flows.prefect_resume import resume_waiting_run
+
+    now = fresh_now()
+    draft = plan(now, world)
+    sims = vehicles([s["drone"] for s in draft["sorties"]])
+    started = run_deployment(
+        f"dispatch-mission/{served}",
+        parameters={"draft_id": draft["draft_id"], "version": draft["version"], "world": world, "now": now, "link": links(sims)},
+        timeout=0,
+    )
+    run = waiting_run(draft["draft_id"], draft["version"], 120)
+    assert run.id == started.id and run.state.name == "Suspended"
+    assert f"draft:{draft['draft_id']}:v{draft['version']}" in run.tags
+    # what `sortie approve` does: the ledger first, then wake the run
+    service.approve(
+        draft["draft_id"], draft["version"], approver="chen.jing", plan_hash=draft["plan_hash"], now=datetime.fromisoformat(now), world_dir=world
+    )
+    assert resume_waiting_run(draft["draft_id"], draft["version"], plan_hash=draft["plan_hash"], approver="chen.jing") == run.id
+    final = wait_for("the resumed run to finish", lambda: (r := read_run(run.id)).state.is_final() and r, 150)
+    assert final.state.name == "Completed", final.state.message
+    state, approvals, dispatches, _ = ledger_view(draft["draft_id"], draft["version"])
+    assert state == "DISPATCHED"
+    assert len(approvals) == 1 and len(dispatches) == 1 and dispatches[0].status == "ACKED"
+    assert resume_waiting_run(draft["draft_id"], draft["version"], plan_hash=draft["plan_hash"], approver="chen.jing") is None
+
+
+def test_daily_patrol_waits_and_an_unapproved_draft_expires(home: Path, world: str) -> None:
+    """daily_patrol plans, publishes and waits; nobody approves → the draft is EXPIRED with an event, the run Completes."""
+    from prefect.artifacts import Artifact
+
+    from flows.prefect_flows import EXPIRY_ACTOR, daily_patrol
+
+    thread, box = in_thread(daily_patrol, region_id="region-1001", world=world, now=fresh_now(), approval_window_s=3, poll_interval_s=1)
+    thread.join(90)
+    assert not thread.is_alive() and "error" not in box, box.get("error")
+    result = box["result"]
+    assert result["outcome"] == "EXPIRED"
+    assert Artifact.get(result["artifact_key"]) is not None
+    state, approvals, dispatches, events = ledger_view(result["draft_id"], result["version"])
+    assert (state, approvals, dispatches) == ("EXPIRED", [], [])
+    assert [(e.from_state, e.to_state, e.actor) for e in events][-1] == ("DRAFT", "EXPIRED", EXPIRY_ACTOR)
+
+
+def test_daily_deployments_create_scheduled_runs(prefect_server: Any) -> None:
+    """The daily patrol deployments (as prefect.yaml and `sortie serve` define them) get cron runs at 06:00 Helsinki."""
+    from zoneinfo import ZoneInfo
+
+    from prefect import get_client
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
+
+    from flows.cli.serve_cmds import build_deployments
+
+    deployment = [d for d in build_deployments(name="sched", regions=["region-1001"]) if d.flow_name == "daily-patrol"][0]
+    deployment_id = deployment.apply()
+
+    def scheduled() -> list[Any]:
+        with get_client(sync_client=True) as client:
+            runs = client.read_flow_runs(deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment_id])))
+        return [r for r in runs if r.state and r.state.name == "Scheduled"]
+
+    runs = wait_for("scheduled daily patrol runs", scheduled, 60)
+    local = sorted(r.expected_start_time.astimezone(ZoneInfo("Europe/Helsinki")) for r in runs)
+    assert all((t.hour, t.minute) == (6, 0) for t in local)
+    assert len({t.date() for t in local}) == len(local) >= 2
+    assert all(r.parameters["region_id"] == "region-1001" for r in runs)
+
+
+def test_prefect_yaml_matches_the_served_deployments() -> None:
+    """prefect.yaml and `sortie serve` define the same flows, pool type, pull step and daily crons."""
+    from flows.cli.serve_cmds import DAILY_CRON, DAILY_TIMEZONE, build_deployments
+
+    spec = yaml.safe_load((REPO / "prefect.yaml").read_text(encoding="utf-8"))
+    assert spec["pull"] == [{"prefect.deployments.steps.set_working_directory": {"directory": "{{ $PWD }}"}}]
+    by_entry = {}
+    for d in spec["deployments"]:
+        assert d["work_pool"]["name"] == "sortie-pool"
+        by_entry.setdefault(d["entrypoint"], []).append(d)
+    served = {d.entrypoint for d in build_deployments()}
+    assert served == set(by_entry)
+    patrols = by_entry["flows/prefect_flows.py:daily_patrol"]
+    assert {p["parameters"]["region_id"] for p in patrols} >= {"region-1001", "region-1002"}
+    first = [p for p in patrols if p["parameters"]["region_id"] == "region-1001"][0]
+    assert first["schedules"] == [{"cron": DAILY_CRON, "timezone": DAILY_TIMEZONE}]
+    gate = by_entry["flows/prefect_flows.py:dispatch_mission"][0]["parameters"]
+    assert gate["expiry_deployment"] == "expire-draft/sortie"
