@@ -4,12 +4,12 @@ Horizontal work happens in the job's local frame (``planner.projection.LocalFram
 the UTM zone of the plan area's centroid), the same frame the planner builds
 its paths in, so a path the planner keeps 30 m from a zone measures 30 m here.
 
-The zone index is an STRtree over each zone volume's lon/lat envelope (a
-circle's envelope is its bounding box). Queries are envelope-only and
-conservative (the metre → degree conversion errs on the large side); the exact
-test happens afterwards in metres on the few candidates. Built indexes are
-memoised by the identity of the zones tuple, so re-evaluating against the same
-``World`` does not rebuild it.
+The zone index projects every zone volume into the local frame once and keeps
+STRtrees of the polygons and of the circle centres; a query is one vectorised
+``dwithin`` over all of a sortie's segments, so the Python work is only for the
+pairs that really are within the buffer. Built indexes are memoised by the
+identity of the zones tuple and the frame, so re-evaluating against the same
+``World`` (the alternatives loop, dispatch re-checks) does not rebuild it.
 
 Vertical references: zone limits in AGL are compared with waypoint ``alt_m``
 (AGL) directly; AMSL and WGS84 limits are converted to AGL by subtracting the
@@ -35,22 +35,12 @@ __all__ = [
     "SortieSegments",
     "sortie_segments",
     "ZoneIndex",
+    "ZonePairs",
     "zone_index_for",
     "vertical_interval_agl",
-    "metres_to_degrees",
     "segment_circle_range",
     "segment_polygon_range",
 ]
-
-_M_PER_DEG_LAT_MIN = 110_000.0  # true value 110 574–111 694 m: smaller → wider query box (conservative)
-
-
-def metres_to_degrees(distance_m: float, lat_deg: float) -> tuple[float, float]:
-    """(dlon, dlat) degrees that cover at least ``distance_m`` at ``lat_deg``."""
-    dlat = distance_m / _M_PER_DEG_LAT_MIN
-    cos = max(math.cos(math.radians(min(abs(lat_deg) + dlat, 89.9))), 1e-6)
-    return dlat / cos, dlat
-
 
 def vertical_interval_agl(volume: ZoneVolume, ground_alt_m: float) -> tuple[float, float]:
     """The volume's [lower, upper] in metres AGL; unbounded ends are ∓inf."""
@@ -109,74 +99,163 @@ def sortie_segments(sortie: Sortie, frame: LocalFrame) -> SortieSegments:
     )
 
 
-def _envelope(h: Polygon | CircleArea) -> Polygon:
-    if isinstance(h, CircleArea):
-        dlon, dlat = metres_to_degrees(h.radius_m, h.lat)
-        return shapely.box(h.lon - dlon, h.lat - dlat, h.lon + dlon, h.lat + dlat)
-    return shapely.envelope(h)
+@dataclass(frozen=True)
+class ZonePairs:
+    """Segment × zone-volume pairs within the buffer horizontally, with their distances (metres).
+
+    ``seg``/``item`` index the segments and ``ZoneIndex.items``; ``distance_m`` is the
+    distance from the segment to the volume's edge (0 when it enters), to the millimetre.
+    """
+
+    seg: np.ndarray
+    item: np.ndarray
+    distance_m: np.ndarray
 
 
 @dataclass(frozen=True)
 class ZoneIndex:
-    """STRtree over every (zone, volume) envelope; ``items[k]`` = (zone index, volume index)."""
+    """Every (zone, volume) of a world in one local frame, with STRtrees for range queries.
+
+    Polygons are projected once (one vectorised pyproj call for all their
+    vertices) and indexed as they are; circles are indexed by their centres and
+    filtered by their own radius. ``items[k]`` = (zone index, volume index);
+    per-item arrays hold the vertical limits for vectorised filtering.
+    """
 
     zones: tuple[Geozone, ...]
+    epsg: int
     items: tuple[tuple[int, int], ...]
-    tree: STRtree | None
-    _local: dict[tuple[int, int, int], Polygon | tuple[float, float, float]] = field(
-        default_factory=dict, compare=False, hash=False, repr=False
-    )
+    is_circle: np.ndarray  # (n,) bool
+    shape_local: tuple[Polygon | None, ...]  # polygon in metres, None for circles
+    circle_xyr: np.ndarray  # (n, 3) centre x, y and radius in metres (NaN for polygons)
+    lower_m: np.ndarray  # (n,) -inf when unbounded
+    lower_agl: np.ndarray  # (n,) bool: the limit is AGL (else AMSL/WGS84)
+    upper_m: np.ndarray  # (n,) +inf when unbounded
+    upper_agl: np.ndarray
+    _poly_tree: STRtree | None = field(repr=False, compare=False, hash=False, default=None)
+    _poly_items: np.ndarray = field(repr=False, compare=False, hash=False, default_factory=lambda: np.zeros(0, int))
+    _circle_tree: STRtree | None = field(repr=False, compare=False, hash=False, default=None)
+    _circle_items: np.ndarray = field(repr=False, compare=False, hash=False, default_factory=lambda: np.zeros(0, int))
+    _max_radius_m: float = 0.0
 
     @classmethod
-    def build(cls, zones: tuple[Geozone, ...]) -> ZoneIndex:
+    def build(cls, zones: tuple[Geozone, ...], frame: LocalFrame) -> ZoneIndex:
         items: list[tuple[int, int]] = []
-        envs: list[Polygon] = []
+        polys_wgs84: list[Polygon] = []
+        poly_items: list[int] = []
+        circles: list[tuple[float, float, float]] = []
+        circle_items: list[int] = []
+        lower, lower_agl, upper, upper_agl = [], [], [], []
         for zi, z in enumerate(zones):
             for vi, v in enumerate(z.volumes):
+                k = len(items)
                 items.append((zi, vi))
-                envs.append(_envelope(v.horizontal))
-        tree = STRtree(envs) if envs else None
-        return cls(zones=zones, items=tuple(items), tree=tree)
+                if isinstance(v.horizontal, CircleArea):
+                    circles.append((v.horizontal.lon, v.horizontal.lat, float(v.horizontal.radius_m)))
+                    circle_items.append(k)
+                else:
+                    polys_wgs84.append(v.horizontal)
+                    poly_items.append(k)
+                lower.append(-math.inf if v.lower_m is None else float(v.lower_m))
+                lower_agl.append(v.lower_ref == VerticalReference.AGL)
+                upper.append(math.inf if v.upper_m is None else float(v.upper_m))
+                upper_agl.append(v.upper_ref == VerticalReference.AGL)
+        n = len(items)
+        shape_local: list[Polygon | None] = [None] * n
+        circle_xyr = np.full((n, 3), np.nan)
+        poly_tree = circle_tree = None
+        if polys_wgs84:
+            local = shapely.transform(np.asarray(polys_wgs84, dtype=object), frame.forward_many)
+            shapely.prepare(local)
+            for k, g in zip(poly_items, local):
+                shape_local[k] = g
+            poly_tree = STRtree(local)
+        max_r = 0.0
+        if circles:
+            arr = np.asarray(circles, dtype=float)
+            xy = frame.forward_many(arr[:, :2])
+            circle_xyr[circle_items, 0:2] = xy
+            circle_xyr[circle_items, 2] = arr[:, 2]
+            circle_tree = STRtree(shapely.points(xy))
+            max_r = float(arr[:, 2].max())
+        is_circle = np.zeros(n, dtype=bool)
+        is_circle[circle_items] = True
+        return cls(
+            zones=zones,
+            epsg=frame.epsg,
+            items=tuple(items),
+            is_circle=is_circle,
+            shape_local=tuple(shape_local),
+            circle_xyr=circle_xyr,
+            lower_m=np.asarray(lower, dtype=float),
+            lower_agl=np.asarray(lower_agl, dtype=bool),
+            upper_m=np.asarray(upper, dtype=float),
+            upper_agl=np.asarray(upper_agl, dtype=bool),
+            _poly_tree=poly_tree,
+            _poly_items=np.asarray(poly_items, dtype=int),
+            _circle_tree=circle_tree,
+            _circle_items=np.asarray(circle_items, dtype=int),
+            _max_radius_m=max_r,
+        )
 
-    def candidates(self, seg: SortieSegments, buffer_m: float) -> np.ndarray:
-        """(2, k) int array of (segment index, item index) whose envelopes may be within ``buffer_m``."""
-        if self.tree is None or len(seg) == 0:
-            return np.zeros((2, 0), dtype=int)
-        lo = np.minimum(seg.lonlat_a, seg.lonlat_b)
-        hi = np.maximum(seg.lonlat_a, seg.lonlat_b)
-        lat_max = float(np.max(np.abs(np.concatenate([lo[:, 1], hi[:, 1]]))))
-        dlon, dlat = metres_to_degrees(buffer_m + 1.0, lat_max)
-        boxes = shapely.box(lo[:, 0] - dlon, lo[:, 1] - dlat, hi[:, 0] + dlon, hi[:, 1] + dlat)
-        return self.tree.query(boxes)
+    def vertical_agl(self, ground_alt_m: float) -> tuple[np.ndarray, np.ndarray]:
+        """Every item's [lower, upper] in metres AGL for a dock at ``ground_alt_m`` (flat ground)."""
+        lower = np.where(self.lower_agl, self.lower_m, self.lower_m - ground_alt_m)
+        upper = np.where(self.upper_agl, self.upper_m, self.upper_m - ground_alt_m)
+        return lower, upper
 
-    def local_shape(self, item: int, frame: LocalFrame) -> Polygon | tuple[float, float, float]:
-        """An item's horizontal shape in ``frame`` metres: a Polygon, or (x, y, radius_m) for a circle."""
-        key = (frame.epsg, *self.items[item])
-        hit = self._local.get(key)
-        if hit is None:
-            zi, vi = self.items[item]
-            h = self.zones[zi].volumes[vi].horizontal
-            if isinstance(h, CircleArea):
-                x, y = frame.forward(h.lon, h.lat)
-                hit = (x, y, float(h.radius_m))
-            else:
-                hit = frame.to_local(h)
-                shapely.prepare(hit)
-            self._local[key] = hit
-        return hit
+    def pairs_within(self, seg: SortieSegments, buffer_m: float) -> ZonePairs:
+        """Every (segment, item) pair whose horizontal distance is ≤ ``buffer_m`` (to the millimetre)."""
+        if len(seg) == 0 or not self.items:
+            z = np.zeros(0, dtype=int)
+            return ZonePairs(z, z, np.zeros(0))
+        lines = shapely.linestrings(np.stack([seg.xy_a, seg.xy_b], axis=1))
+        # a zero-length line (a vertical climb) is invalid and STRtree's dwithin misses it: use a point
+        flat = np.all(seg.xy_a == seg.xy_b, axis=1)
+        if flat.any():
+            lines[flat] = shapely.points(seg.xy_a[flat])
+        segs: list[np.ndarray] = []
+        its: list[np.ndarray] = []
+        dists: list[np.ndarray] = []
+        slack = 0.0005
+        if self._poly_tree is not None:
+            si, pj = self._poly_tree.query(lines, predicate="dwithin", distance=buffer_m + slack)
+            if si.size:
+                items = self._poly_items[pj]
+                polys = np.asarray([self.shape_local[k] for k in items.tolist()], dtype=object)
+                d = np.round(shapely.distance(lines[si], polys), 3)
+                keep = d <= buffer_m
+                segs.append(si[keep])
+                its.append(items[keep])
+                dists.append(d[keep])
+        if self._circle_tree is not None:
+            si, cj = self._circle_tree.query(lines, predicate="dwithin", distance=buffer_m + self._max_radius_m + slack)
+            if si.size:
+                items = self._circle_items[cj]
+                xyr = self.circle_xyr[items]
+                d_centre = shapely.distance(lines[si], shapely.points(xyr[:, :2]))
+                d = np.maximum(np.round(d_centre - xyr[:, 2], 3), 0.0)
+                keep = d <= buffer_m
+                segs.append(si[keep])
+                its.append(items[keep])
+                dists.append(d[keep])
+        if not segs:
+            z = np.zeros(0, dtype=int)
+            return ZonePairs(z, z, np.zeros(0))
+        return ZonePairs(np.concatenate(segs), np.concatenate(its), np.concatenate(dists))
 
 
-_CACHE: list[tuple[tuple[Geozone, ...], ZoneIndex]] = []
+_CACHE: list[tuple[tuple[Geozone, ...], int, ZoneIndex]] = []
 _CACHE_SIZE = 4
 
 
-def zone_index_for(zones: tuple[Geozone, ...]) -> ZoneIndex:
-    """The index of ``zones``, memoised by identity of the tuple (a few recent ones)."""
-    for key, idx in _CACHE:
-        if key is zones:
+def zone_index_for(zones: tuple[Geozone, ...], frame: LocalFrame) -> ZoneIndex:
+    """The index of ``zones`` in ``frame``, memoised by identity of the tuple (a few recent ones)."""
+    for key, epsg, idx in _CACHE:
+        if key is zones and epsg == frame.epsg:
             return idx
-    idx = ZoneIndex.build(zones)
-    _CACHE.insert(0, (zones, idx))
+    idx = ZoneIndex.build(zones, frame)
+    _CACHE.insert(0, (zones, frame.epsg, idx))
     del _CACHE[_CACHE_SIZE:]
     return idx
 

@@ -40,7 +40,7 @@ class Env:
 
     @property
     def zone_index(self) -> ZoneIndex:
-        return zone_index_for(self.world.zones)
+        return zone_index_for(self.world.zones, self.frame)
 
     def segments(self, sortie: Sortie) -> SortieSegments:
         key = id(sortie)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from planner.plan import Sortie
 from planner.world import Restriction
 from rules.applicability import zone_applies_during
@@ -61,51 +63,51 @@ def evaluate(rule: GeozoneClearanceRule, sortie: Sortie, env: Env) -> list[Findi
         return []
     buffer_m = rule.params.buffer_m
     index = env.zone_index
-    pairs = index.candidates(seg, buffer_m)
-    if pairs.shape[1] == 0:
+    pairs = index.pairs_within(seg, buffer_m)
+    if pairs.seg.size == 0:
         return []
     dock = env.dock(sortie)
     ground_alt_m = dock.ground_alt_m if dock is not None else 0.0
+    lower_all, upper_all = index.vertical_agl(ground_alt_m)
+    a0_all, a1_all = seg.alt_a[pairs.seg], seg.alt_b[pairs.seg]
+    seg_lo, seg_hi = np.minimum(a0_all, a1_all), np.maximum(a0_all, a1_all)
+    lower, upper = lower_all[pairs.item], upper_all[pairs.item]
+    overlap = (seg_hi >= lower) & (seg_lo <= upper)  # the whole segment's altitudes meet the band
     windows = env.leg_windows(sortie)
     applies: dict[tuple[int, int], bool] = {}
     # (leg, zone index) -> (distance_m, alt_lo, alt_hi)
     hits: dict[tuple[int, int], tuple[float, float, float]] = {}
-    for si, item in zip(pairs[0].tolist(), pairs[1].tolist()):
-        zi, vi = index.items[item]
+    for k in np.flatnonzero(overlap).tolist():
+        si, item = int(pairs.seg[k]), int(pairs.item[k])
+        zi, _ = index.items[item]
         zone = index.zones[zi]
         if zone.restriction == Restriction.NO_RESTRICTION:
             continue
         leg = int(seg.leg[si])
-        a0, a1 = float(seg.alt_a[si]), float(seg.alt_b[si])
-        lower, upper = vertical_interval_agl(zone.volumes[vi], ground_alt_m)
-        if max(a0, a1) < lower or min(a0, a1) > upper:
-            continue
         key = (leg, zi)
         ok = applies.get(key)
         if ok is None:
             ok = applies[key] = zone_applies_during(zone, *windows[leg])
         if not ok:
             continue
-        shape = index.local_shape(item, env.frame)
-        ax, ay = seg.xy_a[si]
-        bx, by = seg.xy_b[si]
-        if isinstance(shape, tuple):
-            cx, cy, radius_m = shape
-            d_ring, t0, t1 = segment_circle_range(ax, ay, bx, by, cx, cy, radius_m + buffer_m + _MM / 2)
-            d = max(round(d_ring + buffer_m + _MM / 2, 3), 0.0)  # distance to the circle's edge, 0 inside
-            if d > buffer_m:
+        lo_k, hi_k = float(lower[k]), float(upper[k])
+        a0, a1 = float(a0_all[k]), float(a1_all[k])
+        if a0 == a1 or (seg_lo[k] >= lo_k and seg_hi[k] <= hi_k):
+            alt_lo, alt_hi = float(seg_lo[k]), float(seg_hi[k])  # level, or wholly inside the band
+        else:  # climbing or descending across the band: altitudes where it is within the buffer
+            ax, ay = seg.xy_a[si]
+            bx, by = seg.xy_b[si]
+            if index.is_circle[item]:
+                cx, cy, radius_m = index.circle_xyr[item]
+                _, t0, t1 = segment_circle_range(ax, ay, bx, by, cx, cy, radius_m + buffer_m + _MM / 2)
+            else:
+                _, t0, t1 = segment_polygon_range(ax, ay, bx, by, index.shape_local[item], buffer_m + _MM / 2)
+            lo, hi = a0 + (a1 - a0) * t0, a0 + (a1 - a0) * t1
+            alt_lo, alt_hi = min(lo, hi), max(lo, hi)
+            if alt_hi < lo_k or alt_lo > hi_k:
                 continue
-        else:
-            d, t0, t1 = segment_polygon_range(ax, ay, bx, by, shape, buffer_m + _MM / 2)
-            d = round(d, 3)
-            if d > buffer_m:
-                continue
-        lo = a0 + (a1 - a0) * t0
-        hi = a0 + (a1 - a0) * t1
-        alt_lo, alt_hi = min(lo, hi), max(lo, hi)
-        if alt_hi < lower or alt_lo > upper:
-            continue
-        alt_lo, alt_hi = max(alt_lo, lower), min(alt_hi, upper)  # report the altitudes flown inside the band
+        alt_lo, alt_hi = max(alt_lo, lo_k), min(alt_hi, hi_k)  # report the altitudes flown inside the band
+        d = float(pairs.distance_m[k])
         prev = hits.get(key)
         if prev is None:
             hits[key] = (d, alt_lo, alt_hi)
