@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from intents import extract_intent
+from intents import LlmSettings, extract_intent
 from intents.extract import Extraction
 from planner.errors import InvalidArgument, SortieError
 
@@ -93,6 +93,8 @@ def score(rows: list[dict[str, Any]], extractor: str) -> dict[str, Any]:
 def run(corpus_path: str, args: argparse.Namespace) -> dict[str, Any]:
     """Entry point for ``python -m bench intents``."""
     extractor = getattr(args, "extractor", None) or "offline"
+    if extractor == "llm" and LlmSettings.from_env() is None:
+        raise InvalidArgument("--extractor llm needs SORTIE_LLM_BASE_URL and SORTIE_LLM_MODEL")
     started = time.perf_counter()
     rows = load_corpus(corpus_path)
     result = score(rows, extractor)
