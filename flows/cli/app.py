@@ -61,7 +61,8 @@ def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dic
         if as_json:
             print(_dump({"error": exc.to_dict()}))
         else:
-            err_console.print(f"[bold red]{exc.code}[/]: {exc.message}", highlight=False, markup=True)
+            # Plain text: a message may contain "[lon, lat]" (not markup) and must not be wrapped.
+            print(f"{exc.code}: {exc.message}", file=sys.stderr)
         raise typer.Exit(EXIT_USER) from None
     except typer.Exit:
         raise

@@ -46,7 +46,7 @@ def test_demo_world_loads_completely() -> None:
     assert [z.id for z in w.zones] == ["HELX001", "HELX002", "HELX003"]
     assert len(w.lanes) == 182 and all(lane.kind == "fire_lane" for lane in w.lanes)
     assert len(w.pois) == 37 and all(p.kind == "hydrant" for p in w.pois)
-    assert len(w.weather.hours) == 24
+    assert len(w.weather.hours) == 9 * 24
     for coll in (w.drones, w.docks, w.zones, w.lanes, w.regions, w.pois, w.users):
         ids = [x.id for x in coll]
         assert ids == sorted(ids) and len(set(ids)) == len(ids)
@@ -198,7 +198,7 @@ BAD_CASES: list[tuple[str, str, Callable[[Any], Any] | str, str, str, str]] = [
     ("missing_required_key", "docks.json", lambda d: d["docks"][2].pop("radius_m"),
      "docks.json", "$.docks[2].radius_m", "required key 'radius_m' is missing"),
     ("weather_series_length", "weather.json", lambda d: d["hourly"]["wind_speed_10m"].pop(),
-     "weather.json", "$.hourly.wind_speed_10m", "must be a list of 24 values"),
+     "weather.json", "$.hourly.wind_speed_10m", "must be a list of 216 values"),
     ("schedule_unknown_day", "zones/helx.json",
      lambda d: d["features"][2]["applicability"][0]["schedule"][0].update(day=["FRI", "FUNDAY"]),
      "zones/helx.json", "$.features[2].applicability[0].schedule[0].day[1]", "unknown day 'FUNDAY'"),
