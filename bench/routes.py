@@ -43,6 +43,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
         vehicles=tuple(RoutingVehicle(depot_index[v["depot"]], int(v["max_distance_m"])) for v in vehicles),
         visit_nodes=tuple(range(n_depots, n_depots + len(sites))),
         coords=xy,
+        droppable=False,  # the contract requires every site; a shortfall is still repaired, never "no solution"
     )
     sol = solve_routing(problem, budget_s=budget_s, solver=solver)
     seconds = time.perf_counter() - t0

@@ -92,10 +92,31 @@ class _Deadheads:
             D = self._around(points, D, obstacles)
         self.D = D
 
+    def subset(self, idx: Sequence[int]) -> _Deadheads:
+        """The same distances restricted to some of the points (no recomputation)."""
+        out = _Deadheads.__new__(_Deadheads)
+        idx = np.asarray(idx, dtype=np.int64)
+        out.points, out.transit, out.D = self.points[idx], self.transit, self.D[np.ix_(idx, idx)]
+        return out
+
     @staticmethod
     def _legal(shrunk, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        segs = shapely.linestrings(np.stack([a, b], axis=1))
-        return ~shapely.intersects(shrunk, segs)
+        """Whether each segment a_k→b_k misses the obstacles; exact test only near them."""
+        legal = np.ones(len(a), bool)
+        near = np.zeros(len(a), bool)
+        d = b - a
+        dd = np.maximum((d**2).sum(1), 1e-12)
+        for poly in getattr(shrunk, "geoms", [shrunk]):
+            ring = np.asarray(poly.exterior.coords)
+            c = ring.mean(axis=0)
+            radius = float(np.hypot(*(ring - c).T).max())
+            t = np.clip(((c - a) * d).sum(1) / dd, 0.0, 1.0)
+            dist = np.hypot(*(a + t[:, None] * d - c).T)
+            near |= dist <= radius + 1e-6
+        if near.any():
+            segs = shapely.linestrings(np.stack([a[near], b[near]], axis=1))
+            legal[near] = ~shapely.intersects(shrunk, segs)
+        return legal
 
     def _around(self, points: np.ndarray, D: np.ndarray, obstacles) -> np.ndarray:
         shrunk = obstacles.buffer(-1e-3, join_style="mitre")
@@ -223,71 +244,83 @@ class _Seq:
 
     def improve(self, depot_pt: int, seq: list[tuple[int, bool]]) -> list[tuple[int, bool]]:
         """2-opt and or-opt on depot → seq → depot until no move helps (bounded passes)."""
-        seq = list(seq)
+        if not seq:
+            return []
+        T = np.asarray([t for t, _ in seq], dtype=np.int64)
+        R = np.asarray([r for _, r in seq], dtype=bool)
         for _ in range(_MAX_LS_PASSES):
-            a = self._two_opt(depot_pt, seq)
-            b = self._or_opt(depot_pt, seq)
+            a, T, R = self._two_opt(depot_pt, T, R)
+            b, T, R = self._or_opt(depot_pt, T, R)
             if not (a or b):
                 break
-        return seq
+        return [(int(t), bool(r)) for t, r in zip(T, R)]
 
-    def _arrays(self, depot_pt: int, seq):
-        S = np.asarray([depot_pt] + [self.start(t, r) for t, r in seq] + [depot_pt])
-        E = np.asarray([depot_pt] + [self.end(t, r) for t, r in seq] + [depot_pt])
+    @staticmethod
+    def _arrays(depot_pt: int, T: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Start / end point ids per position, the depot at position 0 and n + 1."""
+        d = np.asarray([depot_pt])
+        S = np.concatenate([d, 2 * T + R, d])
+        E = np.concatenate([d, 2 * T + 1 - R, d])
         return S, E
 
-    def _two_opt(self, depot_pt: int, seq: list[tuple[int, bool]]) -> bool:
+    def _two_opt(self, depot_pt: int, T: np.ndarray, R: np.ndarray):
         D = self.D
-        n = len(seq)
+        n = len(T)
         improved = False
+        S, E = self._arrays(depot_pt, T, R)
         i = 1
         while i <= n:
-            S, E = self._arrays(depot_pt, seq)
             j = np.arange(i, n + 1)
             delta = D[E[i - 1], E[j]] + D[S[i], S[j + 1]] - D[E[i - 1], S[i]] - D[E[j], S[j + 1]]
             k = int(np.argmin(delta))
             if delta[k] < -_EPS_DELTA:
                 jj = int(j[k])
-                seq[i - 1 : jj] = [(t, not r) for t, r in reversed(seq[i - 1 : jj])]
+                T = T.copy()
+                R = R.copy()
+                T[i - 1 : jj] = T[i - 1 : jj][::-1]
+                R[i - 1 : jj] = ~R[i - 1 : jj][::-1]
+                S, E = self._arrays(depot_pt, T, R)
                 improved = True
                 continue
             i += 1
-        return improved
+        return improved, T, R
 
-    def _or_opt(self, depot_pt: int, seq: list[tuple[int, bool]]) -> bool:
+    def _or_opt(self, depot_pt: int, T: np.ndarray, R: np.ndarray):
         D = self.D
         improved = False
+        S, E = self._arrays(depot_pt, T, R)
         for length in (1, 2, 3):
             i = 1
-            while i + length - 1 <= len(seq):
-                S, E = self._arrays(depot_pt, seq)
-                n = len(seq)
+            while i + length - 1 <= len(T):
+                n = len(T)
                 first, last = i, i + length - 1
                 gain = D[E[first - 1], S[first]] + D[E[last], S[last + 1]] - D[E[first - 1], S[last + 1]]
-                # remaining sequence without the segment: positions p (0..n+1 minus segment)
-                keep = np.asarray([p for p in range(n + 2) if p < first or p > last])
+                # the sequence without the segment: positions 0..first-1 and last+1..n+1
+                keep = np.concatenate([np.arange(0, first), np.arange(last + 1, n + 2)])
                 pa, pb = keep[:-1], keep[1:]
                 base = D[E[pa], S[pb]]
                 fwd = D[E[pa], S[first]] + D[E[last], S[pb]] - base
                 rev = D[E[pa], E[last]] + D[S[first], S[pb]] - base
-                # inserting where it was (pa == first-1) is no move
-                same = pa == first - 1
+                same = pa == first - 1  # putting it back where it was is no move (reversed: a flip)
                 fwd = np.where(same, np.inf, fwd)
                 rev = np.where(same & (length == 1), np.inf, rev)
                 kf, kr = int(np.argmin(fwd)), int(np.argmin(rev))
                 best, use_rev, k = (fwd[kf], False, kf) if fwd[kf] <= rev[kr] else (rev[kr], True, kr)
                 if best - gain < -_EPS_DELTA:
-                    seg = seq[first - 1 : last]
+                    seg_t, seg_r = T[first - 1 : last], R[first - 1 : last]
                     if use_rev:
-                        seg = [(t, not r) for t, r in reversed(seg)]
+                        seg_t, seg_r = seg_t[::-1], ~seg_r[::-1]
                     after = int(pa[k])  # insert after position `after` of the original numbering
-                    rest = seq[: first - 1] + seq[last:]
+                    rest_t = np.concatenate([T[: first - 1], T[last:]])
+                    rest_r = np.concatenate([R[: first - 1], R[last:]])
                     pos = after if after < first else after - length
-                    seq[:] = rest[:pos] + seg + rest[pos:]
+                    T = np.concatenate([rest_t[:pos], seg_t, rest_t[pos:]])
+                    R = np.concatenate([rest_r[:pos], seg_r, rest_r[pos:]])
+                    S, E = self._arrays(depot_pt, T, R)
                     improved = True
                     continue
                 i += 1
-        return improved
+        return improved, T, R
 
 
 # ------------------------------------------------------------------ split
@@ -392,9 +425,12 @@ def route_lanes(
         chain_geom.append(np.vstack(parts))
     chain_len = np.asarray([sum(float(lengths[k]) for k, _ in c) for c in chains])
 
-    # 2. deadhead matrix over chain ends + depots
-    pts = np.vstack([np.asarray([[g[0], g[-1]] for g in chain_geom]).reshape(-1, 2), depot_xy])
-    dh = _Deadheads(pts, transit)
+    # 2. deadhead matrix over chain ends + depots (a subset of the line ends already measured)
+    idx = []
+    for c in chains:
+        (k0, r0), (k1, r1) = c[0], c[-1]
+        idx += [2 * k0 + (1 if r0 else 0), 2 * k1 + (0 if r1 else 1)]
+    dh = dh0.subset(idx + [2 * nl + d for d in range(len(depots))])
     D = dh.D
     depot_pts = [2 * T + d for d in range(len(depots))]
     seqs = _Seq(D, T)

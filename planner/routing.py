@@ -84,6 +84,9 @@ class RoutingProblem:
     ``durations[p][i][j]``: seconds of that arc (optional, needed with ``max_duration_s``).
     ``visit_nodes``: the nodes to serve (never a vehicle's start node).
     ``drop_penalty``: objective cost of leaving a node unserved (default: large).
+    ``droppable``: let the search drop visits at that penalty (plans: yes). With ``False``
+    every visit is required during the search (benchmarks, where a dropped site is
+    invalid); a search that still ends over a limit is repaired by dropping visits.
     """
 
     matrices: tuple[np.ndarray, ...]
@@ -91,6 +94,7 @@ class RoutingProblem:
     visit_nodes: tuple[int, ...]
     durations: tuple[np.ndarray, ...] | None = None
     drop_penalty: int | None = None
+    droppable: bool = True
     coords: np.ndarray | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -181,7 +185,8 @@ def _pyvrp_build(problem: RoutingProblem, visits: list[int]):
     depots = [pyvrp.Depot(location=i) for i in range(len(depot_nodes))]
     prize = _penalty(problem)
     clients = [
-        pyvrp.Client(location=len(depot_nodes) + k, prize=prize, required=False) for k in range(len(visits))
+        pyvrp.Client(location=len(depot_nodes) + k, prize=prize if problem.droppable else 0, required=not problem.droppable)
+        for k in range(len(visits))
     ]
     dpos = {n: i for i, n in enumerate(depot_nodes)}
     vtypes = []
@@ -284,6 +289,13 @@ def _ortools_extract(manager, model, assignment, n_vehicles: int) -> list[list[i
     return routes
 
 
+def routing_status_name(status: int) -> str:
+    """OR-Tools' routing status as its enum name."""
+    from ortools.constraint_solver import routing_enums_pb2
+
+    return routing_enums_pb2.RoutingSearchStatus.Value.Name(status)
+
+
 # ---------------------------------------------------------------- repair + public entry
 def _repair(problem: RoutingProblem, routes: list[list[int]]) -> tuple[list[list[int]], list[int]]:
     """Drop visits from any route over its limits (cheapest loss first) so every route is feasible.
@@ -336,7 +348,10 @@ def solve_routing(problem: RoutingProblem, *, budget_s: float = 5.0, solver: Sol
         assignment = _ortools_solve(model, limit, budget_s)
         routes = _ortools_extract(manager, model, assignment, n_vehicles)
         done = limit
-        stopped_by = "iterations" if assignment is not None and model.status() != 3 else "time_limit"
+        # OR-Tools does not say which limit ended a search that found something; a timeout
+        # without any solution is reported as such (the visits are then all unserved).
+        timeout = routing_status_name(model.status()) == "ROUTING_FAIL_TIMEOUT"
+        stopped_by = "time_limit" if timeout else "iterations"
     else:
         raise ValueError(f"unknown solver {solver!r}")
 
