@@ -207,6 +207,10 @@ def _translate(exc: BaseException, settings: LlmSettings) -> Exception:
     if isinstance(exc, InstructorRetryException):
         attempts = exc.n_attempts
         cause = exc.__cause__ or exc
+        completion = exc.last_completion
+        if completion is not None and not hasattr(completion, "choices"):
+            # An HTML page or other non-API body: the URL is not a chat-completions endpoint.
+            return LlmUnavailable(f"{where} did not answer like an OpenAI-compatible server; check the base URL (usually ending in /v1)")
     if isinstance(cause, openai.APITimeoutError):
         return LlmUnavailable(f"{where} did not answer within {settings.timeout_s:g} s")
     if isinstance(cause, openai.APIConnectionError):

@@ -50,6 +50,7 @@ class Reply:
     status: int = 200
     finish_reason: str = "stop"
     delay_s: float = 0.0
+    raw_html: str | None = None
 
 
 @dataclass
@@ -106,10 +107,10 @@ def fake_llm() -> Iterator[FakeLlm]:
                 payload = {"error": {"message": reply.content or "error", "type": "server_error", "code": None}}
             else:
                 payload = _completion(reply, body.get("model", "?"))
-            data = json.dumps(payload).encode()
+            data = reply.raw_html.encode() if reply.raw_html is not None else json.dumps(payload).encode()
             try:
                 self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "text/html" if reply.raw_html is not None else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -282,6 +283,12 @@ def test_slow_server_times_out(fake_llm: FakeLlm) -> None:
     assert "within 1 s" in info.value.message
     assert 0.9 <= elapsed < 3.0
     assert len(fake_llm.requests) == 1  # the openai client does not retry
+
+
+def test_a_web_page_instead_of_an_api_is_llm_unavailable(fake_llm: FakeLlm) -> None:
+    fake_llm.script = [Reply(raw_html="<html><body>router login</body></html>") for _ in range(3)]
+    with pytest.raises(LlmUnavailable, match="OpenAI-compatible"):
+        extract_with_llm("patrol", fake_llm.settings())
 
 
 def test_server_down_is_llm_unavailable() -> None:
