@@ -29,6 +29,8 @@ Conventions (see FACTS.md, "MAVLink"):
   (ArduPilot ``FENCE_ALT_MAX``, PX4 ``GF_MAX_VER_DIST``).
 - Rally points are the docks of the drone's tenant within the home dock's range,
   the home dock first.
+- Fence and rally rows carry ``autocontinue`` 0, as QGroundControl and MAVSDK
+  send them (they are not flown in order).
 
 Pure: no I/O; pymavlink is imported for its constants only.
 """
@@ -338,7 +340,7 @@ def fence_items(plan: Plan, sortie: Sortie | int, world: World) -> tuple[Mission
                 rows.append(
                     dict(command=_M.MAV_CMD_NAV_FENCE_POLYGON_VERTEX_EXCLUSION, frame=FRAME_GLOBAL, lat=round(lat, 7), lon=round(lon, 7), param1=n)
                 )
-    return tuple(MissionItem(seq=i, mission_type=FENCE, **row) for i, row in enumerate(rows))
+    return tuple(MissionItem(seq=i, mission_type=FENCE, autocontinue=0, **row) for i, row in enumerate(rows))
 
 
 def rally_items(plan: Plan, sortie: Sortie | int, world: World) -> tuple[MissionItem, ...]:
@@ -363,7 +365,7 @@ def rally_items(plan: Plan, sortie: Sortie | int, world: World) -> tuple[Mission
         )
         for d in docks
     ]
-    return tuple(MissionItem(seq=i, mission_type=RALLY, **row) for i, row in enumerate(rows))
+    return tuple(MissionItem(seq=i, mission_type=RALLY, autocontinue=0, **row) for i, row in enumerate(rows))
 
 
 def fence_params(world: World, dialect: Dialect) -> dict[str, float]:
