@@ -132,11 +132,13 @@ class ZoneIndex:
     lower_agl: np.ndarray  # (n,) bool: the limit is AGL (else AMSL/WGS84)
     upper_m: np.ndarray  # (n,) +inf when unbounded
     upper_agl: np.ndarray
+    zone_of_item: np.ndarray  # (n,) zone index of each item
     _poly_tree: STRtree | None = field(repr=False, compare=False, hash=False, default=None)
     _poly_items: np.ndarray = field(repr=False, compare=False, hash=False, default_factory=lambda: np.zeros(0, int))
     _circle_tree: STRtree | None = field(repr=False, compare=False, hash=False, default=None)
     _circle_items: np.ndarray = field(repr=False, compare=False, hash=False, default_factory=lambda: np.zeros(0, int))
     _max_radius_m: float = 0.0
+    _circle_points: np.ndarray = field(repr=False, compare=False, hash=False, default_factory=lambda: np.zeros(0, object))
 
     @classmethod
     def build(cls, zones: tuple[Geozone, ...], frame: LocalFrame) -> ZoneIndex:
@@ -176,8 +178,12 @@ class ZoneIndex:
             xy = frame.forward_many(arr[:, :2])
             circle_xyr[circle_items, 0:2] = xy
             circle_xyr[circle_items, 2] = arr[:, 2]
-            circle_tree = STRtree(shapely.points(xy))
+            circle_points = shapely.points(xy)
+            circle_tree = STRtree(circle_points)
             max_r = float(arr[:, 2].max())
+        all_points = np.full(n, None, dtype=object)
+        if circles:
+            all_points[circle_items] = circle_points
         is_circle = np.zeros(n, dtype=bool)
         is_circle[circle_items] = True
         return cls(
@@ -191,11 +197,13 @@ class ZoneIndex:
             lower_agl=np.asarray(lower_agl, dtype=bool),
             upper_m=np.asarray(upper, dtype=float),
             upper_agl=np.asarray(upper_agl, dtype=bool),
+            zone_of_item=np.asarray([zi for zi, _ in items], dtype=np.int64),
             _poly_tree=poly_tree,
             _poly_items=np.asarray(poly_items, dtype=int),
             _circle_tree=circle_tree,
             _circle_items=np.asarray(circle_items, dtype=int),
             _max_radius_m=max_r,
+            _circle_points=all_points,
         )
 
     def vertical_agl(self, ground_alt_m: float) -> tuple[np.ndarray, np.ndarray]:
@@ -233,7 +241,7 @@ class ZoneIndex:
             if si.size:
                 items = self._circle_items[cj]
                 xyr = self.circle_xyr[items]
-                d_centre = shapely.distance(lines[si], shapely.points(xyr[:, :2]))
+                d_centre = shapely.distance(lines[si], self._circle_points[items])
                 d = np.maximum(np.round(d_centre - xyr[:, 2], 3), 0.0)
                 keep = d <= buffer_m
                 segs.append(si[keep])

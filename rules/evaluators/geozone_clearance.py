@@ -72,47 +72,50 @@ def evaluate(rule: GeozoneClearanceRule, sortie: Sortie, env: Env) -> list[Findi
     a0_all, a1_all = seg.alt_a[pairs.seg], seg.alt_b[pairs.seg]
     seg_lo, seg_hi = np.minimum(a0_all, a1_all), np.maximum(a0_all, a1_all)
     lower, upper = lower_all[pairs.item], upper_all[pairs.item]
-    overlap = (seg_hi >= lower) & (seg_lo <= upper)  # the whole segment's altitudes meet the band
-    windows = env.leg_windows(sortie)
-    applies: dict[tuple[int, int], bool] = {}
-    # (leg, zone index) -> (distance_m, alt_lo, alt_hi)
-    hits: dict[tuple[int, int], tuple[float, float, float]] = {}
-    for k in np.flatnonzero(overlap).tolist():
+    keep = (seg_hi >= lower) & (seg_lo <= upper)  # the whole segment's altitudes meet the band
+    # altitudes flown inside the band; exact below for segments that climb across a band edge
+    alt_lo = np.maximum(seg_lo, lower)
+    alt_hi = np.minimum(seg_hi, upper)
+    partial = keep & (a0_all != a1_all) & ((seg_lo < lower) | (seg_hi > upper))
+    for k in np.flatnonzero(partial).tolist():
         si, item = int(pairs.seg[k]), int(pairs.item[k])
-        zi, _ = index.items[item]
-        zone = index.zones[zi]
-        if zone.restriction == Restriction.NO_RESTRICTION:
-            continue
-        leg = int(seg.leg[si])
-        key = (leg, zi)
-        ok = applies.get(key)
-        if ok is None:
-            ok = applies[key] = zone_applies_during(zone, *windows[leg])
-        if not ok:
-            continue
-        lo_k, hi_k = float(lower[k]), float(upper[k])
         a0, a1 = float(a0_all[k]), float(a1_all[k])
-        if a0 == a1 or (seg_lo[k] >= lo_k and seg_hi[k] <= hi_k):
-            alt_lo, alt_hi = float(seg_lo[k]), float(seg_hi[k])  # level, or wholly inside the band
-        else:  # climbing or descending across the band: altitudes where it is within the buffer
-            ax, ay = seg.xy_a[si]
-            bx, by = seg.xy_b[si]
-            if index.is_circle[item]:
-                cx, cy, radius_m = index.circle_xyr[item]
-                _, t0, t1 = segment_circle_range(ax, ay, bx, by, cx, cy, radius_m + buffer_m + _MM / 2)
-            else:
-                _, t0, t1 = segment_polygon_range(ax, ay, bx, by, index.shape_local[item], buffer_m + _MM / 2)
-            lo, hi = a0 + (a1 - a0) * t0, a0 + (a1 - a0) * t1
-            alt_lo, alt_hi = min(lo, hi), max(lo, hi)
-            if alt_hi < lo_k or alt_lo > hi_k:
-                continue
-        alt_lo, alt_hi = max(alt_lo, lo_k), min(alt_hi, hi_k)  # report the altitudes flown inside the band
-        d = float(pairs.distance_m[k])
-        prev = hits.get(key)
-        if prev is None:
-            hits[key] = (d, alt_lo, alt_hi)
+        ax, ay = seg.xy_a[si]
+        bx, by = seg.xy_b[si]
+        if index.is_circle[item]:
+            cx, cy, radius_m = index.circle_xyr[item]
+            _, t0, t1 = segment_circle_range(ax, ay, bx, by, cx, cy, radius_m + buffer_m + _MM / 2)
         else:
-            hits[key] = (min(prev[0], d), min(prev[1], alt_lo), max(prev[2], alt_hi))
+            shape = index.shape_local[item]
+            assert shape is not None
+            _, t0, t1 = segment_polygon_range(ax, ay, bx, by, shape, buffer_m + _MM / 2)
+        lo, hi = sorted((a0 + (a1 - a0) * t0, a0 + (a1 - a0) * t1))
+        if hi < lower[k] or lo > upper[k]:
+            keep[k] = False
+        else:
+            alt_lo[k], alt_hi[k] = max(lo, lower[k]), min(hi, upper[k])
+    if not keep.any():
+        return []
+    # one group per (leg, zone): closest approach and the span of altitudes flown in the band
+    zone_of_item = index.zone_of_item
+    legs = seg.leg[pairs.seg[keep]]
+    zis = zone_of_item[pairs.item[keep]]
+    keys = legs.astype(np.int64) * (len(index.zones) + 1) + zis
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    d_min = np.full(uniq.shape, np.inf)
+    lo_min = np.full(uniq.shape, np.inf)
+    hi_max = np.full(uniq.shape, -np.inf)
+    np.minimum.at(d_min, inverse, pairs.distance_m[keep])
+    np.minimum.at(lo_min, inverse, alt_lo[keep])
+    np.maximum.at(hi_max, inverse, alt_hi[keep])
+    windows = env.leg_windows(sortie)
+    hits: dict[tuple[int, int], tuple[float, float, float]] = {}
+    for g, key in enumerate(uniq.tolist()):
+        leg, zi = divmod(key, len(index.zones) + 1)
+        zone = index.zones[zi]
+        if zone.restriction == Restriction.NO_RESTRICTION or not zone_applies_during(zone, *windows[leg]):
+            continue
+        hits[(leg, zi)] = (float(d_min[g]), float(lo_min[g]), float(hi_max[g]))
 
     out: list[Finding] = []
     for (leg, zi), (d, alt_lo, alt_hi) in sorted(hits.items()):
