@@ -43,14 +43,19 @@ def load_corpus(path: str | Path) -> list[dict[str, Any]]:
 
 
 def observed(extraction: Extraction) -> dict[str, Any]:
-    """The fields the corpus labels, as the extractor produced them."""
+    """The fields the corpus labels, as the extractor produced them.
+
+    ``needs_clarification`` follows the bench's definition (the mission type
+    cannot be determined), which is narrower than ``Intent.needs_clarification``
+    (that one is also true when, say, a vague "next week" left the day missing).
+    """
     intent = extraction.intent
     return {
         "mission_type": intent.mission_type.value if intent.mission_type else None,
         "date": extraction.date.isoformat(),
         "start_time": extraction.start_time,
         "sensors": sorted(s.value for s in intent.sensors),
-        "needs_clarification": intent.needs_clarification,
+        "needs_clarification": intent.mission_type is None,
     }
 
 

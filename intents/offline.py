@@ -27,6 +27,8 @@ What it understands (see ``tests/intents/corpus.jsonl`` for labelled examples):
 * sensors (热成像/红外/thermal/IR, 变焦/zoom, 激光雷达/lidar, 激光测距/rangefinder,
   可见光/RGB, 探照灯/spotlight, 喊话/speaker) and their negation (不要用热成像,
   热成像就不用了, no thermal, without IR, "no thermal or zoom") → excluded_sensors;
+* times a ``TimeSpec`` cannot hold (两小时后, in 2 hours, 下周 without a day,
+  周末, next week) are not guessed: they go to ``missing`` with a question;
 * altitude (高度50米, 飞60米, 50米高, at 60 m, altitude 80 m), priority
   (紧急/urgent → URGENT, 尽快/优先 → HIGH, 不急/no rush → LOW).
 
@@ -285,6 +287,8 @@ def _find_clock(text: str, part: PartOfDay | None) -> str | None:
         hour, minute = int(m.group("h")), int(m.group("m"))
         if part in _PM_PARTS and hour < 12:
             hour += 12
+        elif part is None and len(m.group("h")) == 1:
+            hour = _to_24h(hour, None)  # "2:30" reads like "at 2"; "02:30" is a 24-hour time
         return _clock(hour, minute)
     for pattern in (_EN_AT, _EN_OCLOCK):
         m = pattern.search(text)
@@ -299,6 +303,31 @@ _ASAP = _rx(
     r"\basap\b|a\.s\.a\.p|\bright (?:now|away)\b|\bimmediately\b|\bnow\b|\bat once\b|\bstraight away\b"
     r"|立刻|马上|立即|现在|赶紧|尽快|即刻|火速|赶快"
 )
+
+
+_VAGUE_TIME = [
+    (
+        _rx(r"\d+\s*(?:个)?\s*(?:小时|分钟|钟头)\s*(?:以?后|之后)|[一二两三四五六七八九十半]+\s*(?:个)?\s*(?:小时|分钟|钟头)\s*(?:以?后|之后)"
+            r"|\bin\s+(?:\d+|an?|one|two|three|half an?)\s+(?:hours?|minutes?|mins?)\b"),
+        "start time",
+        ("请给出具体的开始时间（例如 下午3点）。", "Please give a clock time to start (e.g. 3 pm)."),
+    ),
+    (
+        _rx(r"下个?(?:周|星期|礼拜)(?![一二三四五六日天七])|周末|\bnext week\b(?!\s+(?:mon|tue|wed|thu|fri|sat|sun))|\bweekend\b"),
+        "day",
+        ("请说明哪一天（例如 下周一）。", "Which day exactly (e.g. next Monday)?"),
+    ),
+]
+
+
+def _vague_time(text: str, chinese: bool, *, has_clock: bool, has_day: bool) -> tuple[str, str] | None:
+    """(missing item, question) when the request names a time the TimeSpec cannot express."""
+    for pattern, missing, (question_zh, question_en) in _VAGUE_TIME:
+        if (missing == "start time" and has_clock) or (missing == "day" and has_day):
+            continue
+        if pattern.search(text):
+            return missing, question_zh if chinese else question_en
+    return None
 
 
 def _find_when(text: str) -> TimeSpec:
@@ -503,9 +532,14 @@ def parse_offline(text: str) -> Intent:
     altitude_m, altitude_question = _find_altitude(clean)
     missing: list[str] = []
     questions: list[str] = []
+    chinese = bool(_CJK.search(text))
     if mission is None:
         missing.append("mission type")
-        questions.append(_QUESTION_MISSION_ZH if _CJK.search(text) else _QUESTION_MISSION_EN)
+        questions.append(_QUESTION_MISSION_ZH if chinese else _QUESTION_MISSION_EN)
+    vague = _vague_time(clean, chinese, has_clock=parts.when.clock is not None, has_day=parts.when.day is not RelativeDay.TODAY)
+    if vague:
+        missing.append(vague[0])
+        questions.append(vague[1])
     if altitude_question:
         questions.append(altitude_question)
     return Intent(

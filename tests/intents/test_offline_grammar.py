@@ -216,3 +216,33 @@ def test_any_text_gives_a_valid_intent_deterministically(text: str) -> None:
 def test_fragment_soup_never_breaks_the_grammar(parts: list[str]) -> None:
     intent = parse_offline("".join(parts))
     assert intent.when.clock is None or len(intent.when.clock) == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        ("两小时后巡查消防通道", "start time"),
+        ("半小时后检查屋顶", "start time"),
+        ("in 2 hours patrol the lanes", "start time"),
+        ("下周巡查消防通道", "day"),
+        ("下周3点巡查", "day"),
+        ("周末测绘一下", "day"),
+        ("patrol next week", "day"),
+    ],
+)
+def test_times_the_grammar_cannot_hold_are_asked_not_guessed(text: str, missing: str) -> None:
+    intent = parse_offline(text)
+    assert intent.mission_type is not None
+    assert intent.missing == [missing]
+    assert intent.needs_clarification and len(intent.clarification_questions) == 1
+
+
+@pytest.mark.parametrize("text", ["下周一巡查", "next week monday survey", "3小时后3点巡查", "明天巡查"])
+def test_precise_times_are_not_flagged(text: str) -> None:
+    assert parse_offline(text).missing == []
+
+
+def test_single_digit_hh_mm_follows_the_bare_hour_rule() -> None:
+    assert parse_offline("survey at 2:30").when.clock == "14:30"
+    assert parse_offline("survey at 02:30").when.clock == "02:30"
+    assert parse_offline("survey at 9:30").when.clock == "09:30"
