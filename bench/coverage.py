@@ -39,7 +39,7 @@ def run(instance_path: str, args: Any = None) -> dict[str, Any]:
     swath = float(inst["swath_width_m"])
     if float(inst.get("turn_radius_m", 0.0) or 0.0) != 0.0:
         print("bench coverage: turn_radius_m is ignored (point turns)", file=sys.stderr)
-    res = plan_coverage(free, swath)
+    res = plan_coverage(free, swath, coverage_target=0.9999)
     seconds = time.perf_counter() - t0
     name = inst["name"]
     out: dict[str, Any] = {

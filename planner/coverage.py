@@ -63,12 +63,22 @@ __all__ = [
 XY = tuple[float, float]
 Segment = tuple[XY, XY]
 
-MAX_CANDIDATE_ANGLES = 90
-MAX_FULL_EVALUATIONS = 8
+MAX_CANDIDATE_ANGLES = 120
+MAX_FULL_EVALUATIONS = 5
 MAX_PIECES = 1500
 MAX_LOCAL_SEARCH_PASSES = 60
-GRID_STEP_DEG = 5.0
+GRID_STEP_DEG = 2.0
 MIN_PIECE_M = 1e-3
+MAX_COVERAGE_CHECKS = 5
+ILS_SEED = 20261129
+OR_OPT_MAX_BLOCK = 3  # or-opt moves blocks of up to this many pieces
+PHASE1_KICKS = 0  # iterated-local-search kicks per direction when ranking directions
+POLISH_DIRECTIONS = 3  # the best few directions get a stronger order search
+POLISH_KICKS = 10
+PHASE1_NN_STARTS = 2  # nearest-neighbour starts per direction when ranking directions
+MAX_MODE_ROUNDS = 2  # rounds of per-cell mode switching in the cell-level order
+COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
+DETOUR_FACTOR = 0.35  # estimate: extra pieces cost this fraction of a mean piece (calibrated)
 EDGE_TOL_M = 1e-5  # a connection within this of the boundary runs along it
 _UNREACHABLE = 1e9  # cost of a connection between disconnected parts of the area
 
@@ -154,7 +164,7 @@ def candidate_angles(free_area_local: BaseGeometry, max_angles: int = MAX_CANDID
     add(0.0)
     add(90.0)
     for neg_len, a in edges:
-        if len(chosen) >= max_angles // 2 + 2 or -neg_len <= 1e-6:
+        if len(chosen) >= max_angles // 3 + 2 or -neg_len <= 1e-6:
             break
         add(a)
     k = 0.0
@@ -222,13 +232,46 @@ def _pieces(free_rot: BaseGeometry, swath_m: float) -> tuple[np.ndarray, float, 
     return np.asarray(out, float).reshape(-1, 2, 2), spacing, n
 
 
-def _estimate(pieces: np.ndarray, spacing: float, n_lines: int) -> float:
-    """Cheap path estimate to rank directions: sweeps + one spacing per turn + a detour per extra piece."""
-    if len(pieces) == 0:
+def _ring_segments(geom: BaseGeometry) -> np.ndarray:
+    """Every ring edge of a (multi)polygon as rows x1, y1, x2, y2."""
+    segs = []
+    for poly in _polygons(geom):
+        for ring in [poly.exterior, *poly.interiors]:
+            c = np.asarray(ring.coords, float)
+            segs.append(np.hstack([c[:-1], c[1:]]))
+    return np.vstack(segs)
+
+
+def _estimate(segs_c: np.ndarray, angle: float, swath_m: float) -> float:
+    """Cheap path estimate for one direction, to rank directions before planning the best in full.
+
+    Sweep length + one spacing per turn + a detour per extra piece (a line split
+    by a hole or notch costs about a third of a typical piece to come back for,
+    calibrated on planned paths). Pure numpy over the ring edges.
+    """
+    c, s = _rot(angle)
+    x1 = segs_c[:, 0] * c + segs_c[:, 1] * s
+    y1 = -segs_c[:, 0] * s + segs_c[:, 1] * c
+    x2 = segs_c[:, 2] * c + segs_c[:, 3] * s
+    y2 = -segs_c[:, 2] * s + segs_c[:, 3] * c
+    ys, spacing = _line_offsets(float(min(y1.min(), y2.min())), float(max(y1.max(), y2.max())), swath_m)
+    Y = ys[:, None]
+    dy = np.where(y2 != y1, y2 - y1, 1.0)
+    X = x1[None] + (Y - y1[None]) * (x2 - x1)[None] / dy[None]
+    mask = (y1[None] <= Y) != (y2[None] <= Y)
+    X = np.sort(np.where(mask, X, np.inf), axis=1)
+    k = mask.sum(axis=1)
+    width = X.shape[1] - X.shape[1] % 2
+    a, b = X[:, 0:width:2], X[:, 1:width:2]
+    ok = np.isfinite(b)
+    lengths = np.where(ok, np.where(ok, b, 0.0) - np.where(ok, a, 0.0), 0.0)
+    total = float(lengths.sum())
+    pieces = int((k // 2).sum())
+    n_lines = int((k > 0).sum())
+    if pieces == 0:
         return math.inf
-    lengths = pieces[:, 1, 0] - pieces[:, 0, 0]
-    extra = len(pieces) - n_lines
-    return float(lengths.sum() + spacing * (len(pieces) - 1) + extra * (2.0 * spacing + lengths.mean()))
+    mean = total / pieces
+    return total + spacing * (pieces - 1) + DETOUR_FACTOR * (pieces - n_lines) * mean
 
 
 # --------------------------------------------------------------------------- stage 3: distances
@@ -241,7 +284,7 @@ class _Connector:
     path re-tests any connection it uses, so a straight hop is never missed.
     """
 
-    NEAREST_CHECKED = 24
+    NEAREST_CHECKED = 12
 
     def __init__(self, graph: InsideGraph, pts: np.ndarray) -> None:
         self.g = graph
@@ -393,7 +436,7 @@ def _improve(order: np.ndarray, dirs: np.ndarray, X: np.ndarray, max_moves: int)
         best = float(d2.flat[k2])
         move: tuple = ("2opt", k2 // n, k2 % n)
         # or-opt: move block [i, i+L) into connection k (k < i or k > i+L), either orientation
-        for L in (1, 2, 3):
+        for L in range(1, OR_OPT_MAX_BLOCK + 1):
             if L >= n:
                 break
             i = np.arange(n - L + 1)
@@ -409,6 +452,27 @@ def _improve(order: np.ndarray, dirs: np.ndarray, X: np.ndarray, max_moves: int)
                 if delta.flat[kk] < best:
                     best = float(delta.flat[kk])
                     move = ("or", int(i[kk // (n + 1)]), L, rev, kk % (n + 1))
+        # run moves: blocks between long hops (whole cells or parts of them), any length
+        inner = link[1:n]
+        if n > 4:
+            cut = 1.5 * float(np.median(inner))
+            breaks = np.nonzero(inner > cut)[0] + 1  # a run starts at each break
+            bounds = np.concatenate([[0], breaks, [n]])
+            k = np.arange(n + 1)
+            for a0, b0 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                L = b0 - a0
+                if L <= OR_OPT_MAX_BLOCK or L >= n:
+                    continue
+                removal = link[a0 + L] + link[a0] - X[E[a0], S[a0 + L]]
+                valid = (k < a0) | (k > a0 + L)
+                for rev in (0, 1):
+                    bs, be = (e[a0 + L - 1], s[a0]) if rev else (s[a0], e[a0 + L - 1])
+                    ins = X[E, bs] + X[be, S] - link
+                    delta = np.where(valid, ins - removal, np.inf)
+                    kk = int(np.argmin(delta))
+                    if delta[kk] < best:
+                        best = float(delta[kk])
+                        move = ("or", a0, L, rev, kk)
         if best >= -1e-7:
             break
         if move[0] == "2opt":
@@ -429,27 +493,177 @@ def _improve(order: np.ndarray, dirs: np.ndarray, X: np.ndarray, max_moves: int)
     return order, dirs
 
 
-def _order_pieces(X: np.ndarray, n: int, has_start: bool, max_starts: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """Best of a few nearest-neighbour starts, each improved by bounded local search."""
+def _cells(pieces_rot: np.ndarray) -> list[list[int]]:
+    """Boustrophedon cells: maximal chains of pieces on consecutive lines that overlap one-to-one.
+
+    ``pieces_rot`` are in the rotated frame (sweeps along x), ordered by line then x.
+    A piece continues its cell into the next line when it overlaps exactly one piece
+    there and that piece overlaps only it.
+    """
+    n = len(pieces_rot)
+    ys = pieces_rot[:, 0, 1]
+    lo, hi = pieces_rot[:, 0, 0], pieces_rot[:, 1, 0]
+    line_of = np.unique(ys, return_inverse=True)[1]
+    by_line: dict[int, list[int]] = {}
+    for p in range(n):
+        by_line.setdefault(int(line_of[p]), []).append(p)
+    down: dict[int, list[int]] = {p: [] for p in range(n)}
+    up: dict[int, list[int]] = {p: [] for p in range(n)}
+    for li, ps in by_line.items():
+        for p in ps:
+            for q in by_line.get(li + 1, []):
+                if min(hi[p], hi[q]) - max(lo[p], lo[q]) > 0:
+                    down[p].append(q)
+                    up[q].append(p)
+    cells: list[list[int]] = []
+    seen = np.zeros(n, bool)
+    for p in range(n):
+        if seen[p]:
+            continue
+        chain = [p]
+        seen[p] = True
+        while len(down[chain[-1]]) == 1:
+            q = down[chain[-1]][0]
+            if seen[q] or len(up[q]) != 1:
+                break
+            chain.append(q)
+            seen[q] = True
+        cells.append(chain)
+    return cells
+
+
+def _cell_variant(cell: list[int], v: int) -> tuple[list[int], list[int]]:
+    """Pieces and directions of a cell flown as variant v: bit 1 = from the last line, bit 0 = first direction."""
+    ps = cell[::-1] if v & 2 else cell
+    d0 = v & 1
+    return ps, [d0 ^ (k & 1) for k in range(len(ps))]
+
+
+def _order_cells(
+    X: np.ndarray, cells: list[list[int]], has_start: bool, max_starts: int, mode_rounds: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Order whole cells, each flown as a snake, then expand them to pieces.
+
+    A cell can be flown four ways: from its first or last line (two *modes*,
+    each one super-piece with two directions) and starting left or right. The
+    super-pieces are ordered with the same numpy local search as pieces; then
+    each cell may switch mode where that helps, a few rounds. Returns up to
+    ``max_starts`` piece-level solutions (order, dirs), best first.
+    """
+    m = len(X) - 2
+    C = len(cells)
+    entry = np.zeros((C, 4), int)  # piece end point where variant v starts
+    exit_ = np.zeros((C, 4), int)
+    internal = np.zeros((C, 4))
+    for c, cell in enumerate(cells):
+        for v in range(4):
+            ps, ds = _cell_variant(cell, v)
+            entry[c, v] = 2 * ps[0] + ds[0]
+            exit_[c, v] = 2 * ps[-1] + 1 - ds[-1]
+            internal[c, v] = sum(X[2 * a + 1 - da, 2 * b + db] for a, da, b, db in zip(ps, ds, ps[1:], ds[1:]))
+    # pair variants into modes: v and its reverse (same path flown backwards)
+    partner = np.zeros((C, 4), int)
+    for c in range(C):
+        for v in range(4):
+            partner[c, v] = next(
+                (w for w in range(4) if entry[c, w] == exit_[c, v] and exit_[c, w] == entry[c, v] and w != v), v
+            )
+
+    def solve(mode_v: np.ndarray, first: int) -> tuple[float, np.ndarray, np.ndarray]:
+        # super-piece c has ends 2c (= entry of mode_v[c]) and 2c+1 (= its exit)
+        ends = np.empty(2 * C, int)
+        ends[0::2] = entry[np.arange(C), mode_v]
+        ends[1::2] = exit_[np.arange(C), mode_v]
+        idx = np.concatenate([ends, [m, m + 1]])
+        Xs = X[np.ix_(idx, idx)]
+        o, d = _nearest_neighbour(first, 0, Xs, C)
+        o, d = _improve(o, d, Xs, MAX_LOCAL_SEARCH_PASSES * max(1, C))
+        return _tour_cost(o, d, Xs) + float(internal[np.arange(C), mode_v].sum()), o, d
+
+    def expand(mode_v: np.ndarray, o: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        order: list[int] = []
+        dirs: list[int] = []
+        for c, dd in zip(o.tolist(), d.tolist()):
+            v = int(mode_v[c]) if dd == 0 else int(partner[c, mode_v[c]])
+            ps, ds = _cell_variant(cells[c], v)
+            order += ps
+            dirs += ds
+        return np.asarray(order), np.asarray(dirs)
+
+    sols: list[tuple[float, np.ndarray, np.ndarray]] = []
+    for first in sorted({0, C - 1})[: max(1, max_starts)]:
+        mode_v = np.argmin(internal[:, [0, 2]], axis=1) * 2  # cheaper of the two modes, left start
+        cost, o, d = solve(mode_v, first)
+        for _ in range(min(mode_rounds, MAX_MODE_ROUNDS)):  # let cells switch mode where the tour gets shorter
+            changed = False
+            for c in range(C):
+                for v in range(4):
+                    if v in (mode_v[c], partner[c, mode_v[c]]):
+                        continue
+                    trial = mode_v.copy()
+                    trial[c] = v
+                    cost2, o2, d2 = solve(trial, first)
+                    if cost2 < cost - 1e-7:
+                        mode_v, cost, o, d, changed = trial, cost2, o2, d2, True
+            if not changed:
+                break
+        sols.append((cost, *expand(mode_v, o, d)))
+    sols.sort(key=lambda t: t[0])
+    return [(o, d) for _, o, d in sols[:max_starts]]
+
+
+def _order_pieces(
+    X: np.ndarray,
+    n: int,
+    has_start: bool,
+    cells: list[list[int]] | None,
+    nn_starts: int,
+    mode_rounds: int,
+    kicks: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Best of a few starts (a cell-snake order, nearest-neighbour tours), each improved by local search."""
     m = 2 * n
+    inits: list[tuple[np.ndarray, np.ndarray]] = []
+    if cells is not None and len(cells) > 1:
+        inits += _order_cells(X, cells, has_start, 1, mode_rounds)
     starts: list[tuple[int, int]] = []
     if has_start:
         k = int(np.argmin(X[m, :m]))
         starts.append((k // 2, k % 2))
-    # pieces are indexed along the sweep-offset axis: the first and last lines are natural starts
-    for cand in [(0, 0), (0, 1), (n - 1, 0), (n - 1, 1)]:
+    for cand in [(0, 0), (n - 1, 0), (0, 1), (n - 1, 1)]:
         if cand not in starts:
             starts.append(cand)
+    for p, d in starts[:nn_starts]:
+        inits.append(_nearest_neighbour(p, d, X, n))
     best: tuple[float, np.ndarray, np.ndarray] | None = None
     max_moves = MAX_LOCAL_SEARCH_PASSES * max(1, n)
-    for p, d in starts[:max_starts]:
-        o, ds = _nearest_neighbour(p, d, X, n)
+    for o, ds in inits:
         o, ds = _improve(o, ds, X, max_moves)
         c = _tour_cost(o, ds, X)
         if best is None or c < best[0] - 1e-9:
             best = (c, o, ds)
     assert best is not None
+    if kicks > 0 and n >= 8:
+        best = _perturb(best, X, kicks, max_moves)
     return best[1], best[2]
+
+
+def _perturb(
+    best: tuple[float, np.ndarray, np.ndarray], X: np.ndarray, kicks: int, max_moves: int
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """Iterated local search: a seeded double-bridge kick, local search, keep if shorter; ``kicks`` rounds."""
+    rng = np.random.default_rng(ILS_SEED)
+    n = len(best[1])
+    for _ in range(kicks):
+        a, b, c = sorted(rng.choice(np.arange(1, n), size=3, replace=False).tolist())
+        o, d = best[1], best[2]
+        o2 = np.concatenate([o[:a], o[b:c], o[a:b], o[c:]])
+        d2 = np.concatenate([d[:a], d[b:c], d[a:b], d[c:]])
+        o2, d2 = _improve(o2, d2, X, max_moves)
+        cost = _tour_cost(o2, d2, X)
+        if cost < best[0] - 1e-9:
+            best = (cost, o2, d2)
+    return best
 
 
 # --------------------------------------------------------------------------- one direction, in full
@@ -468,6 +682,9 @@ def _plan_direction(
     start_c: XY | None,
     end_c: XY | None,
     graph_cache: dict[float, InsideGraph],
+    nn_starts: int = 1,
+    mode_rounds: int = 0,
+    kicks: int = 0,
 ) -> _Planned | None:
     c, s = _rot(angle)
     # rotate by -angle: sweeps along x
@@ -487,7 +704,7 @@ def _plan_direction(
     dstart = np.hypot(*(pts - np.asarray(start_c)).T) if start_c is not None else None
     dend = np.hypot(*(pts - np.asarray(end_c)).T) if end_c is not None else None
     X = _augmented(conn.D, dstart, dend)
-    order, dirs = _order_pieces(X, len(pieces), start_c is not None)
+    order, dirs = _order_pieces(X, len(pieces), start_c is not None, _cells(pieces), nn_starts, mode_rounds, kicks)
     path: list[XY] = []
     camera: list[bool] = []  # per path segment: a sweep (camera on) or a connection
 
@@ -599,30 +816,52 @@ def plan_coverage(
             a = float(a) % 180.0
             if a not in cands:
                 cands.append(a)
-    ranked: list[tuple[float, int, float]] = []
-    for i, a in enumerate(cands):
-        c, s = _rot(a)
-        rot = shapely.transform(free_c, lambda p: np.column_stack([p[:, 0] * c + p[:, 1] * s, -p[:, 0] * s + p[:, 1] * c]))
-        pcs, spacing, n = _pieces(rot, swath_m)
-        ranked.append((_estimate(pcs, spacing, n), i, a))
-    ranked.sort()
+    segs_c = _ring_segments(free_c)
+    ranked = sorted((_estimate(segs_c, a, swath_m), i, a) for i, a in enumerate(cands))
     full = [a for _, _, a in ranked[: max(1, max_full)]]
     for a in (0.0, 90.0):
         if a not in full:
             full.append(a)
     graph_cache: dict[float, InsideGraph] = {}
-    best: _Planned | None = None
-    tried: list[tuple[float, float]] = []
-    for a in full:
-        planned = _plan_direction(free_c, a, swath_m, start_c, end_c, graph_cache)
-        if planned is None:
-            continue
-        tried.append((a, planned.length))
-        if best is None or planned.length < best.length - 1e-6:
-            best = planned
-    if best is None:
+    planned_all: list[_Planned] = []
+    for a in full:  # one nearest-neighbour start each: enough to rank directions
+        planned = _plan_direction(free_c, a, swath_m, start_c, end_c, graph_cache, nn_starts=2, kicks=PHASE1_KICKS)
+        if planned is not None:
+            planned_all.append(planned)
+    if not planned_all:
         raise InvalidArgument("no sweep fits in the free area")
-    flags = _edge_sweeps(free_c, best) if edge_sweeps else best.camera
+    planned_all.sort(key=lambda p: (p.length, p.angle))
+    # the shortest plan that reaches the coverage target; if none does, the shortest
+    # of those close to the best coverage seen (bounded number of coverage checks)
+    cov_of: dict[int, tuple[float, list[bool]]] = {}  # id(plan) → (coverage, camera flags)
+
+    def coverage_of(p: _Planned) -> float:
+        if id(p) not in cov_of:
+            flags = _edge_sweeps(free_c, p) if edge_sweeps else p.camera
+            segs = [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on]
+            cov_of[id(p)] = (coverage_fraction(free_c, segs, swath_m), flags)
+        return cov_of[id(p)][0]
+
+    # polish: the best few directions again with a stronger order search (seeded kicks)
+    for cand in planned_all[:POLISH_DIRECTIONS]:
+        polished = _plan_direction(
+            free_c, cand.angle, swath_m, start_c, end_c, graph_cache, nn_starts=2, kicks=POLISH_KICKS
+        )
+        if polished is not None and polished.length < cand.length - 1e-6:
+            planned_all.append(polished)
+    planned_all.sort(key=lambda p: (p.length, p.angle))
+    # the shortest plan that reaches the coverage target; if none does, the shortest
+    # within COVERAGE_SLACK of the best coverage seen (a bounded number of coverage checks)
+    checked = planned_all[:MAX_COVERAGE_CHECKS]
+    reach = [p for p in checked if coverage_of(p) >= coverage_target]
+    if reach:
+        best = reach[0]
+    else:
+        top = max(coverage_of(p) for p in checked)
+        best = next(p for p in checked if coverage_of(p) >= top - COVERAGE_SLACK)
+    tried = tuple((p.angle, p.length) for p in planned_all)
+    coverage_of(best)
+    flags = cov_of[id(best)][1]
     path = tuple((p[0] + cx, p[1] + cy) for p in best.path)
     sweeps = tuple((path[i], path[i + 1]) for i, on in enumerate(flags) if on)
     length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
@@ -637,7 +876,7 @@ def plan_coverage(
         free_area_m2=float(area),
         lower_bound_m=float(area / swath_m),
         sweep_length_m=float(sum(math.dist(a, b) for a, b in sweeps)),
-        candidates=tuple(tried),
+        candidates=tried,
     )
 
 
