@@ -149,6 +149,15 @@ class Intent(_Strict):
     missing: list[Label] = Field(default_factory=list, max_length=5, description="essential things absent from the request")
     clarification_questions: list[Label] = Field(default_factory=list, max_length=3)
 
+    @field_validator("summary", mode="before")
+    @classmethod
+    def _one_short_line(cls, value: object) -> object:
+        """The summary is cosmetic: a long or multi-line one is cut, not worth a re-ask."""
+        if isinstance(value, str):
+            first = next((line.strip() for line in value.splitlines() if line.strip()), "")
+            return first[:120] or None
+        return value
+
     @field_validator("sensors", "excluded_sensors", "targets", mode="after")
     @classmethod
     def _sorted_unique(cls, value: list[enum.Enum]) -> list[enum.Enum]:
