@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 from planner.plan import Plan, Sortie
+from planner.world import World
 from rules.context import EvaluationContext
 from rules.evaluators import EVALUATORS, Env
 from rules.findings import Finding, Verdict
@@ -61,7 +62,7 @@ def guard_values(plan: Plan, sortie: Sortie, env: Env) -> dict[str, Any]:
     }
 
 
-def evaluate(plan: Plan, world: Any, rules: RuleSet, *, context: EvaluationContext) -> Verdict:
+def evaluate(plan: Plan, world: World, rules: RuleSet, *, context: EvaluationContext) -> Verdict:
     """Every rule over every sortie of ``plan`` in ``world`` at ``context.now``; never raises for a violation."""
     env = Env.for_plan(plan, world, context)
     findings: list[Finding] = []
