@@ -1,0 +1,219 @@
+"""Energy and time per leg for a multirotor, calibrated from its spec sheet and the wind.
+
+The model (documented here because every figure in a plan comes from it):
+
+* **Calibration.** Two spec figures fix the power curve: hover power
+  ``P_hover = E_battery / hover endurance`` and cruise power
+  ``P_cruise = E_battery / flight endurance`` at the drone's cruise speed
+  (FACTS.md "Multirotor energy"; Matrice 30T: 263.2 Wh, 41 min / 36 min →
+  ≈385 W cruise, ≈439 W hover).
+* **Power against airspeed** ``v`` follows the shape of Zeng, Xu & Zhang (IEEE
+  TWC 18(4) 2019, eq. 12) with the blade-profile term folded into the others:
+  ``P(v) = P_hover · ι(v) + k · v³`` where
+  ``ι(v) = sqrt(sqrt(1 + v⁴ / 4v₀⁴) − v² / 2v₀²)`` is the induced-power ratio
+  (``v₀`` = mean rotor induced velocity in hover, 4.03 m/s in Zeng's example)
+  and ``k`` is the parasite coefficient chosen so that ``P(V_cruise) = P_cruise``
+  (clamped at 0). Power first drops with speed (translational lift), then
+  rises with its cube.
+* **Wind.** The drone holds its ground velocity; the air moves with the wind,
+  so the airspeed is ``|v_ground − v_wind|``. A head wind raises the airspeed and
+  the power for the same ground time; a tail wind lowers it. Wind speed is taken
+  at the forecast level closest to the flight altitude (10, 80 or 120 m),
+  direction from ``wind_direction_10m`` (meteorological: where it blows FROM).
+  Hovering in wind flies at airspeed = wind speed.
+* **Climb and descent** at fixed vertical speeds with hover power scaled by
+  ``CLIMB_POWER_FACTOR`` / ``DESCENT_POWER_FACTOR`` (a mass-free approximation;
+  the spec sheet gives no mass).
+
+Example::
+
+    >>> from planner.world import Camera, Drone
+    >>> from datetime import datetime, timezone
+    >>> d = Drone("D", "M30T", "A", "t", frozenset(), 263.2, 100, 2460, 2160, 12.0, 7.0, 12.0,
+    ...           -20, 50, None, Camera(84, 66), "ONLINE", datetime(2026, 1, 1, tzinfo=timezone.utc),
+    ...           "ardupilot", "udp:127.0.0.1:14550")
+    >>> m = EnergyModel.for_drone(d, None)
+    >>> round(m.power_w(12.0)), round(m.power_w(0.0))
+    (385, 439)
+    >>> c = m.leg(1200.0, 12.0, heading_deg=90.0)
+    >>> round(c.duration_s), round(c.energy_wh, 2)
+    (100, 10.7)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from planner.errors import InvalidArgument
+from planner.world import Drone, WeatherHour
+
+__all__ = [
+    "LegCost",
+    "EnergyModel",
+    "INDUCED_VELOCITY_MPS",
+    "CLIMB_SPEED_MPS",
+    "DESCENT_SPEED_MPS",
+    "wind_at_altitude",
+]
+
+INDUCED_VELOCITY_MPS = 4.03
+CLIMB_SPEED_MPS = 4.0
+DESCENT_SPEED_MPS = 3.0
+CLIMB_POWER_FACTOR = 1.2
+DESCENT_POWER_FACTOR = 0.8
+_WIND_LEVELS = ((10.0, "wind_speed_10m_mps"), (80.0, "wind_speed_80m_mps"), (120.0, "wind_speed_120m_mps"))
+
+XY = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class LegCost:
+    """Duration and energy of a leg (or a sum of legs)."""
+
+    duration_s: float
+    energy_wh: float
+
+    def __add__(self, other: LegCost) -> LegCost:
+        return LegCost(self.duration_s + other.duration_s, self.energy_wh + other.energy_wh)
+
+
+ZERO = LegCost(0.0, 0.0)
+
+
+def wind_at_altitude(hour: WeatherHour | None, altitude_m: float) -> tuple[float, float]:
+    """(speed m/s, FROM direction degrees) at the forecast level closest to ``altitude_m``.
+
+    Levels missing from the forecast are skipped; no wind data at all → calm (0, 0).
+    """
+    if hour is None:
+        return 0.0, 0.0
+    levels = [(abs(h - altitude_m), h, getattr(hour, name)) for h, name in _WIND_LEVELS]
+    levels = [lv for lv in levels if lv[2] is not None and math.isfinite(lv[2])]
+    if not levels:
+        return 0.0, 0.0
+    speed = min(levels)[2]
+    direction = hour.wind_direction_10m_deg
+    if direction is None or not math.isfinite(direction):
+        direction = 0.0
+    return max(0.0, float(speed)), float(direction) % 360.0
+
+
+@dataclass(frozen=True)
+class EnergyModel:
+    """Calibrated power curve of one drone plus the wind vector for one flight.
+
+    ``wind_east_mps``/``wind_north_mps`` is where the air moves TO (metres per
+    second in the local east/north frame).
+    """
+
+    hover_power_w: float
+    cruise_power_w: float
+    cruise_speed_mps: float
+    parasite_coeff: float
+    wind_east_mps: float = 0.0
+    wind_north_mps: float = 0.0
+    battery_wh: float = 0.0
+
+    @classmethod
+    def for_drone(cls, drone: Drone, weather_hour: WeatherHour | None, altitude_m: float = 50.0) -> EnergyModel:
+        """Calibrate from ``drone``'s spec and take the wind of ``weather_hour`` at ``altitude_m``."""
+        for name in ("battery_wh", "flight_time_s", "hover_time_s", "cruise_speed_mps"):
+            v = getattr(drone, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise InvalidArgument(f"drone {drone.id}: {name} must be > 0 to plan energy, got {v!r}")
+        p_hover = drone.hover_power_w
+        p_cruise = drone.cruise_power_w
+        v_c = float(drone.cruise_speed_mps)
+        k = max(0.0, (p_cruise - p_hover * _induced_ratio(v_c)) / v_c**3)
+        speed, from_deg = wind_at_altitude(weather_hour, altitude_m)
+        to = math.radians(from_deg + 180.0)
+        return cls(
+            hover_power_w=p_hover,
+            cruise_power_w=p_cruise,
+            cruise_speed_mps=v_c,
+            parasite_coeff=k,
+            wind_east_mps=speed * math.sin(to),
+            wind_north_mps=speed * math.cos(to),
+            battery_wh=float(drone.battery_wh),
+        )
+
+    @property
+    def wind_speed_mps(self) -> float:
+        return math.hypot(self.wind_east_mps, self.wind_north_mps)
+
+    def power_w(self, airspeed_mps: float) -> float:
+        """Electrical power at ``airspeed_mps`` in level flight."""
+        v = max(0.0, float(airspeed_mps))
+        return self.hover_power_w * _induced_ratio(v) + self.parasite_coeff * v**3
+
+    def airspeed_mps(self, ground_speed_mps: float, heading_deg: float | None) -> float:
+        """Airspeed when flying ``ground_speed_mps`` towards ``heading_deg`` (clockwise from north).
+
+        Without a heading the wind is taken as a direct head wind (the safe side).
+        """
+        if heading_deg is None:
+            return ground_speed_mps + self.wind_speed_mps
+        h = math.radians(heading_deg)
+        ge, gn = ground_speed_mps * math.sin(h), ground_speed_mps * math.cos(h)
+        return math.hypot(ge - self.wind_east_mps, gn - self.wind_north_mps)
+
+    def leg(
+        self,
+        distance_m: float,
+        speed_mps: float,
+        *,
+        heading_deg: float | None = None,
+        climb_m: float = 0.0,
+        hold_s: float = 0.0,
+    ) -> LegCost:
+        """Cost of flying ``distance_m`` at ground speed ``speed_mps`` towards ``heading_deg``,
+        plus a vertical change of ``climb_m`` (negative = descent) and a hover of ``hold_s``."""
+        if not (math.isfinite(distance_m) and distance_m >= 0):
+            raise InvalidArgument(f"distance_m must be >= 0, got {distance_m}")
+        if not (math.isfinite(hold_s) and hold_s >= 0):
+            raise InvalidArgument(f"hold_s must be >= 0, got {hold_s}")
+        if not math.isfinite(climb_m):
+            raise InvalidArgument(f"climb_m must be finite, got {climb_m}")
+        cost = ZERO
+        if distance_m > 0:
+            if not (math.isfinite(speed_mps) and speed_mps > 0):
+                raise InvalidArgument(f"speed_mps must be > 0 to fly {distance_m:.1f} m, got {speed_mps}")
+            t = distance_m / speed_mps
+            p = self.power_w(self.airspeed_mps(speed_mps, heading_deg))
+            cost += LegCost(t, p * t / 3600.0)
+        if climb_m > 0:
+            t = climb_m / CLIMB_SPEED_MPS
+            cost += LegCost(t, self.power_w(self.wind_speed_mps) * CLIMB_POWER_FACTOR * t / 3600.0)
+        elif climb_m < 0:
+            t = -climb_m / DESCENT_SPEED_MPS
+            cost += LegCost(t, self.power_w(self.wind_speed_mps) * DESCENT_POWER_FACTOR * t / 3600.0)
+        if hold_s > 0:
+            cost += LegCost(hold_s, self.power_w(self.wind_speed_mps) * hold_s / 3600.0)
+        return cost
+
+    def segment(self, a: XY, b: XY, speed_mps: float) -> LegCost:
+        """Cost of the straight local-frame segment a → b (heading from the geometry)."""
+        dx, dy = b[0] - a[0], b[1] - a[1]
+        d = math.hypot(dx, dy)
+        if d == 0:
+            return ZERO
+        return self.leg(d, speed_mps, heading_deg=math.degrees(math.atan2(dx, dy)) % 360.0)
+
+    def polyline(self, points: Sequence[XY], speed_mps: float) -> LegCost:
+        """Cost of a local-frame polyline flown at ``speed_mps``."""
+        total = ZERO
+        for a, b in zip(points, points[1:]):
+            total += self.segment(a, b, speed_mps)
+        return total
+
+    def battery_fraction(self, energy_wh: float) -> float:
+        """Share of the full battery that ``energy_wh`` uses."""
+        return energy_wh / self.battery_wh if self.battery_wh > 0 else math.inf
+
+
+def _induced_ratio(v: float) -> float:
+    """Induced power at airspeed v relative to hover (Zeng et al. eq. 12 middle term)."""
+    r = v * v / (2.0 * INDUCED_VELOCITY_MPS**2)
+    return math.sqrt(max(0.0, math.sqrt(1.0 + r * r) - r))
