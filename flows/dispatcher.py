@@ -18,6 +18,10 @@ Outcomes, per transfer:
   re-upload: ArduPilot writes items as they arrive, so a second upload could
   leave a mix behind and still look like success.
 
+After the fence, its altitude ceiling is set as autopilot parameters
+(``FENCE_ALT_MAX`` / ``GF_MAX_VER_DIST``) and confirmed by the vehicle's echo;
+an unconfirmed ceiling is ``DispatchUncertain``.
+
 Every transfer is reported to ``on_attempt`` as it ends (so the ledger can
 write it under the dispatch's idempotency key even when this raises) and
 kept in the returned ``DispatchOutcome``; an error carries the outcome as
@@ -69,7 +73,7 @@ class UploadResult:
     status: Literal["ACCEPTED", "FAILED", "UNCERTAIN", "UNREACHABLE"] = "UNCERTAIN"
     verified_by_download: tuple[str, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
-    params_advised: dict[str, float] = field(default_factory=dict)
+    params_set: dict[str, float] = field(default_factory=dict)
     attempts: list[dict[str, Any]] = field(default_factory=list)
     detail: str = ""
 
@@ -82,7 +86,7 @@ class UploadResult:
             "status": self.status,
             "verified_by_download": list(self.verified_by_download),
             "counts": dict(self.counts),
-            "params_advised": dict(self.params_advised),
+            "params_set": dict(self.params_set),
             "attempts": list(self.attempts),
             "detail": self.detail,
         }
@@ -185,6 +189,24 @@ def upload_plan(
     return outcome
 
 
+def _set_ceiling(ml: MavLink, ms: MissionSet, result: UploadResult, record: Any, deadline: float) -> None:
+    """The fence's altitude ceiling as autopilot parameters, confirmed by echo (MAVLink fences are 2-D)."""
+    if not ms.params:
+        return
+    tr = ml.set_params(ms.params, deadline)
+    record("params", tr)
+    if tr.outcome == "CONFIRMED":
+        result.params_set = dict(ms.params)
+    if tr.outcome != "CONFIRMED":
+        result.status = "UNCERTAIN"
+        result.detail = (
+            f"{ms.drone_id}: the fence is uploaded but its altitude ceiling "
+            f"({', '.join(f'{k}={v:g}' for k, v in sorted(ms.params.items()))}) was not confirmed ({tr.detail}); "
+            "nothing after it was uploaded"
+        )
+        raise DispatchUncertain(result.detail)
+
+
 def upload_mission_set(
     ms: MissionSet,
     conn: str,
@@ -204,7 +226,6 @@ def upload_mission_set(
     start = time.monotonic()
     deadline = start + timeout_s
     upload_deadline = start + 0.7 * timeout_s
-    result.params_advised = dict(ms.params)
     result.counts = {MISSION_TYPE_NAMES[t]: len(ms.items_of(t)) for t in UPLOAD_ORDER}
 
     def record(kind: str, tr: Transfer | None, **extra: Any) -> None:
@@ -244,6 +265,8 @@ def upload_mission_set(
             tr = ml.upload(items, mtype, upload_deadline)
             record("upload", tr)
             if tr.outcome == "ACCEPTED":
+                if mtype == FENCE:
+                    _set_ceiling(ml, ms, result, record, deadline)
                 continue
             if tr.outcome == "REJECTED":
                 result.status = "FAILED"
@@ -273,6 +296,8 @@ def upload_mission_set(
                 )
                 raise DispatchUncertain(result.detail)
             verified.append(name)
+            if mtype == FENCE:
+                _set_ceiling(ml, ms, result, record, deadline)
         result.verified_by_download = tuple(verified)
         result.status = "ACCEPTED"
         result.detail = "accepted" + (f" ({', '.join(verified)} verified by read-back)" if verified else "")

@@ -32,7 +32,9 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from planner.errors import DeviceUnavailable, InvalidArgument  # noqa: E402
-from planner.mission_items import MISSION_TYPE_NAMES, MissionItem, from_wire, to_wire  # noqa: E402
+import struct  # noqa: E402
+
+from planner.mission_items import FENCE, MISSION_TYPE_NAMES, MissionItem, from_wire, to_wire  # noqa: E402
 
 __all__ = ["MavLink", "Transfer", "TransferOutcome", "result_name", "GCS_SYSTEM_ID", "GCS_COMPONENT_ID"]
 
@@ -41,7 +43,9 @@ _M = mavutil.mavlink
 GCS_SYSTEM_ID = 255
 GCS_COMPONENT_ID = _M.MAV_COMP_ID_MISSIONPLANNER  # 190
 
-TransferOutcome = Literal["ACCEPTED", "REJECTED", "NO_ANSWER", "UNCERTAIN", "DOWNLOADED", "DOWNLOAD_FAILED"]
+TransferOutcome = Literal[
+    "ACCEPTED", "REJECTED", "NO_ANSWER", "UNCERTAIN", "DOWNLOADED", "DOWNLOAD_FAILED", "CONFIRMED", "UNCONFIRMED"
+]
 
 
 def result_name(code: int) -> str:
@@ -56,10 +60,11 @@ class Transfer:
 
     ``outcome``: ACCEPTED (final ack seen), REJECTED (a NACK: ``result`` names it),
     NO_ANSWER (the vehicle never asked for an item: nothing was transferred),
-    UNCERTAIN (items went out but no final ack came), DOWNLOADED / DOWNLOAD_FAILED.
+    UNCERTAIN (items went out but no final ack came), DOWNLOADED / DOWNLOAD_FAILED,
+    and for parameters CONFIRMED (every value echoed back) / UNCONFIRMED.
     """
 
-    direction: Literal["upload", "download"]
+    direction: Literal["upload", "download", "params"]
     mission_type: int
     count: int
     outcome: TransferOutcome = "NO_ANSWER"
@@ -290,3 +295,58 @@ class MavLink:
         tr.outcome, tr.items = "DOWNLOADED", tuple(got)
         tr.duration_s = time.monotonic() - t0
         return tr
+
+    # --- parameters ---------------------------------------------------------------------------
+
+    def set_params(self, params: dict[str, float], deadline: float) -> Transfer:
+        """Set float parameters (the fence ceiling) until the vehicle echoes each value back.
+
+        PARAM_SET is idempotent, so unlike a mission it may be resent freely; a
+        value counts as set only when a PARAM_VALUE with the same float32 comes back.
+        """
+        t0 = time.monotonic()
+        tr = Transfer("params", FENCE, len(params), outcome="UNCONFIRMED")
+        pending = {name: _f32(value) for name, value in params.items()}
+        mav = self.conn.mav
+
+        def send_all() -> None:
+            for name, value in sorted(pending.items()):
+                mav.param_set_send(
+                    self.target_system, self.target_component, name.encode("ascii"), value, _M.MAV_PARAM_TYPE_REAL32
+                )
+                tr.items_sent += 1
+
+        send_all()
+        silent = 0
+        while pending:
+            now = time.monotonic()
+            if now >= deadline:
+                tr.detail = "overall link timeout"
+                break
+            msg = self.conn.recv_match(type="PARAM_VALUE", blocking=True, timeout=max(0.0, min(self.retry_s, deadline - now)))
+            if msg is None:
+                silent += 1
+                if silent > self.max_retries:
+                    tr.detail = f"no echo after {self.max_retries} resends"
+                    break
+                tr.resends += 1
+                send_all()
+                continue
+            if msg.get_srcSystem() != self.target_system:
+                continue
+            name = msg.param_id if isinstance(msg.param_id, str) else msg.param_id.decode("ascii", "replace")
+            name = name.rstrip("\x00")
+            if name in pending and _f32(msg.param_value) == pending[name]:
+                del pending[name]
+                tr.requests_seen += 1
+                silent = 0
+        if not pending:
+            tr.outcome, tr.detail = "CONFIRMED", ", ".join(f"{k}={v:g}" for k, v in sorted(params.items()))
+        elif not tr.detail.startswith("overall"):
+            tr.detail += f"; unconfirmed: {', '.join(sorted(pending))}"
+        tr.duration_s = time.monotonic() - t0
+        return tr
+
+
+def _f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", float(x)))[0]

@@ -14,6 +14,9 @@ UDP. It speaks for one vehicle (system 1, component 1 by default):
   returns its home as mission seq 0, stores altitudes in centimetres and
   unused (NaN) params as 0; ``px4`` asks with MISSION_REQUEST_INT, re-asks
   after 250 ms and acknowledges a repeated last item again.
+- PARAM_SET / PARAM_REQUEST_READ of the dialect's own parameters (the fence
+  ceiling ``FENCE_ALT_MAX`` or ``GF_MAX_VER_DIST`` among them), answered with
+  PARAM_VALUE; an unknown name is ignored, as autopilots do.
 - faults: ``drop`` drops that fraction of incoming and of outgoing messages
   (seeded RNG), ``lose_final_ack`` never delivers the ACCEPTED ack that ends an
   upload, ``reject`` answers every upload of ``reject_types`` with that
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import os
 import random
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -55,6 +59,10 @@ __all__ = ["SimVehicle", "SimStats", "VehicleBehaviour", "result_code"]
 _M = mavutil.mavlink
 
 _REREQUEST_S = {"ardupilot": 1.0, "px4": 0.25}
+_DEFAULT_PARAMS = {
+    "ardupilot": {"FENCE_ALT_MAX": 100.0, "FENCE_ENABLE": 0.0, "RTL_ALT": 1500.0},
+    "px4": {"GF_MAX_VER_DIST": 0.0, "GF_ACTION": 1.0, "RTL_RETURN_ALT": 60.0},
+}
 _AUTOPILOT = {"ardupilot": _M.MAV_AUTOPILOT_ARDUPILOTMEGA, "px4": _M.MAV_AUTOPILOT_PX4}
 
 
@@ -172,6 +180,7 @@ class SimVehicle:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._missions: dict[int, tuple[MissionItem, ...]] = {MISSION: (), FENCE: (), RALLY: ()}
+        self._params: dict[str, float] = dict(_DEFAULT_PARAMS[dialect])
         self._state = _State()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -199,6 +208,12 @@ class SimVehicle:
         with self._lock:
             stored = dict(self._missions)
         return {t: self._as_downloaded(t, items) for t, items in stored.items()}
+
+    @property
+    def params(self) -> dict[str, float]:
+        """The vehicle's parameters as it holds them (float32 values)."""
+        with self._lock:
+            return dict(self._params)
 
     def start(self) -> "SimVehicle":
         """Run the vehicle on a daemon thread until ``stop()``."""
@@ -422,3 +437,37 @@ class SimVehicle:
         wire = to_wire(items[msg.seq])
         self.stats.downloads_served += 1
         self.send(lambda m: m.mission_item_int_send(partner[0], partner[1], **wire))
+
+    # --- parameters ------------------------------------------------------------------------
+
+    def _param_value(self, name: str) -> None:
+        names = sorted(self._params)
+        value = self._params[name]
+        self.send(
+            lambda m: m.param_value_send(
+                name.encode("ascii"), value, _M.MAV_PARAM_TYPE_REAL32, len(names), names.index(name)
+            )
+        )
+
+    @staticmethod
+    def _name(raw: Any) -> str:
+        text = raw if isinstance(raw, str) else bytes(raw).decode("ascii", "replace")
+        return text.rstrip("\x00")
+
+    def _on_param_set(self, msg: Any, now: float) -> None:
+        name = self._name(msg.param_id)
+        if name not in self._params:
+            return
+        with self._lock:
+            self._params[name] = _f32(msg.param_value)
+        self.log(f"param {name} = {msg.param_value:g}")
+        self._param_value(name)
+
+    def _on_param_request_read(self, msg: Any, now: float) -> None:
+        name = self._name(msg.param_id)
+        if name in self._params:
+            self._param_value(name)
+
+
+def _f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", float(x)))[0]

@@ -44,6 +44,7 @@ from planner.world import (  # noqa: E402
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 FAST = dict(timeout_s=10.0, retry_s=0.05, max_retries=12, heartbeat_timeout_s=3.0)
 SIM_FAST = dict(heartbeat_s=0.05, rerequest_s=0.05, transfer_timeout_s=3.0)
+CEILING = {"ardupilot": "FENCE_ALT_MAX", "px4": "GF_MAX_VER_DIST"}
 ARDUPILOT_HOME = (60.1699, 24.9409, 13.5)  # the vehicle's own home: differs from the plan's placeholder
 
 
@@ -127,6 +128,7 @@ def test_fault_matrix_vehicle_holds_the_plan_or_the_outcome_says_not(dialect: st
             diffs = _differences(sim, plan, world, dialect)
             assert diffs[MISSION], "a rejected mission must not be on the vehicle"
             assert not diffs[FENCE], "the fence went up first and was accepted (or verified)"
+            assert sim.params[CEILING[dialect]] == 120.0, "and its ceiling was set"
             assert sim.stats.uploads_rejected >= 1
             return
         except DispatchUncertain as exc:
@@ -151,10 +153,13 @@ def test_fault_matrix_vehicle_holds_the_plan_or_the_outcome_says_not(dialect: st
             assert upload.verified_by_download == () or drop > 0
         if drop == 0:
             kinds = [(a["kind"], a.get("mission_type")) for a in seen]
-            expected = [("hello", None), ("upload", "fence"), ("upload", "mission"), ("upload", "rally")]
+            expected = [("hello", None), ("upload", "fence"), ("params", "fence"), ("upload", "mission"), ("upload", "rally")]
             if lose_final_ack:
-                expected = [("hello", None)] + [(k, t) for t in ("fence", "mission", "rally") for k in ("upload", "verify")]
+                expected = [("hello", None), ("upload", "fence"), ("verify", "fence"), ("params", "fence")] + [
+                    (k, t) for t in ("mission", "rally") for k in ("upload", "verify")
+                ]
             assert kinds == expected
+        assert sim.params[CEILING[dialect]] == 120.0 and upload.params_set == {CEILING[dialect]: 120.0}
 
 
 def test_ardupilot_home_slot_is_seq0_and_comes_back_as_home() -> None:
@@ -246,3 +251,25 @@ def test_link_defaults_to_the_drone_and_a_single_link_needs_a_single_drone() -> 
     two = replace(plan, sorties=plan.sorties + (replace(plan.sorties[0], index=1, drone_id="OTHER"),))
     with pytest.raises(InvalidArgument):
         upload_plan(two, world, link="udpout:127.0.0.1:9", **FAST)
+
+
+class IgnoreParamSet:
+    """A vehicle part that never answers PARAM_SET (an autopilot without that parameter)."""
+
+    def on_message(self, vehicle: SimVehicle, msg: Any) -> bool:
+        return msg.get_type() == "PARAM_SET"
+
+    def on_mission_stored(self, vehicle: SimVehicle, mission_type: int, items: tuple[Any, ...]) -> None:
+        return None
+
+    def tick(self, vehicle: SimVehicle, now_s: float) -> None:
+        return None
+
+
+def test_an_unconfirmed_ceiling_stops_the_dispatch_as_uncertain() -> None:
+    world, plan = small_world("px4"), small_plan()
+    with SimVehicle("udpin:127.0.0.1:0", "px4", flight=IgnoreParamSet(), **SIM_FAST) as sim:
+        with pytest.raises(DispatchUncertain, match="ceiling"):
+            upload_plan(plan, world, link=sim.address, **{**FAST, "max_retries": 3})
+        assert sim.missions[MISSION] == (), "no mission goes up over a fence without its ceiling"
+    assert sim.params["GF_MAX_VER_DIST"] == 0.0
