@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgba
@@ -75,10 +75,20 @@ def _nice_length_m(span_m: float) -> float:
     return float(exp)
 
 
-def render_plan_png(plan: Plan, world: World, *, width_px: int = 1000, height_px: int | None = None) -> bytes:
+def render_plan_png(
+    plan: Plan,
+    world: World,
+    *,
+    width_px: int = 1000,
+    height_px: int | None = None,
+    flown_wgs84: Mapping[str, Sequence[tuple[float, float]]] | None = None,
+) -> bytes:
     """Draw ``plan`` over ``world`` and return the PNG bytes.
 
     ``width_px`` (and ``height_px``, default 3/4 of the width) set the image size.
+    ``flown_wgs84`` (drone id → (lon, lat) track actually flown) is drawn over
+    the plan as a black dashed line, for the flight report; without it the
+    picture is the plan alone.
     """
     if not 200 <= width_px <= 4000:
         raise InvalidArgument(f"width_px must be within 200..4000, got {width_px}")
@@ -93,6 +103,8 @@ def render_plan_png(plan: Plan, world: World, *, width_px: int = 1000, height_px
         points += [(minx, miny), (maxx, maxy)]
     for s in plan.sorties:
         points += [(w.lon, w.lat) for w in s.waypoints]
+    for track in (flown_wgs84 or {}).values():
+        points += [(float(p[0]), float(p[1])) for p in track]
     used_docks = sorted({s.dock_id for s in plan.sorties})
     docks = [d for d in world.docks if d.id in used_docks] or list(world.docks)
     if not points:
@@ -197,6 +209,17 @@ def render_plan_png(plan: Plan, world: World, *, width_px: int = 1000, height_px
         if inspect:
             ix, iy = zip(*inspect)
             ax.scatter(ix, iy, s=18, color=colour_of[s.drone_id], edgecolors="white", linewidths=0.6, zorder=5)
+
+    # ---- the flown tracks (flight report)
+    for drone_id, track in sorted((flown_wgs84 or {}).items()):
+        if len(track) < 2:
+            continue
+        fx, fy = zip(*[xy(float(p[0]), float(p[1])) for p in track])
+        ax.plot(fx, fy, color="black", lw=1.3, ls=(0, (4, 2)), zorder=5.5)
+    if flown_wgs84:
+        ax.text(0.012, 0.975 - len(drones) * 0.035, "- - flown", transform=ax.transAxes, color="black", fontsize=9,
+                va="top", ha="left", zorder=8,
+                bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1.5})
 
     # ---- docks
     for d in docks:
