@@ -22,8 +22,8 @@ Determinism
     not reproducible). Same problem and budget → same routes.
 
 Solvers (measured on the public routes instances, see bench/routes.py)
-    ``"pyvrp"`` (default): PyVRP's iterated local search with a fixed seed and
-    ``MaxIterations``. ``"ortools"``: PARALLEL_CHEAPEST_INSERTION then guided
+    ``"pyvrp"`` (default): PyVRP's iterated local search, the best of up to four
+    runs with seeds 0, 1, … sharing one ``MaxIterations`` budget. ``"ortools"``: PARALLEL_CHEAPEST_INSERTION then guided
     local search with a ``solution_limit``; OR-Tools GLS was +3.7 % above the
     best-known on md_n100 after 5 s and left sites unserved on md_n500, PyVRP
     matched md_n100 in 1.3 s.
@@ -62,8 +62,12 @@ _PYVRP_MAX_RATE = 1_200
 _PYVRP_MIN_ITERATIONS = 100
 # OR-Tools GLS: accepted solutions per second fall with size (~100/s at 100 visits).
 _ORTOOLS_WORK_PER_S = 10_000
-_SAFETY_FACTOR = 3.0  # wall-clock net = factor × budget + 2 s
-_SEED = 1
+_SAFETY_FACTOR = 10.0  # wall-clock net = factor × budget + 2 s: generous, a loaded machine must not cut the count short
+# Restarts: the iterations are shared by up to _PYVRP_MAX_RUNS runs (seeds 0, 1, ...) of at least
+# this many iterations per visit each; on md_n100 one seed stalled at +1.8 % for 24 000
+# iterations while two of four seeds reached the best-known in 3 000.
+_PYVRP_RUN_ITERATIONS_PER_VISIT = 25
+_PYVRP_MAX_RUNS = 4
 
 
 @dataclass(frozen=True)
@@ -213,20 +217,37 @@ def _pyvrp_build(problem: RoutingProblem, visits: list[int]):
     return data, order, len(depot_nodes)
 
 
-def _pyvrp_solve(data, iterations: int, budget_s: float):
+def _pyvrp_runs(n_visits: int, iterations: int) -> int:
+    """How many independent seeded runs share the iterations (restarts beat one long stall)."""
+    per_run = _PYVRP_RUN_ITERATIONS_PER_VISIT * max(n_visits, 1)
+    return max(1, min(_PYVRP_MAX_RUNS, iterations // per_run))
+
+
+def _pyvrp_solve(data, n_visits: int, iterations: int, budget_s: float):
+    """Best of ``_pyvrp_runs`` runs with seeds 0, 1, …; returns (result, iterations done)."""
     import pyvrp
     from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
 
-    stop = MultipleCriteria([MaxIterations(iterations), MaxRuntime(_SAFETY_FACTOR * budget_s + 2.0)])
-    return pyvrp.solve(data, stop, seed=_SEED, collect_stats=False, display=False)
+    runs = _pyvrp_runs(n_visits, iterations)
+    each = iterations // runs
+    net_s = (_SAFETY_FACTOR * budget_s + 2.0) / runs
+    best, done = None, 0
+    for seed in range(runs):
+        stop = MultipleCriteria([MaxIterations(each), MaxRuntime(net_s)])
+        res = pyvrp.solve(data, stop, seed=seed, collect_stats=False, display=False)
+        done += int(res.num_iterations)
+        key = (not res.is_feasible(), res.cost())
+        if best is None or key < best[0]:
+            best = (key, res)
+    return best[1], done, runs * each
 
 
-def _pyvrp_extract(result, order: list[int], n_depots: int, n_vehicles: int) -> tuple[list[list[int]], int]:
+def _pyvrp_extract(result, order: list[int], n_depots: int, n_vehicles: int) -> list[list[int]]:
     routes: list[list[int]] = [[] for _ in range(n_vehicles)]
     for r in result.best.routes():
         k = r.vehicle_type()
         routes[k] = [order[n_depots + a.idx] for a in r.schedule() if a.is_client()]
-    return routes, int(result.num_iterations)
+    return routes
 
 
 # ---------------------------------------------------------------- OR-Tools: build → solve → extract
@@ -324,7 +345,7 @@ def solve_routing(problem: RoutingProblem, *, budget_s: float = 5.0, solver: Sol
     """Route every visit node it can; report the rest with a reason. Never raises for infeasibility.
 
     ``budget_s`` sets the iteration count (deterministic), not a deadline: the
-    wall-clock net is ``3 × budget_s + 2 s``, hit only on a heavily loaded machine.
+    wall-clock net is ``10 × budget_s + 2 s``, hit only on a heavily loaded machine.
     """
     if budget_s <= 0 or not math.isfinite(budget_s):
         raise ValueError("budget_s must be a positive number of seconds")
@@ -339,8 +360,8 @@ def solve_routing(problem: RoutingProblem, *, budget_s: float = 5.0, solver: Sol
     if solver == "pyvrp":
         data, order, n_depots = _pyvrp_build(problem, visits)
         iterations = _pyvrp_iterations(len(visits), budget_s)
-        result = _pyvrp_solve(data, iterations, budget_s)
-        routes, done = _pyvrp_extract(result, order, n_depots, n_vehicles)
+        result, done, iterations = _pyvrp_solve(data, len(visits), iterations, budget_s)
+        routes = _pyvrp_extract(result, order, n_depots, n_vehicles)
         stopped_by = "iterations" if done >= iterations else "time_limit"
     elif solver == "ortools":
         manager, model = _ortools_build(problem, visits)
