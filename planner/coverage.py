@@ -766,16 +766,23 @@ def plan_coverage(
     max_candidates: int = MAX_CANDIDATE_ANGLES,
     max_full: int = MAX_FULL_EVALUATIONS,
     edge_sweeps: bool = True,
+    polish: bool = True,
 ) -> CoverageResult:
     """Plan a boustrophedon survey of ``free_area_local`` with sweeps ``swath_m`` apart.
 
-    ``start``/``end`` (local metres, e.g. the dock) make the order prefer to begin
-    and finish near them (straight-line distance; the caller plans the real
-    transit). ``edge_sweeps`` keeps the camera on along connections that run
-    along the boundary (free extra coverage, see ``_edge_sweeps``). ``angles_deg`` restricts the directions tried (0 and 90 are
-    added). ``coverage_target`` is reported against, not forced: a boundary
-    not parallel to the sweeps leaves small triangles no straight sweep inside
-    the area can image; ``CoverageResult.coverage_fraction`` says how much.
+    ``start``/``end`` (local metres, e.g. the dock) make the order prefer to
+    begin and finish near them (straight-line distance; the caller plans the
+    real transit). ``angles_deg`` gives the exact directions to try (default:
+    edge directions and a grid, with 0° and 90° always planned in full).
+    ``edge_sweeps`` keeps the camera on along connections that run along the
+    boundary (free extra coverage, see ``_edge_sweeps``). ``polish`` re-plans
+    the best few directions with a stronger (seeded, bounded) order search.
+
+    ``coverage_target`` picks among directions: the shortest plan reaching it
+    wins; when none does (a boundary not parallel to the sweeps leaves small
+    triangles no straight sweep inside the area can image), the shortest within
+    ``COVERAGE_SLACK`` of the best coverage seen. ``coverage_fraction`` in the
+    result says what was reached.
 
     Raises ``InvalidArgument`` for an empty or degenerate area, a swath <= 0 or
     a survey that would need more than ``MAX_PIECES`` sweep pieces.
@@ -810,16 +817,22 @@ def plan_coverage(
 
     if angles_deg is None:
         cands = candidate_angles(free_c, max_candidates)
+        always = [0.0, 90.0]
     else:
         cands = []
-        for a in [0.0, 90.0, *angles_deg][: max(2, max_candidates)]:
+        for a in list(angles_deg)[: max(1, max_candidates)]:
             a = float(a) % 180.0
+            if not math.isfinite(a):
+                raise InvalidArgument(f"sweep angles must be finite, got {angles_deg!r}")
             if a not in cands:
                 cands.append(a)
+        if not cands:
+            raise InvalidArgument("angles_deg is empty")
+        always = []
     segs_c = _ring_segments(free_c)
     ranked = sorted((_estimate(segs_c, a, swath_m), i, a) for i, a in enumerate(cands))
     full = [a for _, _, a in ranked[: max(1, max_full)]]
-    for a in (0.0, 90.0):
+    for a in always:
         if a not in full:
             full.append(a)
     graph_cache: dict[float, InsideGraph] = {}
@@ -843,7 +856,7 @@ def plan_coverage(
         return cov_of[id(p)][0]
 
     # polish: the best few directions again with a stronger order search (seeded kicks)
-    for cand in planned_all[:POLISH_DIRECTIONS]:
+    for cand in planned_all[: POLISH_DIRECTIONS if polish else 0]:
         polished = _plan_direction(
             free_c, cand.angle, swath_m, start_c, end_c, graph_cache, nn_starts=2, kicks=POLISH_KICKS
         )
