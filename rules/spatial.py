@@ -213,7 +213,11 @@ class ZoneIndex:
         return lower, upper
 
     def pairs_within(self, seg: SortieSegments, buffer_m: float) -> ZonePairs:
-        """Every (segment, item) pair whose horizontal distance is ≤ ``buffer_m`` (to the millimetre)."""
+        """Every (segment, item) pair closer than ``buffer_m`` horizontally, or touching (to the millimetre).
+
+        A path exactly ``buffer_m`` away is clear: that is where the planner's transit
+        graph puts it (``planner.transit`` flies along the zone grown by its margin).
+        """
         if len(seg) == 0 or not self.items:
             z = np.zeros(0, dtype=int)
             return ZonePairs(z, z, np.zeros(0))
@@ -232,7 +236,7 @@ class ZoneIndex:
                 items = self._poly_items[pj]
                 polys = np.asarray([self.shape_local[k] for k in items.tolist()], dtype=object)
                 d = np.round(shapely.distance(lines[si], polys), 3)
-                keep = d <= buffer_m
+                keep = (d < buffer_m) | (d <= 0.0)
                 segs.append(si[keep])
                 its.append(items[keep])
                 dists.append(d[keep])
@@ -243,7 +247,7 @@ class ZoneIndex:
                 xyr = self.circle_xyr[items]
                 d_centre = shapely.distance(lines[si], self._circle_points[items])
                 d = np.maximum(np.round(d_centre - xyr[:, 2], 3), 0.0)
-                keep = d <= buffer_m
+                keep = (d < buffer_m) | (d <= 0.0)
                 segs.append(si[keep])
                 its.append(items[keep])
                 dists.append(d[keep])

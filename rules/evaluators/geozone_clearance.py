@@ -2,9 +2,10 @@
 
 A leg conflicts with a zone volume when all three hold:
 
-* horizontally, some segment of the leg is within ``buffer_m`` of the volume's
-  projection (distance ≤ buffer, measured in the job's local frame to the
-  millimetre);
+* horizontally, some segment of the leg comes closer than ``buffer_m`` to the
+  volume's projection, or touches it (distance < buffer, or 0; measured in the
+  job's local frame to the millimetre — a path exactly at the buffer is clear,
+  as the planner's transit graph keeps paths at its margin);
 * vertically, the altitudes flown on the part of that segment within the
   buffer overlap the volume's [lower, upper] in AGL (touching counts; AMSL
   limits minus the dock's ground altitude, see ``rules.spatial``);

@@ -40,10 +40,11 @@ def run(p, zones, rules=RULES, **kw):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(
     ("offset_m", "blocked"),
-    [(-1.0, True), (-0.01, True), (0.0, True), (0.001, False), (0.01, False), (1.0, False)],
+    [(-1.0, True), (-0.01, True), (-0.001, True), (0.0, False), (0.01, False), (1.0, False)],
 )
 def test_circle_buffer_boundary(offset_m: float, blocked: bool) -> None:
-    # circle r=150 at (1000, 0); buffer 30 → a pass at y = 180 + offset; distances are measured to the mm
+    # circle r=150 at (1000, 0); buffer 30 → a pass at y = 180 + offset; distances are measured to the mm;
+    # exactly at the buffer is clear (where the planner's transit graph flies)
     z = circle_zone("Z1", 1000, 0, 150)
     y = 180 + offset_m
     v = run(simple_plan([(0, y, 50), (2000, y, 50)]), [z])
@@ -54,11 +55,18 @@ def test_circle_buffer_boundary(offset_m: float, blocked: bool) -> None:
         assert f.measured == pytest.approx(30 + offset_m, abs=1e-9) and f.limit == 30.0
 
 
-@pytest.mark.parametrize(("offset_m", "blocked"), [(-0.01, True), (0.0, True), (0.001, False), (0.01, False)])
+@pytest.mark.parametrize(("offset_m", "blocked"), [(-0.01, True), (-0.001, True), (0.0, False), (0.01, False)])
 def test_polygon_buffer_boundary(offset_m: float, blocked: bool) -> None:
     z = box_zone("P1", 500, 100, 900, 400)
     y = 100 - 30 - offset_m  # parallel pass south of the box
     assert run(simple_plan([(0, y, 50), (1500, y, 50)]), [z]).blocked is blocked
+
+
+@pytest.mark.parametrize(("gap_m", "blocked"), [(0.0, True), (0.001, False)])
+def test_zero_buffer_touching_conflicts(gap_m: float, blocked: bool) -> None:
+    z = box_zone("P0", 500, 100, 900, 400)
+    y = 100 - gap_m
+    assert run(simple_plan([(0, y, 50), (1500, y, 50)]), [z], rules=RULES0).blocked is blocked
 
 
 def test_inside_zone_measures_zero() -> None:

@@ -129,4 +129,4 @@ def test_adding_a_rule_of_an_existing_kind_is_yaml_only() -> None:
 
 def test_list_is_json_round_trippable() -> None:
     dumped = load_rules(RULES_FILE).to_dicts()
-    assert dumped[0]["id"] == "airspace" and dumped[0]["params"]["buffer_m"] == 30
+    assert dumped[0]["id"] == "airspace" and dumped[0]["params"]["buffer_m"] == 20
