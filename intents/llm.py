@@ -32,7 +32,9 @@ attempts, so the worst case is ``(max_retries + 1) × timeout_s``.
 The user's text is data: it goes to the model inside ``<request>`` tags under a
 system prompt that says so, and nothing the model says can become anything but
 an ``Intent``. instructor logs failed attempts at ERROR with ``input_value`` (which
-may echo the user's text); its logger is silenced for the duration of a call.
+may echo the user's text); its logger is silenced for the duration of a call, and
+the typed error is raised ``from None`` with only field locations and error types
+(``details``), so no traceback or log line quotes the user's words.
 """
 
 from __future__ import annotations
@@ -186,12 +188,11 @@ def _quiet_instructor() -> Iterator[None]:
         logger.setLevel(previous)
 
 
-def _describe_validation(exc: BaseException) -> str:
+def _validation_problems(exc: BaseException) -> list[dict[str, str]]:
     """Locations and error types of a validation failure, without the offending values."""
     if isinstance(exc, ValidationError):
-        parts = [f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['type']}" for err in exc.errors()[:5]]
-        return "; ".join(parts)
-    return type(exc).__name__
+        return [{"loc": ".".join(str(p) for p in err["loc"]) or "<root>", "type": err["type"]} for err in exc.errors()[:5]]
+    return [{"loc": "<answer>", "type": type(exc).__name__}]
 
 
 def _translate(exc: BaseException, settings: LlmSettings) -> Exception:
@@ -227,7 +228,12 @@ def _translate(exc: BaseException, settings: LlmSettings) -> Exception:
     if isinstance(cause, openai.OpenAIError):
         return LlmUnavailable(f"{where}: {type(cause).__name__}")
     tries = f" after {attempts} attempt(s)" if attempts else ""
-    return IntentInvalid(f"{where}: the answer is not a valid Intent{tries} ({_describe_validation(cause)})")
+    problems = _validation_problems(cause)
+    described = "; ".join(f"{p['loc']}: {p['type']}" for p in problems)
+    return IntentInvalid(
+        f"{where}: the answer is not a valid Intent{tries} ({described})",
+        details={"attempts": attempts, "errors": problems},
+    )
 
 
 def extract_with_llm(
@@ -264,6 +270,7 @@ def extract_with_llm(
     except (LlmUnavailable, IntentInvalid):
         raise
     except Exception as exc:  # noqa: BLE001 - every library failure becomes a typed error
-        raise _translate(exc, settings) from exc
+        # ``from None``: instructor's exception text quotes the answer, which may echo the user's words.
+        raise _translate(exc, settings) from None
     finally:
         client.close()

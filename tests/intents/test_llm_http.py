@@ -342,12 +342,14 @@ def test_prompt_injection_yields_at_most_an_intent(fake_llm: FakeLlm) -> None:
 
 def test_failures_do_not_log_the_users_text(fake_llm: FakeLlm, caplog: pytest.LogCaptureFixture) -> None:
     secret = "巡查秘密仓库X-17的消防通道"
-    echo = dict(GOOD, mission_type="NOPE", summary=secret)
+    echo = dict(GOOD, area={"kind": "region", "region_id": secret})  # fails the id pattern, echoed as input_value
     fake_llm.script = [Reply(content=_json(echo)) for _ in range(3)]
     with caplog.at_level(logging.DEBUG):
         with pytest.raises(IntentInvalid) as info:
             extract_with_llm(secret, fake_llm.settings())
-    assert secret not in info.value.message
+    assert secret not in info.value.message and secret not in json.dumps(info.value.to_dict(), ensure_ascii=False)
+    assert info.value.details == {"attempts": 3, "errors": [{"loc": "area.region_id", "type": "string_pattern_mismatch"}]}
+    assert info.value.__cause__ is None and info.value.__suppress_context__  # no traceback quotes the answer
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR and secret in r.getMessage()]
     assert logging.getLogger("instructor").level == logging.NOTSET  # restored after the call
 
