@@ -74,10 +74,12 @@ _INJECTION = _rx(
     r"ignore\s+(?:all\s+|any\s+|the\s+|your\s+|my\s+)*(?:previous|prior|above|earlier|preceding|former|system)?\s*"
     r"(?:instructions?|rules?|prompts?|directions?|constraints?|guidelines?)"
     r"|disregard|forget\s+(?:all|everything|your|previous|prior)\b|system\s*(?:prompt|message|:)"
-    r"|you\s+are\s+now|new\s+instructions?|override|jailbreak|developer\s+mode|act\s+as\b"
-    r"|bypass|skip\s+(?:the\s+)?approval|without\s+(?:any\s+)?approval|no\s+approval\s+needed"
-    r"|忽略|无视|忘记(?:之前|以上|前面|上面|所有|你的)|忘掉(?:之前|以上|前面|上面|所有)|不要理会|别管(?:之前|前面|上面)|系统提示|系统指令|新的?指令|你现在是|扮演"
-    r"|绕过|跳过审批|不经审批|无需审批|不用审批|不需要审批|免审批|越权"
+    r"|you\s+are\s+now|new\s+instructions?|jailbreak|developer\s+mode"
+    r"|(?:override|bypass|disable|ignore)\s+(?:the\s+|all\s+|any\s+)?(?:safety|approvals?|geofences?|no-fly|restrictions?|limits?|checks?)"
+    r"|skip\s+(?:the\s+)?approval|without\s+(?:any\s+)?approval|no\s+approval\s+needed"
+    r"|(?:忽略|无视|不理会|不要理会|别管)(?:掉)?(?:之前|以上|前面|上面|所有|你的|系统|规则|指令|提示|限制|禁飞|审批)"
+    r"|忘记(?:之前|以上|前面|上面|所有|你的)|忘掉(?:之前|以上|前面|上面|所有)|系统提示|系统指令|新的?指令|你现在是|扮演"
+    r"|绕过(?:审批|规则|限制|禁飞|检查|安全)|跳过审批|不经审批|无需审批|不用审批|不需要审批|免审批|越权"
 )
 _DRONE_COMMAND = _rx(
     r"(?:(?:launch|dispatch|send(?:\s+out)?|take\s*off|arm|start|fly|activate)\s+)?"
