@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import shapely
-from shapely.geometry import Polygon
+from shapely.geometry import Point, Polygon
+from shapely.ops import nearest_points
 
 __all__ = [
     "ArcDepot",
@@ -43,6 +44,7 @@ __all__ = [
 ]
 
 UNSERVED_OUT_OF_RANGE = "out_of_range"
+UNREACHABLE_M = 1e9  # deadhead between points that no legal flight joins
 _KEY_DECIMALS = 3  # end points closer than 1 mm are one node
 _MAX_LS_PASSES = 50
 _SPLIT_ROTATIONS = 24
@@ -85,12 +87,26 @@ class _Deadheads:
     def __init__(self, points: np.ndarray, transit) -> None:
         self.points = points
         self.transit = transit
-        diff = points[:, None, :] - points[None, :, :]
-        D = np.hypot(diff[..., 0], diff[..., 1])
         obstacles = getattr(transit, "obstacles_local", None) if transit is not None else None
+        moved, extra = points, np.zeros(len(points))
         if obstacles is not None and not obstacles.is_empty:
-            D = self._around(points, D, obstacles)
-        self.D = D
+            # a point inside the margin (a dock near a zone) first steps straight out, as
+            # TransitGraph does, to the nearest point of the grown boundary
+            probe = obstacles.buffer(-1e-3, join_style="mitre")
+            inside = np.nonzero(shapely.contains(probe, shapely.points(points)))[0] if not probe.is_empty else []
+            if len(inside):
+                moved = points.copy()
+                for i in inside:
+                    _, q = nearest_points(Point(points[i]), obstacles.boundary)
+                    moved[i] = (q.x, q.y)
+                    extra[i] = float(np.hypot(*(points[i] - moved[i])))
+        diff = moved[:, None, :] - moved[None, :, :]
+        D = np.hypot(diff[..., 0], diff[..., 1])
+        if obstacles is not None and not obstacles.is_empty:
+            D = self._around(moved, D, obstacles)
+        D = D + extra[:, None] + extra[None, :]
+        np.fill_diagonal(D, 0.0)
+        self.D = np.where(np.isfinite(D), D, UNREACHABLE_M)  # separated by zones: never chosen
 
     def subset(self, idx: Sequence[int]) -> _Deadheads:
         """The same distances restricted to some of the points (no recomputation)."""

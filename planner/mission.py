@@ -44,19 +44,21 @@ from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
 
 from planner.airspace import no_fly_polygons
+from planner.energy import EnergyModel
 from planner.arc_routing import ArcDepot, deadhead_matrix, route_lanes
 from planner.assignment import SurveyDrone, assign_survey, connections_from_path, split_long_sweeps
 from planner.errors import AirspaceBlocked, InvalidArgument
 from planner.job import Job
-from planner.plan import Leg, Plan, Sortie, Unserved, Waypoint
+from planner.lanes import required_lane_edges
+from planner.legs import inspect_leg, landing_leg, lane_leg, sortie_totals, sweep_leg, takeoff_leg, transit_leg
+from planner.plan import Leg, Plan, Sortie, Unserved
+from planner.points import inspection_points
 from planner.routing import RoutingProblem, RoutingVehicle, solve_routing
 from planner.transit import TransitGraph
 from planner.world import Drone, World
 
 __all__ = [
     "BATTERY_SWAP_S",
-    "CLIMB_MPS",
-    "DESCENT_MPS",
     "MAX_SORTIES_PER_DRONE",
     "ROUTING_BUDGET_S",
     "usable_energy_wh",
@@ -64,43 +66,34 @@ __all__ = [
 ]
 
 BATTERY_SWAP_S = 600.0  # dock battery swap / top-up between two sorties of one drone
-CLIMB_MPS = 4.0
-DESCENT_MPS = 3.0
 MAX_SORTIES_PER_DRONE = 3  # point inspection: vehicle copies per drone
 ROUTING_BUDGET_S = 1.0  # sets the routing iteration count (deterministic), not a deadline
 SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's reach are cut
 _MWH = 1000.0  # routing works in integer milli-watt-hours
+_HEADING_STEP_DEG = 5  # headings tried for the worst per-metre cost in the wind
+_RATE_MARGIN = 1.01  # planning figures 1 % above the model's, so flown figures stay inside
 
 XY = tuple[float, float]
 
 
 @dataclass(frozen=True)
 class _Rates:
-    """What a metre, a second of hover and a sortie's climb/descent cost one drone."""
+    """What a metre, a second of hover and a sortie's climb/descent cost one drone, planned safe.
 
+    Per-metre figures are the worst over every heading in the forecast wind
+    (``EnergyModel`` gives the true, heading-dependent figure when the legs are
+    built), so a route planned within ``usable_wh`` stays within it when flown.
+    """
+
+    model: EnergyModel
     usable_wh: float
     cruise_mps: float
     work_mps: float
-    cruise_w: float
+    transit_wh_per_m: float
+    work_wh_per_m: float
     hover_w: float
-    climb_s: float
-    descent_s: float
-
-    @property
-    def transit_wh_per_m(self) -> float:
-        return self.cruise_w / 3600.0 / self.cruise_mps
-
-    @property
-    def work_wh_per_m(self) -> float:
-        return self.hover_w / 3600.0 / self.work_mps
-
-    @property
-    def fixed_s(self) -> float:
-        return self.climb_s + self.descent_s
-
-    @property
-    def fixed_wh(self) -> float:
-        return self.hover_w * self.fixed_s / 3600.0
+    fixed_wh: float
+    fixed_s: float
 
     def reach_m(self) -> float:
         """Metres of the dearer kind of flight the usable energy buys after climb and descent."""
@@ -112,93 +105,78 @@ def usable_energy_wh(drone: Drone, reserve_fraction: float) -> float:
     return drone.battery_wh * drone.battery_pct / 100.0 * (1.0 - reserve_fraction)
 
 
-def _rates(drone: Drone, job: Job, reserve_fraction: float) -> _Rates:
+def _worst_wh_per_m(model: EnergyModel, speed_mps: float) -> float:
+    worst = max(model.power_w(model.airspeed_mps(speed_mps, h)) for h in range(0, 360, _HEADING_STEP_DEG))
+    worst = max(worst, model.power_w(model.airspeed_mps(speed_mps, None)))
+    return worst * _RATE_MARGIN / 3600.0 / speed_mps
+
+
+def _rates(drone: Drone, job: Job, world: World) -> _Rates:
+    model = EnergyModel.for_drone(drone, world.weather.hour_at(job.start_at), job.altitude_m)
+    up = model.leg(0.0, 1.0, climb_m=job.altitude_m)
+    down = model.leg(0.0, 1.0, climb_m=-job.altitude_m)
     return _Rates(
-        usable_wh=usable_energy_wh(drone, reserve_fraction),
+        model=model,
+        usable_wh=usable_energy_wh(drone, world.defaults.reserve_fraction),
         cruise_mps=drone.cruise_speed_mps,
         work_mps=drone.inspection_speed_mps,
-        cruise_w=drone.cruise_power_w,
-        hover_w=drone.hover_power_w,
-        climb_s=job.altitude_m / CLIMB_MPS,
-        descent_s=job.altitude_m / DESCENT_MPS,
+        transit_wh_per_m=_worst_wh_per_m(model, drone.cruise_speed_mps),
+        work_wh_per_m=_worst_wh_per_m(model, drone.inspection_speed_mps),
+        hover_w=model.power_w(model.wind_speed_mps) * _RATE_MARGIN,
+        fixed_wh=(up.energy_wh + down.energy_wh) * _RATE_MARGIN,
+        fixed_s=up.duration_s + down.duration_s,
     )
 
 
 # ------------------------------------------------------------------ sortie building
 @dataclass(frozen=True)
 class _Piece:
-    """One leg to build: a polyline flown at one speed, or a hover at a point."""
+    """One leg to build: a polyline (transit, lane, survey run) or a hover at a point."""
 
     kind: str  # transit | sweep | lane | inspect
     points: tuple[XY, ...]
     target_id: str | None = None
     hold_s: float = 0.0
+    reverse: bool = False
+    sweeps: tuple[tuple[XY, XY], ...] = ()
 
 
 class _Builder:
-    def __init__(self, job: Job, world: World) -> None:
+    """Strings ``planner.legs`` builders into a ``Sortie``."""
+
+    def __init__(self, job: Job) -> None:
         self.job = job
         self.frame = job.frame
         self.alt = job.altitude_m
-        self.world = world
 
-    def _wp(self, xy: XY, action: str, speed: float, hold_s: float = 0.0, target: str | None = None) -> Waypoint:
-        lon, lat = self.frame.inverse(float(xy[0]), float(xy[1]))
-        return Waypoint(lon, lat, self.alt, action, speed, hold_s, target)  # type: ignore[arg-type]
-
-    def sortie(self, index: int, drone: Drone, rates: _Rates, dock_xy: XY, pieces: Sequence[_Piece], start_at) -> Sortie:
-        legs: list[Leg] = [
-            Leg(
-                "takeoff",
-                (self._wp(dock_xy, "TAKEOFF", CLIMB_MPS),),
-                0.0,
-                rates.climb_s,
-                rates.hover_w * rates.climb_s / 3600.0,
-            )
-        ]
+    def sortie(self, drone: Drone, rates: _Rates, dock_xy: XY, pieces: Sequence[_Piece], start_at) -> Sortie:
+        m, f, alt = rates.model, self.frame, self.alt
+        legs: list[Leg] = [takeoff_leg(dock_xy, alt, f, m)]
         for p in pieces:
-            length = float(LineString(p.points).length) if len(p.points) > 1 else 0.0
             if p.kind == "transit":
-                if length <= 1e-6:
+                if len(p.points) < 2 or LineString(p.points).length <= 1e-6:
                     continue
-                wps = tuple(self._wp(q, "WAYPOINT", rates.cruise_mps) for q in p.points[1:])
-                dur = length / rates.cruise_mps
-                legs.append(Leg("transit", wps, length, dur, rates.cruise_w * dur / 3600.0))
-            elif p.kind in ("sweep", "lane"):
-                inner = tuple(self._wp(q, "WAYPOINT", rates.work_mps, target=p.target_id) for q in p.points[1:-1])
-                wps = (
-                    self._wp(p.points[0], "CAMERA_ON", rates.work_mps, target=p.target_id),
-                    *inner,
-                    self._wp(p.points[-1], "CAMERA_OFF", rates.work_mps, target=p.target_id),
-                )
-                dur = length / rates.work_mps
-                legs.append(Leg(p.kind, wps, length, dur, rates.hover_w * dur / 3600.0, p.target_id))  # type: ignore[arg-type]
+                legs.append(transit_leg(p.points, alt, f, m, rates.cruise_mps))
+            elif p.kind == "lane":
+                legs.append(lane_leg(p.points, alt, f, m, rates.work_mps, lane_edge_id=p.target_id or "", reverse=p.reverse))
+            elif p.kind == "sweep":
+                legs.append(sweep_leg(p.points, p.sweeps, alt, f, m, rates.work_mps, target_id=p.target_id))
             elif p.kind == "inspect":
-                wps = (self._wp(p.points[0], "INSPECT", 0.0, p.hold_s, p.target_id),)
-                legs.append(Leg("inspect", wps, 0.0, p.hold_s, rates.hover_w * p.hold_s / 3600.0, p.target_id))
+                legs.append(inspect_leg(p.points[0], alt, f, m, target_id=p.target_id or "", hold_s=p.hold_s))
             else:  # pragma: no cover - internal
                 raise ValueError(p.kind)
-        legs.append(
-            Leg(
-                "landing",
-                (self._wp(dock_xy, "LAND", DESCENT_MPS),),
-                0.0,
-                rates.descent_s,
-                rates.hover_w * rates.descent_s / 3600.0,
-            )
-        )
-        energy = sum(l.energy_wh for l in legs)
-        charge = drone.battery_wh * drone.battery_pct / 100.0
+        legs.append(landing_leg(dock_xy, alt, f, m))
+        distance, duration, energy, fraction = sortie_totals(legs, drone.battery_wh)
         return Sortie(
-            index=index,
+            index=0,
             drone_id=drone.id,
             dock_id=drone.dock_id,
             start_at=start_at,
             legs=tuple(legs),
-            distance_m=sum(l.distance_m for l in legs),
-            duration_s=sum(l.duration_s for l in legs),
+            distance_m=distance,
+            duration_s=duration,
             energy_wh=energy,
-            battery_fraction=energy / charge if charge > 0 else math.inf,
+            battery_fraction=fraction,
         )
 
 
@@ -242,12 +220,12 @@ def plan_mission(
         except AirspaceBlocked:
             skipped.append(d.id)
             continue
-        rates = _rates(d, job, reserve)
-        if rates.reach_m() <= 0 or rates.cruise_mps <= 0 or rates.work_mps <= 0:
+        rates = _rates(d, job, world)
+        if rates.reach_m() <= 0:
             skipped.append(d.id)
             continue
         usable.append((d, rates, (float(xy[0]), float(xy[1]))))
-    builder = _Builder(job, world)
+    builder = _Builder(job)
     params: dict = {
         "battery_swap_s": BATTERY_SWAP_S,
         "reserve_fraction": reserve,
@@ -284,38 +262,31 @@ def plan_mission(
 
 # ------------------------------------------------------------------ fire-lane patrol
 def _lane_edges(world: World, job: Job, transit: TransitGraph) -> tuple[list[tuple[str, LineString]], list[Unserved]]:
-    """Lane pieces to fly (noded at junctions, outside no-fly zones), each with its lane id."""
+    """Lane pieces to fly (``planner.lanes``: junction to junction, clipped to the area), minus no-fly parts.
+
+    Each entry is (lane edge id, local line); a piece cut in two by a zone keeps
+    its id with ``/k`` appended per part.
+    """
     frame = job.frame
-    area = job.area_local.buffer(1.0)
     blocked = transit.obstacles_local
-    lanes = []
-    unserved: list[Unserved] = []
-    for lane in sorted(world.lanes, key=lambda l: l.id):
-        if lane.kind not in job.lane_kinds:
-            continue
-        line = frame.to_local(lane.line)
-        if not line.intersects(area):
-            continue
-        inside = line.intersection(area)
-        free = inside.difference(blocked) if not blocked.is_empty else inside
-        if free.length < 1.0:
-            unserved.append(Unserved(lane.id, "in a no-fly zone"))
-            continue
-        if free.length < inside.length - 1.0:
-            unserved.append(Unserved(f"{lane.id}:part", f"{inside.length - free.length:.0f} m in a no-fly zone"))
-        lanes.append((lane.id, free))
-    if not lanes:
-        return [], unserved
-    noded = unary_union([g for _, g in lanes])
-    parts = list(noded.geoms) if isinstance(noded, MultiLineString) else [noded]
     out: list[tuple[str, LineString]] = []
-    for part in parts:
-        if not isinstance(part, LineString) or part.length < 0.5:
+    unserved: list[Unserved] = []
+    for edge in required_lane_edges(world, job.area_wgs84, sorted(job.lane_kinds)):
+        line = LineString(edge.coords_local(frame))
+        if line.length < 0.5:
             continue
-        mid = part.interpolate(0.5, normalized=True)
-        owner = min(lanes, key=lambda lg: (lg[1].distance(mid), lg[0]))[0]
-        out.append((owner, part))
-    out.sort(key=lambda e: (e[0], tuple(np.round(e[1].coords[0], 3))))
+        free = line.difference(blocked) if not blocked.is_empty and line.intersects(blocked) else line
+        parts = [g for g in getattr(free, "geoms", [free]) if isinstance(g, LineString) and g.length >= 0.5]
+        if not parts:
+            unserved.append(Unserved(edge.id, "in a no-fly zone"))
+            continue
+        lost = line.length - sum(g.length for g in parts)
+        if lost > 0.5:
+            unserved.append(Unserved(f"{edge.id}:no-fly", f"{lost:.0f} m of it in a no-fly zone"))
+        if len(parts) == 1:
+            out.append((edge.id, parts[0]))
+        else:
+            out.extend((f"{edge.id}/{k}", g) for k, g in enumerate(parts))
     return out, unserved
 
 
@@ -336,7 +307,7 @@ def _lanes(world, job, usable, transit, builder):
     lines = [list(g.coords) for _, g in edges]
     res = route_lanes(lines, depots, transit)
     for k, reason in res.unserved.items():
-        unserved.append(Unserved(f"{edges[k][0]}@{k}", reason.replace("_", " ")))
+        unserved.append(Unserved(edges[k][0], "out of range of every dock's drones"))
     lane_len = [g.length for _, g in edges]
     # sorties to the dock's drones: longest first, to the drone free soonest that can fly it
     free_at = {k: 0.0 for k in range(len(usable))}
@@ -356,7 +327,7 @@ def _lanes(world, job, usable, transit, builder):
                 best = (k, dur)
         if best is None:
             for k, _ in s.lines:
-                unserved.append(Unserved(f"{edges[k][0]}@{k}", "no drone at the dock has the energy for its sortie"))
+                unserved.append(Unserved(edges[k][0], "no drone at the dock has the energy for its sortie"))
             continue
         k, dur = best
         items.append((k, free_at[k], (i, dur)))
@@ -368,7 +339,7 @@ def _lanes(world, job, usable, transit, builder):
         drone, rates, dock_xy = usable[d]
         pieces = _lane_pieces(s, edges, dock_xy)
         start = job.start_at + timedelta(seconds=offset_s)
-        sorties.append(builder.sortie(0, drone, rates, dock_xy, pieces, start))
+        sorties.append(builder.sortie(drone, rates, dock_xy, pieces, start))
     return sorties, unserved, {"lane_edges": len(edges), "lane_length_m": round(sum(lane_len), 2)}
 
 
@@ -381,12 +352,15 @@ def _lane_pieces(s, edges, dock_xy: XY) -> list[_Piece]:
         coords = [tuple(map(float, c)) for c in edges[k][1].coords]
         if rev:
             coords = coords[::-1]
-        a = coords[0]
-        j = pos + int(np.argmin([math.dist(a, q) for q in path[pos:]]))
+        j = pos + int(np.argmin([math.dist(coords[0], q) for q in path[pos:]]))
         pieces.append(_Piece("transit", tuple(path[pos : j + 1])))
         pieces.append(_Piece("lane", tuple(coords), edges[k][0]))
-        b = coords[-1]
-        pos = j + int(np.argmin([math.dist(b, q) for q in path[j:]]))
+        # the lane's points follow in the path (consecutive repeats dropped); a closed lane
+        # starts and ends at one point, so look for its end after its start
+        n_pts = 1 + sum(1 for a, b in zip(coords, coords[1:]) if a != b)
+        pos = j + n_pts - 1
+        if pos >= len(path) or math.dist(path[pos], coords[-1]) > 1e-6:
+            pos = j + 1 + int(np.argmin([math.dist(coords[-1], q) for q in path[j + 1 :]]))
     pieces.append(_Piece("transit", tuple(path[pos:])))
     return pieces
 
@@ -434,17 +408,18 @@ def _survey(job, usable, transit, builder):
     for s in res.sorties:
         drone, rates, dock_xy = usable[s.drone]
         legs: list[_Piece] = [_Piece("transit", tuple(dh.path(index[dock_xy], index[pieces[s.first].start])))]
+        run: list[XY] = []  # the survey part: sweeps and the connections between them, inside the area
         for i in range(s.first, s.last + 1):
             p = pieces[i]
-            legs.append(_Piece("sweep", (p.start, p.end), f"sweep-{p.sweep_index}"))
-            if i < s.last:
-                if pieces[i + 1].sweep_index == p.sweep_index:
-                    continue  # the next piece continues this sweep
-                legs.append(_Piece("transit", tuple(conns[p.sweep_index])))
+            run += [p.start, p.end]
+            if i < s.last and pieces[i + 1].sweep_index != p.sweep_index:
+                run += list(conns[p.sweep_index])
+        segs = tuple((pieces[i].start, pieces[i].end) for i in range(s.first, s.last + 1))
+        legs.append(_Piece("sweep", tuple(run), "area", sweeps=segs))
         legs.append(_Piece("transit", tuple(dh.path(index[pieces[s.last].end], index[dock_xy]))))
         start = job.start_at + timedelta(seconds=s.start_offset_s)
-        sorties.append(builder.sortie(0, drone, rates, dock_xy, legs, start))
-    unserved = [Unserved(f"sweep-{pieces[i].sweep_index}@{i}", "out of range of every drone") for i in res.unserved]
+        sorties.append(builder.sortie(drone, rates, dock_xy, legs, start))
+    unserved = [Unserved(f"sweep-{pieces[i].sweep_index}.{i}", "out of range of every drone") for i in res.unserved]
     flown = sum(pieces[i].length_m for s in res.sorties for i in range(s.first, s.last + 1))
     total = sum(p.length_m for p in pieces)
     fraction = cov.coverage_fraction * (flown / total if total > 0 else 0.0)
@@ -460,20 +435,17 @@ def _survey(job, usable, transit, builder):
 # ------------------------------------------------------------------ point inspection
 def _points(world, job, usable, transit, builder):
     frame = job.frame
-    area = job.area_local.buffer(1.0)
     blocked = transit.obstacles_local
     targets: list[tuple[str, XY]] = []
+    hover: list[float] = []
     unserved: list[Unserved] = []
-    for poi in sorted(world.pois, key=lambda p: p.id):
-        if poi.kind not in job.poi_kinds:
-            continue
-        xy = frame.forward(poi.lon, poi.lat)
-        if not area.contains(Point(xy)):
-            continue
+    for pt in inspection_points(world, job.area_wgs84, sorted(job.poi_kinds), job.hover_s):
+        xy = pt.xy(frame)
         if not blocked.is_empty and blocked.contains(Point(xy)):
-            unserved.append(Unserved(poi.id, "in a no-fly zone"))
+            unserved.append(Unserved(pt.id, "in a no-fly zone"))
             continue
-        targets.append((poi.id, (float(xy[0]), float(xy[1]))))
+        targets.append((pt.id, (float(xy[0]), float(xy[1]))))
+        hover.append(pt.hover_s)
     if not targets:
         return [], unserved, {"points": 0}
     if not usable:
@@ -485,9 +457,9 @@ def _points(world, job, usable, transit, builder):
     # one profile per drone: energy in mWh of arc i → j, hover at i and climb/descent folded in
     matrices, vehicles, owners = [], [], []
     is_point = np.arange(len(pts)) >= nd
+    hover_s = np.concatenate([np.zeros(nd), np.asarray(hover)])
     for k, (drone, r, xy) in enumerate(usable):
-        hover_wh = r.hover_w * job.hover_s / 3600.0
-        leave = np.where(is_point, hover_wh, r.fixed_wh)[:, None]
+        leave = np.where(is_point, r.hover_w * hover_s / 3600.0, r.fixed_wh)[:, None]
         m = np.ceil((D * r.transit_wh_per_m + leave) * _MWH).astype(np.int64)
         matrices.append(m)
         for _ in range(MAX_SORTIES_PER_DRONE):
@@ -506,7 +478,7 @@ def _points(world, job, usable, transit, builder):
         r = usable[k][1]
         dur = r.fixed_s
         walk = [vehicles[v].start_node, *route, vehicles[v].start_node]
-        dur += sum(float(D[a, b]) for a, b in zip(walk[:-1], walk[1:])) / r.cruise_mps + job.hover_s * len(route)
+        dur += sum(float(D[a, b]) for a, b in zip(walk[:-1], walk[1:])) / r.cruise_mps + float(hover_s[route].sum())
         items.append((k, dur, (v, route)))
     sorties = []
     for k, start, (v, route) in _schedule(job, items):
@@ -516,8 +488,8 @@ def _points(world, job, usable, transit, builder):
         prev = node_dock
         for node in route:
             legs.append(_Piece("transit", tuple(dh.path(prev, node))))
-            legs.append(_Piece("inspect", (targets[node - nd][1],), targets[node - nd][0], job.hover_s))
+            legs.append(_Piece("inspect", (targets[node - nd][1],), targets[node - nd][0], float(hover_s[node])))
             prev = node
         legs.append(_Piece("transit", tuple(dh.path(prev, node_dock))))
-        sorties.append(builder.sortie(0, drone, rates, xy, legs, start))
+        sorties.append(builder.sortie(drone, rates, xy, legs, start))
     return sorties, unserved, {"points": len(targets), "routing_solver": sol.solver, "routing_iterations": sol.iterations}
