@@ -83,3 +83,20 @@ def test_malformed_corpus_line_names_the_line(tmp_path: Path) -> None:
     bad.write_text("not json\n", encoding="utf-8")
     with pytest.raises(InvalidArgument, match=r":1: not JSON"):
         load_corpus(bad)
+
+
+def test_llm_errors_count_as_wrong_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a closed port: every extraction is LLM_UNAVAILABLE
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("SORTIE_LLM_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("SORTIE_LLM_MODEL", "m")
+    monkeypatch.setenv("SORTIE_LLM_TIMEOUT_S", "1")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(CORPUS.read_text(encoding="utf-8").splitlines()[:2]) + "\n", encoding="utf-8")
+    result = run(str(corpus), argparse.Namespace(extractor="llm"))
+    assert result["extractor"] == "llm" and result["n"] == 2 and result["exact"] == 0.0
+    assert set(result["fields"].values()) == {0.0}
+    assert [f["got"]["error"] for f in result["failures"]] == ["LLM_UNAVAILABLE", "LLM_UNAVAILABLE"]
