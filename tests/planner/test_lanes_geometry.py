@@ -1,0 +1,172 @@
+"""Lane pieces split at junctions and clipped to a selection; leg builders; golden files on the demo world."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timezone
+
+import pytest
+from shapely.geometry import LineString, Point, box
+
+from planner.energy import EnergyModel
+from planner.errors import AirspaceBlocked, InvalidArgument
+from planner.geometry import job_airspace, job_free_area, survey_job, survey_sortie_legs
+from planner.job import Job
+from planner.lanes import lane_graph, required_lane_edges, split_lanes
+from planner.legs import inspect_leg, lane_leg, landing_leg, sweep_leg, takeoff_leg, transit_leg
+from planner.plan import Plan, Sortie, canonical_json, plan_hash
+from planner.projection import LocalFrame
+from planner.world import (
+    Applicability,
+    CircleArea,
+    Geozone,
+    Lane,
+    Restriction,
+    VerticalReference,
+    Weather,
+    World,
+    WorldDefaults,
+    ZoneVolume,
+)
+
+T0 = datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)
+D = 0.001  # ≈ 55 m east, 111 m north at 60°N
+
+
+def world_with(lanes=(), zones=()) -> World:
+    return World("t", "UTC", WorldDefaults(), "", (), (), tuple(zones), tuple(lanes), (), (), Weather(()), ())
+
+
+def lane(lid: str, coords, kind="fire_lane") -> Lane:
+    return Lane(lid, kind, lid, LineString(coords))
+
+
+# a T junction: A runs west→east through (24.941, 60.17); B starts at that vertex and runs north
+A = lane("A", [(24.940, 60.170), (24.941, 60.170), (24.942, 60.170)])
+B = lane("B", [(24.941, 60.170), (24.941, 60.171)])
+R = lane("R", [(24.940, 60.1705), (24.942, 60.1705)], kind="road")
+
+
+def test_split_at_shared_vertices() -> None:
+    edges = split_lanes([A, B])
+    assert [e.id for e in edges] == ["A#0", "A#1", "B#0"]
+    assert edges[0].coords_wgs84 == ((24.940, 60.170), (24.941, 60.170))
+    g = lane_graph(world_with([A, B, R]))
+    assert g.number_of_edges() == 3 and g.number_of_nodes() == 4  # the road is another kind
+    lengths = sorted(round(d["length_m"]) for _, _, d in g.edges(data=True))
+    assert lengths == [56, 56, 111]  # 0.001° of longitude at 60.17°N ≈ 55.5 m (UTM scale ≈ 0.9996..1.0)
+
+
+def test_required_edges_clipped_to_the_selection() -> None:
+    w = world_with([A, B, R])
+    area = box(24.9405, 60.1695, 24.9415, 60.1715)  # the middle of A and all of B
+    edges = required_lane_edges(w, area)
+    assert [e.id for e in edges] == ["A#0.0", "A#1.0", "B#0"]
+    assert edges[0].coords_wgs84 == ((24.9405, 60.170), (24.941, 60.170))  # lane direction kept
+    frame = LocalFrame.for_geometry(area)
+    assert sum(e.length_m(frame) for e in edges) == pytest.approx(55.6 + 111.3, abs=1.0)
+    assert required_lane_edges(w, area, kinds=("road",))[0].kind == "road"
+    assert required_lane_edges(w, box(25.0, 61.0, 25.1, 61.1)) == []
+    with pytest.raises(InvalidArgument):
+        required_lane_edges(w, area, kinds=("river",))
+    with pytest.raises(InvalidArgument):
+        required_lane_edges(w, box(0, 0, 0, 0).buffer(0))
+
+
+def test_leg_builders_figures_and_actions() -> None:
+    frame = LocalFrame.for_point(24.94, 60.17)
+    model = EnergyModel(439.0, 385.0, 12.0, 0.1)
+    o = frame.forward(24.94, 60.17)
+    up = takeoff_leg(o, 50, frame, model)
+    assert up.waypoints[0].action == "TAKEOFF" and up.waypoints[0].alt_m == 50 and up.duration_s > 0
+    tr = transit_leg([o, (o[0] + 300, o[1]), (o[0] + 300, o[1]), (o[0] + 300, o[1] + 400)], 50, frame, model, 10)
+    assert len(tr.waypoints) == 3 and tr.distance_m == pytest.approx(700) and tr.duration_s == pytest.approx(70)
+    ln = lane_leg([o, (o[0], o[1] + 100)], 50, frame, model, 7, lane_edge_id="A#0", reverse=True)
+    assert [w.action for w in ln.waypoints] == ["CAMERA_ON", "CAMERA_OFF"] and ln.target_id == "A#0"
+    assert ln.waypoints[0].lat > ln.waypoints[1].lat
+    ins = inspect_leg(o, 50, frame, model, target_id="H1", hold_s=20)
+    assert ins.waypoints[0].hold_s == 20 and ins.duration_s == pytest.approx(20)
+    down = landing_leg(o, 50, frame, model)
+    assert down.waypoints[0].action == "LAND" and down.waypoints[0].alt_m == 0
+    path = [(0, 0), (100, 0), (100, 20), (0, 20), (0, 60), (100, 60)]
+    path = [(o[0] + x, o[1] + y) for x, y in path]
+    sweeps = [(path[0], path[1]), (path[1], path[2]), (path[2], path[3]), (path[4], path[5])]
+    sw = sweep_leg(path, sweeps, 50, frame, model, 7)
+    assert [w.action for w in sw.waypoints] == ["CAMERA_ON", "WAYPOINT", "WAYPOINT", "CAMERA_OFF", "CAMERA_ON", "CAMERA_OFF"]
+    with pytest.raises(InvalidArgument):
+        takeoff_leg(o, 0, frame, model)
+
+
+# ---------------------------------------------------------------- a survey around a no-fly circle
+CIRCLE = Geozone(
+    "NFZ1", "circle", Restriction.PROHIBITED,
+    (ZoneVolume(CircleArea(24.94897, 60.16459, 150.0), 0.0, VerticalReference.AGL, 120.0, VerticalReference.AGL),),
+    (Applicability(permanent=True),), "", "test",
+)
+SURVEY_AREA = box(24.9440, 60.1625, 24.9545, 60.1665)
+
+
+def test_survey_free_area_has_the_zone_as_a_hole() -> None:
+    job = Job("AREA_SURVEY", SURVEY_AREA, T0, altitude_m=40, swath_m=30)
+    w = world_with(zones=[CIRCLE])
+    free = job_free_area(job, w)
+    assert len(free.interiors) == 1
+    centre = Point(job.frame.forward(24.94897, 60.16459))
+    assert free.distance(centre) >= 170 - 1e-6
+    res = survey_job(job, w, drone=None)  # type: ignore[arg-type]  (explicit swath: no camera needed)
+    assert free.buffer(1e-5).covers(LineString(res.path))
+    assert res.coverage_fraction > 0.98
+
+
+def test_area_wholly_inside_a_zone_is_airspace_blocked() -> None:
+    inside = Point(24.94897, 60.16459).buffer(0.0005)
+    job = Job("AREA_SURVEY", inside, T0, altitude_m=40, swath_m=30)
+    with pytest.raises(AirspaceBlocked) as err:
+        job_free_area(job, world_with(zones=[CIRCLE]))
+    assert err.value.code == "AIRSPACE_BLOCKED"
+
+
+def _demo_world():
+    from flows.context import DEMO_WORLD_DIR
+    from planner.world_files import load_world
+
+    if not DEMO_WORLD_DIR.exists():
+        pytest.skip("demo world not present")
+    return load_world(DEMO_WORLD_DIR)
+
+
+def test_golden_survey_with_a_no_fly_hole(golden) -> None:
+    w = _demo_world()
+    drone = w.drone("M30T-01")
+    dock = w.dock(drone.dock_id)
+    job = Job("AREA_SURVEY", SURVEY_AREA, T0, altitude_m=40, swath_m=30)
+    airspace = job_airspace(job, w)
+    assert len(airspace.no_fly_local) == 1  # HELX001; HELX002 starts at 50 m
+    res = survey_job(job, w, drone, start_local=job.frame.forward(dock.lon, dock.lat), airspace=airspace)
+    legs, (dist, dur, energy, frac) = survey_sortie_legs(job, w, drone, dock, res, airspace=airspace)
+    for leg in legs:
+        line = [job.frame.forward(wp.lon, wp.lat) for wp in leg.waypoints]
+        if len(line) > 1:
+            assert not LineString(line).intersects(airspace.no_fly_local[0].buffer(-0.05))
+    sortie = Sortie(0, drone.id, dock.id, T0, tuple(legs), dist, dur, energy, frac)
+    plan = Plan("AREA_SURVEY", T0, SURVEY_AREA, 40.0, (sortie,), coverage_fraction=res.coverage_fraction,
+                parameters={"swath_m": 30.0, "angle_deg": res.angle_deg})
+    assert plan_hash(plan) == plan_hash(plan)
+    golden.check("survey_nfz_hole", "plan.json", canonical_json(plan) + "\n")
+
+
+def test_golden_fire_lanes_of_a_region(golden) -> None:
+    w = _demo_world()
+    region = w.region("region-1003")
+    frame = LocalFrame.for_geometry(region.area)
+    edges = required_lane_edges(w, region.area, ("fire_lane",))
+    assert edges, "the demo region should have fire lanes"
+    for e in edges:
+        assert region.area.buffer(1e-9).covers(e.line_wgs84)
+    doc = [
+        {"id": e.id, "lane_id": e.lane_id, "length_m": round(e.length_m(frame), 2),
+         "coords": [[round(x, 7), round(y, 7)] for x, y in e.coords_wgs84]}
+        for e in edges
+    ]
+    golden.check("fire_lanes_region_1003", "edges.json", json.dumps(doc, sort_keys=True, indent=1) + "\n")
