@@ -4,7 +4,10 @@
 polygons in force at ``job.start_at`` (grown by ``job.safety_margin_m``), turns
 the job into work and routes it under each drone's usable energy::
 
-    usable_wh = battery_wh × battery_pct / 100 × (1 − world.defaults.reserve_fraction)
+    usable_wh = battery_wh × battery_pct / 100 × (1 − world.defaults.reserve_fraction) × derating
+
+where ``derating`` is ``COLD_DERATING`` when the forecast is below freezing
+(the default battery rule's figures, so the rules pass what is planned).
 
 * FIRE_LANE_PATROL — the world's lanes of ``job.lane_kinds`` inside the area,
   minus the no-fly zones, noded at junctions → ``planner.arc_routing`` (one
@@ -61,7 +64,10 @@ __all__ = [
     "BATTERY_SWAP_S",
     "MAX_SORTIES_PER_DRONE",
     "ROUTING_BUDGET_S",
+    "COLD_BELOW_C",
+    "COLD_DERATING",
     "usable_energy_wh",
+    "energy_derating",
     "plan_mission",
 ]
 
@@ -69,6 +75,11 @@ BATTERY_SWAP_S = 600.0  # dock battery swap / top-up between two sorties of one 
 MAX_SORTIES_PER_DRONE = 3  # point inspection: vehicle copies per drone
 ROUTING_BUDGET_S = 1.0  # sets the routing iteration count (deterministic), not a deadline
 SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's reach are cut
+# Cold derating, the figures of the default battery_reserve rule (data/rules.yaml): the rules
+# judge the plan, the planner plans inside them so a December plan is not blocked for energy.
+COLD_BELOW_C = 0.0
+COLD_DERATING = 0.8
+DERATING_WINDOW_H = 4.0
 _MWH = 1000.0  # routing works in integer milli-watt-hours
 _HEADING_STEP_DEG = 5  # headings tried for the worst per-metre cost in the wind
 _RATE_MARGIN = 1.01  # planning figures 1 % above the model's, so flown figures stay inside
@@ -100,9 +111,18 @@ class _Rates:
         return max(0.0, (self.usable_wh - self.fixed_wh) / max(self.transit_wh_per_m, self.work_wh_per_m))
 
 
-def usable_energy_wh(drone: Drone, reserve_fraction: float) -> float:
-    """Energy a sortie may use: the charge now, less the reserve that must remain at landing."""
-    return drone.battery_wh * drone.battery_pct / 100.0 * (1.0 - reserve_fraction)
+def usable_energy_wh(drone: Drone, reserve_fraction: float, derating: float = 1.0) -> float:
+    """Energy a sortie may use: the charge now, less the reserve that must remain at landing,
+    times the cold ``derating`` (lithium cells give less below freezing)."""
+    return drone.battery_wh * drone.battery_pct / 100.0 * (1.0 - reserve_fraction) * derating
+
+
+def energy_derating(world: World, job: Job) -> float:
+    """``COLD_DERATING`` when any forecast hour of the job's first hours is below ``COLD_BELOW_C``
+    or the forecast has no temperature for them, else 1 (the default battery rule's figures)."""
+    end = job.start_at + timedelta(hours=DERATING_WINDOW_H)
+    temps = [h.temperature_2m_c for h in world.weather.hours_between(job.start_at, end) if h.temperature_2m_c is not None]
+    return COLD_DERATING if not temps or min(temps) < COLD_BELOW_C else 1.0
 
 
 def _worst_wh_per_m(model: EnergyModel, speed_mps: float) -> float:
@@ -111,13 +131,13 @@ def _worst_wh_per_m(model: EnergyModel, speed_mps: float) -> float:
     return worst * _RATE_MARGIN / 3600.0 / speed_mps
 
 
-def _rates(drone: Drone, job: Job, world: World) -> _Rates:
+def _rates(drone: Drone, job: Job, world: World, derating: float) -> _Rates:
     model = EnergyModel.for_drone(drone, world.weather.hour_at(job.start_at), job.altitude_m)
     up = model.leg(0.0, 1.0, climb_m=job.altitude_m)
     down = model.leg(0.0, 1.0, climb_m=-job.altitude_m)
     return _Rates(
         model=model,
-        usable_wh=usable_energy_wh(drone, world.defaults.reserve_fraction),
+        usable_wh=usable_energy_wh(drone, world.defaults.reserve_fraction, derating),
         cruise_mps=drone.cruise_speed_mps,
         work_mps=drone.inspection_speed_mps,
         transit_wh_per_m=_worst_wh_per_m(model, drone.cruise_speed_mps),
@@ -210,6 +230,7 @@ def plan_mission(
     raw_nofly = no_fly_polygons(world, job.start_at, job.altitude_m, frame, 0.0, zone_ids)
     transit = TransitGraph(raw_nofly, job.safety_margin_m)
     drones = sorted(drones, key=lambda d: d.id)
+    derating = energy_derating(world, job)
     usable: list[tuple[Drone, _Rates, XY]] = []
     skipped: list[str] = []
     for d in drones:
@@ -220,7 +241,7 @@ def plan_mission(
         except AirspaceBlocked:
             skipped.append(d.id)
             continue
-        rates = _rates(d, job, world)
+        rates = _rates(d, job, world, derating)
         if rates.reach_m() <= 0:
             skipped.append(d.id)
             continue
@@ -229,6 +250,7 @@ def plan_mission(
     params: dict = {
         "battery_swap_s": BATTERY_SWAP_S,
         "reserve_fraction": reserve,
+        "energy_derating": derating,
         "safety_margin_m": job.safety_margin_m,
         "drones": [d.id for d, _, _ in usable],
         "drones_not_usable": skipped,

@@ -31,7 +31,8 @@ def _check_feasible(world, plan, drones) -> None:
     by_id = {d.id: d for d in drones}
     for s in plan.sorties:
         d = by_id[s.drone_id]
-        assert s.energy_wh <= usable_energy_wh(d, world.defaults.reserve_fraction) + 1e-6
+        derating = plan.parameters["energy_derating"]
+        assert s.energy_wh <= usable_energy_wh(d, world.defaults.reserve_fraction, derating) + 1e-6
         assert s.legs[0].kind == "takeoff" and s.legs[-1].kind == "landing"
         dock = world.dock(d.dock_id)
         for wp in (s.legs[0].waypoints[0], s.legs[-1].waypoints[-1]):
