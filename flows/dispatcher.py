@@ -220,12 +220,10 @@ def upload_mission_set(
 ) -> UploadResult:
     """Fence, mission, rally to one vehicle over ``conn``; fills ``result`` and raises on failure.
 
-    The uploads may use 70 % of ``timeout_s``; the rest is kept for a read-back,
-    so an upload that used up its time can still be settled.
+    After the hello, the uploads may use 70 % of the time left; the rest is kept
+    for a read-back, so an upload that used up its time can still be settled.
     """
-    start = time.monotonic()
-    deadline = start + timeout_s
-    upload_deadline = start + 0.7 * timeout_s
+    deadline = time.monotonic() + timeout_s
     result.counts = {MISSION_TYPE_NAMES[t]: len(ms.items_of(t)) for t in UPLOAD_ORDER}
 
     def record(kind: str, tr: Transfer | None, **extra: Any) -> None:
@@ -258,6 +256,8 @@ def upload_mission_set(
             result.status = "FAILED"
             result.detail = f"the vehicle reports a {seen} autopilot but the world says {ms.dialect}; nothing uploaded"
             raise DispatchFailed(result.detail)
+        after_hello = time.monotonic()
+        upload_deadline = after_hello + 0.7 * max(0.0, deadline - after_hello)
         verified: list[str] = []
         for mtype in UPLOAD_ORDER:
             name = MISSION_TYPE_NAMES[mtype]
@@ -290,8 +290,9 @@ def upload_mission_set(
             record("verify", dl, matches=not diffs, differences=list(diffs[:10]))
             if diffs:
                 result.status = "UNCERTAIN"
+                how = "was never asked for an item" if tr.outcome == "NO_ANSWER" else "ended without a final ack"
                 result.detail = (
-                    f"{ms.drone_id}: the {name} upload ended without a final ack and the vehicle holds a different "
+                    f"{ms.drone_id}: the {name} upload {how} ({tr.detail}) and the vehicle holds a different "
                     f"{name} ({len(diffs)} differences, first: {diffs[0]})"
                 )
                 raise DispatchUncertain(result.detail)
