@@ -79,11 +79,32 @@ serve(*build_deployments(name="test", regions=[], poll_interval_s=1), limit=4, q
 """
 
 
-@pytest.fixture(scope="module")
-def served(prefect_server: Any, home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``prefect.serve`` of the sortie deployments (named ``test``) in a subprocess, as ``sortie serve`` runs it."""
-    from prefect import get_client
+class Served:
+    """The serve subprocess; it boots in the background while other tests run."""
 
+    def __init__(self, name: str, proc: subprocess.Popen[bytes], log_path: Path) -> None:
+        self.name, self.proc, self.log_path = name, proc, log_path
+
+    def wait_ready(self, budget_s: float = 180) -> str:
+        """Block until its deployments are registered; returns the deployment name."""
+        from prefect import get_client
+
+        deadline = time.monotonic() + budget_s
+        with get_client(sync_client=True) as client:
+            while True:
+                try:
+                    client.read_deployment_by_name(f"expire-draft/{self.name}")
+                    client.read_deployment_by_name(f"dispatch-mission/{self.name}")
+                    return self.name
+                except Exception:  # noqa: BLE001 - not registered yet
+                    if self.proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"serve did not come up:\n{self.log_path.read_text(errors='replace')[-3000:]}") from None
+                    time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def served(prefect_server: Any, home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``prefect.serve`` of the sortie deployments (named ``test``) in a subprocess, as ``sortie serve`` runs it."""
     log_path = tmp_path_factory.mktemp("serve") / "serve.log"
     env = dict(prefect_server.env, SORTIE_HOME=str(home), PYTHONPATH=str(REPO))
     with log_path.open("wb") as log:
@@ -91,18 +112,7 @@ def served(prefect_server: Any, home: Path, tmp_path_factory: pytest.TempPathFac
             [sys.executable, "-c", SERVE_SCRIPT], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
     try:
-        deadline = time.monotonic() + 120
-        with get_client(sync_client=True) as client:
-            while True:
-                try:
-                    client.read_deployment_by_name("expire-draft/test")
-                    client.read_deployment_by_name("dispatch-mission/test")
-                    break
-                except Exception:  # noqa: BLE001 - not registered yet
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"serve did not come up:\n{log_path.read_text(errors='replace')[-3000:]}")
-                    time.sleep(0.5)
-        yield "test"
+        yield Served("test", proc, log_path)
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -211,7 +221,7 @@ def ledger_view(draft_id: str, version: int) -> tuple[str, list[Any], list[Any],
 # --------------------------------------------------------------------------- tests
 
 
-def test_plan_mission_publishes_the_draft_artifact(home: Path, world: str, served: str) -> None:
+def test_plan_mission_publishes_the_draft_artifact(home: Path, world: str, served: Served) -> None:
     """plan → draft recorded → artifact ``draft-<id>-v<n>`` readable by key with table, findings, map, how to approve."""
     from prefect.artifacts import Artifact
 
@@ -274,7 +284,7 @@ def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, w
     assert len(ledger_view(draft["draft_id"], draft["version"])[2]) == 1
 
 
-def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: str, served: str, vehicles: Callable[..., Any]) -> None:
+def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: str, served: Served, vehicles: Callable[..., Any]) -> None:
     """A served run suspends (no process held); approve in the ledger + resume_waiting_run → it restarts and dispatches once."""
     from prefect.deployments import run_deployment
 
@@ -285,11 +295,11 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
     draft = plan(now, world)
     sims = vehicles([s["drone"] for s in draft["sorties"]])
     started = run_deployment(
-        f"dispatch-mission/{served}",
+        f"dispatch-mission/{served.wait_ready()}",
         parameters={"draft_id": draft["draft_id"], "version": draft["version"], "world": world, "now": now, "link": links(sims)},
         timeout=0,
     )
-    run = waiting_run(draft["draft_id"], draft["version"], 120)
+    run = waiting_run(draft["draft_id"], draft["version"], 240)
     assert run.id == started.id and run.state.name == "Suspended"
     assert f"draft:{draft['draft_id']}:v{draft['version']}" in run.tags
     # what `sortie approve` does: the ledger first, then wake the run
@@ -297,7 +307,7 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
         draft["draft_id"], draft["version"], approver="chen.jing", plan_hash=draft["plan_hash"], now=datetime.fromisoformat(now), world_dir=world
     )
     assert resume_waiting_run(draft["draft_id"], draft["version"], plan_hash=draft["plan_hash"], approver="chen.jing") == run.id
-    final = wait_for("the resumed run to finish", lambda: (r := read_run(run.id)).state.is_final() and r, 150)
+    final = wait_for("the resumed run to finish", lambda: (r := read_run(run.id)).state.is_final() and r, 240)
     assert final.state.name == "Completed", final.state.message
     state, approvals, dispatches, _ = ledger_view(draft["draft_id"], draft["version"])
     assert state == "DISPATCHED"
