@@ -25,12 +25,12 @@ import math
 import random
 import statistics
 import time
-from datetime import datetime, time as dtime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
+from datetime import time as dtime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import shapely
 from shapely.geometry import Polygon, box
 
 from flows.context import RULES_FILE
@@ -54,7 +54,7 @@ from planner.world import (
 from rules import EvaluationContext, evaluate, load_rules
 from rules.spatial import ZoneIndex
 
-__all__ = ["run", "make_world", "make_plan"]
+__all__ = ["make_plan", "make_world", "run"]
 
 START = datetime(2026, 12, 4, 15, 0, tzinfo=timezone.utc)
 
@@ -168,7 +168,7 @@ def run(instance_path: str, args: Any = None) -> dict[str, Any]:
     for n in p["growth_waypoints"]:
         pn = make_plan(p, n)
         evaluate(pn, fresh, rules, context=ctx)  # warm
-        ms = _median_ms(lambda: evaluate(pn, fresh, rules, context=ctx), repeats)
+        ms = _median_ms(lambda pn=pn: evaluate(pn, fresh, rules, context=ctx), repeats)
         growth.append({"waypoints": n, "evaluate_ms": round(ms, 3), "us_per_waypoint": round(1000.0 * ms / n, 3)})
     xs = np.log([g["waypoints"] for g in growth])
     ys = np.log([g["evaluate_ms"] for g in growth])

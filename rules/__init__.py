@@ -21,7 +21,13 @@ from rules.eligibility import (
 from rules.evaluate import evaluate
 from rules.evaluators import EVALUATORS
 from rules.findings import Finding, Verdict
-from rules.loading import RuleProblem, RuleSet, load_rules, parse_rules, validate_rules_file
+from rules.loading import (
+    RuleProblem,
+    RuleSet,
+    load_rules,
+    parse_rules,
+    validate_rules_file,
+)
 from rules.schema import RULE_KINDS
 
 __all__ = [

@@ -44,10 +44,8 @@ def applicability_overlaps(entry: Applicability, start: datetime, end: datetime)
         if hi < entry.start:
             return False
         lo = max(lo, entry.start)
-    if entry.end is not None:
-        if lo >= entry.end:
-            return False
-        # the entry is half-open: [entry.start, entry.end)
+    if entry.end is not None and lo >= entry.end:  # the entry is half-open: [entry.start, entry.end)
+        return False
     if not entry.schedule:
         return True
     lo_utc = lo.astimezone(timezone.utc)

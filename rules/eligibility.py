@@ -31,7 +31,7 @@ example ``needs THERMAL_CAMERA within 7 km of the area`` followed by
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -54,12 +54,12 @@ from rules.schema import (
 )
 
 __all__ = [
-    "JobRequirements",
-    "Reason",
     "Eligibility",
     "FleetCandidate",
-    "fleet_eligibility",
+    "JobRequirements",
+    "Reason",
     "candidate_fleets",
+    "fleet_eligibility",
     "waiting_resource_reasons",
 ]
 

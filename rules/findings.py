@@ -23,7 +23,7 @@ from typing import Any
 
 from rules.schema import Severity
 
-__all__ = ["Finding", "Verdict", "CAPACITY_KINDS", "SEVERITY_RANK"]
+__all__ = ["CAPACITY_KINDS", "SEVERITY_RANK", "Finding", "Verdict"]
 
 SEVERITY_RANK = {"block": 0, "warn": 1}
 

@@ -27,7 +27,7 @@ from typing import Any
 import rule_engine
 from rule_engine.builtins import Builtins
 
-__all__ = ["GUARD_SYMBOLS", "GUARD_DEFAULTS", "Guard", "GuardError", "compile_guard"]
+__all__ = ["GUARD_DEFAULTS", "GUARD_SYMBOLS", "Guard", "GuardError", "compile_guard"]
 
 _T = rule_engine.DataType
 

@@ -34,7 +34,7 @@ from planner.errors import InvalidArgument
 from rules.guards import Guard, GuardError, compile_guard
 from rules.schema import RULE_KINDS, TEMPLATE_FIELDS, Rule, RuleFile
 
-__all__ = ["RuleProblem", "RuleSet", "parse_rules", "load_rules", "validate_rules_file"]
+__all__ = ["RuleProblem", "RuleSet", "load_rules", "parse_rules", "validate_rules_file"]
 
 
 @dataclass(frozen=True)

@@ -33,13 +33,13 @@ from planner.world import CircleArea, Geozone, VerticalReference, ZoneVolume
 
 __all__ = [
     "SortieSegments",
-    "sortie_segments",
     "ZoneIndex",
     "ZonePairs",
-    "zone_index_for",
-    "vertical_interval_agl",
     "segment_circle_range",
     "segment_polygon_range",
+    "sortie_segments",
+    "vertical_interval_agl",
+    "zone_index_for",
 ]
 
 def vertical_interval_agl(volume: ZoneVolume, ground_alt_m: float) -> tuple[float, float]:

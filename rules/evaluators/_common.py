@@ -15,7 +15,7 @@ from rules.findings import Finding
 from rules.schema import TEMPLATE_FIELDS, Severity
 from rules.spatial import SortieSegments, ZoneIndex, sortie_segments, zone_index_for
 
-__all__ = ["Env", "Evaluator", "make_finding", "fmt"]
+__all__ = ["Env", "Evaluator", "fmt", "make_finding"]
 
 
 class Evaluator(Protocol):

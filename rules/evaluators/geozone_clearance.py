@@ -32,7 +32,7 @@ from rules.applicability import zone_applies_during
 from rules.evaluators._common import Env, fmt, make_finding
 from rules.findings import Finding
 from rules.schema import GeozoneClearanceRule
-from rules.spatial import segment_circle_range, segment_polygon_range, vertical_interval_agl
+from rules.spatial import segment_circle_range, segment_polygon_range
 
 __all__ = ["evaluate"]
 

@@ -16,7 +16,6 @@ from hypothesis import strategies as st  # noqa: E402
 from planner.world import Restriction, VerticalReference  # noqa: E402
 from rules import evaluate  # noqa: E402
 from rules_testkit import (  # noqa: E402
-    T0,
     UTC,
     box_zone,
     circle_zone,
