@@ -172,7 +172,7 @@ def run(instance_path: str, args: Any = None) -> dict[str, Any]:
         growth.append({"waypoints": n, "evaluate_ms": round(ms, 3), "us_per_waypoint": round(1000.0 * ms / n, 3)})
     xs = np.log([g["waypoints"] for g in growth])
     ys = np.log([g["evaluate_ms"] for g in growth])
-    exponent = float(np.polyfit(xs, ys, 1)[0]) if len(growth) >= 2 else float("nan")
+    exponent = round(float(np.polyfit(xs, ys, 1)[0]), 3) if len(growth) >= 2 else None
     n_wp = sum(len(leg.waypoints) for s in plan.sorties for leg in s.legs)
     return {
         "instance": p["name"],
@@ -187,6 +187,6 @@ def run(instance_path: str, args: Any = None) -> dict[str, Any]:
         "blocking_findings": len(verdict.blocking),
         "zones_in_findings": len({f.zone_id for f in verdict.findings if f.zone_id}),
         "growth": growth,
-        "growth_exponent": round(exponent, 3),
+        "growth_exponent": exponent,
         "seconds": round(time.perf_counter() - t_all, 3),
     }
