@@ -4,7 +4,9 @@
 ``SimVehicle`` (``SimVehicle(..., flight=SimFlight(opts))`` or
 ``attach_flight(sim, opts)`` for a vehicle that already holds a mission) it
 flies the stored mission once the upload has gone quiet for
-``start_delay_s`` wall seconds, and streams the telemetry a ground station
+``start_delay_s`` wall seconds and (``wait_for_gcs``) a ground station's
+heartbeat arrived after it (the monitor's hello: so no telemetry of the
+take-off goes to the uploader's closed socket), and streams the telemetry a ground station
 sees from a real autopilot:
 
 - HEARTBEAT (mode AUTO / RTL / LOITER as the dialect encodes it, armed flag),
@@ -138,6 +140,7 @@ class FlightOptions:
 
     speedup: float = 100.0
     start_delay_s: float = 0.5
+    wait_for_gcs: bool = True
     step_s: float = 0.5
     max_steps_per_tick: int = 40
     telemetry_hz: float = 25.0
@@ -191,6 +194,7 @@ class SimFlight:
         self._dialect = "ardupilot"
         self._stored_s = 0.0
         self._last_protocol_s = 0.0
+        self._gcs_seen_s = 0.0
         self._last_tick_s: float | None = None
         self._last_telemetry_s = 0.0
         self._last_heartbeat_s = 0.0
@@ -203,8 +207,11 @@ class SimFlight:
     # --- VehicleBehaviour ---------------------------------------------------------------
 
     def on_message(self, vehicle: Any, msg: Any) -> bool:
-        if msg.get_type().startswith("MISSION_"):
+        kind = msg.get_type()
+        if kind.startswith("MISSION_"):
             self._last_protocol_s = time.monotonic()
+        elif kind == "HEARTBEAT" and msg.type == _M.MAV_TYPE_GCS:
+            self._gcs_seen_s = time.monotonic()
         return False  # never consumes: the mission protocol stays the simulator's
 
     def on_mission_stored(self, vehicle: Any, mission_type: int, items: tuple[MissionItem, ...]) -> None:
@@ -219,7 +226,9 @@ class SimFlight:
         if self.phase == "IDLE":
             return
         if self.phase == "WAITING":
-            if now_s - max(self._stored_s, self._last_protocol_s) >= self.options.start_delay_s:
+            quiet = now_s - max(self._stored_s, self._last_protocol_s) >= self.options.start_delay_s
+            listened = not self.options.wait_for_gcs or self._gcs_seen_s > max(self._stored_s, self._last_protocol_s)
+            if quiet and listened:
                 self._take_off(vehicle, now_s)
             self._heartbeat(vehicle, now_s, period_s=0.2)
             return
@@ -237,7 +246,7 @@ class SimFlight:
         if now_s - self._last_telemetry_s >= period:
             self._last_telemetry_s = now_s
             self._telemetry(vehicle)
-        self._heartbeat(vehicle, now_s, period_s=0.2)
+        self._heartbeat(vehicle, now_s, period_s=min(0.2, max(0.02, 1.0 / self.options.speedup)))
 
     # --- public helpers -------------------------------------------------------------------
 
@@ -277,6 +286,7 @@ class SimFlight:
         self.armed = True
         self._last_tick_s = now_s
         self._text(vehicle, _M.MAV_SEVERITY_INFO, "Arming motors; mission started")
+        self._heartbeat(vehicle, now_s, period_s=0.0)
         self._send_current(vehicle)
 
     def _battery_step(self, power_w: float, dt: float) -> None:
@@ -387,6 +397,7 @@ class SimFlight:
         self._hold_left_s = None
         self._rtl_stage = "climb"
         self._text(vehicle, _M.MAV_SEVERITY_CRITICAL, why)
+        self._heartbeat(vehicle, time.monotonic(), period_s=0.0)  # a mode change is announced at once
 
     def _rtl_step(self, vehicle: Any, dt: float) -> None:
         self._battery_step(self.options.cruise_power_w, dt)
@@ -409,6 +420,7 @@ class SimFlight:
         self.completed = self.mode == "AUTO"
         self._text(vehicle, _M.MAV_SEVERITY_INFO, "Mission complete; landed" if self.completed else "Landed; disarmed")
         self._telemetry(vehicle)
+        self._heartbeat(vehicle, time.monotonic(), period_s=0.0)
         vehicle.log(f"flight: landed at t={self.sim_t:.0f} s, mode {self.mode}, battery {self.battery_pct:.1f} %")
 
     # --- telemetry ------------------------------------------------------------------------------
