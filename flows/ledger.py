@@ -36,6 +36,7 @@ the named point (``kill_point``), so the crash tests run the real code paths.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -471,12 +472,9 @@ class Ledger:
         if head[8:12] != b"DUCK":
             raise self._corrupt()
 
-    def _open(self) -> duckdb.DuckDBPyConnection:
-        """Connect, retrying a lock held by another process within the budget."""
-        self._check_missing()
+    def _open(self, deadline: float) -> duckdb.DuckDBPyConnection:
+        """Connect, retrying DuckDB's lock (held by a process outside ``_turn``) until ``deadline``."""
         self._check_header()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + self.lock_budget_s
         delay = 0.005
         attempts = 0
         while True:
@@ -536,16 +534,52 @@ class Ledger:
             _migrated.add(key)
 
     @contextmanager
-    def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        con = self._open()
+    def _turn(self) -> Iterator[float]:
+        """Our turn at the file: an exclusive ``flock`` on ``<ledger>.lock``, waited for within the budget.
+
+        DuckDB's own lock only says "busy" to a process that tries to connect;
+        retrying connections under contention burns the CPU the holder needs.
+        Waiting on a plain advisory lock costs a system call per poll and
+        serialises threads of one process too. Yields the deadline left for
+        the connection itself.
+        """
+        deadline = time.monotonic() + self.lock_budget_s
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
         try:
+            delay = 0.002
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LedgerUnavailable(
+                            f"the ledger {self.path} stayed locked by another process for "
+                            f"{self.lock_budget_s:g} s; try again when it is free"
+                        ) from None
+                    time.sleep(delay * (0.5 + random.random()))
+                    delay = min(delay * 1.5, 0.05)
             try:
-                self._migrate(con)
-            except duckdb.Error as exc:
-                raise LedgerUnavailable(f"the ledger {self.path} could not be read or migrated: {exc}") from None
-            yield con
+                yield deadline
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
-            con.close()
+            os.close(fd)
+
+    @contextmanager
+    def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        self._check_missing()
+        with self._turn() as deadline:
+            con = self._open(deadline)
+            try:
+                try:
+                    self._migrate(con)
+                except duckdb.Error as exc:
+                    raise LedgerUnavailable(f"the ledger {self.path} could not be read or migrated: {exc}") from None
+                yield con
+            finally:
+                con.close()
 
     def _write(self, work: Callable[[duckdb.DuckDBPyConnection], T], *, what: str) -> T:
         """Run ``work`` in one transaction; a write-write race inside one process retries it.

@@ -1,0 +1,358 @@
+"""Real processes against one ledger file: races, SIGKILL at every step, locked/missing/corrupt files.
+
+The racing workers import only ``flows.ledger`` (DuckDB), not the CLI, so 50
+of them fit in seconds. The crash tests run the service functions in child
+processes with ``SORTIE_TEST_KILL_AT`` naming the point where the child
+SIGKILLs itself, then run the same command again and check the ledger: no
+duplicate, nothing half written, the state equal to the replay of the events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from flows.context import DEMO_WORLD_DIR
+from flows.ledger import Ledger, NewVersion
+from planner.errors import LedgerUnavailable
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+NOW = "2026-11-29T07:00:00+02:00"
+HASH = "a" * 64
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SORTIE_")}
+    env.update({"SORTIE_HOME": str(home), "PYTHONPATH": str(ROOT), "SORTIE_LEDGER_LOCK_S": "60"})
+    env.update(extra)
+    return env
+
+
+def _py(code: str, env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _consistent(ledger: Ledger, draft_id: str) -> None:
+    """Every version's state is the replay of its events; row versions count the events."""
+    for rec in ledger.versions(draft_id):
+        events = [e for e in ledger.events(draft_id) if e.version == rec.version]
+        state = None
+        for e in events:
+            assert e.from_state == state, (rec.version, [(x.from_state, x.to_state) for x in events])
+            state = e.to_state
+        assert state == rec.state
+        assert rec.row_version == len(events) == events[-1].row_version
+
+
+def _seed(ledger: Ledger, draft_id: str = "d-race", plan: dict | None = None, plan_hash: str = HASH) -> None:
+    ledger.record_versions(
+        [NewVersion(draft_id=draft_id, version=1, state="DRAFT", request_key=f"rk-{draft_id}", tenant="city-fire",
+                    region_id="region-1001", requested_by="li.wei", request_text="patrol", intent={"intent": {}},
+                    plan=plan or {"sorties": [{"drone_id": "M30T-01"}]}, plan_hash=plan_hash, findings=[],
+                    verdict="pass", missing=[], world_name="demo", world_dir=str(DEMO_WORLD_DIR), world_hash="w")],
+        actor="li.wei", now=datetime.fromisoformat(NOW))
+
+
+# --------------------------------------------------------------------------- 50 racing processes
+
+RACER = """
+import json, sys, time
+from datetime import datetime
+from flows.ledger import Ledger
+from planner.errors import ApprovalRequired, SortieError
+from pathlib import Path
+path, role, who, sync = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
+now = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
+ledger = Ledger(path, lock_budget_s=120)
+(sync / f"ready-{who}").touch()
+limit = time.time() + 300
+while not (sync / "go").exists() and time.time() < limit:  # imports done everywhere: start together
+    time.sleep(0.02)
+if role == "approve":
+    try:
+        ledger.approve("d-race", 1, approver_id=who, may_approve=lambda t, r: True, plan_hash=None, comment="",
+                       now=now)
+        (sync / "approved").touch()
+        print(json.dumps({"role": role, "result": "APPROVED"}))
+    except SortieError as e:
+        print(json.dumps({"role": role, "result": e.code}))
+else:
+    early = None
+    for attempt in range(5):
+        try:
+            c = ledger.claim_dispatch("d-race", 1, plan_hash="a" * 64, params={"link": None}, actor=who, now=now)
+            print(json.dumps({"role": role, "result": "CLAIMED" if c.claimed else "FIRST_OUTCOME", "early": early,
+                              "status": c.dispatch.status, "key": c.dispatch.idempotency_key}))
+            break
+        except ApprovalRequired:
+            # too early: told so clearly; a dispatcher tries again once the approval is known
+            early = "APPROVAL_REQUIRED"
+            while not (sync / "approved").exists() and time.time() < limit:
+                time.sleep(0.05)
+        except SortieError as e:
+            print(json.dumps({"role": role, "result": e.code}))
+            break
+    else:
+        print(json.dumps({"role": role, "result": "GAVE_UP"}))
+"""
+
+
+def test_fifty_processes_race_approve_and_dispatch(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.duckdb")
+    _seed(ledger)
+    env = _env(tmp_path)
+    sync = tmp_path / "sync"
+    sync.mkdir()
+    roles = ["approve"] * 10 + ["dispatch"] * 40
+    procs = [
+        subprocess.Popen([sys.executable, "-c", RACER, str(ledger.path), role, f"user{i}", str(sync)], env=env,
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for i, role in enumerate(roles)
+    ]
+    limit = time.monotonic() + 300
+    while len(list(sync.glob("ready-*"))) < len(roles) and time.monotonic() < limit:
+        time.sleep(0.05)
+    (sync / "go").touch()
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=400)
+        assert p.returncode == 0, err[-2000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    approvals = [r["result"] for r in results if r["role"] == "approve"]
+    claims = [r for r in results if r["role"] == "dispatch"]
+    assert approvals.count("APPROVED") == 1 and set(approvals) <= {"APPROVED", "CONFLICT"}, approvals
+    assert sum(r["result"] == "CLAIMED" for r in claims) == 1, claims
+    assert all(r["result"] in ("CLAIMED", "FIRST_OUTCOME", "CONFLICT") for r in claims), claims
+    assert {r["key"] for r in claims if "key" in r} == {ledger.dispatches("d-race")[0].idempotency_key}
+    assert all(r["status"] == "PENDING" for r in claims if "status" in r)
+    assert len(ledger.dispatches("d-race")) == 1 and len(ledger.approvals("d-race")) == 1
+    assert [e.to_state for e in ledger.events("d-race")] == ["DRAFT", "APPROVED"]
+    _consistent(ledger, "d-race")
+
+
+# --------------------------------------------------------------------------- SIGKILL, then rerun
+
+PLAN = """
+import json, sys
+from datetime import datetime
+from flows import service
+s = service.plan_draft(text="这块地今天巡一遍消防通道", region_id="region-1001", requested_by="li.wei",
+                       world_dir=sys.argv[1], now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+print(json.dumps({"draft_id": s.draft_id, "version": s.version, "status": s.status, "created": s.created}))
+"""
+
+
+@pytest.fixture(scope="module")
+def offline_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo world with every city-fire drone OFFLINE: planning ends quickly in WAITING_RESOURCE."""
+    world = tmp_path_factory.mktemp("world") / "offline"
+    shutil.copytree(DEMO_WORLD_DIR, world)
+    fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
+    for d in fleet["drones"]:
+        if d["tenant"] == "city-fire":
+            d["status"] = "OFFLINE"
+    (world / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
+    return world
+
+
+@pytest.mark.parametrize("point", ["plan:after_files", "ledger:record:in_transaction", "plan:after_commit"])
+def test_plan_killed_then_rerun(tmp_path: Path, offline_world: Path, point: str) -> None:
+    killed = _py(PLAN, _env(tmp_path, SORTIE_TEST_KILL_AT=point), str(offline_world))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    rerun = _py(PLAN, _env(tmp_path), str(offline_world))
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    out = json.loads(rerun.stdout.strip().splitlines()[-1])
+    assert out["created"] is (point != "plan:after_commit")
+    ledger = Ledger(tmp_path / "ledger.duckdb")
+    drafts = ledger.list_drafts()
+    assert [d.draft_id for d in drafts] == [out["draft_id"]]  # no duplicate
+    assert [v.version for v in ledger.versions(out["draft_id"])] == [1]
+    assert drafts[0].state == "WAITING_RESOURCE" and drafts[0].missing
+    _consistent(ledger, out["draft_id"])
+    files = sorted(p.name for p in (tmp_path / "drafts" / out["draft_id"] / "v1").iterdir())
+    assert files == ["draft.json"]
+    assert not [p for p in (tmp_path / "drafts" / out["draft_id"]).iterdir() if p.name.startswith(".tmp")]
+
+
+APPROVE = """
+import json, sys
+from datetime import datetime
+from flows import service
+from planner.errors import SortieError
+try:
+    s = service.approve("d-race", 1, approver="chen.jing", comment="ok",
+                        now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+    print(json.dumps({"result": s.status}))
+except SortieError as e:
+    print(json.dumps({"result": e.code}))
+"""
+
+
+@pytest.mark.parametrize("point", ["ledger:approve:in_transaction", "approve:after_commit"])
+def test_approve_killed_then_rerun(tmp_path: Path, point: str) -> None:
+    ledger = Ledger(tmp_path / "ledger.duckdb")
+    _seed(ledger)
+    killed = _py(APPROVE, _env(tmp_path, SORTIE_TEST_KILL_AT=point))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    committed = point == "approve:after_commit"
+    assert ledger.get_draft("d-race", 1).state == ("APPROVED" if committed else "DRAFT")
+    rerun = _py(APPROVE, _env(tmp_path))
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    # the rerun either approves (nothing was committed) or says it is already approved: never a second approval
+    assert json.loads(rerun.stdout.strip().splitlines()[-1])["result"] == ("CONFLICT" if committed else "APPROVED")
+    assert len(ledger.approvals("d-race")) == 1
+    assert ledger.get_draft("d-race", 1).state == "APPROVED"
+    _consistent(ledger, "d-race")
+
+
+DISPATCH = """
+import json, sys
+from datetime import datetime
+from flows import service
+from planner.errors import SortieError
+try:
+    s = service.dispatch(sys.argv[1], 1, actor="chen.jing", link=sys.argv[2], timeout_s=15,
+                         now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+    print(json.dumps({"result": s.status, "first": s.first}))
+except SortieError as e:
+    print(json.dumps({"result": e.code, "message": e.message}))
+"""
+
+
+@pytest.fixture(scope="module")
+def approved_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
+    """A SORTIE_HOME holding one planned and approved draft of the demo world without its geozones."""
+    base = tmp_path_factory.mktemp("dispatch")
+    world = base / "world"
+    shutil.copytree(DEMO_WORLD_DIR, world)
+    for z in (world / "zones").iterdir():
+        z.unlink()
+    home = base / "home"
+    home.mkdir()
+    code = PLAN + """
+from flows import service as svc
+svc.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok",
+            now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+"""
+    done = _py(code, _env(home), str(world), timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["status"] == "DRAFT", out
+    return home, out["draft_id"], world
+
+
+def _sim(world: Path, draft: str, home: Path):
+    from flows.service import load_world_at
+    from flows.simulator import SimVehicle
+
+    rec = Ledger(home / "ledger.duckdb").get_draft(draft, 1)
+    drone = load_world_at(world).drone(rec.plan["sorties"][0]["drone_id"])
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return SimVehicle(f"udpin:127.0.0.1:{port}", drone.autopilot).start(), f"udpout:127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("point", ["ledger:claim:in_transaction", "dispatch:after_claim", "dispatch:after_upload"])
+def test_dispatch_killed_then_rerun(tmp_path: Path, approved_home: tuple[Path, str, Path], point: str) -> None:
+    src, draft, world = approved_home
+    home = tmp_path / "home"
+    shutil.copytree(src, home)
+    ledger = Ledger(home / "ledger.duckdb")
+    if len({s["drone_id"] for s in ledger.get_draft(draft, 1).plan["sorties"]}) != 1:
+        pytest.skip("the demo plan flies several drones; one simulator per drone is the demo's job")
+    sim, link = _sim(world, draft, home)
+    try:
+        killed = _py(DISPATCH, _env(home, SORTIE_TEST_KILL_AT=point, SORTIE_WORLD=str(world)), draft, link)
+        assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+        uploads_after_kill = sim.stats.uploads_completed
+        rerun = _py(DISPATCH, _env(home, SORTIE_WORLD=str(world)), draft, link)
+        assert rerun.returncode == 0, rerun.stderr[-2000:]
+        out = json.loads(rerun.stdout.strip().splitlines()[-1])
+    finally:
+        sim.stop()
+    dispatches = ledger.dispatches(draft)
+    assert len(dispatches) == 1  # never two dispatches of one version
+    if point == "ledger:claim:in_transaction":
+        # the claim never committed: the rerun is the first dispatch and it reaches the vehicle
+        assert uploads_after_kill == 0 and sim.stats.uploads_completed > 0
+        assert out == {"result": "ACKED", "first": True}
+        assert dispatches[0].status == "ACKED" and ledger.get_draft(draft, 1).state == "DISPATCHED"
+    else:
+        # a claim without an outcome: the rerun does not send again; it reports the unknown outcome
+        assert out["result"] == "UNCERTAIN" and out["first"] is False
+        assert sim.stats.uploads_completed == uploads_after_kill  # nothing re-sent
+        assert (uploads_after_kill > 0) is (point == "dispatch:after_upload")
+        assert dispatches[0].status == "UNCERTAIN" and ledger.get_draft(draft, 1).state == "APPROVED"
+    _consistent(ledger, draft)
+
+
+# --------------------------------------------------------------------------- locked, missing, corrupt
+
+HOLDER = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+con.close()
+"""
+
+
+def test_locked_ledger_waits_then_fails_clearly_and_loses_nothing(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.duckdb", lock_budget_s=0.8)
+    _seed(ledger)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(ledger.path), "30"], stdout=subprocess.PIPE,
+                              text=True, env=_env(tmp_path))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        t0 = time.monotonic()
+        with pytest.raises(LedgerUnavailable, match="locked by another process"):
+            ledger.list_drafts()
+        assert 0.7 <= time.monotonic() - t0 < 10
+    finally:
+        holder.kill()
+        holder.wait(10)
+    assert [d.draft_id for d in ledger.list_drafts()] == ["d-race"]
+
+
+def test_short_lock_is_waited_out(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.duckdb", lock_budget_s=30)
+    _seed(ledger)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(ledger.path), "1.0"], stdout=subprocess.PIPE,
+                              text=True, env=_env(tmp_path))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        _seed(ledger, "d-two")  # blocks until the holder lets go, then writes
+    finally:
+        holder.wait(30)
+    assert sorted(d.draft_id for d in ledger.list_drafts()) == ["d-race", "d-two"]
+
+
+def test_cli_reports_corrupt_and_missing_ledger(tmp_path: Path) -> None:
+    sortie = Path(sys.executable).parent / "sortie"
+    home = tmp_path / "home"
+    (home / "drafts" / "d-1").mkdir(parents=True)
+    missing = subprocess.run([str(sortie), "drafts"], env=_env(home), capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "LEDGER_UNAVAILABLE" in missing.stderr and "missing" in missing.stderr
+    assert "Traceback" not in missing.stderr and not (home / "ledger.duckdb").exists()
+    (home / "ledger.duckdb").write_bytes(b"not a database at all" * 10)
+    corrupt = subprocess.run([str(sortie), "drafts", "--json"], env=_env(home), capture_output=True, text=True,
+                             timeout=120)
+    assert corrupt.returncode == 2
+    assert json.loads(corrupt.stdout)["error"]["code"] == "LEDGER_UNAVAILABLE"
+    assert (home / "ledger.duckdb").read_bytes() == b"not a database at all" * 10
