@@ -17,6 +17,7 @@ from flows.cli import intent_cmds  # noqa: E402,F401
 from flows.cli import vehicle_cmds  # noqa: E402,F401
 from flows.cli import serve_cmds  # noqa: E402,F401
 from flows.cli import rules_cmds  # noqa: E402,F401
+from flows.cli import monitor_cmds  # noqa: E402,F401
 from flows.cli.app import app  # noqa: E402
 
 __all__ = ["app", "main"]

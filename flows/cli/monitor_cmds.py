@@ -1,0 +1,184 @@
+"""``sortie monitor``, ``sortie report`` and ``sortie sim-flight``: follow a flight, report it, fly one.
+
+- ``sortie monitor DRAFT [--version N] [--link CONN] [--timeout S]`` follows a
+  dispatched version over MAVLink (``flows.monitor.monitor_mission``) with a
+  progress bar by items reached, then prints the outcome and the report's path.
+- ``sortie report DRAFT [--version N] [--out FILE]`` writes and prints the
+  Markdown report (``flows.report``).
+- ``sortie sim-flight --listen udpin:127.0.0.1:PORT [--speedup X] [--drain F]
+  [--link-loss-after S] [--abort-at N] [--inject-text T]`` runs the vehicle
+  simulator with a flight: it answers the mission protocol like ``sortie
+  sim-vehicle`` and flies what it is sent once a ground station (``sortie
+  monitor``) says hello.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+import typer
+
+os.environ.setdefault("MAVLINK20", "1")
+
+from flows.cli.app import AsOpt, JsonOpt, NowOpt, app, console, err_console, run  # noqa: E402
+from planner.errors import InvalidArgument  # noqa: E402
+
+__all__ = ["monitor_cmd", "report_cmd", "sim_flight_cmd"]
+
+VersionOpt = Annotated[int | None, typer.Option("--version", help="Draft version (default: the latest).")]
+
+
+@app.command("monitor")
+def monitor_cmd(
+    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    version: VersionOpt = None,
+    link: Annotated[
+        str | None, typer.Option("--link", help="pymavlink connection string (default: the link the dispatch used).")
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Stop following after this many seconds.")] = 600.0,
+    link_lost_s: Annotated[float, typer.Option("--link-lost-s", help="Silence that counts as a lost link (s).")] = 5.0,
+    battery_margin: Annotated[
+        float, typer.Option("--battery-margin", help="Alert when battery use exceeds the plan by this many %.")
+    ] = 10.0,
+    now: NowOpt = None,
+    as_user: AsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Follow a dispatched mission: state in the ledger, progress, alerts; telemetry is never obeyed."""
+
+    def body() -> dict[str, Any]:
+        from flows.context import resolve_now
+        from flows.monitor import MonitorOptions, monitor_mission
+        from flows.report import build_report, write_report
+
+        if timeout <= 0 or link_lost_s <= 0:
+            raise InvalidArgument("--timeout and --link-lost-s must be > 0")
+        opts = MonitorOptions(timeout_s=timeout, link_lost_s=link_lost_s, link_alert_s=min(2.0, link_lost_s),
+                              battery_margin_pct=battery_margin, start_wait_s=min(60.0, timeout))
+        when = resolve_now(now) if (now or os.environ.get("SORTIE_NOW")) else None
+        actor = as_user or os.environ.get("SORTIE_USER") or "monitor"
+        if as_json:
+            result = monitor_mission(draft_id, version, link=link, actor=actor, now=when, options=opts)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=err_console, transient=False) as progress:
+                tasks: dict[str, Any] = {}
+
+                def on_update(flight: Any, what: str, data: dict[str, Any]) -> None:
+                    task = tasks.get(flight.drone_id)
+                    if task is None:
+                        task = tasks[flight.drone_id] = progress.add_task(flight.drone_id, total=flight.nav_total or None)
+                    reached = len(set(flight.reached))
+                    desc = f"{flight.drone_id} {flight.mode or '…'} item {flight.current_seq}"
+                    if flight.battery_pct is not None:
+                        desc += f" battery {flight.battery_pct:.0f}%"
+                    progress.update(task, completed=reached, description=desc)
+                    if what == "alert":
+                        progress.console.print(f"ALERT {data['kind']}: {data['message']}", markup=False, highlight=False)
+                    elif what == "text":
+                        progress.console.print(f"vehicle says (logged, not acted on): {data['text']!r}",
+                                               markup=False, highlight=False)
+
+                result = monitor_mission(draft_id, version, link=link, actor=actor, now=when, options=opts,
+                                         on_update=on_update)
+        out = result.to_dict()
+        if result.state in ("SUCCEEDED", "ABORTED"):
+            report = build_report(draft_id, result.version)
+            out["report_files"] = write_report(report)
+        return out
+
+    def render(r: dict[str, Any]) -> None:
+        console.print(f"{r['draft_id']} v{r['version']}: {r['outcome']} (state {r['state']})", markup=False,
+                      highlight=False)
+        if r["reason"]:
+            console.print(r["reason"], markup=False, highlight=False)
+        for f in r["flights"]:
+            console.print(
+                f"  {f['drone_id']}: {f['status']}, {len(set(f['reached']))} of {f['nav_total']} items, "
+                f"{f['flown_distance_m']:.0f} m, alerts {len(f['alerts'])}, vehicle messages {len(f['texts'])}",
+                markup=False, highlight=False,
+            )
+        if r.get("report_files"):
+            console.print(f"report: {r['report_files']['report']}", markup=False, highlight=False)
+
+    run(body, as_json, render)
+
+
+@app.command("report")
+def report_cmd(
+    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    version: VersionOpt = None,
+    out: Annotated[str | None, typer.Option("--out", help="Write the Markdown here (the map PNG goes beside it).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The report of a draft version: planned vs flown, findings, approvals, alerts, map with the flown track."""
+
+    def body() -> dict[str, Any]:
+        from flows.report import build_report, write_report
+
+        report = build_report(draft_id, version)
+        write_report(report, out)
+        return report.to_dict()
+
+    def render(r: dict[str, Any]) -> None:
+        console.print(r["markdown"], markup=False, highlight=False)
+        console.print(f"written: {r['files'].get('report')}", markup=False, highlight=False)
+
+    run(body, as_json, render)
+
+
+@app.command("sim-flight")
+def sim_flight_cmd(
+    listen: Annotated[str, typer.Option("--listen", help="Connection string to listen on.")] = "udpin:127.0.0.1:14560",
+    dialect: Annotated[str, typer.Option("--dialect", help="ardupilot or px4.")] = "ardupilot",
+    speedup: Annotated[float, typer.Option("--speedup", help="Simulated seconds per wall second (1–10000).")] = 100.0,
+    drain: Annotated[float, typer.Option("--drain", help="Battery drains this many times faster than the model.")] = 1.0,
+    link_loss_after: Annotated[
+        float | None, typer.Option("--link-loss-after", help="Stop sending after this many simulated seconds of flight.")
+    ] = None,
+    abort_at: Annotated[int | None, typer.Option("--abort-at", help="Switch to RTL when the mission reaches this item.")] = None,
+    inject_text: Annotated[
+        str | None, typer.Option("--inject-text", help="Send this STATUSTEXT in flight (e.g. one that reads like a command).")
+    ] = None,
+    battery_wh: Annotated[float, typer.Option("--battery-wh", help="Battery capacity (Wh).")] = 263.2,
+    battery_pct: Annotated[float, typer.Option("--battery-pct", help="Battery charge at take-off (%).")] = 96.0,
+    duration: Annotated[float | None, typer.Option("--duration", help="Stop after this many seconds.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a simulated vehicle that flies the mission it is sent, streaming telemetry, with flight faults."""
+
+    def body() -> dict[str, Any]:
+        from flows.cli.vehicle_cmds import sim_summary
+        from flows.sim_flight import FlightFaults, FlightOptions, SimFlight
+        from flows.simulator import SimVehicle
+
+        if dialect not in ("ardupilot", "px4"):
+            raise InvalidArgument(f"--dialect {dialect!r}: expected ardupilot or px4")
+        faults = FlightFaults(drain_factor=drain, link_loss_after_s=link_loss_after, abort_at_seq=abort_at,
+                              inject_text=inject_text)
+        flight = SimFlight(FlightOptions(speedup=speedup, battery_wh=battery_wh, battery_pct=battery_pct, faults=faults))
+        log = None if as_json else (lambda text: err_console.print(f"sim: {text}", markup=False, highlight=False))
+        try:
+            sim = SimVehicle(listen, dialect, flight=flight, log=log)  # type: ignore[arg-type]
+        except OSError as exc:
+            raise InvalidArgument(f"cannot listen on {listen!r}: {exc}") from None
+        if not as_json:
+            err_console.print(f"sim-flight ({dialect}, {speedup:g}×) on {listen}; dispatch and monitor with --link "
+                              f"{sim.address}; faults: {', '.join(faults.describe()) or 'none'}", markup=False,
+                              highlight=False)
+        try:
+            sim.serve(duration)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sim.stop()
+        out = sim_summary(sim)
+        out["flight"] = {"phase": flight.phase, "mode": flight.mode, "reached": flight.reached,
+                         "battery_pct": round(flight.battery_pct, 1), "sim_t_s": round(flight.sim_t, 1),
+                         "texts": flight.texts_sent}
+        return out
+
+    run(body, as_json, lambda r: console.print(f"flight: {r['flight']}", markup=False, highlight=False))
