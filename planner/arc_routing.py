@@ -12,13 +12,16 @@ Method (route first, cluster second, then improve), all deterministic:
 2. All deadheads are one matrix over the chain end points and depots: straight
    when legal, otherwise the shortest path through the obstacles' corners
    (visibility graph + Floyd–Warshall, min-plus in numpy).
-3. A giant tour: nearest-neighbour over chain ends (either direction) from the
-   first depot, improved by 2-opt (segment reversal, which also flips
-   directions) and or-opt (move 1–3 chains, reversed or not).
+3. A giant tour: nearest-neighbour over chain ends (either direction) from a
+   depot, improved by 2-opt (segment reversal, which also flips directions)
+   and or-opt (move 1–3 chains, reversed or not).
 4. The tour is split optimally (dynamic programme over the tour order, each
-   sortie from its cheapest depot within capacity), trying several rotations.
+   sortie from its cheapest depot within capacity), trying several rotations
+   of the tour in both orientations.
 5. Each sortie is improved by the same 2-opt / or-opt with its depot fixed, and
    chains are relocated between sorties when that shortens the total.
+   Steps 3-5 run from up to ``_MAX_STARTS`` giant tours (one per depot); the
+   shortest total is kept.
 
 A line that no depot can serve alone within ``max_sortie_m`` is reported as
 unserved (``out_of_range``) rather than raising.
@@ -48,6 +51,7 @@ UNREACHABLE_M = 1e9  # deadhead between points that no legal flight joins
 _KEY_DECIMALS = 3  # end points closer than 1 mm are one node
 _MAX_LS_PASSES = 50
 _SPLIT_ROTATIONS = 24
+_MAX_STARTS = 3  # giant tours tried (nearest neighbour from each of the first depots)
 _CAP_SLACK_M = 0.25  # keep planned sorties this far below the limit (geometry round-off)
 _EPS_DELTA = 1e-6
 
@@ -339,6 +343,21 @@ class _Seq:
         return improved, T, R
 
 
+def _nearest_neighbour_tour(D: np.ndarray, T: int, depot_pt: int) -> list[tuple[int, bool]]:
+    """Chains in nearest-neighbour order from a depot, each entered at its nearer end."""
+    unvisited = np.ones(T, bool)
+    cur = depot_pt
+    tour: list[tuple[int, bool]] = []
+    for _ in range(T):
+        cand = np.where(np.repeat(unvisited, 2), D[cur, : 2 * T], np.inf)
+        p = int(np.argmin(cand))
+        t, rev = divmod(p, 2)
+        tour.append((t, bool(rev)))
+        unvisited[t] = False
+        cur = _Seq.end(t, bool(rev))
+    return tour
+
+
 # ------------------------------------------------------------------ split
 def _split(
     tour: list[tuple[int, bool]],
@@ -360,11 +379,15 @@ def _split(
     cap = np.asarray(caps)[:, None]
     V = np.full(n + 1, np.inf)
     V[0] = 0.0
-    back = [(-1, -1)] * (n + 1)
+    back_i = np.full(n + 1, -1, dtype=np.int64)
+    back_d = np.full(n + 1, -1, dtype=np.int64)
+    max_cap = float(np.max(cap))
     for i in range(n):
         if not np.isfinite(V[i]):
             continue
-        j = np.arange(i, n)
+        # chains i..j alone already exceed every limit once inner[j] - inner[i] > max_cap
+        j_end = max(i + 1, min(n, int(np.searchsorted(inner, inner[i] + max_cap, side="right"))))
+        j = np.arange(i, j_end)
         body = inner[j + 1] - inner[i] - dh_next[j]
         cost = dp[:, i : i + 1] + body[None, :] + de[:, j]  # (nd, len j)
         cost = np.where(cost <= cap - _CAP_SLACK_M, cost, np.inf)
@@ -372,15 +395,16 @@ def _split(
         best = cost[best_d, np.arange(len(j))]
         cand = V[i] + best
         better = cand < V[j + 1] - 1e-9
-        for jj in np.nonzero(better)[0]:
-            V[i + 1 + jj] = cand[jj]
-            back[i + 1 + jj] = (i, int(best_d[jj]))
+        idx = j[better] + 1
+        V[idx] = cand[better]
+        back_i[idx] = i
+        back_d[idx] = best_d[better]
     if not np.isfinite(V[n]):
         return None
     parts = []
     j = n
     while j > 0:
-        i, d = back[j]
+        i, d = int(back_i[j]), int(back_d[j])
         parts.append((i, j - 1, d))
         j = i
     return float(V[n]), parts[::-1]
@@ -451,38 +475,33 @@ def route_lanes(
     depot_pts = [2 * T + d for d in range(len(depots))]
     seqs = _Seq(D, T)
 
-    # 3. giant tour: nearest neighbour from the first depot, then local search
-    unvisited = np.ones(T, bool)
-    cur = depot_pts[0]
-    tour: list[tuple[int, bool]] = []
-    for _ in range(T):
-        cand = np.where(np.repeat(unvisited, 2), D[cur, : 2 * T], np.inf)
-        p = int(np.argmin(cand))
-        t, rev = divmod(p, 2)
-        tour.append((t, bool(rev)))
-        unvisited[t] = False
-        cur = seqs.end(t, bool(rev))
-    tour = seqs.improve(depot_pts[0], tour)
-
-    # 4. split, over several rotations of the tour
-    best_split = None
-    rotations = sorted({(r * T) // _SPLIT_ROTATIONS for r in range(_SPLIT_ROTATIONS)})
-    for rot in rotations:
-        rt = tour[rot:] + tour[:rot]
-        res = _split(rt, D, chain_len, depot_pts, caps)
-        if res is not None and (best_split is None or res[0] < best_split[0] - 1e-9):
-            best_split = (res[0], rt, res[1])
-    if best_split is None:  # cannot happen: every chain fits alone
-        raise RuntimeError("split failed although every line fits a sortie")
-    _, rt, parts = best_split
-    sorties = [(d, list(rt[i : j + 1])) for i, j, d in parts]
-
-    # 5. improve each sortie, then relocate chains between sorties
     def sortie_len(d: int, seq) -> float:
         return seqs.cost(depot_pts[d], seq) + float(sum(chain_len[t] for t, _ in seq))
 
-    sorties = [(d, seqs.improve(depot_pts[d], s)) for d, s in sorties]
-    sorties = _relocate(sorties, seqs, depot_pts, caps, sortie_len)
+    # 3-5 from several giant tours (nearest neighbour from each depot, at most _MAX_STARTS):
+    # local search, best split over rotations of both orientations, per-sortie search and
+    # relocation; the shortest total wins (ties: the earlier start)
+    best_plan = None
+    for start_depot in range(min(len(depots), _MAX_STARTS)):
+        tour = seqs.improve(depot_pts[start_depot], _nearest_neighbour_tour(D, T, depot_pts[start_depot]))
+        best_split = None
+        rotations = sorted({(r * T) // _SPLIT_ROTATIONS for r in range(_SPLIT_ROTATIONS)})
+        backward = [(t, not r) for t, r in reversed(tour)]
+        for base in (tour, backward):
+            for rot in rotations:
+                rt = base[rot:] + base[:rot]
+                res = _split(rt, D, chain_len, depot_pts, caps)
+                if res is not None and (best_split is None or res[0] < best_split[0] - 1e-9):
+                    best_split = (res[0], rt, res[1])
+        if best_split is None:  # cannot happen: every chain fits alone
+            raise RuntimeError("split failed although every line fits a sortie")
+        _, rt, parts = best_split
+        sorties = [(d, seqs.improve(depot_pts[d], list(rt[i : j + 1]))) for i, j, d in parts]
+        sorties = _relocate(sorties, seqs, depot_pts, caps, sortie_len)
+        total = sum(sortie_len(d, q) for d, q in sorties)
+        if best_plan is None or total < best_plan[0] - 1e-6:
+            best_plan = (total, sorties)
+    sorties = best_plan[1]
 
     # 6. geometry
     out: list[ArcSortie] = []
