@@ -143,8 +143,14 @@ class Chromium:
             time.sleep(0.5)
         return None
 
-    def screenshot(self, path: Path) -> None:
+    def screenshot(self, path: Path, full_page: bool = False) -> None:
+        if full_page:
+            height = self.js("Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollHeight))") or 1100
+            self.call("Emulation.setDeviceMetricsOverride", width=1400, height=min(int(height), 5000), deviceScaleFactor=1, mobile=False)
+            time.sleep(2)
         data = self.call("Page.captureScreenshot", format="png")["data"]
+        if full_page:
+            self.call("Emulation.setDeviceMetricsOverride", width=1400, height=1100, deviceScaleFactor=1, mobile=False)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
 
@@ -201,11 +207,14 @@ def main() -> int:
         run_url = f"{base}/runs/flow-run/{runs[0].id}"
         print("waiting run", run_url)
 
+        from prefect.artifacts import Artifact
+
+        artifact = Artifact.get(out["artifact_key"])
         chrome = Chromium(root / "chrome")
-        chrome.goto(f"{base}/artifacts/key/{out['artifact_key']}", 2)
-        chrome.wait_js("document.body.innerText.includes('How to approve')", 30)
-        time.sleep(2)
-        chrome.screenshot(Path(args.artifact_out))
+        chrome.goto(f"{base}/artifacts/artifact/{artifact.id}", 2)
+        chrome.wait_js("document.body.innerText.includes('How to approve')", 40)
+        time.sleep(3)
+        chrome.screenshot(Path(args.artifact_out), full_page=True)
         print("saved", args.artifact_out)
 
         chrome.goto(run_url, 2)
