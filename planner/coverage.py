@@ -80,6 +80,7 @@ MAX_MODE_ROUNDS = 2  # rounds of per-cell mode switching in the cell-level order
 COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
 DETOUR_FACTOR = 0.35  # estimate: extra pieces cost this fraction of a mean piece (calibrated)
 EDGE_TOL_M = 1e-5  # a connection within this of the boundary runs along it
+Bridge = Callable[[XY, XY], Sequence[XY]]
 _UNREACHABLE = 1e9  # cost of a connection between disconnected parts of the area
 
 
@@ -286,7 +287,8 @@ class _Connector:
 
     NEAREST_CHECKED = 12
 
-    def __init__(self, graph: InsideGraph, pts: np.ndarray) -> None:
+    def __init__(self, graph: InsideGraph, pts: np.ndarray, bridge: Bridge | None = None) -> None:
+        self.bridge = bridge
         self.g = graph
         self.pts = pts
         m = len(pts)
@@ -294,12 +296,21 @@ class _Connector:
         euclid = np.hypot(diff[..., 0], diff[..., 1])
         self.euclid = euclid
         nodes = graph.node_xy()
-        self.convex = len(nodes) == 0
+        self.convex = len(nodes) == 0 and isinstance(graph.free_area_local, Polygon)
         self.V = np.ones((m, m), bool)
         self.checked = np.ones((m, m), bool)
         self.via: np.ndarray | None = None
         if self.convex:  # a convex area: every straight hop is inside
             self.D = euclid
+            return
+        if len(nodes) == 0:  # convex parts of a MultiPolygon: straight inside a part, never between parts
+            iu, ju = np.triu_indices(m, k=1)
+            V = np.eye(m, dtype=bool)
+            if len(iu):
+                vis = graph.visible_pairs(pts[iu], pts[ju])
+                V[iu[vis], ju[vis]] = V[ju[vis], iu[vis]] = True
+            self.V = V
+            self.D = np.where(V, euclid, _UNREACHABLE + euclid)
             return
         k = min(m - 1, self.NEAREST_CHECKED)
         near = np.argsort(euclid, axis=1, kind="stable")[:, : k + 1]
@@ -351,7 +362,9 @@ class _Connector:
         if not self.checked[i, j] and self.g.visible_pairs(p[None], q[None])[0]:
             return straight
         if self.via is None or not np.isfinite(self.via[i, j]):
-            return straight  # disconnected parts: the caller must bridge them
+            if self.bridge is not None:  # disconnected parts: fly around whatever separates them
+                return [straight[0], *self.bridge(straight[0], straight[1])[1:-1], straight[1]]
+            return straight
         r = int(self.via_arg[i, j])
         s = int(self.M_arg[r, j])
         nodes = self.g.node_xy()
@@ -685,6 +698,7 @@ def _plan_direction(
     nn_starts: int = 1,
     mode_rounds: int = 0,
     kicks: int = 0,
+    bridge: Bridge | None = None,
 ) -> _Planned | None:
     c, s = _rot(angle)
     # rotate by -angle: sweeps along x
@@ -700,7 +714,7 @@ def _plan_direction(
     if graph is None:
         graph = InsideGraph(free_c)
         graph_cache[0.0] = graph
-    conn = _Connector(graph, pts)
+    conn = _Connector(graph, pts, bridge)
     dstart = np.hypot(*(pts - np.asarray(start_c)).T) if start_c is not None else None
     dend = np.hypot(*(pts - np.asarray(end_c)).T) if end_c is not None else None
     X = _augmented(conn.D, dstart, dend)
@@ -767,6 +781,7 @@ def plan_coverage(
     max_full: int = MAX_FULL_EVALUATIONS,
     edge_sweeps: bool = True,
     polish: bool = True,
+    bridge: Bridge | None = None,
 ) -> CoverageResult:
     """Plan a boustrophedon survey of ``free_area_local`` with sweeps ``swath_m`` apart.
 
@@ -777,6 +792,9 @@ def plan_coverage(
     ``edge_sweeps`` keeps the camera on along connections that run along the
     boundary (free extra coverage, see ``_edge_sweeps``). ``polish`` re-plans
     the best few directions with a stronger (seeded, bounded) order search.
+    ``bridge(a, b) -> polyline`` connects parts of a MultiPolygon free area that
+    no inside path joins (e.g. ``TransitGraph.path`` around the zone between
+    them); without it such a hop is straight and leaves the free area.
 
     ``coverage_target`` picks among directions: the shortest plan reaching it
     wins; when none does (a boundary not parallel to the sweeps leaves small
@@ -814,6 +832,13 @@ def plan_coverage(
     free_c = shapely.transform(free_area_local, lambda a: a - np.array([cx, cy]))
     start_c = (start[0] - cx, start[1] - cy) if start is not None else None
     end_c = (end[0] - cx, end[1] - cy) if end is not None else None
+    bridge_c: Bridge | None = None
+    if bridge is not None:
+        outer = bridge
+
+        def bridge_c(a: XY, b: XY) -> list[XY]:
+            pts = outer((a[0] + cx, a[1] + cy), (b[0] + cx, b[1] + cy))
+            return [(p[0] - cx, p[1] - cy) for p in pts]
 
     if angles_deg is None:
         cands = candidate_angles(free_c, max_candidates)
@@ -838,7 +863,7 @@ def plan_coverage(
     graph_cache: dict[float, InsideGraph] = {}
     planned_all: list[_Planned] = []
     for a in full:  # one nearest-neighbour start each: enough to rank directions
-        planned = _plan_direction(free_c, a, swath_m, start_c, end_c, graph_cache, nn_starts=2, kicks=PHASE1_KICKS)
+        planned = _plan_direction(free_c, a, swath_m, start_c, end_c, graph_cache, nn_starts=2, kicks=PHASE1_KICKS, bridge=bridge_c)
         if planned is not None:
             planned_all.append(planned)
     if not planned_all:
@@ -858,7 +883,7 @@ def plan_coverage(
     # polish: the best few directions again with a stronger order search (seeded kicks)
     for cand in planned_all[: POLISH_DIRECTIONS if polish else 0]:
         polished = _plan_direction(
-            free_c, cand.angle, swath_m, start_c, end_c, graph_cache, nn_starts=2, kicks=POLISH_KICKS
+            free_c, cand.angle, swath_m, start_c, end_c, graph_cache, nn_starts=2, kicks=POLISH_KICKS, bridge=bridge_c
         )
         if polished is not None and polished.length < cand.length - 1e-6:
             planned_all.append(polished)
@@ -893,4 +918,3 @@ def plan_coverage(
     )
 
 
-Connector = Callable[[XY, XY], list[XY]]

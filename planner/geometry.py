@@ -94,8 +94,16 @@ def survey_job(
     if job.mission_type != "AREA_SURVEY":
         raise InvalidArgument(f"survey_job needs an AREA_SURVEY job, got {job.mission_type}")
     swath = job.swath_for(drone)
+    airspace = airspace or job_airspace(job, world)
     free = job_free_area(job, world, airspace)
-    return plan_coverage(free, swath, coverage_target=job.coverage_target, start=start_local, end=start_local)
+    return plan_coverage(
+        free,
+        swath,
+        coverage_target=job.coverage_target,
+        start=start_local,
+        end=start_local,
+        bridge=airspace.transit.path,
+    )
 
 
 def survey_sortie_legs(

@@ -51,7 +51,7 @@ __all__ = ["TransitGraph", "InsideGraph", "MAX_NODES", "polyline_length"]
 MAX_NODES = 3000
 CACHE_SIZE = 8192
 EPS_M = 1e-4  # visibility tests use obstacles shrunk (areas grown) by this much
-_CROSS_TOL = 1e-9
+_CROSS_TOL = 1e-8  # on the product of two sines
 
 XY = tuple[float, float]
 
@@ -106,9 +106,14 @@ def _ring_nodes(polys: Sequence[Polygon], convex_sign: float) -> tuple[np.ndarra
 def _tangent(u: np.ndarray, p: np.ndarray, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Whether the line u→v leaves u tangentially (both ring neighbours on one side). Broadcasts."""
     d = v - u
-    c1 = d[..., 0] * (p - u)[..., 1] - d[..., 1] * (p - u)[..., 0]
-    c2 = d[..., 0] * (q - u)[..., 1] - d[..., 1] * (q - u)[..., 0]
-    return c1 * c2 >= -_CROSS_TOL * (np.abs(c1) + np.abs(c2) + 1.0)
+    pu, qu = p - u, q - u
+    c1 = d[..., 0] * pu[..., 1] - d[..., 1] * pu[..., 0]
+    c2 = d[..., 0] * qu[..., 1] - d[..., 1] * qu[..., 0]
+    # normalise to sines so the collinear case (along an edge) survives float noise at UTM magnitudes
+    nd = np.hypot(d[..., 0], d[..., 1]) + 1e-300
+    s1 = c1 / (nd * (np.hypot(pu[..., 0], pu[..., 1]) + 1e-300))
+    s2 = c2 / (nd * (np.hypot(qu[..., 0], qu[..., 1]) + 1e-300))
+    return s1 * s2 >= -_CROSS_TOL
 
 
 class _VisibilityGraph:

@@ -170,3 +170,22 @@ def test_golden_fire_lanes_of_a_region(golden) -> None:
         for e in edges
     ]
     golden.check("fire_lanes_region_1003", "edges.json", json.dumps(doc, sort_keys=True, indent=1) + "\n")
+
+
+def test_zone_splitting_the_area_is_bridged_around() -> None:
+    # a no-fly box cutting the survey area in two: the hop between the halves goes around it
+    wall = Geozone(
+        "WALL", "wall", Restriction.PROHIBITED,
+        (ZoneVolume(box(24.9480, 60.1600, 24.9490, 60.1700), None, VerticalReference.AGL, None, VerticalReference.AGL),),
+        (Applicability(permanent=True),), "", "test",
+    )
+    area = box(24.9440, 60.1625, 24.9545, 60.1665)
+    job = Job("AREA_SURVEY", area, T0, altitude_m=40, swath_m=40, safety_margin_m=10)
+    w = world_with(zones=[wall])
+    airspace = job_airspace(job, w)
+    free = job_free_area(job, w, airspace)
+    assert free.geom_type == "MultiPolygon"
+    res = survey_job(job, w, drone=None, airspace=airspace)  # type: ignore[arg-type]
+    grown = airspace.no_fly_local[0]
+    assert not LineString(res.path).intersects(grown.buffer(-0.05))
+    assert all(any(p.buffer(1e-5).covers(LineString(s)) for p in free.geoms) for s in res.sweeps)
