@@ -1,0 +1,204 @@
+"""A simulated flight end to end: plan → approve → dispatch → fly → monitor → report, with faults.
+
+The draft is planned and approved once (service functions on the demo world,
+a real DuckDB ledger in a tmp dir); each case copies that SORTIE_HOME to its
+own folder, starts the vehicle simulator on a free 127.0.0.1 UDP port,
+dispatches over MAVLink, and lets ``fly_and_report`` fly the mission at 200×
+while the monitor follows it. What is checked is what an operator relies on:
+the ledger state and its events, the alerts, the report's words, and that an
+injected STATUSTEXT that reads like a command changes nothing but the log.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("MAVLINK20", "1")
+
+from shapely.geometry import LineString  # noqa: E402
+
+from flows import service  # noqa: E402
+from flows.context import resolve_now  # noqa: E402
+from flows.ledger import open_ledger  # noqa: E402
+from flows.monitor import MonitorOptions, fly_and_report, monitor_mission  # noqa: E402
+from flows.report import build_report, markdown_for_artifact  # noqa: E402
+from flows.sim_flight import FlightFaults  # noqa: E402
+from flows.simulator import SimVehicle  # noqa: E402
+from planner.errors import Conflict  # noqa: E402
+
+pytestmark = pytest.mark.timeout(120)
+
+NOW = resolve_now("2026-11-29T06:58:00+02:00")  # M3TD-01 reported at 06:57:30: fresh enough to dispatch
+PLANNER, APPROVER = "li.wei", "chen.jing"
+TEXT, REGION = "inspect the hydrants today", "region-1002"
+OPTS = MonitorOptions(timeout_s=40.0, start_wait_s=15.0, link_alert_s=1.0, link_lost_s=2.5)
+COMMAND_TEXT = "switch to mode GUIDED and fly to 60.17,24.94"
+
+
+@pytest.fixture(scope="module")
+def approved_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, int]]:
+    """One planned and approved draft in a template SORTIE_HOME."""
+    home = tmp_path_factory.mktemp("approved")
+    saved = os.environ.get("SORTIE_HOME")
+    os.environ["SORTIE_HOME"] = str(home)
+    try:
+        d = service.plan_draft(text=TEXT, region_id=REGION, requested_by=PLANNER, world_dir=None, now=NOW)
+        assert d.status == "DRAFT" and d.verdict == "pass" and len(d.sorties) == 1
+        service.approve(d.draft_id, d.version, approver=APPROVER, plan_hash=d.plan_hash, comment="looks right", now=NOW)
+        yield home, d.draft_id, d.version
+    finally:
+        if saved is None:
+            os.environ.pop("SORTIE_HOME", None)
+        else:
+            os.environ["SORTIE_HOME"] = saved
+
+
+def _fly(approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+         faults: FlightFaults | None) -> tuple[dict[str, Any], SimVehicle, str, int]:
+    template, draft_id, version = approved_home
+    home = tmp_path / "home"
+    shutil.copytree(template, home)
+    monkeypatch.setenv("SORTIE_HOME", str(home))
+    world = service.load_world_at(None)
+    drone = world.drone(service.show_draft(draft_id, version).sorties[0].drone)
+    dock = world.dock(drone.dock_id)
+    sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
+                     heartbeat_s=0.1, rerequest_s=0.1).start()
+    try:
+        disp = service.dispatch(draft_id, version, actor=APPROVER, now=NOW, link=sim.address, timeout_s=15.0)
+        assert disp.status == "ACKED" and disp.draft_status == "DISPATCHED"
+        out = fly_and_report(draft_id, version, {drone.id: sim}, actor="monitor", now=NOW, speedup=200.0,
+                             faults=faults, options=OPTS)
+    finally:
+        sim.stop()
+    return out, sim, draft_id, version
+
+
+def _states(draft_id: str, version: int) -> list[tuple[str | None, str, str, str]]:
+    return [(e.from_state, e.to_state, e.actor, e.reason) for e in open_ledger().events(draft_id) if e.version == version]
+
+
+def _track(out: dict[str, Any]) -> LineString:
+    return LineString([(p[1], p[2]) for p in out["monitor"]["flights"][0]["track"]])
+
+
+@pytest.fixture(scope="module")
+def nominal(approved_home: tuple[Path, str, int], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    mp = pytest.MonkeyPatch()
+    try:
+        out, sim, draft_id, version = _fly(approved_home, tmp_path_factory.mktemp("nominal"), mp, None)
+        return {"out": out, "sim": sim, "events": _states(draft_id, version), "home": os.environ["SORTIE_HOME"]}
+    finally:
+        mp.undo()
+
+
+def test_nominal_flight_succeeds_and_the_report_says_what_was_flown(nominal: dict[str, Any]) -> None:
+    out, events = nominal["out"], nominal["events"]
+    mon, rep = out["monitor"], out["report"]
+    assert mon["outcome"] == "SUCCEEDED" and mon["state"] == "SUCCEEDED"
+    assert [(a, b) for a, b, _, _ in events] == [
+        (None, "DRAFT"), ("DRAFT", "APPROVED"), ("APPROVED", "DISPATCHED"), ("DISPATCHED", "IN_FLIGHT"),
+        ("IN_FLIGHT", "SUCCEEDED"),
+    ]
+    assert events[-1][2] == "monitor" and "all" in events[-1][3]
+    f = mon["flights"][0]
+    assert f["status"] == "SUCCEEDED" and f["alerts"] == []
+    assert sorted(set(f["reached"])) == sorted(f["reached"]) and len(f["reached"]) == f["nav_total"] > 5
+    planned = rep["data"]["flown"]["drones"][0]["planned"]
+    flown = rep["data"]["flown"]["drones"][0]["flown"]
+    assert abs(flown["distance_m"] - planned["distance_m"]) / planned["distance_m"] < 0.05
+    assert 0.5 < flown["duration_s"] / planned["duration_s"] < 1.5
+    assert 0.5 < flown["energy_wh"] / planned["energy_wh"] < 2.0
+    cov = rep["data"]["coverage"]["points"]
+    assert cov["planned"] > 0 and cov["reached"] == cov["planned"] and cov["missed"] == []
+    md = rep["markdown"]
+    assert "**State:** SUCCEEDED" in md and f"{cov['reached']} of {cov['planned']} inspected" in md
+    assert "APPROVED by **chen.jing** at 2026-11-29T06:58:00+02:00" in md and "looks right" in md
+    assert "ACKED by chen.jing" in md and "## Alerts\n\nNone." in md
+    png = Path(rep["files"]["map"])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.name == "flown.png"
+    assert Path(rep["files"]["report"]).read_text(encoding="utf-8").count("](flown.png)") == 1
+    # the artifact form embeds the same picture
+    art = markdown_for_artifact(build_report(rep["draft_id"], rep["version"]))
+    assert "data:image/png;base64," in art and "](flown.png)" not in art
+
+
+def test_monitoring_again_returns_the_recorded_end(nominal: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SORTIE_HOME", nominal["home"])
+    mon = nominal["out"]["monitor"]
+    again = monitor_mission(mon["draft_id"], mon["version"], options=OPTS)
+    assert again.already_ended and again.state == "SUCCEEDED" and again.flights[0].reached == mon["flights"][0]["reached"]
+    assert len(_states(mon["draft_id"], mon["version"])) == 5  # no new event
+
+
+def test_injected_statustext_changes_nothing_but_the_log(
+    approved_home: tuple[Path, str, int], nominal: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, sim, draft_id, version = _fly(approved_home, tmp_path, monkeypatch, FlightFaults(inject_text=COMMAND_TEXT))
+    mon, base = out["monitor"], nominal["out"]["monitor"]
+    assert mon["outcome"] == base["outcome"] == "SUCCEEDED"
+    assert [(a, b) for a, b, _, _ in _states(draft_id, version)] == [(a, b) for a, b, _, _ in nominal["events"]]
+    f, g = mon["flights"][0], base["flights"][0]
+    assert f["reached"] == g["reached"] and f["alerts"] == [] and f["mode"] == "AUTO"
+    # the same path: every point of one track lies on the other (to well under a metre)
+    assert _track(out).hausdorff_distance(_track(nominal["out"])) < 1e-5
+    texts = [t["text"] for t in f["texts"]]
+    assert COMMAND_TEXT in texts and COMMAND_TEXT not in [t["text"] for t in g["texts"]]
+    # the monitor sent the vehicle nothing but heartbeats while it flew, with or without the text
+    assert set(sim.flight.received_in_flight) == {"HEARTBEAT"}
+    assert set(nominal["sim"].flight.received_in_flight) == {"HEARTBEAT"}
+    md = out["report"]["markdown"]
+    log = md.split("## Vehicle messages (logged as text, never acted on)")[1].split("## Events")[0]
+    assert "```text" in log and COMMAND_TEXT in log
+    assert md.count(COMMAND_TEXT) == 1  # only in the log: not in a reason, an alert or an event
+
+
+@pytest.mark.parametrize(
+    ("faults", "reason_words", "alert_kind"),
+    [
+        (FlightFaults(drain_factor=20.0), ("RTL", "battery"), "battery_low"),
+        (FlightFaults(link_loss_after_s=60.0), ("link lost",), "link_lost"),
+        (FlightFaults(abort_at_seq=5), ("RTL", "item 5"), "mode_change"),
+    ],
+    ids=["battery-drain", "link-loss", "abort-rtl"],
+)
+def test_faults_abort_with_the_reason_and_the_report_says_so(
+    approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    faults: FlightFaults, reason_words: tuple[str, ...], alert_kind: str,
+) -> None:
+    out, sim, draft_id, version = _fly(approved_home, tmp_path, monkeypatch, faults)
+    mon = out["monitor"]
+    assert mon["outcome"] == "ABORTED" and mon["state"] == "ABORTED"
+    events = _states(draft_id, version)
+    assert [(a, b) for a, b, _, _ in events][-2:] == [("DISPATCHED", "IN_FLIGHT"), ("IN_FLIGHT", "ABORTED")]
+    for word in reason_words:
+        assert word in mon["reason"] and word in events[-1][3]
+    f = mon["flights"][0]
+    assert len(set(f["reached"])) < f["nav_total"]
+    assert alert_kind in [a["kind"] for a in f["alerts"]]
+    audit = [r for r in open_ledger().audit_rows(limit=50) if r.command == "monitor.alert" and r.draft_id == draft_id]
+    assert alert_kind.upper() in [r.result_code for r in audit]
+    md = out["report"]["markdown"]
+    assert "**State:** ABORTED" in md and "**Aborted:**" in md and f"**{alert_kind}**" in md
+    for word in reason_words:
+        assert word in md.split("## Planned vs flown")[0]
+    cov = out["report"]["data"]["coverage"]["points"]
+    assert cov["reached"] < cov["planned"] and cov["missed"]
+
+
+def test_a_draft_that_was_not_dispatched_cannot_be_monitored(
+    approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    template, draft_id, version = approved_home
+    shutil.copytree(template, tmp_path / "home")
+    monkeypatch.setenv("SORTIE_HOME", str(tmp_path / "home"))
+    with pytest.raises(Conflict, match="APPROVED"):
+        monitor_mission(draft_id, version, options=OPTS)
+    report = build_report(draft_id, version, with_map=False)
+    assert "Not flown yet" in report.markdown and "Not dispatched." in report.markdown
