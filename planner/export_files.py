@@ -16,13 +16,22 @@ nothing; ``flows`` decides where files go.
 - GeoJSON (RFC 7946): ``planner.plan.plan_to_geojson``.
 - KML 2.2: the area, per sortie a route LineString and a placemark per
   waypoint, altitudes relative to ground.
+- DJI WPML (a KMZ: ``wpmz/template.kml`` and ``wpmz/waylines.wpml``, namespace
+  ``wpmz/1.0.2``) for the DJI dock drones: the flight waypoints without
+  take-off and landing (the dock does those: ``takeOffSecurityHeight``, finish
+  ``goHome``), heights relative to the start point, distance-interval photos
+  (``multipleDistance``) from CAMERA_ON to CAMERA_OFF, hover + photo at each
+  inspection point. The zip is built in memory with fixed timestamps, so the
+  bytes are reproducible.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import xml.etree.ElementTree as ET
+import zipfile
 from typing import Any
 
 os.environ.setdefault("MAVLINK20", "1")
@@ -31,9 +40,9 @@ from shapely.geometry import MultiPolygon, Polygon  # noqa: E402
 from shapely.geometry.base import BaseGeometry  # noqa: E402
 
 from planner.errors import InvalidArgument  # noqa: E402
-from planner.mission_items import FRAME_GLOBAL, EndAction, MissionItem, MissionSet, mission_set  # noqa: E402
+from planner.mission_items import FRAME_GLOBAL, EndAction, MissionItem, MissionSet, mission_set, trigger_distance_m  # noqa: E402
 from planner.plan import Plan, Sortie, plan_to_geojson  # noqa: E402
-from planner.world import World  # noqa: E402
+from planner.world import Drone, World  # noqa: E402
 
 __all__ = [
     "qgc_plan",
@@ -41,6 +50,9 @@ __all__ = [
     "mission_planner_waypoints",
     "plan_geojson",
     "plan_kml",
+    "dji_wpml",
+    "dji_kmz",
+    "dji_drone_enum",
     "export_files",
 ]
 
@@ -282,13 +294,198 @@ def plan_kml(plan: Plan) -> bytes:
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
 
 
+# --- DJI WPML -----------------------------------------------------------------------------------
+
+WPML_NS = "http://www.dji.com/wpmz/1.0.2"
+DJI_DRONE_ENUMS: dict[str, tuple[int, int]] = {
+    # model (lower case, without "dji ") → (droneEnumValue, droneSubEnumValue), DJI Cloud API device keys 0-X-Y
+    "matrice 30": (67, 0),
+    "matrice 30t": (67, 1),
+    "matrice 3d": (91, 0),
+    "matrice 3td": (91, 1),
+    "matrice 4d": (100, 0),
+    "matrice 4td": (100, 1),
+}
+DJI_DOCK_MIN_TAKEOFF_HEIGHT_M = 8.0
+
+
+def dji_drone_enum(drone: Drone) -> tuple[int, int] | None:
+    """``(droneEnumValue, droneSubEnumValue)`` for a DJI dock drone's model, or None for other drones."""
+    key = drone.model.lower().removeprefix("dji ").strip()
+    return DJI_DRONE_ENUMS.get(key)
+
+
+def _w(parent: ET.Element, tag: str, text: object | None = None) -> ET.Element:
+    el = ET.SubElement(parent, f"{{{WPML_NS}}}{tag}")
+    if text is not None:
+        el.text = _num(text) if isinstance(text, float) else str(text)
+    return el
+
+
+def _num(x: float) -> str:
+    v = round(float(x), 3)
+    return f"{v:g}" if abs(v) < 1e6 else f"{v:.3f}"
+
+
+def _mission_config(doc: ET.Element, drone: Drone, enum: tuple[int, int], takeoff_m: float, rth_m: float) -> None:
+    mc = _w(doc, "missionConfig")
+    _w(mc, "flyToWaylineMode", "safely")
+    _w(mc, "finishAction", "goHome")
+    _w(mc, "exitOnRCLost", "executeLostAction")
+    _w(mc, "executeRCLostAction", "goBack")
+    _w(mc, "takeOffSecurityHeight", float(max(takeoff_m, DJI_DOCK_MIN_TAKEOFF_HEIGHT_M)))
+    _w(mc, "globalTransitionalSpeed", float(drone.cruise_speed_mps))
+    _w(mc, "globalRTHHeight", float(rth_m))
+    info = _w(mc, "droneInfo")
+    _w(info, "droneEnumValue", enum[0])
+    _w(info, "droneSubEnumValue", enum[1])
+
+
+def _action(group: ET.Element, action_id: int, func: str, params: dict[str, object]) -> None:
+    a = _w(group, "action")
+    _w(a, "actionId", action_id)
+    _w(a, "actionActuatorFunc", func)
+    p = _w(a, "actionActuatorFuncParam")
+    for k, v in params.items():
+        _w(p, k, v)
+
+
+def _action_group(
+    pm: ET.Element, group_id: int, start: int, end: int, trigger: str, trigger_param: float | None, actions: list[tuple[str, dict[str, object]]]
+) -> None:
+    g = _w(pm, "actionGroup")
+    _w(g, "actionGroupId", group_id)
+    _w(g, "actionGroupStartIndex", start)
+    _w(g, "actionGroupEndIndex", end)
+    _w(g, "actionGroupMode", "sequence")
+    t = _w(g, "actionTrigger")
+    _w(t, "actionTriggerType", trigger)
+    if trigger_param is not None:
+        _w(t, "actionTriggerParam", float(trigger_param))
+    for n, (func, params) in enumerate(actions):
+        _action(g, n, func, params)
+
+
+def _wpml_doc(plan: Plan, world: World, s: Sortie, *, template: bool) -> bytes:
+    drone = world.drone(s.drone_id)
+    enum = dji_drone_enum(drone)
+    if enum is None:
+        raise InvalidArgument(f"drone {drone.id} ({drone.model}) is not a DJI dock drone; no WPML for it")
+    wps = [w for w in s.waypoints if w.action not in ("TAKEOFF", "LAND")]
+    if not wps:
+        raise InvalidArgument(f"sortie {s.index} has no flight waypoints for WPML")
+    heights = [w.alt_m for w in wps]
+    trig = trigger_distance_m(plan, drone, max(heights))
+    ET.register_namespace("", KML_NS)
+    ET.register_namespace("wpml", WPML_NS)
+    root = ET.Element(f"{{{KML_NS}}}kml")
+    doc = _k(root, "Document")
+    if template:
+        stamp_ms = int(plan.planned_for.timestamp() * 1000)
+        _w(doc, "author", "sortie")
+        _w(doc, "createTime", stamp_ms)
+        _w(doc, "updateTime", stamp_ms)
+    _mission_config(doc, drone, enum, heights[0], max(heights))
+    folder = _k(doc, "Folder")
+    if template:
+        _w(folder, "templateType", "waypoint")
+    _w(folder, "templateId", 0)
+    if template:
+        cs = _w(folder, "waylineCoordinateSysParam")
+        _w(cs, "coordinateMode", "WGS84")
+        _w(cs, "heightMode", "relativeToStartPoint")
+        _w(folder, "autoFlightSpeed", float(drone.cruise_speed_mps))
+        _w(folder, "globalHeight", float(heights[0]))
+        _w(folder, "caliFlightEnable", 0)
+        _w(folder, "gimbalPitchMode", "manual")
+        gh = _w(folder, "globalWaypointHeadingParam")
+        _w(gh, "waypointHeadingMode", "followWayline")
+        _w(folder, "globalWaypointTurnMode", "toPointAndStopWithDiscontinuityCurvature")
+        _w(folder, "globalUseStraightLine", 1)
+    else:
+        _w(folder, "executeHeightMode", "relativeToStartPoint")
+        _w(folder, "waylineId", 0)
+        _w(folder, "distance", float(s.distance_m))
+        _w(folder, "duration", float(s.duration_s))
+        _w(folder, "autoFlightSpeed", float(drone.cruise_speed_mps))
+    photo_runs: dict[int, int] = {}  # CAMERA_ON index → CAMERA_OFF index: photos every ``trig`` metres between
+    camera_on: int | None = None
+    for i, w in enumerate(wps):
+        if w.action == "CAMERA_ON":
+            camera_on = i
+        elif w.action == "CAMERA_OFF" and camera_on is not None:
+            photo_runs[camera_on] = i
+            camera_on = None
+    if camera_on is not None:
+        photo_runs[camera_on] = len(wps) - 1
+    group_id = 0
+    for i, w in enumerate(wps):
+        pm = _k(folder, "Placemark")
+        _k(_k(pm, "Point"), "coordinates", f"{w.lon:.7f},{w.lat:.7f}")
+        _w(pm, "index", i)
+        if template:
+            _w(pm, "useGlobalHeight", 0)
+            _w(pm, "ellipsoidHeight", float(w.alt_m))
+            _w(pm, "height", float(w.alt_m))
+            _w(pm, "useGlobalSpeed", 0)
+            _w(pm, "waypointSpeed", float(w.speed_mps or drone.cruise_speed_mps))
+            _w(pm, "useGlobalHeadingParam", 1)
+            _w(pm, "useGlobalTurnParam", 1)
+            _w(pm, "useStraightLine", 1)
+        else:
+            _w(pm, "executeHeight", float(w.alt_m))
+            _w(pm, "waypointSpeed", float(w.speed_mps or drone.cruise_speed_mps))
+            hp = _w(pm, "waypointHeadingParam")
+            _w(hp, "waypointHeadingMode", "followWayline")
+            tp = _w(pm, "waypointTurnParam")
+            _w(tp, "waypointTurnMode", "toPointAndStopWithDiscontinuityCurvature")
+            _w(tp, "waypointTurnDampingDist", 0.0)
+            _w(pm, "useStraightLine", 1)
+        if i in photo_runs:
+            _action_group(pm, group_id, i, photo_runs[i], "multipleDistance", trig, [("takePhoto", {"payloadPositionIndex": 0})])
+            group_id += 1
+        if w.action == "INSPECT" or w.hold_s > 0:
+            _action_group(
+                pm, group_id, i, i, "reachPoint", None,
+                [("hover", {"hoverTime": float(max(w.hold_s, 1.0))}), ("takePhoto", {"payloadPositionIndex": 0})],
+            )
+            group_id += 1
+    ET.indent(root, space="  ")
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def dji_wpml(plan: Plan, world: World, sortie: int = 0) -> dict[str, bytes]:
+    """``{"wpmz/template.kml": …, "wpmz/waylines.wpml": …}`` for one sortie of a DJI dock drone."""
+    s = _sortie_of(plan, sortie)
+    return {
+        "wpmz/template.kml": _wpml_doc(plan, world, s, template=True),
+        "wpmz/waylines.wpml": _wpml_doc(plan, world, s, template=False),
+    }
+
+
+def dji_kmz(plan: Plan, world: World, sortie: int = 0) -> bytes:
+    """The DJI KMZ (zip) of one sortie, built in memory with fixed timestamps (reproducible bytes)."""
+    parts = dji_wpml(plan, world, sortie)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name in sorted(parts):
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, parts[name])
+    return buf.getvalue()
+
+
 def export_files(plan: Plan, world: World, *, end: EndAction = "land") -> dict[str, str | bytes]:
-    """Every file for a plan by name: one ``.plan`` and ``.waypoints`` per sortie, the GeoJSON and KML."""
+    """Every file for a plan by name: per sortie a ``.plan`` and ``.waypoints`` (and a DJI
+    ``.kmz`` when the drone is a DJI dock drone), then the GeoJSON and KML of the whole plan."""
     out: dict[str, str | bytes] = {}
     for s in plan.sorties:
         stem = f"sortie-{s.index}-{s.drone_id}"
         out[f"{stem}.plan"] = qgc_plan(plan, world, s.index, end=end)
         out[f"{stem}.waypoints"] = mission_planner_waypoints(plan, world, s.index, end=end)
+        if dji_drone_enum(world.drone(s.drone_id)) is not None:
+            out[f"{stem}.kmz"] = dji_kmz(plan, world, s.index)
     out["plan.geojson"] = plan_geojson(plan)
     out["plan.kml"] = plan_kml(plan)
     return out

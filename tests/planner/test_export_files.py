@@ -16,6 +16,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil, mavwp  # noqa: E402
 
 from planner.export_files import (  # noqa: E402
+    dji_wpml,
     export_files,
     mission_planner_waypoints,
     plan_geojson,
@@ -177,7 +178,7 @@ def test_export_files_are_deterministic_and_named_per_sortie() -> None:
     a = export_files(small_plan(), small_world())
     b = export_files(small_plan(), small_world())
     assert a == b
-    assert sorted(a) == ["plan.geojson", "plan.kml", "sortie-0-M30T-01.plan", "sortie-0-M30T-01.waypoints"]
+    assert sorted(a) == ["plan.geojson", "plan.kml", "sortie-0-M30T-01.kmz", "sortie-0-M30T-01.plan", "sortie-0-M30T-01.waypoints"]
     assert isinstance(a["plan.kml"], bytes) and isinstance(a["sortie-0-M30T-01.plan"], str)
 
 
@@ -189,3 +190,55 @@ def test_golden_files(dialect: str, golden) -> None:  # noqa: ANN001 - the conft
     golden.check(case, "mission.waypoints", files["sortie-0-M30T-01.waypoints"])
     golden.check(case, "plan.geojson", files["plan.geojson"])
     golden.check(case, "plan.kml", files["plan.kml"].decode("utf-8"))  # type: ignore[union-attr]
+    wpml = dji_wpml(small_plan(), small_world(dialect))
+    golden.check(case, "template.kml", wpml["wpmz/template.kml"].decode("utf-8"))
+    golden.check(case, "waylines.wpml", wpml["wpmz/waylines.wpml"].decode("utf-8"))
+
+
+WPML = "{http://www.dji.com/wpmz/1.0.2}"
+
+
+def test_dji_kmz_holds_template_and_waylines_that_lxml_parses() -> None:
+    import io
+    import zipfile
+
+    from planner.export_files import dji_kmz
+
+    world, plan = small_world(), small_plan()
+    blob = dji_kmz(plan, world)
+    assert blob == dji_kmz(plan, world), "reproducible bytes"
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        assert sorted(zf.namelist()) == ["wpmz/template.kml", "wpmz/waylines.wpml"]
+        waylines = etree.fromstring(zf.read("wpmz/waylines.wpml"))
+        template = etree.fromstring(zf.read("wpmz/template.kml"))
+    info = waylines.find(f".//{WPML}droneInfo")
+    assert (info.findtext(f"{WPML}droneEnumValue"), info.findtext(f"{WPML}droneSubEnumValue")) == ("67", "1")  # M30T
+    assert waylines.findtext(f".//{WPML}finishAction") == "goHome"
+    marks = waylines.findall(f".//{KML}Folder/{KML}Placemark")
+    flight = [w for w in plan.sorties[0].waypoints if w.action not in ("TAKEOFF", "LAND")]
+    assert len(marks) == len(flight) == len(template.findall(f".//{KML}Folder/{KML}Placemark"))
+    assert [int(m.findtext(f"{WPML}index")) for m in marks] == list(range(len(flight)))
+    for m, w in zip(marks, flight):
+        lon, lat = map(float, m.findtext(f"{KML}Point/{KML}coordinates").split(","))
+        assert abs(lon - w.lon) < 1e-7 and abs(lat - w.lat) < 1e-7
+        assert float(m.findtext(f"{WPML}executeHeight")) == w.alt_m
+    groups = waylines.findall(f".//{WPML}actionGroup")
+    triggers = [(g.findtext(f"{WPML}actionTrigger/{WPML}actionTriggerType"), g.findtext(f"{WPML}actionGroupStartIndex"),
+                 g.findtext(f"{WPML}actionGroupEndIndex")) for g in groups]
+    on = next(i for i, w in enumerate(flight) if w.action == "CAMERA_ON")
+    off = next(i for i, w in enumerate(flight) if w.action == "CAMERA_OFF")
+    inspect = next(i for i, w in enumerate(flight) if w.action == "INSPECT")
+    assert triggers == [("multipleDistance", str(on), str(off)), ("reachPoint", str(inspect), str(inspect))]
+    assert groups[1].findtext(f".//{WPML}hoverTime") == "10.5"
+
+
+def test_dji_files_only_for_dji_drones() -> None:
+    from planner.errors import InvalidArgument
+    from planner.export_files import dji_kmz
+
+    world = small_world()
+    other = replace(world, drones=(replace(world.drones[0], model="Holybro X500"),))
+    assert "sortie-0-M30T-01.kmz" in export_files(small_plan(), world)
+    assert "sortie-0-M30T-01.kmz" not in export_files(small_plan(), other)
+    with pytest.raises(InvalidArgument):
+        dji_kmz(small_plan(), other)
