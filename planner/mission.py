@@ -398,7 +398,15 @@ def _survey(job, usable, transit, builder):
         return [], [Unserved("area", "wholly inside no-fly zones")], {"coverage_fraction": 0.0}
     if not usable:
         return [], [Unserved("area", "no usable drone")], {"coverage_fraction": 0.0}
-    swath = min(job.swath_for(d) for d, _, _ in usable)
+    swaths, why = [], None
+    for d, _, _ in usable:  # a drone without a camera model has no footprint of its own
+        try:
+            swaths.append(job.swath_for(d))
+        except InvalidArgument as exc:
+            why = why or exc
+    if not swaths:
+        raise why  # type: ignore[misc]
+    swath = min(swaths)  # every drone images at least this wide
     first_dock = usable[0][2]
     cov = plan_coverage(free, swath, coverage_target=job.coverage_target, start=first_dock, end=first_dock)
     conns = connections_from_path(cov.sweeps, cov.path)

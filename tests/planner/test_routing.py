@@ -77,7 +77,8 @@ def test_out_of_range_site_is_named() -> None:
     assert sol.unserved == {2: UNSERVED_OUT_OF_RANGE}
 
 
-def test_duration_limit_is_respected() -> None:
+@pytest.mark.parametrize("solver", ["pyvrp", "ortools"])
+def test_duration_limit_is_respected(solver: str) -> None:
     xy = np.array([[0.0, 0.0], [300.0, 0.0], [0.0, 300.0], [-300.0, 0.0]])
     dist = euclidean_matrix(xy)
     service = np.array([0, 100, 100, 100])
@@ -85,7 +86,7 @@ def test_duration_limit_is_respected() -> None:
     problem = RoutingProblem(
         (dist,), (RoutingVehicle(0, 100_000, max_duration_s=320),), (1, 2, 3), durations=(durations,)
     )
-    sol = solve_routing(problem, budget_s=0.1)
+    sol = solve_routing(problem, budget_s=0.1, solver=solver)
     assert len(sol.routes[0]) == 2  # two visits take 302 s, three 444 s
     assert route_load(durations, 0, sol.routes[0]) <= 320
     assert len(sol.unserved) == 1
