@@ -1,0 +1,119 @@
+"""The ground-station side of the mission protocol against a scripted vehicle over real UDP.
+
+The script plays the awkward parts of real autopilots in a fixed order, so each
+rule of the protocol is exercised deterministically: a stale ACCEPTED ack
+before any item, a legacy MISSION_REQUEST, a repeated request, an
+INVALID_SEQUENCE ack for a duplicate, silence (the station must resend), and
+only then the final ack.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("MAVLINK20", "1")
+from pymavlink import mavutil  # noqa: E402
+
+from flows.mavlink_link import MavLink  # noqa: E402
+from planner.mission_items import FRAME_GLOBAL_RELATIVE_ALT, MISSION, MissionItem  # noqa: E402
+
+M = mavutil.mavlink
+
+
+def _items(n: int) -> tuple[MissionItem, ...]:
+    return tuple(
+        MissionItem(seq=i, command=M.MAV_CMD_NAV_WAYPOINT, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=60.17 + i * 1e-4, lon=24.94, alt_m=30.0 + i)
+        for i in range(n)
+    )
+
+
+class ScriptedVehicle:
+    """A vehicle that follows a script step by step; records what the station sent."""
+
+    def __init__(self) -> None:
+        self.conn = mavutil.mavlink_connection("udpin:127.0.0.1:0", source_system=1, source_component=1)
+        host, port = self.conn.port.getsockname()[:2]
+        self.address = f"udpout:{host}:{port}"
+        self.received: list[Any] = []
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _recv(self, types: list[str], timeout_s: float = 3.0) -> Any:
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            msg = self.conn.recv_match(type=types, blocking=True, timeout=0.05)
+            if msg is not None:
+                self.received.append(msg)
+                return msg
+        raise AssertionError(f"the station sent no {types} within {timeout_s} s")
+
+    def _run(self) -> None:
+        try:
+            mav = self.conn.mav
+            self._recv(["HEARTBEAT"])
+            mav.heartbeat_send(M.MAV_TYPE_QUADROTOR, M.MAV_AUTOPILOT_ARDUPILOTMEGA, 0, 0, 0)
+            count = self._recv(["MISSION_COUNT"]).count
+            mav.mission_ack_send(255, 190, M.MAV_MISSION_ACCEPTED, MISSION)  # stale: from an earlier transfer
+            mav.mission_request_send(255, 190, 0, MISSION)  # legacy request
+            self._recv(["MISSION_ITEM_INT", "MISSION_ITEM"])
+            mav.mission_request_int_send(255, 190, 0, MISSION)  # a repeat: normal
+            self._recv(["MISSION_ITEM_INT", "MISSION_ITEM"])
+            mav.mission_ack_send(255, 190, M.MAV_MISSION_INVALID_SEQUENCE, MISSION)  # "that one again?"
+            for seq in range(1, count):
+                mav.mission_request_int_send(255, 190, seq, MISSION)
+                self._recv(["MISSION_ITEM_INT", "MISSION_ITEM"])
+            self._recv(["MISSION_ITEM_INT", "MISSION_ITEM"])  # silence: the station resends the last item
+            mav.mission_ack_send(255, 190, M.MAV_MISSION_ACCEPTED, MISSION)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            self.error = exc
+
+
+@pytest.mark.timeout(30)
+def test_upload_follows_the_protocol_through_every_awkward_turn() -> None:
+    vehicle = ScriptedVehicle()
+    vehicle.thread.start()
+    items = _items(4)
+    with MavLink(vehicle.address, retry_s=0.2, max_retries=5, heartbeat_timeout_s=5.0) as link:
+        deadline = time.monotonic() + 15.0
+        link.wait_vehicle(deadline)
+        tr = link.upload(items, MISSION, deadline)
+    vehicle.thread.join(5)
+    assert vehicle.error is None, vehicle.error
+    assert tr.outcome == "ACCEPTED", tr
+    assert tr.duplicates_acked == 1
+    assert tr.requests_seen == 5  # 0, 0 again, 1, 2, 3
+    assert tr.resends >= 1
+    sent = [m for m in vehicle.received if m.get_type().startswith("MISSION_ITEM")]
+    assert {m.get_type() for m in sent} == {"MISSION_ITEM_INT"}, "a legacy request still gets MISSION_ITEM_INT"
+    assert [m.seq for m in sent] == [0, 0, 1, 2, 3, 3]
+    assert {m.frame for m in sent} == {M.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT}
+    assert [m.x for m in sent[2:5]] == [601701000, 601702000, 601703000]
+
+
+@pytest.mark.timeout(30)
+def test_a_nack_ends_the_upload_at_once_with_its_name() -> None:
+    conn = mavutil.mavlink_connection("udpin:127.0.0.1:0", source_system=1, source_component=1)
+    host, port = conn.port.getsockname()[:2]
+
+    def vehicle() -> None:
+        conn.recv_match(type="HEARTBEAT", blocking=True, timeout=5)
+        conn.mav.heartbeat_send(M.MAV_TYPE_QUADROTOR, M.MAV_AUTOPILOT_PX4, 0, 0, 0)
+        conn.recv_match(type="MISSION_COUNT", blocking=True, timeout=5)
+        conn.mav.mission_ack_send(255, 190, M.MAV_MISSION_UNSUPPORTED_FRAME, MISSION)
+
+    t = threading.Thread(target=vehicle, daemon=True)
+    t.start()
+    with MavLink(f"udpout:{host}:{port}", retry_s=0.2, heartbeat_timeout_s=5.0) as link:
+        deadline = time.monotonic() + 10.0
+        link.wait_vehicle(deadline)
+        t0 = time.monotonic()
+        tr = link.upload(_items(3), MISSION, deadline)
+    t.join(5)
+    conn.close()
+    assert (tr.outcome, tr.result) == ("REJECTED", "MAV_MISSION_UNSUPPORTED_FRAME")
+    assert time.monotonic() - t0 < 1.0 and tr.items_sent == 0
