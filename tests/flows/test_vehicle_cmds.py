@@ -12,7 +12,6 @@ import signal
 import socket
 import subprocess
 import sys
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
