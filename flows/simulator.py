@@ -60,7 +60,7 @@ _M = mavutil.mavlink
 
 _REREQUEST_S = {"ardupilot": 1.0, "px4": 0.25}
 _DEFAULT_PARAMS = {
-    "ardupilot": {"FENCE_ALT_MAX": 100.0, "FENCE_ENABLE": 0.0, "RTL_ALT": 1500.0},
+    "ardupilot": {"FENCE_ALT_MAX": 100.0, "FENCE_ENABLE": 0.0, "FENCE_TYPE": 7.0, "RTL_ALT": 1500.0},
     "px4": {"GF_MAX_VER_DIST": 0.0, "GF_ACTION": 1.0, "RTL_RETURN_ALT": 60.0},
 }
 _AUTOPILOT = {"ardupilot": _M.MAV_AUTOPILOT_ARDUPILOTMEGA, "px4": _M.MAV_AUTOPILOT_PX4}

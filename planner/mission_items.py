@@ -22,11 +22,14 @@ Conventions (see FACTS.md, "MAVLink"):
   of a relative-altitude mission.
 - The fence holds every PROHIBITED zone active during the sortie that reaches
   into the dock's range (exclusion polygons, or exclusion circles for circular
-  zones) and the dock's range as an inclusion circle. A zone whose floor is
-  above the sortie's highest waypoint is left out (the fence is 2-D; excluding
-  it would forbid flying legally underneath). The altitude ceiling is not a
-  fence item in MAVLink: ``fence_params`` gives the autopilot parameter to set
-  (ArduPilot ``FENCE_ALT_MAX``, PX4 ``GF_MAX_VER_DIST``).
+  zones) and the dock's range as an inclusion circle. A zone entirely above or
+  entirely below the sortie's cruise band is left out (the fence is 2-D;
+  excluding it would make the vehicle breach where the plan legally flies
+  under or over it). The altitude ceiling is not a fence item in MAVLink:
+  ``fence_params`` gives the autopilot parameters that set it and make the
+  fence act (ArduPilot ``FENCE_ALT_MAX``, ``FENCE_ENABLE``, ``FENCE_TYPE`` =
+  max altitude + polygons/circles; PX4 ``GF_MAX_VER_DIST``, ``GF_ACTION`` =
+  return).
 - Rally points are the docks of the drone's tenant within the home dock's range,
   the home dock first.
 - Fence and rally rows carry ``autocontinue`` 0, as QGroundControl and MAVSDK
@@ -101,6 +104,7 @@ _TO_WIRE_FRAME = {
 }
 _FROM_WIRE_FRAME = {v: k for k, v in _TO_WIRE_FRAME.items()}
 
+GF_ACTION_RETURN = 3  # PX4 GF_ACTION: 0 none, 1 warning, 2 hold, 3 return, 4 terminate, 5 land
 DEFAULT_FRONT_OVERLAP = 0.7
 FALLBACK_TRIGGER_DISTANCE_M = 10.0
 SPEED_TYPE_GROUND = 1.0
@@ -221,7 +225,8 @@ def mission_items(
 ) -> tuple[MissionItem, ...]:
     """The mission rows for one sortie, numbered from 0 in the dialect's layout.
 
-    TAKEOFF → NAV_TAKEOFF; a change of speed → DO_CHANGE_SPEED before the
+    TAKEOFF → NAV_TAKEOFF (added at the dock if the sortie does not start with
+    one); a change of speed → DO_CHANGE_SPEED before the
     waypoint it applies to; INSPECT and holds → NAV_WAYPOINT with the hold in
     param1; CAMERA_ON/OFF → NAV_WAYPOINT then DO_SET_CAM_TRIGG_DIST (distance,
     0); LAND → NAV_LAND at the dock, or RETURN_TO_LAUNCH with ``end="rtl"`` or
@@ -255,6 +260,11 @@ def mission_items(
             )
         )
 
+    if wps[0].action != "TAKEOFF":
+        # A multicopter mission must start with a take-off; the plan's first point is not one.
+        rows.append(
+            dict(command=_M.MAV_CMD_NAV_TAKEOFF, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=round(dock.lat, 7), lon=round(dock.lon, 7), alt_m=round(default_alt, 2))
+        )
     for w in wps:
         if landed:
             break
@@ -289,25 +299,29 @@ def _local_xy(lon: float, lat: float, dock: Dock) -> tuple[float, float]:
     return ((lon - dock.lon) * kx, (lat - dock.lat) * M_PER_DEG_LAT)
 
 
-def _zone_floor_agl_m(lower_m: float | None, ref: VerticalReference, dock: Dock) -> float:
-    if lower_m is None:
-        return 0.0
+def _zone_limit_agl_m(limit_m: float | None, ref: VerticalReference, dock: Dock, unbounded: float) -> float:
+    """A zone limit in metres above the dock's ground (AMSL/WGS84 limits less the dock's ground altitude)."""
+    if limit_m is None:
+        return unbounded
     if ref == VerticalReference.AGL:
-        return lower_m
-    return lower_m - dock.ground_alt_m
+        return limit_m
+    return limit_m - dock.ground_alt_m
 
 
 def fence_items(plan: Plan, sortie: Sortie | int, world: World) -> tuple[MissionItem, ...]:
     """Fence rows: the dock's range as an inclusion circle, then each relevant PROHIBITED zone.
 
     A zone counts when it applies at the sortie's start or end, reaches into
-    the dock's range, and its floor is below the sortie's highest waypoint.
+    the dock's range, and its vertical extent meets the sortie's cruise band
+    (lowest to highest waypoint, take-off and landing aside).
     Polygons lose their closing vertex and their holes (excluding the whole
     outline is the safe side).
     """
     s = _sortie(plan, sortie)
     dock = world.dock(s.dock_id)
-    top_m = max((w.alt_m for w in s.waypoints), default=plan.altitude_m)
+    cruise = [w.alt_m for w in s.waypoints if w.action not in ("TAKEOFF", "LAND") and w.alt_m > 0]
+    top_m = max(cruise, default=plan.altitude_m)
+    bottom_m = min(cruise, default=plan.altitude_m)
     rows: list[dict[str, Any]] = [
         dict(command=_M.MAV_CMD_NAV_FENCE_CIRCLE_INCLUSION, frame=FRAME_GLOBAL, lat=dock.lat, lon=dock.lon, param1=float(dock.radius_m))
     ]
@@ -318,8 +332,10 @@ def fence_items(plan: Plan, sortie: Sortie | int, world: World) -> tuple[Mission
         if not (zone.applies_at(s.start_at) or zone.applies_at(s.end_at)):
             continue
         for vol in zone.volumes:
-            if _zone_floor_agl_m(vol.lower_m, vol.lower_ref, dock) >= top_m:
-                continue
+            if _zone_limit_agl_m(vol.lower_m, vol.lower_ref, dock, 0.0) >= top_m:
+                continue  # starts above the highest waypoint: flying under it is legal
+            if _zone_limit_agl_m(vol.upper_m, vol.upper_ref, dock, math.inf) <= bottom_m:
+                continue  # ends below the lowest cruise waypoint: flying over it is legal
             h = vol.horizontal
             if isinstance(h, CircleArea):
                 cx, cy = _local_xy(h.lon, h.lat, dock)
@@ -369,11 +385,12 @@ def rally_items(plan: Plan, sortie: Sortie | int, world: World) -> tuple[Mission
 
 
 def fence_params(world: World, dialect: Dialect) -> dict[str, float]:
-    """The altitude ceiling as autopilot parameters (MAVLink fences are 2-D)."""
+    """The altitude ceiling (MAVLink fences are 2-D) and fence enforcement, as autopilot parameters."""
     ceiling = float(world.defaults.ceiling_m)
     if dialect == "ardupilot":
-        return {"FENCE_ALT_MAX": ceiling}
-    return {"GF_MAX_VER_DIST": ceiling}
+        # FENCE_TYPE bits: 1 max altitude + 4 polygons and circles; not 2, the home circle of FENCE_RADIUS.
+        return {"FENCE_ALT_MAX": ceiling, "FENCE_ENABLE": 1.0, "FENCE_TYPE": 5.0}
+    return {"GF_MAX_VER_DIST": ceiling, "GF_ACTION": float(GF_ACTION_RETURN)}
 
 
 def mission_set(

@@ -159,7 +159,8 @@ def test_fault_matrix_vehicle_holds_the_plan_or_the_outcome_says_not(dialect: st
                     (k, t) for t in ("mission", "rally") for k in ("upload", "verify")
                 ]
             assert kinds == expected
-        assert sim.params[CEILING[dialect]] == 120.0 and upload.params_set == {CEILING[dialect]: 120.0}
+        assert sim.params[CEILING[dialect]] == 120.0 and upload.params_set[CEILING[dialect]] == 120.0
+        assert sim.params == {**sim.params, **upload.params_set}, "every parameter set is held as sent"
 
 
 def test_ardupilot_home_slot_is_seq0_and_comes_back_as_home() -> None:

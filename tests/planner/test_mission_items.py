@@ -178,6 +178,27 @@ def test_fence_has_the_dock_range_and_only_relevant_prohibited_zones() -> None:
     assert len(fence_items(later, 0, world)) == len(fence) + 1
 
 
+def test_a_zone_the_sortie_flies_over_or_under_is_not_fenced() -> None:
+    world, plan = small_world(), small_plan()
+    base = len(fence_items(plan, 0, world))
+    low = _zone("LOW", Restriction.PROHIBITED, CircleArea(24.943, 60.171, 80.0))
+    low = replace(low, volumes=(replace(low.volumes[0], upper_m=30.0),))  # 0–30 m AGL; the sortie cruises at 40–50 m
+    assert len(fence_items(plan, 0, replace(world, zones=world.zones + (low,)))) == base
+    band = replace(low, volumes=(replace(low.volumes[0], lower_m=45.0, upper_m=60.0),))
+    assert len(fence_items(plan, 0, replace(world, zones=world.zones + (band,)))) == base + 1
+    amsl = replace(low, volumes=(replace(low.volumes[0], upper_m=40.0, upper_ref=VerticalReference.AMSL),))
+    assert len(fence_items(plan, 0, replace(world, zones=world.zones + (amsl,)))) == base  # 40 m AMSL = 28 m above the dock
+
+
+def test_a_sortie_without_a_takeoff_gets_one_at_the_dock() -> None:
+    world, plan = small_world("px4"), small_plan()
+    s = plan.sorties[0]
+    no_takeoff = replace(s, legs=s.legs[2:])
+    items = mission_items(replace(plan, sorties=(no_takeoff,)), 0, world)
+    assert items[0].command == M.MAV_CMD_NAV_TAKEOFF and (items[0].lat, items[0].lon) == (60.17, 24.941)
+    assert items[0].alt_m == 50.0
+
+
 def test_rally_points_are_the_tenants_docks_in_range_home_first() -> None:
     rally = rally_items(small_plan(), 0, small_world())
     assert [(r.lon, r.lat, r.alt_m) for r in rally] == [(24.941, 60.17, 50.0), (24.96, 60.175, 42.0)]
@@ -185,10 +206,10 @@ def test_rally_points_are_the_tenants_docks_in_range_home_first() -> None:
 
 
 def test_ceiling_is_a_parameter_per_dialect() -> None:
-    assert fence_params(small_world(), "ardupilot") == {"FENCE_ALT_MAX": 120.0}
-    assert fence_params(small_world(), "px4") == {"GF_MAX_VER_DIST": 120.0}
+    assert fence_params(small_world(), "ardupilot") == {"FENCE_ALT_MAX": 120.0, "FENCE_ENABLE": 1.0, "FENCE_TYPE": 5.0}
+    assert fence_params(small_world(), "px4") == {"GF_MAX_VER_DIST": 120.0, "GF_ACTION": 3.0}
     ms = mission_set(small_plan(), 0, small_world("px4"))
-    assert ms.params == {"GF_MAX_VER_DIST": 120.0} and ms.items_of(MISSION) == ms.mission
+    assert ms.params == fence_params(small_world(), "px4") and ms.items_of(MISSION) == ms.mission
 
 
 def test_bad_inputs_are_invalid_arguments() -> None:
