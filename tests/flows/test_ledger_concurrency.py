@@ -57,11 +57,23 @@ def _consistent(ledger: Ledger, draft_id: str) -> None:
         assert rec.row_version == len(events) == events[-1].row_version
 
 
+def _tiny_plan() -> dict:
+    """A one-sortie plan value (the ledger stores it as given; approve and show only read it)."""
+    from shapely.geometry import box
+
+    from planner.plan import Leg, Plan, Sortie, Waypoint, plan_to_dict
+
+    at = datetime.fromisoformat(NOW)
+    wps = (Waypoint(24.941, 60.17, 0.0, "TAKEOFF"), Waypoint(24.943, 60.171, 50.0), Waypoint(24.941, 60.17, 0.0, "LAND"))
+    sortie = Sortie(0, "M30T-01", "DOCK-A", at, (Leg("transit", wps, 300.0, 60.0, 5.0),), 300.0, 60.0, 5.0, 0.02)
+    return plan_to_dict(Plan("FIRE_LANE_PATROL", at, box(24.94, 60.169, 24.945, 60.172), 50.0, (sortie,)))
+
+
 def _seed(ledger: Ledger, draft_id: str = "d-race", plan: dict | None = None, plan_hash: str = HASH) -> None:
     ledger.record_versions(
         [NewVersion(draft_id=draft_id, version=1, state="DRAFT", request_key=f"rk-{draft_id}", tenant="city-fire",
                     region_id="region-1001", requested_by="li.wei", request_text="patrol", intent={"intent": {}},
-                    plan=plan or {"sorties": [{"drone_id": "M30T-01"}]}, plan_hash=plan_hash, findings=[],
+                    plan=plan or _tiny_plan(), plan_hash=plan_hash, findings=[],
                     verdict="pass", missing=[], world_name="demo", world_dir=str(DEMO_WORLD_DIR), world_hash="w")],
         actor="li.wei", now=datetime.fromisoformat(NOW))
 
@@ -240,6 +252,10 @@ def approved_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, 
     shutil.copytree(DEMO_WORLD_DIR, world)
     for z in (world / "zones").iterdir():
         z.unlink()
+    fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
+    for d in fleet["drones"]:  # the fresh snapshot dispatch looks at: the vehicles just reported
+        d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"
+    (world / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
     home = base / "home"
     home.mkdir()
     code = PLAN + """
