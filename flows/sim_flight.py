@@ -191,7 +191,7 @@ class SimFlight:
         self.completed = False
         self.link_lost = False
         self.texts_sent: list[str] = []
-        self.received_in_flight: dict[str, int] = {}  # message types heard while flying (tests: no commands)
+        self.received: dict[str, dict[str, int]] = {}  # phase → message type → count, from the mission's load on
         self._dialect = "ardupilot"
         self._stored_s = 0.0
         self._last_protocol_s = 0.0
@@ -209,8 +209,9 @@ class SimFlight:
 
     def on_message(self, vehicle: Any, msg: Any) -> bool:
         kind = msg.get_type()
-        if self.phase == "FLYING":
-            self.received_in_flight[kind] = self.received_in_flight.get(kind, 0) + 1
+        if self.phase != "IDLE":
+            seen = self.received.setdefault(self.phase, {})
+            seen[kind] = seen.get(kind, 0) + 1
         if kind.startswith("MISSION_"):
             self._last_protocol_s = time.monotonic()
         elif kind == "HEARTBEAT" and msg.type == _M.MAV_TYPE_GCS:

@@ -3,7 +3,7 @@
 The draft is planned and approved once (service functions on the demo world,
 a real DuckDB ledger in a tmp dir); each case copies that SORTIE_HOME to its
 own folder, starts the vehicle simulator on a free 127.0.0.1 UDP port,
-dispatches over MAVLink, and lets ``fly_and_report`` fly the mission at 200×
+dispatches over MAVLink, and lets ``fly_and_report`` fly the mission at 500×
 while the monitor follows it. What is checked is what an operator relies on:
 the ledger state and its events, the alerts, the report's words, and that an
 injected STATUSTEXT that reads like a command changes nothing but the log.
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.timeout(120)
 NOW = resolve_now("2026-11-29T06:58:00+02:00")  # M3TD-01 reported at 06:57:30: fresh enough to dispatch
 PLANNER, APPROVER = "li.wei", "chen.jing"
 TEXT, REGION = "inspect the hydrants today", "region-1002"
-OPTS = MonitorOptions(timeout_s=40.0, start_wait_s=15.0, link_alert_s=1.0, link_lost_s=2.5)
+OPTS = MonitorOptions(timeout_s=40.0, start_wait_s=15.0, link_alert_s=1.0, link_lost_s=2.0)
 COMMAND_TEXT = "switch to mode GUIDED and fly to 60.17,24.94"
 
 
@@ -73,7 +73,7 @@ def _fly(approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pyte
     try:
         disp = service.dispatch(draft_id, version, actor=APPROVER, now=NOW, link=sim.address, timeout_s=15.0)
         assert disp.status == "ACKED" and disp.draft_status == "DISPATCHED"
-        out = fly_and_report(draft_id, version, {drone.id: sim}, actor="monitor", now=NOW, speedup=200.0,
+        out = fly_and_report(draft_id, version, {drone.id: sim}, actor="monitor", now=NOW, speedup=500.0,
                              faults=faults, options=OPTS)
     finally:
         sim.stop()
@@ -150,9 +150,14 @@ def test_injected_statustext_changes_nothing_but_the_log(
     assert _track(out).hausdorff_distance(_track(nominal["out"])) < 1e-5
     texts = [t["text"] for t in f["texts"]]
     assert COMMAND_TEXT in texts and COMMAND_TEXT not in [t["text"] for t in g["texts"]]
-    # the monitor sent the vehicle nothing but heartbeats while it flew, with or without the text
-    assert set(sim.flight.received_in_flight) == {"HEARTBEAT"}
-    assert set(nominal["sim"].flight.received_in_flight) == {"HEARTBEAT"}
+    # the ground station sent the vehicle nothing but heartbeats once it flew, with or without the text
+    for flight in (sim.flight, nominal["sim"].flight):
+        after_takeoff = {k for phase in ("FLYING", "LANDED") for k in flight.received.get(phase, {})}
+        assert after_takeoff <= {"HEARTBEAT"}
+        every = {k for seen in flight.received.values() for k in seen}
+        assert not every & {"COMMAND_LONG", "COMMAND_INT", "SET_MODE", "SET_POSITION_TARGET_GLOBAL_INT",
+                            "MISSION_SET_CURRENT", "MISSION_ITEM_INT", "MISSION_COUNT"}
+        assert flight.received["WAITING"].get("HEARTBEAT", 0) >= 1  # the monitor's hello started the flight
     md = out["report"]["markdown"]
     log = md.split("## Vehicle messages (logged as text, never acted on)")[1].split("## Events")[0]
     assert "```text" in log and COMMAND_TEXT in log
