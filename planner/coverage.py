@@ -67,6 +67,7 @@ MAX_CANDIDATE_ANGLES = 120
 MAX_FULL_EVALUATIONS = 5
 MAX_PIECES = 1500
 MAX_LOCAL_SEARCH_PASSES = 60
+MAX_LOCAL_SEARCH_MOVES_PER_PIECE = 8  # improving moves per start, per piece
 GRID_STEP_DEG = 2.0
 MIN_PIECE_M = 1e-3
 MAX_COVERAGE_CHECKS = 5
@@ -75,12 +76,14 @@ OR_OPT_MAX_BLOCK = 3  # or-opt moves blocks of up to this many pieces
 PHASE1_KICKS = 0  # iterated-local-search kicks per direction when ranking directions
 POLISH_DIRECTIONS = 3  # the best few directions get a stronger order search
 POLISH_KICKS = 10
+EFFORT_PIECES = 100  # up to this many pieces the full effort; beyond, directions/kicks scale by (100/n)²
 PHASE1_NN_STARTS = 2  # nearest-neighbour starts per direction when ranking directions
 MAX_MODE_ROUNDS = 2  # rounds of per-cell mode switching in the cell-level order
 COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
 DETOUR_FACTOR = 0.35  # estimate: extra pieces cost this fraction of a mean piece (calibrated)
 EDGE_TOL_M = 1e-5  # a connection within this of the boundary runs along it
 Bridge = Callable[[XY, XY], Sequence[XY]]
+CHUNK_ELEMENTS = 2_000_000  # largest temporary array in the distance products (16 MB)
 _UNREACHABLE = 1e9  # cost of a connection between disconnected parts of the area
 
 
@@ -243,12 +246,13 @@ def _ring_segments(geom: BaseGeometry) -> np.ndarray:
     return np.vstack(segs)
 
 
-def _estimate(segs_c: np.ndarray, angle: float, swath_m: float) -> float:
+def _estimate(segs_c: np.ndarray, angle: float, swath_m: float) -> tuple[float, int]:
     """Cheap path estimate for one direction, to rank directions before planning the best in full.
 
     Sweep length + one spacing per turn + a detour per extra piece (a line split
     by a hole or notch costs about a third of a typical piece to come back for,
-    calibrated on planned paths). Pure numpy over the ring edges.
+    calibrated on planned paths). Pure numpy over the ring edges. Also returns
+    the piece count, which sizes the search effort.
     """
     c, s = _rot(angle)
     x1 = segs_c[:, 0] * c + segs_c[:, 1] * s
@@ -270,9 +274,9 @@ def _estimate(segs_c: np.ndarray, angle: float, swath_m: float) -> float:
     pieces = int((k // 2).sum())
     n_lines = int((k > 0).sum())
     if pieces == 0:
-        return math.inf
+        return math.inf, 0
     mean = total / pieces
-    return total + spacing * (pieces - 1) + DETOUR_FACTOR * (pieces - n_lines) * mean
+    return total + spacing * (pieces - 1) + DETOUR_FACTOR * (pieces - n_lines) * mean, pieces
 
 
 # --------------------------------------------------------------------------- stage 3: distances
@@ -328,18 +332,40 @@ class _Connector:
         np.fill_diagonal(checked, True)
         # paths through the corners
         Dn, self.nxt = graph.node_distances()
-        A = np.hypot(*(pts[:, None, :] - nodes[None, :, :]).transpose(2, 0, 1))
-        vis_pn = np.zeros((m, len(nodes)), bool)
+        # which corners each end sees (tangentially): a sparse list, padded with a dummy corner R
+        R = len(nodes)
+        vis_pn = np.zeros((m, R), bool)
         ii, kk = np.nonzero(graph.tangent_mask(pts))
         if len(ii):
             vis_pn[ii, kk] = graph.visible_pairs(pts[ii], nodes[kk])
-        A = np.where(vis_pn, A, np.inf)
-        T = Dn[:, :, None] + A.T[None, :, :]  # (r, s, f)
-        self.M_arg = np.argmin(T, axis=1)  # (r, f)
-        M = np.take_along_axis(T, self.M_arg[:, None, :], axis=1)[:, 0, :]
-        tot = A[:, :, None] + M[None, :, :]  # (e, r, f)
-        self.via_arg = np.argmin(tot, axis=1)
-        via = np.take_along_axis(tot, self.via_arg[:, None, :], axis=1)[:, 0, :]
+        dist_pn = np.hypot(*(pts[:, None, :] - nodes[None, :, :]).transpose(2, 0, 1))
+        counts = vis_pn.sum(axis=1)
+        K = max(1, int(counts.max()))
+        order_k = np.argsort(~vis_pn, axis=1, kind="stable")[:, :K]  # visible corners first
+        Vidx = np.where(np.take_along_axis(vis_pn, order_k, axis=1), order_k, R)
+        Aval = np.where(Vidx < R, np.take_along_axis(dist_pn, np.minimum(Vidx, R - 1), axis=1), np.inf)
+        Dn_ext = np.full((R + 1, R + 1), np.inf)
+        Dn_ext[:R, :R] = Dn
+        # M[r, f] = min over corners s seen from f of Dn[r, s] + |s f|
+        step = max(1, CHUNK_ELEMENTS // max(1, (R + 1) * K))
+        M = np.empty((R + 1, m))
+        self.M_arg = np.empty((R + 1, m), int)
+        for f0 in range(0, m, step):
+            T = Dn_ext[:, Vidx[f0 : f0 + step]] + Aval[None, f0 : f0 + step, :]  # (r, f, k)
+            kbest = np.argmin(T, axis=2)
+            M[:, f0 : f0 + step] = np.take_along_axis(T, kbest[:, :, None], axis=2)[:, :, 0]
+            self.M_arg[:, f0 : f0 + step] = np.take_along_axis(
+                np.broadcast_to(Vidx[None, f0 : f0 + step], T.shape), kbest[:, :, None], axis=2
+            )[:, :, 0]
+        # via[e, f] = min over corners r seen from e of |e r| + M[r, f]
+        via = np.empty((m, m))
+        self.via_arg = np.empty((m, m), int)
+        step = max(1, CHUNK_ELEMENTS // max(1, K * m))
+        for e0 in range(0, m, step):
+            tot = Aval[e0 : e0 + step, :, None] + M[Vidx[e0 : e0 + step]]  # (e, k, f)
+            kbest = np.argmin(tot, axis=1)
+            via[e0 : e0 + step] = np.take_along_axis(tot, kbest[:, None, :], axis=1)[:, 0, :]
+            self.via_arg[e0 : e0 + step] = np.take_along_axis(Vidx[e0 : e0 + step], kbest, axis=1)
         self.via = via
         D = np.where(V, euclid, via)
         # pairs never checked and with no corner path: check them now (rare)
@@ -649,7 +675,7 @@ def _order_pieces(
     for p, d in starts[:nn_starts]:
         inits.append(_nearest_neighbour(p, d, X, n))
     best: tuple[float, np.ndarray, np.ndarray] | None = None
-    max_moves = MAX_LOCAL_SEARCH_PASSES * max(1, n)
+    max_moves = MAX_LOCAL_SEARCH_MOVES_PER_PIECE * max(1, n)
     for o, ds in inits:
         o, ds = _improve(o, ds, X, max_moves)
         c = _tour_cost(o, ds, X)
@@ -855,15 +881,21 @@ def plan_coverage(
             raise InvalidArgument("angles_deg is empty")
         always = []
     segs_c = _ring_segments(free_c)
-    ranked = sorted((_estimate(segs_c, a, swath_m), i, a) for i, a in enumerate(cands))
-    full = [a for _, _, a in ranked[: max(1, max_full)]]
+    ranked = sorted((*_estimate(segs_c, a, swath_m), i, a) for i, a in enumerate(cands))
+    # effort shrinks with the square of the piece count (each local-search step is O(n²))
+    n_est = max(1, ranked[0][1])
+    scale = min(1.0, (EFFORT_PIECES / n_est) ** 2)
+    nn_starts = 2 if n_est <= 1.5 * EFFORT_PIECES else 1
+    polish_dirs = max(1, round(POLISH_DIRECTIONS * scale)) if polish else 0
+    polish_kicks = max(2, round(POLISH_KICKS * scale))
+    full = [a for *_, a in ranked[: max(1, round(max_full * scale))]]
     for a in always:
         if a not in full:
             full.append(a)
     graph_cache: dict[float, InsideGraph] = {}
     planned_all: list[_Planned] = []
     for a in full:  # one nearest-neighbour start each: enough to rank directions
-        planned = _plan_direction(free_c, a, swath_m, start_c, end_c, graph_cache, nn_starts=2, kicks=PHASE1_KICKS, bridge=bridge_c)
+        planned = _plan_direction(free_c, a, swath_m, start_c, end_c, graph_cache, nn_starts=nn_starts, kicks=PHASE1_KICKS, bridge=bridge_c)
         if planned is not None:
             planned_all.append(planned)
     if not planned_all:
@@ -881,9 +913,9 @@ def plan_coverage(
         return cov_of[id(p)][0]
 
     # polish: the best few directions again with a stronger order search (seeded kicks)
-    for cand in planned_all[: POLISH_DIRECTIONS if polish else 0]:
+    for cand in planned_all[:polish_dirs]:
         polished = _plan_direction(
-            free_c, cand.angle, swath_m, start_c, end_c, graph_cache, nn_starts=2, kicks=POLISH_KICKS, bridge=bridge_c
+            free_c, cand.angle, swath_m, start_c, end_c, graph_cache, nn_starts=nn_starts, kicks=polish_kicks, bridge=bridge_c
         )
         if polished is not None and polished.length < cand.length - 1e-6:
             planned_all.append(polished)

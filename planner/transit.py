@@ -333,7 +333,13 @@ class InsideGraph(_VisibilityGraph):
         return self._nodes
 
     def node_distances(self) -> tuple[np.ndarray, np.ndarray]:
-        """All-pairs shortest distances between corner vertices and the next-hop matrix (Floyd–Warshall)."""
+        """All-pairs shortest distances between corner vertices and the next-hop matrix (Floyd–Warshall).
+
+        Computed once per graph and cached (read-only arrays).
+        """
+        cached = getattr(self, "_apsp", None)
+        if cached is not None:
+            return cached
         n = len(self._nodes)
         D = np.full((n, n), np.inf)
         np.fill_diagonal(D, 0.0)
@@ -346,6 +352,9 @@ class InsideGraph(_VisibilityGraph):
             if better.any():
                 D = np.where(better, via, D)
                 nxt = np.where(better, nxt[:, k : k + 1], nxt)
+        D.setflags(write=False)
+        nxt.setflags(write=False)
+        self._apsp = (D, nxt)
         return D, nxt
 
     def tangent_mask(self, pts: np.ndarray) -> np.ndarray:
