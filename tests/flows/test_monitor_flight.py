@@ -207,3 +207,10 @@ def test_a_draft_that_was_not_dispatched_cannot_be_monitored(
         monitor_mission(draft_id, version, options=OPTS)
     report = build_report(draft_id, version, with_map=False)
     assert "Not flown yet" in report.markdown and "Not dispatched." in report.markdown
+
+
+def test_report_artifact_key_uses_prefects_alphabet() -> None:
+    from flows.prefect_monitor import report_artifact_key
+
+    assert report_artifact_key("d-1E917cfc_AC13", 3) == "report-d-1e917cfc-ac13-v3"
+    assert report_artifact_key("--", 1) == "report-unnamed-v1"
