@@ -984,14 +984,14 @@ class Ledger:
                 raise ApprovalStale(
                     f"draft {draft_id} v{version} is superseded by v{latest.version}: review and decide on that one"
                 )
+            if decision == "APPROVED" and four_eyes and approver_id == draft.requested_by:
+                raise Forbidden(f"four-eyes rule: {approver_id} requested draft {draft_id} and cannot approve it")
             if not may_decide(draft.tenant, draft.region_id):
                 raise Forbidden(
                     f"{approver_id} may not approve drafts of tenant {draft.tenant}"
                     f"{'' if draft.region_id is None else f' in region {draft.region_id}'}"
                 )
             if decision == "APPROVED":
-                if four_eyes and approver_id == draft.requested_by:
-                    raise Forbidden(f"four-eyes rule: {approver_id} requested draft {draft_id} and cannot approve it")
                 if draft.state == "WAITING_RESOURCE":
                     raise Conflict(f"draft {draft_id} v{version} is WAITING_RESOURCE: it has no plan to approve")
                 if draft.plan_hash is None:
