@@ -124,7 +124,7 @@ def report_cmd(
         return report.to_dict()
 
     def render(r: dict[str, Any]) -> None:
-        console.print(r["markdown"], markup=False, highlight=False)
+        console.print(r["markdown"], markup=False, highlight=False, soft_wrap=True)
         console.print(f"written: {r['files'].get('report')}", markup=False, highlight=False)
 
     run(body, as_json, render)
