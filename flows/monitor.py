@@ -41,7 +41,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from flows.ledger import open_ledger  # noqa: E402
-from flows.sim_flight import NAV_COMMANDS, mode_name, nav_seqs  # noqa: E402
+from flows.sim_flight import mode_name, nav_seqs  # noqa: E402
 from planner.errors import Conflict, InvalidArgument, NotFound, SortieError  # noqa: E402
 
 __all__ = [

@@ -191,6 +191,12 @@ def build_report(draft_id: str, version: int | None = None, *, with_map: bool = 
         "dispatch": None if dispatch is None else {
             "status": dispatch.status, "actor": dispatch.actor, "time": dispatch.created_time,
             "attempts": dispatch.attempts, "message": (dispatch.result or {}).get("message", ""),
+            "uploads": [
+                {k: u.get(k) for k in ("drone_id", "link", "dialect", "status", "counts", "verified_by_download",
+                                       "params_advised", "detail")}
+                for u in (dispatch.result or {}).get("uploads", [])
+            ],
+            "not_uploaded": (dispatch.result or {}).get("not_uploaded", []),
         },
         "events": [
             {"time": e.event_time, "actor": e.actor, "from": e.from_state, "to": e.to_state, "reason": e.reason}
@@ -298,7 +304,8 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
         add("| severity | rule | message |")
         add("|---|---|---|")
         for f in d["findings"]:
-            add(f"| {_md(f.get('severity', ''))} | {_md(f.get('rule_id', ''))} | {_md(f.get('message_en') or f.get('message', ''))} |")
+            message = f.get("message_en") or f.get("message", "")
+            add(f"| {_md(f.get('severity', ''))} | {_md(f.get('rule_id', ''))} | {_md(message)} |")
     add("")
     add("## Approvals")
     add("")
@@ -317,6 +324,17 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
     else:
         add(f"- {disp['status']} by {_md(disp['actor'])} at {disp['time']}, {disp['attempts']} transfer attempt(s): "
             f"{_md(disp['message'])}")
+        for u in disp["uploads"]:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted((u.get("counts") or {}).items()))
+            line = f"- {_md(u['drone_id'])} ({u['dialect']}, {_md(u['link'])}): {u['status']}"
+            line += f"; items {counts}" if counts else ""
+            if u.get("verified_by_download"):
+                line += f"; verified by download: {', '.join(u['verified_by_download'])}"
+            if u.get("params_advised"):
+                line += "; set on the vehicle: " + ", ".join(f"{k}={v:g}" for k, v in sorted(u["params_advised"].items()))
+            add(line)
+        for n in disp["not_uploaded"]:
+            add(f"- not uploaded yet: sortie {n.get('sortie_index')} of {_md(n.get('drone_id'))}: {_md(n.get('reason', ''))}")
     add("")
     add("## Alerts")
     add("")

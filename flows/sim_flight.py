@@ -276,7 +276,9 @@ class SimFlight:
             self._saved_heartbeat_s = vehicle.heartbeat_s
             vehicle.heartbeat_s = math.inf  # the flight speaks for the vehicle from now on
         self.phase = "WAITING"
-        vehicle.log(f"flight: mission of {len(self.items)} items loaded; starting after {self.options.start_delay_s:g} s of quiet")
+        vehicle.log(
+            f"flight: mission of {len(self.items)} items loaded; starting after {self.options.start_delay_s:g} s of quiet"
+        )
 
     @property
     def total_nav(self) -> int:
