@@ -400,7 +400,8 @@ def _attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str) ->
     for fleet in fleets[:MAX_ALTERNATIVES]:
         label = ", ".join(d.id for d in fleet)
         try:
-            plan = _plan_once(world, job, fleet)
+            # What is stored, hashed, approved and dispatched is the canonical (rounded) plan: evaluate that one.
+            plan = plan_from_dict(plan_to_dict(_plan_once(world, job, fleet)))
         except PlanInfeasible as exc:
             attempts.append(_Attempt(fleet, None, None, f"[{label}]: {exc.message}"))
             missing.append(f"[{label}]: {exc.message}")

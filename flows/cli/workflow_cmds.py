@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import time
 from collections.abc import Callable
@@ -456,6 +457,22 @@ def _demo_users(world_dir: Path, tenant: str) -> tuple[str, str]:
     return planner, approver
 
 
+def _report_in(world_dir: Path, draft: dict[str, Any], when: datetime) -> list[str]:
+    """The demo's vehicles are live: stamp their telemetry time in the demo's own copy of the world.
+
+    Dispatch re-checks telemetry freshness on a fresh snapshot; in the field the
+    fleet feed does this, in the demo the simulated vehicles stand in for it.
+    """
+    path = world_dir / "fleet.json"
+    fleet = json.loads(path.read_text(encoding="utf-8"))
+    drones = sorted({s["drone"] for s in draft["sorties"]})
+    for d in fleet["drones"]:
+        if d["id"] in drones:
+            d["last_telemetry_at"] = when.isoformat()
+    path.write_text(json.dumps(fleet, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return drones
+
+
 def _free_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -497,7 +514,8 @@ def demo_cmd(
         home = base / "demo" / f"{stamp}-{os.getpid()}"
         home.mkdir(parents=True, exist_ok=False)
         os.environ["SORTIE_HOME"] = str(home)
-        world_dir = resolve_world_dir(world) if world else DEMO_WORLD_DIR
+        world_dir = home / "world"  # a private copy: the demo's vehicles update their telemetry in it
+        shutil.copytree(resolve_world_dir(world) if world else DEMO_WORLD_DIR, world_dir)
         when = resolve_now(now or os.environ.get("SORTIE_NOW") or DEMO_NOW)
         region_tenant = service.load_world_at(world_dir).region(DEMO_REGION).tenant
         planner, approver = _demo_users(world_dir, region_tenant)
@@ -527,6 +545,9 @@ def demo_cmd(
 
         say("[bold]3. dispatch[/]", highlight=False)
         sims = None if dry_run else _start_simulators(draft, world_dir)
+        fresh = _report_in(world_dir, draft, when)
+        say(f"the demo's vehicles report in: telemetry of {', '.join(fresh)} at {when.isoformat()}", markup=False,
+            highlight=False)
         try:
             if sims is None:
                 if not dry_run:
