@@ -16,24 +16,41 @@ The stages, each a small function:
    or a concave notch; every piece runs from boundary to boundary, because the
    coverage figure counts nothing beyond a sweep's ends.
 3. **Distances** between piece ends: straight where the segment stays inside the
-   free area, otherwise the shortest path inside it (visibility graph over the
-   reflex corners, ``planner.transit.InsideGraph``; all pairs by min-plus
-   products over the corner distance matrix).
+   free area (tested for each end's nearest ends), otherwise the shortest path
+   inside it through the reflex corners (``planner.transit.InsideGraph``;
+   sparse min-plus products over the corner distance matrix, chunked). Parts
+   of a MultiPolygon no inside path joins are connected by ``bridge`` (the
+   transit graph around the zone between them).
 4. **Order**: the pieces form an open travelling-salesman path where each piece
-   may be flown either way. Nearest-neighbour starts, improved by 2-opt (which
-   also flips single pieces) and or-opt block moves (1–3 pieces, both
-   orientations), all deterministic and bounded in passes.
+   may be flown either way. Starts: whole boustrophedon cells flown as snakes
+   and ordered (``_cells``), and nearest-neighbour tours. Each start is improved
+   by best-improvement local search evaluated as numpy matrices: 2-opt (which
+   also flips single pieces), or-opt moves of 1–3 pieces and moves of whole
+   runs between long hops, both orientations; the best directions then get
+   seeded double-bridge kicks (iterated local search). All deterministic.
 5. **Direction** θ: candidates are every edge direction of the area and its
-   holes plus a uniform grid, always including 0° and 90°. A cheap estimate
-   (sweep length + spacing per turn + a detour per extra piece) ranks them; the
-   best few, and 0° and 90°, are planned in full and the shortest path wins, so
-   the chosen direction is never worse than 0° or 90°.
+   holes plus a 2° grid. A cheap estimate (sweep length + spacing per turn + a
+   detour per extra piece) ranks them; the best few and always 0° and 90° are
+   planned in full; the shortest plan that reaches the coverage target wins
+   (else the shortest close to the best coverage seen), so the chosen direction
+   is never worse than 0° or 90° at equal coverage.
+6. **Edge sweeps**: a connection that runs along the boundary (the turn between
+   two sweeps ending on the same edge) keeps the camera on: it images the band
+   along a slanted edge that flat-ended sweeps leave as triangles, for no extra
+   flight.
 
 Coverage is measured like the benchmark: the union of the sweeps buffered by
 half a swath with flat ends, intersected with the free area, over its area.
 
 Every search is bounded (``MAX_*`` constants): candidate directions, full
-evaluations, pieces, local-search passes.
+evaluations, pieces, local-search moves, kicks; the effort per direction shrinks
+with the square of the piece count beyond ``EFFORT_PIECES``.
+
+Measured on ``../shared/bench/coverage`` (swath 40 m, CPU seconds on this
+machine, cold process): 01 rectangle 3 360.0 m (= Fields2Cover, 1.120 × LB),
+03 U 5 725.2 m (F2C 5 960.0; 1.174 × LB), 04 two holes 6 100.6 m (F2C 6 847.9;
+1.205 × LB), 06 2 km² 51 465.5 m at coverage 0.991 (F2C 51 558.7 at 0.9898;
+1.091 × LB), 0.1–0.75 s each.
 """
 
 from __future__ import annotations
