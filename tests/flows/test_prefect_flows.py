@@ -284,6 +284,31 @@ def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, w
     assert len(ledger_view(draft["draft_id"], draft["version"])[2]) == 1
 
 
+def test_form_input_goes_through_the_ledger_checks_and_a_rejection_ends_the_run(home: Path, world: str) -> None:
+    """The requester approving their own draft is refused by the ledger (four-eyes) and the run waits again; a reject ends it."""
+    from prefect import get_client
+
+    from flows.prefect_flows import dispatch_mission
+
+    now = fresh_now()
+    draft = plan(now, world, region_id="region-1002")
+    thread, box = in_thread(dispatch_mission, draft_id=draft["draft_id"], version=draft["version"], world=world, now=now, poll_interval_s=1)
+    run = waiting_run(draft["draft_id"], draft["version"], 60)
+    base = {"draft_id": draft["draft_id"], "version": draft["version"], "plan_hash": draft["plan_hash"], "comment": ""}
+    with get_client(sync_client=True) as client:
+        client.resume_flow_run(run.id, run_input=dict(base, decision="approve", approver="li.wei"))
+        wait_for("the run to wait again", lambda: (st := read_run(run.id).state).name == "Paused" and st.id != run.state.id, 60)
+        assert ledger_view(draft["draft_id"], draft["version"])[:3] == ("DRAFT", [], [])
+        client.resume_flow_run(run.id, run_input=dict(base, decision="reject", approver="chen.jing", comment="wrong day"))
+    thread.join(60)
+    assert not thread.is_alive() and "error" not in box, box.get("error")
+    assert box["result"]["outcome"] == "REJECTED"
+    state, approvals, dispatches, _ = ledger_view(draft["draft_id"], draft["version"])
+    assert (state, dispatches) == ("REJECTED", [])
+    assert [(a.approver, a.decision, a.comment) for a in approvals] == [("chen.jing", "REJECTED", "wrong day")]
+    assert read_run(run.id).state.name == "Completed"
+
+
 def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: str, served: Served, vehicles: Callable[..., Any]) -> None:
     """A served run suspends (no process held); approve in the ledger + resume_waiting_run → it restarts and dispatches once."""
     from prefect.deployments import run_deployment
