@@ -36,7 +36,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from planner.errors import DeviceUnavailable, DispatchFailed, DispatchUncertain, InvalidArgument
+from flows.mavlink_link import MavLink, Transfer
+from planner.errors import (
+    DeviceUnavailable,
+    DispatchFailed,
+    DispatchUncertain,
+    InvalidArgument,
+)
 from planner.mission_items import (
     FENCE,
     MISSION,
@@ -50,9 +56,16 @@ from planner.mission_items import (
 from planner.plan import Plan, Sortie
 from planner.world import World
 
-from flows.mavlink_link import MavLink, Transfer
-
-__all__ = ["UploadResult", "DispatchOutcome", "upload_plan", "upload_mission_set", "UPLOAD_ORDER"]
+__all__ = [
+    "UploadResult",
+    "DispatchOutcome",
+    "VerifyResult",
+    "upload_plan",
+    "upload_mission_set",
+    "verify_plan",
+    "read_back",
+    "UPLOAD_ORDER",
+]
 
 UPLOAD_ORDER: tuple[int, ...] = (FENCE, MISSION, RALLY)
 """Fence first: a mission must never be flyable on a vehicle whose fence is stale."""
@@ -303,3 +316,91 @@ def upload_mission_set(
         result.status = "ACCEPTED"
         result.detail = "accepted" + (f" ({', '.join(verified)} verified by read-back)" if verified else "")
     return result
+
+
+# --- reading back without uploading -------------------------------------------------------------
+
+
+def read_back(
+    conn: str,
+    *,
+    timeout_s: float = 30.0,
+    retry_s: float = 1.0,
+    max_retries: int = 8,
+    heartbeat_timeout_s: float = 5.0,
+    on_attempt: AttemptCallback | None = None,
+) -> tuple[dict[int, tuple[Any, ...]], dict[str, Any]]:
+    """Download fence, mission and rally from the vehicle on ``conn``; sends nothing else.
+
+    Returns the rows per mission type and the vehicle's ids. Raises
+    ``DeviceUnavailable`` without a heartbeat and ``DispatchUncertain`` when a
+    download does not complete in time.
+    """
+    deadline = time.monotonic() + timeout_s
+    held: dict[int, tuple[Any, ...]] = {}
+    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s) as ml:
+        ml.wait_vehicle(deadline)
+        vehicle = {"system": ml.target_system, "component": ml.target_component, "autopilot": ml.autopilot,
+                   "dialect": _AUTOPILOT_DIALECT.get(ml.autopilot or -1)}
+        for mtype in UPLOAD_ORDER:
+            dl = ml.download(mtype, deadline)
+            if on_attempt is not None:
+                on_attempt({"kind": "read", "link": conn, **dl.to_dict()})
+            if dl.outcome != "DOWNLOADED":
+                raise DispatchUncertain(
+                    f"reading the {MISSION_TYPE_NAMES[mtype]} back from {conn} failed ({dl.detail})",
+                    details={"vehicle": vehicle, "attempt": dl.to_dict()},
+                )
+            held[mtype] = dl.items
+    return held, vehicle
+
+
+@dataclass
+class VerifyResult:
+    """Whether each drone's vehicle holds its sortie of the plan, by reading it back."""
+
+    matches: bool
+    vehicles: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"matches": self.matches, "vehicles": list(self.vehicles)}
+
+
+def verify_plan(
+    plan: Plan,
+    world: World,
+    *,
+    link: str | Mapping[str, str] | None = None,
+    timeout_s: float = 30.0,
+    on_attempt: AttemptCallback | None = None,
+    retry_s: float = 1.0,
+    max_retries: int = 8,
+    heartbeat_timeout_s: float = 5.0,
+    end: EndAction = "land",
+) -> VerifyResult:
+    """Read every drone's fence, mission and rally back and compare them with the plan.
+
+    The way to settle an UNCERTAIN or interrupted dispatch (never a blind
+    re-upload): ``matches`` is True only when every vehicle holds exactly its
+    sortie. Uploads nothing. Raises ``DeviceUnavailable`` / ``DispatchUncertain``
+    when a vehicle cannot be read.
+    """
+    sorties, _ = _first_sorties(plan)
+    vehicles: list[dict[str, Any]] = []
+    for s in sorties:
+        conn = _link_for(s.drone_id, world, link, len(sorties))
+        ms = mission_set(plan, s, world, end=end)
+        held, vehicle = read_back(
+            conn, timeout_s=timeout_s, retry_s=retry_s, max_retries=max_retries,
+            heartbeat_timeout_s=heartbeat_timeout_s, on_attempt=on_attempt,
+        )
+        diffs = {
+            MISSION_TYPE_NAMES[t]: list(compare_items(ms.items_of(t), held[t], dialect=ms.dialect, mission_type=t))  # type: ignore[arg-type]
+            for t in UPLOAD_ORDER
+        }
+        vehicles.append({
+            "drone_id": s.drone_id, "sortie_index": s.index, "link": conn, "dialect": ms.dialect, "vehicle": vehicle,
+            "matches": not any(diffs.values()), "differences": {k: v[:10] for k, v in diffs.items() if v},
+            "counts": {MISSION_TYPE_NAMES[t]: len(held[t]) for t in UPLOAD_ORDER},
+        })
+    return VerifyResult(matches=all(v["matches"] for v in vehicles), vehicles=vehicles)

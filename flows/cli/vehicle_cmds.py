@@ -1,9 +1,13 @@
-"""``sortie sim-vehicle``: run the simulated vehicle in the foreground.
+"""``sortie sim-vehicle`` (the simulated vehicle) and ``sortie read-mission`` (what a vehicle holds).
 
-It answers the MAVLink mission protocol on ``--listen`` (upload and download
+``sim-vehicle`` answers the MAVLink mission protocol on ``--listen`` (upload and download
 of mission, fence and rally, heartbeats) with optional faults, until Ctrl-C or
 ``--duration`` seconds, then prints what it holds. Point ``sortie dispatch
 DRAFT --link udpout:127.0.0.1:PORT`` at it from another terminal.
+
+``read-mission`` downloads the fence, mission and rally from any vehicle on a
+link and prints them; it uploads nothing. It is the first step after an
+UNCERTAIN dispatch: look at what the vehicle holds, never re-send blind.
 """
 
 from __future__ import annotations
@@ -19,24 +23,30 @@ from flows.cli.app import JsonOpt, app, console, err_console, run  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
 from planner.mission_items import MISSION_TYPE_NAMES, command_name  # noqa: E402
 
-__all__ = ["sim_vehicle_cmd", "sim_summary"]
+__all__ = ["sim_vehicle_cmd", "sim_summary", "read_mission_cmd", "held_summary"]
+
+
+def held_summary(held: dict[int, tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
+    """Rows per mission type as JSON-able dicts (command names, not numbers)."""
+    return {
+        MISSION_TYPE_NAMES[t]: [
+            {"seq": i.seq, "command": command_name(i.command), "frame": i.frame, "lat": i.lat, "lon": i.lon,
+             "alt_m": i.alt_m, "params": list(i.params)}
+            for i in items
+        ]
+        for t, items in sorted(held.items())
+    }
 
 
 def sim_summary(sim: Any) -> dict[str, Any]:
     """What the simulator holds and counted: JSON-able, for the command's output."""
-    held = sim.missions
     return {
         "listen": sim.listen,
         "address": sim.address,
         "dialect": sim.dialect,
         "stats": dict(vars(sim.stats)),
-        "missions": {
-            MISSION_TYPE_NAMES[t]: [
-                {"seq": i.seq, "command": command_name(i.command), "lat": i.lat, "lon": i.lon, "alt_m": i.alt_m}
-                for i in items
-            ]
-            for t, items in sorted(held.items())
-        },
+        "params": sim.params,
+        "missions": held_summary(sim.missions),
     }
 
 
@@ -99,5 +109,41 @@ def sim_vehicle_cmd(
     def render(result: dict[str, Any]) -> None:
         counts = ", ".join(f"{k} {len(v)}" for k, v in result["missions"].items())
         console.print(f"held: {counts}; stats: {result['stats']}", markup=False, highlight=False)
+
+    run(body, as_json, render)
+
+
+@app.command("read-mission")
+def read_mission_cmd(
+    link: Annotated[str, typer.Option("--link", help="pymavlink connection string of the vehicle, e.g. udpout:127.0.0.1:14560.")],
+    timeout_s: Annotated[float, typer.Option("--timeout", help="Seconds for the whole read-back.")] = 30.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Download and print the fence, mission and rally a vehicle holds (uploads nothing)."""
+
+    def body() -> dict[str, Any]:
+        from flows.dispatcher import read_back
+
+        if timeout_s <= 0:
+            raise InvalidArgument("--timeout must be > 0")
+        held, vehicle = read_back(link, timeout_s=timeout_s)
+        return {"link": link, "vehicle": vehicle, "missions": held_summary(held)}
+
+    def render(result: dict[str, Any]) -> None:
+        from rich.table import Table
+
+        v = result["vehicle"]
+        console.print(
+            f"vehicle {v['system']}/{v['component']} ({v['dialect'] or 'autopilot ' + str(v['autopilot'])}) on {result['link']}",
+            markup=False, highlight=False,
+        )
+        for kind, rows in result["missions"].items():
+            table = Table(title=f"{kind}: {len(rows)} items", show_lines=False)
+            for col in ("seq", "command", "frame", "lat", "lon", "alt_m", "param1"):
+                table.add_column(col)
+            for r in rows:
+                table.add_row(str(r["seq"]), r["command"].removeprefix("MAV_CMD_"), str(r["frame"]), f"{r['lat']:.7f}",
+                              f"{r['lon']:.7f}", f"{r['alt_m']:.2f}", f"{r['params'][0]:g}")
+            console.print(table)
 
     run(body, as_json, render)

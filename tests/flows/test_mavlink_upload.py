@@ -24,7 +24,12 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from flows.dispatcher import upload_plan  # noqa: E402
 from flows.simulator import SimVehicle  # noqa: E402
-from planner.errors import DeviceUnavailable, DispatchFailed, DispatchUncertain, InvalidArgument  # noqa: E402
+from planner.errors import (  # noqa: E402
+    DeviceUnavailable,
+    DispatchFailed,
+    DispatchUncertain,
+    InvalidArgument,
+)
 from planner.mission_items import FENCE, MISSION, RALLY, compare_items, mission_set  # noqa: E402
 from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
 from planner.world import (  # noqa: E402
@@ -274,3 +279,20 @@ def test_an_unconfirmed_ceiling_stops_the_dispatch_as_uncertain() -> None:
             upload_plan(plan, world, link=sim.address, **{**FAST, "max_retries": 3})
         assert sim.missions[MISSION] == (), "no mission goes up over a fence without its ceiling"
     assert sim.params["GF_MAX_VER_DIST"] == 0.0
+
+
+def test_verify_plan_settles_by_reading_back_and_uploads_nothing() -> None:
+    from flows.dispatcher import verify_plan
+
+    world, plan = small_world("ardupilot"), small_plan()
+    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", home=ARDUPILOT_HOME, **SIM_FAST) as sim:
+        before = verify_plan(plan, world, link=sim.address, **FAST)
+        assert not before.matches and before.vehicles[0]["counts"] == {"fence": 0, "mission": 0, "rally": 0}
+        upload_plan(plan, world, link=sim.address, **FAST)
+        completed = sim.stats.uploads_completed
+        after = verify_plan(plan, world, link=sim.address, **FAST)
+        assert after.matches and after.vehicles[0]["differences"] == {}
+        assert sim.stats.uploads_completed == completed, "verifying uploads nothing"
+        other = replace(plan, altitude_m=60.0)  # rally altitudes follow the plan altitude
+        changed = verify_plan(other, world, link=sim.address, **FAST)
+    assert not changed.matches and list(changed.vehicles[0]["differences"]) == ["rally"]

@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -95,3 +96,25 @@ def test_bad_simulator_options_are_invalid_arguments() -> None:
     with pytest.raises(InvalidArgument, match="MAV_MISSION_DENIED"):
         result_code("NOT_A_RESULT")
     assert result_code("no_space") == result_code("MAV_MISSION_NO_SPACE") == 4
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_read_mission_command_prints_what_the_vehicle_holds() -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from flows.simulator import SimVehicle
+
+    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.1, home=(60.1, 24.9, 5.0)) as sim:
+        upload_plan(_plan(), replace(_world(sim.address), drones=(replace(_world(sim.address).drones[0], autopilot="ardupilot"),)),
+                    timeout_s=20.0, retry_s=0.2)
+        result = CliRunner().invoke(app, ["read-mission", "--link", sim.address, "--json", "--timeout", "20"])
+        uploads = sim.stats.uploads_completed
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["vehicle"]["dialect"] == "ardupilot"
+    mission = report["missions"]["mission"]
+    assert mission[0]["lat"] == 60.1, "ArduPilot hands back its home as seq 0"
+    assert [m["command"] for m in mission[1:]] == ["MAV_CMD_NAV_TAKEOFF", "MAV_CMD_DO_CHANGE_SPEED", "MAV_CMD_NAV_WAYPOINT", "MAV_CMD_NAV_LAND"]
+    assert uploads == 3, "reading back uploaded nothing"
