@@ -50,7 +50,7 @@ UNSERVED_OUT_OF_RANGE = "out_of_range"
 UNREACHABLE_M = 1e9  # deadhead between points that no legal flight joins
 _KEY_DECIMALS = 3  # end points closer than 1 mm are one node
 _MAX_LS_PASSES = 50
-_SPLIT_ROTATIONS = 24
+_SPLIT_ROTATIONS = 12
 _MAX_STARTS = 3  # giant tours tried (nearest neighbour from each of the first depots)
 _CAP_SLACK_M = 0.25  # keep planned sorties this far below the limit (geometry round-off)
 _EPS_DELTA = 1e-6
@@ -497,7 +497,7 @@ def route_lanes(
             raise RuntimeError("split failed although every line fits a sortie")
         _, rt, parts = best_split
         sorties = [(d, seqs.improve(depot_pts[d], list(rt[i : j + 1]))) for i, j, d in parts]
-        sorties = _relocate(sorties, seqs, depot_pts, caps, sortie_len)
+        sorties = _relocate(sorties, seqs, depot_pts, caps, sortie_len, chain_len)
         total = sum(sortie_len(d, q) for d, q in sorties)
         if best_plan is None or total < best_plan[0] - 1e-6:
             best_plan = (total, sorties)
@@ -530,11 +530,17 @@ def route_lanes(
     return ArcRoutingResult(tuple(out), unserved, float(sum(s.length_m for s in out)))
 
 
-def _relocate(sorties, seqs: _Seq, depot_pts, caps, sortie_len):
+def _relocate(sorties, seqs: _Seq, depot_pts, caps, sortie_len, chain_len: np.ndarray):
     """Move single chains between sorties (best insertion) while the total drops; empties vanish."""
     D = seqs.D
     sorties = [(d, list(s)) for d, s in sorties]
     lengths = [sortie_len(d, s) for d, s in sorties]
+
+    def ends(d: int, seq) -> tuple[np.ndarray, np.ndarray]:
+        S = np.asarray([depot_pts[d]] + [seqs.start(x, y) for x, y in seq] + [depot_pts[d]])
+        E = np.asarray([depot_pts[d]] + [seqs.end(x, y) for x, y in seq] + [depot_pts[d]])
+        return S, E
+
     for _ in range(_MAX_LS_PASSES):
         moved = False
         for a in range(len(sorties)):
@@ -542,26 +548,25 @@ def _relocate(sorties, seqs: _Seq, depot_pts, caps, sortie_len):
             i = 0
             while i < len(sa):
                 t, r = sa[i]
-                without = sa[:i] + sa[i + 1 :]
-                len_without = sortie_len(da, without) if without else 0.0
-                gain = lengths[a] - len_without
+                Sa, Ea = ends(da, sa)
+                # position i + 1 in the depot-padded arrays; removing it joins its neighbours
+                gain = (
+                    D[Ea[i], Sa[i + 1]] + float(chain_len[t]) + D[Ea[i + 1], Sa[i + 2]] - D[Ea[i], Sa[i + 2]]
+                    if len(sa) > 1
+                    else lengths[a]
+                )
                 best = None
                 for b in range(len(sorties)):
                     if b == a:
                         continue
                     db, sb = sorties[b]
-                    S = [depot_pts[db]] + [seqs.start(x, y) for x, y in sb] + [depot_pts[db]]
-                    E = [depot_pts[db]] + [seqs.end(x, y) for x, y in sb] + [depot_pts[db]]
-                    S, E = np.asarray(S), np.asarray(E)
+                    S, E = ends(db, sb)
                     base = D[E[:-1], S[1:]]
-                    c_len = lengths[b] - float(base.sum()) * 0  # current length of b
-                    t_len = sortie_len(db, [(t, r)]) - seqs.cost(depot_pts[db], [(t, r)])  # chain length
-                    fwd = D[E[:-1], seqs.start(t, False)] + D[seqs.end(t, False), S[1:]] - base
-                    rev = D[E[:-1], seqs.start(t, True)] + D[seqs.end(t, True), S[1:]] - base
-                    for arr, rr in ((fwd, False), (rev, True)):
+                    for rr in (False, True):
+                        arr = D[E[:-1], seqs.start(t, rr)] + D[seqs.end(t, rr), S[1:]] - base
                         k = int(np.argmin(arr))
-                        add = float(arr[k]) + t_len
-                        if c_len + add <= caps[db] - _CAP_SLACK_M and add < gain - _EPS_DELTA:
+                        add = float(arr[k]) + float(chain_len[t])
+                        if lengths[b] + add <= caps[db] - _CAP_SLACK_M and add < gain - _EPS_DELTA:
                             if best is None or add < best[0] - 1e-9:
                                 best = (add, b, k, rr)
                 if best is None:
@@ -570,8 +575,8 @@ def _relocate(sorties, seqs: _Seq, depot_pts, caps, sortie_len):
                 add, b, k, rr = best
                 sorties[b][1].insert(k, (t, rr))
                 lengths[b] += add
-                sa[:] = without
-                lengths[a] = len_without
+                del sa[i]
+                lengths[a] = sortie_len(da, sa) if sa else 0.0
                 moved = True
         if not moved:
             break
