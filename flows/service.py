@@ -1132,8 +1132,12 @@ def draft_log(draft_id: str) -> dict[str, Any]:
 
 
 def export(draft_id: str, version: int | None, fmt: str, *, out: str | Path | None = None,
-           world_dir: str | Path | None = None) -> dict[str, Any]:
-    """Write a version's plan as geojson | qgc | waypoints | kml (``planner/export_*.py``); returns the path."""
+           world_dir: str | Path | None = None, sortie: int = 0) -> dict[str, Any]:
+    """Write a version's plan as geojson | qgc | waypoints | kml (``planner.export_files``); returns the path.
+
+    QGroundControl ``.plan`` and Mission Planner ``.waypoints`` hold one vehicle's
+    mission: ``sortie`` picks which (default the first).
+    """
     if fmt not in EXPORT_FORMATS:
         raise InvalidArgument(f"format {fmt!r}: expected one of {', '.join(EXPORT_FORMATS)}")
     ledger = open_ledger()
@@ -1143,22 +1147,22 @@ def export(draft_id: str, version: int | None, fmt: str, *, out: str | Path | No
     plan = plan_from_dict(rec.plan)
     suffix = {"geojson": ".geojson", "qgc": ".plan", "waypoints": ".waypoints", "kml": ".kml"}[fmt]
     target = Path(out) if out else draft_dir(draft_id, rec.version) / f"mission{suffix}"
+    files = _optional("planner.export_files")
     if fmt == "geojson":
         text = json.dumps(plan_to_geojson(plan), ensure_ascii=False, sort_keys=True, indent=1) + "\n"
+        data = text.encode("utf-8")
+    elif files is None:
+        raise InvalidArgument(f"the {fmt} export (planner.export_files) is not part of this build yet; try geojson")
+    elif fmt == "kml":
+        data = files.plan_kml(plan)
     else:
-        mod = _optional(f"planner.export_{fmt}")
-        if mod is None:
-            raise InvalidArgument(f"the {fmt} export (planner.export_{fmt}) is not part of this build yet; try geojson")
         world = load_world_at(world_dir or rec.world_dir)
-        func = getattr(mod, f"to_{fmt}", None) or getattr(mod, "export", None) or getattr(mod, "render", None)
-        if func is None:
-            raise InvalidArgument(f"planner.export_{fmt} has no export function")
-        produced = func(plan, world)
-        text = produced if isinstance(produced, str) else (
-            produced.decode("utf-8") if isinstance(produced, bytes) else json.dumps(produced, indent=1)
-        )
+        if sortie < 0 or sortie >= len(plan.sorties):
+            raise InvalidArgument(f"sortie {sortie} is not in the plan (it has {len(plan.sorties)})")
+        maker = files.qgc_plan if fmt == "qgc" else files.mission_planner_waypoints
+        data = maker(plan, world, sortie).encode("utf-8")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_bytes(data if isinstance(data, bytes) else str(data).encode("utf-8"))
     os.replace(tmp, target)
-    return {"draft_id": draft_id, "version": rec.version, "format": fmt, "path": str(target), "bytes": len(text.encode())}
+    return {"draft_id": draft_id, "version": rec.version, "format": fmt, "path": str(target), "bytes": target.stat().st_size}

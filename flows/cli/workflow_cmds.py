@@ -201,6 +201,19 @@ def _render_diff(d: dict[str, Any]) -> None:
         console.print(f"  - finding {f[0]}", markup=False, highlight=False)
 
 
+def _resume(draft: dict[str, Any], actor: str | None, decision: str, comment: str) -> str | None:
+    """Wake a Prefect run waiting on this version (a no-op without ``PREFECT_API_URL``); the ledger decided already."""
+    try:
+        from flows.prefect_resume import resume_waiting_run
+    except ImportError:
+        return None
+    run_id = resume_waiting_run(
+        draft["draft_id"], draft["version"], plan_hash=draft.get("plan_hash") or "0" * 64, approver=actor or "",
+        decision=decision, comment=comment,
+    )
+    return None if run_id is None else str(run_id)
+
+
 # --------------------------------------------------------------------------- commands
 
 
@@ -344,10 +357,12 @@ def approve_cmd(
     args = {"draft_id": draft_id, "version": version, "plan_hash": plan_hash, "comment": comment, "now": now}
 
     def work() -> dict[str, Any]:
-        return service.approve(
+        out = service.approve(
             draft_id, version, approver=_need_actor(actor), plan_hash=plan_hash, comment=comment,
             now=resolve_now(now), world_dir=world,
         ).to_dict()
+        out["resumed_run"] = _resume(out, actor, "approve", comment)
+        return out
 
     run(lambda: _audited("approve", actor, args, work), as_json, _render_draft)
 
@@ -367,9 +382,11 @@ def reject_cmd(
     args = {"draft_id": draft_id, "version": version, "reason": reason, "now": now}
 
     def work() -> dict[str, Any]:
-        return service.reject(
+        out = service.reject(
             draft_id, version, approver=_need_actor(actor), reason=reason, now=resolve_now(now), world_dir=world
         ).to_dict()
+        out["resumed_run"] = _resume(out, actor, "reject", reason)
+        return out
 
     run(lambda: _audited("reject", actor, args, work), as_json, _render_draft)
 
@@ -407,6 +424,7 @@ def export_cmd(
     fmt: Annotated[str, typer.Option("--format", "-f", help="geojson | qgc | waypoints | kml")],
     version: VersionOpt = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output file (default: next to the draft).")] = None,
+    sortie: Annotated[int, typer.Option("--sortie", help="Which sortie for .plan/.waypoints (one vehicle each).")] = 0,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
@@ -414,10 +432,11 @@ def export_cmd(
 ) -> None:
     """Write a version's mission for a ground station (QGC .plan, .waypoints, GeoJSON, KML)."""
     actor = _actor(as_user)
-    args = {"draft_id": draft_id, "version": version, "format": fmt, "out": str(out) if out else None}
+    args = {"draft_id": draft_id, "version": version, "format": fmt, "out": str(out) if out else None, "sortie": sortie}
     run(
         lambda: _audited(
-            "export", actor, args, lambda: service.export(draft_id, version, fmt, out=out, world_dir=world)
+            "export", actor, args,
+            lambda: service.export(draft_id, version, fmt, out=out, world_dir=world, sortie=sortie),
         ),
         as_json,
         lambda d: console.print(f"wrote {d['path']} ({d['bytes']} bytes, {d['format']})", markup=False, highlight=False),

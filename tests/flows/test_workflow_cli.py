@@ -175,6 +175,23 @@ def test_reject_then_approve_is_a_conflict_and_replan_makes_version_two(planned:
     assert json.loads(runner.invoke(app, ["drafts", "--json", "--as", "aino.virtanen"]).stdout)["drafts"] == []
 
 
+def test_export_formats_for_ground_stations(planned: tuple[Path, dict[str, Any]], world: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    home, d = planned
+    for k, v in _env(home, world).items():
+        monkeypatch.setenv(k, v)
+    runner = CliRunner()
+    for fmt, name, head in (("qgc", "m.plan", b"{"), ("waypoints", "m.waypoints", b"QGC WPL 110"), ("kml", "m.kml", b"<?xml")):
+        r = runner.invoke(app, ["export", d["draft_id"], "--format", fmt, "--out", str(tmp_path / name), "--json"])
+        assert r.exit_code == 0, r.output
+        assert (tmp_path / name).read_bytes().startswith(head)
+        assert json.loads(r.stdout)["bytes"] == (tmp_path / name).stat().st_size
+    qgc = json.loads((tmp_path / "m.plan").read_text())
+    assert qgc["fileType"] == "Plan" and qgc["mission"]["items"]
+    bad = runner.invoke(app, ["export", d["draft_id"], "--format", "qgc", "--sortie", "99", "--json"])
+    assert json.loads(bad.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+
+
 @pytest.mark.parametrize(
     ("args", "code"),
     [
