@@ -28,7 +28,8 @@ plain call of the flow) *pauses* in its process instead.
 
 Before waiting, the gate asks the ledger: a version already APPROVED (say by
 ``sortie approve``) is dispatched without waiting; REJECTED, EXPIRED or
-SUPERSEDED ends the run. An input is validated again with every constraint
+SUPERSEDED ends the run; a draft with blocking findings ends it as BLOCKED
+(the ledger would refuse every approval: replan it). An input is validated again with every constraint
 (``with_initial_data`` drops them), must name this draft version and plan
 hash, and goes through the ledger's own checks (approver role, four-eyes);
 a refused input is logged and the run waits again (bounded attempts).
@@ -118,6 +119,7 @@ def _draft_state(draft_id: str, version: int) -> dict[str, Any]:
         "state": rec.state,
         "row_version": rec.row_version,
         "plan_hash": rec.plan_hash,
+        "verdict": rec.verdict,
         "requested_by": rec.requested_by,
         "created_time": rec.created_time,
     }
@@ -305,6 +307,10 @@ def _gate_and_dispatch(
     outcome: dict[str, Any] = {"draft_id": draft_id, "version": version, "plan_hash": state["plan_hash"]}
     approver: str | None = None
 
+    if state["state"] == "DRAFT" and state["verdict"] == "block":
+        # The ledger refuses to approve a plan with blocking findings: waiting would only run out the clock.
+        logger.warning("draft %s v%s has blocking findings; replan it (see its artifact)", draft_id, version)
+        return outcome | {"outcome": "BLOCKED", "state": "DRAFT"}
     if state["state"] == "DRAFT":
         deadline = deadline_task(approval_window_s)
         if expire_task(draft_id, version, deadline, now) == "EXPIRED":
@@ -315,7 +321,7 @@ def _gate_and_dispatch(
         timer: threading.Timer | None = None
         if not suspend:
             def _on_deadline() -> None:
-                if expire_if_due(draft_id, version, deadline_utc=datetime.fromisoformat(deadline)) == "EXPIRED":
+                if expire_if_due(draft_id, version, deadline_utc=datetime.fromisoformat(deadline), now=resolve_now(now)) == "EXPIRED":
                     _wake_expired(draft_id, version, state["plan_hash"])
 
             # A copy of this context, so the timer thread talks to the same Prefect API as the run.
@@ -404,7 +410,14 @@ def dispatch_mission(
     expiry_deployment: str = "expire-draft/sortie",
     poll_interval_s: int = 10,
 ) -> dict[str, Any]:
-    """Wait for the approval of one draft version, then dispatch it (exactly once, via the ledger)."""
+    """Wait for the approval of one draft version, then dispatch it (exactly once, via the ledger).
+
+    ``now`` (ISO 8601 with offset) fixes the time for ledger stamps and rules (a
+    reproducible demo); the approval window is wall-clock seconds regardless.
+    ``dispatched_by`` must hold the dispatcher role (default: the approver).
+    ``link`` overrides the drones' MAVLink links (one string, or per drone id).
+    ``dry_run`` checks everything and sends nothing.
+    """
     if int(version) < 1:
         raise InvalidArgument("version must be ≥ 1")
     return _gate_and_dispatch(
