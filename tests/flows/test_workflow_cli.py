@@ -223,3 +223,22 @@ def test_bad_input_through_the_script_has_no_traceback(world: Path, tmp_path: Pa
     p = _sortie(["plan", TEXT, "--area", str(bad_area), "--as", "li.wei"], tmp_path, world)
     assert p.returncode == 2 and p.stderr.startswith("INVALID_ARGUMENT:"), p.stderr
     assert "Traceback" not in p.stderr and p.stdout == ""
+
+
+def test_demo_runs_the_whole_path_to_the_simulated_vehicle(world: Path, tmp_path: Path) -> None:
+    """``sortie demo`` on the approvable copy of the demo world: plan → approve → dispatch (simulator) → log."""
+    env = {k: v for k, v in _env(tmp_path, world).items() if k not in ("SORTIE_WORLD", "SORTIE_NOW")}
+    p = subprocess.run([str(SORTIE), "demo", "--world", str(world), "--json"], env=env, cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr + p.stdout
+    out = json.loads(p.stdout)
+    steps = {s["step"]: s for s in out["steps"]}
+    assert steps["plan"]["draft"]["requested_by"] == "li.wei"
+    assert steps["approve"]["status"] == "APPROVED"
+    assert out["outcome"] == "ACKED" and steps["dispatch"]["result"]["draft_status"] == "DISPATCHED"
+    assert [e["to_state"] for e in steps["log"]["events"]] == ["DRAFT", "APPROVED", "DISPATCHED"]
+    home = Path(out["home"])
+    assert home.parent.parent == tmp_path and (home / "ledger.duckdb").is_file()
+    assert Path(steps["plan"]["draft"]["files"]["map"]).is_file()
+    # the bundled world is untouched: the demo's vehicles reported in to its own copy
+    assert json.loads((world / "fleet.json").read_text()) != json.loads((home / "world" / "fleet.json").read_text())
