@@ -287,6 +287,11 @@ def upload_mission_set(
                 result.detail = (
                     f"{ms.drone_id} rejected the {name} upload with {tr.result}"
                     + (f" (already uploaded: {', '.join(done)})" if done else "")
+                    + (
+                        f"; ArduPilot writes items as they arrive, so its {name} may now hold part of this upload"
+                        if ms.dialect == "ardupilot" and tr.items_sent
+                        else ""
+                    )
                 )
                 raise DispatchFailed(result.detail)
             # UNCERTAIN or NO_ANSWER: read back and compare, never re-send blind.

@@ -8,7 +8,10 @@ UDP. It speaks for one vehicle (system 1, component 1 by default):
 - mission upload (MISSION_COUNT → MISSION_REQUEST[_INT]… → MISSION_ACK) and
   download (MISSION_REQUEST_LIST → MISSION_COUNT → MISSION_ITEM_INT…) of the
   mission, the fence and the rally points, stored per ``mission_type``;
-  MISSION_CLEAR_ALL.
+  MISSION_CLEAR_ALL. An upload that makes no progress for
+  ``transfer_timeout_s`` is cancelled (ack OPERATION_CANCELLED). Both dialects
+  store an upload only when it is complete (real ArduPilot writes items as
+  they arrive; the dispatcher's wording allows for that).
 - the dialect's habits: ``ardupilot`` asks with the legacy MISSION_REQUEST,
   re-asks after 1 s, answers a duplicate item with an INVALID_SEQUENCE ack,
   returns its home as mission seq 0, stores altitudes in centimetres and
@@ -114,8 +117,8 @@ class _Upload:
     count: int
     items: list[MissionItem | None]
     expected: int = 0
-    last_activity_s: float = 0.0
-    started_s: float = 0.0
+    last_activity_s: float = 0.0  # last request sent or item received: drives the re-request timer
+    progress_s: float = 0.0  # last time ``expected`` advanced: drives the transfer timeout
     partner: tuple[int, int] = (255, 0)
 
 
@@ -254,11 +257,10 @@ class SimVehicle:
                 self._receive(msg, now)
             self._periodic(now)
 
-    def send(self, build: Callable[[Any], None], *, essential: bool = False) -> bool:
+    def send(self, build: Callable[[Any], None]) -> bool:
         """Send one message through the fault model; ``build(mav)`` calls a ``*_send``.
 
-        Returns whether it went out. ``essential`` messages are still subject to drops
-        (the link does not know what matters); it exists for log lines only.
+        Returns whether it went out (False when the fault model dropped it).
         """
         if self.drop and self._rng.random() < self.drop:
             self.stats.dropped_out += 1
@@ -282,9 +284,9 @@ class SimVehicle:
                 )
             )
         for mtype, up in list(self._state.uploads.items()):
-            if now - up.started_s > self.transfer_timeout_s and now - up.last_activity_s > self.transfer_timeout_s / 2:
+            if now - up.progress_s > self.transfer_timeout_s:
                 del self._state.uploads[mtype]
-                self.log(f"upload of type {mtype} timed out at seq {up.expected}; old {mtype} kept")
+                self.log(f"upload of type {mtype} made no progress for {self.transfer_timeout_s:g} s at seq {up.expected}; cancelled, old one kept")
                 self._ack(up.partner, mtype, _M.MAV_MISSION_OPERATION_CANCELLED)
             elif now - up.last_activity_s >= self.rerequest_s:
                 up.last_activity_s = now
@@ -370,7 +372,7 @@ class SimVehicle:
             return
         up.items[up.expected] = normalise_as_vehicle(from_wire(msg), self.dialect)
         up.expected += 1
-        up.last_activity_s = now
+        up.last_activity_s = up.progress_s = now
         if up.expected < up.count:
             self._request(up)
             return

@@ -1,0 +1,135 @@
+"""The vehicle simulator's protocol habits, driven by a raw pymavlink ground station over UDP."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("MAVLINK20", "1")
+from pymavlink import mavutil  # noqa: E402
+
+from flows.simulator import SimVehicle  # noqa: E402
+from planner.mission_items import (  # noqa: E402
+    FENCE,
+    FRAME_GLOBAL_RELATIVE_ALT,
+    MISSION,
+    MissionItem,
+    to_wire,
+)
+
+M = mavutil.mavlink
+ITEMS = tuple(
+    MissionItem(seq=i, command=M.MAV_CMD_NAV_WAYPOINT, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=60.17 + i * 1e-4, lon=24.94, alt_m=30.0)
+    for i in range(3)
+)
+
+
+class Station:
+    """A bare ground station: send what the test says, wait for what it expects."""
+
+    def __init__(self, address: str) -> None:
+        self.conn = mavutil.mavlink_connection(address, source_system=255, source_component=190)
+        self.mav = self.conn.mav
+        self.mav.heartbeat_send(M.MAV_TYPE_GCS, M.MAV_AUTOPILOT_INVALID, 0, 0, 0)
+        assert self.expect("HEARTBEAT") is not None
+
+    def expect(self, types: str | list[str], timeout_s: float = 3.0, **fields: Any) -> Any:
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            msg = self.conn.recv_match(type=types, blocking=True, timeout=0.05)
+            if msg is not None and all(getattr(msg, k) == v for k, v in fields.items()):
+                return msg
+        return None
+
+    def item(self, seq: int, mission_type: int = MISSION) -> None:
+        wire = to_wire(ITEMS[seq])
+        wire["mission_type"] = mission_type
+        self.mav.mission_item_int_send(1, 1, **wire)
+
+
+@pytest.fixture
+def px4() -> Iterator[SimVehicle]:
+    with SimVehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.05, rerequest_s=0.1, transfer_timeout_s=0.6) as sim:
+        yield sim
+
+
+@pytest.fixture
+def ardupilot() -> Iterator[SimVehicle]:
+    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.05, rerequest_s=0.1, transfer_timeout_s=0.6) as sim:
+        yield sim
+
+
+def test_px4_asks_with_request_int_reasks_after_silence_and_reacks_a_repeated_last_item(px4: SimVehicle) -> None:
+    gs = Station(px4.address)
+    gs.mav.mission_count_send(1, 1, 3, MISSION)
+    assert gs.expect("MISSION_REQUEST_INT", seq=0) is not None
+    assert gs.expect("MISSION_REQUEST_INT", seq=0) is not None, "asks again after its re-request time"
+    for seq in range(3):
+        gs.item(seq)
+        if seq < 2:
+            assert gs.expect("MISSION_REQUEST_INT", seq=seq + 1) is not None
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED) is not None
+    gs.item(2)  # our ack was "lost": send the last item again
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED) is not None
+    assert [round(i.lat * 1e7) for i in px4.missions[MISSION]] == [round(i.lat * 1e7) for i in ITEMS]
+
+
+def test_ardupilot_asks_with_the_legacy_request_and_flags_a_duplicate(ardupilot: SimVehicle) -> None:
+    gs = Station(ardupilot.address)
+    gs.mav.mission_count_send(1, 1, 3, MISSION)
+    assert gs.expect("MISSION_REQUEST", seq=0) is not None
+    gs.item(0)
+    assert gs.expect("MISSION_REQUEST", seq=1) is not None
+    gs.item(0)  # a late duplicate
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_INVALID_SEQUENCE) is not None
+    gs.item(1)
+    gs.item(2)
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED) is not None
+    assert len(ardupilot.missions[MISSION]) == 3
+
+
+def test_a_stalled_upload_is_cancelled_and_the_old_mission_kept(px4: SimVehicle) -> None:
+    gs = Station(px4.address)
+    gs.mav.mission_count_send(1, 1, 1, MISSION)
+    gs.expect("MISSION_REQUEST_INT", seq=0)
+    gs.item(0)
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED) is not None
+    gs.mav.mission_count_send(1, 1, 3, MISSION)
+    assert gs.expect("MISSION_REQUEST_INT", seq=0) is not None
+    gs.item(0)  # …and then the station goes quiet
+    assert gs.expect("MISSION_ACK", timeout_s=3.0, type=M.MAV_MISSION_OPERATION_CANCELLED) is not None
+    assert len(px4.missions[MISSION]) == 1
+
+
+def test_reject_is_sticky_for_its_type_only_and_lost_acks_still_store() -> None:
+    with SimVehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.05, reject="NO_SPACE", lose_final_ack=True) as sim:
+        gs = Station(sim.address)
+        for _ in range(2):
+            gs.mav.mission_count_send(1, 1, 3, MISSION)
+            assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_NO_SPACE) is not None
+        gs.mav.mission_count_send(1, 1, 1, FENCE)
+        assert gs.expect("MISSION_REQUEST_INT", seq=0, mission_type=FENCE) is not None
+        gs.item(0, FENCE)
+        assert gs.expect("MISSION_ACK", timeout_s=0.5) is None, "the final ack is lost"
+        assert len(sim.missions[FENCE]) == 1 and sim.missions[MISSION] == ()
+        assert sim.stats.uploads_rejected == 2 and sim.stats.final_acks_lost == 1
+
+
+def test_params_and_clear_all(ardupilot: SimVehicle) -> None:
+    gs = Station(ardupilot.address)
+    gs.mav.param_set_send(1, 1, b"FENCE_ALT_MAX", 120.0, M.MAV_PARAM_TYPE_REAL32)
+    echo = gs.expect("PARAM_VALUE")
+    assert echo is not None and echo.param_id == "FENCE_ALT_MAX" and echo.param_value == 120.0
+    gs.mav.param_set_send(1, 1, b"NO_SUCH_PARAM", 1.0, M.MAV_PARAM_TYPE_REAL32)
+    assert gs.expect("PARAM_VALUE", timeout_s=0.4) is None, "unknown names are ignored"
+    gs.mav.mission_count_send(1, 1, 1, MISSION)
+    gs.expect("MISSION_REQUEST", seq=0)
+    gs.item(0)
+    gs.expect("MISSION_ACK")
+    gs.mav.mission_clear_all_send(1, 1, MISSION)
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED) is not None
+    assert ardupilot.missions[MISSION] == () and ardupilot.params["FENCE_ALT_MAX"] == 120.0
