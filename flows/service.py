@@ -90,6 +90,7 @@ __all__ = [
     "ensure_files",
     "load_world_at",
     "four_eyes_default",
+    "check_visible",
 ]
 
 #: At most this many fleets are tried for one request before it waits for resources.
@@ -1057,6 +1058,15 @@ def _first_outcome(ledger: Ledger, d: DispatchRecord, *, now: datetime) -> Dispa
 
 
 # --------------------------------------------------------------------------- public: reading
+
+
+def check_visible(draft_id: str, user: str, *, world_dir: str | Path | None = None) -> None:
+    """``Forbidden`` unless ``user`` belongs to the draft's tenant (a user sees only their tenants' drafts)."""
+    rec = open_ledger().get_draft(draft_id)
+    world = load_world_at(world_dir or rec.world_dir)
+    u = _user(world, user, "see drafts")
+    if rec.tenant not in u.tenants and "*" not in u.tenants:
+        raise Forbidden(f"{u.id} does not see drafts of tenant {rec.tenant}")
 
 
 def list_drafts(*, user: str | None = None, world_dir: str | Path | None = None, limit: int = 200) -> list[DraftSummary]:

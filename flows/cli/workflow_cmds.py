@@ -71,6 +71,12 @@ def _audited(command: str, actor: str | None, args: dict[str, Any], work: Callab
                 pass  # the ledger itself is the problem; the command's own error is what the user needs
 
 
+def _seen(draft_id: str, actor: str | None, world: str | None) -> None:
+    """With ``--as``/``SORTIE_USER``, only drafts of the user's tenants are shown."""
+    if actor:
+        service.check_visible(draft_id, actor, world_dir=world)
+
+
 def _need_actor(actor: str | None) -> str:
     if not actor:
         raise InvalidArgument("who is acting? give --as USER or set SORTIE_USER")
@@ -293,7 +299,7 @@ def show_cmd(
     run(
         lambda: _audited(
             "show", actor, {"draft_id": draft_id, "version": version},
-            lambda: service.show_draft(draft_id, version).to_dict(),
+            lambda: _seen(draft_id, actor, world) or service.show_draft(draft_id, version).to_dict(),
         ),
         as_json,
         _render_draft,
@@ -314,7 +320,8 @@ def diff_cmd(
     actor = _actor(as_user)
     run(
         lambda: _audited(
-            "diff", actor, {"draft_id": draft_id, "v1": v1, "v2": v2}, lambda: service.diff_versions(draft_id, v1, v2)
+            "diff", actor, {"draft_id": draft_id, "v1": v1, "v2": v2},
+            lambda: _seen(draft_id, actor, world) or service.diff_versions(draft_id, v1, v2),
         ),
         as_json,
         _render_diff,
@@ -436,7 +443,8 @@ def export_cmd(
     run(
         lambda: _audited(
             "export", actor, args,
-            lambda: service.export(draft_id, version, fmt, out=out, world_dir=world, sortie=sortie),
+            lambda: _seen(draft_id, actor, world)
+            or service.export(draft_id, version, fmt, out=out, world_dir=world, sortie=sortie),
         ),
         as_json,
         lambda d: console.print(f"wrote {d['path']} ({d['bytes']} bytes, {d['format']})", markup=False, highlight=False),
@@ -453,7 +461,13 @@ def log_cmd(
 ) -> None:
     """Every state change of a draft, with actor, time and reason."""
     actor = _actor(as_user)
-    run(lambda: _audited("log", actor, {"draft_id": draft_id}, lambda: service.draft_log(draft_id)), as_json, _render_log)
+    run(
+        lambda: _audited(
+            "log", actor, {"draft_id": draft_id}, lambda: _seen(draft_id, actor, world) or service.draft_log(draft_id)
+        ),
+        as_json,
+        _render_log,
+    )
 
 
 # --------------------------------------------------------------------------- demo

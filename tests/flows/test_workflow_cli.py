@@ -173,6 +173,8 @@ def test_reject_then_approve_is_a_conflict_and_replan_makes_version_two(planned:
     listed = json.loads(runner.invoke(app, ["drafts", "--json", "--as", "li.wei"]).stdout)["drafts"]
     assert [x["draft_id"] for x in listed] == [draft]
     assert json.loads(runner.invoke(app, ["drafts", "--json", "--as", "aino.virtanen"]).stdout)["drafts"] == []
+    hidden = runner.invoke(app, ["show", draft, "--json", "--as", "aino.virtanen"])
+    assert hidden.exit_code == 2 and json.loads(hidden.stdout)["error"]["code"] == "FORBIDDEN"
 
 
 def test_export_formats_for_ground_stations(planned: tuple[Path, dict[str, Any]], world: Path, tmp_path: Path,
