@@ -68,6 +68,9 @@ _SAFETY_FACTOR = 10.0  # wall-clock net = factor × budget + 2 s: generous, a lo
 # iterations while two of four seeds reached the best-known in 3 000.
 _PYVRP_RUN_ITERATIONS_PER_VISIT = 25
 _PYVRP_MAX_RUNS = 4
+# Worker processes (bench only; plans run in-process): forked, so no re-imports. Only a
+# single-threaded caller may ask for workers > 1 (forking a threaded process is unsafe).
+_MP_CONTEXT = "fork"
 
 
 @dataclass(frozen=True)
@@ -223,30 +226,55 @@ def _pyvrp_runs(n_visits: int, iterations: int) -> int:
     return max(1, min(_PYVRP_MAX_RUNS, iterations // per_run))
 
 
-def _pyvrp_solve(data, n_visits: int, iterations: int, budget_s: float):
-    """Best of ``_pyvrp_runs`` runs with seeds 0, 1, …; returns (result, iterations done)."""
+def _pyvrp_lane(data, seeds: tuple[int, ...], each: int, net_s: float) -> tuple[tuple[bool, int], list[tuple[int, list[int]]], int]:
+    """One lane of search: a run per seed in turn. Returns (key, routes, iterations) as plain data.
+
+    ``routes`` are (vehicle type, client indices); ``key`` orders results (feasible first, then cost).
+    Module-level so a worker process can run it.
+    """
     import pyvrp
     from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
 
-    runs = _pyvrp_runs(n_visits, iterations)
-    each = iterations // runs
-    net_s = (_SAFETY_FACTOR * budget_s + 2.0) / runs
     best, done = None, 0
-    for seed in range(runs):
+    for seed in seeds:
         stop = MultipleCriteria([MaxIterations(each), MaxRuntime(net_s)])
         res = pyvrp.solve(data, stop, seed=seed, collect_stats=False, display=False)
         done += int(res.num_iterations)
-        key = (not res.is_feasible(), res.cost())
+        key = (not res.is_feasible(), int(res.cost()) if res.is_feasible() else 0)
         if best is None or key < best[0]:
-            best = (key, res)
-    return best[1], done, runs * each
+            routes = [
+                (int(r.vehicle_type()), [int(a.idx) for a in r.schedule() if a.is_client()]) for r in res.best.routes()
+            ]
+            best = (key, routes)
+    assert best is not None
+    return best[0], best[1], done
 
 
-def _pyvrp_extract(result, order: list[int], n_depots: int, n_vehicles: int) -> list[list[int]]:
+def _pyvrp_solve(data, n_visits: int, iterations: int, budget_s: float, lanes: int, workers: int):
+    """Best over ``lanes`` lanes of ``_pyvrp_runs`` seeded runs each (seeds 0, 1, … in lane order).
+
+    The result depends on ``lanes`` only; ``workers`` > 1 runs lanes in parallel processes.
+    Returns (routes, iterations done, iterations planned).
+    """
+    runs = _pyvrp_runs(n_visits, iterations)
+    each = iterations // runs
+    net_s = (_SAFETY_FACTOR * budget_s + 2.0) / runs
+    jobs = [(data, tuple(range(k * runs, (k + 1) * runs)), each, net_s) for k in range(lanes)]
+    if workers > 1 and lanes > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context(_MP_CONTEXT).Pool(min(workers, lanes)) as pool:
+            outs = pool.starmap(_pyvrp_lane, jobs)
+    else:
+        outs = [_pyvrp_lane(*job) for job in jobs]
+    best = min(range(len(outs)), key=lambda k: (outs[k][0], k))
+    return outs[best][1], sum(o[2] for o in outs), lanes * runs * each
+
+
+def _pyvrp_extract(found: list[tuple[int, list[int]]], order: list[int], n_depots: int, n_vehicles: int) -> list[list[int]]:
     routes: list[list[int]] = [[] for _ in range(n_vehicles)]
-    for r in result.best.routes():
-        k = r.vehicle_type()
-        routes[k] = [order[n_depots + a.idx] for a in r.schedule() if a.is_client()]
+    for k, clients in found:
+        routes[k] = [order[n_depots + c] for c in clients]
     return routes
 
 
@@ -341,8 +369,19 @@ def _repair(problem: RoutingProblem, routes: list[list[int]]) -> tuple[list[list
     return fixed, dropped
 
 
-def solve_routing(problem: RoutingProblem, *, budget_s: float = 5.0, solver: Solver = "pyvrp") -> RoutingSolution:
+def solve_routing(
+    problem: RoutingProblem,
+    *,
+    budget_s: float = 5.0,
+    solver: Solver = "pyvrp",
+    lanes: int = 1,
+    workers: int = 1,
+) -> RoutingSolution:
     """Route every visit node it can; report the rest with a reason. Never raises for infeasibility.
+
+    PyVRP: ``lanes`` independent searches of the whole budget each (more lanes, better
+    and costlier answers); ``workers`` processes run them side by side. The routes depend
+    on ``lanes``, never on ``workers``.
 
     ``budget_s`` sets the iteration count (deterministic), not a deadline: the
     wall-clock net is ``10 × budget_s + 2 s``, hit only on a heavily loaded machine.
@@ -360,8 +399,8 @@ def solve_routing(problem: RoutingProblem, *, budget_s: float = 5.0, solver: Sol
     if solver == "pyvrp":
         data, order, n_depots = _pyvrp_build(problem, visits)
         iterations = _pyvrp_iterations(len(visits), budget_s)
-        result, done, iterations = _pyvrp_solve(data, len(visits), iterations, budget_s)
-        routes = _pyvrp_extract(result, order, n_depots, n_vehicles)
+        found, done, iterations = _pyvrp_solve(data, len(visits), iterations, budget_s, max(1, lanes), workers)
+        routes = _pyvrp_extract(found, order, n_depots, n_vehicles)
         stopped_by = "iterations" if done >= iterations else "time_limit"
     elif solver == "ortools":
         manager, model = _ortools_build(problem, visits)

@@ -111,3 +111,12 @@ def test_rejects_bad_problems() -> None:
         RoutingProblem((euclidean_matrix(xy),), (RoutingVehicle(0, 10),), (0, 1))
     with pytest.raises(ValueError):
         solve_routing(RoutingProblem((euclidean_matrix(xy),), (RoutingVehicle(0, 10),), (1, 2)), budget_s=0)
+
+
+def test_parallel_lanes_give_the_same_routes_as_sequential() -> None:
+    problem = _grid_problem(seed=11)
+    seq = solve_routing(problem, budget_s=0.2, lanes=2, workers=1)
+    par = solve_routing(problem, budget_s=0.2, lanes=2, workers=2)
+    assert seq.routes == par.routes and seq.cost == par.cost
+    one = solve_routing(problem, budget_s=0.2, lanes=1)
+    assert seq.cost <= one.cost  # lane 0 is the one-lane search; more lanes never do worse
