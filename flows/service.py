@@ -279,16 +279,14 @@ def _verdict_of(verdict: Any) -> tuple[str, list[dict[str, Any]]]:
     return "pass", findings
 
 
-def _rules(rules_path: str | Path | None) -> Any | None:
-    loading = _optional("rules.loading")
+def _rules(rules_path: str | Path | None) -> Any:
+    """The rule set (``--rules`` or the bundled ``data/rules.yaml``); a missing file is an error, never a skip."""
+    from rules.loading import load_rules
+
     path = Path(rules_path) if rules_path else RULES_FILE
-    if loading is None:
-        return None
     if not path.is_file():
-        if rules_path:
-            raise InvalidArgument(f"rule file {str(path)!r} does not exist")
-        return None
-    return loading.load_rules(path)
+        raise InvalidArgument(f"rule file {str(path)!r} does not exist; sortie does not plan or dispatch without rules")
+    return load_rules(path)
 
 
 def _context(now: datetime, job: Any, phase: str, authorisations: Mapping[str, str] | None = None) -> Any:
@@ -302,11 +300,10 @@ def _context(now: datetime, job: Any, phase: str, authorisations: Mapping[str, s
     )
 
 
-def _evaluate(plan: Plan, world: World, rules: Any | None, context: Any) -> Any | None:
-    evaluate = _optional("rules.evaluate")
-    if evaluate is None or rules is None:
-        return None
-    return evaluate.evaluate(plan, world, rules, context=context)
+def _evaluate(plan: Plan, world: World, rules: Any, context: Any) -> Any:
+    from rules.evaluate import evaluate
+
+    return evaluate(plan, world, rules, context=context)
 
 
 # --------------------------------------------------------------------------- planning pieces
@@ -318,6 +315,7 @@ class _Attempt:
     plan: Plan | None
     verdict: Any | None
     note: str
+    ok: bool = False  # this attempt is the draft's current version
 
 
 def _build_job(world: World, intent: Any, start_at: datetime, area: BaseGeometry) -> Any:
@@ -337,41 +335,10 @@ def _build_job(world: World, intent: Any, start_at: datetime, area: BaseGeometry
     )
 
 
-def _fallback_fleets(world: World, job: Any, tenant: str) -> tuple[list[tuple[Drone, ...]], list[str]]:
-    """Used only while ``rules.eligibility`` is absent: tenant's ONLINE drones with the sensors, by dock distance."""
-    centre = job.area_wgs84.centroid
-    missing: list[str] = []
-    ok: list[Drone] = []
-    for d in world.drones:
-        if d.tenant != tenant:
-            continue
-        if d.status != "ONLINE":
-            missing.append(f"{d.id} is {d.status}")
-            continue
-        lacking = sorted(set(job.sensors) - set(d.capabilities))
-        if lacking:
-            missing.append(f"{d.id} lacks {', '.join(lacking)}")
-            continue
-        ok.append(d)
-    by_dock: dict[str, list[Drone]] = {}
-    for d in ok:
-        by_dock.setdefault(d.dock_id, []).append(d)
-
-    def dist(dock_id: str) -> float:
-        dock = world.dock(dock_id)
-        return (dock.lon - centre.x) ** 2 + (dock.lat - centre.y) ** 2
-
-    fleets = [tuple(by_dock[k]) for k in sorted(by_dock, key=lambda k: (dist(k), k))]
-    if len(fleets) > 1:
-        fleets.append(tuple(ok))
-    return fleets, missing
-
-
 def _candidate_fleets(world: World, job: Any, rules: Any, now: datetime, tenant: str) -> tuple[list[tuple[Drone, ...]], list[str]]:
     """Ordered alternative fleets (``rules.eligibility``) and, when there are none, what is missing."""
-    elig = _optional("rules.eligibility")
-    if elig is None:
-        return _fallback_fleets(world, job, tenant)
+    from rules import eligibility as elig
+
     req = elig.JobRequirements(
         sensors=frozenset(job.sensors),
         area_wgs84=job.area_wgs84,
@@ -388,14 +355,21 @@ def _candidate_fleets(world: World, job: Any, rules: Any, now: datetime, tenant:
 
 
 def _plan_once(world: World, job: Any, fleet: Sequence[Drone]) -> Plan:
-    mission = _optional("planner.mission")
-    if mission is None:
-        raise PlanInfeasible("the mission planner (planner.mission) is not part of this build yet")
-    return mission.plan_mission(world, job, tuple(fleet))
+    from planner.mission import plan_mission
+
+    return plan_mission(world, job, tuple(fleet))
 
 
 def _attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str) -> tuple[list[_Attempt], list[str]]:
-    """Try the candidate fleets in order until one is not blocked for lack of capacity."""
+    """Try the candidate fleets in order until one is neither blocked for lack of capacity nor short.
+
+    Short: targets left unserved, or no sortie at all. A plan blocked by
+    airspace, altitude or weather ends the search (another dock would not fix
+    a hard rule; the approver sees the findings). When every fleet falls
+    short, the last plan that has sorties and is not blocked is kept as a
+    partial DRAFT (its ``unserved`` says what is left); otherwise the request
+    waits for resources.
+    """
     fleets, missing = _candidate_fleets(world, job, rules, now, tenant)
     attempts: list[_Attempt] = []
     for fleet in fleets[:MAX_ALTERNATIVES]:
@@ -404,21 +378,25 @@ def _attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str) ->
             # What is stored, hashed, approved and dispatched is the canonical (rounded) plan: evaluate that one.
             plan = plan_from_dict(plan_to_dict(_plan_once(world, job, fleet)))
         except PlanInfeasible as exc:
-            attempts.append(_Attempt(fleet, None, None, f"[{label}]: {exc.message}"))
             missing.append(f"[{label}]: {exc.message}")
             continue
         verdict = _evaluate(plan, world, rules, _context(now, job, "plan"))
-        capacity_blocked = bool(verdict is not None and getattr(verdict, "capacity_blocked", False))
-        if plan.unserved and not (verdict is not None and getattr(verdict, "blocked", False)):
-            capacity_blocked = capacity_blocked or not plan.sorties
-        if not capacity_blocked:
-            attempts.append(_Attempt(fleet, plan, verdict, f"[{label}]: planned"))
+        if verdict.blocked and not verdict.capacity_blocked:
+            attempts.append(_Attempt(fleet, plan, verdict, f"[{label}]: planned (blocked by a hard rule)", ok=True))
             return attempts, missing
-        why = "; ".join(
-            f.get("message_en", "") for f in _verdict_of(verdict)[1] if f.get("severity") == "block"
+        if not verdict.blocked and plan.sorties and not plan.unserved:
+            attempts.append(_Attempt(fleet, plan, verdict, f"[{label}]: planned", ok=True))
+            return attempts, missing
+        why = "; ".join(f.message_en for f in verdict.blocking) or "; ".join(
+            f"{u.target_id}: {u.reason}" for u in plan.unserved[:5]
         ) or "no sortie could be planned"
-        attempts.append(_Attempt(fleet, plan, verdict, f"[{label}]: blocked for lack of capacity: {why}"))
+        attempts.append(_Attempt(fleet, plan, verdict, f"[{label}]: short of capacity: {why}"))
         missing.append(f"[{label}]: {why}")
+    for i in range(len(attempts) - 1, -1, -1):
+        a = attempts[i]
+        if a.plan is not None and a.plan.sorties and not a.verdict.blocked:
+            kept = replace(a, note=a.note.replace("short of capacity", "planned, partial"), ok=True)
+            return attempts[:i] + attempts[i + 1:] + [kept], missing
     return attempts, missing
 
 
@@ -570,7 +548,7 @@ def _new_versions(
     rows: list[NewVersion] = []
     reasons: list[str] = []
     plans: list[Plan | None] = []
-    final_ok = bool(attempts) and attempts[-1].note.endswith("planned")
+    final_ok = bool(attempts) and attempts[-1].ok
     entries: list[tuple[_Attempt | None, str]] = [(a, "DRAFT") for a in attempts if a.plan is not None]
     if not final_ok:
         entries.append((None, "WAITING_RESOURCE"))
@@ -892,9 +870,6 @@ def _recheck(rec: DraftRecord, world: World, now: datetime, rules_path: str | Pa
     job = _J()
     job.sensors = frozenset(sensors)  # type: ignore[attr-defined]
     verdict = _evaluate(plan, world, rules, _context(now, job, "dispatch"))
-    if verdict is None:
-        checks.append("rules: not available in this build (skipped)")
-        return checks
     blocking = list(getattr(verdict, "blocking", ()))
     if blocking:
         first = blocking[0]
