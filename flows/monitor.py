@@ -546,19 +546,22 @@ def monitor_mission(
             return datetime.now(timezone.utc)
         return base + timedelta(seconds=f.last_t_s if f is not None else 0.0)
 
+    current = [rec]  # the last record this run read or wrote: saves a ledger open per step
+
     def move(to_state: str, reason: str, f: DroneFlight | None) -> None:
-        cur = ledger.get_draft(draft_id, version)
+        cur = current[0]
         if cur.state == to_state:
             return
-        if cur.state == "DISPATCHED" and to_state in ("SUCCEEDED",):
+        if cur.state == "DISPATCHED" and to_state == "SUCCEEDED":
             move("IN_FLIGHT", "the vehicle took off (seen late)", f)
-            cur = ledger.get_draft(draft_id, version)
-        ledger.transition(draft_id, version, expected_state=cur.state, expected_row_version=cur.row_version,
-                          to_state=to_state, actor=actor, reason=reason, now=stamp(f))
+            cur = current[0]
+        current[0] = ledger.transition(draft_id, version, expected_state=cur.state,
+                                       expected_row_version=cur.row_version, to_state=to_state, actor=actor,
+                                       reason=reason, now=stamp(f))
 
     def notify(f: DroneFlight, what: str, data: dict[str, Any]) -> None:
         if what == "armed":
-            if ledger.get_draft(draft_id, version).state == "DISPATCHED":
+            if current[0].state == "DISPATCHED":
                 move("IN_FLIGHT", f"{f.drone_id} armed and took off in mode {data.get('mode')}", f)
         elif what == "alert":
             try:
@@ -572,11 +575,11 @@ def monitor_mission(
     flights = follow_flight(exps, options, notify)
     outcome, reason = _overall(flights)
     last = max(flights, key=lambda f: f.last_t_s)
-    if outcome in ("SUCCEEDED", "ABORTED"):
-        move(outcome, reason, last)
-    state = ledger.get_draft(draft_id, version).state
-    result = MonitorResult(draft_id, version, outcome if outcome != "OPEN" else state, state, reason, flights,
-                           wall_s=time.monotonic() - t0)
+    ended = outcome in ("SUCCEEDED", "ABORTED")
+    # the flight record first, then the state: a crash in between leaves a re-runnable IN_FLIGHT, never an end
+    # without its record
+    state = outcome if ended else current[0].state
+    result = MonitorResult(draft_id, version, state, state, reason, flights, wall_s=time.monotonic() - t0)
     path = flight_path(draft_id, version)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = result.to_dict()
@@ -585,6 +588,10 @@ def monitor_mission(
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)
+    if ended:
+        move(outcome, reason, last)
+    result.state = current[0].state
+    result.wall_s = time.monotonic() - t0
     result.flight_file = str(path)
     return result
 

@@ -11,7 +11,6 @@ retried (a second monitor of the same version returns the recorded end).
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
 
@@ -19,16 +18,9 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.artifacts import MAX_INLINE_PNG_BYTES
+from flows.report import report_artifact_key
 
 __all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", "monitor_mission"]
-
-_KEY_BAD = re.compile(r"[^a-z0-9-]+")
-
-
-def report_artifact_key(draft_id: str, version: int) -> str:
-    """``report-<id>-v<version>`` in Prefect's key alphabet (lowercase letters, digits, dashes)."""
-    folded = re.sub(r"-{2,}", "-", _KEY_BAD.sub("-", str(draft_id).lower())).strip("-") or "unnamed"
-    return f"report-{folded}-v{int(version)}"
 
 
 @task(name="monitor-flight", cache_policy=NO_CACHE)

@@ -27,7 +27,7 @@ from flows import service  # noqa: E402
 from flows.context import resolve_now  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
 from flows.monitor import MonitorOptions, fly_and_report, monitor_mission  # noqa: E402
-from flows.report import build_report, markdown_for_artifact  # noqa: E402
+from flows.report import build_report, markdown_for_artifact, report_artifact_key  # noqa: E402
 from flows.sim_flight import FlightFaults  # noqa: E402
 from flows.simulator import SimVehicle  # noqa: E402
 from planner.errors import Conflict  # noqa: E402
@@ -210,7 +210,5 @@ def test_a_draft_that_was_not_dispatched_cannot_be_monitored(
 
 
 def test_report_artifact_key_uses_prefects_alphabet() -> None:
-    from flows.prefect_monitor import report_artifact_key
-
     assert report_artifact_key("d-1E917cfc_AC13", 3) == "report-d-1e917cfc-ac13-v3"
     assert report_artifact_key("--", 1) == "report-unnamed-v1"
