@@ -212,3 +212,27 @@ def test_a_draft_that_was_not_dispatched_cannot_be_monitored(
 def test_report_artifact_key_uses_prefects_alphabet() -> None:
     assert report_artifact_key("d-1E917cfc_AC13", 3) == "report-d-1e917cfc-ac13-v3"
     assert report_artifact_key("--", 1) == "report-unnamed-v1"
+
+
+def test_cli_report_and_monitor_of_an_ended_flight(nominal: dict[str, Any], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    monkeypatch.setenv("SORTIE_HOME", nominal["home"])
+    mon = nominal["out"]["monitor"]
+    out = tmp_path / "r.md"
+    res = CliRunner().invoke(app, ["report", mon["draft_id"], "--version", str(mon["version"]), "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["state"] == "SUCCEEDED" and out.read_text(encoding="utf-8") == data["markdown"].replace(
+        "](flown.png)", "](r-flown.png)")
+    assert (tmp_path / "r-flown.png").read_bytes()[:4] == b"\x89PNG"
+    res = CliRunner().invoke(app, ["monitor", mon["draft_id"], "--json", "--timeout", "5"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["already_ended"] is True
+    res = CliRunner().invoke(app, ["monitor", "d-nope", "--json"])
+    assert res.exit_code == 2 and json.loads(res.output)["error"]["code"] == "NOT_FOUND"
