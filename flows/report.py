@@ -109,7 +109,8 @@ def coverage_reached(plan: Plan, tracks: dict[str, list[tuple[float, float]]], *
         prev = None
         for leg in s.legs:
             pts = [frame.xy(w.lon, w.lat) for w in leg.waypoints]
-            line_pts = ([prev] if prev is not None else []) + pts
+            # a lane or sweep leg starts at its own first waypoint (the transit before it ends there)
+            line_pts = pts if len(pts) >= 2 else ([prev] if prev is not None else []) + pts
             if leg.kind in ("lane", "sweep") and len(line_pts) >= 2:
                 line = LineString(line_pts)
                 got = 0.0 if zone is None else line.intersection(zone).length

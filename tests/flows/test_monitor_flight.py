@@ -236,3 +236,33 @@ def test_cli_report_and_monitor_of_an_ended_flight(nominal: dict[str, Any], tmp_
     assert json.loads(res.output)["already_ended"] is True
     res = CliRunner().invoke(app, ["monitor", "d-nope", "--json"])
     assert res.exit_code == 2 and json.loads(res.output)["error"]["code"] == "NOT_FOUND"
+
+
+def test_coverage_counts_only_what_the_track_reached() -> None:
+    from datetime import datetime, timezone
+
+    from shapely.geometry import Polygon
+
+    from flows.report import coverage_reached
+    from planner.plan import Leg, Plan, Sortie, Waypoint
+
+    t0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+    lon0, lat0 = 24.9410, 60.1700
+    east = (lambda m: lon0 + m / (111_320.0 * 0.4975))  # noqa: E731 - metres east of the dock at 60.17°N
+    legs = (
+        Leg("takeoff", (Waypoint(lon0, lat0, 30.0, "TAKEOFF"),), 30.0, 6.0, 0.5),
+        Leg("lane", (Waypoint(east(100), lat0, 30.0), Waypoint(east(200), lat0, 30.0)), 200.0, 20.0, 1.0, target_id="lane-a"),
+        Leg("lane", (Waypoint(east(300), lat0, 30.0), Waypoint(east(400), lat0, 30.0)), 200.0, 20.0, 1.0, target_id="lane-b"),
+        Leg("inspect", (Waypoint(east(200), lat0, 30.0, "INSPECT", target_id="poi-1"),), 10.0, 5.0, 0.2, target_id="poi-1"),
+        Leg("inspect", (Waypoint(east(400), lat0, 30.0, "INSPECT", target_id="poi-2"),), 10.0, 5.0, 0.2, target_id="poi-2"),
+    )
+    plan = Plan("lane_patrol", t0, Polygon([(lon0, lat0), (east(500), lat0), (east(500), lat0 + 0.001)]), 30.0,
+                (Sortie(0, "D1", "DOCK", t0, legs, 900.0, 60.0, 3.0, 0.05),))
+    # flew east to 250 m and turned back: lane-a whole, lane-b not, poi-1 yes, poi-2 no
+    track = [(lon0, lat0), (east(250), lat0 + 1e-6), (lon0, lat0)]
+    cov = coverage_reached(plan, {"D1": track})
+    assert cov["lanes"]["planned"] == 2 and cov["lanes"]["reached"] == 1 and cov["lanes"]["missed"] == ["lane-b"]
+    assert cov["points"] == {"planned": 2, "reached": 1, "missed": ["poi-2"]}
+    assert coverage_reached(plan, {})["lanes"]["reached"] == 0
+    full = coverage_reached(plan, {"D1": [(lon0, lat0), (east(400), lat0)]})
+    assert full["lanes"]["reached"] == 2 and full["points"]["reached"] == 2
