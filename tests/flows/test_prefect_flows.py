@@ -10,6 +10,7 @@ the test process.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -310,10 +311,11 @@ def test_form_input_goes_through_the_ledger_checks_and_a_rejection_ends_the_run(
 
 
 def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: str, served: Served, vehicles: Callable[..., Any]) -> None:
-    """A served run suspends (no process held); approve in the ledger + resume_waiting_run → it restarts and dispatches once."""
+    """A served run suspends (no process held); `sortie approve` records the approval and resumes it → it dispatches once."""
     from prefect.deployments import run_deployment
+    from typer.testing import CliRunner
 
-    from flows import service
+    from flows.cli import app
     from flows.prefect_resume import resume_waiting_run
 
     now = fresh_now()
@@ -327,11 +329,14 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
     run = waiting_run(draft["draft_id"], draft["version"], 240)
     assert run.id == started.id and run.state.name == "Suspended"
     assert f"draft:{draft['draft_id']}:v{draft['version']}" in run.tags
-    # what `sortie approve` does: the ledger first, then wake the run
-    service.approve(
-        draft["draft_id"], draft["version"], approver="chen.jing", plan_hash=draft["plan_hash"], now=datetime.fromisoformat(now), world_dir=world
+    # `sortie approve` records the approval in the ledger, then wakes the run (flows.prefect_resume)
+    result = CliRunner().invoke(
+        app,
+        ["approve", draft["draft_id"], "--version", str(draft["version"]), "--plan-hash", draft["plan_hash"],
+         "--as", "chen.jing", "--world", world, "--now", now, "--json"],
     )
-    assert resume_waiting_run(draft["draft_id"], draft["version"], plan_hash=draft["plan_hash"], approver="chen.jing") == run.id
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["resumed_run"] == str(run.id)
     final = wait_for("the resumed run to finish", lambda: (r := read_run(run.id)).state.is_final() and r, 240)
     assert final.state.name == "Completed", final.state.message
     state, approvals, dispatches, _ = ledger_view(draft["draft_id"], draft["version"])
