@@ -85,6 +85,9 @@ MAX_FULL_EVALUATIONS = 5
 MAX_PIECES = 1500
 MAX_LOCAL_SEARCH_PASSES = 60
 MAX_LOCAL_SEARCH_MOVES_PER_PIECE = 8  # improving moves per start, per piece
+LOCAL_SEARCH_WORK = 1_000_000  # ... and at most this many n² matrix elements' worth of moves
+MIN_MOVES = 30
+MAX_RUN_MOVES = 16  # whole-run moves evaluated per step (the longest runs)
 GRID_STEP_DEG = 2.0
 MIN_PIECE_M = 1e-3
 MAX_COVERAGE_CHECKS = 5
@@ -93,7 +96,7 @@ OR_OPT_MAX_BLOCK = 3  # or-opt moves blocks of up to this many pieces
 PHASE1_KICKS = 0  # iterated-local-search kicks per direction when ranking directions
 POLISH_DIRECTIONS = 3  # the best few directions get a stronger order search
 POLISH_KICKS = 6
-EFFORT_PIECES = 100  # up to this many pieces the full effort; beyond, directions/kicks scale by (100/n)²
+EFFORT_PIECES = 100  # up to this many pieces the full effort; beyond, directions/kicks scale by (100/n)³
 PHASE1_NN_STARTS = 2  # nearest-neighbour starts per direction when ranking directions
 MAX_MODE_ROUNDS = 2  # rounds of per-cell mode switching in the cell-level order
 COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
@@ -485,8 +488,10 @@ def _improve(order: np.ndarray, dirs: np.ndarray, X: np.ndarray, max_moves: int)
         E = np.concatenate([[m], e])  # E[k]: tail of connection k (k = 0..n)
         S = np.concatenate([s, [m + 1]])  # S[k]: head of connection k
         link = X[E, S]  # (n+1,)
+        XE = X.take(E, axis=0)  # rows of the connection tails (take: far faster than fancy 2-D indexing)
+        XS = X.take(S, axis=1)  # columns of the connection heads
         # 2-opt: reverse [i..j]: connections i and j+1 change
-        d2 = X[E[:n, None], e[None, :]] + X[s[:, None], S[None, 1:]] - link[:n, None] - link[None, 1:]
+        d2 = XE[:n].take(e, axis=1) + XS.take(s, axis=0)[:, 1:] - link[:n, None] - link[None, 1:]
         d2 = np.where(upper, d2, np.inf)
         k2 = int(np.argmin(d2))
         best = float(d2.flat[k2])
@@ -502,7 +507,7 @@ def _improve(order: np.ndarray, dirs: np.ndarray, X: np.ndarray, max_moves: int)
             valid = (k[None, :] < i[:, None]) | (k[None, :] > (i + L)[:, None])
             for rev in (0, 1):
                 bs, be = (be_f, bs_f) if rev else (bs_f, be_f)
-                ins = X[E[None, :], bs[:, None]] + X[be[:, None], S[None, :]] - link[None, :]
+                ins = XE.take(bs, axis=1).T + XS.take(be, axis=0) - link[None, :]
                 delta = np.where(valid, ins - removal[:, None], np.inf)
                 kk = int(np.argmin(delta))
                 if delta.flat[kk] < best:
@@ -515,15 +520,14 @@ def _improve(order: np.ndarray, dirs: np.ndarray, X: np.ndarray, max_moves: int)
             breaks = np.nonzero(inner > cut)[0] + 1  # a run starts at each break
             bounds = np.concatenate([[0], breaks, [n]])
             k = np.arange(n + 1)
-            for a0, b0 in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-                L = b0 - a0
-                if L <= OR_OPT_MAX_BLOCK or L >= n:
-                    continue
+            runs = [(b0 - a0, a0) for a0, b0 in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+            runs = sorted((r for r in runs if OR_OPT_MAX_BLOCK < r[0] < n), reverse=True)[:MAX_RUN_MOVES]
+            for L, a0 in sorted(runs, key=lambda r: r[1]):
                 removal = link[a0 + L] + link[a0] - X[E[a0], S[a0 + L]]
                 valid = (k < a0) | (k > a0 + L)
                 for rev in (0, 1):
                     bs, be = (e[a0 + L - 1], s[a0]) if rev else (s[a0], e[a0 + L - 1])
-                    ins = X[E, bs] + X[be, S] - link
+                    ins = XE[:, bs] + XS[be] - link
                     delta = np.where(valid, ins - removal, np.inf)
                     kk = int(np.argmin(delta))
                     if delta[kk] < best:
@@ -633,7 +637,7 @@ def _order_cells(
         idx = np.concatenate([ends, [m, m + 1]])
         Xs = X[np.ix_(idx, idx)]
         o, d = _nearest_neighbour(first, 0, Xs, C)
-        o, d = _improve(o, d, Xs, MAX_LOCAL_SEARCH_PASSES * max(1, C))
+        o, d = _improve(o, d, Xs, _move_cap(C))
         return _tour_cost(o, d, Xs) + float(internal[np.arange(C), mode_v].sum()), o, d
 
     def expand(mode_v: np.ndarray, o: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -668,6 +672,11 @@ def _order_cells(
     return [(o, d) for _, o, d in sols[:max_starts]]
 
 
+def _move_cap(n: int) -> int:
+    """Improving moves allowed per local-search run: per piece, and by total work (each move is O(n²))."""
+    return max(MIN_MOVES, min(MAX_LOCAL_SEARCH_MOVES_PER_PIECE * max(1, n), LOCAL_SEARCH_WORK // max(1, n * n)))
+
+
 def _order_pieces(
     X: np.ndarray,
     n: int,
@@ -692,7 +701,7 @@ def _order_pieces(
     for p, d in starts[:nn_starts]:
         inits.append(_nearest_neighbour(p, d, X, n))
     best: tuple[float, np.ndarray, np.ndarray] | None = None
-    max_moves = MAX_LOCAL_SEARCH_MOVES_PER_PIECE * max(1, n)
+    max_moves = _move_cap(n)
     for o, ds in inits:
         o, ds = _improve(o, ds, X, max_moves)
         c = _tour_cost(o, ds, X)
@@ -899,9 +908,10 @@ def plan_coverage(
         always = []
     segs_c = _ring_segments(free_c)
     ranked = sorted((*_estimate(segs_c, a, swath_m), i, a) for i, a in enumerate(cands))
-    # effort shrinks with the square of the piece count (each local-search step is O(n²))
-    n_est = max(1, ranked[0][1])
-    scale = min(1.0, (EFFORT_PIECES / n_est) ** 2)
+    # effort shrinks with the cube of the piece count (O(n) moves of O(n²) each)
+    pieces_of = {a: n for _, n, _, a in ranked}
+    n_est = max(1, max(n for _, n, _, _ in ranked[: max(1, max_full)]), *(pieces_of.get(a, 0) for a in always))
+    scale = min(1.0, (EFFORT_PIECES / n_est) ** 3)
     nn_starts = 2 if n_est <= 1.5 * EFFORT_PIECES else 1
     polish_dirs = max(1, round(POLISH_DIRECTIONS * scale)) if polish else 0
     polish_kicks = max(2, round(POLISH_KICKS * scale))
