@@ -5,6 +5,17 @@ Reads the instance (section 2 of ``../shared/bench/README.md``), routes it with
 ``max_distance_m`` as the capacity) and returns the routes themselves plus the
 total, the best-known figure and our ratio to it. Same instance and budget →
 same routes (the budget sets an iteration count, not a deadline).
+
+Measured (2 search lanes, 2026-11-29, totals in m, gap to the best-known):
+
+    instance        1 s               5 s               20 s
+    md_n020         23731  +0.00 %    23731  +0.00 %    23731  +0.00 %  (1 lane)
+    md_n100         61464  +1.55 %    60524  +0.00 %    60524  +0.00 %  (1 lane)
+    md_n200_lines   27743  +0.31 %    27656  +0.00 %    27656  +0.00 %  (1 lane)
+    md_n500        197951  +7.97 %   189900  +3.58 %   184732  +0.76 %
+
+A second lane can only lower a total (lane 0 is the one-lane search). Repeated runs
+gave identical routes. CPU ≈ 2 × budget; wall ≈ budget on an idle 2-core machine.
 """
 
 from __future__ import annotations

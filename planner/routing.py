@@ -23,10 +23,12 @@ Determinism
 
 Solvers (measured on the public routes instances, see bench/routes.py)
     ``"pyvrp"`` (default): PyVRP's iterated local search, the best of up to four
-    runs with seeds 0, 1, … sharing one ``MaxIterations`` budget. ``"ortools"``: PARALLEL_CHEAPEST_INSERTION then guided
-    local search with a ``solution_limit``; OR-Tools GLS was +3.7 % above the
-    best-known on md_n100 after 5 s and left sites unserved on md_n500, PyVRP
-    matched md_n100 in 1.3 s.
+    runs with seeds 0, 1, … sharing one ``MaxIterations`` budget; ``lanes``
+    independent such searches (seeds after each other) may run side by side in
+    worker processes. ``"ortools"``: PARALLEL_CHEAPEST_INSERTION then guided
+    local search with a ``solution_limit``. OR-Tools GLS was +3.7 % above the
+    best-known on md_n100 after 5 s and left 44 sites unserved on md_n500 early
+    in its search; PyVRP matched md_n100 in 3 000 iterations (~2.5 s).
 """
 
 from __future__ import annotations
