@@ -219,6 +219,20 @@ def ledger_view(draft_id: str, version: int) -> tuple[str, list[Any], list[Any],
     )
 
 
+def scheduled_expiry_runs(draft_id: str, deployment: str) -> list[Any]:
+    from prefect import get_client
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId, FlowRunFilter, FlowRunFilterTags
+
+    with get_client(sync_client=True) as client:
+        dep = client.read_deployment_by_name(deployment)
+        return list(
+            client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=[f"draft:{draft_id}"])),
+                deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[dep.id])),
+            )
+        )
+
+
 # --------------------------------------------------------------------------- tests
 
 
@@ -329,6 +343,9 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
     run = waiting_run(draft["draft_id"], draft["version"], 240)
     assert run.id == started.id and run.state.name == "Suspended"
     assert f"draft:{draft['draft_id']}:v{draft['version']}" in run.tags
+    # no process holds the wait: the deadline is a scheduled run of expire-draft, once per draft version
+    expiry = scheduled_expiry_runs(draft["draft_id"], f"expire-draft/{served.name}")
+    assert len(expiry) == 1 and expiry[0].parameters["draft_id"] == draft["draft_id"]
     # `sortie approve` records the approval in the ledger, then wakes the run (flows.prefect_resume)
     result = CliRunner().invoke(
         app,
@@ -360,6 +377,25 @@ def test_daily_patrol_waits_and_an_unapproved_draft_expires(home: Path, world: s
     state, approvals, dispatches, events = ledger_view(result["draft_id"], result["version"])
     assert (state, approvals, dispatches) == ("EXPIRED", [], [])
     assert [(e.from_state, e.to_state, e.actor) for e in events][-1] == ("DRAFT", "EXPIRED", EXPIRY_ACTOR)
+
+
+def test_expire_draft_flow_expires_and_wakes_the_waiting_run(home: Path, world: str) -> None:
+    """What the scheduled ``expire-draft`` run does at the deadline: DRAFT → EXPIRED, then the waiting run ends cleanly."""
+    from flows.prefect_flows import EXPIRY_ACTOR, dispatch_mission, expire_draft
+
+    now = fresh_now()
+    draft = plan(now, world, region_id="region-1003")
+    thread, box = in_thread(dispatch_mission, draft_id=draft["draft_id"], version=draft["version"], world=world, now=now, poll_interval_s=1)
+    waiting_run(draft["draft_id"], draft["version"], 60)
+    not_yet = expire_draft(draft["draft_id"], draft["version"], deadline_utc="2999-01-01T00:00:00+00:00", now=now)
+    assert not_yet == "DRAFT" and thread.is_alive()  # before the deadline nothing happens
+    assert expire_draft(draft["draft_id"], draft["version"], deadline_utc="2000-01-01T00:00:00+00:00", now=now) == "EXPIRED"
+    thread.join(60)
+    assert not thread.is_alive() and "error" not in box, box.get("error")
+    assert box["result"]["outcome"] == "EXPIRED"
+    state, approvals, dispatches, events = ledger_view(draft["draft_id"], draft["version"])
+    assert (state, approvals, dispatches) == ("EXPIRED", [], [])
+    assert [(e.from_state, e.to_state, e.actor) for e in events if e.to_state == "EXPIRED"] == [("DRAFT", "EXPIRED", EXPIRY_ACTOR)]
 
 
 def test_daily_deployments_create_scheduled_runs(prefect_server: Any) -> None:
