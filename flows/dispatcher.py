@@ -169,6 +169,10 @@ def upload_plan(
     the plan flies one drone, or a mapping drone id → string). ``timeout_s``
     bounds each link's whole exchange (hello, three uploads, any read-back).
 
+    Vehicles are uploaded one after the other and the first failure stops the
+    dispatch; vehicles before it keep their accepted missions (each upload's
+    status is in the outcome).
+
     Raises ``DispatchFailed`` (a NACK: its MAV_MISSION_RESULT is in the message),
     ``DispatchUncertain`` (no final ack and the read-back did not match or could
     not be made), ``DeviceUnavailable`` (no heartbeat): each with the outcome as
@@ -267,7 +271,7 @@ def upload_mission_set(
         record("hello", None, outcome="HEARTBEAT", detail=f"system {ml.target_system} component {ml.target_component} autopilot {ml.autopilot}")
         if seen is not None and seen != ms.dialect:
             result.status = "FAILED"
-            result.detail = f"the vehicle reports a {seen} autopilot but the world says {ms.dialect}; nothing uploaded"
+            result.detail = f"{ms.drone_id}: the vehicle reports a {seen} autopilot but the world says {ms.dialect}; nothing uploaded"
             raise DispatchFailed(result.detail)
         after_hello = time.monotonic()
         upload_deadline = after_hello + 0.7 * max(0.0, deadline - after_hello)

@@ -143,13 +143,22 @@ class MavLink:
             pass  # a udpin link has no peer until the vehicle speaks
 
     def wait_vehicle(self, deadline: float) -> None:
-        """Send heartbeats until the vehicle's heartbeat names its ids; DeviceUnavailable if none."""
+        """Send heartbeats until the autopilot's heartbeat names its ids; DeviceUnavailable if none.
+
+        Heartbeats of ground stations and of components without an autopilot
+        (cameras, gimbals) are skipped: the mission protocol talks to the autopilot.
+        """
         end = min(deadline, time.monotonic() + self.heartbeat_timeout_s)
         interval = min(self.retry_s, 0.5)
         while time.monotonic() < end:
             self._heartbeat()
             msg = self.conn.recv_match(type="HEARTBEAT", blocking=True, timeout=max(0.0, min(interval, end - time.monotonic())))
-            if msg is not None and msg.type != _M.MAV_TYPE_GCS and msg.get_srcSystem() != 0:
+            if (
+                msg is not None
+                and msg.type != _M.MAV_TYPE_GCS
+                and msg.autopilot != _M.MAV_AUTOPILOT_INVALID  # a camera, gimbal or another GCS: not the autopilot
+                and msg.get_srcSystem() != 0
+            ):
                 self.target_system = msg.get_srcSystem()
                 self.target_component = msg.get_srcComponent()
                 self.autopilot = int(msg.autopilot)
