@@ -108,3 +108,14 @@ def test_no_drones_gives_an_empty_plan_with_reasons(world) -> None:
     plan = plan_mission(world, _job(world, "FIRE_LANE_PATROL"), [])
     assert not plan.sorties
     assert any(u.reason == "no usable drone" for u in plan.unserved)
+
+
+def test_patrol_needing_several_sorties_shares_them_between_the_dock_drones(world) -> None:
+    # two drones at DOCK-B with little charge: several sorties, spread so the patrol ends sooner
+    drones = [dataclasses.replace(world.drone(i), battery_pct=30.0) for i in ("M3TD-01", "M3TD-02")]
+    plan = plan_mission(world, _job(world, "FIRE_LANE_PATROL"), drones)
+    _check_feasible(world, plan, drones)
+    assert len(plan.sorties) >= 2
+    assert {s.drone_id for s in plan.sorties} == {"M3TD-01", "M3TD-02"}
+    flown = _lane_targets(plan)
+    assert len(flown) == len(set(flown)) == plan.parameters["lane_edges"]
