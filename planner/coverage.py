@@ -49,8 +49,8 @@ with the square of the piece count beyond ``EFFORT_PIECES``.
 Measured on ``../shared/bench/coverage`` (swath 40 m, CPU seconds on this
 machine, cold process): 01 rectangle 3 360.0 m (= Fields2Cover, 1.120 × LB),
 03 U 5 725.2 m (F2C 5 960.0; 1.174 × LB), 04 two holes 6 100.6 m (F2C 6 847.9;
-1.205 × LB), 06 2 km² 51 465.5 m at coverage 0.991 (F2C 51 558.7 at 0.9898;
-1.091 × LB), 0.1–0.75 s each.
+1.205 × LB), 06 2 km² 51 285.4 m at coverage 0.993 (F2C 51 558.7 at 0.9898;
+1.087 × LB); 0.09–0.7 s CPU each.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ MAX_COVERAGE_CHECKS = 5
 ILS_SEED = 20261129
 OR_OPT_MAX_BLOCK = 3  # or-opt moves blocks of up to this many pieces
 PHASE1_KICKS = 0  # iterated-local-search kicks per direction when ranking directions
-POLISH_DIRECTIONS = 3  # the best few directions get a stronger order search
+POLISH_DIRECTIONS = 5  # the best few directions get a stronger order search
 POLISH_KICKS = 6
 EFFORT_PIECES = 100  # up to this many pieces the full effort; beyond, directions/kicks scale by (100/n)³
 PHASE1_NN_STARTS = 2  # nearest-neighbour starts per direction when ranking directions
