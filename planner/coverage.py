@@ -97,8 +97,6 @@ PHASE1_KICKS = 0  # iterated-local-search kicks per direction when ranking direc
 POLISH_DIRECTIONS = 5  # the best few directions get a stronger order search
 POLISH_KICKS = 6
 EFFORT_PIECES = 100  # up to this many pieces the full effort; beyond, directions/kicks scale by (100/n)³
-PHASE1_NN_STARTS = 2  # nearest-neighbour starts per direction when ranking directions
-MAX_MODE_ROUNDS = 2  # rounds of per-cell mode switching in the cell-level order
 COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
 DETOUR_FACTOR = 0.35  # estimate: extra pieces cost this fraction of a mean piece (calibrated)
 EDGE_TOL_M = 1e-5  # a connection within this of the boundary runs along it
@@ -125,7 +123,8 @@ class CoverageResult:
     free_area_m2: float
     lower_bound_m: float
     sweep_length_m: float
-    candidates: tuple[tuple[float, float], ...] = field(default=(), compare=False)  # (angle, path length) planned in full
+    # (angle, path length) of every plan made in full, shortest first
+    candidates: tuple[tuple[float, float], ...] = field(default=(), compare=False)
 
     @property
     def ratio_to_lower_bound(self) -> float:
@@ -599,16 +598,13 @@ def _cell_variant(cell: list[int], v: int) -> tuple[list[int], list[int]]:
     return ps, [d0 ^ (k & 1) for k in range(len(ps))]
 
 
-def _order_cells(
-    X: np.ndarray, cells: list[list[int]], has_start: bool, max_starts: int, mode_rounds: int
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Order whole cells, each flown as a snake, then expand them to pieces.
+def _order_cells(X: np.ndarray, cells: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """A start for the piece order: whole cells, each flown as a snake, ordered among themselves.
 
-    A cell can be flown four ways: from its first or last line (two *modes*,
-    each one super-piece with two directions) and starting left or right. The
-    super-pieces are ordered with the same numpy local search as pieces; then
-    each cell may switch mode where that helps, a few rounds. Returns up to
-    ``max_starts`` piece-level solutions (order, dirs), best first.
+    A cell can be flown four ways: from its first or its last line (two
+    *modes*; the one with the shorter internal turns is kept) and starting left
+    or right (the super-piece's two directions). The super-pieces are ordered
+    with the same numpy local search as pieces, then expanded to pieces.
     """
     m = len(X) - 2
     C = len(cells)
@@ -621,55 +617,30 @@ def _order_cells(
             entry[c, v] = 2 * ps[0] + ds[0]
             exit_[c, v] = 2 * ps[-1] + 1 - ds[-1]
             internal[c, v] = sum(X[2 * a + 1 - da, 2 * b + db] for a, da, b, db in zip(ps, ds, ps[1:], ds[1:]))
-    # pair variants into modes: v and its reverse (same path flown backwards)
+    # the variant that flies mode v's path backwards
     partner = np.zeros((C, 4), int)
     for c in range(C):
         for v in range(4):
             partner[c, v] = next(
                 (w for w in range(4) if entry[c, w] == exit_[c, v] and exit_[c, w] == entry[c, v] and w != v), v
             )
-
-    def solve(mode_v: np.ndarray, first: int) -> tuple[float, np.ndarray, np.ndarray]:
-        # super-piece c has ends 2c (= entry of mode_v[c]) and 2c+1 (= its exit)
-        ends = np.empty(2 * C, int)
-        ends[0::2] = entry[np.arange(C), mode_v]
-        ends[1::2] = exit_[np.arange(C), mode_v]
-        idx = np.concatenate([ends, [m, m + 1]])
-        Xs = X[np.ix_(idx, idx)]
-        o, d = _nearest_neighbour(first, 0, Xs, C)
-        o, d = _improve(o, d, Xs, _move_cap(C))
-        return _tour_cost(o, d, Xs) + float(internal[np.arange(C), mode_v].sum()), o, d
-
-    def expand(mode_v: np.ndarray, o: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        order: list[int] = []
-        dirs: list[int] = []
-        for c, dd in zip(o.tolist(), d.tolist()):
-            v = int(mode_v[c]) if dd == 0 else int(partner[c, mode_v[c]])
-            ps, ds = _cell_variant(cells[c], v)
-            order += ps
-            dirs += ds
-        return np.asarray(order), np.asarray(dirs)
-
-    sols: list[tuple[float, np.ndarray, np.ndarray]] = []
-    for first in sorted({0, C - 1})[: max(1, max_starts)]:
-        mode_v = np.argmin(internal[:, [0, 2]], axis=1) * 2  # cheaper of the two modes, left start
-        cost, o, d = solve(mode_v, first)
-        for _ in range(min(mode_rounds, MAX_MODE_ROUNDS)):  # let cells switch mode where the tour gets shorter
-            changed = False
-            for c in range(C):
-                for v in range(4):
-                    if v in (mode_v[c], partner[c, mode_v[c]]):
-                        continue
-                    trial = mode_v.copy()
-                    trial[c] = v
-                    cost2, o2, d2 = solve(trial, first)
-                    if cost2 < cost - 1e-7:
-                        mode_v, cost, o, d, changed = trial, cost2, o2, d2, True
-            if not changed:
-                break
-        sols.append((cost, *expand(mode_v, o, d)))
-    sols.sort(key=lambda t: t[0])
-    return [(o, d) for _, o, d in sols[:max_starts]]
+    mode_v = np.argmin(internal[:, [0, 2]], axis=1) * 2  # cheaper of the two modes, left start
+    # super-piece c has ends 2c (= entry of mode_v[c]) and 2c+1 (= its exit)
+    ends = np.empty(2 * C, int)
+    ends[0::2] = entry[np.arange(C), mode_v]
+    ends[1::2] = exit_[np.arange(C), mode_v]
+    idx = np.concatenate([ends, [m, m + 1]])
+    Xs = X[np.ix_(idx, idx)]
+    o, d = _nearest_neighbour(0, 0, Xs, C)
+    o, d = _improve(o, d, Xs, _move_cap(C))
+    order: list[int] = []
+    dirs: list[int] = []
+    for c, dd in zip(o.tolist(), d.tolist()):
+        v = int(mode_v[c]) if dd == 0 else int(partner[c, mode_v[c]])
+        ps, ds = _cell_variant(cells[c], v)
+        order += ps
+        dirs += ds
+    return np.asarray(order), np.asarray(dirs)
 
 
 def _move_cap(n: int) -> int:
@@ -683,14 +654,13 @@ def _order_pieces(
     has_start: bool,
     cells: list[list[int]] | None,
     nn_starts: int,
-    mode_rounds: int,
     kicks: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Best of a few starts (a cell-snake order, nearest-neighbour tours), each improved by local search."""
     m = 2 * n
     inits: list[tuple[np.ndarray, np.ndarray]] = []
     if cells is not None and len(cells) > 1:
-        inits += _order_cells(X, cells, has_start, 1, mode_rounds)
+        inits.append(_order_cells(X, cells))
     starts: list[tuple[int, int]] = []
     if has_start:
         k = int(np.argmin(X[m, :m]))
@@ -748,7 +718,6 @@ def _plan_direction(
     end_c: XY | None,
     graph_cache: dict[float, InsideGraph],
     nn_starts: int = 1,
-    mode_rounds: int = 0,
     kicks: int = 0,
     bridge: Bridge | None = None,
 ) -> _Planned | None:
@@ -770,7 +739,7 @@ def _plan_direction(
     dstart = np.hypot(*(pts - np.asarray(start_c)).T) if start_c is not None else None
     dend = np.hypot(*(pts - np.asarray(end_c)).T) if end_c is not None else None
     X = _augmented(conn.D, dstart, dend)
-    order, dirs = _order_pieces(X, len(pieces), start_c is not None, _cells(pieces), nn_starts, mode_rounds, kicks)
+    order, dirs = _order_pieces(X, len(pieces), start_c is not None, _cells(pieces), nn_starts, kicks)
     path: list[XY] = []
     camera: list[bool] = []  # per path segment: a sweep (camera on) or a connection
 
@@ -922,7 +891,9 @@ def plan_coverage(
     graph_cache: dict[float, InsideGraph] = {}
     planned_all: list[_Planned] = []
     for a in full:  # one nearest-neighbour start each: enough to rank directions
-        planned = _plan_direction(free_c, a, swath_m, start_c, end_c, graph_cache, nn_starts=nn_starts, kicks=PHASE1_KICKS, bridge=bridge_c)
+        planned = _plan_direction(
+            free_c, a, swath_m, start_c, end_c, graph_cache, nn_starts=nn_starts, kicks=PHASE1_KICKS, bridge=bridge_c
+        )
         if planned is not None:
             planned_all.append(planned)
     if not planned_all:
@@ -942,7 +913,8 @@ def plan_coverage(
     # polish: the best few directions again with a stronger order search (seeded kicks)
     for cand in planned_all[:polish_dirs]:
         polished = _plan_direction(
-            free_c, cand.angle, swath_m, start_c, end_c, graph_cache, nn_starts=nn_starts, kicks=polish_kicks, bridge=bridge_c
+            free_c, cand.angle, swath_m, start_c, end_c, graph_cache,
+            nn_starts=nn_starts, kicks=polish_kicks, bridge=bridge_c,
         )
         if polished is not None and polished.length < cand.length - 1e-6:
             planned_all.append(polished)

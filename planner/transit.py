@@ -41,6 +41,7 @@ import networkx as nx
 import numpy as np
 import shapely
 from shapely.geometry import MultiPolygon, Point, Polygon
+from shapely.geometry.polygon import orient
 from shapely.geometry.base import BaseGeometry
 from shapely.ops import nearest_points, unary_union
 
@@ -82,7 +83,7 @@ def _ring_nodes(polys: Sequence[Polygon], convex_sign: float) -> tuple[np.ndarra
     """
     nodes, prevs, nexts = [], [], []
     for poly in polys:
-        poly = shapely.orient_polygons(poly) if hasattr(shapely, "orient_polygons") else shapely.geometry.polygon.orient(poly, 1.0)
+        poly = orient(poly, 1.0)  # exterior counter-clockwise, holes clockwise: material on the left
         for ring in [poly.exterior, *poly.interiors]:
             c = np.asarray(ring.coords, dtype=float)[:-1]
             if len(c) < 3:
