@@ -99,9 +99,9 @@ def test_the_workflow_plan_show_approve_dispatch_log(planned: tuple[Path, dict[s
     assert shown.exit_code == 0 and json.loads(shown.stdout)["plan_hash"] == d["plan_hash"]
 
     # four-eyes: the requester may not approve their own draft (real entry point)
-    own = _sortie(["approve", draft, "--version", "1", "--as", "li.wei"], home, world)
-    assert own.returncode == 2 and own.stderr.startswith("FORBIDDEN:") and "four-eyes" in own.stderr
-    assert "Traceback" not in own.stderr
+    own = cli("approve", draft, "--version", "1", "--as", "li.wei")
+    assert own.exit_code == 2 and own.stderr.startswith("FORBIDDEN:") and "four-eyes" in own.stderr
+    assert "Traceback" not in own.output
     # wrong role: a planner; wrong tenant: the port authority's approver
     for who in ("jussi.koski", "mikko.laine"):
         r = cli("approve", draft, "--version", "1", "--as", who, "--json")
@@ -127,8 +127,8 @@ def test_the_workflow_plan_show_approve_dispatch_log(planned: tuple[Path, dict[s
     assert any("fresh world" in c for c in out["checks"])
     assert open_ledger().dispatches(draft) == []  # a dry run claims nothing
 
-    log = _sortie(["log", draft], home, world)
-    assert log.returncode == 0
+    log = cli("log", draft)
+    assert log.exit_code == 0
     assert "DRAFT → APPROVED" in log.stdout and "chen.jing" in log.stdout
 
     audit = open_ledger().audit_rows(limit=50)
