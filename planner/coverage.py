@@ -125,6 +125,12 @@ class CoverageResult:
     sweep_length_m: float
     # (angle, path length) of every plan made in full, shortest first
     candidates: tuple[tuple[float, float], ...] = field(default=(), compare=False)
+    coverage_target: float = 0.995
+
+    @property
+    def target_met(self) -> bool:
+        """Whether ``coverage_fraction`` reaches the requested ``coverage_target``."""
+        return self.coverage_fraction >= self.coverage_target
 
     @property
     def ratio_to_lower_bound(self) -> float:
@@ -946,6 +952,7 @@ def plan_coverage(
         lower_bound_m=float(area / swath_m),
         sweep_length_m=float(sum(math.dist(a, b) for a, b in sweeps)),
         candidates=tried,
+        coverage_target=float(coverage_target),
     )
 
 

@@ -175,3 +175,12 @@ def test_bench_instances_beat_fields2cover(name, ref, ref_cov) -> None:
     assert_valid(free, res, tol=1e-5)
     assert res.path_length_m <= ref
     assert res.coverage_fraction >= ref_cov - 5e-5
+
+
+def test_target_met_is_reported() -> None:
+    res = plan_coverage(box(0, 0, 400, 300), 40.0, coverage_target=0.999)
+    assert res.coverage_target == 0.999 and res.target_met
+    # a thin diagonal strip: straight sweeps cannot image the corners beyond its slanted ends
+    strip = Polygon([(0, 0), (300, 200), (300, 230), (0, 30)])
+    tight = plan_coverage(strip, 40.0, coverage_target=1.0)
+    assert tight.coverage_fraction < 1.0 and not tight.target_met
