@@ -981,6 +981,8 @@ def dispatch(
         status, result = "UNCERTAIN", {"message": exc.message, "outcome": exc.details}
     except SortieError as exc:
         status, result = "FAILED", {"message": exc.message, "code": exc.code}
+    except Exception as exc:  # noqa: BLE001 - a crash mid-upload: what the vehicle holds is unknown
+        status, result = "UNCERTAIN", {"message": f"the upload stopped with {type(exc).__name__}: {exc}"}
     kill_point("dispatch:after_upload")
     done = ledger.finish_dispatch(key, status=status, result=result, actor=user.id, now=now)
     draft_now = ledger.get_draft(draft_id, rec.version).state
