@@ -137,9 +137,16 @@ class _VisibilityGraph:
         self._cache: dict[tuple[XY, XY], tuple[XY, ...]] = {}
         if n < 2:
             return
-        iu, ju = np.triu_indices(n, k=1)
-        ok = _tangent(nodes[iu], prevs[iu], nexts[iu], nodes[ju]) & _tangent(nodes[ju], prevs[ju], nexts[ju], nodes[iu])
-        iu, ju = iu[ok], ju[ok]
+        # tangent pairs, a block of rows at a time so memory stays bounded for big graphs
+        keep_i, keep_j = [], []
+        rows = max(1, 400_000 // n)
+        for r0 in range(0, n, rows):
+            bi, bj = np.nonzero(np.triu(np.ones((min(rows, n - r0), n), bool), k=r0 + 1))
+            bi = bi + r0
+            ok = _tangent(nodes[bi], prevs[bi], nexts[bi], nodes[bj]) & _tangent(nodes[bj], prevs[bj], nexts[bj], nodes[bi])
+            keep_i.append(bi[ok])
+            keep_j.append(bj[ok])
+        iu, ju = np.concatenate(keep_i), np.concatenate(keep_j)
         if len(iu):
             vis = self._visible(nodes[iu], nodes[ju])
             iu, ju = iu[vis], ju[vis]
