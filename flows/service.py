@@ -957,6 +957,12 @@ def dispatch(
         )
     if upload is None:
         raise InvalidArgument("MAVLink upload (flows.dispatcher) is not part of this build yet; use --dry-run")
+    drones = sorted({s["drone_id"] for s in (rec.plan or {}).get("sorties", [])})
+    if isinstance(link, str) and len(drones) > 1:
+        raise InvalidArgument(
+            f"--link names one vehicle but the plan flies {len(drones)} drones ({', '.join(drones)}); "
+            "give no --link (each drone's own link is used)"
+        )
     claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now)
     if not claim.claimed:
         return _first_outcome(ledger, claim.dispatch, now=now)
