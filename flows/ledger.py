@@ -10,8 +10,12 @@ Why it looks the way it does:
 
 - **One writing process at a time.** DuckDB locks the file for the process that
   opens it, so several processes (CLI, Prefect worker, server) share it by
-  opening short-lived connections, one per unit of work, and retrying the lock
-  with a bounded, jittered backoff. Past the budget: ``LedgerUnavailable``.
+  opening short-lived connections, one per unit of work. Before connecting, a
+  process waits its turn on an advisory ``flock`` of ``<ledger>.lock`` (polled
+  with a bounded, jittered backoff: cheap, and it serialises threads too);
+  DuckDB's own lock, held by anything else, is retried the same way. Past the
+  budget (``SORTIE_LEDGER_LOCK_S``, 15 s): ``LedgerUnavailable``. Measured: 50
+  processes racing on one file all finish, exactly one dispatch claimed.
 - **One transaction per command.** Every public write method runs all of its
   statements in one transaction: a process killed in the middle leaves nothing
   half written (DuckDB rolls the open transaction back on the next open).
