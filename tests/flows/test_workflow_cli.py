@@ -244,3 +244,47 @@ def test_demo_runs_the_whole_path_to_the_simulated_vehicle(world: Path, tmp_path
     assert Path(steps["plan"]["draft"]["files"]["map"]).is_file()
     # the bundled world is untouched: the demo's vehicles reported in to its own copy
     assert json.loads((world / "fleet.json").read_text()) != json.loads((home / "world" / "fleet.json").read_text())
+
+
+def test_dispatch_rechecks_a_fresh_world(planned: tuple[Path, dict[str, Any]], world: Path, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Approved on one snapshot; the world changes for the worse before dispatch → refused, nothing claimed."""
+    src, d = planned
+    home = tmp_path / "home"
+    shutil.copytree(src, home)
+    draft = d["draft_id"]
+    for k, v in _env(home, world).items():
+        monkeypatch.setenv(k, v)
+    runner = CliRunner()
+    state = json.loads(runner.invoke(app, ["show", draft, "--json"]).stdout)
+    if state["status"] != "APPROVED":
+        ok = runner.invoke(app, ["approve", draft, "--version", str(state["version"]), "--as", "chen.jing", "--json"])
+        assert ok.exit_code == 0, ok.output
+    drones = {s["drone"] for s in d["sorties"]}
+
+    offline = tmp_path / "offline"
+    shutil.copytree(world, offline)
+    fleet = json.loads((offline / "fleet.json").read_text())
+    for x in fleet["drones"]:
+        if x["id"] in drones:
+            x["status"] = "OFFLINE"
+    (offline / "fleet.json").write_text(json.dumps(fleet))
+    r = runner.invoke(app, ["dispatch", draft, "--dry-run", "--as", "chen.jing", "--world", str(offline), "--json"])
+    assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "DEVICE_UNAVAILABLE", r.stdout
+
+    zoned = tmp_path / "zoned"
+    shutil.copytree(world, zoned)
+    # a new PROHIBITED zone over the whole area, issued after the approval (the demo's own zone file as template)
+    template = json.loads((DEMO_WORLD_DIR / "zones" / "helx.json").read_text(encoding="utf-8"))
+    zone = dict(template["features"][0])
+    zone.update(identifier="TEST-NFZ", name="Closed after approval", restriction="PROHIBITED")
+    zone["geometry"] = [{**zone["geometry"][0], "horizontalProjection": {
+        "type": "Polygon",
+        "coordinates": [[[24.90, 60.15], [24.99, 60.15], [24.99, 60.19], [24.90, 60.19], [24.90, 60.15]]]}}]
+    (zoned / "zones" / "closure.json").write_text(json.dumps({**template, "features": [zone]}), encoding="utf-8")
+    r = runner.invoke(app, ["dispatch", draft, "--dry-run", "--as", "chen.jing", "--world", str(zoned), "--json"])
+    assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "AIRSPACE_BLOCKED", r.stdout
+
+    fine = runner.invoke(app, ["dispatch", draft, "--dry-run", "--as", "chen.jing", "--json"])
+    assert fine.exit_code == 0 and json.loads(fine.stdout)["status"] == "DRY_RUN", fine.output
+    assert open_ledger().dispatches(draft) == []
