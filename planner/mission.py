@@ -408,7 +408,10 @@ def _survey(job, usable, transit, builder):
         raise why  # type: ignore[misc]
     swath = min(swaths)  # every drone images at least this wide
     first_dock = usable[0][2]
-    cov = plan_coverage(free, swath, coverage_target=job.coverage_target, start=first_dock, end=first_dock)
+    # bridge: when a zone splits the area, the hop between its parts goes around the zone
+    cov = plan_coverage(
+        free, swath, coverage_target=job.coverage_target, start=first_dock, end=first_dock, bridge=transit.path
+    )
     conns = connections_from_path(cov.sweeps, cov.path)
     reach = max(r.reach_m() for _, r, _ in usable)
     pieces = split_long_sweeps(cov.sweeps, conns, SURVEY_PIECE_FRACTION * reach)

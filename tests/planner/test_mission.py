@@ -119,3 +119,28 @@ def test_patrol_needing_several_sorties_shares_them_between_the_dock_drones(worl
     assert {s.drone_id for s in plan.sorties} == {"M3TD-01", "M3TD-02"}
     flown = _lane_targets(plan)
     assert len(flown) == len(set(flown)) == plan.parameters["lane_edges"]
+
+
+def test_survey_split_by_a_zone_never_crosses_it(world) -> None:
+    """A prohibited strip cuts the area in two: the hop between the halves goes around it."""
+    from shapely.geometry import Polygon
+
+    from planner.world import Applicability, Geozone, Restriction, VerticalReference, ZoneVolume
+
+    area = Polygon([(24.9400, 60.1670), (24.9460, 60.1670), (24.9460, 60.1700), (24.9400, 60.1700)])
+    strip = Polygon([(24.9426, 60.1660), (24.9434, 60.1660), (24.9434, 60.1710), (24.9426, 60.1710)])
+    zone = Geozone(
+        "TESTSTRIP", "strip", Restriction.PROHIBITED,
+        (ZoneVolume(strip, None, VerticalReference.AGL, None, VerticalReference.AGL),),
+        (Applicability(permanent=True),), "no flights", "test",
+    )
+    split_world = dataclasses.replace(world, zones=world.zones + (zone,))
+    job = Job("AREA_SURVEY", area, START, altitude_m=50.0, sensors=frozenset({"RGB_CAMERA"}))
+    drones = [world.drone("M3TD-01")]
+    plan = plan_mission(split_world, job, drones)
+    assert plan.sorties
+    frame = job.frame
+    strip_local = frame.to_local(strip)
+    for s in plan.sorties:
+        track = LineString([frame.forward(w.lon, w.lat) for w in s.waypoints])
+        assert track.intersection(strip_local).length < 0.5, "the survey flies through the prohibited strip"
