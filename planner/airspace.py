@@ -13,8 +13,12 @@ A zone blocks the job when all of these hold:
 
 Each blocking volume becomes a polygon in the job's local frame: circles as a
 64-gon *circumscribed* about the circle (so the polygon contains the whole
-circle), everything grown by ``margin_m`` with mitred joins (which contain the
-round buffer and keep few vertices for the visibility graph).
+circle), everything grown by ``margin_m`` plus ``ROUNDING_PAD_M`` with mitred
+joins (which contain the round buffer and keep few vertices for the visibility
+graph). The pad exists because the plan is stored at 7 decimal degrees (up to
+~6 mm of rounding): a lane clipped exactly at the margin would otherwise come
+back a few millimetres inside the rules' buffer of the same size, and a hard
+rule is never loosened to let it pass.
 """
 
 from __future__ import annotations
@@ -31,9 +35,10 @@ from planner.errors import InvalidArgument
 from planner.projection import LocalFrame
 from planner.world import CircleArea, Geozone, Restriction, VerticalReference, World, ZoneVolume
 
-__all__ = ["CIRCLE_SEGMENTS", "NoFlyZone", "blocking_zones", "no_fly_zones", "no_fly_polygons", "circle_polygon_local"]
+__all__ = ["CIRCLE_SEGMENTS", "ROUNDING_PAD_M", "NoFlyZone", "blocking_zones", "no_fly_zones", "no_fly_polygons", "circle_polygon_local"]
 
 CIRCLE_SEGMENTS = 64
+ROUNDING_PAD_M = 0.25  # > canonical lon/lat rounding (1e-7 deg <= 1.1 cm); see the module docstring
 UTM_MAX_SCALE = 1.001  # largest UTM point scale factor inside a zone at the latitudes UTM serves
 
 
@@ -140,8 +145,7 @@ def no_fly_zones(
                 poly = frame.to_local(vol.horizontal)
                 if not poly.is_valid:
                     poly = poly.buffer(0)
-            if margin_m > 0:
-                poly = poly.buffer(margin_m, join_style="mitre", mitre_limit=2.0)
+            poly = poly.buffer(margin_m + ROUNDING_PAD_M, join_style="mitre", mitre_limit=2.0)
             for p in _polygons(poly):
                 out.append(NoFlyZone(zone.id, zone.name, zone.restriction, p))
     return out

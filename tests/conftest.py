@@ -44,6 +44,17 @@ class Golden:
         assert text == expected, f"{path} differs; if the change is intended: uv run pytest --update-golden -k {case} and review the diff"
 
 
+    def check_plan(self, case: str, plan: object) -> None:
+        """Pin a planned route: the canonical plan (one key per line, so diffs read well) and its GeoJSON."""
+        import json
+
+        from planner.plan import canonical_json, plan_to_geojson
+
+        doc = json.loads(canonical_json(plan))  # the canonical precision, pretty-printed
+        self.check(case, "plan.json", json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
+        self.check(case, "route.geojson", json.dumps(plan_to_geojson(plan), sort_keys=True, indent=1) + "\n")
+
+
 @pytest.fixture
 def golden(request: pytest.FixtureRequest) -> Golden:
     return Golden(bool(request.config.getoption("--update-golden")))

@@ -34,7 +34,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
+console = Console(soft_wrap=True)  # long paths stay on one line when piped
 err_console = Console(stderr=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]

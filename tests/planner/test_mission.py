@@ -56,7 +56,7 @@ def test_fire_lane_patrol_demo_golden(world, golden) -> None:
     plan = plan_mission(world, _job(world, "FIRE_LANE_PATROL"), drones)
     _check_feasible(world, plan, drones)
     assert plan.sorties and _lane_targets(plan)
-    golden.check("firelane_patrol_demo", "plan.json", canonical_json(plan) + "\n")
+    golden.check_plan("firelane_patrol_demo", plan)
 
 
 def test_patrol_flies_every_lane_piece_outside_no_fly(world) -> None:
