@@ -513,11 +513,9 @@ def _free_udp_port() -> int:
 
 
 def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[Any], dict[str, str]] | None:
-    """One simulated vehicle per drone of the plan (first sorties), or None when the simulator is absent."""
-    try:
-        from flows.simulator import SimVehicle
-    except ImportError:
-        return None
+    """One simulated vehicle per drone of the plan (first sorties), listening on a free loopback port."""
+    from flows.simulator import SimVehicle
+
     world = service.load_world_at(world_dir)
     sims: list[Any] = []
     links: dict[str, str] = {}
@@ -529,6 +527,18 @@ def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[An
         sims.append(sim.start())
         links[drone_id] = f"udpout:127.0.0.1:{port}"
     return sims, links
+
+
+def _demo_fly(draft: dict[str, Any], sims: list[Any], actor: str, when: datetime, say: Any, as_json: bool) -> dict[str, Any]:
+    """Steps 4 and 5 of the demo: the simulators fly what they hold, the monitor follows, the report is written."""
+    from flows.monitor import fly_and_report
+
+    say("[bold]4. fly and monitor[/] (simulated time, 100× faster)", highlight=False)
+    with err_console.status("flying…", spinner="dots") if not as_json else _null():
+        flown = fly_and_report(draft["draft_id"], draft["version"], sims, actor=actor, now=when, speedup=100.0)
+    mon = flown["monitor"]
+    say(f"mission {mon.get('state', '?')}: {mon.get('reason') or ''}", markup=False, highlight=False)
+    return flown
 
 
 @app.command("demo")
@@ -598,21 +608,35 @@ def demo_cmd(
                         link=links if len(links) > 1 else next(iter(links.values())), world_dir=world_dir,
                         timeout_s=20.0,
                     ).to_dict()
+                if not as_json:
+                    _render_dispatch(result)
+                if result["status"] == "ACKED":
+                    flown = _demo_fly(draft, sims[0], approver, when, say, as_json)
+                    steps.append({"step": "dispatch", "result": result})
+                    steps.append({"step": "monitor", "result": flown["monitor"]})
+                    steps.append({"step": "report", "files": flown["report"]["files"]})
         finally:
             if sims is not None:
                 for sim in sims[0]:
                     sim.stop()
-        steps.append({"step": "dispatch", "result": result})
-        if not as_json:
-            _render_dispatch(result)
+        if not any(st["step"] == "dispatch" for st in steps):
+            steps.append({"step": "dispatch", "result": result})
+            if not as_json and sims is None:
+                _render_dispatch(result)
 
         log = service.draft_log(draft["draft_id"])
         steps.append({"step": "log", "events": log["events"]})
         if not as_json:
-            say("[bold]4. what happened[/]", highlight=False)
+            say("[bold]5. what happened[/]", highlight=False)
             _render_log(log)
+            report = next((st for st in steps if st["step"] == "report"), None)
+            if report is not None:
+                say("[bold]6. report[/]", highlight=False)
+                console.print(Path(report["files"]["report"]).read_text(encoding="utf-8"), markup=False, highlight=False)
             say(f"ledger and files: {home}", markup=False, highlight=False)
-        return {"home": str(home), "draft_id": draft["draft_id"], "steps": steps, "outcome": result["status"]}
+        monitored = next((st["result"] for st in steps if st["step"] == "monitor"), None)
+        outcome = monitored["state"] if monitored else result["status"]  # SUCCEEDED/ABORTED once flown
+        return {"home": str(home), "draft_id": draft["draft_id"], "steps": steps, "outcome": outcome}
 
     run(lambda: _audited("demo", _actor(as_user), {"world": world, "now": now, "dry_run": dry_run}, body), as_json,
         lambda d: None)

@@ -227,23 +227,27 @@ def test_bad_input_through_the_script_has_no_traceback(world: Path, tmp_path: Pa
     assert "Traceback" not in p.stderr and p.stdout == ""
 
 
-def test_demo_runs_the_whole_path_to_the_simulated_vehicle(world: Path, tmp_path: Path) -> None:
-    """``sortie demo`` on the approvable copy of the demo world: plan → approve → dispatch (simulator) → log."""
-    env = {k: v for k, v in _env(tmp_path, world).items() if k not in ("SORTIE_WORLD", "SORTIE_NOW")}
-    p = subprocess.run([str(SORTIE), "demo", "--world", str(world), "--json"], env=env, cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
+def test_demo_runs_the_whole_path_to_the_simulated_vehicle(tmp_path: Path) -> None:
+    """``uv run sortie demo`` as shipped: the bundled world, plan → approve → dispatch → fly → monitor → report."""
+    env = {k: v for k, v in _env(tmp_path, DEMO_WORLD_DIR).items() if k not in ("SORTIE_WORLD", "SORTIE_NOW")}
+    p = subprocess.run([str(SORTIE), "demo", "--json"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr + p.stdout
     out = json.loads(p.stdout)
     steps = {s["step"]: s for s in out["steps"]}
     assert steps["plan"]["draft"]["requested_by"] == "li.wei"
+    assert steps["plan"]["draft"]["verdict"] == "pass"
     assert steps["approve"]["status"] == "APPROVED"
-    assert out["outcome"] == "ACKED" and steps["dispatch"]["result"]["draft_status"] == "DISPATCHED"
-    assert [e["to_state"] for e in steps["log"]["events"]] == ["DRAFT", "APPROVED", "DISPATCHED"]
+    assert steps["dispatch"]["result"]["status"] == "ACKED"
+    assert out["outcome"] == "SUCCEEDED"
+    assert [e["to_state"] for e in steps["log"]["events"]] == ["DRAFT", "APPROVED", "DISPATCHED", "IN_FLIGHT", "SUCCEEDED"]
     home = Path(out["home"])
     assert home.parent.parent == tmp_path and (home / "ledger.duckdb").is_file()
     assert Path(steps["plan"]["draft"]["files"]["map"]).is_file()
+    report = Path(steps["report"]["files"]["report"]).read_text(encoding="utf-8")
+    assert "SUCCEEDED" in report and "Planned vs flown" in report
     # the bundled world is untouched: the demo's vehicles reported in to its own copy
-    assert json.loads((world / "fleet.json").read_text()) != json.loads((home / "world" / "fleet.json").read_text())
+    bundled = json.loads((DEMO_WORLD_DIR / "fleet.json").read_text())
+    assert bundled != json.loads((home / "world" / "fleet.json").read_text())
 
 
 def test_dispatch_rechecks_a_fresh_world(planned: tuple[Path, dict[str, Any]], world: Path, tmp_path: Path,
