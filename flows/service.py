@@ -29,12 +29,11 @@ which is what makes a killed ``sortie plan`` safe to rerun.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, time as dtime, timedelta
 from pathlib import Path
@@ -195,15 +194,6 @@ def load_world_at(world_dir: str | Path | None) -> World:
     from planner.world_files import load_world
 
     return load_world(resolve_world_dir(world_dir))
-
-
-def _optional(module: str) -> Any | None:
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name and (exc.name == module or module.startswith(exc.name + ".")):
-            return None
-        raise
 
 
 def draft_dir(draft_id: str, version: int, home: Path | None = None) -> Path:
@@ -899,11 +889,6 @@ def _dispatch_summary(d: DispatchRecord, *, first: bool, draft_status: str, mess
     )
 
 
-def _uploader() -> Callable[..., Any] | None:
-    mod = _optional("flows.dispatcher")
-    return None if mod is None else getattr(mod, "upload_plan", None)
-
-
 def dispatch(
     draft_id: str,
     version: int | None = None,
@@ -948,15 +933,14 @@ def dispatch(
     ledger.valid_approval(draft_id, rec.version, now=now)
     checks = ["approval matches this version and plan hash and has not expired"]
     checks += _recheck(rec, world, now, rules_path)
-    upload = _uploader()
     if dry_run:
         return DispatchSummary(
             draft_id=draft_id, version=rec.version, idempotency_key=key, status="DRY_RUN", first=True, dry_run=True,
             draft_status=rec.state, message="dry run: every check passed; nothing was claimed or sent",
             checks=checks, files=_files_of(draft_id, rec.version),
         )
-    if upload is None:
-        raise InvalidArgument("MAVLink upload (flows.dispatcher) is not part of this build yet; use --dry-run")
+    from flows.dispatcher import upload_plan as upload  # pymavlink is heavy: only a real dispatch loads it
+
     drones = sorted({s["drone_id"] for s in (rec.plan or {}).get("sorties", [])})
     if isinstance(link, str) and len(drones) > 1:
         raise InvalidArgument(
@@ -1140,12 +1124,11 @@ def export(draft_id: str, version: int | None, fmt: str, *, out: str | Path | No
     plan = plan_from_dict(rec.plan)
     suffix = {"geojson": ".geojson", "qgc": ".plan", "waypoints": ".waypoints", "kml": ".kml"}[fmt]
     target = Path(out) if out else draft_dir(draft_id, rec.version) / f"mission{suffix}"
-    files = _optional("planner.export_files")
+    from planner import export_files as files
+
     if fmt == "geojson":
         text = json.dumps(plan_to_geojson(plan), ensure_ascii=False, sort_keys=True, indent=1) + "\n"
         data = text.encode("utf-8")
-    elif files is None:
-        raise InvalidArgument(f"the {fmt} export (planner.export_files) is not part of this build yet; try geojson")
     elif fmt == "kml":
         data = files.plan_kml(plan)
     else:
