@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import pytest  # noqa: E402
-
-from rules import evaluate  # noqa: E402
-from rules_testkit import ctx, one_rule, simple_plan, world  # noqa: E402
+from rules import evaluate
+from testkit import ctx, one_rule, simple_plan, world
 
 
 def run(rules, alt_m: float):  # type: ignore[no-untyped-def]

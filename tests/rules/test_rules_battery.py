@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import pytest  # noqa: E402
-
-from rules import evaluate  # noqa: E402
-from rules_testkit import calm_weather, ctx, drone, one_rule, simple_plan, world  # noqa: E402
-from planner.world import Weather  # noqa: E402
+from rules import evaluate
+from testkit import calm_weather, ctx, drone, one_rule, simple_plan, world
+from planner.world import Weather
 
 # 200 Wh × 80 % charge × (1 − 0.25) = 120 Wh usable; × 0.8 in the cold = 96 Wh
 RULES = one_rule("battery_reserve", params="{reserve_fraction: 0.25, cold_below_c: 0.0, cold_derating: 0.8}")

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import pytest  # noqa: E402
-
-from rules import evaluate  # noqa: E402
-from rules_testkit import ctx, dock, drone, one_rule, simple_plan, world  # noqa: E402
+from rules import evaluate
+from testkit import ctx, dock, drone, one_rule, simple_plan, world
 
 
 @pytest.mark.parametrize(("x_m", "blocked"), [(4899.99, False), (4900.0, False), (4900.001, True), (4900.01, True)])

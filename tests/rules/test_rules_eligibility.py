@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime, timedelta
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+import pytest
+from shapely.geometry import box
 
-import pytest  # noqa: E402
-from shapely.geometry import box  # noqa: E402
-
-from flows.context import DEMO_WORLD_DIR, RULES_FILE  # noqa: E402
-from planner.world_files import load_world  # noqa: E402
-from rules import (  # noqa: E402
+from flows.context import DEMO_WORLD_DIR, RULES_FILE
+from planner.world_files import load_world
+from rules import (
     JobRequirements,
     candidate_fleets,
     fleet_eligibility,
     load_rules,
     waiting_resource_reasons,
 )
-from rules_testkit import T0, at, calm_weather, dock, drone, world  # noqa: E402
+from testkit import T0, at, calm_weather, dock, drone, world
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
 

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import timedelta
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+import pytest
 
-import pytest  # noqa: E402
-
-from rules import evaluate, parse_rules  # noqa: E402
-from rules_testkit import T0, ctx, drone, one_rule, simple_plan, world  # noqa: E402
+from rules import evaluate, parse_rules
+from testkit import T0, ctx, drone, one_rule, simple_plan, world
 
 PLAN = simple_plan([(0, 0, 50), (100, 0, 50)])
 

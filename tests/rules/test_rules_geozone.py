@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from datetime import datetime, timedelta
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-import pytest  # noqa: E402
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from planner.world import Restriction, VerticalReference  # noqa: E402
-from rules import evaluate  # noqa: E402
-from rules_testkit import (  # noqa: E402
+from planner.world import Restriction, VerticalReference
+from rules import evaluate
+from testkit import (
     UTC,
     box_zone,
     circle_zone,

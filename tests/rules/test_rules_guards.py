@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import pytest  # noqa: E402
-
-from rules import evaluate, parse_rules  # noqa: E402
-from rules.guards import GUARD_DEFAULTS, GUARD_SYMBOLS, GuardError, compile_guard  # noqa: E402
-from rules_testkit import T0, ctx, simple_plan, sortie, plan, leg, world  # noqa: E402
+from rules import evaluate, parse_rules
+from rules.guards import GUARD_DEFAULTS, GUARD_SYMBOLS, GuardError, compile_guard
+from testkit import T0, ctx, simple_plan, sortie, plan, leg, world
 
 
 @pytest.mark.parametrize(

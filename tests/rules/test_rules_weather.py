@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import pytest  # noqa: E402
-
-from planner.world import Weather  # noqa: E402
-from rules import evaluate  # noqa: E402
-from rules.evaluators.weather import wind_at_altitude  # noqa: E402
-from rules_testkit import T0, calm_weather, ctx, dock, drone, hour, one_rule, simple_plan, world  # noqa: E402
+from planner.world import Weather
+from rules import evaluate
+from rules.evaluators.weather import wind_at_altitude
+from testkit import T0, calm_weather, ctx, dock, drone, hour, one_rule, simple_plan, world
 
 
 def run(params: str, alt_m: float = 50.0, severity: str = "block", drones=None, docks=None, **weather):  # type: ignore[no-untyped-def]
