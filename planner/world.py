@@ -11,14 +11,15 @@ Times are timezone-aware ``datetime``s. "Now" is never read here: callers pass i
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, time, timezone
+from datetime import datetime, time, timedelta, timezone
 from typing import Literal
 
 from shapely.geometry import LineString, Point, Polygon
 from shapely.geometry.base import BaseGeometry
 
-from planner.errors import NotFound
+from planner.errors import InvalidArgument, NotFound
 
 __all__ = [
     "CAPABILITIES",
@@ -169,18 +170,71 @@ class ZoneVolume:
 
 @dataclass(frozen=True)
 class WeeklySlot:
-    """A recurring window: on ``days`` (0=Mon..6=Sun) from ``start`` to ``end`` in UTC."""
+    """A recurring window: on ``days`` (0=Mon..6=Sun) from ``start`` to ``end`` in UTC.
+
+    A slot covers ``[start, end)`` on each listed day. A slot whose ``end`` is
+    not after its ``start`` (22:00–02:00, or 18:00–00:00 for "until midnight")
+    runs past midnight into the next day; ``start == end`` is a whole 24 h from
+    ``start``. The loader (``planner.geozones``) already splits overnight
+    schedules into two same-day slots; a hand-built slot is read the safe way
+    (the zone applies longer, never shorter).
+    """
 
     days: frozenset[int]
     start: time
     end: time
+
+    @property
+    def crosses_midnight(self) -> bool:
+        """Whether an occurrence ends on the day after it starts (``end <= start``)."""
+        return self.end <= self.start
+
+    def contains(self, when: datetime) -> bool:
+        """Whether an occurrence of the slot covers ``when`` (timezone-aware; compared in UTC)."""
+        utc = when.astimezone(timezone.utc)
+        t, day = utc.time().replace(tzinfo=None), utc.weekday()
+        if not self.crosses_midnight:
+            return day in self.days and self.start <= t < self.end
+        return (day in self.days and t >= self.start) or ((day - 1) % 7 in self.days and t < self.end)
+
+    def occurrences(self, lo: datetime, hi: datetime) -> Iterator[tuple[datetime, datetime]]:
+        """Each occurrence ``[s, e)`` (UTC) that starts at or before ``hi`` and ends after ``lo``, in order.
+
+        Days are walked from the day before ``lo`` (an overnight occurrence that
+        began then) to the day of ``hi``: at most a few more than the window's days.
+        """
+        lo_utc, hi_utc = lo.astimezone(timezone.utc), hi.astimezone(timezone.utc)
+        day = lo_utc.date() - timedelta(days=1)
+        while day <= hi_utc.date():
+            if day.weekday() in self.days:
+                s = datetime.combine(day, self.start.replace(tzinfo=None), timezone.utc)
+                e = datetime.combine(day, self.end.replace(tzinfo=None), timezone.utc)
+                if self.crosses_midnight:
+                    e += timedelta(days=1)
+                if s <= hi_utc and e > lo_utc:
+                    yield s, e
+            day += timedelta(days=1)
 
 
 @dataclass(frozen=True)
 class Applicability:
     """When a zone applies: always, between dates, and/or on a weekly schedule.
 
-    A zone with several applicability entries applies when any entry does.
+    The dates bound a half-open ``[start, end)``; within them the entry applies
+    whenever a weekly slot does (always, without a schedule). A zone with
+    several applicability entries applies when any entry does.
+
+    ``applies_at`` answers for one instant, ``applies_during`` for a closed
+    window ``[start, end]`` (a flight leg, a sortie, a job's flight window):
+    the planner and the rules both ask the second, so they agree on which
+    zones a flight must respect. It is exact interval arithmetic, not sampling::
+
+        >>> fri = Applicability(False, schedule=(WeeklySlot(frozenset({4}), time(14), time(22)),))
+        >>> utc = timezone.utc
+        >>> fri.applies_during(datetime(2026, 12, 4, 13, 50, tzinfo=utc), datetime(2026, 12, 4, 14, 0, tzinfo=utc))
+        True
+        >>> fri.applies_during(datetime(2026, 12, 4, 13, 0, tzinfo=utc), datetime(2026, 12, 4, 13, 59, tzinfo=utc))
+        False
     """
 
     permanent: bool
@@ -198,12 +252,33 @@ class Applicability:
             return False
         if not self.schedule:
             return True
-        utc = when.astimezone(timezone.utc)
-        t = utc.time()
-        return any(
-            utc.weekday() in slot.days and slot.start <= t < slot.end
-            for slot in self.schedule
-        )
+        return any(slot.contains(when) for slot in self.schedule)
+
+    def applies_during(self, start: datetime, end: datetime) -> bool:
+        """Whether this entry applies at some instant of the closed window ``[start, end]``.
+
+        Both ends must be timezone-aware; a reversed window is read as
+        ``[end, start]``. ``applies_during(t, t) == applies_at(t)``.
+        """
+        lo, hi = _window(start, end)
+        if self.permanent:
+            return True
+        if self.start is not None:
+            if hi < self.start:
+                return False
+            lo = max(lo, self.start)
+        if self.end is not None and lo >= self.end:  # the dates are half-open: [start, end)
+            return False
+        if not self.schedule:
+            return True
+        for slot in self.schedule:
+            for s, e in slot.occurrences(lo, hi):
+                if self.end is not None:
+                    e = min(e, self.end)
+                # the occurrence [s, e) meets [lo, hi] (lo and hi already inside the dates)
+                if s <= hi and lo < e:
+                    return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -219,7 +294,22 @@ class Geozone:
     source: str  # file name it came from
 
     def applies_at(self, when: datetime) -> bool:
+        """Whether the zone applies at ``when`` (a zone without applicability entries always does)."""
         return any(a.applies_at(when) for a in self.applicability) if self.applicability else True
+
+    def applies_during(self, start: datetime, end: datetime) -> bool:
+        """Whether the zone applies at some instant of ``[start, end]`` (see ``Applicability.applies_during``)."""
+        if not self.applicability:
+            _window(start, end)
+            return True
+        return any(a.applies_during(start, end) for a in self.applicability)
+
+
+def _window(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    """``(start, end)`` ordered; both must be timezone-aware (a naive time has no defined UTC instant)."""
+    if start.tzinfo is None or end.tzinfo is None:
+        raise InvalidArgument("a time window needs timezone-aware start and end")
+    return (start, end) if start <= end else (end, start)
 
 
 @dataclass(frozen=True)
@@ -372,3 +462,7 @@ class World:
 
     def zones_active_at(self, when: datetime) -> tuple[Geozone, ...]:
         return tuple(z for z in self.zones if z.applies_at(when))
+
+    def zones_active_during(self, start: datetime, end: datetime) -> tuple[Geozone, ...]:
+        """Zones that apply at some instant of ``[start, end]``, in id order."""
+        return tuple(z for z in self.zones if z.applies_during(start, end))
