@@ -14,11 +14,9 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from shapely.geometry import Polygon
 
 os.environ.setdefault("MAVLINK20", "1")
 
@@ -31,69 +29,14 @@ from planner.errors import (  # noqa: E402
     InvalidArgument,
 )
 from planner.mission_items import FENCE, MISSION, RALLY, compare_items, mission_set  # noqa: E402
-from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
-from planner.world import (  # noqa: E402
-    Camera,
-    CircleArea,
-    Dock,
-    Drone,
-    Geozone,
-    Restriction,
-    VerticalReference,
-    Weather,
-    World,
-    WorldDefaults,
-    ZoneVolume,
-)
+from planner.plan import Plan  # noqa: E402
+from planner.world import World  # noqa: E402
+from testkit import wire_plan, wire_world  # noqa: E402
 
-T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 FAST = dict(timeout_s=10.0, retry_s=0.05, max_retries=12, heartbeat_timeout_s=3.0)
 SIM_FAST = dict(heartbeat_s=0.05, rerequest_s=0.05, transfer_timeout_s=3.0)
 CEILING = {"ardupilot": "FENCE_ALT_MAX", "px4": "GF_MAX_VER_DIST"}
 ARDUPILOT_HOME = (60.1699, 24.9409, 13.5)  # the vehicle's own home: differs from the plan's placeholder
-
-
-def small_world(autopilot: str = "ardupilot", link: str = "udpout:127.0.0.1:9") -> World:
-    drone = Drone(
-        id="M30T-01", model="DJI Matrice 30T", dock_id="DOCK-A", tenant="city-fire",
-        capabilities=frozenset({"RGB_CAMERA"}), battery_wh=263.2, battery_pct=96.0,
-        flight_time_s=2460.0, hover_time_s=2160.0, cruise_speed_mps=12.0, inspection_speed_mps=7.0,
-        max_wind_mps=12.0, min_temp_c=-20.0, max_temp_c=50.0, ip_rating="IP55",
-        camera=Camera(hfov_deg=84.0, vfov_deg=66.0), status="ONLINE", last_telemetry_at=T0,
-        autopilot=autopilot, link=link,  # type: ignore[arg-type]
-    )
-    dock = Dock("DOCK-A", "Fire station roof", "city-fire", 24.9410, 60.1700, 12.0, 3000.0, 12.0)
-    vol = ZoneVolume(
-        horizontal=Polygon([(24.945, 60.171), (24.947, 60.171), (24.947, 60.172), (24.945, 60.172)]),
-        lower_m=None, lower_ref=VerticalReference.AGL, upper_m=120.0, upper_ref=VerticalReference.AGL,
-    )
-    circle = replace(vol, horizontal=CircleArea(24.935, 60.168, 150.0))
-    zones = (
-        Geozone("NFZ-POLY", "NFZ-POLY", Restriction.PROHIBITED, (vol,), (), "", "test"),
-        Geozone("NFZ-CIRCLE", "NFZ-CIRCLE", Restriction.PROHIBITED, (circle,), (), "", "test"),
-    )
-    return World(
-        name="dispatch-test", timezone="Europe/Helsinki", defaults=WorldDefaults(), attribution="test",
-        drones=(drone,), docks=(dock,), zones=zones, lanes=(), regions=(), pois=(), weather=Weather(()), users=(),
-    )
-
-
-def small_plan() -> Plan:
-    lon0, lat0 = 24.9410, 60.1700
-    legs = (
-        Leg("takeoff", (Waypoint(lon0, lat0, 50.0, "TAKEOFF"),), 50.0, 10.0, 1.0),
-        Leg("sweep", (
-            Waypoint(24.94301, 60.17101, 50.0, "CAMERA_ON", 7.0),
-            Waypoint(24.94302, 60.17163, 50.0, "WAYPOINT", 7.0),
-            Waypoint(24.94343, 60.17164, 50.0, "CAMERA_OFF", 7.0),
-        ), 300.0, 45.0, 5.0, target_id="AREA-1"),
-        Leg("inspect", (Waypoint(24.94401, 60.17021, 40.0, "INSPECT", 7.0, hold_s=10.5, target_id="POI-1"),),
-            50.0, 20.0, 2.0, target_id="POI-1"),
-        Leg("landing", (Waypoint(lon0, lat0, 40.0, "WAYPOINT", 12.0), Waypoint(lon0, lat0, 0.0, "LAND")), 200.0, 30.0, 3.0),
-    )
-    sortie = Sortie(0, "M30T-01", "DOCK-A", T0, legs, 600.0, 105.0, 11.0, 0.05)
-    area = Polygon([(24.9428, 60.1708), (24.9448, 60.1708), (24.9448, 60.1718), (24.9428, 60.1718)])
-    return Plan("survey", T0, area, 50.0, (sortie,), coverage_fraction=0.98)
 
 
 def _differences(sim: SimVehicle, plan: Plan, world: World, dialect: str) -> dict[int, tuple[str, ...]]:
@@ -114,7 +57,7 @@ MATRIX = [
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize(("dialect", "drop", "lose_final_ack", "reject"), MATRIX)
 def test_fault_matrix_vehicle_holds_the_plan_or_the_outcome_says_not(dialect: str, drop: float, lose_final_ack: bool, reject: bool) -> None:
-    world, plan = small_world(dialect), small_plan()
+    world, plan = wire_world(dialect), wire_plan()
     seen: list[dict[str, Any]] = []
     sim = SimVehicle(
         "udpin:127.0.0.1:0", dialect,  # type: ignore[arg-type]
@@ -169,7 +112,7 @@ def test_fault_matrix_vehicle_holds_the_plan_or_the_outcome_says_not(dialect: st
 
 
 def test_ardupilot_home_slot_is_seq0_and_comes_back_as_home() -> None:
-    world, plan = small_world("ardupilot"), small_plan()
+    world, plan = wire_world("ardupilot"), wire_plan()
     with SimVehicle("udpin:127.0.0.1:0", "ardupilot", home=ARDUPILOT_HOME, **SIM_FAST) as sim:
         upload_plan(plan, world, link=sim.address, **FAST)
         held = sim.missions[MISSION]
@@ -180,7 +123,7 @@ def test_ardupilot_home_slot_is_seq0_and_comes_back_as_home() -> None:
 
 
 def test_a_changed_item_is_a_difference() -> None:
-    world, plan = small_world("px4"), small_plan()
+    world, plan = wire_world("px4"), wire_plan()
     planned = mission_set(plan, 0, world).mission
     moved = list(planned)
     moved[2] = replace(moved[2], lat=moved[2].lat + 2e-7)
@@ -198,7 +141,7 @@ class SwallowLastItem:
 
     def on_message(self, vehicle: SimVehicle, msg: Any) -> bool:
         if msg.get_type() == "MISSION_ITEM_INT" and msg.mission_type == MISSION:
-            if msg.seq == len(mission_set(small_plan(), 0, small_world("px4")).mission) - 1:
+            if msg.seq == len(mission_set(wire_plan(), 0, wire_world("px4")).mission) - 1:
                 self.swallowed += 1
                 return True
         return False
@@ -212,7 +155,7 @@ class SwallowLastItem:
 
 @pytest.mark.timeout(30)
 def test_an_incomplete_upload_is_read_back_and_reported_uncertain() -> None:
-    world, plan = small_world("px4"), small_plan()
+    world, plan = wire_world("px4"), wire_plan()
     part = SwallowLastItem()
     with SimVehicle("udpin:127.0.0.1:0", "px4", flight=part, **SIM_FAST) as sim:
         t0 = time.monotonic()
@@ -228,7 +171,7 @@ def test_an_incomplete_upload_is_read_back_and_reported_uncertain() -> None:
 
 
 def test_no_vehicle_is_device_unavailable_quickly() -> None:
-    world, plan = small_world("px4"), small_plan()
+    world, plan = wire_world("px4"), wire_plan()
     with SimVehicle("udpin:127.0.0.1:0", "px4") as sim:
         dead = sim.address
     seen: list[dict[str, Any]] = []
@@ -241,7 +184,7 @@ def test_no_vehicle_is_device_unavailable_quickly() -> None:
 
 
 def test_wrong_autopilot_uploads_nothing() -> None:
-    world, plan = small_world("ardupilot"), small_plan()
+    world, plan = wire_world("ardupilot"), wire_plan()
     with SimVehicle("udpin:127.0.0.1:0", "px4", **SIM_FAST) as sim:
         with pytest.raises(DispatchFailed, match="px4 autopilot"):
             upload_plan(plan, world, link=sim.address, **FAST)
@@ -249,9 +192,9 @@ def test_wrong_autopilot_uploads_nothing() -> None:
 
 
 def test_link_defaults_to_the_drone_and_a_single_link_needs_a_single_drone() -> None:
-    plan = small_plan()
+    plan = wire_plan()
     with SimVehicle("udpin:127.0.0.1:0", "px4", **SIM_FAST) as sim:
-        world = small_world("px4", link=sim.address)
+        world = wire_world("px4", link=sim.address)
         outcome = upload_plan(plan, world, **FAST)
     assert outcome.uploads[0].link == world.drones[0].link
     two = replace(plan, sorties=plan.sorties + (replace(plan.sorties[0], index=1, drone_id="OTHER"),))
@@ -273,7 +216,7 @@ class IgnoreParamSet:
 
 
 def test_an_unconfirmed_ceiling_stops_the_dispatch_as_uncertain() -> None:
-    world, plan = small_world("px4"), small_plan()
+    world, plan = wire_world("px4"), wire_plan()
     with SimVehicle("udpin:127.0.0.1:0", "px4", flight=IgnoreParamSet(), **SIM_FAST) as sim:
         with pytest.raises(DispatchUncertain, match="ceiling"):
             upload_plan(plan, world, link=sim.address, **{**FAST, "max_retries": 3})
@@ -284,7 +227,7 @@ def test_an_unconfirmed_ceiling_stops_the_dispatch_as_uncertain() -> None:
 def test_verify_plan_settles_by_reading_back_and_uploads_nothing() -> None:
     from flows.dispatcher import verify_plan
 
-    world, plan = small_world("ardupilot"), small_plan()
+    world, plan = wire_world("ardupilot"), wire_plan()
     with SimVehicle("udpin:127.0.0.1:0", "ardupilot", home=ARDUPILOT_HOME, **SIM_FAST) as sim:
         before = verify_plan(plan, world, link=sim.address, **FAST)
         assert not before.matches and before.vehicles[0]["counts"] == {"fence": 0, "mission": 0, "rally": 0}

@@ -13,11 +13,9 @@ import os
 import socket
 from collections import Counter
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from shapely.geometry import Polygon
 
 os.environ.setdefault("MAVLINK20", "1")
 
@@ -26,57 +24,8 @@ mavsdk = pytest.importorskip("mavsdk_grpc")
 from flows.simulator import SimVehicle  # noqa: E402
 from planner.export_files import qgc_plan  # noqa: E402
 from planner.mission_items import FENCE, MISSION, RALLY, MissionItem, compare_items, mission_set  # noqa: E402
-from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
-from planner.world import (  # noqa: E402
-    Camera, CircleArea, Dock, Drone, Geozone, Restriction, VerticalReference, Weather, World, WorldDefaults, ZoneVolume,
-)
+from testkit import wire_plan, wire_world  # noqa: E402
 
-T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
-
-
-def small_world(autopilot: str) -> World:
-    drone = Drone(
-        id="M30T-01", model="DJI Matrice 30T", dock_id="DOCK-A", tenant="city-fire",
-        capabilities=frozenset({"RGB_CAMERA"}), battery_wh=263.2, battery_pct=96.0,
-        flight_time_s=2460.0, hover_time_s=2160.0, cruise_speed_mps=12.0, inspection_speed_mps=7.0,
-        max_wind_mps=12.0, min_temp_c=-20.0, max_temp_c=50.0, ip_rating="IP55",
-        camera=Camera(hfov_deg=84.0, vfov_deg=66.0), status="ONLINE", last_telemetry_at=T0,
-        autopilot=autopilot, link="udpout:127.0.0.1:9",  # type: ignore[arg-type]
-    )
-    docks = (
-        Dock("DOCK-A", "Fire station roof", "city-fire", 24.9410, 60.1700, 12.0, 3000.0, 12.0),
-        Dock("DOCK-B", "Depot", "city-fire", 24.9600, 60.1750, 4.0, 3000.0, 12.0),
-    )
-    vol = ZoneVolume(
-        horizontal=Polygon([(24.945, 60.171), (24.947, 60.171), (24.947, 60.172), (24.945, 60.172)]),
-        lower_m=None, lower_ref=VerticalReference.AGL, upper_m=120.0, upper_ref=VerticalReference.AGL,
-    )
-    zones = (
-        Geozone("NFZ-POLY", "NFZ-POLY", Restriction.PROHIBITED, (vol,), (), "", "test"),
-        Geozone("NFZ-CIRCLE", "NFZ-CIRCLE", Restriction.PROHIBITED, (replace(vol, horizontal=CircleArea(24.935, 60.168, 150.0)),), (), "", "test"),
-    )
-    return World(
-        name="mavsdk-test", timezone="Europe/Helsinki", defaults=WorldDefaults(), attribution="test",
-        drones=(drone,), docks=docks, zones=zones, lanes=(), regions=(), pois=(), weather=Weather(()), users=(),
-    )
-
-
-def small_plan() -> Plan:
-    lon0, lat0 = 24.9410, 60.1700
-    legs = (
-        Leg("takeoff", (Waypoint(lon0, lat0, 50.0, "TAKEOFF"),), 50.0, 10.0, 1.0),
-        Leg("sweep", (
-            Waypoint(24.94301, 60.17101, 50.0, "CAMERA_ON", 7.0),
-            Waypoint(24.94302, 60.17163, 50.0, "WAYPOINT", 7.0),
-            Waypoint(24.94343, 60.17164, 50.0, "CAMERA_OFF", 7.0),
-        ), 300.0, 45.0, 5.0, target_id="AREA-1"),
-        Leg("inspect", (Waypoint(24.94401, 60.17021, 40.0, "INSPECT", 7.0, hold_s=10.5, target_id="POI-1"),),
-            50.0, 20.0, 2.0, target_id="POI-1"),
-        Leg("landing", (Waypoint(lon0, lat0, 40.0, "WAYPOINT", 12.0), Waypoint(lon0, lat0, 0.0, "LAND")), 200.0, 30.0, 3.0),
-    )
-    sortie = Sortie(0, "M30T-01", "DOCK-A", T0, legs, 600.0, 105.0, 11.0, 0.05)
-    area = Polygon([(24.9428, 60.1708), (24.9448, 60.1708), (24.9448, 60.1718), (24.9428, 60.1718)])
-    return Plan("survey", T0, area, 50.0, (sortie,), coverage_fraction=0.98)
 
 
 def _free_tcp_port() -> int:
@@ -116,7 +65,7 @@ def _key(i: MissionItem) -> tuple[int, int, int, float]:
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("dialect", ["px4", "ardupilot"])
 def test_mavsdk_imports_our_plan_file_as_the_rows_we_upload(dialect: str, tmp_path: Path) -> None:
-    world, plan = small_world(dialect), small_plan()
+    world, plan = wire_world(dialect, name="mavsdk-test", docks=2), wire_plan()
     path = tmp_path / "mission.plan"
     path.write_text(qgc_plan(plan, world))
     with SimVehicle("udpin:127.0.0.1:0", dialect, heartbeat_s=0.2) as sim:  # type: ignore[arg-type]

@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from lxml import etree
-from shapely.geometry import Polygon
 
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil, mavwp  # noqa: E402
@@ -24,69 +22,9 @@ from planner.export_files import (  # noqa: E402
     qgc_plan,
 )
 from planner.mission_items import mission_set  # noqa: E402
-from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
-from planner.world import (  # noqa: E402
-    Applicability, Camera, CircleArea, Dock, Drone, Geozone, Restriction, VerticalReference,
-    Weather, World, WorldDefaults, ZoneVolume,
-)
+from testkit import dispatch_plan, dispatch_world  # noqa: E402
 
 M = mavutil.mavlink
-T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
-
-
-def _zone(zid: str, restriction: Restriction, horizontal, lower_m=None, applicability=()) -> Geozone:
-    vol = ZoneVolume(horizontal=horizontal, lower_m=lower_m, lower_ref=VerticalReference.AGL, upper_m=120.0, upper_ref=VerticalReference.AGL)
-    return Geozone(id=zid, name=zid, restriction=restriction, volumes=(vol,), applicability=applicability, message="", source="test")
-
-
-def small_world(autopilot: str = "ardupilot", link: str = "udpout:127.0.0.1:9") -> World:
-    drone = Drone(
-        id="M30T-01", model="DJI Matrice 30T", dock_id="DOCK-A", tenant="city-fire",
-        capabilities=frozenset({"RGB_CAMERA"}), battery_wh=263.2, battery_pct=96.0,
-        flight_time_s=2460.0, hover_time_s=2160.0, cruise_speed_mps=12.0, inspection_speed_mps=7.0,
-        max_wind_mps=12.0, min_temp_c=-20.0, max_temp_c=50.0, ip_rating="IP55",
-        camera=Camera(hfov_deg=84.0, vfov_deg=66.0), status="ONLINE", last_telemetry_at=T0,
-        autopilot=autopilot, link=link,
-    )
-    docks = (
-        Dock("DOCK-A", "Fire station roof", "city-fire", 24.9410, 60.1700, 12.0, 3000.0, 12.0),
-        Dock("DOCK-B", "Depot", "city-fire", 24.9600, 60.1750, 4.0, 3000.0, 12.0),
-        Dock("DOCK-X", "Elsewhere", "other", 24.9420, 60.1710, 5.0, 3000.0, 12.0),
-        Dock("DOCK-Z", "Far away", "city-fire", 25.5000, 60.4000, 5.0, 3000.0, 12.0),
-    )
-    zones = (
-        _zone("NFZ-POLY", Restriction.PROHIBITED, Polygon([(24.945, 60.171), (24.947, 60.171), (24.947, 60.172), (24.945, 60.172)])),
-        _zone("NFZ-CIRCLE", Restriction.PROHIBITED, CircleArea(24.935, 60.168, 150.0)),
-        _zone("NFZ-FAR", Restriction.PROHIBITED, CircleArea(25.5, 60.5, 500.0)),
-        _zone("AUTH", Restriction.REQ_AUTHORISATION, CircleArea(24.941, 60.170, 500.0)),
-        _zone("NFZ-HIGH", Restriction.PROHIBITED, CircleArea(24.950, 60.172, 100.0), lower_m=200.0),
-        _zone("NFZ-LATER", Restriction.PROHIBITED, CircleArea(24.952, 60.172, 100.0),
-              applicability=(Applicability(permanent=False, start=datetime(2027, 1, 1, tzinfo=timezone.utc)),)),
-    )
-    return World(
-        name="dispatch-test", timezone="Europe/Helsinki", defaults=WorldDefaults(), attribution="test",
-        drones=(drone,), docks=docks, zones=zones, lanes=(), regions=(), pois=(), weather=Weather(()), users=(),
-    )
-
-
-def small_plan(n_sweep: int = 4) -> Plan:
-    dock_lon, dock_lat = 24.9410, 60.1700
-    sweep = [Waypoint(24.9430 + 0.0004 * (i // 2), 60.1710 + 0.0006 * (i % 2 if (i // 2) % 2 == 0 else 1 - i % 2), 50.0,
-                      "WAYPOINT", 7.0) for i in range(n_sweep)]
-    sweep[0] = replace(sweep[0], action="CAMERA_ON")
-    sweep[-1] = replace(sweep[-1], action="CAMERA_OFF")
-    legs = (
-        Leg("takeoff", (Waypoint(dock_lon, dock_lat, 50.0, "TAKEOFF"),), 50.0, 10.0, 1.0),
-        Leg("transit", (Waypoint(dock_lon, dock_lat, 50.0, "TAKEOFF"), Waypoint(24.9425, 60.1705, 50.0, "WAYPOINT", 12.0)), 120.0, 10.0, 1.0),
-        Leg("sweep", tuple(sweep), 300.0, 45.0, 5.0, target_id="AREA-1"),
-        Leg("inspect", (Waypoint(24.9440, 60.1702, 40.0, "INSPECT", 7.0, hold_s=10.5, target_id="POI-1"),), 50.0, 20.0, 2.0, target_id="POI-1"),
-        Leg("landing", (Waypoint(dock_lon, dock_lat, 40.0, "WAYPOINT", 12.0), Waypoint(dock_lon, dock_lat, 0.0, "LAND")), 200.0, 30.0, 3.0),
-    )
-    sortie = Sortie(index=0, drone_id="M30T-01", dock_id="DOCK-A", start_at=T0, legs=legs,
-                    distance_m=720.0, duration_s=115.0, energy_wh=12.0, battery_fraction=0.05)
-    area = Polygon([(24.9428, 60.1708), (24.9448, 60.1708), (24.9448, 60.1718), (24.9428, 60.1718)])
-    return Plan(mission_type="survey", planned_for=T0, area_wgs84=area, altitude_m=50.0, sorties=(sortie,),
-                coverage_fraction=0.98, parameters={"front_overlap": 0.7})
 
 
 KML = "{http://www.opengis.net/kml/2.2}"
@@ -94,7 +32,7 @@ KML = "{http://www.opengis.net/kml/2.2}"
 
 @pytest.mark.parametrize("dialect", ["ardupilot", "px4"])
 def test_waypoints_file_reads_back_with_pymavlinks_strict_loader(dialect: str, tmp_path: Path) -> None:
-    world, plan = small_world(dialect), small_plan()
+    world, plan = dispatch_world(dialect), dispatch_plan()
     text = mission_planner_waypoints(plan, world)
     path = tmp_path / "m.waypoints"
     path.write_text(text)
@@ -117,7 +55,7 @@ def test_waypoints_file_reads_back_with_pymavlinks_strict_loader(dialect: str, t
 
 @pytest.mark.parametrize("dialect", ["ardupilot", "px4"])
 def test_qgc_plan_has_the_shape_qgroundcontrol_and_mavsdk_expect(dialect: str) -> None:
-    world, plan = small_world(dialect), small_plan()
+    world, plan = dispatch_world(dialect), dispatch_plan()
     doc = json.loads(qgc_plan(plan, world))
     assert (doc["fileType"], doc["version"], doc["groundStation"]) == ("Plan", 1, "QGroundControl")
     mission = doc["mission"]
@@ -142,15 +80,15 @@ def test_qgc_plan_has_the_shape_qgroundcontrol_and_mavsdk_expect(dialect: str) -
 
 
 def test_qgc_plan_keeps_empty_fence_keys() -> None:
-    world = small_world()
+    world = dispatch_world()
     bare = replace(world, zones=())
-    fence = json.loads(qgc_plan(small_plan(), bare))["geoFence"]
+    fence = json.loads(qgc_plan(dispatch_plan(), bare))["geoFence"]
     assert fence["polygons"] == [] and len(fence["circles"]) == 1
-    assert set(json.loads(qgc_plan(small_plan(), bare))) == {"fileType", "geoFence", "groundStation", "mission", "rallyPoints", "version"}
+    assert set(json.loads(qgc_plan(dispatch_plan(), bare))) == {"fileType", "geoFence", "groundStation", "mission", "rallyPoints", "version"}
 
 
 def test_kml_parses_with_lxml_and_carries_the_route() -> None:
-    plan = small_plan()
+    plan = dispatch_plan()
     root = etree.fromstring(plan_kml(plan))
     assert root.tag == f"{KML}kml"
     lines = root.findall(f".//{KML}LineString/{KML}coordinates")
@@ -167,16 +105,16 @@ def test_kml_parses_with_lxml_and_carries_the_route() -> None:
 
 
 def test_geojson_is_the_plans_feature_collection() -> None:
-    doc = json.loads(plan_geojson(small_plan()))
+    doc = json.loads(plan_geojson(dispatch_plan()))
     assert doc["type"] == "FeatureCollection"
     roles = [f["properties"]["role"] for f in doc["features"]]
     assert roles.count("area") == 1 and roles.count("sortie") == 1
-    assert roles.count("waypoint") == len(small_plan().sorties[0].waypoints)
+    assert roles.count("waypoint") == len(dispatch_plan().sorties[0].waypoints)
 
 
 def test_export_files_are_deterministic_and_named_per_sortie() -> None:
-    a = export_files(small_plan(), small_world())
-    b = export_files(small_plan(), small_world())
+    a = export_files(dispatch_plan(), dispatch_world())
+    b = export_files(dispatch_plan(), dispatch_world())
     assert a == b
     assert sorted(a) == ["plan.geojson", "plan.kml", "sortie-0-M30T-01.kmz", "sortie-0-M30T-01.plan", "sortie-0-M30T-01.waypoints"]
     assert isinstance(a["plan.kml"], bytes) and isinstance(a["sortie-0-M30T-01.plan"], str)
@@ -184,13 +122,13 @@ def test_export_files_are_deterministic_and_named_per_sortie() -> None:
 
 @pytest.mark.parametrize("dialect", ["ardupilot", "px4"])
 def test_golden_files(dialect: str, golden) -> None:  # noqa: ANN001 - the conftest fixture
-    files = export_files(small_plan(), small_world(dialect))
+    files = export_files(dispatch_plan(), dispatch_world(dialect))
     case = f"export_{dialect}"
     golden.check(case, "mission.plan", files["sortie-0-M30T-01.plan"])
     golden.check(case, "mission.waypoints", files["sortie-0-M30T-01.waypoints"])
     golden.check(case, "plan.geojson", files["plan.geojson"])
     golden.check(case, "plan.kml", files["plan.kml"].decode("utf-8"))  # type: ignore[union-attr]
-    wpml = dji_wpml(small_plan(), small_world(dialect))
+    wpml = dji_wpml(dispatch_plan(), dispatch_world(dialect))
     golden.check(case, "template.kml", wpml["wpmz/template.kml"].decode("utf-8"))
     golden.check(case, "waylines.wpml", wpml["wpmz/waylines.wpml"].decode("utf-8"))
 
@@ -204,7 +142,7 @@ def test_dji_kmz_holds_template_and_waylines_that_lxml_parses() -> None:
 
     from planner.export_files import dji_kmz
 
-    world, plan = small_world(), small_plan()
+    world, plan = dispatch_world(), dispatch_plan()
     blob = dji_kmz(plan, world)
     assert blob == dji_kmz(plan, world), "reproducible bytes"
     with zipfile.ZipFile(io.BytesIO(blob)) as zf:
@@ -236,9 +174,9 @@ def test_dji_files_only_for_dji_drones() -> None:
     from planner.errors import InvalidArgument
     from planner.export_files import dji_kmz
 
-    world = small_world()
+    world = dispatch_world()
     other = replace(world, drones=(replace(world.drones[0], model="Holybro X500"),))
-    assert "sortie-0-M30T-01.kmz" in export_files(small_plan(), world)
-    assert "sortie-0-M30T-01.kmz" not in export_files(small_plan(), other)
+    assert "sortie-0-M30T-01.kmz" in export_files(dispatch_plan(), world)
+    assert "sortie-0-M30T-01.kmz" not in export_files(dispatch_plan(), other)
     with pytest.raises(InvalidArgument):
-        dji_kmz(small_plan(), other)
+        dji_kmz(dispatch_plan(), other)

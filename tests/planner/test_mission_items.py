@@ -10,7 +10,6 @@ from datetime import datetime, timezone
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from shapely.geometry import Polygon
 
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
@@ -35,69 +34,10 @@ from planner.mission_items import (  # noqa: E402
     to_wire,
     wire_frame,
 )
-from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
-from planner.world import (  # noqa: E402
-    Applicability, Camera, CircleArea, Dock, Drone, Geozone, Restriction, VerticalReference,
-    Weather, World, WorldDefaults, ZoneVolume,
-)
+from planner.world import CircleArea, Restriction, VerticalReference  # noqa: E402
+from testkit import agl_zone, dispatch_plan, dispatch_world  # noqa: E402
 
 M = mavutil.mavlink
-T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
-
-
-def _zone(zid: str, restriction: Restriction, horizontal, lower_m=None, applicability=()) -> Geozone:
-    vol = ZoneVolume(horizontal=horizontal, lower_m=lower_m, lower_ref=VerticalReference.AGL, upper_m=120.0, upper_ref=VerticalReference.AGL)
-    return Geozone(id=zid, name=zid, restriction=restriction, volumes=(vol,), applicability=applicability, message="", source="test")
-
-
-def small_world(autopilot: str = "ardupilot", link: str = "udpout:127.0.0.1:9") -> World:
-    drone = Drone(
-        id="M30T-01", model="DJI Matrice 30T", dock_id="DOCK-A", tenant="city-fire",
-        capabilities=frozenset({"RGB_CAMERA"}), battery_wh=263.2, battery_pct=96.0,
-        flight_time_s=2460.0, hover_time_s=2160.0, cruise_speed_mps=12.0, inspection_speed_mps=7.0,
-        max_wind_mps=12.0, min_temp_c=-20.0, max_temp_c=50.0, ip_rating="IP55",
-        camera=Camera(hfov_deg=84.0, vfov_deg=66.0), status="ONLINE", last_telemetry_at=T0,
-        autopilot=autopilot, link=link,
-    )
-    docks = (
-        Dock("DOCK-A", "Fire station roof", "city-fire", 24.9410, 60.1700, 12.0, 3000.0, 12.0),
-        Dock("DOCK-B", "Depot", "city-fire", 24.9600, 60.1750, 4.0, 3000.0, 12.0),
-        Dock("DOCK-X", "Elsewhere", "other", 24.9420, 60.1710, 5.0, 3000.0, 12.0),
-        Dock("DOCK-Z", "Far away", "city-fire", 25.5000, 60.4000, 5.0, 3000.0, 12.0),
-    )
-    zones = (
-        _zone("NFZ-POLY", Restriction.PROHIBITED, Polygon([(24.945, 60.171), (24.947, 60.171), (24.947, 60.172), (24.945, 60.172)])),
-        _zone("NFZ-CIRCLE", Restriction.PROHIBITED, CircleArea(24.935, 60.168, 150.0)),
-        _zone("NFZ-FAR", Restriction.PROHIBITED, CircleArea(25.5, 60.5, 500.0)),
-        _zone("AUTH", Restriction.REQ_AUTHORISATION, CircleArea(24.941, 60.170, 500.0)),
-        _zone("NFZ-HIGH", Restriction.PROHIBITED, CircleArea(24.950, 60.172, 100.0), lower_m=200.0),
-        _zone("NFZ-LATER", Restriction.PROHIBITED, CircleArea(24.952, 60.172, 100.0),
-              applicability=(Applicability(permanent=False, start=datetime(2027, 1, 1, tzinfo=timezone.utc)),)),
-    )
-    return World(
-        name="dispatch-test", timezone="Europe/Helsinki", defaults=WorldDefaults(), attribution="test",
-        drones=(drone,), docks=docks, zones=zones, lanes=(), regions=(), pois=(), weather=Weather(()), users=(),
-    )
-
-
-def small_plan(n_sweep: int = 4) -> Plan:
-    dock_lon, dock_lat = 24.9410, 60.1700
-    sweep = [Waypoint(24.9430 + 0.0004 * (i // 2), 60.1710 + 0.0006 * (i % 2 if (i // 2) % 2 == 0 else 1 - i % 2), 50.0,
-                      "WAYPOINT", 7.0) for i in range(n_sweep)]
-    sweep[0] = replace(sweep[0], action="CAMERA_ON")
-    sweep[-1] = replace(sweep[-1], action="CAMERA_OFF")
-    legs = (
-        Leg("takeoff", (Waypoint(dock_lon, dock_lat, 50.0, "TAKEOFF"),), 50.0, 10.0, 1.0),
-        Leg("transit", (Waypoint(dock_lon, dock_lat, 50.0, "TAKEOFF"), Waypoint(24.9425, 60.1705, 50.0, "WAYPOINT", 12.0)), 120.0, 10.0, 1.0),
-        Leg("sweep", tuple(sweep), 300.0, 45.0, 5.0, target_id="AREA-1"),
-        Leg("inspect", (Waypoint(24.9440, 60.1702, 40.0, "INSPECT", 7.0, hold_s=10.5, target_id="POI-1"),), 50.0, 20.0, 2.0, target_id="POI-1"),
-        Leg("landing", (Waypoint(dock_lon, dock_lat, 40.0, "WAYPOINT", 12.0), Waypoint(dock_lon, dock_lat, 0.0, "LAND")), 200.0, 30.0, 3.0),
-    )
-    sortie = Sortie(index=0, drone_id="M30T-01", dock_id="DOCK-A", start_at=T0, legs=legs,
-                    distance_m=720.0, duration_s=115.0, energy_wh=12.0, battery_fraction=0.05)
-    area = Polygon([(24.9428, 60.1708), (24.9448, 60.1708), (24.9448, 60.1718), (24.9428, 60.1718)])
-    return Plan(mission_type="survey", planned_for=T0, area_wgs84=area, altitude_m=50.0, sorties=(sortie,),
-                coverage_fraction=0.98, parameters={"front_overlap": 0.7})
 
 
 def _cmds(items: tuple[MissionItem, ...]) -> list[int]:
@@ -105,7 +45,7 @@ def _cmds(items: tuple[MissionItem, ...]) -> list[int]:
 
 
 def test_ardupilot_has_the_home_slot_and_takeoff_at_seq1() -> None:
-    world, plan = small_world("ardupilot"), small_plan()
+    world, plan = dispatch_world("ardupilot"), dispatch_plan()
     items = mission_items(plan, 0, world)
     dock = world.dock("DOCK-A")
     assert [i.seq for i in items] == list(range(len(items)))
@@ -115,8 +55,8 @@ def test_ardupilot_has_the_home_slot_and_takeoff_at_seq1() -> None:
 
 
 def test_px4_has_no_home_slot_and_otherwise_the_same_rows() -> None:
-    ap = mission_items(small_plan(), 0, small_world("ardupilot"))
-    px = mission_items(small_plan(), 0, small_world("px4"))
+    ap = mission_items(dispatch_plan(), 0, dispatch_world("ardupilot"))
+    px = mission_items(dispatch_plan(), 0, dispatch_world("px4"))
     assert px[0].command == M.MAV_CMD_NAV_TAKEOFF
     assert len(px) == len(ap) - 1
     strip = lambda i: replace(i, seq=0, param1=0.0)  # noqa: E731 - holds differ by rounding, checked below
@@ -124,15 +64,15 @@ def test_px4_has_no_home_slot_and_otherwise_the_same_rows() -> None:
 
 
 def test_hold_is_whole_seconds_on_ardupilot_and_exact_on_px4() -> None:
-    ap = [i for i in mission_items(small_plan(), 0, small_world("ardupilot")) if i.param1 and i.command == M.MAV_CMD_NAV_WAYPOINT]
-    px = [i for i in mission_items(small_plan(), 0, small_world("px4")) if i.param1 and i.command == M.MAV_CMD_NAV_WAYPOINT]
+    ap = [i for i in mission_items(dispatch_plan(), 0, dispatch_world("ardupilot")) if i.param1 and i.command == M.MAV_CMD_NAV_WAYPOINT]
+    px = [i for i in mission_items(dispatch_plan(), 0, dispatch_world("px4")) if i.param1 and i.command == M.MAV_CMD_NAV_WAYPOINT]
     assert [i.param1 for i in ap] == [11.0]  # 10.5 s rounded up: never shorter than planned
     assert [i.param1 for i in px] == [10.5]
     assert (ap[0].lat, ap[0].lon, ap[0].alt_m) == (60.1702, 24.944, 40.0)
 
 
 def test_speed_changes_only_when_the_speed_does() -> None:
-    items = mission_items(small_plan(), 0, small_world("px4"))
+    items = mission_items(dispatch_plan(), 0, dispatch_world("px4"))
     speeds = [i.param2 for i in items if i.command == M.MAV_CMD_DO_CHANGE_SPEED]
     assert speeds == [12.0, 7.0, 12.0]
     first = next(i for i in items if i.command == M.MAV_CMD_DO_CHANGE_SPEED)
@@ -140,7 +80,7 @@ def test_speed_changes_only_when_the_speed_does() -> None:
 
 
 def test_camera_trigger_distance_brackets_the_sweep() -> None:
-    items = mission_items(small_plan(), 0, small_world("px4"))
+    items = mission_items(dispatch_plan(), 0, dispatch_world("px4"))
     trig = [(n, i.param1) for n, i in enumerate(items) if i.command == M.MAV_CMD_DO_SET_CAM_TRIGG_DIST]
     expected = round(2 * 50.0 * math.tan(math.radians(66.0 / 2)) * (1 - 0.7), 2)
     assert [d for _, d in trig] == [expected, 0.0]
@@ -148,12 +88,12 @@ def test_camera_trigger_distance_brackets_the_sweep() -> None:
     assert items[on - 1].command == M.MAV_CMD_NAV_WAYPOINT and (items[on - 1].lat, items[on - 1].lon) == (60.171, 24.943)
     nav_between = [i for i in items[on:off] if i.command == M.MAV_CMD_NAV_WAYPOINT]
     assert len(nav_between) == 3  # the sweep's remaining corners, the last being CAMERA_OFF's
-    forced = mission_items(replace(small_plan(), parameters={"trigger_distance_m": 12.345}), 0, small_world("px4"))
+    forced = mission_items(replace(dispatch_plan(), parameters={"trigger_distance_m": 12.345}), 0, dispatch_world("px4"))
     assert [i.param1 for i in forced if i.command == M.MAV_CMD_DO_SET_CAM_TRIGG_DIST] == [12.35, 0.0]
 
 
 def test_rtl_instead_of_land_and_when_the_sortie_does_not_land() -> None:
-    world, plan = small_world("px4"), small_plan()
+    world, plan = dispatch_world("px4"), dispatch_plan()
     rtl = mission_items(plan, 0, world, end="rtl")
     assert rtl[-1].command == M.MAV_CMD_NAV_RETURN_TO_LAUNCH
     assert M.MAV_CMD_NAV_LAND not in _cmds(rtl)
@@ -164,7 +104,7 @@ def test_rtl_instead_of_land_and_when_the_sortie_does_not_land() -> None:
 
 
 def test_fence_has_the_dock_range_and_only_relevant_prohibited_zones() -> None:
-    world, plan = small_world(), small_plan()
+    world, plan = dispatch_world(), dispatch_plan()
     fence = fence_items(plan, 0, world)
     assert all(i.mission_type == FENCE and i.frame == FRAME_GLOBAL for i in fence)
     assert (fence[0].command, fence[0].param1, fence[0].lat) == (M.MAV_CMD_NAV_FENCE_CIRCLE_INCLUSION, 3000.0, 60.17)
@@ -179,9 +119,9 @@ def test_fence_has_the_dock_range_and_only_relevant_prohibited_zones() -> None:
 
 
 def test_a_zone_the_sortie_flies_over_or_under_is_not_fenced() -> None:
-    world, plan = small_world(), small_plan()
+    world, plan = dispatch_world(), dispatch_plan()
     base = len(fence_items(plan, 0, world))
-    low = _zone("LOW", Restriction.PROHIBITED, CircleArea(24.943, 60.171, 80.0))
+    low = agl_zone("LOW", Restriction.PROHIBITED, CircleArea(24.943, 60.171, 80.0))
     low = replace(low, volumes=(replace(low.volumes[0], upper_m=30.0),))  # 0–30 m AGL; the sortie cruises at 40–50 m
     assert len(fence_items(plan, 0, replace(world, zones=world.zones + (low,)))) == base
     band = replace(low, volumes=(replace(low.volumes[0], lower_m=45.0, upper_m=60.0),))
@@ -191,7 +131,7 @@ def test_a_zone_the_sortie_flies_over_or_under_is_not_fenced() -> None:
 
 
 def test_a_sortie_without_a_takeoff_gets_one_at_the_dock() -> None:
-    world, plan = small_world("px4"), small_plan()
+    world, plan = dispatch_world("px4"), dispatch_plan()
     s = plan.sorties[0]
     no_takeoff = replace(s, legs=s.legs[2:])
     items = mission_items(replace(plan, sorties=(no_takeoff,)), 0, world)
@@ -200,25 +140,25 @@ def test_a_sortie_without_a_takeoff_gets_one_at_the_dock() -> None:
 
 
 def test_rally_points_are_the_tenants_docks_in_range_home_first() -> None:
-    rally = rally_items(small_plan(), 0, small_world())
+    rally = rally_items(dispatch_plan(), 0, dispatch_world())
     assert [(r.lon, r.lat, r.alt_m) for r in rally] == [(24.941, 60.17, 50.0), (24.96, 60.175, 42.0)]
     assert all(r.command == M.MAV_CMD_NAV_RALLY_POINT and r.frame == FRAME_GLOBAL_RELATIVE_ALT and r.mission_type == RALLY for r in rally)
 
 
 def test_ceiling_is_a_parameter_per_dialect() -> None:
-    assert fence_params(small_world(), "ardupilot") == {"FENCE_ALT_MAX": 120.0, "FENCE_ENABLE": 1.0, "FENCE_TYPE": 5.0}
-    assert fence_params(small_world(), "px4") == {"GF_MAX_VER_DIST": 120.0, "GF_ACTION": 3.0}
-    ms = mission_set(small_plan(), 0, small_world("px4"))
-    assert ms.params == fence_params(small_world(), "px4") and ms.items_of(MISSION) == ms.mission
+    assert fence_params(dispatch_world(), "ardupilot") == {"FENCE_ALT_MAX": 120.0, "FENCE_ENABLE": 1.0, "FENCE_TYPE": 5.0}
+    assert fence_params(dispatch_world(), "px4") == {"GF_MAX_VER_DIST": 120.0, "GF_ACTION": 3.0}
+    ms = mission_set(dispatch_plan(), 0, dispatch_world("px4"))
+    assert ms.params == fence_params(dispatch_world(), "px4") and ms.items_of(MISSION) == ms.mission
 
 
 def test_bad_inputs_are_invalid_arguments() -> None:
     with pytest.raises(InvalidArgument):
-        mission_items(small_plan(), 5, small_world())
-    world = small_world()
+        mission_items(dispatch_plan(), 5, dispatch_world())
+    world = dispatch_world()
     odd = replace(world, drones=(replace(world.drones[0], autopilot="inav"),))
     with pytest.raises(InvalidArgument):
-        mission_items(small_plan(), 0, odd)
+        mission_items(dispatch_plan(), 0, odd)
 
 
 def _through_the_wire(item: MissionItem) -> MissionItem:
@@ -233,7 +173,7 @@ def _through_the_wire(item: MissionItem) -> MissionItem:
 
 @pytest.mark.parametrize("dialect", ["ardupilot", "px4"])
 def test_every_row_survives_the_wire(dialect: str) -> None:
-    ms = mission_set(small_plan(), 0, small_world(dialect))
+    ms = mission_set(dispatch_plan(), 0, dispatch_world(dialect))
     for t in (MISSION, FENCE, RALLY):
         planned = ms.items_of(t)
         back = tuple(_through_the_wire(i) for i in planned)
@@ -261,7 +201,7 @@ def test_the_vehicle_normal_form_compares_equal_and_a_shift_does_not(lat: float,
 
 
 def test_ardupilot_seq0_is_not_compared_but_counted() -> None:
-    planned = mission_items(small_plan(), 0, small_world("ardupilot"))
+    planned = mission_items(dispatch_plan(), 0, dispatch_world("ardupilot"))
     home = replace(planned[0], lat=10.0, lon=10.0, alt_m=99.0)
     assert compare_items(planned, (home,) + planned[1:], dialect="ardupilot") == ()
     assert compare_items(planned, planned[1:], dialect="ardupilot")
