@@ -1,6 +1,8 @@
 """Single-sortie geometry for one job: free area, survey, transit graph, legs of one sortie.
 
-The glue between a validated ``Job``, the ``World`` at the planned time and one
+The glue between a validated ``Job``, the ``World`` over the job's flight
+window (``planner.airspace.flight_window``: one sortie of the drone from
+``job.start_at``; ``DEFAULT_SORTIE_S`` when no drone is named) and one
 drone, on top of the single-purpose modules (projection, airspace, coverage,
 transit, lanes, points, energy, legs). The router (``planner.mission``) uses
 these to price and build sorties; the figures it gets are the ones flown.
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 import shapely
 from shapely.geometry import MultiPolygon, Polygon
 
-from planner.airspace import no_fly_polygons
+from planner.airspace import flight_window, no_fly_polygons
 from planner.coverage import CoverageResult, plan_coverage
 from planner.energy import EnergyModel
 from planner.errors import AirspaceBlocked, InvalidArgument
@@ -59,10 +61,12 @@ class JobAirspace:
     transit: TransitGraph
 
 
-def job_airspace(job: Job, world: World) -> JobAirspace:
-    """Blocking zones for ``job`` at its time and altitude, grown by its safety margin, and their graph."""
+def job_airspace(job: Job, world: World, drones: Sequence[Drone] = ()) -> JobAirspace:
+    """Zones blocking ``job`` at its altitude at some instant of one sortie of ``drones`` from
+    ``job.start_at`` (``flight_window``), grown by its safety margin, and their graph."""
+    start, until = flight_window(job.start_at, drones)
     polys = no_fly_polygons(
-        world, job.start_at, job.altitude_m, job.frame, job.safety_margin_m, job.authorised_zone_ids
+        world, start, job.altitude_m, job.frame, job.safety_margin_m, job.authorised_zone_ids, until=until
     )
     return JobAirspace(tuple(polys), TransitGraph(polys))
 
@@ -82,7 +86,7 @@ def job_free_area(job: Job, world: World, airspace: JobAirspace | None = None) -
     if not parts or free.area < MIN_FREE_FRACTION * job.area_local.area:
         raise AirspaceBlocked(
             "the selected area lies wholly inside no-fly zones (with the "
-            f"{job.safety_margin_m:g} m safety margin) at {job.start_at.isoformat()} and {job.altitude_m:g} m"
+            f"{job.safety_margin_m:g} m safety margin) from {job.start_at.isoformat()} and at {job.altitude_m:g} m"
         )
     return free
 
@@ -94,7 +98,7 @@ def survey_job(
     if job.mission_type != "AREA_SURVEY":
         raise InvalidArgument(f"survey_job needs an AREA_SURVEY job, got {job.mission_type}")
     swath = job.swath_for(drone)
-    airspace = airspace or job_airspace(job, world)
+    airspace = airspace or job_airspace(job, world, () if drone is None else (drone,))
     free = job_free_area(job, world, airspace)
     return plan_coverage(
         free,
@@ -121,7 +125,7 @@ def survey_sortie_legs(
     inspection speed, transit back, landing. The router splits large surveys
     over several sorties itself; this is the single-sortie case.
     """
-    airspace = airspace or job_airspace(job, world)
+    airspace = airspace or job_airspace(job, world, (drone,))
     frame = job.frame
     model = EnergyModel.for_drone(drone, world.weather.hour_at(job.start_at), job.altitude_m)
     dock_xy = frame.forward(dock.lon, dock.lat)

@@ -1,8 +1,9 @@
 """The planner's top entry: a job and the eligible drones → a ``Plan`` of sorties.
 
 ``plan_mission(world, job, drones)`` builds the job's local frame and the no-fly
-polygons in force at ``job.start_at`` (grown by ``job.safety_margin_m``), turns
-the job into work and routes it under each drone's usable energy::
+polygons in force at some instant of the job's flight window (grown by
+``job.safety_margin_m``; see Airspace below), turns the job into work and
+routes it under each drone's usable energy::
 
     usable_wh = battery_wh × battery_pct / 100 × (1 − world.defaults.reserve_fraction) × derating
 
@@ -25,6 +26,19 @@ the same drone starts ``BATTERY_SWAP_S`` after the previous one lands (the dock
 swaps or charges the battery; a swapped battery is assumed at least as charged
 as the reported one).
 
+Airspace: the rules judge every leg over its own time window, so a zone that
+opens while a sortie is up must already be avoided. The flight window is
+``airspace_window``: from ``job.start_at`` for ``MAX_SORTIES_PER_DRONE`` back-to-back
+sorties of the longest endurance among ``drones`` with ``BATTERY_SWAP_S`` between
+them (3 × (3240 s + 600 s) = 3.2 h for the demo fleet). Every zone that blocks
+at some instant of it is an obstacle for every sortie (simple and safe; a zone
+that only opens late costs the early sorties a detour). Surveys and patrols
+may give one drone more sorties than that: when the plan's last landing falls
+after the window, the window is widened to it and, if that brings in a new
+zone, the job is planned again. Each replan adds a zone, so there are at most
+``len(world.zones)`` of them. A zone that has closed before ``job.start_at`` or
+opens after the last landing never blocks.
+
 Energy (until a shared model lands in ``planner.energy``): the spec-calibrated
 model of FACTS.md — cruise power ``drone.cruise_power_w`` at
 ``cruise_speed_mps`` for transits, hover power ``drone.hover_power_w`` for slow
@@ -39,14 +53,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import numpy as np
 from shapely.geometry import LineString, MultiLineString, Point
 from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
 
-from planner.airspace import no_fly_polygons
+from planner.airspace import blocking_zones, flight_window, no_fly_polygons
 from planner.energy import EnergyModel
 from planner.arc_routing import ArcDepot, deadhead_matrix, route_lanes
 from planner.assignment import SurveyDrone, assign_survey, connections_from_path, split_long_sweeps
@@ -68,11 +82,12 @@ __all__ = [
     "COLD_DERATING",
     "usable_energy_wh",
     "energy_derating",
+    "airspace_window",
     "plan_mission",
 ]
 
 BATTERY_SWAP_S = 600.0  # dock battery swap / top-up between two sorties of one drone
-MAX_SORTIES_PER_DRONE = 3  # point inspection: vehicle copies per drone
+MAX_SORTIES_PER_DRONE = 3  # point inspection: vehicle copies per drone; the airspace window's sorties
 ROUTING_BUDGET_S = 1.0  # sets the routing iteration count (deterministic), not a deadline
 SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's reach are cut
 # Cold derating, the figures of the default battery_reserve rule (data/rules.yaml): the rules
@@ -115,6 +130,15 @@ def usable_energy_wh(drone: Drone, reserve_fraction: float, derating: float = 1.
     """Energy a sortie may use: the charge now, less the reserve that must remain at landing,
     times the cold ``derating`` (lithium cells give less below freezing)."""
     return drone.battery_wh * drone.battery_pct / 100.0 * (1.0 - reserve_fraction) * derating
+
+
+def airspace_window(job: Job, drones: Sequence[Drone]) -> tuple[datetime, datetime]:
+    """``(job.start_at, until)``: the window whose zones the plan keeps clear of (module docstring).
+
+    ``until`` is ``MAX_SORTIES_PER_DRONE`` × (longest endurance of ``drones`` +
+    ``BATTERY_SWAP_S``) after the start (``planner.airspace.flight_window``).
+    """
+    return flight_window(job.start_at, drones, sorties=MAX_SORTIES_PER_DRONE, turnaround_s=BATTERY_SWAP_S)
 
 
 def energy_derating(world: World, job: Job) -> float:
@@ -223,13 +247,40 @@ def plan_mission(
 
     Raises ``InvalidArgument`` only for malformed input (an unknown dock);
     an infeasible fleet gives a plan whose ``unserved`` says what is left and why.
+    Every zone blocking at some instant from ``job.start_at`` to the last landing
+    is kept clear of (module docstring, Airspace).
     """
+    zone_ids = frozenset(job.authorised_zone_ids) | frozenset(authorised_zone_ids)
+    drones = sorted(drones, key=lambda d: d.id)
+    start, until = airspace_window(job, drones)
+
+    def blocking(end: datetime) -> frozenset[str]:
+        found = blocking_zones(world, start, job.altitude_m, until=end, authorised_zone_ids=zone_ids)
+        return frozenset(z.id for z, _ in found)
+
+    in_window = blocking(until)
+    # bounded: each pass that does not return adds a zone to ``in_window``
+    for _ in range(len(world.zones) + 1):
+        plan = _plan_in_window(world, job, drones, zone_ids, until)
+        last = max((s.end_at for s in plan.sorties), default=start)
+        if last <= until:
+            return plan
+        until = last
+        wider = blocking(until)
+        if wider == in_window:  # nothing new applies up to the last landing: the plan stands
+            return plan
+        in_window = wider
+    raise AssertionError("unreachable: the blocking set grew past the world's zones")  # pragma: no cover
+
+
+def _plan_in_window(
+    world: World, job: Job, drones: Sequence[Drone], zone_ids: frozenset[str], until: datetime
+) -> Plan:
+    """``plan_mission`` with the zones blocking at some instant of ``[job.start_at, until]``."""
     frame = job.frame
     reserve = world.defaults.reserve_fraction
-    zone_ids = frozenset(job.authorised_zone_ids) | frozenset(authorised_zone_ids)
-    raw_nofly = no_fly_polygons(world, job.start_at, job.altitude_m, frame, 0.0, zone_ids)
+    raw_nofly = no_fly_polygons(world, job.start_at, job.altitude_m, frame, 0.0, zone_ids, until=until)
     transit = TransitGraph(raw_nofly, job.safety_margin_m)
-    drones = sorted(drones, key=lambda d: d.id)
     derating = energy_derating(world, job)
     usable: list[tuple[Drone, _Rates, XY]] = []
     skipped: list[str] = []
