@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from testkit import stop_process_group
 
 REPO = Path(__file__).resolve().parents[2]
 PREFECT_BIN = Path(sys.executable).with_name("prefect")
@@ -118,28 +119,13 @@ def start_server(root: Path, *, ui: bool = False) -> tuple[subprocess.Popen[byte
         except OSError:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
-            stop_server(proc)
+            stop_process_group(proc)
             raise RuntimeError(f"prefect server did not start; see {log_path}:\n{log_path.read_text(errors='replace')[-3000:]}")
         time.sleep(0.3)
     client_env = dict(env)
     client_env["PREFECT_API_URL"] = api_url
     client_env.pop("PREFECT_API_DATABASE_CONNECTION_URL", None)
     return proc, PrefectServer(api_url=api_url, home=home, env=client_env, log_path=log_path)
-
-
-def stop_server(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the server's process group, SIGKILL after a bounded wait."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=10)
 
 
 def drain_prefect_workers() -> None:
@@ -175,7 +161,7 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefect
         yield server
     finally:
         drain_prefect_workers()
-        stop_server(proc)
+        stop_process_group(proc)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -25,6 +24,8 @@ from uuid import UUID
 
 import pytest
 import yaml
+
+from testkit import stop_process_group
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.prefect, pytest.mark.timeout(300)]
@@ -115,15 +116,7 @@ def served(prefect_server: Any, home: Path, tmp_path_factory: pytest.TempPathFac
     try:
         yield Served("test", proc, log_path)
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=15)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=10)
+        stop_process_group(proc, term_timeout_s=15.0)
 
 
 @pytest.fixture
