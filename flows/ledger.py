@@ -52,7 +52,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -356,73 +356,43 @@ _AUDIT_COLS = (
 )
 
 
+R = TypeVar("R")
+
+#: JSON-encoded columns of each record (field name → factory of the value a NULL stands for).
+_JSON_FIELDS: dict[type, dict[str, Callable[[], Any] | None]] = {
+    DraftRecord: {"intent": None, "plan": None, "findings": list, "missing": list, "notes": dict},
+    DispatchRecord: {"params": dict, "drone_ids": list, "attempt_log": list, "result": None},
+    AuditRecord: {"args_redacted": dict},
+}
+
+
+def _record(cls: type[R], row: Sequence[Any]) -> R:
+    """A record from a row whose columns are in the dataclass's field order (the ``_*_COLS`` lists);
+    the JSON columns of ``_JSON_FIELDS`` are decoded, a NULL one becoming a fresh default."""
+    values = {f.name: v for f, v in zip(fields(cls), row)}  # type: ignore[arg-type]
+    for name, factory in _JSON_FIELDS.get(cls, {}).items():
+        values[name] = _loads(values[name], None if factory is None else factory())
+    return cls(**values)
+
+
 def _draft(row: Sequence[Any]) -> DraftRecord:
-    return DraftRecord(
-        draft_id=row[0],
-        version=row[1],
-        state=row[2],
-        row_version=row[3],
-        request_key=row[4],
-        tenant=row[5],
-        region_id=row[6],
-        requested_by=row[7],
-        request_text=row[8],
-        intent=_loads(row[9]),
-        plan=_loads(row[10]),
-        plan_hash=row[11],
-        findings=_loads(row[12], []),
-        verdict=row[13],
-        missing=_loads(row[14], []),
-        notes=_loads(row[15], {}),
-        world_name=row[16],
-        world_dir=row[17],
-        world_hash=row[18],
-        created_time=row[19],
-        updated_time=row[20],
-    )
+    return _record(DraftRecord, row)
 
 
 def _approval(row: Sequence[Any]) -> ApprovalRecord:
-    return ApprovalRecord(*row)
+    return _record(ApprovalRecord, row)
 
 
 def _dispatch(row: Sequence[Any]) -> DispatchRecord:
-    return DispatchRecord(
-        idempotency_key=row[0],
-        draft_id=row[1],
-        version=row[2],
-        plan_hash=row[3],
-        params_hash=row[4],
-        params=_loads(row[5], {}),
-        drone_ids=_loads(row[6], []),
-        status=row[7],
-        attempts=row[8],
-        attempt_log=_loads(row[9], []),
-        result=_loads(row[10]),
-        actor=row[11],
-        owner_host=row[12],
-        owner_pid=row[13],
-        created_time=row[14],
-        updated_time=row[15],
-    )
+    return _record(DispatchRecord, row)
 
 
 def _event(row: Sequence[Any]) -> EventRecord:
-    return EventRecord(*row)
+    return _record(EventRecord, row)
 
 
 def _audit(row: Sequence[Any]) -> AuditRecord:
-    return AuditRecord(
-        audit_id=row[0],
-        actor=row[1],
-        command=row[2],
-        args_sha256=row[3],
-        args_redacted=_loads(row[4], {}),
-        result_code=row[5],
-        duration_ms=row[6],
-        started_time=row[7],
-        draft_id=row[8],
-    )
+    return _record(AuditRecord, row)
 
 
 # --------------------------------------------------------------------------- the ledger
