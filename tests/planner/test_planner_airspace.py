@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-from datetime import datetime, time, timezone
+from datetime import datetime, time, timedelta, timezone
 
 import pytest
 from shapely.geometry import Point, box
 
-from planner.airspace import blocking_zones, circle_polygon_local, no_fly_polygons, no_fly_zones
+from planner.airspace import (
+    DEFAULT_SORTIE_S,
+    blocking_zones,
+    circle_polygon_local,
+    flight_window,
+    longest_sortie_s,
+    no_fly_polygons,
+    no_fly_zones,
+)
 from planner.errors import InvalidArgument
 from planner.projection import LocalFrame
 from planner.world import (
     Applicability,
     CircleArea,
+    Drone,
     Geozone,
     Restriction,
     VerticalReference,
@@ -89,3 +98,54 @@ def test_circle_contains_the_true_circle_and_margin_grows() -> None:
 def test_negative_margin_rejected() -> None:
     with pytest.raises(InvalidArgument):
         no_fly_polygons(world(), T0, 50, FRAME, -1.0)
+
+
+def test_zone_opening_inside_the_window_blocks() -> None:
+    # Tuesday 09:10-10:00: a job at 09:00 is clear at take-off, not ten minutes later
+    opens = Applicability(permanent=False, schedule=(WeeklySlot(frozenset({1}), time(9, 10), time(10)),))
+    w = world(zone("W", Restriction.PROHIBITED, SQUARE, applicability=[opens]))
+    assert blocking_zones(w, T0, 50) == []  # one instant, as before
+    assert blocking_zones(w, T0, 50, until=T0 + timedelta(minutes=9)) == []
+    assert [z.id for z, _ in blocking_zones(w, T0, 50, until=T0 + timedelta(minutes=10))] == ["W"]
+    assert len(no_fly_polygons(w, T0, 50, FRAME, 20.0, until=T0 + timedelta(hours=1))) == 1
+    (nz,) = no_fly_zones(w, T0, 50, FRAME, until=T0 + timedelta(hours=1))
+    assert nz.zone_id == "W"
+
+
+def test_zone_closed_before_the_start_or_opening_after_the_window_does_not_block() -> None:
+    closed = Applicability(permanent=False, start=T0 - timedelta(days=1), end=T0)  # ends at the job's start
+    later = Applicability(permanent=False, schedule=(WeeklySlot(frozenset({1}), time(13), time(14)),))
+    w = world(
+        zone("CLOSED", Restriction.PROHIBITED, SQUARE, applicability=[closed]),
+        zone("LATER", Restriction.PROHIBITED, SQUARE, applicability=[later]),
+    )
+    assert blocking_zones(w, T0, 50, until=T0 + timedelta(hours=3, minutes=59)) == []
+    assert [z.id for z, _ in blocking_zones(w, T0, 50, until=T0 + timedelta(hours=4))] == ["LATER"]
+
+
+def test_window_bounds_are_checked() -> None:
+    w = world(zone("P", Restriction.PROHIBITED, SQUARE))
+    with pytest.raises(InvalidArgument):
+        blocking_zones(w, T0, 50, until=T0 - timedelta(seconds=1))
+    with pytest.raises(InvalidArgument):
+        blocking_zones(w, T0, 50, until=datetime(2026, 12, 1, 10))
+
+
+def _drone(flight_time_s: float, hover_time_s: float) -> Drone:
+    return Drone(
+        "D", "m", "DOCK", "t", frozenset(), 100.0, 100.0, flight_time_s, hover_time_s, 10.0, 5.0, 12.0, -20.0, 40.0,
+        None, None, "ONLINE", T0, "ardupilot", "udp:127.0.0.1:14550",
+    )
+
+
+def test_flight_window_covers_every_sortie_and_turnaround() -> None:
+    a, b = _drone(2460, 2160), _drone(2000, 3000)
+    assert longest_sortie_s([a, b]) == 3000
+    assert longest_sortie_s() == DEFAULT_SORTIE_S
+    start, until = flight_window(T0, [a, b], sorties=3, turnaround_s=600)
+    assert start == T0 and until == T0 + timedelta(seconds=3 * (3000 + 600))
+    assert flight_window(T0) == (T0, T0 + timedelta(seconds=DEFAULT_SORTIE_S))
+    with pytest.raises(InvalidArgument):
+        flight_window(T0, [a], sorties=0)
+    with pytest.raises(InvalidArgument):
+        flight_window(datetime(2026, 12, 1, 9))  # naive
