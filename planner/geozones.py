@@ -20,7 +20,8 @@ The small geometry checkers (``check_position``, ``polygon_from_coordinates``,
 from __future__ import annotations
 
 from datetime import date, datetime, time, timezone
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from shapely.geometry import LineString, Polygon
 from shapely.validation import explain_validity
@@ -35,6 +36,8 @@ from planner.world import (
     WeeklySlot,
     ZoneVolume,
 )
+
+T = TypeVar("T")
 
 __all__ = [
     "ZoneProblem",
@@ -263,50 +266,66 @@ def _utc_time(value: Any, path: str, problems: list[ZoneProblem]) -> time | None
     return t.replace(tzinfo=None)
 
 
+def _entries(
+    value: list[Any], path: str, problems: list[ZoneProblem], what: str,
+    parse: Callable[[dict[str, Any], str, list[ZoneProblem]], list[T] | None],
+) -> tuple[T, ...] | None:
+    """Every entry of a list, each an object at ``path[i]`` turned into values by ``parse`` (None = it failed).
+
+    All entries are checked so every problem is reported at once; None when any failed."""
+    out: list[T] = []
+    ok = True
+    for i, item in enumerate(value):
+        p = f"{path}[{i}]"
+        obj = _obj(item, p, problems, what)
+        parsed = None if obj is None else parse(obj, p, problems)
+        if parsed is None:
+            ok = False
+        else:
+            out.extend(parsed)
+    return tuple(out) if ok else None
+
+
 def _schedule(value: Any, path: str, problems: list[ZoneProblem]) -> tuple[WeeklySlot, ...] | None:
     if value is None:
         return ()
     if not isinstance(value, list):
         problems.append((path, "schedule must be a list"))
         return None
-    slots: list[WeeklySlot] = []
-    ok = True
-    for i, item in enumerate(value):
-        p = f"{path}[{i}]"
-        obj = _obj(item, p, problems, "a schedule entry")
-        if obj is None:
-            ok = False
-            continue
-        before = len(problems)
-        _unknown_keys(obj, _SCHEDULE, p, problems)
-        raw_days = obj.get("day", ["ANY"])
-        if isinstance(raw_days, str):
-            raw_days = [raw_days]
-        days: set[int] = set()
-        if not isinstance(raw_days, list):
-            problems.append((f"{p}.day", "day must be a list such as [\"FRI\", \"SAT\"]"))
-        else:
-            for j, d in enumerate(raw_days):
-                if d == "ANY":
-                    days.update(range(7))
-                elif d in _DAYS:
-                    days.add(_DAYS[d])
-                else:
-                    problems.append((f"{p}.day[{j}]", f"unknown day {d!r}; known: {', '.join(_DAYS)}, ANY"))
-        start = _utc_time(obj.get("startTime", "00:00:00Z"), f"{p}.startTime", problems)
-        end = _utc_time(obj.get("endTime", "24:00Z"), f"{p}.endTime", problems)
-        if len(problems) > before or start is None or end is None:
-            ok = False
-            continue
-        if start < end:
-            slots.append(WeeklySlot(days=frozenset(days), start=start, end=end))
-        elif start > end:  # overnight: split at midnight UTC
-            slots.append(WeeklySlot(days=frozenset(days), start=start, end=_END_OF_DAY))
-            slots.append(WeeklySlot(days=frozenset((d + 1) % 7 for d in days), start=time(0), end=end))
-        else:
-            problems.append((p, "schedule entry starts and ends at the same time"))
-            ok = False
-    return tuple(slots) if ok else None
+    return _entries(value, path, problems, "a schedule entry", _schedule_entry)
+
+
+def _schedule_entry(obj: dict[str, Any], p: str, problems: list[ZoneProblem]) -> list[WeeklySlot] | None:
+    """One weekly slot, or two when it runs overnight (split at midnight UTC)."""
+    before = len(problems)
+    _unknown_keys(obj, _SCHEDULE, p, problems)
+    raw_days = obj.get("day", ["ANY"])
+    if isinstance(raw_days, str):
+        raw_days = [raw_days]
+    days: set[int] = set()
+    if not isinstance(raw_days, list):
+        problems.append((f"{p}.day", "day must be a list such as [\"FRI\", \"SAT\"]"))
+    else:
+        for j, d in enumerate(raw_days):
+            if d == "ANY":
+                days.update(range(7))
+            elif d in _DAYS:
+                days.add(_DAYS[d])
+            else:
+                problems.append((f"{p}.day[{j}]", f"unknown day {d!r}; known: {', '.join(_DAYS)}, ANY"))
+    start = _utc_time(obj.get("startTime", "00:00:00Z"), f"{p}.startTime", problems)
+    end = _utc_time(obj.get("endTime", "24:00Z"), f"{p}.endTime", problems)
+    if len(problems) > before or start is None or end is None:
+        return None
+    if start < end:
+        return [WeeklySlot(days=frozenset(days), start=start, end=end)]
+    if start > end:  # overnight: split at midnight UTC
+        return [
+            WeeklySlot(days=frozenset(days), start=start, end=_END_OF_DAY),
+            WeeklySlot(days=frozenset((d + 1) % 7 for d in days), start=time(0), end=end),
+        ]
+    problems.append((p, "schedule entry starts and ends at the same time"))
+    return None
 
 
 def _dates_and_schedule(obj: dict[str, Any], path: str, problems: list[ZoneProblem]) -> Applicability | None:
@@ -375,28 +394,19 @@ def _ed269_applicability(value: Any, path: str, problems: list[ZoneProblem]) -> 
     if not isinstance(value, list) or not value:
         problems.append((path, "applicability must be a non-empty list"))
         return None
-    out: list[Applicability] = []
-    ok = True
-    for i, item in enumerate(value):
-        p = f"{path}[{i}]"
-        obj = _obj(item, p, problems, "an applicability entry")
-        if obj is None:
-            ok = False
-            continue
-        _unknown_keys(obj, _ED269_APPLICABILITY, p, problems)
-        permanent = obj.get("permanent", "NO")
-        if permanent == "YES":
-            out.append(Applicability(permanent=True))
-        elif permanent == "NO":
-            a = _dates_and_schedule(obj, p, problems)
-            if a is None:
-                ok = False
-            else:
-                out.append(a)
-        else:
-            problems.append((f"{p}.permanent", f"permanent must be \"YES\" or \"NO\", got {permanent!r}"))
-            ok = False
-    return tuple(out) if ok else None
+    return _entries(value, path, problems, "an applicability entry", _ed269_applicability_entry)
+
+
+def _ed269_applicability_entry(obj: dict[str, Any], p: str, problems: list[ZoneProblem]) -> list[Applicability] | None:
+    _unknown_keys(obj, _ED269_APPLICABILITY, p, problems)
+    permanent = obj.get("permanent", "NO")
+    if permanent == "YES":
+        return [Applicability(permanent=True)]
+    if permanent == "NO":
+        a = _dates_and_schedule(obj, p, problems)
+        return None if a is None else [a]
+    problems.append((f"{p}.permanent", f"permanent must be \"YES\" or \"NO\", got {permanent!r}"))
+    return None
 
 
 def _ed269_feature(feat: Any, path: str, source: str, problems: list[ZoneProblem]) -> Geozone | None:
@@ -495,21 +505,13 @@ def _ed318_applicability(value: Any, path: str, problems: list[ZoneProblem]) -> 
     if not isinstance(value, list):
         problems.append((path, "limitedApplicability must be a list"))
         return None
-    out: list[Applicability] = []
-    ok = True
-    for i, item in enumerate(value):
-        p = f"{path}[{i}]"
-        obj = _obj(item, p, problems, "a limitedApplicability entry")
-        if obj is None:
-            ok = False
-            continue
-        _unknown_keys(obj, _ED318_APPLICABILITY, p, problems)
-        a = _dates_and_schedule(obj, p, problems)
-        if a is None:
-            ok = False
-        else:
-            out.append(a)
-    return tuple(out) if ok else None
+    return _entries(value, path, problems, "a limitedApplicability entry", _ed318_applicability_entry)
+
+
+def _ed318_applicability_entry(obj: dict[str, Any], p: str, problems: list[ZoneProblem]) -> list[Applicability] | None:
+    _unknown_keys(obj, _ED318_APPLICABILITY, p, problems)
+    a = _dates_and_schedule(obj, p, problems)
+    return None if a is None else [a]
 
 
 def _ed318_feature(feat: Any, path: str, source: str, problems: list[ZoneProblem]) -> Geozone | None:
