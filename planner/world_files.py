@@ -24,7 +24,8 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -66,6 +67,8 @@ __all__ = [
     "validate_world",
     "snapshot_hash",
 ]
+
+X = TypeVar("X")
 
 WORLD_FILES = ("world.json", "fleet.json", "docks.json", "weather.json", "users.json")
 """Files a world folder must have; ``zones/``, lanes, regions and POIs are optional (empty when absent)."""
@@ -485,22 +488,35 @@ def _weather(reader: _Reader, m: WeatherFileModel) -> Weather | None:
     return Weather(hours=hours)
 
 
-def _lanes(reader: _Reader, m: LanesFileModel) -> list[Lane]:
-    out = []
-    for i, f in _present(m.features):
-        path = f"$.features[{i}].geometry"
+def _features(
+    reader: _Reader, file: str, features: list[Any], what: str,
+    build: Callable[[Any, str, list[ZoneProblem]], X | None],
+) -> list[X]:
+    """The values ``build`` makes of a GeoJSON file's validated features (from the feature and the
+    JSON path of its geometry); a feature with any geometry problem is reported and left out, and
+    so is every id seen before."""
+    out: list[X] = []
+    for i, f in _present(features):
         probs: list[ZoneProblem] = []
+        value = build(f, f"$.features[{i}].geometry", probs)
+        if value is not None and not probs:
+            out.append(value)
+        reader.add_zone_problems(file, probs)
+    _duplicates(reader, file, [(f.properties.id, f"$.features[{i}].properties.id") for i, f in _present(features)], what)
+    return out
+
+
+def _lanes(reader: _Reader, m: LanesFileModel) -> list[Lane]:
+    def build(f: Any, path: str, probs: list[ZoneProblem]) -> Lane | None:
         if f.geometry.get("type") != "LineString":
             probs.append((f"{path}.type", f"a lane must be a LineString, got {f.geometry.get('type')!r}"))
-        else:
-            _geometry_keys(f.geometry, path, probs)
-            line = linestring_from_coordinates(f.geometry.get("coordinates"), f"{path}.coordinates", probs)
-            if line is not None and not probs:
-                p = f.properties
-                out.append(Lane(id=p.id, kind=p.kind, name=p.name, line=line))
-        reader.add_zone_problems("lanes.geojson", probs)
-    _duplicates(reader, "lanes.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in _present(m.features)], "lane")
-    return out
+            return None
+        _geometry_keys(f.geometry, path, probs)
+        line = linestring_from_coordinates(f.geometry.get("coordinates"), f"{path}.coordinates", probs)
+        p = f.properties
+        return None if line is None else Lane(id=p.id, kind=p.kind, name=p.name, line=line)
+
+    return _features(reader, "lanes.geojson", m.features, "lane", build)
 
 
 def _geometry_keys(geom: dict[str, Any], path: str, probs: list[ZoneProblem]) -> None:
@@ -509,10 +525,7 @@ def _geometry_keys(geom: dict[str, Any], path: str, probs: list[ZoneProblem]) ->
 
 
 def _regions(reader: _Reader, m: RegionsFileModel) -> list[Region]:
-    out = []
-    for i, f in _present(m.features):
-        path = f"$.features[{i}].geometry"
-        probs: list[ZoneProblem] = []
+    def build(f: Any, path: str, probs: list[ZoneProblem]) -> Region | None:
         kind = f.geometry.get("type")
         _geometry_keys(f.geometry, path, probs)
         area = None
@@ -531,30 +544,23 @@ def _regions(reader: _Reader, m: RegionsFileModel) -> list[Region]:
                         area = None
         else:
             probs.append((f"{path}.type", f"a region must be a Polygon or MultiPolygon, got {kind!r}"))
-        if area is not None and not probs:
-            p = f.properties
-            out.append(Region(id=p.id, name=p.name, tenant=p.tenant, area=area))
-        reader.add_zone_problems("regions.geojson", probs)
-    _duplicates(reader, "regions.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in _present(m.features)], "region")
-    return out
+        p = f.properties
+        return None if area is None else Region(id=p.id, name=p.name, tenant=p.tenant, area=area)
+
+    return _features(reader, "regions.geojson", m.features, "region", build)
 
 
 def _pois(reader: _Reader, m: PoisFileModel) -> list[Poi]:
-    out = []
-    for i, f in _present(m.features):
-        path = f"$.features[{i}].geometry"
-        probs: list[ZoneProblem] = []
+    def build(f: Any, path: str, probs: list[ZoneProblem]) -> Poi | None:
         if f.geometry.get("type") != "Point":
             probs.append((f"{path}.type", f"a POI must be a Point, got {f.geometry.get('type')!r}"))
-        else:
-            _geometry_keys(f.geometry, path, probs)
-            pos = check_position(f.geometry.get("coordinates"), f"{path}.coordinates", probs)
-            if pos is not None and not probs:
-                p = f.properties
-                out.append(Poi(id=p.id, kind=p.kind, name=p.name, lon=pos[0], lat=pos[1]))
-        reader.add_zone_problems("pois.geojson", probs)
-    _duplicates(reader, "pois.geojson", [(f.properties.id, f"$.features[{i}].properties.id") for i, f in _present(m.features)], "POI")
-    return out
+            return None
+        _geometry_keys(f.geometry, path, probs)
+        pos = check_position(f.geometry.get("coordinates"), f"{path}.coordinates", probs)
+        p = f.properties
+        return None if pos is None else Poi(id=p.id, kind=p.kind, name=p.name, lon=pos[0], lat=pos[1])
+
+    return _features(reader, "pois.geojson", m.features, "POI", build)
 
 
 def _zone_paths(data: Any) -> dict[str, str]:
