@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from shapely.geometry import LineString
@@ -144,3 +144,90 @@ def test_survey_split_by_a_zone_never_crosses_it(world) -> None:
     for s in plan.sorties:
         track = LineString([frame.forward(w.lon, w.lat) for w in s.waypoints])
         assert track.intersection(strip_local).length < 0.5, "the survey flies through the prohibited strip"
+
+
+# ------------------------------------------------------------------ zones that apply during the flight, not at take-off
+FRI_1350 = datetime(2026, 12, 4, 13, 50, tzinfo=timezone.utc)  # HELX003's Friday slot opens at 14:00 UTC
+
+
+def _helx003_as(world, **changes):
+    """The demo world with HELX003 (Rautatientori, inside region-1001) made PROHIBITED and changed further."""
+    from planner.world import Restriction
+
+    helx003 = next(z for z in world.zones if z.id == "HELX003")
+    zone = dataclasses.replace(helx003, restriction=Restriction.PROHIBITED, **changes)
+    return zone, dataclasses.replace(world, zones=tuple(zone if z.id == "HELX003" else z for z in world.zones))
+
+
+def _without_helx003(world):
+    return dataclasses.replace(world, zones=tuple(z for z in world.zones if z.id != "HELX003"))
+
+
+def _airspace_blocks(plan, world) -> list[str]:
+    """The airspace rule's blocking findings on the plan as stored (canonical JSON), judged in ``world``."""
+    import json
+
+    from flows.context import RULES_FILE
+    from planner.plan import plan_from_dict
+    from rules.context import EvaluationContext
+    from rules.evaluate import evaluate
+    from rules.loading import load_rules
+
+    stored = plan_from_dict(json.loads(canonical_json(plan)))
+    now = datetime(2026, 11, 29, 7, tzinfo=timezone.utc)
+    verdict = evaluate(stored, world, load_rules(RULES_FILE), context=EvaluationContext(now=now))
+    return [f.zone_id for f in verdict.findings if f.kind == "geozone_clearance" and f.severity == "block"]
+
+
+def _crosses(plan, job, zone) -> bool:
+    poly = job.frame.to_local(zone.volumes[0].horizontal)
+    return any(
+        LineString([job.frame.forward(w.lon, w.lat) for w in s.waypoints]).intersects(poly) for s in plan.sorties
+    )
+
+
+def test_survey_starting_ten_minutes_before_a_scheduled_zone_opens_routes_around_it(world) -> None:
+    zone, scheduled = _helx003_as(world)
+    assert not zone.applies_at(FRI_1350) and zone.applies_during(FRI_1350, FRI_1350 + timedelta(minutes=10))
+    job = Job("AREA_SURVEY", world.region("region-1001").area, FRI_1350, altitude_m=40.0, sensors=frozenset({"THERMAL_CAMERA"}))
+    drones = [world.drone("M3TD-01")]
+    # what checking the zone at take-off only amounts to: its sorties after 14:00 fly into it and are blocked
+    at_take_off = plan_mission(_without_helx003(world), job, drones)
+    assert _crosses(at_take_off, job, zone) and "HELX003" in _airspace_blocks(at_take_off, scheduled)
+    plan = plan_mission(scheduled, job, drones)
+    assert plan.sorties and plan.coverage_fraction > 0.9
+    assert not _crosses(plan, job, zone)
+    assert _airspace_blocks(plan, scheduled) == []
+
+
+def test_zone_closed_before_the_job_starts_does_not_block(world) -> None:
+    from planner.world import Applicability
+
+    closed = Applicability(permanent=False, start=FRI_1350 - timedelta(hours=2), end=FRI_1350)
+    zone, w = _helx003_as(world, applicability=(closed,))
+    job = Job("AREA_SURVEY", world.region("region-1001").area, FRI_1350, altitude_m=40.0, sensors=frozenset({"THERMAL_CAMERA"}))
+    drones = [world.drone("M3TD-01")]
+    plan = plan_mission(w, job, drones)
+    assert canonical_json(plan) == canonical_json(plan_mission(_without_helx003(world), job, drones))
+    assert _crosses(plan, job, zone)  # it flies where the zone was, and that is allowed
+    assert _airspace_blocks(plan, w) == []
+
+
+def test_sorties_past_the_airspace_window_widen_it(world) -> None:
+    """A weak battery needs many sorties; a zone that opens after the first window but before the
+    last landing is found by widening the window to the last landing and planning again."""
+    from planner.mission import airspace_window
+    from planner.world import Applicability
+
+    drone = dataclasses.replace(world.drone("M3TD-01"), battery_pct=25.0)
+    job = Job("AREA_SURVEY", world.region("region-1001").area, START, altitude_m=40.0, sensors=frozenset({"THERMAL_CAMERA"}))
+    _, until = airspace_window(job, [drone])
+    zone, late = _helx003_as(world, applicability=(Applicability(permanent=False, start=until + timedelta(minutes=1)),))
+    unaware = plan_mission(_without_helx003(world), job, [drone])
+    assert max(s.end_at for s in unaware.sorties) > until + timedelta(minutes=1)
+    assert "HELX003" in _airspace_blocks(unaware, late)
+    plan = plan_mission(late, job, [drone])
+    assert max(s.end_at for s in plan.sorties) > until  # the window really was widened
+    assert plan.parameters["no_fly_polygons"] == unaware.parameters["no_fly_polygons"] + 1
+    assert not _crosses(plan, job, zone)
+    assert _airspace_blocks(plan, late) == []
