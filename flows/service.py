@@ -779,6 +779,14 @@ def _version_or_latest(ledger: Ledger, draft_id: str, version: int | None) -> Dr
     return ledger.get_draft(draft_id, version)
 
 
+def _decider(draft_id: str, version: int, approver: str, world_dir: str | Path | None, what: str) -> tuple[Ledger, User]:
+    """The ledger and the approving (or rejecting) user, looked up in the world the version was planned in
+    unless ``world_dir`` names another: approve and reject check the same person the same way."""
+    ledger = open_ledger()
+    rec = ledger.get_draft(draft_id, version)
+    return ledger, _user(load_world_at(world_dir or rec.world_dir), approver, what)
+
+
 def approve(
     draft_id: str,
     version: int,
@@ -792,10 +800,7 @@ def approve(
     four_eyes: bool | None = None,
 ) -> DraftSummary:
     """Approve one version, bound to its plan hash, for ``ttl`` (30 min); see ``Ledger.approve`` for refusals."""
-    ledger = open_ledger()
-    rec = ledger.get_draft(draft_id, version)
-    world = load_world_at(world_dir or rec.world_dir)
-    user = _user(world, approver, "approve")
+    ledger, user = _decider(draft_id, version, approver, world_dir, "approve")
     ledger.approve(
         draft_id,
         int(version),
@@ -821,10 +826,7 @@ def reject(
     world_dir: str | Path | None = None,
 ) -> DraftSummary:
     """Reject one version (the approver role for its tenant and region is needed; a reason is required)."""
-    ledger = open_ledger()
-    rec = ledger.get_draft(draft_id, version)
-    world = load_world_at(world_dir or rec.world_dir)
-    user = _user(world, approver, "reject")
+    ledger, user = _decider(draft_id, version, approver, world_dir, "reject")
     ledger.reject(
         draft_id,
         int(version),
