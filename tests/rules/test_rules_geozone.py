@@ -139,6 +139,23 @@ def test_schedule_window_overlap_is_checked_per_leg() -> None:
     assert run(_timed_plan(fri - timedelta(days=1), 3540), [z]).findings == ()
 
 
+def test_overnight_slot_is_checked_past_midnight() -> None:
+    """A hand-built FRI 22:00-02:00 slot (end before start) runs into Saturday, as in the planner."""
+    from datetime import time
+
+    from planner.world import Applicability, WeeklySlot
+
+    night = (Applicability(permanent=False, schedule=(WeeklySlot(frozenset({4}), time(22), time(2)),)),)
+    z = box_zone("T3", 500, -200, 900, 200, applicability=night)
+    sat = datetime(2026, 12, 5, tzinfo=UTC)
+    # take-off at Saturday 01:00, transit out 01:01..01:31 → inside Friday night's slot
+    assert [f.leg_index for f in run(_timed_plan(sat + timedelta(hours=1), 1800), [z]).findings] == [1, 2]
+    # take-off at 01:00, 60-min legs: transit out 01:01..02:01 still meets the slot, the way back does not
+    assert [f.leg_index for f in run(_timed_plan(sat + timedelta(hours=1), 3600), [z]).findings] == [1]
+    assert run(_timed_plan(sat + timedelta(hours=2), 1800), [z]).findings == ()  # the slot ended at 02:00
+    assert run(_timed_plan(datetime(2026, 12, 4, 1, tzinfo=UTC), 1800), [z]).findings == ()  # Friday 01:00: Thursday is not listed
+
+
 def test_temporary_zone_end_is_exclusive() -> None:
     end = datetime(2026, 12, 4, 11, 0, tzinfo=UTC)
     z = box_zone("T2", 500, -200, 900, 200, applicability=(replace(fri_sat_14_22()[0], schedule=(), end=end),))
