@@ -249,6 +249,10 @@ def _flown_row(f: dict[str, Any], plan: Plan | None) -> dict[str, Any]:
 def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -> str:
     out: list[str] = []
     add = out.append
+
+    def heading(title: str) -> None:
+        out.extend(("", f"## {title}", ""))
+
     add(f"# Mission report: draft {d['draft_id']} v{d['version']}")
     add("")
     add(f"- **State:** {d['state']}")
@@ -263,9 +267,7 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
     if plan is not None:
         add(f"- **Mission:** {plan.mission_type}, planned for {plan.planned_for.isoformat(timespec='minutes')}, "
             f"{len(plan.sorties)} sortie(s)")
-    add("")
-    add("## Planned vs flown")
-    add("")
+    heading("Planned vs flown")
     if not flown:
         add("Not flown yet: no flight has been monitored for this version.")
     else:
@@ -305,9 +307,7 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
         if plan is not None and plan.unserved:
             add(f"- Not planned at all (unserved): {len(plan.unserved)} target(s), e.g. "
                 f"{_md(plan.unserved[0].target_id)}: {_md(plan.unserved[0].reason)}")
-    add("")
-    add("## Findings at planning")
-    add("")
+    heading("Findings at planning")
     if not d["findings"]:
         add("None: every rule passed.")
     else:
@@ -316,18 +316,14 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
         for f in d["findings"]:
             message = f.get("message_en") or f.get("message", "")
             add(f"| {_md(f.get('severity', ''))} | {_md(f.get('rule_id', ''))} | {_md(message)} |")
-    add("")
-    add("## Approvals")
-    add("")
+    heading("Approvals")
     if not d["approvals"]:
         add("None.")
     for a in d["approvals"]:
         add(f"- {a['decision']} by **{_md(a['approver'])}** at {a['time']}"
             + (f" (valid until {a['expires']})" if a["expires"] else "")
             + (f": {_md(a['comment'])}" if a["comment"] else ""))
-    add("")
-    add("## Dispatch")
-    add("")
+    heading("Dispatch")
     disp = d["dispatch"]
     if disp is None:
         add("Not dispatched.")
@@ -345,16 +341,12 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
             add(line)
         for n in disp["not_uploaded"]:
             add(f"- not uploaded yet: sortie {n.get('sortie_index')} of {_md(n.get('drone_id'))}: {_md(n.get('reason', ''))}")
-    add("")
-    add("## Alerts")
-    add("")
+    heading("Alerts")
     if not d["alerts"]:
         add("None.")
     for a in d["alerts"]:
         add(f"- t+{a['t_s']:.0f} s {_md(a['drone_id'])} **{a['kind']}**: {_md(a['message'])}")
-    add("")
-    add("## Vehicle messages (logged as text, never acted on)")
-    add("")
+    heading("Vehicle messages (logged as text, never acted on)")
     if not d["vehicle_messages"]:
         add("None.")
     else:
@@ -363,16 +355,12 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
             text = str(t["text"]).replace("`", "'")
             add(f"t+{t['t_s']:>6.0f} s  {t['drone_id']}  {t['severity']:<9} {text}")
         add("```")
-    add("")
-    add("## Events")
-    add("")
+    heading("Events")
     add("| time | actor | from | to | reason |")
     add("|---|---|---|---|---|")
     for e in d["events"]:
         add(f"| {e['time']} | {_md(e['actor'])} | {e['from'] or '–'} | {e['to']} | {_md(e['reason'])} |")
-    add("")
-    add("## Map")
-    add("")
+    heading("Map")
     add(f"![plan (coloured) and flown track (black dashed)]({image})")
     add("")
     add("Map data © OpenStreetMap contributors.")
