@@ -17,6 +17,8 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -329,33 +331,40 @@ con.close()
 """
 
 
-def test_locked_ledger_waits_then_fails_clearly_and_loses_nothing(tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "ledger.duckdb", lock_budget_s=0.8)
-    _seed(ledger)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(ledger.path), "30"], stdout=subprocess.PIPE,
+@contextmanager
+def _lock_held(ledger: Ledger, tmp_path: Path, *, hold_s: float, wait_s: float | None) -> Iterator[None]:
+    """Another process holds the ledger file open for ``hold_s``; the body runs once it has it.
+
+    Afterwards the holder is waited for up to ``wait_s`` (it lets go by itself), or killed when None."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(ledger.path), str(hold_s)], stdout=subprocess.PIPE,
                               text=True, env=_env(tmp_path))
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        yield
+    finally:
+        if wait_s is None:
+            holder.kill()
+            holder.wait(10)
+        else:
+            holder.wait(wait_s)
+
+
+def test_locked_ledger_waits_then_fails_clearly_and_loses_nothing(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.duckdb", lock_budget_s=0.8)
+    _seed(ledger)
+    with _lock_held(ledger, tmp_path, hold_s=30, wait_s=None):
         t0 = time.monotonic()
         with pytest.raises(LedgerUnavailable, match="locked by another process"):
             ledger.list_drafts()
         assert 0.7 <= time.monotonic() - t0 < 10
-    finally:
-        holder.kill()
-        holder.wait(10)
     assert [d.draft_id for d in ledger.list_drafts()] == ["d-race"]
 
 
 def test_short_lock_is_waited_out(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.duckdb", lock_budget_s=30)
     _seed(ledger)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(ledger.path), "1.0"], stdout=subprocess.PIPE,
-                              text=True, env=_env(tmp_path))
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with _lock_held(ledger, tmp_path, hold_s=1.0, wait_s=30):
         _seed(ledger, "d-two")  # blocks until the holder lets go, then writes
-    finally:
-        holder.wait(30)
     assert sorted(d.draft_id for d in ledger.list_drafts()) == ["d-race", "d-two"]
 
 
