@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, time, timedelta, timezone
 
@@ -31,7 +32,11 @@ from planner.world import (
     Dock,
     Drone,
     Geozone,
+    Lane,
+    Poi,
+    Region,
     Restriction,
+    User,
     VerticalReference,
     Weather,
     WeatherHour,
@@ -88,13 +93,25 @@ def calm_weather(start: datetime = T0 - timedelta(hours=2), n: int = 12, **kw: o
     return Weather(tuple(hour(start + timedelta(hours=i), **kw) for i in range(n)))
 
 
-def world(drones=None, docks=None, zones=(), weather=None) -> World:  # type: ignore[no-untyped-def]
+def bare_world(
+    *, name: str = "t", timezone: str = "UTC", attribution: str = "", drones: Iterable[Drone] = (), docks: Iterable[Dock] = (),
+    zones: Iterable[Geozone] = (), lanes: Iterable[Lane] = (), regions: Iterable[Region] = (), pois: Iterable[Poi] = (),
+    weather: Weather = Weather(()), users: Iterable[User] = (),
+) -> World:
+    """A World of exactly what is given (default WorldDefaults, no weather): the one place tests build one."""
     return World(
-        name="test", timezone="Europe/Helsinki", defaults=WorldDefaults(), attribution="",
-        drones=tuple(drones if drones is not None else (drone(),)),
-        docks=tuple(docks if docks is not None else (dock(),)),
-        zones=tuple(zones), lanes=(), regions=(), pois=(),
-        weather=weather if weather is not None else calm_weather(), users=(),
+        name=name, timezone=timezone, defaults=WorldDefaults(), attribution=attribution,
+        drones=tuple(drones), docks=tuple(docks), zones=tuple(zones), lanes=tuple(lanes), regions=tuple(regions),
+        pois=tuple(pois), weather=weather, users=tuple(users),
+    )
+
+
+def world(drones=None, docks=None, zones=(), weather=None) -> World:  # type: ignore[no-untyped-def]
+    return bare_world(
+        name="test", timezone="Europe/Helsinki",
+        drones=drones if drones is not None else (drone(),),
+        docks=docks if docks is not None else (dock(),),
+        zones=zones, weather=weather if weather is not None else calm_weather(),
     )
 
 
@@ -214,11 +231,8 @@ def dispatch_world(autopilot: str = "ardupilot", link: str = "udpout:127.0.0.1:9
         camera=Camera(hfov_deg=84.0, vfov_deg=66.0), status="ONLINE", last_telemetry_at=DISPATCH_T0,
         autopilot=autopilot, link=link,  # type: ignore[arg-type]
     )
-    return World(
-        name=name, timezone="Europe/Helsinki", defaults=WorldDefaults(), attribution="test",
-        drones=(drone,), docks=DISPATCH_DOCKS[:docks], zones=DISPATCH_ZONES[:zones], lanes=(), regions=(), pois=(),
-        weather=Weather(()), users=(),
-    )
+    return bare_world(name=name, timezone="Europe/Helsinki", attribution="test", drones=(drone,),
+                      docks=DISPATCH_DOCKS[:docks], zones=DISPATCH_ZONES[:zones])
 
 
 def wire_world(autopilot: str = "ardupilot", link: str = "udpout:127.0.0.1:9", *, name: str = "dispatch-test", docks: int = 1) -> World:

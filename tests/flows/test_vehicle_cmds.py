@@ -23,7 +23,8 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from flows.dispatcher import upload_plan  # noqa: E402
 from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
-from planner.world import Camera, Dock, Drone, Weather, World, WorldDefaults  # noqa: E402
+from planner.world import Camera, Dock, Drone, World  # noqa: E402
+from testkit import bare_world  # noqa: E402
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 SORTIE = Path(sys.executable).with_name("sortie")
@@ -37,7 +38,7 @@ def _world(link: str) -> World:
         camera=Camera(80.0, 60.0), status="ONLINE", last_telemetry_at=T0, autopilot="px4", link=link,
     )
     dock = Dock("DOCK-A", "dock", "t", 24.94, 60.17, 10.0, 2000.0, 10.0)
-    return World("cli", "UTC", WorldDefaults(), "", (drone,), (dock,), (), (), (), (), Weather(()), ())
+    return bare_world(name="cli", drones=(drone,), docks=(dock,))
 
 
 def _plan() -> Plan:

@@ -24,18 +24,17 @@ from planner.world import (
     Lane,
     Restriction,
     VerticalReference,
-    Weather,
     World,
-    WorldDefaults,
     ZoneVolume,
 )
+from testkit import bare_world
 
 T0 = datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)
 D = 0.001  # ≈ 55 m east, 111 m north at 60°N
 
 
 def world_with(lanes=(), zones=()) -> World:
-    return World("t", "UTC", WorldDefaults(), "", (), (), tuple(zones), tuple(lanes), (), (), Weather(()), ())
+    return bare_world(zones=zones, lanes=lanes)
 
 
 def lane(lid: str, coords, kind="fire_lane") -> Lane:

@@ -20,11 +20,10 @@ from planner.world import (
     Lane,
     Restriction,
     VerticalReference,
-    Weather,
     World,
-    WorldDefaults,
     ZoneVolume,
 )
+from testkit import bare_world
 
 T0 = datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)
 
@@ -48,19 +47,12 @@ def _world() -> World:
         message="",
         source="t.json",
     )
-    return World(
-        name="t",
+    return bare_world(
         timezone="Europe/Helsinki",
-        defaults=WorldDefaults(),
         attribution="© OpenStreetMap contributors",
-        drones=(),
         docks=(Dock("DOCK-A", "roof", "fire", 24.941, 60.170, 12.0, 7000.0, 12.0),),
         zones=(zone, circle),
         lanes=(Lane("L1", "fire_lane", "lane", LineString([(24.942, 60.1705), (24.947, 60.1715)])),),
-        regions=(),
-        pois=(),
-        weather=Weather(hours=()),
-        users=(),
     )
 
 

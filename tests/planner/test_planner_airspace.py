@@ -25,12 +25,11 @@ from planner.world import (
     Geozone,
     Restriction,
     VerticalReference,
-    Weather,
     WeeklySlot,
     World,
-    WorldDefaults,
     ZoneVolume,
 )
+from testkit import bare_world
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)  # a Tuesday
 AGL, AMSL = VerticalReference.AGL, VerticalReference.AMSL
@@ -42,7 +41,7 @@ def zone(zid: str, restriction: Restriction, horizontal, lower=None, upper=None,
 
 
 def world(*zones: Geozone) -> World:
-    return World("t", "UTC", WorldDefaults(), "", (), (), tuple(zones), (), (), (), Weather(()), ())
+    return bare_world(zones=zones)
 
 
 SQUARE = box(24.940, 60.170, 24.942, 60.171)

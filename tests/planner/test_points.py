@@ -10,7 +10,8 @@ from shapely.geometry import box
 from planner.errors import InvalidArgument
 from planner.points import inspection_points
 from planner.projection import LocalFrame
-from planner.world import Poi, Weather, World, WorldDefaults
+from planner.world import Poi
+from testkit import bare_world
 
 POIS = (
     Poi("H2", "hydrant", "b", 24.9412, 60.1702),
@@ -18,7 +19,7 @@ POIS = (
     Poi("R1", "roof", "r", 24.9411, 60.1701),
     Poi("H9", "hydrant", "far", 24.9600, 60.1800),
 )
-W = World("t", "UTC", WorldDefaults(), "", (), (), (), (), (), POIS, Weather(()), ())
+W = bare_world(pois=POIS)
 AREA = box(24.9405, 60.1695, 24.9415, 60.1705)
 
 
