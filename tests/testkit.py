@@ -201,6 +201,21 @@ DISPATCH_DOCKS = (
 )
 
 
+def m30t(*, last_telemetry_at: datetime, tenant: str = "t", autopilot: str = "ardupilot",
+         link: str = "udp:127.0.0.1:14550", **kw: object) -> Drone:
+    """M30T-01 at DOCK-A with the DJI Matrice 30T's published figures (263.2 Wh, 41 min cruise, 36 min hover)."""
+    base: dict[str, object] = dict(
+        id="M30T-01", model="DJI Matrice 30T", dock_id="DOCK-A", tenant=tenant,
+        capabilities=frozenset({"RGB_CAMERA"}), battery_wh=263.2, battery_pct=96.0,
+        flight_time_s=2460.0, hover_time_s=2160.0, cruise_speed_mps=12.0, inspection_speed_mps=7.0,
+        max_wind_mps=12.0, min_temp_c=-20.0, max_temp_c=50.0, ip_rating="IP55",
+        camera=Camera(hfov_deg=84.0, vfov_deg=66.0), status="ONLINE", last_telemetry_at=last_telemetry_at,
+        autopilot=autopilot, link=link,
+    )
+    base.update(kw)
+    return Drone(**base)  # type: ignore[arg-type]
+
+
 def agl_zone(zid: str, restriction: Restriction, horizontal: Polygon | CircleArea, lower_m: float | None = None,
              applicability: tuple[Applicability, ...] = ()) -> Geozone:
     """A one-volume zone from ``lower_m`` (None = ground) to 120 m AGL, named by its id."""
@@ -223,14 +238,7 @@ def dispatch_world(autopilot: str = "ardupilot", link: str = "udpout:127.0.0.1:9
                    docks: int = len(DISPATCH_DOCKS), zones: int = len(DISPATCH_ZONES)) -> World:
     """The M30T at DOCK-A with the first ``docks`` of DISPATCH_DOCKS and the first ``zones`` of
     DISPATCH_ZONES (the upload tests keep the fence small: one dock, the two no-fly zones)."""
-    drone = Drone(
-        id="M30T-01", model="DJI Matrice 30T", dock_id="DOCK-A", tenant="city-fire",
-        capabilities=frozenset({"RGB_CAMERA"}), battery_wh=263.2, battery_pct=96.0,
-        flight_time_s=2460.0, hover_time_s=2160.0, cruise_speed_mps=12.0, inspection_speed_mps=7.0,
-        max_wind_mps=12.0, min_temp_c=-20.0, max_temp_c=50.0, ip_rating="IP55",
-        camera=Camera(hfov_deg=84.0, vfov_deg=66.0), status="ONLINE", last_telemetry_at=DISPATCH_T0,
-        autopilot=autopilot, link=link,  # type: ignore[arg-type]
-    )
+    drone = m30t(last_telemetry_at=DISPATCH_T0, tenant="city-fire", autopilot=autopilot, link=link)
     return bare_world(name=name, timezone="Europe/Helsinki", attribution="test", drones=(drone,),
                       docks=DISPATCH_DOCKS[:docks], zones=DISPATCH_ZONES[:zones])
 

@@ -11,13 +11,11 @@ from hypothesis import strategies as st
 
 from planner.energy import EnergyModel, LegCost, wind_at_altitude
 from planner.errors import InvalidArgument
-from planner.world import Camera, Drone, WeatherHour
+from planner.world import WeatherHour
+from testkit import m30t
 
 T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
-M30T = Drone(
-    "M30T-01", "DJI Matrice 30T", "DOCK-A", "t", frozenset({"RGB_CAMERA"}), 263.2, 96, 2460, 2160, 12.0, 7.0, 12.0,
-    -20, 50, "IP55", Camera(84, 66), "ONLINE", T0, "ardupilot", "udp:127.0.0.1:14550",
-)
+M30T = m30t(last_telemetry_at=T0)
 
 
 def hour(speed10=None, speed80=None, speed120=None, direction=None) -> WeatherHour:

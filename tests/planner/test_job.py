@@ -10,17 +10,12 @@ from shapely.geometry import LineString, Point, Polygon, box
 
 from planner.errors import InvalidArgument
 from planner.job import Job, survey_swath_m
-from planner.world import Camera, Drone
+from testkit import m30t
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 AREA = box(24.94, 60.17, 24.945, 60.172)  # ≈ 278 m × 222 m
 
-DRONE = Drone(
-    id="M30T-01", model="DJI Matrice 30T", dock_id="DOCK-A", tenant="t", capabilities=frozenset({"RGB_CAMERA"}),
-    battery_wh=263.2, battery_pct=96, flight_time_s=2460, hover_time_s=2160, cruise_speed_mps=12.0,
-    inspection_speed_mps=7.0, max_wind_mps=12.0, min_temp_c=-20, max_temp_c=50, ip_rating="IP55",
-    camera=Camera(84.0, 66.0), status="ONLINE", last_telemetry_at=T0, autopilot="ardupilot", link="udp:127.0.0.1:14550",
-)
+DRONE = m30t(last_telemetry_at=T0)
 
 
 def test_valid_job_and_area() -> None:
