@@ -22,7 +22,7 @@ from rich.console import Console
 
 from planner.errors import SortieError
 
-__all__ = ["app", "console", "err_console", "run", "JsonOpt", "WorldOpt", "NowOpt", "AsOpt", "EXIT_USER", "EXIT_INTERNAL"]
+__all__ = ["app", "console", "err_console", "run", "JsonOpt", "WorldOpt", "NowOpt", "AsOpt", "DraftArg", "EXIT_USER", "EXIT_INTERNAL"]
 
 EXIT_USER = 2
 EXIT_INTERNAL = 1
@@ -47,6 +47,7 @@ NowOpt = Annotated[
     typer.Option("--now", help="Planning 'now' as ISO 8601 with offset (default: $SORTIE_NOW, then the clock)."),
 ]
 AsOpt = Annotated[str | None, typer.Option("--as", help="Act as this user id (default: $SORTIE_USER).")]
+DraftArg = Annotated[str, typer.Argument(help="Draft id.")]
 
 
 def _dump(obj: Any) -> str:

@@ -18,7 +18,6 @@ import typer
 
 from flows.cli.app import JsonOpt, NowOpt, WorldOpt, app, console, run
 from flows.context import resolve_now, resolve_world_dir
-from intents import AreaRef, extract_intent
 from planner.errors import InvalidArgument, NotFound
 
 __all__ = ["DEFAULT_TIMEZONE", "intent_result", "load_selection"]
@@ -97,6 +96,8 @@ def intent_result(
     extractor: str = "auto",
 ) -> dict[str, Any]:
     """What ``sortie intent`` prints (JSON-able)."""
+    from intents import AreaRef, extract_intent  # pydantic models, the grammar and the LLM client: only when used
+
     if region and area:
         raise InvalidArgument("give --region or --area, not both")
     if extractor not in ("auto", "offline", "llm"):

@@ -21,7 +21,7 @@ import typer
 
 os.environ.setdefault("MAVLINK20", "1")
 
-from flows.cli.app import AsOpt, JsonOpt, NowOpt, app, console, err_console, run  # noqa: E402
+from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, app, console, err_console, run  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
 
 __all__ = ["monitor_cmd", "report_cmd", "sim_flight_cmd"]
@@ -31,7 +31,7 @@ VersionOpt = Annotated[int | None, typer.Option("--version", help="Draft version
 
 @app.command("monitor")
 def monitor_cmd(
-    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    draft_id: DraftArg,
     version: VersionOpt = None,
     link: Annotated[
         str | None, typer.Option("--link", help="pymavlink connection string (default: the link the dispatch used).")
@@ -109,7 +109,7 @@ def monitor_cmd(
 
 @app.command("report")
 def report_cmd(
-    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    draft_id: DraftArg,
     version: VersionOpt = None,
     out: Annotated[str | None, typer.Option("--out", help="Write the Markdown here (the map PNG goes beside it).")] = None,
     as_json: JsonOpt = False,
@@ -151,31 +151,19 @@ def sim_flight_cmd(
     """Run a simulated vehicle that flies the mission it is sent, streaming telemetry, with flight faults."""
 
     def body() -> dict[str, Any]:
-        from flows.cli.vehicle_cmds import sim_summary
+        from flows.cli.vehicle_cmds import check_dialect, open_sim, serve_sim
         from flows.sim_flight import FlightFaults, FlightOptions, SimFlight
-        from flows.simulator import SimVehicle
 
-        if dialect not in ("ardupilot", "px4"):
-            raise InvalidArgument(f"--dialect {dialect!r}: expected ardupilot or px4")
+        check_dialect(dialect)
         faults = FlightFaults(drain_factor=drain, link_loss_after_s=link_loss_after, abort_at_seq=abort_at,
                               inject_text=inject_text)
         flight = SimFlight(FlightOptions(speedup=speedup, battery_wh=battery_wh, battery_pct=battery_pct, faults=faults))
-        log = None if as_json else (lambda text: err_console.print(f"sim: {text}", markup=False, highlight=False))
-        try:
-            sim = SimVehicle(listen, dialect, flight=flight, log=log)  # type: ignore[arg-type]
-        except OSError as exc:
-            raise InvalidArgument(f"cannot listen on {listen!r}: {exc}") from None
+        sim = open_sim(listen, dialect, as_json=as_json, flight=flight)
         if not as_json:
             err_console.print(f"sim-flight ({dialect}, {speedup:g}×) on {listen}; dispatch and monitor with --link "
                               f"{sim.address}; faults: {', '.join(faults.describe()) or 'none'}", markup=False,
                               highlight=False)
-        try:
-            sim.serve(duration)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            sim.stop()
-        out = sim_summary(sim)
+        out = serve_sim(sim, duration)
         out["flight"] = {"phase": flight.phase, "mode": flight.mode, "reached": flight.reached,
                          "battery_pct": round(flight.battery_pct, 1), "sim_t_s": round(flight.sim_t, 1),
                          "texts": flight.texts_sent}

@@ -16,7 +16,6 @@ from rich.markup import escape
 from flows.cli.app import JsonOpt, app, console, run
 from flows.context import RULES_FILE
 from planner.errors import InvalidArgument
-from rules.loading import load_rules, validate_rules_file
 
 __all__ = ["rules_app", "rules_listing", "rules_problems"]
 
@@ -28,6 +27,8 @@ FileArg = Annotated[Path | None, typer.Argument(help="Rule file (default: the bu
 
 def rules_problems(path: Path) -> dict[str, Any]:
     """``{"file", "valid": True, "rules": n}`` or ``InvalidArgument`` whose details list every problem."""
+    from rules.loading import load_rules, validate_rules_file  # rule-engine and the evaluators: only when used
+
     problems = validate_rules_file(path)
     if problems:
         lines = "\n".join(f"  {p}" for p in problems)
@@ -37,6 +38,8 @@ def rules_problems(path: Path) -> dict[str, Any]:
 
 def rules_listing(path: Path) -> dict[str, Any]:
     """The loaded rules as JSON-able data (what ``rules list`` prints)."""
+    from rules.loading import load_rules
+
     rs = load_rules(path)
     return {"file": rs.source, "sha256": rs.sha256, "version": rs.version, "rules": rs.to_dicts()}
 

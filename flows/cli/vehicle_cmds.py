@@ -21,13 +21,14 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from flows.cli.app import JsonOpt, app, console, err_console, run  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
-from planner.mission_items import MISSION_TYPE_NAMES, command_name  # noqa: E402
 
-__all__ = ["sim_vehicle_cmd", "sim_summary", "read_mission_cmd", "held_summary"]
+__all__ = ["sim_vehicle_cmd", "sim_summary", "read_mission_cmd", "held_summary", "check_dialect", "open_sim", "serve_sim"]
 
 
 def held_summary(held: dict[int, tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
     """Rows per mission type as JSON-able dicts (command names, not numbers)."""
+    from planner.mission_items import MISSION_TYPE_NAMES, command_name  # pymavlink: only when a command runs
+
     return {
         MISSION_TYPE_NAMES[t]: [
             {"seq": i.seq, "command": command_name(i.command), "frame": i.frame, "lat": i.lat, "lon": i.lon,
@@ -48,6 +49,37 @@ def sim_summary(sim: Any) -> dict[str, Any]:
         "params": sim.params,
         "missions": held_summary(sim.missions),
     }
+
+
+def check_dialect(dialect: str) -> None:
+    """``--dialect`` must be one the simulator speaks."""
+    if dialect not in ("ardupilot", "px4"):
+        raise InvalidArgument(f"--dialect {dialect!r}: expected ardupilot or px4")
+
+
+def open_sim(listen: str, dialect: str, *, as_json: bool, **options: Any) -> Any:
+    """A ``SimVehicle`` listening on ``listen`` that logs to stderr (quiet with ``--json``).
+
+    An address that cannot be bound is ``INVALID_ARGUMENT``, not a traceback.
+    """
+    from flows.simulator import SimVehicle
+
+    log = None if as_json else (lambda text: err_console.print(f"sim: {text}", markup=False, highlight=False))
+    try:
+        return SimVehicle(listen, dialect, log=log, **options)  # type: ignore[arg-type]
+    except OSError as exc:
+        raise InvalidArgument(f"cannot listen on {listen!r}: {exc}") from None
+
+
+def serve_sim(sim: Any, duration: float | None) -> dict[str, Any]:
+    """Serve until ``duration`` seconds have passed (or Ctrl-C), stop, and say what the vehicle holds."""
+    try:
+        sim.serve(duration)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sim.stop()
+    return sim_summary(sim)
 
 
 @app.command("sim-vehicle")
@@ -74,23 +106,15 @@ def sim_vehicle_cmd(
     """Run a simulated vehicle that answers the MAVLink mission protocol, with fault injection."""
 
     def body() -> dict[str, Any]:
-        from flows.simulator import SimVehicle
-
-        if dialect not in ("ardupilot", "px4"):
-            raise InvalidArgument(f"--dialect {dialect!r}: expected ardupilot or px4")
+        check_dialect(dialect)
         if not 0.0 <= drop <= 0.9:
             raise InvalidArgument(f"--drop {drop} must be between 0 and 0.9")
         if duration is not None and duration <= 0:
             raise InvalidArgument("--duration must be > 0")
-        log = None if as_json else (lambda text: err_console.print(f"sim: {text}", markup=False, highlight=False))
-        try:
-            sim = SimVehicle(
-                listen, dialect,  # type: ignore[arg-type]
-                drop=drop, lose_final_ack=lose_final_ack, reject=reject_result if reject else None,
-                seed=seed, heartbeat_s=heartbeat_s, log=log,
-            )
-        except OSError as exc:
-            raise InvalidArgument(f"cannot listen on {listen!r}: {exc}") from None
+        sim = open_sim(
+            listen, dialect, as_json=as_json, drop=drop, lose_final_ack=lose_final_ack,
+            reject=reject_result if reject else None, seed=seed, heartbeat_s=heartbeat_s,
+        )
         if not as_json:
             err_console.print(
                 f"sim-vehicle ({dialect}) listening on {listen}; dispatch with --link {sim.address}"
@@ -98,13 +122,7 @@ def sim_vehicle_cmd(
                 markup=False,
                 highlight=False,
             )
-        try:
-            sim.serve(duration)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            sim.stop()
-        return sim_summary(sim)
+        return serve_sim(sim, duration)
 
     def render(result: dict[str, Any]) -> None:
         counts = ", ".join(f"{k} {len(v)}" for k, v in result["missions"].items())

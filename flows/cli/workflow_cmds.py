@@ -17,15 +17,13 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
-from flows import service
-from flows.cli.app import AsOpt, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
+from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
 from flows.context import DEMO_WORLD_DIR, resolve_now, resolve_world_dir, sortie_home
-from flows.ledger import LedgerUnavailable, open_ledger
 from planner.errors import InvalidArgument, SortieError
 
 __all__ = ["DEMO_TEXT", "DEMO_REGION", "DEMO_NOW"]
@@ -35,6 +33,14 @@ DEMO_REGION = "region-1001"
 DEMO_NOW = "2026-11-29T07:00:00+02:00"  # the demo world's reference time (data/demo-helsinki/README.md)
 
 VersionOpt = Annotated[int | None, typer.Option("--version", "-v", help="Draft version (default: the latest).")]
+
+
+def _service() -> ModuleType:
+    """``flows.service``, imported on first use: it loads DuckDB, shapely and the planner, which
+    ``sortie --help`` and every command's own option parsing do not need."""
+    from flows import service
+
+    return service
 
 
 def _actor(as_user: str | None) -> str | None:
@@ -57,6 +63,8 @@ def _audited(command: str, actor: str | None, args: dict[str, Any], work: Callab
         raise
     finally:
         if code != "LEDGER_UNAVAILABLE":
+            from flows.ledger import LedgerUnavailable, open_ledger
+
             try:
                 open_ledger().audit(
                     actor=actor,
@@ -74,13 +82,34 @@ def _audited(command: str, actor: str | None, args: dict[str, Any], work: Callab
 def _seen(draft_id: str, actor: str | None, world: str | None) -> None:
     """With ``--as``/``SORTIE_USER``, only drafts of the user's tenants are shown."""
     if actor:
-        service.check_visible(draft_id, actor, world_dir=world)
+        _service().check_visible(draft_id, actor, world_dir=world)
 
 
 def _need_actor(actor: str | None) -> str:
     if not actor:
         raise InvalidArgument("who is acting? give --as USER or set SORTIE_USER")
     return actor
+
+
+def _run_on_draft(
+    command: str,
+    draft_id: str,
+    args: dict[str, Any],
+    read: Callable[[], dict[str, Any]],
+    render: Callable[[dict[str, Any]], None],
+    *,
+    as_json: bool,
+    world: str | None,
+    as_user: str | None,
+) -> None:
+    """A command that reads one draft: audited, and with ``--as`` only a draft of the user's tenants."""
+    actor = _actor(as_user)
+
+    def work() -> dict[str, Any]:
+        _seen(draft_id, actor, world)
+        return read()
+
+    run(lambda: _audited(command, actor, {"draft_id": draft_id, **args}, work), as_json, render)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -104,6 +133,8 @@ def _render_draft(d: dict[str, Any]) -> None:
         markup=False,
     )
     if d.get("sorties"):
+        from rich.table import Table
+
         t = Table(show_edge=False, header_style="bold")
         for col in ("#", "drone", "dock", "distance", "duration", "energy", "battery"):
             t.add_column(col, justify="right" if col not in ("drone", "dock") else "left")
@@ -149,6 +180,8 @@ def _render_list(d: dict[str, Any]) -> None:
     if not drafts:
         console.print("no drafts yet: sortie plan TEXT --region ID")
         return
+    from rich.table import Table
+
     t = Table(show_edge=False, header_style="bold")
     for col in ("draft", "v", "status", "verdict", "mission", "region", "by", "created"):
         t.add_column(col)
@@ -240,7 +273,7 @@ def plan_cmd(
     def body() -> dict[str, Any]:
         def work() -> dict[str, Any]:
             with err_console.status("planning…", spinner="dots") if not as_json else _null():
-                summary = service.plan_draft(
+                summary = _service().plan_draft(
                     text=text,
                     region_id=region,
                     area_geojson=area,
@@ -279,7 +312,7 @@ def drafts_cmd(
             "drafts",
             actor,
             {"limit": limit},
-            lambda: {"drafts": [d.to_dict() for d in service.list_drafts(user=actor, world_dir=world, limit=limit)]},
+            lambda: {"drafts": [d.to_dict() for d in _service().list_drafts(user=actor, world_dir=world, limit=limit)]},
         )
 
     run(body, as_json, _render_list)
@@ -287,7 +320,7 @@ def drafts_cmd(
 
 @app.command("show")
 def show_cmd(
-    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    draft_id: DraftArg,
     version: VersionOpt = None,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
@@ -295,20 +328,15 @@ def show_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Show one draft version: sorties, findings, files, approvals, dispatch."""
-    actor = _actor(as_user)
-    run(
-        lambda: _audited(
-            "show", actor, {"draft_id": draft_id, "version": version},
-            lambda: _seen(draft_id, actor, world) or service.show_draft(draft_id, version).to_dict(),
-        ),
-        as_json,
-        _render_draft,
+    _run_on_draft(
+        "show", draft_id, {"version": version}, lambda: _service().show_draft(draft_id, version).to_dict(), _render_draft,
+        as_json=as_json, world=world, as_user=as_user,
     )
 
 
 @app.command("diff")
 def diff_cmd(
-    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    draft_id: DraftArg,
     v1: Annotated[int, typer.Argument(help="From version.")],
     v2: Annotated[int, typer.Argument(help="To version.")],
     as_json: JsonOpt = False,
@@ -317,20 +345,15 @@ def diff_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """What changed between two versions of a draft."""
-    actor = _actor(as_user)
-    run(
-        lambda: _audited(
-            "diff", actor, {"draft_id": draft_id, "v1": v1, "v2": v2},
-            lambda: _seen(draft_id, actor, world) or service.diff_versions(draft_id, v1, v2),
-        ),
-        as_json,
-        _render_diff,
+    _run_on_draft(
+        "diff", draft_id, {"v1": v1, "v2": v2}, lambda: _service().diff_versions(draft_id, v1, v2), _render_diff,
+        as_json=as_json, world=world, as_user=as_user,
     )
 
 
 @app.command("replan")
 def replan_cmd(
-    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    draft_id: DraftArg,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
@@ -341,7 +364,7 @@ def replan_cmd(
 
     def work() -> dict[str, Any]:
         with err_console.status("replanning…", spinner="dots") if not as_json else _null():
-            return service.replan(
+            return _service().replan(
                 draft_id, requested_by=_need_actor(actor), world_dir=world, now=resolve_now(now)
             ).to_dict()
 
@@ -350,7 +373,7 @@ def replan_cmd(
 
 @app.command("approve")
 def approve_cmd(
-    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    draft_id: DraftArg,
     version: Annotated[int, typer.Option("--version", "-v", help="The version you reviewed.")],
     plan_hash: Annotated[str | None, typer.Option("--plan-hash", help="The plan hash you reviewed.")] = None,
     comment: Annotated[str, typer.Option("--comment", help="Why.")] = "",
@@ -364,7 +387,7 @@ def approve_cmd(
     args = {"draft_id": draft_id, "version": version, "plan_hash": plan_hash, "comment": comment, "now": now}
 
     def work() -> dict[str, Any]:
-        out = service.approve(
+        out = _service().approve(
             draft_id, version, approver=_need_actor(actor), plan_hash=plan_hash, comment=comment,
             now=resolve_now(now), world_dir=world,
         ).to_dict()
@@ -376,7 +399,7 @@ def approve_cmd(
 
 @app.command("reject")
 def reject_cmd(
-    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    draft_id: DraftArg,
     version: Annotated[int, typer.Option("--version", "-v", help="The version you reviewed.")],
     reason: Annotated[str, typer.Option("--reason", help="Why it is rejected.")],
     as_json: JsonOpt = False,
@@ -389,7 +412,7 @@ def reject_cmd(
     args = {"draft_id": draft_id, "version": version, "reason": reason, "now": now}
 
     def work() -> dict[str, Any]:
-        out = service.reject(
+        out = _service().reject(
             draft_id, version, approver=_need_actor(actor), reason=reason, now=resolve_now(now), world_dir=world
         ).to_dict()
         out["resumed_run"] = _resume(out, actor, "reject", reason)
@@ -400,7 +423,7 @@ def reject_cmd(
 
 @app.command("dispatch")
 def dispatch_cmd(
-    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    draft_id: DraftArg,
     version: VersionOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Run every check; claim and send nothing.")] = False,
     link: Annotated[
@@ -417,7 +440,7 @@ def dispatch_cmd(
 
     def work() -> dict[str, Any]:
         with err_console.status("dispatching…", spinner="dots") if not (as_json or dry_run) else _null():
-            return service.dispatch(
+            return _service().dispatch(
                 draft_id, version, actor=_need_actor(actor), now=resolve_now(now), link=link, dry_run=dry_run,
                 world_dir=world,
             ).to_dict()
@@ -427,7 +450,7 @@ def dispatch_cmd(
 
 @app.command("export")
 def export_cmd(
-    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    draft_id: DraftArg,
     fmt: Annotated[str, typer.Option("--format", "-f", help="geojson | qgc | waypoints | kml")],
     version: VersionOpt = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output file (default: next to the draft).")] = None,
@@ -438,35 +461,26 @@ def export_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Write a version's mission for a ground station (QGC .plan, .waypoints, GeoJSON, KML)."""
-    actor = _actor(as_user)
-    args = {"draft_id": draft_id, "version": version, "format": fmt, "out": str(out) if out else None, "sortie": sortie}
-    run(
-        lambda: _audited(
-            "export", actor, args,
-            lambda: _seen(draft_id, actor, world)
-            or service.export(draft_id, version, fmt, out=out, world_dir=world, sortie=sortie),
-        ),
-        as_json,
+    _run_on_draft(
+        "export", draft_id, {"version": version, "format": fmt, "out": str(out) if out else None, "sortie": sortie},
+        lambda: _service().export(draft_id, version, fmt, out=out, world_dir=world, sortie=sortie),
         lambda d: console.print(f"wrote {d['path']} ({d['bytes']} bytes, {d['format']})", markup=False, highlight=False),
+        as_json=as_json, world=world, as_user=as_user,
     )
 
 
 @app.command("log")
 def log_cmd(
-    draft_id: Annotated[str, typer.Argument(help="Draft id.")],
+    draft_id: DraftArg,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
 ) -> None:
     """Every state change of a draft, with actor, time and reason."""
-    actor = _actor(as_user)
-    run(
-        lambda: _audited(
-            "log", actor, {"draft_id": draft_id}, lambda: _seen(draft_id, actor, world) or service.draft_log(draft_id)
-        ),
-        as_json,
-        _render_log,
+    _run_on_draft(
+        "log", draft_id, {}, lambda: _service().draft_log(draft_id), _render_log, as_json=as_json, world=world,
+        as_user=as_user,
     )
 
 
@@ -475,7 +489,7 @@ def log_cmd(
 
 def _demo_users(world_dir: Path, tenant: str) -> tuple[str, str]:
     """The demo planner and approver: from users.json, a planner and a different approver+dispatcher."""
-    world = service.load_world_at(world_dir)
+    world = _service().load_world_at(world_dir)
     planner = next((u.id for u in world.users if "planner" in u.roles and tenant in u.tenants and "*" in u.regions), None)
     approver = next(
         (
@@ -516,7 +530,7 @@ def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[An
     """One simulated vehicle per drone of the plan (first sorties), listening on a free loopback port."""
     from flows.simulator import SimVehicle
 
-    world = service.load_world_at(world_dir)
+    world = _service().load_world_at(world_dir)
     sims: list[Any] = []
     links: dict[str, str] = {}
     for drone_id in sorted({s["drone"] for s in summary["sorties"]}):
@@ -552,6 +566,7 @@ def demo_cmd(
     """The whole path on the demo world in a fresh folder: plan → findings and map → approve → dispatch → log."""
 
     def body() -> dict[str, Any]:
+        service = _service()
         base = sortie_home()
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
         home = base / "demo" / f"{stamp}-{os.getpid()}"

@@ -8,18 +8,19 @@ exits 2 when there is any, so it can gate a CI job over an operator's world.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from flows.cli.app import JsonOpt, NowOpt, WorldOpt, app, console, run
 from flows.context import resolve_now, resolve_world_dir
 from planner.errors import InvalidArgument
-from planner.world import CircleArea, World
-from planner.world_files import load_world, validate_world
+
+if TYPE_CHECKING:  # the world model pulls in shapely/numpy: load it only when a command runs
+    from datetime import datetime
+
+    from planner.world import World
 
 __all__ = ["world_app", "world_summary", "world_problems"]
 
@@ -41,6 +42,8 @@ def _age(seconds: float) -> str:
 
 def world_summary(world: World, now: datetime) -> dict[str, Any]:
     """A JSON-able overview of ``world`` at ``now`` (what ``world show`` prints)."""
+    from planner.world import CircleArea
+
     hour = world.weather.hour_at(now)
     zones = []
     for z in world.zones:
@@ -93,6 +96,8 @@ def _limit(value: float | None, unbounded: str) -> str:
 
 
 def _render_show(r: dict[str, Any]) -> None:
+    from rich.table import Table
+
     c = r["counts"]
     console.print(f"[bold]{escape(r['world'])}[/] ({escape(r['root'])}) at {r['now']}  snapshot {r['snapshot_hash'][:12]}")
     console.print(", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.items()), highlight=False)
@@ -127,6 +132,8 @@ def show(world: WorldOpt = None, now: NowOpt = None, as_json: JsonOpt = False) -
     """Counts, geozones (and whether they apply now), drones with status and telemetry age."""
 
     def body() -> dict[str, Any]:
+        from planner.world_files import load_world
+
         when = resolve_now(now)
         return world_summary(load_world(resolve_world_dir(world)), when)
 
@@ -135,6 +142,8 @@ def show(world: WorldOpt = None, now: NowOpt = None, as_json: JsonOpt = False) -
 
 def world_problems(folder: str) -> dict[str, Any]:
     """Validate ``folder``: a summary when clean, else ``InvalidArgument`` listing every problem."""
+    from planner.world_files import load_world, validate_world
+
     root = resolve_world_dir(folder)
     problems = validate_world(root)
     if problems:
