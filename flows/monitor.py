@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
 
 from flows.ledger import open_ledger  # noqa: E402
 from flows.sim_flight import mode_name, nav_seqs  # noqa: E402
@@ -57,7 +57,6 @@ __all__ = [
     "fly_and_report",
 ]
 
-_M = mavutil.mavlink
 GCS_SYSTEM_ID = 255
 MONITOR_COMPONENT_ID = 191
 TERMINAL = frozenset({"SUCCEEDED", "ABORTED", "LINK_LOST", "NO_CONTACT", "NOT_STARTED", "TIMEOUT"})
@@ -193,6 +192,8 @@ class _Follower:
         self.opts = opts
         self.notify = notify
         self.flight = DroneFlight(exp.drone_id, exp.link, exp.sortie_index, nav_total=len(exp.nav_seqs))
+        from pymavlink import mavutil  # loads every dialect: only when a flight is actually followed
+
         self.conn = mavutil.mavlink_connection(exp.link, source_system=GCS_SYSTEM_ID, source_component=MONITOR_COMPONENT_ID)
         self.started_wall = time.monotonic()
         self.last_rx_wall: float | None = None

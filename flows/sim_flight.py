@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; mavutil loads every dialect)
 
 from planner.errors import InvalidArgument  # noqa: E402
 from planner.mission_items import MISSION, MissionItem  # noqa: E402
@@ -62,7 +62,6 @@ __all__ = [
     "nav_seqs",
 ]
 
-_M = mavutil.mavlink
 
 NAV_TAKEOFF = _M.MAV_CMD_NAV_TAKEOFF
 NAV_WAYPOINT = _M.MAV_CMD_NAV_WAYPOINT

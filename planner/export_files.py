@@ -34,8 +34,8 @@ import xml.etree.ElementTree as ET
 import zipfile
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+os.environ.setdefault("MAVLINK20", "1")  # for any later mavutil import in this process (FACTS: MAVLink)
+from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; mavutil loads every dialect)
 from shapely.geometry import MultiPolygon, Polygon  # noqa: E402
 from shapely.geometry.base import BaseGeometry  # noqa: E402
 
@@ -56,7 +56,6 @@ __all__ = [
     "export_files",
 ]
 
-_M = mavutil.mavlink
 QGC_FIRMWARE = {"ardupilot": int(_M.MAV_AUTOPILOT_ARDUPILOTMEGA), "px4": int(_M.MAV_AUTOPILOT_PX4)}
 QGC_VEHICLE_TYPE = int(_M.MAV_TYPE_QUADROTOR)
 QGC_ALTITUDE_MODE_RELATIVE = 1

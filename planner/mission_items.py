@@ -35,7 +35,9 @@ Conventions (see FACTS.md, "MAVLink"):
 - Fence and rally rows carry ``autocontinue`` 0, as QGroundControl and MAVSDK
   send them (they are not flown in order).
 
-Pure: no I/O; pymavlink is imported for its constants only.
+Pure: no I/O; pymavlink is imported for its constants only, from the MAVLink 2
+``common`` dialect module (``mavutil`` would load the ``all`` dialect of both
+protocol versions, seconds of import without cached bytecode).
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ from typing import Any, Literal
 
 from shapely.geometry import Point, Polygon
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+os.environ.setdefault("MAVLINK20", "1")  # for any later mavutil import in this process (FACTS: MAVLink)
+from pymavlink.dialects.v20 import common as _M  # noqa: E402
 
 from planner.errors import InvalidArgument  # noqa: E402
 from planner.plan import Plan, Sortie, Waypoint  # noqa: E402
@@ -82,8 +84,6 @@ __all__ = [
     "command_name",
     "trigger_distance_m",
 ]
-
-_M = mavutil.mavlink
 
 Dialect = Literal["ardupilot", "px4"]
 EndAction = Literal["land", "rtl"]
@@ -171,6 +171,10 @@ class MissionSet:
 def command_name(command: int) -> str:
     """``MAV_CMD_NAV_WAYPOINT`` for 16, or the number as text when unknown."""
     entry = _M.enums["MAV_CMD"].get(command)
+    if entry is None:  # a vendor command read back from a vehicle: look in every dialect (heavy, rare)
+        from pymavlink.dialects.v20 import all as every_dialect
+
+        entry = every_dialect.enums["MAV_CMD"].get(command)
     return entry.name if entry is not None else str(command)
 
 
