@@ -20,10 +20,6 @@ import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import to_rgba
-from matplotlib.figure import Figure
-from matplotlib.patches import Circle, Polygon as MplPolygon
 from shapely.geometry import MultiPolygon, Polygon, box
 from shapely.geometry.base import BaseGeometry
 
@@ -90,6 +86,12 @@ def render_plan_png(
     the plan as a black dashed line, for the flight report; without it the
     picture is the plan alone.
     """
+    # matplotlib takes about a second to import: only a picture being drawn pays for it
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import to_rgba
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Circle, Polygon as MplPolygon
+
     if not 200 <= width_px <= 4000:
         raise InvalidArgument(f"width_px must be within 200..4000, got {width_px}")
     height_px = height_px or int(width_px * 0.75)
