@@ -19,37 +19,52 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-import rule_engine
-from rule_engine.builtins import Builtins
+__all__ = ["GUARD_DEFAULTS", "GUARD_SYMBOLS", "Guard", "GuardError", "compile_guard"]  # noqa: F822 - GUARD_SYMBOLS via __getattr__
 
-__all__ = ["GUARD_DEFAULTS", "GUARD_SYMBOLS", "Guard", "GuardError", "compile_guard"]
 
-_T = rule_engine.DataType
+@functools.cache
+def _guard_symbols() -> dict[str, Any]:
+    """The typed symbols a guard may use, with what they mean (``GUARD_SYMBOLS``), built on first use.
 
-#: The typed symbols a guard may use, with what they mean.
-GUARD_SYMBOLS: dict[str, Any] = {
-    "phase": _T.STRING,  # "plan" or "dispatch"
-    "mission_type": _T.STRING,  # FIRE_LANE_PATROL | AREA_SURVEY | POINT_INSPECTION | ...
-    "sortie_index": _T.FLOAT,
-    "drone_id": _T.STRING,
-    "drone_model": _T.STRING,
-    "dock_id": _T.STRING,
-    "tenant": _T.STRING,
-    "capabilities": _T.SET(_T.STRING),
-    "required_sensors": _T.SET(_T.STRING),
-    "start_hour_utc": _T.FLOAT,  # 0..24, fractional
-    "weekday_utc": _T.STRING,  # MON..SUN
-    "duration_s": _T.FLOAT,
-    "max_altitude_m": _T.FLOAT,  # AGL
-    "forecast_known": _T.BOOLEAN,
-    "min_temperature_c": _T.FLOAT,  # NaN when unknown: comparing it fails, so the guard counts as true
-    "max_wind_mps": _T.FLOAT,  # NaN when unknown
-}
+    rule-engine builds its parser tables when it is imported (about a second
+    without cached bytecode), so it is imported when a guard is compiled, that
+    is when a rule file is loaded and checked, not when this module is.
+    """
+    import rule_engine
+
+    _T = rule_engine.DataType
+    return {
+        "phase": _T.STRING,  # "plan" or "dispatch"
+        "mission_type": _T.STRING,  # FIRE_LANE_PATROL | AREA_SURVEY | POINT_INSPECTION | ...
+        "sortie_index": _T.FLOAT,
+        "drone_id": _T.STRING,
+        "drone_model": _T.STRING,
+        "dock_id": _T.STRING,
+        "tenant": _T.STRING,
+        "capabilities": _T.SET(_T.STRING),
+        "required_sensors": _T.SET(_T.STRING),
+        "start_hour_utc": _T.FLOAT,  # 0..24, fractional
+        "weekday_utc": _T.STRING,  # MON..SUN
+        "duration_s": _T.FLOAT,
+        "max_altitude_m": _T.FLOAT,  # AGL
+        "forecast_known": _T.BOOLEAN,
+        "min_temperature_c": _T.FLOAT,  # NaN when unknown: comparing it fails, so the guard counts as true
+        "max_wind_mps": _T.FLOAT,  # NaN when unknown
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """``GUARD_SYMBOLS`` is computed on first access (see ``_guard_symbols``)."""
+    if name == "GUARD_SYMBOLS":
+        return _guard_symbols()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 GUARD_DEFAULTS: dict[str, Any] = {
     "phase": "plan",
@@ -71,9 +86,6 @@ GUARD_DEFAULTS: dict[str, Any] = {
 }
 
 _FORBIDDEN_BUILTINS = frozenset({"now", "today", "random"})
-
-
-_ALLOWED_BUILTINS = frozenset(Builtins.from_defaults()) - _FORBIDDEN_BUILTINS
 _BUILTIN_REF = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -81,8 +93,18 @@ class GuardError(ValueError):
     """A guard expression that does not parse or does not type-check."""
 
 
-def _context() -> rule_engine.Context:
-    ctx = rule_engine.Context(type_resolver=rule_engine.type_resolver_from_dict(GUARD_SYMBOLS))
+@functools.cache
+def _allowed_builtins() -> frozenset[str]:
+    from rule_engine.builtins import Builtins
+
+    return frozenset(Builtins.from_defaults()) - _FORBIDDEN_BUILTINS
+
+
+def _context() -> Any:
+    import rule_engine
+    from rule_engine.builtins import Builtins
+
+    ctx = rule_engine.Context(type_resolver=rule_engine.type_resolver_from_dict(_guard_symbols()))
     full = Builtins.from_defaults()
     values = {k: full._Builtins__values[k] for k in full if k not in _FORBIDDEN_BUILTINS}  # type: ignore[attr-defined]
     types = {k: v for k, v in full._Builtins__value_types.items() if k not in _FORBIDDEN_BUILTINS}  # type: ignore[attr-defined]
@@ -106,8 +128,10 @@ class Guard:
 
 def compile_guard(text: str) -> Guard:
     """Parse and type-check a guard; raises ``GuardError`` with a readable reason."""
+    import rule_engine
+
     for name in _BUILTIN_REF.findall(text):
-        if name in _FORBIDDEN_BUILTINS or name not in _ALLOWED_BUILTINS:
+        if name in _FORBIDDEN_BUILTINS or name not in _allowed_builtins():
             raise GuardError(f"builtin ${name} is not allowed in a guard (guards are pure: no clock, no randomness)")
     try:
         rule = rule_engine.Rule(text, context=_context())
@@ -116,7 +140,7 @@ def compile_guard(text: str) -> Guard:
         where = f" near {token.value!r}" if token is not None and getattr(token, "value", None) is not None else ""
         raise GuardError(f"syntax error{where} in guard {text!r}") from None
     except rule_engine.errors.SymbolResolutionError as exc:
-        known = ", ".join(sorted(GUARD_SYMBOLS))
+        known = ", ".join(sorted(_guard_symbols()))
         raise GuardError(f"unknown symbol {exc.symbol_name!r} in guard {text!r}; known: {known}") from None
     except rule_engine.errors.EngineError as exc:
         raise GuardError(f"{getattr(exc, 'message', exc)} in guard {text!r}") from None
