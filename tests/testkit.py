@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 from collections.abc import Iterable
 from dataclasses import replace
@@ -289,7 +290,14 @@ def wire_plan() -> Plan:
     return Plan("survey", DISPATCH_T0, DISPATCH_AREA, 50.0, (sortie,), coverage_fraction=0.98)
 
 
-# --- processes ---------------------------------------------------------------------------------
+# --- processes and ports -----------------------------------------------------------------------
+
+def free_port(kind: str = "tcp") -> int:
+    """A 127.0.0.1 port (``tcp`` or ``udp``) that was free a moment ago and has no listener now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
 
 def stop_process_group(proc: subprocess.Popen[bytes], term_timeout_s: float = 10.0) -> None:
     """SIGTERM the process group (started with ``start_new_session=True``), SIGKILL after a bounded wait."""
@@ -306,4 +314,4 @@ def stop_process_group(proc: subprocess.Popen[bytes], term_timeout_s: float = 10
         proc.wait(timeout=10)
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in {"annotations", "os", "signal", "subprocess"}] + ["replace"]
+__all__ = [n for n in dir() if not n.startswith("_") and n not in {"annotations", "os", "signal", "socket", "subprocess"}] + ["replace"]

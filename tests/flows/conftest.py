@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit import stop_process_group
+from testkit import free_port, stop_process_group
 
 REPO = Path(__file__).resolve().parents[2]
 PREFECT_BIN = Path(sys.executable).with_name("prefect")
@@ -42,12 +41,6 @@ class PrefectServer:
     home: Path
     env: dict[str, str]
     log_path: Path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _base_env(home: Path, db_path: Path) -> dict[str, str]:
@@ -96,7 +89,7 @@ def start_server(root: Path, *, ui: bool = False) -> tuple[subprocess.Popen[byte
     shutil.copyfile(migrated_database(), db)
     home = root / "home"
     home.mkdir(exist_ok=True)
-    port = _free_port()
+    port = free_port()
     env = _base_env(home, db)
     if ui:
         env.update(PREFECT_SERVER_UI_ENABLED="true", PREFECT_UI_ENABLED="true")

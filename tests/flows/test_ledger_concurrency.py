@@ -27,6 +27,7 @@ import pytest
 from flows.context import DEMO_WORLD_DIR
 from flows.ledger import Ledger, NewVersion
 from planner.errors import LedgerUnavailable
+from testkit import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -278,11 +279,7 @@ def _sim(world: Path, draft: str, home: Path):
 
     rec = Ledger(home / "ledger.duckdb").get_draft(draft, 1)
     drone = load_world_at(world).drone(rec.plan["sorties"][0]["drone_id"])
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port("udp")
     return SimVehicle(f"udpin:127.0.0.1:{port}", drone.autopilot).start(), f"udpout:127.0.0.1:{port}"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -24,14 +23,8 @@ mavsdk = pytest.importorskip("mavsdk_grpc")
 from flows.simulator import SimVehicle  # noqa: E402
 from planner.export_files import qgc_plan  # noqa: E402
 from planner.mission_items import FENCE, MISSION, RALLY, MissionItem, compare_items, mission_set  # noqa: E402
-from testkit import wire_plan, wire_world  # noqa: E402
+from testkit import free_port, wire_plan, wire_world  # noqa: E402
 
-
-
-def _free_tcp_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _row(it: object, mission_type: int) -> MissionItem:
@@ -43,7 +36,7 @@ def _row(it: object, mission_type: int) -> MissionItem:
 
 
 async def _import_with_mavsdk(plan_path: Path, vehicle: str) -> object:
-    system = mavsdk.System(port=_free_tcp_port())
+    system = mavsdk.System(port=free_port())
     try:
         await system.connect(system_address=vehicle.replace("udpout:", "udpout://"))
 

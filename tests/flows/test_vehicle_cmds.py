@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -24,7 +23,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from flows.dispatcher import upload_plan  # noqa: E402
 from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
 from planner.world import Camera, Dock, Drone, World  # noqa: E402
-from testkit import bare_world  # noqa: E402
+from testkit import bare_world, free_port  # noqa: E402
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 SORTIE = Path(sys.executable).with_name("sortie")
@@ -51,16 +50,10 @@ def _plan() -> Plan:
     return Plan("points", T0, Polygon([(24.94, 60.17), (24.943, 60.17), (24.943, 60.172)]), 40.0, (sortie,))
 
 
-def _free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(90)
 def test_sim_vehicle_command_takes_a_dispatch_and_reports_it() -> None:
-    port = _free_udp_port()
+    port = free_port("udp")
     proc = subprocess.Popen(
         [str(SORTIE), "sim-vehicle", "--listen", f"udpin:127.0.0.1:{port}", "--dialect", "px4",
          "--heartbeat-s", "0.2", "--duration", "80", "--json"],

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from typer.testing import CliRunner
 from flows.cli import app
 from flows.cli.intent_cmds import intent_result, load_selection
 from planner.errors import InvalidArgument
+from testkit import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "data" / "demo-helsinki"
@@ -97,9 +97,7 @@ def test_no_mission_asks_a_question_and_exits_zero() -> None:
 
 
 def test_llm_configured_but_down_is_llm_unavailable() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     out = _in_process("intent", "巡查消防通道", "--now", NOW, "--json",
                       SORTIE_LLM_BASE_URL=f"http://127.0.0.1:{port}/v1", SORTIE_LLM_MODEL="m", SORTIE_LLM_TIMEOUT_S="1")
     assert out.exit_code == 2, out.stdout + out.stderr

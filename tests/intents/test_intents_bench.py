@@ -13,6 +13,7 @@ import pytest
 
 from bench.intents import FIELDS, load_corpus, run
 from planner.errors import InvalidArgument
+from testkit import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).with_name("corpus.jsonl")
@@ -86,11 +87,7 @@ def test_malformed_corpus_line_names_the_line(tmp_path: Path) -> None:
 
 
 def test_llm_errors_count_as_wrong_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import socket
-
-    with socket.socket() as sock:  # a closed port: every extraction is LLM_UNAVAILABLE
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # a closed port: every extraction is LLM_UNAVAILABLE
     monkeypatch.setenv("SORTIE_LLM_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("SORTIE_LLM_MODEL", "m")
     monkeypatch.setenv("SORTIE_LLM_TIMEOUT_S", "1")

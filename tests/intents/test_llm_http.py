@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import pytest
 from intents import Intent, LlmSettings, MissionType, Sensor, extract_intent, extract_with_llm
 from intents.llm import SYSTEM_PROMPT
 from planner.errors import IntentInvalid, InvalidArgument, LlmUnavailable
+from testkit import free_port
 
 NOW = datetime.fromisoformat("2026-12-02T07:30:00+02:00")
 TZ = "Europe/Helsinki"
@@ -292,9 +292,7 @@ def test_a_web_page_instead_of_an_api_is_llm_unavailable(fake_llm: FakeLlm) -> N
 
 
 def test_server_down_is_llm_unavailable() -> None:
-    with socket.socket() as sock:  # a port that was free a moment ago and has no listener now
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     settings = LlmSettings(base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout_s=1.0)
     started = time.monotonic()
     with pytest.raises(LlmUnavailable) as info:
@@ -304,9 +302,7 @@ def test_server_down_is_llm_unavailable() -> None:
 
 
 def test_server_down_through_extract_intent_is_not_silently_offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     monkeypatch.setenv("SORTIE_LLM_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("SORTIE_LLM_MODEL", "m")
     monkeypatch.setenv("SORTIE_LLM_TIMEOUT_S", "1")
