@@ -190,7 +190,6 @@ def one_rule(kind: str, severity: str = "block", params: str = "{}", rid: str = 
     return parse_rules(f"version: 1\nrules:\n  - {{id: {rid}, kind: {kind}, severity: {severity}, params: {params}{extra}}}\n", "test.yaml")
 
 
-
 # --- dispatch builders: the small Helsinki world and hand-made plans --------------------------
 
 DISPATCH_T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -314,4 +313,15 @@ def stop_process_group(proc: subprocess.Popen[bytes], term_timeout_s: float = 10
         proc.wait(timeout=10)
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in {"annotations", "os", "signal", "socket", "subprocess"}] + ["replace"]
+__all__ = [
+    # rule builders (metres from the dock, in the rules' frame)
+    "DOCK_LAT", "DOCK_LON", "FRAME", "T0", "UTC", "at", "box_zone", "calm_weather", "circle_zone", "ctx", "dock", "drone",
+    "fri_sat_14_22", "hour", "leg", "one_rule", "permanent", "plan", "simple_plan", "sortie", "world", "wp",
+    # any world
+    "bare_world",
+    # dispatch builders (the small Helsinki world)
+    "DISPATCH_AREA", "DISPATCH_DOCKS", "DISPATCH_T0", "DISPATCH_ZONES", "agl_zone", "dispatch_plan", "dispatch_world",
+    "m30t", "wire_plan", "wire_world",
+    # processes and ports
+    "free_port", "stop_process_group",
+]
