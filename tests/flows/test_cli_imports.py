@@ -1,0 +1,91 @@
+"""``sortie --help`` stays fast: loading the CLI must not import the heavy libraries.
+
+Each check runs in a fresh interpreter (the test process has imported
+everything already) and lists which of the heavy modules got loaded. Without
+cached bytecode pymavlink's dialects, rule-engine's parser tables, DuckDB,
+shapely/numpy, matplotlib and Prefect cost seconds; a command imports what it
+needs when it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+HEAVY = (
+    "pymavlink",
+    "rule_engine",
+    "duckdb",
+    "shapely",
+    "numpy",
+    "matplotlib",
+    "prefect",
+    "ortools",
+    "pyvrp",
+    "openai",
+    "instructor",
+    "pyproj",
+    "flows.service",
+    "flows.ledger",
+    "planner.world",
+    "rules",
+    "intents",
+)
+
+
+def _loaded_after(code: str) -> list[str]:
+    """Which ``HEAVY`` top-level names (or packages) are in ``sys.modules`` after running ``code``."""
+    probe = (
+        f"{code}\n"
+        "import json, sys\n"
+        f"heavy = {HEAVY!r}\n"
+        "print(json.dumps(sorted(h for h in heavy if h in sys.modules)))\n"
+    )
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.timeout(150)
+def test_loading_the_cli_imports_none_of_the_heavy_libraries() -> None:
+    assert _loaded_after("import flows.cli") == []
+
+
+@pytest.mark.timeout(150)
+def test_mission_constants_do_not_load_every_mavlink_dialect() -> None:
+    loaded = _loaded_after(
+        "import sys\n"
+        "import planner.export_files, planner.mission_items\n"
+        "assert 'pymavlink.mavutil' not in sys.modules, 'mavutil loads the all dialect of v1 and v2'\n"
+        "assert 'pymavlink.dialects.v20.all' not in sys.modules\n"
+        "assert planner.mission_items.command_name(16) == 'MAV_CMD_NAV_WAYPOINT'\n"
+        "from pymavlink.dialects.v20 import all as every, common\n"
+        "vendor = min(set(every.enums['MAV_CMD']) - set(common.enums['MAV_CMD']))\n"
+        "assert planner.mission_items.command_name(vendor) == every.enums['MAV_CMD'][vendor].name, vendor\n"
+        "assert planner.mission_items.command_name(1) == '1'\n"
+    )
+    assert "pymavlink" in loaded  # the constants do come from pymavlink
+
+
+@pytest.mark.timeout(150)
+def test_guards_load_rule_engine_only_when_a_guard_is_compiled() -> None:
+    assert "rule_engine" not in _loaded_after("import rules.guards")
+    # ...and compiling still type-checks at load time
+    loaded = _loaded_after(
+        "from rules.guards import GuardError, compile_guard\n"
+        "try:\n"
+        "    compile_guard('phase < 3')\n"
+        "except GuardError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise SystemExit('a mistyped guard compiled')\n"
+    )
+    assert "rule_engine" in loaded
