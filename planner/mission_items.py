@@ -333,7 +333,7 @@ def fence_items(plan: Plan, sortie: Sortie | int, world: World) -> tuple[Mission
     for zone in world.zones:
         if zone.restriction != Restriction.PROHIBITED:
             continue
-        if not (zone.applies_at(s.start_at) or zone.applies_at(s.end_at)):
+        if not zone.applies_during(s.start_at, s.end_at):  # a zone opening mid-sortie is fenced too
             continue
         for vol in zone.volumes:
             if _zone_limit_agl_m(vol.lower_m, vol.lower_ref, dock, 0.0) >= top_m:

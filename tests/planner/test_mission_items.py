@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -34,7 +34,7 @@ from planner.mission_items import (  # noqa: E402
     to_wire,
     wire_frame,
 )
-from planner.world import CircleArea, Restriction, VerticalReference  # noqa: E402
+from planner.world import Applicability, CircleArea, Restriction, VerticalReference, WeeklySlot  # noqa: E402
 from testkit import agl_zone, dispatch_plan, dispatch_world  # noqa: E402
 
 M = mavutil.mavlink
@@ -206,3 +206,18 @@ def test_ardupilot_seq0_is_not_compared_but_counted() -> None:
     assert compare_items(planned, (home,) + planned[1:], dialect="ardupilot") == ()
     assert compare_items(planned, planned[1:], dialect="ardupilot")
     assert compare_items(planned, (home,) + planned[1:], dialect="px4")
+
+
+def test_a_zone_opening_during_the_sortie_is_fenced() -> None:
+    """The fence holds every prohibited zone that applies at any moment of the sortie, not only at its ends."""
+    world, plan = dispatch_world(), dispatch_plan()
+    s = plan.sorties[0]
+    base = len(fence_items(plan, 0, world))
+    mid = s.start_at + (s.end_at - s.start_at) / 2
+    slot = WeeklySlot(frozenset({mid.astimezone(timezone.utc).weekday()}),
+                      (mid - timedelta(seconds=10)).astimezone(timezone.utc).time(),
+                      (mid + timedelta(seconds=10)).astimezone(timezone.utc).time())
+    brief = agl_zone("BRIEF", Restriction.PROHIBITED, CircleArea(24.943, 60.171, 80.0),
+                     applicability=(Applicability(permanent=False, schedule=(slot,)),))
+    assert not brief.applies_at(s.start_at) and not brief.applies_at(s.end_at)
+    assert len(fence_items(plan, 0, replace(world, zones=world.zones + (brief,)))) == base + 1
