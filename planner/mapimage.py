@@ -1,7 +1,8 @@
 """The map picture of a plan: one PNG an approver can judge at a glance.
 
-It shows the area (blue), the geozones active at the planned time (red
-prohibited, orange authorisation required, yellow conditional), the lanes,
+It shows the area (blue), the geozones active at any moment of the sorties
+(red prohibited, orange authorisation required, yellow conditional), each
+labelled with its id and height band, the lanes (fire lanes in brown),
 each sortie as a line coloured by its drone, the docks, a scale bar and the
 map data attribution. The CLI writes it next to the draft; the Prefect
 artifact embeds it as a data URI.
@@ -20,12 +21,13 @@ import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from shapely.geometry import MultiPolygon, Polygon, box
+from shapely.affinity import scale
+from shapely.geometry import MultiPolygon, Point, Polygon, box
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
 from planner.plan import Plan
-from planner.world import CircleArea, Restriction, World
+from planner.world import CircleArea, Geozone, Restriction, World, ZoneVolume
 
 __all__ = ["render_plan_png", "DRONE_COLOURS", "METRES_PER_DEG_LAT"]
 
@@ -59,6 +61,19 @@ def _polygons(geom: BaseGeometry) -> list[Polygon]:
     if isinstance(geom, MultiPolygon):
         return list(geom.geoms)
     return [g for part in getattr(geom, "geoms", ()) for g in _polygons(part)]
+
+
+def _zone_label(zone: Geozone, vol: ZoneVolume) -> str:
+    """``HELX002 authorisation 50–∞ m AGL``: what the approver needs to read off the map."""
+    kind = {
+        Restriction.PROHIBITED: "prohibited",
+        Restriction.REQ_AUTHORISATION: "authorisation",
+        Restriction.CONDITIONAL: "conditional",
+    }.get(zone.restriction, zone.restriction.value.lower())
+    low = "0" if vol.lower_m is None else f"{vol.lower_m:g}"
+    high = "∞" if vol.upper_m is None else f"{vol.upper_m:g}"
+    ref = vol.upper_ref.value if vol.upper_m is not None else vol.lower_ref.value
+    return f"{zone.id} {kind} {low}–{high} m {ref}"
 
 
 def _nice_length_m(span_m: float) -> float:
@@ -160,33 +175,43 @@ def render_plan_png(
     def ring(coords: Iterable[tuple[float, ...]]) -> list[tuple[float, float]]:
         return [xy(c[0], c[1]) for c in coords]
 
-    # ---- zones active at the planned time
-    for zone in sorted(world.zones_active_at(plan.planned_for), key=lambda z: z.id):
+    # ---- zones active at any moment of the sorties (what the planner avoided), labelled
+    start = min((so.start_at for so in plan.sorties), default=plan.planned_for)
+    end = max((so.end_at for so in plan.sorties), default=plan.planned_for)
+    for zone in sorted(world.zones_active_during(start, end), key=lambda z: z.id):
         colour, alpha = _ZONE_STYLE.get(zone.restriction, ("#7f7f7f", 0.1))
         for vol in zone.volumes:
             h = vol.horizontal
             if isinstance(h, CircleArea):
-                dx = h.radius_m / (kx * METRES_PER_DEG_LAT)
-                if not view_wgs84.intersects(box(h.lon - dx, h.lat - dx / 2, h.lon + dx, h.lat + dx / 2).buffer(dx)):
+                dy = h.radius_m / METRES_PER_DEG_LAT
+                footprint = scale(Point(h.lon, h.lat).buffer(dy, 32), xfact=1.0 / kx)  # the circle in degrees
+                if not view_wgs84.intersects(footprint):
                     continue
                 ax.add_patch(
                     Circle(xy(h.lon, h.lat), h.radius_m, facecolor=to_rgba(colour, alpha), edgecolor=colour, lw=1.2, zorder=1)
                 )
-                continue
-            for poly in _polygons(h):
-                if not view_wgs84.intersects(poly):
-                    continue
-                ax.add_patch(
-                    MplPolygon(ring(poly.exterior.coords), closed=True, facecolor=to_rgba(colour, alpha),
-                               edgecolor=colour, lw=1.2, zorder=1)
-                )
+            else:
+                footprint = h
+                for poly in _polygons(h):
+                    if view_wgs84.intersects(poly):
+                        ax.add_patch(
+                            MplPolygon(ring(poly.exterior.coords), closed=True, facecolor=to_rgba(colour, alpha),
+                                       edgecolor=colour, lw=1.2, zorder=1)
+                        )
+            inside = footprint.intersection(view_wgs84)
+            if not inside.is_empty:
+                at = inside.representative_point()
+                ax.annotate(_zone_label(zone, vol), xy(at.x, at.y), ha="center", va="center", fontsize=7,
+                            color=colour, zorder=7,
+                            bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1.0})
 
-    # ---- lanes in view
+    # ---- lanes in view: fire lanes stand out, other linear features are context
     for lane in world.lanes:
         if not view_wgs84.intersects(lane.line):
             continue
         lx, ly = zip(*ring(lane.line.coords))
-        ax.plot(lx, ly, color="#9a9a9a", lw=1.0, zorder=2)
+        fire = lane.kind == "fire_lane"
+        ax.plot(lx, ly, color="#b15928" if fire else "#9a9a9a", lw=1.4 if fire else 1.0, alpha=0.8, zorder=2)
 
     # ---- the area
     for poly in _polygons(plan.area_wgs84):
