@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -520,26 +519,19 @@ def _report_in(world_dir: Path, draft: dict[str, Any], when: datetime) -> list[s
     return drones
 
 
-def _free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[Any], dict[str, str]] | None:
-    """One simulated vehicle per drone of the plan (first sorties), listening on a free loopback port."""
+def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[Any], dict[str, str]]:
+    """One simulated vehicle per drone of the plan (first sorties), each on a loopback port the OS picks."""
     from flows.simulator import SimVehicle
 
     world = _service().load_world_at(world_dir)
     sims: list[Any] = []
     links: dict[str, str] = {}
     for drone_id in sorted({s["drone"] for s in summary["sorties"]}):
-        port = _free_udp_port()
         drone = world.drone(drone_id)
         dock = world.dock(drone.dock_id)
-        sim = SimVehicle(f"udpin:127.0.0.1:{port}", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m))
+        sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m))
         sims.append(sim.start())
-        links[drone_id] = f"udpout:127.0.0.1:{port}"
+        links[drone_id] = sim.address  # bound by the simulator itself: no pick-then-bind race
     return sims, links
 
 
