@@ -60,7 +60,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from flows.context import sortie_home
-from flows.ledger_schema import MIGRATIONS, SCHEMA_VERSION
+from flows.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from planner.errors import (
     ApprovalRequired,
     ApprovalStale,
