@@ -61,7 +61,7 @@ def _audited(command: str, actor: str | None, args: dict[str, Any], work: Callab
         code = "INTERNAL" if isinstance(exc, Exception) else type(exc).__name__
         raise
     finally:
-        if code != "LEDGER_UNAVAILABLE":
+        if code not in ("LEDGER_UNAVAILABLE", "LEDGER_TAMPERED"):
             from flows.ledger import LedgerUnavailable, open_ledger
 
             try:

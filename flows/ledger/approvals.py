@@ -9,19 +9,52 @@ win; and dispatch asks the same code whether a version is validly approved.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from datetime import datetime, timedelta
+from typing import Any
 
 import duckdb
 
-from flows.ledger.records import _APPROVAL_COLS, ApprovalRecord, DraftRecord, _approval, _iso
+from flows.ledger.chain import approval_content, chain_values
+from flows.ledger.records import _APPROVAL_COLS, ApprovalRecord, DraftRecord, _approval, _dumps, _iso
 from flows.ledger.states import apply_transition
 from flows.ledger.store import Store, kill_point
 from planner.errors import ApprovalRequired, ApprovalStale, Conflict, Forbidden, InvalidArgument, NotFound
 
-__all__ = ["APPROVAL_TTL", "ApprovalsRoom"]
+__all__ = ["APPROVAL_TTL", "ApprovalsRoom", "approval_statement", "IDENTITY_PROOFS"]
 
 APPROVAL_TTL = timedelta(minutes=30)
+
+#: How the approver's identity was established: asserted (local mode, ``--as``), a per-user token, token + TOTP.
+IDENTITY_PROOFS = ("asserted", "token", "token+totp")
+
+
+def approval_statement(
+    record: ApprovalRecord,
+    *,
+    world_hash: str,
+    identity_proof: str,
+    mode: str,
+    policy: Mapping[str, Any],
+) -> dict[str, Any]:
+    """What the authority signs for a decision: the version and plan it names, who, how proven, the policy
+    in force, when it was decided and until when it holds."""
+    return {
+        "format": "sortie-approval/1",
+        "approval_id": record.approval_id,
+        "draft_id": record.draft_id,
+        "version": record.version,
+        "plan_hash": record.plan_hash,
+        "world_hash": world_hash,
+        "approver": record.approver,
+        "decision": record.decision,
+        "identity_proof": identity_proof,
+        "mode": mode,
+        "policy": dict(policy),
+        "decided_at": record.created_time,
+        "expires_at": record.expires_time,
+    }
 
 
 class ApprovalsRoom(Store):
@@ -39,6 +72,7 @@ class ApprovalsRoom(Store):
         now: datetime,
         ttl: timedelta = APPROVAL_TTL,
         four_eyes: bool = True,
+        identity_proof: str = "asserted",
     ) -> ApprovalRecord:
         """Approve one draft version bound to its plan hash, or raise.
 
@@ -61,6 +95,7 @@ class ApprovalsRoom(Store):
             now=now,
             ttl=ttl,
             four_eyes=four_eyes,
+            identity_proof=identity_proof,
         )
 
     def reject(
@@ -72,6 +107,7 @@ class ApprovalsRoom(Store):
         may_approve: Callable[[str, str | None], bool],
         reason: str,
         now: datetime,
+        identity_proof: str = "asserted",
     ) -> ApprovalRecord:
         """Reject one draft version (DRAFT or WAITING_RESOURCE).
 
@@ -91,6 +127,7 @@ class ApprovalsRoom(Store):
             now=now,
             ttl=APPROVAL_TTL,
             four_eyes=False,
+            identity_proof=identity_proof,
         )
 
     def _decide(
@@ -106,9 +143,12 @@ class ApprovalsRoom(Store):
         now: datetime,
         ttl: timedelta,
         four_eyes: bool,
+        identity_proof: str,
     ) -> ApprovalRecord:
         if ttl <= timedelta(0):
             raise InvalidArgument("the approval time-to-live must be positive")
+        if identity_proof not in IDENTITY_PROOFS:
+            raise InvalidArgument(f"identity proof {identity_proof!r}: expected one of {', '.join(IDENTITY_PROOFS)}")
 
         def work(con: duckdb.DuckDBPyConnection) -> ApprovalRecord:
             draft = self._get(con, draft_id, version)
@@ -164,8 +204,19 @@ class ApprovalsRoom(Store):
                 created_time=_iso(now),
                 expires_time=_iso(now + ttl) if decision == "APPROVED" else None,
             )
+            statement = approval_statement(
+                record,
+                world_hash=draft.world_hash,
+                identity_proof=identity_proof,
+                mode=self.keys.mode,
+                policy={"four_eyes": bool(four_eyes), "ttl_s": int(ttl.total_seconds())},
+            )
+            signature, key_id = self.keys.sign(statement)
+            row = {**asdict(record), "statement_json": _dumps(statement), "signature": signature, "key_id": key_id}
+            seq, prev, draft_prev, entry = chain_values(con, self.keys, draft_id, approval_content(row))
             con.execute(
-                f"INSERT INTO approvals ({_APPROVAL_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO approvals ({_APPROVAL_COLS}, statement_json, signature, key_id, chain_seq, prev_hash, "
+                "draft_prev_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     record.approval_id,
                     record.draft_id,
@@ -176,6 +227,13 @@ class ApprovalsRoom(Store):
                     record.comment,
                     record.created_time,
                     record.expires_time,
+                    row["statement_json"],
+                    signature,
+                    key_id,
+                    seq,
+                    prev,
+                    draft_prev,
+                    entry,
                 ],
             )
             kill_point("ledger:approve:in_transaction")

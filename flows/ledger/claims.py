@@ -8,6 +8,7 @@ draft in the same transaction.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from collections.abc import Mapping, Sequence
@@ -29,9 +30,57 @@ from flows.ledger.records import (
 from flows.ledger.states import DISPATCH_FINAL, DISPATCH_STATUSES, apply_transition
 from flows.ledger.approvals import ApprovalsRoom
 from flows.ledger.store import kill_point
-from planner.errors import ApprovalStale, Conflict, InvalidArgument, NotFound
+from planner.errors import ApprovalStale, Conflict, DeviceBusy, InvalidArgument, NotFound
 
-__all__ = ["ClaimsRoom"]
+__all__ = ["ClaimsRoom", "BUSY_STATUSES", "BUSY_STATES", "busy_with", "raise_if_busy"]
+
+#: A dispatch in one of these statuses holds its drones: in progress, or what the vehicle holds is unknown.
+BUSY_STATUSES = ("PENDING", "UNCERTAIN")
+#: An accepted dispatch holds its drones while its draft is in one of these states (not yet landed/ended).
+BUSY_STATES = ("DISPATCHED", "IN_FLIGHT")
+
+
+def busy_with(
+    con: duckdb.DuckDBPyConnection, drones: Sequence[str], *, draft_id: str | None = None, version: int | None = None
+) -> list[dict[str, Any]]:
+    """The other dispatches that hold any of ``drones``: unfinished (in flight) or unsettled (uncertain)."""
+    rows = con.execute(
+        "SELECT d.draft_id, d.version, d.status, d.drone_ids, f.state FROM dispatches d "
+        "LEFT JOIN drafts f ON f.draft_id = d.draft_id AND f.version = d.version ORDER BY d.created_time"
+    ).fetchall()
+    wanted = set(drones)
+    out = []
+    for other_id, other_v, status, drone_ids, state in rows:
+        if other_id == draft_id and other_v == version:
+            continue
+        held = wanted & set(json.loads(drone_ids))
+        if not held:
+            continue
+        if status in BUSY_STATUSES or (status in ("ACKED", "SENT") and state in BUSY_STATES):
+            out.append({"draft_id": other_id, "version": other_v, "status": status, "state": state,
+                        "drones": sorted(held)})
+    return out
+
+
+def raise_if_busy(
+    con: duckdb.DuckDBPyConnection, drones: Sequence[str], *, draft_id: str | None = None, version: int | None = None
+) -> None:
+    """``DeviceBusy`` naming the dispatch that holds a drone, and the command that frees it."""
+    busy = busy_with(con, drones, draft_id=draft_id, version=version)
+    if not busy:
+        return
+    b = busy[0]
+    if b["status"] in BUSY_STATUSES:
+        why = (
+            f"its dispatch of {b['draft_id']} v{b['version']} is {b['status']}: what the vehicle holds is not "
+            f"settled; run `sortie reconcile {b['draft_id']}` first"
+            if b["status"] == "UNCERTAIN"
+            else f"a dispatch of {b['draft_id']} v{b['version']} is still in progress (PENDING); wait for it, or "
+            f"if it died run `sortie reconcile {b['draft_id']}`"
+        )
+    else:
+        why = f"it flies {b['draft_id']} v{b['version']} ({b['state']}); dispatch again when that mission has ended"
+    raise DeviceBusy(f"drone {', '.join(b['drones'])} is busy: {why}; nothing was sent", details={"busy": busy})
 
 
 class ClaimsRoom(ApprovalsRoom):
@@ -46,6 +95,8 @@ class ClaimsRoom(ApprovalsRoom):
         params: Mapping[str, Any],
         actor: str,
         now: datetime,
+        items_hash: str | None = None,
+        approval_id: str | None = None,
     ) -> Claim:
         """Claim the one dispatch of a draft version, or return the first claim's outcome.
 
@@ -54,7 +105,10 @@ class ClaimsRoom(ApprovalsRoom):
         returned with ``claimed=False`` (status PENDING while the first caller
         is still uploading); with other parameters: ``Conflict``. Otherwise the
         version must be APPROVED with a matching unexpired approval
-        (``ApprovalRequired``/``ApprovalStale``), and a PENDING row is inserted.
+        (``ApprovalRequired``/``ApprovalStale``), none of its drones may be busy
+        with an unfinished or unsettled dispatch (``DeviceBusy``), and a PENDING
+        row is inserted, with the hash of the mission items about to be sent and
+        the approval that allowed it.
         """
         key = idempotency_key(draft_id, version, plan_hash)
         p_hash = params_hash(params)
@@ -83,8 +137,10 @@ class ClaimsRoom(ApprovalsRoom):
             self._valid_approval(con, draft, now)
             stamp = _iso(now)
             drones = sorted({s["drone_id"] for s in (draft.plan or {}).get("sorties", [])})
+            raise_if_busy(con, drones, draft_id=draft_id, version=int(version))
             con.execute(
-                f"INSERT INTO dispatches ({_DISPATCH_COLS}) VALUES ({', '.join(['?'] * 16)})",
+                f"INSERT INTO dispatches ({_DISPATCH_COLS}, items_hash, approval_id) "
+                f"VALUES ({', '.join(['?'] * 18)})",
                 [
                     key,
                     draft_id,
@@ -102,6 +158,8 @@ class ClaimsRoom(ApprovalsRoom):
                     os.getpid(),
                     stamp,
                     stamp,
+                    items_hash,
+                    approval_id,
                 ],
             )
             kill_point("ledger:claim:in_transaction")
@@ -116,6 +174,17 @@ class ClaimsRoom(ApprovalsRoom):
             if existing is not None and existing.params_hash == p_hash:
                 return Claim(existing, claimed=False)
             raise
+
+    def check_drones_free(self, draft_id: str, version: int) -> None:
+        """``DeviceBusy`` when a drone of this version is held by another dispatch (the claim's own check,
+        read-only, so a dry run reports it too)."""
+
+        def work(con: duckdb.DuckDBPyConnection) -> None:
+            draft = self._get(con, draft_id, version)
+            drones = sorted({s["drone_id"] for s in (draft.plan or {}).get("sorties", [])})
+            raise_if_busy(con, drones, draft_id=draft_id, version=int(version))
+
+        self._read(work, None)
 
     def record_attempt(self, key: str, attempt: Mapping[str, Any], *, now: datetime) -> DispatchRecord:
         """Append one upload attempt (what was sent, what came back) to a dispatch."""

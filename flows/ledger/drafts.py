@@ -109,7 +109,8 @@ class DraftsRoom(Store):
                     ],
                 )
                 insert_event(con, v.draft_id, v.version, actor=actor, from_state=None, to_state=v.state,
-                             reason=TRANSITIONS[(None, v.state)], stamp=stamp, row_version=1)
+                             reason=TRANSITIONS[(None, v.state)], stamp=stamp, row_version=1,
+                             plan_hash=v.plan_hash, world_hash=v.world_hash)
                 kill_point("ledger:record:in_transaction")
                 rec = self._get(con, v.draft_id, v.version)
                 if i < len(versions) - 1:

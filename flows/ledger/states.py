@@ -14,7 +14,9 @@ from datetime import datetime
 
 import duckdb
 
+from flows.ledger.chain import chain_values, event_content
 from flows.ledger.records import DraftRecord, _iso, replace_state
+from flows.ledger.signing import current_keys
 from planner.errors import Conflict
 
 __all__ = ["STATES", "TRANSITIONS", "DISPATCH_STATUSES", "DISPATCH_FINAL", "apply_transition", "insert_event"]
@@ -71,12 +73,28 @@ def insert_event(
     reason: str,
     stamp: str,
     row_version: int,
+    plan_hash: str | None,
+    world_hash: str | None,
 ) -> None:
-    """The event row of one state change (the only writer of ``events``)."""
+    """The event row of one state change (the only writer of ``events``), linked into the hash chain."""
+    row = {
+        "draft_id": draft_id,
+        "version": int(version),
+        "actor": actor,
+        "from_state": from_state,
+        "to_state": to_state,
+        "reason": reason,
+        "event_time": stamp,
+        "row_version": int(row_version),
+        "plan_hash": plan_hash,
+        "world_hash": world_hash,
+    }
+    seq, prev, draft_prev, entry = chain_values(con, current_keys(), draft_id, event_content(row))
     con.execute(
-        "INSERT INTO events (draft_id, version, actor, from_state, to_state, reason, event_time, row_version) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [draft_id, int(version), actor, from_state, to_state, reason, stamp, int(row_version)],
+        "INSERT INTO events (draft_id, version, actor, from_state, to_state, reason, event_time, row_version, "
+        "chain_seq, prev_hash, draft_prev_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [draft_id, int(version), actor, from_state, to_state, reason, stamp, int(row_version), seq, prev, draft_prev,
+         entry],
     )
 
 
@@ -112,5 +130,6 @@ def apply_transition(
             f"{f' (row {current[1]})' if current else ''}; nothing was changed"
         )
     insert_event(con, draft.draft_id, draft.version, actor=actor, from_state=draft.state, to_state=to_state,
-                 reason=reason, stamp=stamp, row_version=rows[0][0])
+                 reason=reason, stamp=stamp, row_version=rows[0][0], plan_hash=draft.plan_hash,
+                 world_hash=draft.world_hash)
     return replace_state(draft, to_state, rows[0][0], stamp)

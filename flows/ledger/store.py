@@ -72,7 +72,9 @@ from flows.ledger.records import (
     _event,
     read_draft,
 )
+from flows.ledger.chain import head_path, write_head_file
 from flows.ledger.schema import MIGRATIONS, SCHEMA_VERSION
+from flows.ledger.signing import KeyStore, signing_with
 from planner.errors import Conflict, LedgerUnavailable, NotFound
 
 __all__ = ["LEDGER_FILE", "kill_point", "Store"]
@@ -93,6 +95,9 @@ def kill_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+#: What a damaged file (truncated, a bad block) raises from DuckDB: reported with advice, never INTERNAL.
+_DAMAGE = (duckdb.IOException, duckdb.InternalException, duckdb.FatalException, duckdb.SerializationException)
+
 _migrated: set[str] = set()
 _migrated_lock = threading.Lock()
 
@@ -105,9 +110,18 @@ class Store:
     safe to share: it holds no connection between calls.
     """
 
-    def __init__(self, path: str | Path, *, lock_budget_s: float | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, lock_budget_s: float | None = None, keys: KeyStore | None = None
+    ) -> None:
         self.path = Path(path)
         self.lock_budget_s = _LOCK_BUDGET_S if lock_budget_s is None else lock_budget_s
+        #: The key that signs approvals and the chain head: ``<folder of the ledger>/keys`` by default.
+        self.keys = keys if keys is not None else KeyStore(self.path.parent)
+
+    @property
+    def head_path(self) -> Path:
+        """``ledger.duckdb.head``: the signed chain head, written beside the file after every commit."""
+        return head_path(self.path)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.path)!r})"
@@ -118,6 +132,11 @@ class Store:
         """Refuse to start an empty ledger where one evidently existed."""
         if self.path.exists():
             return
+        if self.head_path.exists():
+            raise LedgerUnavailable(
+                f"the ledger file {self.path} is missing but its chain head {self.head_path.name} says it held "
+                "entries: restore it (`sortie ledger restore BACKUP_DIR`); nothing was created or changed"
+            )
         drafts_dir = self.path.parent / "drafts"
         if drafts_dir.is_dir() and any(drafts_dir.iterdir()):
             raise LedgerUnavailable(
@@ -130,6 +149,13 @@ class Store:
         return LedgerUnavailable(
             f"the ledger file {self.path} is not a DuckDB database (corrupt or a different file); "
             "it was left untouched: move it aside or restore a backup"
+        )
+
+    def _damaged(self, exc: BaseException) -> LedgerUnavailable:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return LedgerUnavailable(
+            f"the ledger file {self.path} is damaged ({first}); it was left untouched: restore the latest backup "
+            "(`sortie ledger restore BACKUP_DIR`), then `sortie ledger verify`"
         )
 
     def _check_header(self) -> None:
@@ -158,7 +184,7 @@ class Store:
                 if "not a valid DuckDB database" in text or "not a DuckDB" in text:
                     raise self._corrupt() from None
                 if "lock" not in text.lower():
-                    raise LedgerUnavailable(f"cannot open the ledger {self.path}: {text}") from None
+                    raise self._damaged(exc) from None
                 if time.monotonic() >= deadline:
                     raise LedgerUnavailable(
                         f"the ledger {self.path} stayed locked by another process for {self.lock_budget_s:g} s "
@@ -166,6 +192,8 @@ class Store:
                     ) from None
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 1.6, 0.15)
+            except _DAMAGE as exc:
+                raise self._damaged(exc) from None
             except duckdb.Error as exc:
                 raise LedgerUnavailable(f"cannot open the ledger {self.path}: {exc}") from None
 
@@ -247,11 +275,37 @@ class Store:
             try:
                 try:
                     self._migrate(con)
+                except _DAMAGE as exc:
+                    raise self._damaged(exc) from None
                 except duckdb.Error as exc:
                     raise LedgerUnavailable(f"the ledger {self.path} could not be read or migrated: {exc}") from None
-                yield con
+                try:
+                    yield con
+                except _DAMAGE as exc:
+                    raise self._damaged(exc) from None
             finally:
                 con.close()
+
+    @contextmanager
+    def quiesced(self) -> Iterator[None]:
+        """Hold our turn at the file, everything checkpointed into it: a copy taken inside is consistent.
+
+        For backup and restore: no sortie process writes while we hold the
+        turn, and after ``CHECKPOINT`` the write-ahead log is empty, so the one
+        file is the whole ledger.
+        """
+        self._check_missing()
+        with self._turn() as deadline:
+            if self.path.exists():
+                con = self._open(deadline)
+                try:
+                    self._migrate(con)
+                    con.execute("CHECKPOINT")
+                except _DAMAGE as exc:
+                    raise self._damaged(exc) from None
+                finally:
+                    con.close()
+            yield
 
     def _write(self, work: Callable[[duckdb.DuckDBPyConnection], T], *, what: str) -> T:
         """Run ``work`` in one transaction; a write-write race inside one process retries it.
@@ -263,8 +317,10 @@ class Store:
             with self._connection() as con:
                 con.execute("BEGIN TRANSACTION")
                 try:
-                    result = work(con)
+                    with signing_with(self.keys):
+                        result = work(con)
                     con.execute("COMMIT")
+                    write_head_file(con, self.head_path)
                     return result
                 except duckdb.TransactionException as exc:
                     con.execute("ROLLBACK")

@@ -96,7 +96,7 @@ __all__ = [
 MAX_ALTERNATIVES = 3
 EXPORT_FORMATS = ("geojson", "qgc", "waypoints", "kml")
 _SUPERSEDABLE = {"DRAFT", "APPROVED", "WAITING_RESOURCE"}
-_REPLANNABLE = _SUPERSEDABLE | {"REJECTED", "EXPIRED"}
+_REPLANNABLE = _SUPERSEDABLE | {"REJECTED", "EXPIRED", "ABORTED"}  # ABORTED: a failed dispatch is replanned
 _AIRSPACE_KINDS = {"geozone_clearance", "altitude_ceiling"}
 
 
@@ -934,6 +934,11 @@ def dispatch(
         return _first_outcome(ledger, earlier, now=now)
     ledger.valid_approval(draft_id, rec.version, now=now)
     checks = ["approval matches this version and plan hash and has not expired"]
+    from flows.integrity.seal import seal_dispatch  # integrity hook: chain, signature, plan hash, items
+
+    seal = seal_dispatch(ledger, rec, world, now=now, plan_file=draft_dir(draft_id, rec.version) / "plan.json")
+    checks += list(seal.checks)
+    ledger.check_drones_free(draft_id, rec.version)
     checks += _recheck(rec, world, now, rules_path)
     if dry_run:
         return DispatchSummary(
@@ -949,11 +954,12 @@ def dispatch(
             f"--link names one vehicle but the plan flies {len(drones)} drones ({', '.join(drones)}); "
             "give no --link (each drone's own link is used)"
         )
-    claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now)
+    claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now,
+                                  items_hash=seal.items_hash, approval_id=seal.approval_id)
     if not claim.claimed:
         return _first_outcome(ledger, claim.dispatch, now=now)
     kill_point("dispatch:after_claim")
-    plan = plan_from_dict(rec.plan or {})
+    plan = seal.plan  # the plan whose hash was recomputed and whose items were hashed
 
     def on_attempt(entry: dict[str, Any]) -> None:
         try:
@@ -978,17 +984,14 @@ def dispatch(
     kill_point("dispatch:after_upload")
     done = ledger.finish_dispatch(key, status=status, result=result, actor=user.id, now=now)
     draft_now = ledger.get_draft(draft_id, rec.version).state
-    if status == "UNCERTAIN":
-        raise DispatchUncertain(
-            f"{result['message']} (draft {draft_id} v{rec.version} stays {draft_now}; read the mission back, "
-            "do not re-send)",
-            details=_dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"]).to_dict(),
-        )
-    if status == "FAILED":
-        raise DispatchFailed(
-            f"{result['message']} (draft {draft_id} v{rec.version} is now {draft_now})",
-            details=_dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"]).to_dict(),
-        )
+    from flows.integrity.outcomes import outcome_error  # integrity hook: a non-success is an error, same code
+
+    error = outcome_error(
+        status, draft_id, f"{result['message']} (draft {draft_id} v{rec.version} is {draft_now})",
+        _dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"]).to_dict(),
+    )
+    if error is not None:
+        raise error
     return _dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"], checks=checks)
 
 
@@ -1015,15 +1018,21 @@ def _first_outcome(ledger: Ledger, d: DispatchRecord, *, now: datetime) -> Dispa
             )
         except Conflict:
             d = ledger.get_dispatch(d.idempotency_key) or d
-        return _dispatch_summary(d, first=False, draft_status=state, message=msg)
-    msg = {
-        "PENDING": "a dispatch of this version is in flight; this is its outcome so far",
-        "ACKED": "already dispatched: the vehicle accepted the mission",
-        "SENT": "already dispatched",
-        "UNCERTAIN": "the first dispatch's outcome is unknown; read the mission back, do not re-send",
-        "FAILED": "the first dispatch failed; replan to try again",
-    }[d.status]
-    return _dispatch_summary(d, first=False, draft_status=state, message=msg)
+    else:
+        msg = {
+            "PENDING": "a dispatch of this version is in progress",
+            "ACKED": "already dispatched: the vehicle accepted the mission",
+            "SENT": "already dispatched",
+            "UNCERTAIN": "the first dispatch's outcome is unknown",
+            "FAILED": "the first dispatch failed",
+        }[d.status]
+    from flows.integrity.outcomes import outcome_error  # integrity hook: the first outcome's code, again
+
+    summary = _dispatch_summary(d, first=False, draft_status=state, message=msg)
+    error = outcome_error(d.status, d.draft_id, msg, summary.to_dict())
+    if error is not None:
+        raise error
+    return summary
 
 
 # --------------------------------------------------------------------------- public: reading
