@@ -20,7 +20,7 @@ from flows.ledger.chain import approval_content, chain_values
 from flows.ledger.records import _APPROVAL_COLS, ApprovalRecord, DraftRecord, _approval, _dumps, _iso
 from flows.ledger.states import apply_transition
 from flows.ledger.store import Store, kill_point
-from planner.errors import ApprovalRequired, ApprovalStale, Conflict, Forbidden, InvalidArgument, NotFound
+from planner.errors import ApprovalInvalid, ApprovalRequired, ApprovalStale, Conflict, Forbidden, InvalidArgument, NotFound
 
 __all__ = ["APPROVAL_TTL", "ApprovalsRoom", "approval_statement", "IDENTITY_PROOFS"]
 
@@ -266,7 +266,12 @@ class ApprovalsRoom(Store):
         if rows:
             last = rows[0]
             if last.plan_hash != draft.plan_hash:
-                raise ApprovalStale(f"the approval of {draft.draft_id} v{draft.version} names another plan hash")
+                # A version's plan hash never changes (a replan makes a new version): this is an edited row.
+                raise ApprovalInvalid(
+                    f"the approval of {draft.draft_id} v{draft.version} names plan hash {str(last.plan_hash)[:12]}…, "
+                    f"but the version's plan hash is {str(draft.plan_hash)[:12]}…: the ledger was edited after "
+                    "approval; nothing was sent"
+                )
             raise ApprovalStale(
                 f"the approval of {draft.draft_id} v{draft.version} by {last.approver} expired at "
                 f"{last.expires_time}; approve it again"
