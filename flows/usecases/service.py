@@ -966,6 +966,8 @@ def dispatch(
             ledger.record_attempt(key, entry, now=now)
         except SortieError:
             pass  # the outcome below is recorded regardless; an attempt log line is not worth failing for
+        if entry.get("kind") == "upload":
+            kill_point(f"upload:after_{entry.get('mission_type')}")  # crash tests: killed between transfers
 
     try:
         outcome = upload(plan, world, link=link, timeout_s=timeout_s, on_attempt=on_attempt)
