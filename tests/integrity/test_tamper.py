@@ -1,6 +1,6 @@
 """Tampering as an insider would, against a real ledger file and a real simulated vehicle over UDP.
 
-One draft is planned and approved once for the module (real planner, real
+One draft is planned and approved once per session (``conftest.py``) (real planner, real
 DuckDB file, signed approval); each test copies that SORTIE_HOME, tampers with
 it the way the issue describes, dispatches to a simulator on 127.0.0.1 and
 checks that the refusal is typed and that the vehicle holds NOTHING.
@@ -12,7 +12,6 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,51 +26,6 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 SORTIE = Path(sys.executable).parent / "sortie"
-
-
-@pytest.fixture(scope="module")
-def approved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
-    """(home, world, draft id): one planned and approved draft, planned once for the module."""
-    base = tmp_path_factory.mktemp("approved")
-    world = kit.make_world(base)
-    home = base / "home"
-    home.mkdir()
-    with pytest.MonkeyPatch.context() as mp:
-        for k, v in kit.env_for(home, world).items():
-            mp.setenv(k, v)
-        from flows.usecases import service
-
-        s = service.plan_draft(text=kit.TEXT, region_id="region-1001", requested_by="li.wei", world_dir=str(world),
-                               now=kit.now())
-        assert s.status == "DRAFT" and len({x.drone for x in s.sorties}) == 1, s
-        service.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok",
-                        now=kit.now())
-    return home, world, s.draft_id
-
-
-@pytest.fixture
-def home(approved: tuple[Path, Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private copy of the approved home, with the environment pointing at it."""
-    src, world, _ = approved
-    dst = tmp_path / "home"
-    shutil.copytree(src, dst)
-    for k, v in kit.env_for(dst, world).items():
-        monkeypatch.setenv(k, v)
-    yield dst
-
-
-@pytest.fixture
-def sim(approved: tuple[Path, Path, str]) -> Iterator[Any]:
-    from flows.sim.vehicle import SimVehicle
-    from flows.usecases.service import load_world_at
-
-    _, world, draft = approved
-    drone_id = open_ledger(approved[0]).get_draft(draft).plan["sorties"][0]["drone_id"]
-    vehicle = SimVehicle("udpin:127.0.0.1:0", load_world_at(world).drone(drone_id).autopilot).start()
-    try:
-        yield vehicle
-    finally:
-        vehicle.stop()
 
 
 def _dispatch(draft: str, sim: Any) -> Any:
