@@ -146,3 +146,26 @@ def test_restore_brings_back_a_deleted_ledger(tmp_path: Path) -> None:
     assert "sortie ledger restore" in json.loads(missing.stdout)["error"]["message"]
     assert _sortie(home, "ledger", "restore", str(dest)).returncode == 0
     assert _sortie(home, "ledger", "verify").returncode == 0
+
+
+def test_the_scheduled_backup_flow_writes_verified_backups_and_prunes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body of the ``backup-ledger`` deployment (prefect.yaml ``nightly``), run as its flow function does."""
+    import yaml
+    from datetime import datetime, timedelta, timezone
+
+    from flows.orchestration.backup_flow import run_backup
+
+    home = tmp_path / "home"
+    home.mkdir()
+    w = subprocess.run([sys.executable, "-c", textwrap.dedent(WRITER), str(home / "ledger.duckdb"), "w", "1"],
+                       env=_env(home), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert w.returncode == 0, w.stderr[-2000:]
+    monkeypatch.setenv("SORTIE_HOME", str(home))
+    start = datetime(2026, 11, 29, 0, 15, tzinfo=timezone.utc)
+    results = [run_backup(tmp_path / "backups", keep=2, now=start + timedelta(days=i)) for i in range(3)]
+    kept = sorted(p.name for p in (tmp_path / "backups").iterdir())
+    assert kept == [Path(r["dir"]).name for r in results[1:]]
+    assert results[2]["pruned"] == [results[0]["dir"]] and all(r["verified"] for r in results)
+    spec = yaml.safe_load((ROOT / "prefect.yaml").read_text(encoding="utf-8"))
+    nightly = [d for d in spec["deployments"] if d["entrypoint"] == "flows/orchestration/backup_flow.py:backup_ledger"]
+    assert nightly and nightly[0]["schedules"][0]["cron"] == "15 2 * * *"
