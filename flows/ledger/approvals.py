@@ -183,7 +183,7 @@ class ApprovalsRoom(Store):
                         _approval(r)
                         for r in con.execute(
                             f"SELECT {_APPROVAL_COLS} FROM approvals WHERE draft_id = ? AND version = ? "
-                            "AND decision = 'APPROVED'",
+                            "AND decision = 'APPROVED' AND signature IS NOT NULL",  # unsigned (pre-chain): approve anew
                             [draft_id, int(version)],
                         ).fetchall()
                     ]

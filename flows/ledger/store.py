@@ -72,7 +72,7 @@ from flows.ledger.records import (
     _event,
     read_draft,
 )
-from flows.ledger.chain import head_path, write_head_file
+from flows.ledger.chain import adopt_unchained, head_path, write_head_file
 from flows.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from flows.ledger.signing import KeyStore, signing_with
 from planner.errors import Conflict, LedgerUnavailable, NotFound
@@ -227,10 +227,15 @@ class Store:
                         "INSERT INTO schema_migrations VALUES (?, ?, ?)",
                         [number, name, datetime.now().astimezone().isoformat()],
                     )
+                adopted = bool(done) and 2 not in done
+                if adopted:  # a ledger from before the hash chain: chain its rows as they are now
+                    adopt_unchained(con, self.keys)
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
+            if adopted:
+                write_head_file(con, self.head_path)
             _migrated.add(key)
 
     @contextmanager
