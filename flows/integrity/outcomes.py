@@ -19,7 +19,8 @@ __all__ = ["advice", "outcome_error"]
 def advice(status: str, draft_id: str) -> str:
     """The next command that works after a dispatch ended in ``status``."""
     return {
-        "FAILED": f"the draft is ABORTED; plan it again with `sortie replan {draft_id}`",
+        "FAILED": f"the draft is ABORTED; plan it again with `sortie replan {draft_id}` (if part of the upload "
+        f"reached the vehicle, its drone stays busy until `sortie reconcile {draft_id}` has read it back)",
         "UNCERTAIN": f"what the vehicle holds is unknown; settle it with `sortie reconcile {draft_id}` "
         "(reads the vehicle back; never re-send blind)",
         "PENDING": f"wait for it and run `sortie dispatch {draft_id}` again for its outcome; if its process died, "

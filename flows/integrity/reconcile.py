@@ -11,7 +11,10 @@ every new dispatch, see ``flows.ledger.claims``) until this runs:
   was approved;
 - different → FAILED (the draft becomes ABORTED), recording what the vehicle
   now holds (counts and the first differences per mission type);
-- unreadable → still UNCERTAIN, the attempt recorded, the drone still held.
+- unreadable → still UNCERTAIN, the attempt recorded, the drone still held;
+- a FAILED dispatch that may have left part of its upload on the vehicle
+  (``flows.ledger.claims.left_on_vehicle``) also holds its drone: reconcile
+  reads it back and records what it holds (it stays FAILED).
 
 A PENDING dispatch whose process is gone is first marked UNCERTAIN (the same
 as a repeated ``dispatch`` does). Exit code follows the outcome: 0 only for
@@ -27,6 +30,7 @@ from typing import Any
 
 from flows.integrity.outcomes import outcome_error
 from flows.ledger import DispatchRecord, Ledger, open_ledger
+from flows.ledger.claims import left_on_vehicle
 from planner.errors import (
     Conflict,
     DeviceUnavailable,
@@ -43,7 +47,7 @@ UNSETTLED = ("UNCERTAIN", "PENDING")
 
 
 def _unsettled(ledger: Ledger, draft_id: str) -> DispatchRecord | None:
-    rows = [d for d in ledger.dispatches(draft_id) if d.status in UNSETTLED]
+    rows = [d for d in ledger.dispatches(draft_id) if d.status in UNSETTLED or left_on_vehicle(d.status, d.result)]
     return rows[-1] if rows else None
 
 
@@ -143,6 +147,15 @@ def reconcile(
             details=_summary(d, state, exc.message),
         ) from None
     verify = result.to_dict()
+    holds = {v["drone_id"]: {"counts": v["counts"], "differences": v["differences"]} for v in verify["vehicles"]}
+    if d.status == "FAILED":  # a failed upload that may have left items: record what is there, free the drone
+        done = ledger.settle_failed(d.idempotency_key, {"vehicle_holds": holds, "verify": verify}, now=now)
+        state = ledger.get_draft(draft_id, d.version).state
+        message = "reconciled: the failed dispatch's vehicle was read back and what it holds is recorded"
+        summary = _summary(done, state, message, verify)
+        error = outcome_error("FAILED", draft_id, f"{message} (it holds: {holds})", summary)
+        assert error is not None
+        raise error
     if result.matches:
         message = "reconciled: the vehicle holds exactly the approved mission"
         done = ledger.finish_dispatch(d.idempotency_key, status="ACKED",
@@ -150,7 +163,6 @@ def reconcile(
                                       actor=actor, now=now, expected_status=("UNCERTAIN",))
         state = ledger.get_draft(draft_id, d.version).state
         return _summary(done, state, message, verify)
-    holds = {v["drone_id"]: {"counts": v["counts"], "differences": v["differences"]} for v in verify["vehicles"]}
     message = "reconciled: the vehicle does not hold the approved mission"
     done = ledger.finish_dispatch(
         d.idempotency_key, status="FAILED",

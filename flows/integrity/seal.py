@@ -108,6 +108,8 @@ def seal_dispatch(
 ) -> Seal:
     """Verify ledger, approval, plan and files for dispatching ``rec``; the seal, or a typed refusal."""
     what = f"the approval of {rec.draft_id} v{rec.version}"
+    if require_mode is None and ledger.keys.mode == "server":
+        require_mode = "server"  # an authority never dispatches on an approval signed in local mode
     checks: list[str] = []
     approval = ledger.valid_approval(rec.draft_id, rec.version, now=now)
     row = _approval_row(ledger, approval.approval_id)

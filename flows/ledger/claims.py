@@ -32,7 +32,7 @@ from flows.ledger.approvals import ApprovalsRoom
 from flows.ledger.store import kill_point
 from planner.errors import ApprovalStale, Conflict, DeviceBusy, InvalidArgument, NotFound
 
-__all__ = ["ClaimsRoom", "BUSY_STATUSES", "BUSY_STATES", "busy_with", "raise_if_busy"]
+__all__ = ["ClaimsRoom", "BUSY_STATUSES", "BUSY_STATES", "busy_with", "raise_if_busy", "left_on_vehicle"]
 
 #: A dispatch in one of these statuses holds its drones: in progress, or what the vehicle holds is unknown.
 BUSY_STATUSES = ("PENDING", "UNCERTAIN")
@@ -40,23 +40,43 @@ BUSY_STATUSES = ("PENDING", "UNCERTAIN")
 BUSY_STATES = ("DISPATCHED", "IN_FLIGHT")
 
 
+def left_on_vehicle(status: str, result: Mapping[str, Any] | None) -> bool:
+    """Whether a FAILED dispatch may have left part of its upload on the vehicle, not since settled.
+
+    ArduPilot writes items as they arrive and the fence goes first: a mission
+    refused after an accepted fence leaves the new fence behind. Settled means
+    read back by ``sortie reconcile`` (``reconciled``) or cleared by the
+    uploader (``vehicle_cleared``).
+    """
+    if status != "FAILED" or not result or result.get("reconciled") or result.get("vehicle_cleared"):
+        return False
+    outcome = result.get("outcome")
+    uploads = outcome.get("uploads", []) if isinstance(outcome, Mapping) else []
+    return any(
+        a.get("kind") == "upload" and (a.get("outcome") in ("ACCEPTED", "UNCERTAIN") or (a.get("items_sent") or 0) > 0)
+        for u in uploads if isinstance(u, Mapping)
+        for a in u.get("attempts", []) if isinstance(a, Mapping)
+    )
+
+
 def busy_with(
     con: duckdb.DuckDBPyConnection, drones: Sequence[str], *, draft_id: str | None = None, version: int | None = None
 ) -> list[dict[str, Any]]:
     """The other dispatches that hold any of ``drones``: unfinished (in flight) or unsettled (uncertain)."""
     rows = con.execute(
-        "SELECT d.draft_id, d.version, d.status, d.drone_ids, f.state FROM dispatches d "
+        "SELECT d.draft_id, d.version, d.status, d.drone_ids, f.state, d.result_json FROM dispatches d "
         "LEFT JOIN drafts f ON f.draft_id = d.draft_id AND f.version = d.version ORDER BY d.created_time"
     ).fetchall()
     wanted = set(drones)
     out = []
-    for other_id, other_v, status, drone_ids, state in rows:
+    for other_id, other_v, status, drone_ids, state, result_json in rows:
         if other_id == draft_id and other_v == version:
             continue
         held = wanted & set(json.loads(drone_ids))
         if not held:
             continue
-        if status in BUSY_STATUSES or (status in ("ACKED", "SENT") and state in BUSY_STATES):
+        partial = left_on_vehicle(status, json.loads(result_json) if result_json else None)
+        if status in BUSY_STATUSES or partial or (status in ("ACKED", "SENT") and state in BUSY_STATES):
             out.append({"draft_id": other_id, "version": other_v, "status": status, "state": state,
                         "drones": sorted(held)})
     return out
@@ -70,7 +90,12 @@ def raise_if_busy(
     if not busy:
         return
     b = busy[0]
-    if b["status"] in BUSY_STATUSES:
+    if b["status"] == "FAILED":
+        why = (
+            f"its failed dispatch of {b['draft_id']} v{b['version']} may have left part of the upload on the "
+            f"vehicle; run `sortie reconcile {b['draft_id']}` to read it back first"
+        )
+    elif b["status"] in BUSY_STATUSES:
         why = (
             f"its dispatch of {b['draft_id']} v{b['version']} is {b['status']}: what the vehicle holds is not "
             f"settled; run `sortie reconcile {b['draft_id']}` first"
@@ -185,6 +210,27 @@ class ClaimsRoom(ApprovalsRoom):
             raise_if_busy(con, drones, draft_id=draft_id, version=int(version))
 
         self._read(work, None)
+
+    def settle_failed(self, key: str, findings: Mapping[str, Any], *, now: datetime) -> DispatchRecord:
+        """Record what the vehicle holds after a FAILED dispatch (read back by reconcile); it stays FAILED."""
+
+        def work(con: duckdb.DuckDBPyConnection) -> DispatchRecord:
+            row = con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
+            if row is None:
+                raise NotFound(f"no dispatch with key {key[:12]}…")
+            d = _dispatch(row)
+            if d.status != "FAILED":
+                raise Conflict(f"dispatch {key[:12]}… is {d.status}, not FAILED")
+            result = {**(d.result or {}), **dict(findings), "reconciled": True}
+            con.execute(
+                "UPDATE dispatches SET result_json = ?, updated_time = ? WHERE idempotency_key = ? AND status = 'FAILED'",
+                [_dumps(result), _iso(now), key],
+            )
+            return _dispatch(
+                con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
+            )
+
+        return self._write(work, what=f"settle failed dispatch {key[:12]}")
 
     def record_attempt(self, key: str, attempt: Mapping[str, Any], *, now: datetime) -> DispatchRecord:
         """Append one upload attempt (what was sent, what came back) to a dispatch."""

@@ -64,20 +64,37 @@ def _vehicle(approved: tuple[Path, Path, str], **faults: Any) -> Any:
 
 
 def test_failed_dispatch_exits_2_every_time_and_replan_works(home: Path, approved: tuple[Path, Path, str]) -> None:
+    from planner.mission_items import FENCE
+
     _, world, draft = approved
     with _vehicle(approved, reject="MAV_MISSION_ERROR") as sim:
         first = _err(_sortie(home, world, "dispatch", draft, "--as", "chen.jing", "--link", sim.address, "--json"))
         sent = sim.stats.uploads_completed
         again = _err(_sortie(home, world, "dispatch", draft, "--as", "chen.jing", "--link", sim.address, "--json"))
         assert sim.stats.uploads_completed == sent  # the repeat sends nothing
-    assert first["code"] == again["code"] == "DISPATCH_FAILED"
-    assert f"sortie replan {draft}" in first["message"] and f"sortie replan {draft}" in again["message"]
-    assert open_ledger().get_draft(draft).state == "ABORTED"
-    # the advice works: replan makes version 2, a fresh DRAFT
-    rp = _sortie(home, world, "replan", draft, "--as", "li.wei", "--json")
-    assert rp.returncode == 0, rp.stderr[-2000:]
-    assert json.loads(rp.stdout)["version"] == 2 and json.loads(rp.stdout)["status"] == "DRAFT"
-    assert open_ledger().get_draft(draft, 1).state == "ABORTED"  # the failed version keeps its history
+        assert first["code"] == again["code"] == "DISPATCH_FAILED"
+        assert f"sortie replan {draft}" in first["message"] and f"sortie replan {draft}" in again["message"]
+        assert open_ledger().get_draft(draft).state == "ABORTED"
+        # the advice works: replan makes version 2, a fresh DRAFT
+        rp = _sortie(home, world, "replan", draft, "--as", "li.wei", "--json")
+        assert rp.returncode == 0, rp.stderr[-2000:]
+        assert json.loads(rp.stdout)["version"] == 2 and json.loads(rp.stdout)["status"] == "DRAFT"
+        assert open_ledger().get_draft(draft, 1).state == "ABORTED"  # the failed version keeps its history
+        # the fence was accepted before the mission was refused: the vehicle holds part of the upload, so the
+        # drone is held until it has been read back
+        assert len(sim.missions[FENCE]) > 0
+        ap = _sortie(home, world, "approve", draft, "--version", "2", "--as", "chen.jing", "--json")
+        assert ap.returncode == 0, ap.stderr[-2000:]
+        busy = _err(_sortie(home, world, "dispatch", draft, "--as", "chen.jing", "--dry-run", "--json"))
+        assert busy["code"] == "DEVICE_BUSY" and f"sortie reconcile {draft}" in busy["message"]
+        settled = _err(_sortie(home, world, "reconcile", draft, "--as", "chen.jing", "--link", sim.address, "--json"))
+        assert settled["code"] == "DISPATCH_FAILED" and "read back" in settled["message"]
+        assert sim.stats.uploads_completed == sent  # reconcile uploads nothing
+    d = open_ledger().dispatches(draft)[0]
+    assert d.status == "FAILED" and d.result["reconciled"] is True
+    assert next(iter(d.result["vehicle_holds"].values()))["counts"]["fence"] == len(sim.missions[FENCE])
+    dry = _sortie(home, world, "dispatch", draft, "--as", "chen.jing", "--dry-run", "--json")
+    assert dry.returncode == 0 and json.loads(dry.stdout)["status"] == "DRY_RUN", dry.stdout[-2000:]
     ok = _sortie(home, world, "ledger", "verify", "--json")
     assert ok.returncode == 0 and json.loads(ok.stdout)["ok"] is True, ok.stdout
 
