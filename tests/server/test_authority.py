@@ -277,3 +277,42 @@ def test_racing_clients_settle_to_one_decision_and_one_dispatch(authority: Any) 
     types = [e["type"] for e in events]
     assert types[:3] == ["draft.recorded", "approval.needed", "draft.approved"], events
     assert all(e["draft_id"] == d for e in events)
+
+
+# --------------------------------------------------------------------------- Prefect workers as clients
+
+
+def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flow tasks' bodies in server mode: plan on behalf, read, relay a one-time code, dispatch; no ledger."""
+    from flows.orchestration import flows as f
+    from planner.errors import InvalidArgument, Unauthenticated
+
+    p = authority.sortie(["admin", "totp", "enroll", "demo.approver", "--home", str(authority.home), "--world",
+                          str(authority.world), "--json"])
+    assert p.returncode == 0, p.stderr
+    totp = pyotp.parse_uri(json.loads(p.stdout)["otpauth_uri"])
+    monkeypatch.setenv("SORTIE_SERVER", authority.url)
+    monkeypatch.setenv("SORTIE_TOKEN", authority.tokens["worker"])
+    monkeypatch.setenv("SORTIE_HOME", str(authority.home.parent / "not-the-ledger"))
+    with pytest.raises(InvalidArgument, match="refused"):
+        f.plan_draft_task.fn("巡一遍消防通道", "region-1001", None, "li.wei", None, "2026-12-06T07:00:00+02:00")
+    d = f.plan_draft_task.fn("这块地今天巡一遍消防通道 第二次", "region-1001", None, "li.wei", None, None)
+    assert d["requested_by"] == "li.wei" and d["mode"] == "server", d
+    state = f.read_draft_task.fn(d["draft_id"], d["version"])
+    assert state["state"] == d["status"] and state["plan_hash"] == d["plan_hash"]
+    if d["status"] != "DRAFT" or d["verdict"] == "block":
+        pytest.skip(f"the second request planned {d['status']}/{d['verdict']}: nothing to approve")
+    decision = {"draft_id": d["draft_id"], "version": d["version"], "plan_hash": d["plan_hash"], "decision": "approve",
+                "approver": "demo.approver", "comment": "from the Prefect form"}
+    with pytest.raises(InvalidArgument, match="one-time code"):
+        f.record_decision_task.fn(decision, None, None)
+    with pytest.raises(Unauthenticated):
+        f.record_decision_task.fn({**decision, "code": f"{(int(totp.now()) + 7) % 1_000_000:06d}"}, None, None)
+    assert f.record_decision_task.fn({**decision, "code": totp.now()}, None, None) == "APPROVED"
+    (a,) = open_ledger(authority.home).approvals(d["draft_id"], d["version"])
+    assert a.approver == "demo.approver" and a.evidence["identity"] == "totp" and a.evidence["relayed_by"] == "chen.jing"
+    assert f._last_approver(d["draft_id"], d["version"]) == "demo.approver"
+    authority.report_in()
+    out = f.dispatch_task.fn(d["draft_id"], d["version"], "ignored", None, None, True, None)
+    assert out["status"] == "DRY_RUN" and out["mode"] == "server", out
+    assert not (authority.home.parent / "not-the-ledger").exists()
