@@ -183,7 +183,7 @@ def backend(*, command: str, as_user: str | None, world: str | None, now: str | 
     if now:
         raise InvalidArgument(f"--now is not accepted by `sortie {command}` with SORTIE_SERVER set: the server's "
                               "clock stamps everything (try `sortie plan --what-if`)")
-    from flows.client.remote import RemoteBackend
+    from flows.cli.remote_backend import RemoteBackend
 
     return RemoteBackend.from_env(url)
 
