@@ -54,7 +54,8 @@ def _go(command: str, args: dict[str, Any], work: Callable[[Backend], dict[str, 
 
 
 def _resume(draft: dict[str, Any], actor: str | None, decision: str, comment: str) -> str | None:
-    """Wake a Prefect run waiting on this version (a no-op without ``PREFECT_API_URL``); the ledger decided already."""
+    """Wake a Prefect run waiting on this version (a no-op without ``PREFECT_API_URL``); the ledger decided already
+    (in server mode: the server did), so the woken run only re-reads the draft's state."""
     try:
         from flows.orchestration.resume import resume_waiting_run
     except ImportError:
@@ -64,6 +65,14 @@ def _resume(draft: dict[str, Any], actor: str | None, decision: str, comment: st
         decision=decision, comment=comment,
     )
     return None if run_id is None else str(run_id)
+
+
+def _decided_by(b: Backend, out: dict[str, Any]) -> str | None:
+    """Who decided: the asserted user locally, the approver the server recorded otherwise."""
+    if isinstance(b, LocalBackend):
+        return b.actor_id
+    approvals = (out.get("notes") or {}).get("approvals") or []
+    return approvals[-1]["approver"] if approvals else None
 
 
 @app.command("plan")
@@ -190,8 +199,7 @@ def approve_cmd(
 
     def work(b: Backend) -> dict[str, Any]:
         out = b.approve(draft_id, version, plan_hash, comment)
-        if isinstance(b, LocalBackend):
-            out["resumed_run"] = _resume(out, b.actor_id, "approve", comment)
+        out["resumed_run"] = _resume(out, _decided_by(b, out), "approve", comment)
         return out
 
     _go("approve", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
@@ -212,8 +220,7 @@ def reject_cmd(
 
     def work(b: Backend) -> dict[str, Any]:
         out = b.reject(draft_id, version, reason)
-        if isinstance(b, LocalBackend):
-            out["resumed_run"] = _resume(out, b.actor_id, "reject", reason)
+        out["resumed_run"] = _resume(out, _decided_by(b, out), "reject", reason)
         return out
 
     _go("reject", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)

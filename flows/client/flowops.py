@@ -20,7 +20,7 @@ from typing import Any
 from flows.client.http import SortieClient
 from planner.errors import InvalidArgument
 
-__all__ = ["server_mode", "refuse_local_inputs", "plan", "draft_state", "decide", "dispatch", "last_approver"]
+__all__ = ["server_mode", "refuse_local_inputs", "plan", "draft_state", "decide", "dispatch", "last_approver", "expire"]
 
 
 def server_mode() -> bool:
@@ -79,3 +79,8 @@ def last_approver(draft_id: str, version: int) -> str:
     if not approvals:
         raise InvalidArgument(f"draft {draft_id} v{version} has no approval to dispatch under")
     return str(approvals[-1]["approver"])
+
+
+def expire(draft_id: str, version: int) -> str:
+    """Ask the authority to expire the version if its approval window has passed on the server's clock."""
+    return str(_client().expire(draft_id, int(version))["status"])

@@ -118,6 +118,9 @@ class SortieClient:
             body["totp"] = totp
         return self.request("POST", f"/v1/drafts/{draft_id}/reject", body=body)
 
+    def expire(self, draft_id: str, version: int) -> dict[str, Any]:
+        return self.request("POST", f"/v1/drafts/{draft_id}/expire", body={"version": version})
+
     def dispatch(self, draft_id: str, version: int | None = None, *, dry_run: bool = False,
                  link: str | dict[str, str] | None = None) -> dict[str, Any]:
         return self.request("POST", f"/v1/drafts/{draft_id}/dispatch",

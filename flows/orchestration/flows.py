@@ -143,6 +143,9 @@ def expire_if_due(draft_id: str, version: int, *, deadline_utc: datetime, now: d
     from planner.errors import Conflict
 
     wall = datetime.now(timezone.utc)
+    if (srv := _server()) is not None:
+        # The authority judges the deadline on its own clock and policy; the run's deadline only says when to ask.
+        return srv.expire(draft_id, version) if wall >= deadline_utc else srv.draft_state(draft_id, version)["state"]
     state = _draft_state(draft_id, version)
     if state["state"] not in ("DRAFT", "WAITING_RESOURCE") or wall < deadline_utc:
         return state["state"]

@@ -38,7 +38,7 @@ from flows.ledger import Ledger, open_ledger
 from flows.server.config import ServerConfig
 from flows.server.events import EventBus, sse
 from flows.server.http_errors import BodyLimit, install
-from flows.server.models import ApproveBody, DispatchBody, PlanBody, RejectBody, ReplanBody
+from flows.server.models import ApproveBody, DispatchBody, ExpireBody, PlanBody, RejectBody, ReplanBody
 from flows.server.tokens import TokenInfo, TokenStore
 from flows.server.totp import TotpStore
 from flows.usecases import decisions, dispatching, planning, reading
@@ -266,6 +266,21 @@ def create_app(config: ServerConfig) -> Any:
         args = {"draft_id": draft_id, "version": body.version, "reason": body.reason}
         out = call(c, "reject", "read" if who.proof == "totp" else "approve", args, work, draft_id=draft_id, actor=who)
         publish("draft.rejected", out)
+        return out
+
+    @app.post("/v1/drafts/{draft_id}/expire")
+    def expire(draft_id: str, body: ExpireBody, c: Who) -> dict[str, Any]:
+        """Expire a version if the policy's approval window has passed on the server's clock (a worker's timer)."""
+
+        def work(now: datetime) -> dict[str, Any]:
+            visible(c, draft_id)
+            state = decisions.expire_if_due(draft_id, body.version, actor=c.actor, now=now,
+                                            window=config.policy.current().approval_ttl, ledger=ledger)
+            return {"draft_id": draft_id, "version": body.version, "status": state}
+
+        out = call(c, "expire", "plan", {"draft_id": draft_id, "version": body.version}, work, draft_id=draft_id)
+        if out["status"] == "EXPIRED":
+            publish("draft.expired", out)
         return out
 
     # ------------------------------------------------------------------ dispatch

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "DispatchBody", "ReplanBody"]
+__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "DispatchBody", "ReplanBody", "ExpireBody"]
 
 _CLOSED = ConfigDict(extra="forbid", strict=True)
 
@@ -56,3 +56,8 @@ class DispatchBody(BaseModel):
 
 class ReplanBody(BaseModel):
     model_config = _CLOSED
+
+
+class ExpireBody(BaseModel):
+    model_config = _CLOSED
+    version: int = Field(ge=1)

@@ -21,9 +21,10 @@ from flows.usecases.actor import Actor, Policy
 from flows.usecases.common import load_world_at, user_of
 from flows.usecases.reading import show_draft
 from flows.usecases.views import DraftSummary
+from planner.errors import Conflict
 from planner.world import User
 
-__all__ = ["approve", "reject"]
+__all__ = ["approve", "reject", "expire_if_due"]
 
 
 def _decider(ledger: Ledger, draft_id: str, version: int, actor: Actor, world_dir: str | Path | None,
@@ -109,3 +110,25 @@ def reject(
         evidence=_evidence(actor, None, world_hash, evidence),
     )
     return show_draft(draft_id, version, ledger=ledger)
+
+
+def expire_if_due(draft_id: str, version: int, *, actor: str | Actor, now: datetime, window: timedelta,
+                  ledger: Ledger) -> str:
+    """DRAFT/WAITING_RESOURCE → EXPIRED when ``window`` has passed since the version was recorded; the state after.
+
+    The authority's form of the Prefect flows' expiry: the deadline is judged
+    on the caller's ``now`` (the server's clock) and the recorded creation time,
+    never on a time the requester sends. A conditional transition: an approval
+    or rejection that won the race leaves the state as it is.
+    """
+    who = actor if isinstance(actor, Actor) else Actor(actor)
+    rec = ledger.get_draft(draft_id, int(version))
+    if rec.state not in ("DRAFT", "WAITING_RESOURCE") or now < datetime.fromisoformat(rec.created_time) + window:
+        return rec.state
+    try:
+        return ledger.transition(
+            draft_id, int(version), expected_state=rec.state, expected_row_version=rec.row_version, to_state="EXPIRED",
+            actor=who.id, reason=f"not approved within {int(window.total_seconds())} s of being planned", now=now,
+        ).state
+    except Conflict:
+        return ledger.get_draft(draft_id, int(version)).state

@@ -51,6 +51,12 @@ class Authority:
     proc: subprocess.Popen[bytes]
     tokens: dict[str, str] = field(default_factory=dict)
 
+    sortie_bin = SORTIE
+
+    @staticmethod
+    def env(**extra: str) -> dict[str, str]:
+        return clean_env(**extra)
+
     @staticmethod
     def sortie(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
         return sortie(args, **env)

@@ -316,3 +316,66 @@ def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, m
     out = f.dispatch_task.fn(d["draft_id"], d["version"], "ignored", None, None, True, None)
     assert out["status"] == "DRY_RUN" and out["mode"] == "server", out
     assert not (authority.home.parent / "not-the-ledger").exists()
+
+
+# --------------------------------------------------------------------------- the CLI as a client
+
+
+def test_cli_plans_through_the_server_and_watch_prints_the_event(authority: Any) -> None:
+    """`sortie plan` with SORTIE_SERVER records on the server (not locally); `sortie watch` sees it;
+    `sortie plan --what-if` takes a world and a time and records nothing anywhere."""
+    import subprocess
+
+    env = {"SORTIE_SERVER": authority.url, "SORTIE_TOKEN": authority.tokens["li.wei"],
+           "SORTIE_HOME": str(authority.home.parent / "client-home")}
+    watch = subprocess.Popen([str(authority.sortie_bin), "watch", "--count", "1", "--timeout", "200", "--json"],
+                             env=authority.env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3.0)
+        before = {d.draft_id for d in open_ledger(authority.home).list_drafts()}
+        p = authority.sortie(["plan", "巡一遍消防通道 (from a terminal)", "--region", "region-1001", "--json"], **env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        d = json.loads(p.stdout)
+        assert d["mode"] == "server" and d["requested_by"] == "li.wei" and d["clock"].startswith("simulated")
+        assert {x.draft_id for x in open_ledger(authority.home).list_drafts()} - before == {d["draft_id"]}
+        out, err = watch.communicate(timeout=120)
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+            watch.wait(timeout=10)
+    assert watch.returncode == 0, err
+    (ev,) = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert ev["type"] == "draft.recorded" and ev["draft_id"] == d["draft_id"]
+    assert not (authority.home.parent / "client-home" / "ledger.duckdb").exists()
+    count = len(open_ledger(authority.home).list_drafts())
+    p = authority.sortie(["plan", "巡一遍消防通道", "--region", "region-1001", "--what-if", "--world",
+                          str(authority.world), "--now", "2026-11-29T07:00:00+02:00", "--as", "li.wei", "--json"], **env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    w = json.loads(p.stdout)
+    assert w["status"] == "WHAT_IF" and w["mode"] == "what-if" and w["what_if"] is True
+    assert len(open_ledger(authority.home).list_drafts()) == count
+
+
+def test_policy_is_server_config_changed_by_an_audited_admin_act_and_expiry_follows_it(authority: Any) -> None:
+    """`sortie admin policy set` is audited; the worker's expiry call is judged on the server's clock and policy."""
+    drafts = authority.call("li.wei", "GET", "/v1/drafts", params={"limit": 50}).json()["drafts"]
+    waiting = [d for d in drafts if d["status"] == "DRAFT"]
+    assert waiting, drafts
+    d = waiting[0]
+    r = authority.call("worker", "POST", f"/v1/drafts/{d['draft_id']}/expire", json={"version": d["version"]})
+    assert r.status_code == 200 and r.json()["status"] == "DRAFT", r.text  # 30 min have not passed on its clock
+    p = authority.sortie(["admin", "policy", "set", "--approval-window", "1s", "--home", str(authority.home), "--json"])
+    assert p.returncode == 0 and json.loads(p.stdout)["after"]["approval_ttl_s"] == 1, p.stderr
+    try:
+        r = authority.call("worker", "POST", f"/v1/drafts/{d['draft_id']}/expire", json={"version": d["version"]})
+        assert r.status_code == 200 and r.json()["status"] == "EXPIRED", r.text
+        r = authority.call("chen.jing", "POST", f"/v1/drafts/{d['draft_id']}/approve", json={"version": d["version"]})
+        assert r.status_code == 409 and r.json()["error"]["code"] == "CONFLICT", r.text
+        r = authority.call("li.wei", "POST", f"/v1/drafts/{d['draft_id']}/expire", json={"version": d["version"], "now": "x"})
+        assert r.status_code == 422
+    finally:
+        authority.sortie(["admin", "policy", "set", "--approval-window", "30m", "--home", str(authority.home)])
+    audit = [(a.command, a.args_redacted) for a in open_ledger(authority.home).audit_rows(limit=500)]
+    changes = [args for cmd, args in audit if cmd == "admin.policy.set"]
+    assert {"before": {"four_eyes": True, "approval_ttl_s": 1800}, "after": {"four_eyes": True, "approval_ttl_s": 1}} \
+        in [{k: a[k] for k in ("before", "after")} for a in changes]
