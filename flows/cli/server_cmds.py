@@ -43,9 +43,14 @@ def _home(home: Path | None) -> Path:
     return Path(home).expanduser() if home else sortie_home()
 
 
-def _known_user(user: str, world: str | None) -> None:
+def _known_user(user: str, world: str | None, home: Path) -> None:
+    """USER must be in the server's users.json: ``--world``, else the world the server last started with."""
+    import json
+
     from flows.usecases.common import load_world_at, user_of
 
+    if world is None and (home / "server.json").is_file():
+        world = json.loads((home / "server.json").read_text(encoding="utf-8")).get("world")
     user_of(load_world_at(resolve_world_dir(world)), user, "hold a token")
 
 
@@ -100,7 +105,7 @@ def token_create(
     def body() -> dict[str, Any]:
         from flows.server.tokens import TokenStore, parse_duration
 
-        _known_user(user, world)
+        _known_user(user, world, _home(home))
         scopes = tuple(s.strip() for s in scope.split(",") if s.strip())
         info, token = TokenStore(_home(home)).create(
             user, expires=parse_duration(expires) if expires else None, scopes=scopes, label=label
@@ -168,7 +173,7 @@ def totp_enroll(
     def body() -> dict[str, Any]:
         from flows.server.totp import TotpStore
 
-        _known_user(user, world)
+        _known_user(user, world, _home(home))
         uri = TotpStore(str(_home(home))).enroll(user)
         _admin_audit(_home(home), "totp.enroll", {"user": user})
         return {"user": user, "otpauth_uri": uri}

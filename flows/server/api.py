@@ -181,7 +181,8 @@ def create_app(config: ServerConfig) -> Any:
         return call(c, "drafts", "read", {"limit": limit}, work)
 
     @app.get("/v1/drafts/{draft_id}")
-    def show(draft_id: str, c: Who, version: Annotated[int | None, Query(ge=1)] = None) -> dict[str, Any]:
+    def show(draft_id: str, c: Who,
+             version: Annotated[int | None, Query(ge=1, le=1_000_000)] = None) -> dict[str, Any]:
         def work(now: datetime) -> Any:
             visible(c, draft_id)
             return reading.show_draft(draft_id, version, ledger=ledger)
@@ -189,7 +190,8 @@ def create_app(config: ServerConfig) -> Any:
         return call(c, "show", "read", {"draft_id": draft_id, "version": version}, work, draft_id=draft_id)
 
     @app.get("/v1/drafts/{draft_id}/diff")
-    def diff(draft_id: str, c: Who, v1: Annotated[int, Query(ge=1)], v2: Annotated[int, Query(ge=1)]) -> dict[str, Any]:
+    def diff(draft_id: str, c: Who, v1: Annotated[int, Query(ge=1, le=1_000_000)],
+             v2: Annotated[int, Query(ge=1, le=1_000_000)]) -> dict[str, Any]:
         def work(now: datetime) -> Any:
             visible(c, draft_id)
             return reading.diff_versions(draft_id, v1, v2, ledger=ledger)
@@ -206,7 +208,7 @@ def create_app(config: ServerConfig) -> Any:
 
     @app.get("/v1/drafts/{draft_id}/export")
     def export(draft_id: str, c: Who, format: Annotated[str, Query(max_length=20)],  # noqa: A002 - the CLI's name
-               version: Annotated[int | None, Query(ge=1)] = None,
+               version: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
                sortie: Annotated[int, Query(ge=0, le=1000)] = 0) -> dict[str, Any]:
         def work(now: datetime) -> dict[str, Any]:
             visible(c, draft_id)

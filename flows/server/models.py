@@ -34,7 +34,7 @@ class Totp(BaseModel):
 
 class ApproveBody(BaseModel):
     model_config = _CLOSED
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=1_000_000)
     plan_hash: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     comment: str = Field(default="", max_length=2000)
     totp: Totp | None = None
@@ -42,14 +42,14 @@ class ApproveBody(BaseModel):
 
 class RejectBody(BaseModel):
     model_config = _CLOSED
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=1_000_000)
     reason: str = Field(min_length=1, max_length=2000)
     totp: Totp | None = None
 
 
 class DispatchBody(BaseModel):
     model_config = _CLOSED
-    version: int | None = Field(default=None, ge=1)
+    version: int | None = Field(default=None, ge=1, le=1_000_000)
     dry_run: bool = False
     link: str | dict[str, str] | None = None
 
@@ -60,4 +60,4 @@ class ReplanBody(BaseModel):
 
 class ExpireBody(BaseModel):
     model_config = _CLOSED
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=1_000_000)

@@ -8,6 +8,7 @@ it is fixed.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -38,7 +39,10 @@ def make_config(world: str | Path, home: str | Path, clock: str | None = None) -
             raise InvalidArgument(f"--clock {clock!r} is not an ISO 8601 time: {exc}") from None
     load_world_at(world_dir, strict=True)
     home_dir.mkdir(parents=True, exist_ok=True)
-    return ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start))
+    config = ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start))
+    # So the admin commands on this host check user ids against the server's own world by default.
+    (home_dir / "server.json").write_text(json.dumps({"world": str(world_dir)}, indent=1) + "\n", encoding="utf-8")
+    return config
 
 
 def serve(config: ServerConfig, listen: str) -> None:

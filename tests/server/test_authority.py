@@ -379,3 +379,43 @@ def test_policy_is_server_config_changed_by_an_audited_admin_act_and_expiry_foll
     changes = [args for cmd, args in audit if cmd == "admin.policy.set"]
     assert {"before": {"four_eyes": True, "approval_ttl_s": 1800}, "after": {"four_eyes": True, "approval_ttl_s": 1}} \
         in [{k: a[k] for k in ("before", "after")} for a in changes]
+
+
+# --------------------------------------------------------------------------- fuzzed input
+
+
+def test_random_bodies_never_get_a_500_and_never_write(authority: Any) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    ledger = open_ledger(authority.home)
+    drafts = authority.call("chen.jing", "GET", "/v1/drafts").json()["drafts"]
+    d = drafts[0]["draft_id"]
+    before = (len(ledger.approvals(d)), len(ledger.events(d)), len(ledger.dispatches(d)))
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),
+                        st.text(max_size=30))
+    values = st.recursive(scalars, lambda kids: st.one_of(st.lists(kids, max_size=4),
+                                                          st.dictionaries(st.text(max_size=10), kids, max_size=4)),
+                          max_leaves=12)
+    keys = st.sampled_from(["version", "plan_hash", "comment", "totp", "reason", "dry_run", "link", "now", "world"])
+    bodies = st.one_of(values, st.dictionaries(keys, values, max_size=5))
+    paths = st.sampled_from([f"/v1/drafts/{d}/approve", f"/v1/drafts/{d}/reject", f"/v1/drafts/{d}/dispatch",
+                             f"/v1/drafts/{d}/expire", f"/v1/drafts/{d}/replan"])
+
+    with authority.client("li.wei") as c:  # a planner: nothing here may succeed in writing
+        @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+        @given(path=paths, body=bodies)
+        def check(path: str, body: Any) -> None:
+            if path.endswith("/replan") and body == {}:
+                return  # a valid replan by a planner would (rightly) write a version
+            r = c.post(path, content=json.dumps(body, allow_nan=True).encode(),
+                       headers={"Content-Type": "application/json"})
+            if r.status_code == 200:  # only a well-formed expiry that is not due may be answered (and writes nothing)
+                assert path.endswith("/expire"), (path, body, r.text)
+                return
+            assert 400 <= r.status_code < 500, (path, body, r.status_code, r.text)
+            assert r.json()["error"]["code"] in ("INVALID_ARGUMENT", "FORBIDDEN", "NOT_FOUND", "CONFLICT",
+                                                 "UNAUTHENTICATED", "APPROVAL_STALE", "APPROVAL_REQUIRED")
+
+        check()
+    assert (len(ledger.approvals(d)), len(ledger.events(d)), len(ledger.dispatches(d))) == before
