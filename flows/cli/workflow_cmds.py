@@ -56,7 +56,8 @@ def _audited(command: str, actor: str | None, args: dict[str, Any], work: Callab
         raise
     finally:
         if code != "LEDGER_UNAVAILABLE":
-            from flows.ledger import LedgerUnavailable, open_ledger
+            from flows.ledger import open_ledger
+            from planner.errors import LedgerUnavailable
 
             try:
                 open_ledger().audit(

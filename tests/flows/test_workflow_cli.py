@@ -1,7 +1,8 @@
 """The workflow CLI through its real entry point (the ``sortie`` script), on a copy of the demo world.
 
-The copy drops the demo geozones (so the fire-lane patrol of region-1001 is
-approvable) and gives the drones fresh telemetry (dispatch checks it again).
+The copy keeps the demo geozones (the fire-lane patrol of region-1001 is planned,
+approved and dispatched around a real fence) and gives the drones fresh telemetry
+(dispatch checks it again).
 Refusals that need no new process run in-process through the same typer app.
 """
 
@@ -49,8 +50,6 @@ def _json(p: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     w = tmp_path_factory.mktemp("cliworld") / "world"
     shutil.copytree(DEMO_WORLD_DIR, w)
-    for z in (w / "zones").iterdir():
-        z.unlink()
     fleet = json.loads((w / "fleet.json").read_text(encoding="utf-8"))
     for d in fleet["drones"]:
         d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"
@@ -190,6 +189,9 @@ def test_export_formats_for_ground_stations(planned: tuple[Path, dict[str, Any]]
         assert json.loads(r.stdout)["bytes"] == (tmp_path / name).stat().st_size
     qgc = json.loads((tmp_path / "m.plan").read_text())
     assert qgc["fileType"] == "Plan" and qgc["mission"]["items"]
+    # the world's zones are kept: the sortie's vehicle gets them as a real fence
+    fence = qgc["geoFence"]
+    assert fence["polygons"] or fence["circles"], fence
     bad = runner.invoke(app, ["export", d["draft_id"], "--format", "qgc", "--sortie", "99", "--json"])
     assert json.loads(bad.stdout)["error"]["code"] == "INVALID_ARGUMENT"
 
