@@ -12,7 +12,15 @@ from pathlib import Path
 
 from planner.errors import InvalidArgument
 
-__all__ = ["DATA_DIR", "DEMO_WORLD_DIR", "RULES_FILE", "resolve_world_dir", "resolve_now", "sortie_home"]
+__all__ = [
+    "DATA_DIR",
+    "DEMO_WORLD_DIR",
+    "RULES_FILE",
+    "resolve_rules_file",
+    "resolve_world_dir",
+    "resolve_now",
+    "sortie_home",
+]
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DEMO_WORLD_DIR = DATA_DIR / "demo-helsinki"
@@ -22,6 +30,13 @@ RULES_FILE = DATA_DIR / "rules.yaml"
 def resolve_world_dir(world: str | Path | None = None) -> Path:
     """``--world``, else ``SORTIE_WORLD``, else the bundled demo world."""
     chosen = world or os.environ.get("SORTIE_WORLD") or DEMO_WORLD_DIR
+    return Path(chosen).expanduser()
+
+
+def resolve_rules_file(rules: str | Path | None = None) -> Path:
+    """``--rules``, else ``SORTIE_RULES``, else the bundled ``data/rules.yaml``: the rule set that
+    judges plans and dispatches, and whose limits the planner plans inside."""
+    chosen = rules or os.environ.get("SORTIE_RULES") or RULES_FILE
     return Path(chosen).expanduser()
 
 

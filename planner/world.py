@@ -407,9 +407,16 @@ class User:
 
 @dataclass(frozen=True)
 class WorldDefaults:
+    """The flight altitude when a request names none, and optional SITE limits.
+
+    ``ceiling_m``/``reserve_fraction`` (``None``: none) can only tighten the rule
+    set's limits (``rules.limits.planning_limits``); the rule set is where the
+    limits are written, and what judges every plan.
+    """
+
     altitude_m: float = 50.0
-    ceiling_m: float = 120.0
-    reserve_fraction: float = 0.25
+    ceiling_m: float | None = None
+    reserve_fraction: float | None = None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
+from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, RulesOpt, WorldOpt, app, console, err_console, run
 from flows.context import resolve_now
 from planner.errors import InvalidArgument, SortieError
 
@@ -259,10 +259,12 @@ def plan_cmd(
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
+    rules: RulesOpt = None,
 ) -> None:
-    """Extract, plan, evaluate and record a draft (no Prefect server needed)."""
+    """Extract, plan inside the rule set's limits, evaluate and record a draft (no Prefect server needed)."""
     actor = _actor(as_user)
-    args = {"text": text, "region": region, "area": str(area) if area else None, "world": world, "now": now}
+    args = {"text": text, "region": region, "area": str(area) if area else None, "world": world, "now": now,
+            "rules": rules}
 
     def body() -> dict[str, Any]:
         def work() -> dict[str, Any]:
@@ -274,6 +276,7 @@ def plan_cmd(
                     requested_by=_need_actor(actor),
                     world_dir=world,
                     now=resolve_now(now),
+                    rules_path=rules,
                 )
             return summary.to_dict()
 
@@ -352,6 +355,7 @@ def replan_cmd(
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
+    rules: RulesOpt = None,
 ) -> None:
     """Plan the draft again on the current world: a new version, the old one SUPERSEDED."""
     actor = _actor(as_user)
@@ -359,10 +363,11 @@ def replan_cmd(
     def work() -> dict[str, Any]:
         with err_console.status("replanning…", spinner="dots") if not as_json else _null():
             return _service().replan(
-                draft_id, requested_by=_need_actor(actor), world_dir=world, now=resolve_now(now)
+                draft_id, requested_by=_need_actor(actor), world_dir=world, now=resolve_now(now), rules_path=rules
             ).to_dict()
 
-    run(lambda: _audited("replan", actor, {"draft_id": draft_id, "world": world, "now": now}, work), as_json, _render_draft)
+    args = {"draft_id": draft_id, "world": world, "now": now, "rules": rules}
+    run(lambda: _audited("replan", actor, args, work), as_json, _render_draft)
 
 
 @app.command("approve")
@@ -427,16 +432,17 @@ def dispatch_cmd(
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
+    rules: RulesOpt = None,
 ) -> None:
     """Dispatch an approved version: re-check on a fresh world, claim once, upload over MAVLink."""
     actor = _actor(as_user)
-    args = {"draft_id": draft_id, "version": version, "dry_run": dry_run, "link": link, "now": now}
+    args = {"draft_id": draft_id, "version": version, "dry_run": dry_run, "link": link, "now": now, "rules": rules}
 
     def work() -> dict[str, Any]:
         with err_console.status("dispatching…", spinner="dots") if not (as_json or dry_run) else _null():
             return _service().dispatch(
                 draft_id, version, actor=_need_actor(actor), now=resolve_now(now), link=link, dry_run=dry_run,
-                world_dir=world,
+                world_dir=world, rules_path=rules,
             ).to_dict()
 
     run(lambda: _audited("dispatch", actor, args, work), as_json, _render_dispatch)
