@@ -275,8 +275,9 @@ class Applicability:
             for s, e in slot.occurrences(lo, hi):
                 if self.end is not None:
                     e = min(e, self.end)
-                # the occurrence [s, e) meets [lo, hi] (lo and hi already inside the dates)
-                if s <= hi and lo < e:
+                # the occurrence [s, e), clipped to the dates, is not empty (a slot that starts
+                # when the dates end adds nothing) and meets [lo, hi] (lo already inside the dates)
+                if s < e and s <= hi and lo < e:
                     return True
         return False
 
