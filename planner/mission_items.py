@@ -39,25 +39,26 @@ Conventions (see FACTS.md, "MAVLink"):
 
 Pure: no I/O; pymavlink is imported for its constants only, from the MAVLink 2
 ``common`` dialect module (``mavutil`` would load the ``all`` dialect of both
-protocol versions, seconds of import without cached bytecode).
+protocol versions, seconds of import without cached bytecode). Importing the
+v2 dialect module directly needs no ``MAVLINK20`` variable, so nothing here
+touches the environment; the ``flows`` modules that import ``mavutil`` set it
+first (FACTS.md, MAVLink).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import struct
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from shapely.geometry import Point, Polygon
 
-os.environ.setdefault("MAVLINK20", "1")  # for any later mavutil import in this process (FACTS: MAVLink)
-from pymavlink.dialects.v20 import common as _M  # noqa: E402
+from pymavlink.dialects.v20 import common as _M
 
-from planner.errors import InvalidArgument  # noqa: E402
-from planner.plan import Plan, Sortie, Waypoint  # noqa: E402
-from planner.world import CircleArea, Dock, Drone, Restriction, VerticalReference, World  # noqa: E402
+from planner.errors import InvalidArgument
+from planner.plan import Plan, Sortie, Waypoint
+from planner.world import CircleArea, Dock, Drone, Restriction, VerticalReference, World
 
 __all__ = [
     "Dialect",

@@ -42,7 +42,7 @@ from typing import Any
 from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
-from flows.context import resolve_rules_file, resolve_world_dir, sortie_home
+from flows.context import draft_dir, load_world_at, resolve_rules_file, resolve_world_dir, sortie_home
 from flows.ledger import (
     APPROVAL_TTL,
     DispatchRecord,
@@ -187,18 +187,6 @@ class DispatchSummary:
 def four_eyes_default() -> bool:
     """Four-eyes is on unless ``SORTIE_FOUR_EYES=0`` says otherwise (a single-operator site)."""
     return os.environ.get("SORTIE_FOUR_EYES", "1").strip().lower() not in ("0", "false", "no", "off")
-
-
-def load_world_at(world_dir: str | Path | None) -> World:
-    """Load the world folder (``--world``, ``SORTIE_WORLD``, else the demo world); a fresh snapshot each call."""
-    from planner.world_files import load_world
-
-    return load_world(resolve_world_dir(world_dir))
-
-
-def draft_dir(draft_id: str, version: int, home: Path | None = None) -> Path:
-    """``SORTIE_HOME/drafts/<id>/v<version>``: where a version's files live."""
-    return (home or sortie_home()) / "drafts" / draft_id / f"v{int(version)}"
 
 
 def _user(world: World, user_id: str | None, what: str) -> User:
