@@ -56,13 +56,14 @@ class LocalBackend(Backend):
 
     mode = "local"
 
-    def __init__(self, *, actor: str | None, world: str | None, now: str | None) -> None:
+    def __init__(self, *, actor: str | None, world: str | None, now: str | None, rules: str | None = None) -> None:
         from flows.ledger import open_ledger
 
         self.ledger = open_ledger()
         self.actor_id = actor
         self.world = world
         self.now_text = now
+        self.rules = rules
 
     # -- plumbing
 
@@ -121,7 +122,7 @@ class LocalBackend(Backend):
     def plan(self, text: str, region: str | None, area: Any) -> dict[str, Any]:
         return self._svc().plan_draft(
             text=text, region_id=region, area_geojson=area, requested_by=self._actor(), world_dir=self.world,
-            now=self._now(), ledger=self.ledger,
+            now=self._now(), rules_path=self.rules, ledger=self.ledger,
         ).to_dict()
 
     def drafts(self, limit: int) -> dict[str, Any]:
@@ -143,7 +144,8 @@ class LocalBackend(Backend):
 
     def replan(self, draft_id: str) -> dict[str, Any]:
         return self._svc().replan(
-            draft_id, requested_by=self._actor(), world_dir=self.world, now=self._now(), ledger=self.ledger
+            draft_id, requested_by=self._actor(), world_dir=self.world, now=self._now(), rules_path=self.rules,
+            ledger=self.ledger,
         ).to_dict()
 
     def approve(self, draft_id: str, version: int, plan_hash: str | None, comment: str) -> dict[str, Any]:
@@ -161,7 +163,7 @@ class LocalBackend(Backend):
     def dispatch(self, draft_id: str, version: int | None, link: str | None, dry_run: bool) -> dict[str, Any]:
         return self._svc().dispatch(
             draft_id, version, actor=self._actor(), now=self._now(), link=link, dry_run=dry_run,
-            world_dir=self.world, ledger=self.ledger,
+            world_dir=self.world, rules_path=self.rules, ledger=self.ledger,
         ).to_dict()
 
     def export(self, draft_id: str, version: int | None, fmt: str, out: Path | None, sortie: int) -> dict[str, Any]:
@@ -170,11 +172,15 @@ class LocalBackend(Backend):
                                   ledger=self.ledger)
 
 
-def backend(*, command: str, as_user: str | None, world: str | None, now: str | None) -> Backend:
+def backend(*, command: str, as_user: str | None, world: str | None, now: str | None,
+            rules: str | None = None) -> Backend:
     """The backend for one command: the server when ``SORTIE_SERVER`` is set, else the local ledger."""
     url = server_url()
     if url is None:
-        return LocalBackend(actor=as_user or os.environ.get("SORTIE_USER") or None, world=world, now=now)
+        return LocalBackend(actor=as_user or os.environ.get("SORTIE_USER") or None, world=world, now=now, rules=rules)
+    if rules:
+        raise InvalidArgument(f"--rules is not accepted by `sortie {command}` with SORTIE_SERVER set: the server "
+                              "judges with its own rule set (try `sortie plan --what-if --rules FILE`)")
     if as_user:
         raise InvalidArgument(f"--as is not accepted with SORTIE_SERVER set: the token says who you are ({command})")
     if world:
@@ -185,6 +191,6 @@ def backend(*, command: str, as_user: str | None, world: str | None, now: str | 
                               "clock stamps everything (try `sortie plan --what-if`)")
     from flows.cli.remote_backend import RemoteBackend
 
-    return RemoteBackend.from_env(url)
+    return RemoteBackend.from_env(url)  # type: ignore[return-value]
 
 

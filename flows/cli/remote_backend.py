@@ -12,14 +12,15 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from flows.cli.backend import Backend
 from flows.client.http import SortieClient
 
 __all__ = ["RemoteBackend"]
 
 
-class RemoteBackend(Backend):
-    """A ``Backend`` whose every operation is one request to the authority."""
+class RemoteBackend:
+    """The operations of ``flows.cli.backend.Backend``, each one request to the authority.
+
+    (Not a subclass: ``backend`` imports this module, and sibling modules do not import each other in a cycle.)"""
 
     mode = "server"
 

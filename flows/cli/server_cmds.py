@@ -72,6 +72,9 @@ def server_cmd(
     clock: Annotated[str | None, typer.Option(
         "--clock", help="Start the server's clock at this instant and let it run (demos and simulation only)."
     )] = None,
+    rules: Annotated[Path | None, typer.Option(
+        "--rules", help="The rule set it plans inside and judges with (default: $SORTIE_RULES, then the bundled one)."
+    )] = None,
 ) -> None:
     """Run the authority: the only writer of the ledger; identity, time, world and policy are its own."""
 
@@ -79,7 +82,7 @@ def server_cmd(
         from flows.server.run import make_config, parse_listen, serve
 
         parse_listen(listen)
-        config = make_config(world, home, clock)
+        config = make_config(world, home, clock, rules)
         console.print(f"sortie server on http://{listen}  world {config.world}  home {config.home}  "
                       f"clock {config.clock.describe()}", markup=False, highlight=False)
         serve(config, listen)

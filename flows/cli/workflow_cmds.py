@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
+from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, RulesOpt, WorldOpt, app, console, err_console, run
 from flows.cli.backend import Backend, LocalBackend, backend
 from flows.cli.render import render_diff, render_dispatch, render_draft, render_list, render_log
 from flows.context import resolve_now
@@ -41,11 +41,12 @@ def _spinner(text: str, quiet: bool) -> Any:
 
 
 def _go(command: str, args: dict[str, Any], work: Callable[[Backend], dict[str, Any]], *, as_json: bool,
-        render: Callable[[dict[str, Any]], None], as_user: str | None, world: str | None, now: str | None) -> None:
+        render: Callable[[dict[str, Any]], None], as_user: str | None, world: str | None, now: str | None,
+        rules: str | None = None) -> None:
     """Pick the backend, run the operation (audited locally), print the result or the coded error."""
 
     def body() -> dict[str, Any]:
-        b = backend(command=command, as_user=as_user, world=world, now=now)
+        b = backend(command=command, as_user=as_user, world=world, now=now, rules=rules)
         if isinstance(b, LocalBackend):
             return b.audited(command, args, lambda: work(b))
         return work(b)
@@ -87,9 +88,11 @@ def plan_cmd(
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
+    rules: RulesOpt = None,
 ) -> None:
-    """Extract, plan, evaluate and record a draft (no Prefect server needed)."""
-    args = {"text": text, "region": region, "area": str(area) if area else None, "world": world, "now": now}
+    """Extract, plan inside the rule set's limits, evaluate and record a draft (no Prefect server needed)."""
+    args = {"text": text, "region": region, "area": str(area) if area else None, "world": world, "now": now,
+            "rules": rules}
     if what_if:
         def body() -> dict[str, Any]:
             import os
@@ -102,7 +105,7 @@ def plan_cmd(
             area_doc = None if area is None else Path(area).read_text(encoding="utf-8") if Path(area).is_file() else area
             with _spinner("planning (what-if)…", as_json):
                 out = service.what_if(text=text, region_id=region, area_geojson=area_doc, requested_by=who,
-                                      world_dir=world, now=resolve_now(now))
+                                      world_dir=world, now=resolve_now(now), rules_path=rules)
             return {**out, "mode": "what-if", "identity": "asserted"}
 
         run(body, as_json, render_draft)
@@ -112,7 +115,7 @@ def plan_cmd(
         with _spinner("planning…", as_json):
             return b.plan(text, region, None if area is None else _area_doc(area))
 
-    _go("plan", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
+    _go("plan", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now, rules=rules)
 
 
 def _area_doc(area: Path) -> str:
@@ -172,6 +175,7 @@ def replan_cmd(
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
+    rules: RulesOpt = None,
 ) -> None:
     """Plan the draft again on the current world: a new version, the old one SUPERSEDED."""
 
@@ -179,8 +183,8 @@ def replan_cmd(
         with _spinner("replanning…", as_json):
             return b.replan(draft_id)
 
-    _go("replan", {"draft_id": draft_id, "world": world, "now": now}, work, as_json=as_json, render=render_draft,
-        as_user=as_user, world=world, now=now)
+    _go("replan", {"draft_id": draft_id, "world": world, "now": now, "rules": rules}, work, as_json=as_json,
+        render=render_draft, as_user=as_user, world=world, now=now, rules=rules)
 
 
 @app.command("approve")
@@ -238,15 +242,17 @@ def dispatch_cmd(
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
+    rules: RulesOpt = None,
 ) -> None:
     """Dispatch an approved version: re-check on a fresh world, claim once, upload over MAVLink."""
-    args = {"draft_id": draft_id, "version": version, "dry_run": dry_run, "link": link, "now": now}
+    args = {"draft_id": draft_id, "version": version, "dry_run": dry_run, "link": link, "now": now, "rules": rules}
 
     def work(b: Backend) -> dict[str, Any]:
         with _spinner("dispatching…", as_json or dry_run):
             return b.dispatch(draft_id, version, link, dry_run)
 
-    _go("dispatch", args, work, as_json=as_json, render=render_dispatch, as_user=as_user, world=world, now=now)
+    _go("dispatch", args, work, as_json=as_json, render=render_dispatch, as_user=as_user, world=world, now=now,
+        rules=rules)
 
 
 @app.command("export")

@@ -151,7 +151,8 @@ def create_app(config: ServerConfig) -> Any:
 
         def work(now: datetime) -> Any:
             return planning.plan_draft(text=body.text, region_id=body.region_id, area_geojson=body.area,
-                                       requested_by=requester, world_dir=config.world, now=now, ledger=ledger)
+                                       requested_by=requester, world_dir=config.world, now=now, rules_path=config.rules,
+                                       ledger=ledger)
 
         out = call(c, "plan", "plan", body.model_dump(), work, actor=requester)
         if out.get("created", True):
@@ -164,7 +165,8 @@ def create_app(config: ServerConfig) -> Any:
     def replan(draft_id: str, body: ReplanBody, c: Who) -> dict[str, Any]:
         def work(now: datetime) -> Any:
             visible(c, draft_id)
-            return planning.replan(draft_id, requested_by=c.actor, world_dir=config.world, now=now, ledger=ledger)
+            return planning.replan(draft_id, requested_by=c.actor, world_dir=config.world, now=now,
+                                   rules_path=config.rules, ledger=ledger)
 
         out = call(c, "replan", "plan", {"draft_id": draft_id}, work, draft_id=draft_id)
         publish("draft.recorded", out)
@@ -292,7 +294,8 @@ def create_app(config: ServerConfig) -> Any:
         def work(now: datetime) -> Any:
             visible(c, draft_id)
             return dispatching.dispatch(draft_id, body.version, actor=c.actor, now=now, link=body.link,
-                                        dry_run=body.dry_run, world_dir=config.world, ledger=ledger)
+                                        dry_run=body.dry_run, world_dir=config.world, rules_path=config.rules,
+                                        ledger=ledger)
 
         out = call(c, "dispatch", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
         if not out.get("dry_run") and out.get("first"):

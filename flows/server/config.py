@@ -77,6 +77,7 @@ class ServerConfig:
     world: Path
     home: Path
     clock: ServerClock
+    rules: Path | None = None  # None: $SORTIE_RULES of the server's environment, else the bundled rule set
     max_body_bytes: int = 256 * 1024
 
     @property
@@ -85,4 +86,5 @@ class ServerConfig:
 
     def describe(self) -> dict[str, Any]:
         return {"world": str(self.world), "home": str(self.home), "clock": self.clock.describe(),
+                "rules": str(self.rules) if self.rules else None,
                 "policy": self.policy.current().to_dict()}

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from flows.server.config import ServerClock, ServerConfig
-from flows.usecases.common import load_world_at
+from flows.usecases.common import load_rules, load_world_at
 from planner.errors import InvalidArgument
 
 __all__ = ["parse_listen", "make_config", "serve"]
@@ -27,7 +27,8 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def make_config(world: str | Path, home: str | Path, clock: str | None = None) -> ServerConfig:
+def make_config(world: str | Path, home: str | Path, clock: str | None = None,
+                rules: str | Path | None = None) -> ServerConfig:
     """The server's configuration; the world must load strictly now."""
     world_dir = Path(world).expanduser().resolve()
     home_dir = Path(home).expanduser().resolve()
@@ -38,8 +39,11 @@ def make_config(world: str | Path, home: str | Path, clock: str | None = None) -
         except ValueError as exc:
             raise InvalidArgument(f"--clock {clock!r} is not an ISO 8601 time: {exc}") from None
     load_world_at(world_dir, strict=True)
+    rules_file = None if rules is None else Path(rules).expanduser().resolve()
+    if rules_file is not None:
+        load_rules(rules_file)  # a rule file that does not load stops the server here, not at the first plan
     home_dir.mkdir(parents=True, exist_ok=True)
-    config = ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start))
+    config = ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start), rules=rules_file)
     # So the admin commands on this host check user ids against the server's own world by default.
     (home_dir / "server.json").write_text(json.dumps({"world": str(world_dir)}, indent=1) + "\n", encoding="utf-8")
     return config

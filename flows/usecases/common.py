@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from flows.context import RULES_FILE, resolve_world_dir
+from flows.context import resolve_rules_file, resolve_world_dir
 from planner.errors import Forbidden, InvalidArgument, NotFound, WorldUnavailable
 from planner.world import User, World
 
@@ -64,10 +64,11 @@ def load_world_at(world_dir: str | Path | None, *, strict: bool = False) -> Worl
 
 
 def load_rules(rules_path: str | Path | None) -> Any:
-    """The rule set (``--rules`` or the bundled ``data/rules.yaml``); a missing file is an error, never a skip."""
+    """The rule set (``--rules``, ``SORTIE_RULES``, else the bundled ``data/rules.yaml``); a missing file is an
+    error, never a skip."""
     from rules.loading import load_rules as _load
 
-    path = Path(rules_path) if rules_path else RULES_FILE
+    path = resolve_rules_file(rules_path)
     if not path.is_file():
         raise InvalidArgument(f"rule file {str(path)!r} does not exist; sortie does not plan or dispatch without rules")
     return _load(path)

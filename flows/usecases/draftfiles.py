@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flows.context import draft_dir
 from planner.plan import Plan, canonical_json, plan_to_geojson
 from planner.world import World
 
@@ -24,9 +25,6 @@ __all__ = ["draft_dir", "files_of", "write_files"]
 _FILES = (("draft", "draft.json"), ("plan", "plan.json"), ("plan_geojson", "plan.geojson"), ("map", "map.png"))
 
 
-def draft_dir(draft_id: str, version: int, home: Path) -> Path:
-    """``<home>/drafts/<id>/v<version>``: where a version's files live."""
-    return Path(home) / "drafts" / draft_id / f"v{int(version)}"
 
 
 def files_of(draft_id: str, version: int, home: Path) -> dict[str, str]:

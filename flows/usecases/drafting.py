@@ -141,8 +141,8 @@ def tenant_for(world: World, user: User, region_id: str | None, area: BaseGeomet
     return tenants[0]
 
 
-def build_job(world: World, intent: Any, start: datetime, area: BaseGeometry) -> Any:
-    """The planner's job from the intent: geometry, time, altitude, sensors, target kinds."""
+def build_job(world: World, intent: Any, start: datetime, area: BaseGeometry, limits: Any) -> Any:
+    """The planner's job from the intent: geometry, time, altitude (inside the rule set's band), sensors, targets."""
     from planner.job import Job
 
     mission = intent.mission_type.value if intent.mission_type is not None else None
@@ -152,10 +152,9 @@ def build_job(world: World, intent: Any, start: datetime, area: BaseGeometry) ->
         mission_type=mission,
         area_wgs84=area,
         start_at=start,
-        altitude_m=float(intent.altitude_m or world.defaults.altitude_m),
+        altitude_m=limits.altitude_m(intent.altitude_m or None, world.defaults.altitude_m),
         sensors=frozenset(s.value for s in intent.sensors),
         poi_kinds=poi_kinds,
-        ceiling_m=float(world.defaults.ceiling_m),
     )
 
 
@@ -216,14 +215,16 @@ def attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str) -> 
     waits for resources.
     """
     from planner.mission import plan_mission
+    from rules.limits import planning_limits
 
+    limits = planning_limits(rules, world)  # the planner plans inside the rules that judge the plan
     fleets, missing = _candidate_fleets(world, job, rules, now, tenant)
     tried: list[Attempt] = []
     for fleet in fleets[:MAX_ALTERNATIVES]:
         label = ", ".join(d.id for d in fleet)
         try:
             # What is stored, hashed, approved and dispatched is the canonical (rounded) plan: evaluate that one.
-            plan = plan_from_dict(plan_to_dict(plan_mission(world, job, tuple(fleet))))
+            plan = plan_from_dict(plan_to_dict(plan_mission(world, job, tuple(fleet), limits=limits)))
         except PlanInfeasible as exc:
             missing.append(f"[{label}]: {exc.message}")
             continue
@@ -318,7 +319,9 @@ def draft_versions(
             "the request needs clarification: " + " ".join(questions),
             details={"missing": list(intent.missing), "questions": questions},
         )
-    job = build_job(world, intent, start_at(extraction, world), area)
+    from rules.limits import planning_limits
+
+    job = build_job(world, intent, start_at(extraction, world), area, planning_limits(rules, world))
     tried, missing = attempts(world, job, rules, now, req.tenant)
     return version_rows(req, first_version, tried, missing, world)
 

@@ -26,12 +26,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from flows.context import sortie_home
+from flows.context import draft_dir, sortie_home
 from flows.ledger import DraftRecord, Ledger, open_ledger
 from flows.usecases import decisions, dispatching, planning, reading
 from flows.usecases.actor import Actor, Policy, as_actor
 from flows.usecases.common import load_world_at
-from flows.usecases.draftfiles import draft_dir as _draft_dir
 from flows.usecases.drafting import MAX_ALTERNATIVES
 from flows.usecases.reading import EXPORT_FORMATS
 from flows.usecases.views import DispatchSummary, DraftSummary, SortieSummary
@@ -77,11 +76,6 @@ def four_eyes_default() -> bool:
 def local_policy() -> Policy:
     """The embedded mode's policy: four-eyes from the environment, the default time to live."""
     return Policy(four_eyes=four_eyes_default())
-
-
-def draft_dir(draft_id: str, version: int, home: Path | None = None) -> Path:
-    """``SORTIE_HOME/drafts/<id>/v<version>``: where a version's files live."""
-    return _draft_dir(draft_id, version, home or sortie_home())
 
 
 def ensure_files(rec: DraftRecord, world: World | None = None, home: Path | None = None) -> dict[str, str]:
