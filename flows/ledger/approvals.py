@@ -26,8 +26,9 @@ __all__ = ["APPROVAL_TTL", "ApprovalsRoom", "approval_statement", "IDENTITY_PROO
 
 APPROVAL_TTL = timedelta(minutes=30)
 
-#: How the approver's identity was established: asserted (local mode, ``--as``), a per-user token, token + TOTP.
-IDENTITY_PROOFS = ("asserted", "token", "token+totp")
+#: How the approver's identity was established: asserted (local mode, ``--as``), a per-user token, token + TOTP
+#: (the authority's ``evidence["identity"]``, which takes precedence, says ``totp`` for the last).
+IDENTITY_PROOFS = ("asserted", "token", "token+totp", "totp")
 
 
 def approval_statement(
@@ -73,6 +74,7 @@ class ApprovalsRoom(Store):
         ttl: timedelta = APPROVAL_TTL,
         four_eyes: bool = True,
         identity_proof: str = "asserted",
+        evidence: Mapping[str, Any] | None = None,
     ) -> ApprovalRecord:
         """Approve one draft version bound to its plan hash, or raise.
 
@@ -96,6 +98,7 @@ class ApprovalsRoom(Store):
             ttl=ttl,
             four_eyes=four_eyes,
             identity_proof=identity_proof,
+            evidence=evidence,
         )
 
     def reject(
@@ -108,6 +111,7 @@ class ApprovalsRoom(Store):
         reason: str,
         now: datetime,
         identity_proof: str = "asserted",
+        evidence: Mapping[str, Any] | None = None,
     ) -> ApprovalRecord:
         """Reject one draft version (DRAFT or WAITING_RESOURCE).
 
@@ -128,6 +132,7 @@ class ApprovalsRoom(Store):
             ttl=APPROVAL_TTL,
             four_eyes=False,
             identity_proof=identity_proof,
+            evidence=evidence,
         )
 
     def _decide(
@@ -144,6 +149,7 @@ class ApprovalsRoom(Store):
         ttl: timedelta,
         four_eyes: bool,
         identity_proof: str,
+        evidence: Mapping[str, Any] | None = None,
     ) -> ApprovalRecord:
         if ttl <= timedelta(0):
             raise InvalidArgument("the approval time-to-live must be positive")
@@ -203,20 +209,23 @@ class ApprovalsRoom(Store):
                 comment=comment,
                 created_time=_iso(now),
                 expires_time=_iso(now + ttl) if decision == "APPROVED" else None,
+                evidence=dict(evidence or {}),
             )
             statement = approval_statement(
                 record,
                 world_hash=draft.world_hash,
-                identity_proof=identity_proof,
-                mode=self.keys.mode,
-                policy={"four_eyes": bool(four_eyes), "ttl_s": int(ttl.total_seconds())},
+                identity_proof=str(record.evidence.get("identity") or identity_proof),
+                mode=str(record.evidence.get("mode") or self.keys.mode),
+                policy={"four_eyes": bool(four_eyes), "ttl_s": int(ttl.total_seconds()),
+                        **({"in_force": record.evidence["policy"]} if record.evidence.get("policy") else {})},
             )
             signature, key_id = self.keys.sign(statement)
-            row = {**asdict(record), "statement_json": _dumps(statement), "signature": signature, "key_id": key_id}
+            row = {**asdict(record), "evidence_json": _dumps(record.evidence), "statement_json": _dumps(statement),
+                   "signature": signature, "key_id": key_id}
             seq, prev, draft_prev, entry = chain_values(con, self.keys, draft_id, approval_content(row))
             con.execute(
                 f"INSERT INTO approvals ({_APPROVAL_COLS}, statement_json, signature, key_id, chain_seq, prev_hash, "
-                "draft_prev_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "draft_prev_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     record.approval_id,
                     record.draft_id,
@@ -227,6 +236,7 @@ class ApprovalsRoom(Store):
                     record.comment,
                     record.created_time,
                     record.expires_time,
+                    row["evidence_json"],
                     row["statement_json"],
                     signature,
                     key_id,

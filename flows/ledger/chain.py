@@ -71,7 +71,7 @@ _EVENT_SELECT = (
 )
 _APPROVAL_SELECT = (
     "SELECT approval_id, draft_id, version, plan_hash, approver, decision, comment, created_time, expires_time, "
-    "statement_json, signature, key_id, chain_seq, prev_hash, draft_prev_hash, entry_hash FROM approvals"
+    "evidence_json, statement_json, signature, key_id, chain_seq, prev_hash, draft_prev_hash, entry_hash FROM approvals"
 )
 
 
@@ -150,6 +150,7 @@ def approval_content(row: Mapping[str, Any]) -> dict[str, Any]:
                 "comment",
                 "created_time",
                 "expires_time",
+                "evidence_json",
                 "statement_json",
                 "signature",
                 "key_id",

@@ -131,6 +131,9 @@ class ApprovalRecord:
     comment: str
     created_time: str
     expires_time: str | None
+    #: How the decision was made: ``mode`` (local | server), ``identity`` (asserted | token | totp),
+    #: the ``policy`` applied, the ``clock``; empty for approvals recorded before schema 2.
+    evidence: dict[str, Any] = field(default_factory=dict)
 
     def valid_at(self, now: datetime, plan_hash: str | None) -> bool:
         """An approval counts when it approves this exact plan hash and has not expired."""
@@ -214,7 +217,9 @@ _DRAFT_COLS = (
     "intent_json, plan_json, plan_hash, findings_json, verdict, missing_json, notes_json, world_name, "
     "world_dir, world_hash, created_time, updated_time"
 )
-_APPROVAL_COLS = "approval_id, draft_id, version, plan_hash, approver, decision, comment, created_time, expires_time"
+_APPROVAL_COLS = (
+    "approval_id, draft_id, version, plan_hash, approver, decision, comment, created_time, expires_time, evidence_json"
+)
 _DISPATCH_COLS = (
     "idempotency_key, draft_id, version, plan_hash, params_hash, params_json, drone_ids, status, attempts, "
     "attempts_json, result_json, actor, owner_host, owner_pid, created_time, updated_time"
@@ -230,6 +235,7 @@ R = TypeVar("R")
 #: JSON-encoded columns of each record (field name → factory of the value a NULL stands for).
 _JSON_FIELDS: dict[type, dict[str, Callable[[], Any] | None]] = {
     DraftRecord: {"intent": None, "plan": None, "findings": list, "missing": list, "notes": dict},
+    ApprovalRecord: {"evidence": dict},
     DispatchRecord: {"params": dict, "drone_ids": list, "attempt_log": list, "result": None},
     AuditRecord: {"args_redacted": dict},
 }

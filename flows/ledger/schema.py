@@ -103,6 +103,13 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     ),
     (
         2,
+        "approvals record how the decision was made (mode, identity proof, policy, clock)",
+        """
+        ALTER TABLE approvals ADD COLUMN evidence_json VARCHAR;
+        """,
+    ),
+    (
+        3,
         "hash chain over events and approvals, signed approvals and chain head, dispatch items hash",
         """
         ALTER TABLE events ADD COLUMN chain_seq BIGINT;

@@ -227,7 +227,7 @@ class Store:
                         "INSERT INTO schema_migrations VALUES (?, ?, ?)",
                         [number, name, datetime.now().astimezone().isoformat()],
                     )
-                adopted = bool(done) and 2 not in done
+                adopted = bool(done) and 3 not in done
                 if adopted:  # a ledger from before the hash chain: chain its rows as they are now
                     adopt_unchained(con, self.keys)
                 con.execute("COMMIT")
