@@ -81,7 +81,7 @@ def dispatch(
                 f"draft {draft_id} v{rec.version} was already dispatched with other parameters "
                 f"({json.dumps(earlier.params)}); a version is dispatched once"
             )
-        return first_outcome(ledger, earlier, now=now)
+        return first_outcome(ledger, earlier, now=now, wait_s=timeout_s + 15.0)
     approval = ledger.valid_approval(draft_id, rec.version, now=now)
     if who.mode == "server" and approval.evidence.get("mode") != "server":
         raise ApprovalRequired(
@@ -114,7 +114,7 @@ def dispatch(
     claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now,
                                   items_hash=seal.items_hash, approval_id=seal.approval_id)
     if not claim.claimed:
-        return first_outcome(ledger, claim.dispatch, now=now)
+        return first_outcome(ledger, claim.dispatch, now=now, wait_s=timeout_s + 15.0)
     kill_point("dispatch:after_claim")
     plan = seal.plan  # the plan whose hash was recomputed and whose items were hashed
 
@@ -160,8 +160,15 @@ def _outcome_dict(outcome: Any) -> dict[str, Any]:
     return {"outcome": str(outcome)}
 
 
-def first_outcome(ledger: Ledger, d: DispatchRecord, *, now: datetime) -> DispatchSummary:
-    """The answer to a repeated dispatch: the first one's outcome, never a second upload."""
+def first_outcome(ledger: Ledger, d: DispatchRecord, *, now: datetime, wait_s: float = 0.0) -> DispatchSummary:
+    """The answer to a repeated dispatch: the first one's outcome, never a second upload.
+
+    While the first is still uploading (PENDING, its process alive) the repeat waits for it, at most
+    ``wait_s``, so it can answer with the first one's outcome and code.
+    """
+    from flows.integrity.outcomes import wait_while_pending  # integrity hook: answer with the first's outcome
+
+    d = wait_while_pending(ledger, d, wait_s)
     state = ledger.get_draft(d.draft_id, d.version).state
     if d.status == "PENDING" and not d.owner_alive():
         msg = (

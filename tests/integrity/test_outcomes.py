@@ -146,16 +146,40 @@ def test_reconcile_that_cannot_read_the_vehicle_stays_uncertain(home: Path, appr
     assert open_ledger().dispatches(draft)[0].status == "UNCERTAIN"
 
 
-def test_repeated_dispatch_while_the_first_is_in_progress_exits_2(home: Path, approved: tuple[Path, Path, str]) -> None:
-    """A claim held by a live process (this one): the repeat says so with CONFLICT, never a second upload."""
+def test_repeated_dispatch_while_the_first_is_in_progress_answers_with_its_code(
+        home: Path, approved: tuple[Path, Path, str]) -> None:
+    """A claim held by a live process (this one): the repeat waits for it and exits with the first one's code."""
+    import threading
+
     _, world, draft = approved
     ledger = open_ledger()
     rec = ledger.get_draft(draft)
-    claim = ledger.claim_dispatch(draft, 1, plan_hash=rec.plan_hash, params={"link": "udpout:127.0.0.1:9"},
-                                  actor="chen.jing", now=kit.now())
+    link = "udpout:127.0.0.1:9"
+    claim = ledger.claim_dispatch(draft, 1, plan_hash=rec.plan_hash, params={"link": link}, actor="chen.jing",
+                                  now=kit.now())
     assert claim.claimed
-    out = _err(_sortie(home, world, "dispatch", draft, "--as", "chen.jing", "--link", "udpout:127.0.0.1:9", "--json"))
-    assert out["code"] == "CONFLICT" and "in progress" in out["message"]
+
+    def first_ends() -> None:
+        ledger.finish_dispatch(claim.dispatch.idempotency_key, status="FAILED",
+                               result={"message": "the vehicle refused the mission"}, actor="chen.jing", now=kit.now())
+
+    import time
+
+    from flows.usecases.dispatching import first_outcome
+    from planner.errors import DispatchFailed
+
+    timer = threading.Timer(2.0, first_ends)
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(DispatchFailed):
+            first_outcome(ledger, claim.dispatch, now=kit.now(), wait_s=60.0)
+    finally:
+        timer.join()
+    assert time.monotonic() - t0 >= 2.0  # it waited for the first one to end
+    out = _err(_sortie(home, world, "dispatch", draft, "--as", "chen.jing", "--link", link, "--json"))
+    assert out["code"] == "DISPATCH_FAILED" and f"sortie replan {draft}" in out["message"]
+    assert out["details"]["first"] is False
 
 
 def test_reject_reason_with_escape_sequences_is_printed_harmless(home: Path, approved: tuple[Path, Path, str]) -> None:
@@ -187,6 +211,11 @@ def test_show_and_the_artifact_show_the_request_and_who_read_it(home: Path, appr
     md = draft_markdown(summary.to_dict())
     assert "**Request (as written):** patrol &lt;img src=x onerror=alert\\(1\\)&gt; \\*\\*now\\*\\*" in md
     assert "\x1b" not in md and f"**Read by:** {extractor}" in md
+    from flows.orchestration.approval_input import approval_form
+
+    form = approval_form(draft, 1, "ab" * 32, request_text="patrol <b>x</b>\x1b[2J", extractor=extractor)
+    text = form._description  # what the Prefect UI shows above the approval form
+    assert "patrol &lt;b&gt;x&lt;/b&gt;" in text and "\x1b" not in text and f"read by {extractor}" in text
 
 
 def test_ledger_commands_exit_2_on_failure(home: Path, approved: tuple[Path, Path, str], tmp_path: Path) -> None:

@@ -228,3 +228,15 @@ def test_key_files_are_private(home: Path) -> None:
     keys = home / "keys"
     assert oct(keys.stat().st_mode & 0o777) == "0o700"
     assert oct((keys / "authority.ed25519").stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_authority_refuses_to_start_from_a_ledger_that_fails(home: Path, approved: tuple[Path, Path, str]) -> None:
+    from flows.server.api import create_app
+    from flows.server.run import make_config
+
+    config = make_config(approved[1], home)
+    create_app(config)  # a clean ledger: the app is made
+    _sql(home, ("UPDATE events SET actor = 'mallory' WHERE draft_id = ?", [approved[2]]))
+    with pytest.raises(SortieError) as err:
+        create_app(config)
+    assert err.value.code == "LEDGER_TAMPERED" and "changed after it was written" in err.value.message
