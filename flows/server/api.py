@@ -62,7 +62,11 @@ def create_app(config: ServerConfig) -> Any:
     and one clock."""
     app = FastAPI(title="sortie authority", version="1", description=__doc__)
     install(app)
-    ledger: Ledger = open_ledger(config.home).ensure()
+    from flows.integrity.verify import verify_ledger  # integrity hook: never serve from a ledger that fails
+    from flows.ledger.signing import KeyStore
+
+    ledger: Ledger = Ledger(open_ledger(config.home).path, keys=KeyStore(config.home, mode="server")).ensure()
+    verify_ledger(ledger)  # LEDGER_TAMPERED naming the first break; the server does not start
     tokens = TokenStore(config.home)
     totps = TotpStore(str(config.home))
     bus = EventBus()
