@@ -73,7 +73,7 @@ _STRONG = _rx(
 _INSTRUCTION = _rx(
     r"<\s*/?\s*request\s*>|#{2,}\s*(?=\S)|\bignore\s+(?:all\s+|any\s+|the\s+|your\s+|my\s+)*(?:previous|prior|above|earlier|preceding|former|system)?\s*"
     r"(?:instructions?|rules?|prompts?|directions?|constraints?|guidelines?|restrictions?|limits?|geofences?|no-fly\w*|zones?|approvals?|checks?|safety)"
-    r"|\bdisregard\b|\bforget\s+(?:all|everything|your|previous|prior|the)\b|\bsystem\s*(?:prompt|message|override|:)"
+    r"|\bdisregard\b|\bforget\s+(?:all|everything|your|previous|prior)\b|\bsystem\s*(?:prompt|message|override|:)"
     r"|\byou\s+are\s+now\b|\bnew\s+instructions?\b|\bjailbreak\b|\bdeveloper\s+mode\b|\bsudo\b|\bas\s+(?:an?\s+)?admin\b"
     r"|\b(?:override|bypass|disable|turn\s+off|switch\s+off)\s+(?:the\s+|all\s+|any\s+)?(?:safety|approvals?|geofences?|no-fly\w*|restrictions?|limits?|checks?|rules?)"
     r"|\bskip\s+(?:the\s+)?(?:approvals?|checks?|rules?|review)\b|\bwithout\s+(?:any\s+|an\s+)?(?:approvals?|review|checks?)\b"
@@ -89,6 +89,8 @@ _INSTRUCTION = _rx(
     r"|审批(?:已经?|都)?(?:通过|批|走完|完成|过)了?|已(?:经)?(?:审批|批准|授权|获批)|批准了|已获批|领导(?:已经?)?(?:同意|批)"
     r"|直接(?:起飞|飞|执行|派|出发|放飞|升空)|(?:派|让|命令|调度|指派|叫)?\s*\d+\s*号\s*(?:无人)?机\s*(?:立刻|马上|立即|现在)?\s*(?:起飞|出发|升空|执行|飞)?"
     r"|(?:立刻|马上|立即|现在)(?:起飞|升空|放飞)|返航|降落(?:在|到)|我是(?:管理员|审批人)"
+    r"|\b(?:mission_type|altitude_m|excluded_sensors|clarification_questions|needs_clarification)\b|\b\w+\s*=\s*\w+"
+    r"|\bset\s+(?:the\s+)?(?:mission|field|intent|output)\w*|\boutput\s+(?:json|the)\b|\brespond\s+with\b"
 )
 
 
@@ -117,7 +119,7 @@ _MAPPING = _rx(
 )
 _SURVEY = _rx(
     r"扫一遍|扫一下|扫描|扫一圈|航拍|拍一遍|测量一下|\bsurvey\w*|\bsurvay\w*|\bservey\w*|\bscan(?:s|ning)?\b"
-    r"|\baerial (?:photos?|images?|imagery|shots?)\b|\bgrid\b"
+    r"|\baerial (?:photos?|images?|imagery|shots?)\b|\bgrid\b|\b(?:pass|fly|flight) over\b|\boverfly\b|\bflyover\b"
 )
 _INSPECT = _rx(
     r"检查|检测|排查|查验|查看|查一遍|\binspect\w*|\binspct\w*|\binsepct\w*|\bexamine\b"
@@ -179,7 +181,10 @@ _SENSOR_PATTERNS: list[tuple[Sensor, str]] = [
 _SENSOR_SUFFIX = _rx(
     r"^\s*(?:相机|摄像头|摄像机|镜头|传感器|模块|cameras?|cams?|sensors?|imag(?:ing|er|ery)|payload|scanner)?(?:\s*(?:only|就行|就好|就可以))?"
 )
-_SENSOR_ONLY = _rx(r"(?:\b(?:only|just)\s+(?:use\s+|with\s+|the\s+)?|只用|仅用|只要|只开)\s*$")
+_SENSOR_ONLY = _rx(
+    r"(?:\b(?:only|just)\s+(?:use\s+|with\s+|the\s+)?|\b(?:don'?t|do not) forget (?:the\s+|to (?:bring|use) (?:the\s+)?)?"
+    r"|\bremember (?:the\s+|to (?:bring|use) (?:the\s+)?)|只用|仅用|只要|只开|记得带上?|别忘了带上?|别忘了)\s*$"
+)
 _NEG_BEFORE = _rx(
     r"(?:不要|不用|别|甭|不需要|不需|无需|不必|不带|不开|别开|关掉|关闭|不使用|禁用|勿|除了|不准|不许)"
     r"\s*(?:再)?\s*(?:用|使用|开|带|上|开启|启用|要)?\s*(?:的)?\s*$"
@@ -199,7 +204,7 @@ _CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|,|，|/|or|and|nor|或|或者)\s
 
 _SCOPE = _rx(
     r"\b(?:except(?:\s+for)?|excluding|exclude|apart from|other than|but not|not including|leave out|skip(?:ping)?|avoid(?:ing)?"
-    r"|stay (?:away from|out of|clear of)|keep (?:away from|out of|clear of)|without the|only|just the|just)\b"
+    r"|stay (?:away from|out of|clear of)|keep (?:away from|out of|clear of)|without the|only|just the)\b"
     r"|除了|除去|除开|跳过|避开|绕开|绕过|不要去|别去|不去|不用去|不包括|不含|以外|之外|只|仅|光"
 )
 _FILLER = _rx(
@@ -209,7 +214,7 @@ _RESIDUAL: list[tuple[str, str, str, str]] = [
     (
         "instruction",
         r"\b(?:ignore|disregard|forget|override|bypass|approv\w*|authori[sz]\w*|permission|admin\w*|system|prompt|instructions?"
-        r"|sudo|launch|take ?off|dispatch)\b|忽略|无视|审批|批准|授权|指令|命令|管理员|系统|直接|起飞|放飞|派机",
+        r"|sudo)\b|忽略|无视|审批|批准|授权|指令|命令|管理员|系统|直接|派机",
         "is this an instruction? it is not carried out; please confirm what you need",
         "这是一条指令吗？它不会被执行，请确认需求",
     ),
@@ -225,10 +230,11 @@ _RESIDUAL: list[tuple[str, str, str, str]] = [
         "time",
         r"\b(?:a\.?m\.?|p\.?m\.?|o'?clock|hours?|hrs?|minutes?|mins?|days?|weeks?|weekends?|months?|years?|tonight"
         r"|morning|afternoon|evening|night|noon|midnight|dawn|dusk|sunrise|sunset|daybreak|first light|last light"
-        r"|lunch|breakfast|dinner|later|soon|early|earlier|late|before|after|until|till|asap|eod|cob|shift|schedule\w*"
+        r"|lunch|breakfast|dinner|later|soon|shortly|early|earlier|late|before|after|until|till|asap|eod|cob|shift|schedule\w*"
+        r"|in a (?:bit|while|moment|sec|second|minute|jiffy)|when (?:it|the)|once (?:it|the)"
         r"|daily|weekly|every|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|fortnight|first thing"
         r"|jan(?:uary)?|feb(?:ruary)?|march|april|june|july|august|sept?(?:ember)?|october|november|december|dec|nov|oct)\b"
-        r"|点钟|小时|钟头|分钟|凌晨|黎明|天亮|日出|日落|天黑|傍晚|稍后|待会|一会|回头|等下|过会|之前|以前|之后|以后|左右|周末|月底|月初|年底"
+        r"|点钟|小时|钟头|分钟|凌晨|黎明|天亮|日出|日落|天黑|傍晚|稍后|待会|一会|回头|等下|等会|过会|改天|随后|之前|以前|之后|以后|左右|周末|月底|月初|年底"
         r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|星期|礼拜|周[一二三四五六日天]|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
         "when exactly?",
         "具体是什么时间？",
@@ -448,7 +454,7 @@ class _Reader:
             rest = self._key(re.sub(r"^\s*(?:the|去|巡|查|飞|测|检|看|要|需要|需)?\s*", "", self.scan.view()[m.end() : end]))
             rest = re.sub(r"^the\s+", "", rest)
             word = m.group(0)
-            restricting = word in ("only", "just the", "just", "只", "仅", "光")
+            restricting = word in ("only", "just the", "只", "仅", "光")
             if restricting and rest in self.places and self.area is None:
                 self.area = AreaRef(kind="region", region_id=self.places[rest])
                 self.scan.claim(m.start(), end)

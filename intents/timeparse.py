@@ -121,9 +121,9 @@ _QUAL_PART = {
 _NOT_DATE_AFTER = r"(?![楼机门库线仓位口区栋座厂号道段层台架栋院桩罐塔车])"
 
 _OFFSET_EN = _rx(
-    rf"\bin\s+(?P<n>an? hour and a half|half an? hour|an? hour|an? day|a minute|{EN_NUM}(?: and a half)?|\d+(?:\.\d+)?(?: and a half)?)"
-    r"\s*(?P<u>hours?|hrs?|h|minutes?|mins?|days?)(?![a-z])"
-    rf"|\b(?P<n2>an? hour|half an? hour|{EN_NUM}|\d+(?:\.\d+)?)\s*(?P<u2>hours?|hrs?|h|minutes?|mins?|days?)\s+from now\b"
+    rf"\bin\s+(?P<n>an?|half an?|{EN_NUM}|\d+(?:\.\d+)?)(?P<half>\s+and\s+a\s+half)?"
+    r"\s*(?P<u>hours?|hrs?|h|minutes?|mins?|days?)(?P<half2>\s+and\s+a\s+half)?(?![a-z])"
+    rf"|\b(?P<n2>an?|half an?|{EN_NUM}|\d+(?:\.\d+)?)\s*(?P<u2>hours?|hrs?|h|minutes?|mins?|days?)\s+from now\b"
 )
 _OFFSET_ZH = _rx(
     rf"(?:过\s*)?(?P<n>\d+(?:\.\d+)?|{CN_NUM}|半)\s*(?:个)?\s*(?P<half>半)?\s*(?P<u>小时|钟头|分钟|分|天|日)\s*(?:以后|之后|过后|后)"
@@ -259,7 +259,7 @@ class _Reader:
             for m in self.scan.finditer(pattern):
                 n_tok = m.group("n") or m.group("n2")
                 unit = m.group("u") or m.group("u2")
-                half = bool((m.groupdict().get("half") or m.groupdict().get("half2")))
+                half = bool(m.groupdict().get("half") or m.groupdict().get("half2"))
                 value = self._offset_value(n_tok, half)
                 if value is None:
                     self.problem(m.start(), m.end(), "this offset cannot be read exactly", "这个时间间隔无法准确读取")
@@ -284,8 +284,7 @@ class _Reader:
     @staticmethod
     def _offset_value(token: str, half: bool) -> float | None:
         token = token.strip()
-        fixed = {"an hour and a half": 1.5, "a hour and a half": 1.5, "half an hour": 0.5, "half a hour": 0.5,
-                 "an hour": 1, "a hour": 1, "a day": 1, "an day": 1, "a minute": 1, "半": 0.5}
+        fixed = {"a": 1, "an": 1, "half a": 0.5, "half an": 0.5, "半": 0.5}
         if token in fixed:
             value: float | None = fixed[token]
         elif token.endswith(" and a half"):
@@ -313,7 +312,14 @@ class _Reader:
             month, day = number(m.group("m")), number(m.group("d"))
             self._add(m, None if month is None or day is None else _upcoming(today, int(month), int(day), None))
         for m in self.scan.finditer(_SLASH_MD):
-            self._add(m, _upcoming(today, int(m.group("m")), int(m.group("d")), None))
+            first, second = int(m.group("m")), int(m.group("d"))
+            if first <= 12 and second <= 12 and first != second:
+                # 12/5 is 5 December to some writers and 12 May to others: ask, do not pick.
+                self.problem(m.start(), m.end(), f"is this {first}/{second} month/day or day/month?",
+                             f"{first}/{second} 是月/日还是日/月？", "day")
+                continue
+            month, day = (first, second) if first <= 12 else (second, first)
+            self._add(m, _upcoming(today, month, day, None))
         for pattern in (_EN_MD, _EN_DM):
             for m in self.scan.finditer(pattern):
                 year = int(m.group("y")) if m.group("y") else None
@@ -406,7 +412,9 @@ class _Reader:
         for m in self.scan.finditer(_CN_CLOCK):
             qual, h_tok, m_tok = m.group("qual"), m.group("h"), m.group("m")
             hour = number(h_tok)
-            if not qual and not m_tok and h_tok in ("一", "两") and part is None:
+            before = self.scan.text[max(0, m.start() - 1) : m.start()]
+            if not qual and not m_tok and h_tok == "一" and (re.match(r"[快早晚高低慢多少好近远大小轻重点些]", before) or
+                                                            self.scan.text[m.end() : m.end() + 1] in ("儿", "点")):
                 continue  # 快一点, 高一点: "a little", not one o'clock (the residual check still sees it)
             qpart = _QUAL_PART.get(qual or "", PartOfDay.MORNING if qual else part)
             if qual in ("凌晨",) and hour is not None and hour <= 5:
@@ -445,11 +453,15 @@ class _Reader:
         for m in _H24.finditer(text):
             if m.group("h") is not None:
                 context = self.scan.text[max(0, m.start() - 14) : m.start()]
+                after = self.scan.text[m.end() : m.end() + 14]
+                days = r"今天|明天|后天|今晚|明早|today|tomorrow|tonight|tmrw"
                 cued = (
                     m.group("suf") is not None
                     or m.group("h").startswith("0")
-                    or re.search(r"(?:\bat|@|\bby|\bfrom|\bstart\w*|\btime|今天|明天|后天|today|tomorrow|tonight|\bon)\s*$", context)
-                    or re.search(r"(?:今天|明天|后天|today|tomorrow)", context)
+                    or re.search(r"(?:\bat|@|\bfrom|\bstart\w*|\btime)\s*$", context)
+                    or re.search(days, context)
+                    or re.match(rf"\s*(?:{days})", after)
+                    or (re.search(r"(?:^|[，,;；])\s*$", context) and re.match(r"\s*(?:$|[，,。;；])", after))
                 )
                 if not cued:
                     continue
@@ -485,6 +497,12 @@ class _Reader:
     def settle(self) -> TimeReading:
         out = self.out
         days = self.days
+        absolute = [d for _, _, d in days if isinstance(d, date)]
+        if absolute:
+            # "Friday 11 December": a weekday beside a date checks the date, it does not name another day.
+            weekdays = [x for x in days if isinstance(x[2], RelativeDay) and x[2].value.startswith(("THIS_", "NEXT_"))]
+            if weekdays and all(_WEEKDAYS.index(w[2].value.split("_", 1)[1]) == absolute[0].weekday() for w in weekdays):
+                days = [x for x in days if x not in weekdays]
         if self.today is not None:
             resolved = {(d if isinstance(d, date) else resolve_relative(d, self.today)) for _, _, d in days}
         else:
