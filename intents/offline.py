@@ -114,11 +114,11 @@ _TARGET_PATTERNS: list[tuple[Target | None, str]] = [
 _POINT_TARGETS = {Target.HYDRANTS, Target.ROOFS, Target.MASTS, Target.GATES, Target.ASSETS}
 
 _MAPPING = _rx(
-    r"测绘|航测|侧绘|测一?下?图|建模|三维|正射|地形图|全覆盖|\bmapping\b|\bmap (?:the|this|that|it|out|our|a|of)\b|\bmap\b"
+    r"测绘|航测|侧绘|测一?下?图|建模|三维|正射|地形图|全覆盖|\bmapping\b|\bmap (?:the|this|that|it|out|our|a|of)\b"
     r"|\bortho\w*|\bphotogrammetry\b|\b3d model\w*|\bdigital twin\b|\bcover (?:the )?(?:whole|entire)\b"
 )
 _SURVEY = _rx(
-    r"扫一遍|扫一下|扫描|扫一圈|航拍|拍一遍|测量一下|\bsurvey\w*|\bsurvay\w*|\bservey\w*|\bscan(?:s|ning)?\b"
+    r"扫一遍|扫一下|扫描|扫一圈|航拍|拍一遍|测量|测一遍|测一下|\bsurvey\w*|\bsurvay\w*|\bservey\w*|\bscan(?:s|ning)?\b"
     r"|\baerial (?:photos?|images?|imagery|shots?)\b|\bgrid\b|\b(?:pass|fly|flight) over\b|\boverfly\b|\bflyover\b"
 )
 _INSPECT = _rx(
@@ -213,7 +213,7 @@ _FILLER = _rx(
 _RESIDUAL: list[tuple[str, str, str, str]] = [
     (
         "instruction",
-        r"\b(?:ignore|disregard|forget|override|bypass|approv\w*|authori[sz]\w*|permission|admin\w*|system|prompt|instructions?"
+        r"\b(?:ignore|disregard|forget|override|approv\w*|authori[sz]\w*|permission|admin\w*|system|prompt|instructions?"
         r"|sudo)\b|忽略|无视|审批|批准|授权|指令|命令|管理员|系统|直接|派机",
         "is this an instruction? it is not carried out; please confirm what you need",
         "这是一条指令吗？它不会被执行，请确认需求",
@@ -221,7 +221,7 @@ _RESIDUAL: list[tuple[str, str, str, str]] = [
     (
         "number",
         r"\d+(?:[.:,/]\d+)*\s*(?:%|[a-z]+|[\u4e00-\u9fff])?|"
-        rf"(?:{CN_NUM}|半)\s*(?:个\s*)?(?:点|时|分|秒|号|日|月|天|周|年|米|尺|度|倍|架|台|次|层|栋|号楼|公里|千米|小时|钟头|分钟|个)"
+        rf"(?:{CN_NUM}|半)\s*(?:个\s*)?(?:点|时|分|秒|号|日|月|天|周|年|米|尺|度|倍|架|台|次|遍|趟|圈|层|栋|号楼|公里|千米|小时|钟头|分钟|个)"
         rf"|\b(?:{EN_NUM}|half|quarter|dozen|couple|several|few)\b",
         "which value is meant here?",
         "这里的数值是指什么？",
@@ -231,17 +231,23 @@ _RESIDUAL: list[tuple[str, str, str, str]] = [
         r"\b(?:a\.?m\.?|p\.?m\.?|o'?clock|hours?|hrs?|minutes?|mins?|days?|weeks?|weekends?|months?|years?|tonight"
         r"|morning|afternoon|evening|night|noon|midnight|dawn|dusk|sunrise|sunset|daybreak|first light|last light"
         r"|lunch|breakfast|dinner|later|soon|shortly|early|earlier|late|before|after|until|till|asap|eod|cob|shift|schedule\w*"
-        r"|in a (?:bit|while|moment|sec|second|minute|jiffy)|when (?:it|the)|once (?:it|the)"
+        r"|in a (?:bit|while|moment|sec|second|minute|jiffy)|when (?:it|the)|once (?:it|the)|twice|thrice|times|ish"
         r"|daily|weekly|every|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|fortnight|first thing"
         r"|jan(?:uary)?|feb(?:ruary)?|march|april|june|july|august|sept?(?:ember)?|october|november|december|dec|nov|oct)\b"
         r"|点钟|小时|钟头|分钟|凌晨|黎明|天亮|日出|日落|天黑|傍晚|稍后|待会|一会|回头|等下|等会|过会|改天|随后|之前|以前|之后|以后|左右|周末|月底|月初|年底"
-        r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|星期|礼拜|周[一二三四五六日天]|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
+        r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|周[一二三四五六日天]|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
         "when exactly?",
         "具体是什么时间？",
     ),
     (
+        "parameter",
+        r"(?<!check )(?<!see )(?<!me )(?<!know )(?<!report )\bif\b|\bunless\b|\botherwise\b|\bin case\b|如果|要是|万一|假如|除非|否则|的话",
+        "this is a condition; what should be planned?",
+        "这是一个条件，应该按哪种情况规划？",
+    ),
+    (
         "scope",
-        r"\b(?:along|near|nearby|next to|beside|behind|opposite|around|between|north of|south of|east of|west of|outside|inside|within"
+        r"\b(?:along|near|nearby|next to|beside|behind|by the|opposite|around|between|north of|south of|east of|west of|outside|inside|within"
         r"|section|part|half|portion|corner|perimeter|(?:block|zone|area|sector|building|hangar|pier|berth|lot|bay|wing|unit) [a-z])\b"
         r"|沿着?|附近|旁边|周围|周边|一带|那段|这段|[东南西北]段|那边|这边|那一段|一半|半边|部分|范围|区域内|外围|以北|以南|以东|以西",
         "which part of the area is meant? only the selected area or a named region can be planned",

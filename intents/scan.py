@@ -1,4 +1,4 @@
-"""The request as a sequence of characters, each either read (claimed) or still open.
+r"""The request as a sequence of characters, each either read (claimed) or still open.
 
 The offline reader accounts for every span: each recogniser claims the spans it
 understood, and whatever is left open at the end is looked at again for
@@ -40,12 +40,37 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", norm).strip()
 
 
+def _aligned(text: str) -> tuple[str, str]:
+    """(normalised text, the operator's spelling) of equal length, character for character.
+
+    Each character is normalised on its own; where that keeps it one character
+    long the original is kept for quoting (a full-width comma is read as "," but
+    quoted as "，"); where it does not ("㎡" → "m2") the normalised form is used
+    for both. Runs of whitespace become one space.
+    """
+    read: list[str] = []
+    shown: list[str] = []
+    for ch in text.strip():
+        norm = unicodedata.normalize("NFKC", ch).translate(_TRAD)
+        if norm.isspace() or ch.isspace():
+            if read and read[-1] == " ":
+                continue
+            norm, ch = " ", " "
+        if len(norm) == 1:
+            read.append(norm)
+            shown.append(ch)
+        else:
+            read.extend(norm)
+            shown.extend(norm)
+    return "".join(read).strip(), "".join(shown).strip()
+
+
 class Scan:
     """Normalised request text with a claimed/open mark per character."""
 
     def __init__(self, text: str) -> None:
-        self.shown = normalise(text)
-        self.text = self.shown.lower().replace(CLAIMED, " ")
+        read, self.shown = _aligned(text.replace(CLAIMED, " "))
+        self.text = read.lower()
         if len(self.text) != len(self.shown):  # a character whose lower case is longer: quote the lower case
             self.shown = self.text
         self._open = [True] * len(self.text)

@@ -134,6 +134,7 @@ _CN_MD = _rx(rf"(?<![\d.])(?P<m>\d{{1,2}}|{CN_NUM})\s*月\s*(?P<d>\d{{1,2}}|{CN_
 _SLASH_MD = _rx(r"(?<![\d/.:])(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![\d/])")
 _EN_MD = _rx(rf"\b(?P<mon>{_MON})\.?\s+(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}\b(?:,?\s*(?P<y>20\d{{2}}))?")
 _EN_DM = _rx(rf"\b(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<mon>{_MON})\b\.?(?:,?\s*(?P<y>20\d{{2}}))?")
+_MONTH_DOM = _rx(rf"(?P<which>下个?月|这个?月|本月)\s*(?P<d>\d{{1,2}}|{CN_NUM})\s*[号日]")
 _DOM = _rx(rf"(?<![\d月./])(?P<d>\d{{1,2}}|{CN_NUM})\s*[号日]" + _NOT_DATE_AFTER + r"|\bthe\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)\b")
 
 _CN_DIFF = _rx(
@@ -142,14 +143,17 @@ _CN_DIFF = _rx(
 )
 _CN_CLOCK = _rx(
     rf"(?P<qual>{_CN_QUAL})?\s*(?P<h>{_H})\s*(?:点|时)\s*(?:钟)?\s*"
-    rf"(?:过\s*)?(?P<m>半|一刻|三刻|\d{{1,2}}\s*分?|{CN_NUM}\s*分?)?\s*(?:整|左右)?"
+    rf"(?:过\s*)?(?P<m>半|一刻|三刻|\d{{1,2}}\s*分?|{CN_NUM}\s*分?)?\s*(?:整)?"
 )
 _EN_IDIOM = _rx(
-    rf"\b(?:(?P<half>half)|(?:a\s+)?(?P<quarter>quarter)|(?P<n>{EN_NUM}|\d{{1,2}})(?:\s+minutes?)?)\s+"
+    r"\b(?:(?P<half>half)|(?:a\s+)?(?P<quarter>quarter)|(?P<n>five|ten|twenty|twenty[- ]five)|(?P<n3>\d{1,2}|" + EN_NUM + r")\s+minutes?)\s+"
     rf"(?P<dir>past|after|to|till|til)\s+(?P<h>{_EN_H})\b(?:\s*(?P<ampm>a\.?m\.?|p\.?m\.?)(?![a-z]))?"
 )
 _EN_AMPM = _rx(r"(?<![\d.:])(?P<h>\d{1,2})(?:[:.](?P<m>[0-5]\d))?\s*(?P<ampm>a\.?m\.?|p\.?m\.?)(?![a-z])")
-_HHMM = _rx(r"(?<![\d.:/-])(?P<h>[01]?\d|2[0-3])\s*:\s*(?P<m>[0-5]\d)(?![\d:])(?:\s*(?:h|hrs|hours)\b)?")
+_HHMM = _rx(
+    r"(?<![\d.:/-])(?P<h>[01]?\d|2[0-3])\s*:\s*(?P<m>[0-5]\d)(?![\d:])(?:\s*(?:h|hrs|hours)\b)?"
+    r"|(?:(?<=\bat )|(?<=@)|(?<=klo )|(?<=\bkl ))\s*(?P<h2>[01]?\d|2[0-3])\.(?P<m2>[0-5]\d)(?![\d.])"
+)
 _H24 = _rx(
     r"(?<![\d.:/-])(?P<h>[01]\d|2[0-3])(?P<m>[0-5]\d)\s*(?P<suf>h\b|hrs\b|hours\b|hr\b|时)?(?![\d])"
     r"|(?<![\d.:/-])(?P<h2>1[3-9]|2[0-3]|0\d)\s*h(?:\s*(?P<m2>[0-5]\d))?\b"
@@ -159,6 +163,15 @@ _EN_AT = _rx(
     r"(?!\s*(?:m\b|meters?|metres?|米|ft|feet|foot|%|km|mps|m/s|knots?|kts|degrees?|minutes?|mins?|hours?|hrs?|days?|drones?|:|\.\d))"
 )
 _EN_OCLOCK = _rx(rf"\b(?P<h>{_EN_H})\s*o'?clock\b")
+_AFTER_MOD = _rx(
+    r"\s*(?:以后|之后|过后|后|以前|之前|前|左右|前后|上下|光景|ish\b|or so\b|or later\b|or earlier\b|at the latest\b|latest\b"
+    r"|(?:-|–|~|to|till|until|through|到|至)\s*(?:\d|[一二两三四五六七八九十]|noon|midnight|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
+)
+_BEFORE_MOD = _rx(
+    r"(?:大概|大约|约|差不多|估计|最晚|最迟|不晚于|不早于|\b(?:around|about|approx\.?|approximately|roughly|circa|ca\.?|before|after|by"
+    r"|until|till|no later than|not before|not after|not later than|latest|between|sometime|some time)(?:\s+at)?)\s*$"
+)
+_BARE_HOUR = _rx(r"\s*,?\s*(?P<h>[01]?\d|2[0-3])(?![\d:.])(?!\s*(?:%|[a-z]|[\u4e00-\u9fff]|/))")
 _NOON = _rx(r"\b12\s*noon\b|\bnoon\b|\bmidday\b|中午12点|正午12点")
 _ASAP = _rx(
     r"\basap\b|a\.s\.a\.p\.?|\bright (?:now|away)\b|\bimmediately\b|\bnow\b|\bat once\b|\bstraight away\b"
@@ -204,9 +217,12 @@ def _upcoming(today: date, month: int, day: int, year: int | None) -> date | Non
         if year is not None:
             return date(year, month, day)
         candidate = date(today.year, month, day)
-        return candidate if candidate >= today else date(today.year + 1, month, day)
+        if candidate < today:
+            candidate = date(today.year + 1, month, day)
     except ValueError:
         return None
+    # A date without a year that is more than half a year away has most likely just passed: ask.
+    return candidate if (candidate - today).days <= 183 else None
 
 
 def _day_of_month(today: date, day: int) -> date | None:
@@ -324,6 +340,17 @@ class _Reader:
             for m in self.scan.finditer(pattern):
                 year = int(m.group("y")) if m.group("y") else None
                 self._add(m, _upcoming(today, _MONTHS[m.group("mon")[:3]], int(m.group("d")), year))
+        for m in self.scan.finditer(_MONTH_DOM):
+            d = number(m.group("d"))
+            which = m.group("which")
+            month, year = today.month, today.year
+            if which.startswith("下"):
+                month, year = (1, year + 1) if month == 12 else (month + 1, year)
+            try:
+                value: date | None = date(year, month, int(d)) if d is not None else None
+            except ValueError:
+                value = None
+            self._add(m, value if value is None or value >= today else None)
         for m in self.scan.finditer(_DOM):
             d = number(m.group("d") or m.group("d2"))
             self._add(m, None if d is None else _day_of_month(today, int(d)))
@@ -394,6 +421,14 @@ class _Reader:
         if value is None:
             self.problem(start, end, "this is not a clock time", "这不是一个有效的时间")
             return
+        after = _AFTER_MOD.match(self.scan.text, end)
+        before = _BEFORE_MOD.search(self.scan.text[max(0, start - 16) : start])
+        if after or before:
+            # "about 9", "9点左右", "before 10", "9点前", "9-11": a window or an estimate, not a start time.
+            s = start - (len(self.scan.text[max(0, start - 16) : start]) - before.start()) if before else start
+            e = after.end() if after else end
+            self.problem(s, e, "is this an exact start time?", "这是确切的开始时间吗？")
+            return
         self.scan.claim(start, end)
         self.out.found = True
         self.clocks.append((start, end, value))
@@ -428,7 +463,10 @@ class _Reader:
             elif m.group("quarter"):
                 minutes = 15
             else:
-                minutes = number(m.group("n"))
+                minutes = number(m.group("n") or m.group("n3"))
+            if re.search(r"\b(?:from|between)\s*$", self.scan.text[max(0, m.start() - 10) : m.start()]):
+                self._add_clock(m.start(), m.end(), None)  # "from nine to eleven" is a window, not 10:51
+                continue
             if hour is None or minutes is None or not 0 < minutes < 60 or not 1 <= hour <= 12:
                 self._add_clock(m.start(), m.end(), None)
                 continue
@@ -443,10 +481,10 @@ class _Reader:
             hour = hour % 12 + (12 if m.group("ampm").startswith("p") else 0)
             self._add_clock(m.start(), m.end(), _clock(hour, minute) if ok else None)
         for m in self.scan.finditer(_HHMM):
-            hour, minute = int(m.group("h")), int(m.group("m"))
+            hour, minute = int(m.group("h") or m.group("h2")), int(m.group("m") or m.group("m2"))
             if part in _PM_PARTS and hour < 12:
                 hour += 12
-            elif part is None and len(m.group("h")) == 1:
+            elif part is None and len(m.group("h") or m.group("h2")) == 1:
                 hour = _to_24h(hour, None)  # "2:30" reads like "at 2"; "02:30" is a 24-hour time
             self._add_clock(m.start(), m.end(), _clock(hour, minute))
         text = self.scan.view()
@@ -468,6 +506,12 @@ class _Reader:
                 self._add_clock(m.start(), m.end(), _clock(int(m.group("h")), int(m.group("m"))))
             else:
                 self._add_clock(m.start(), m.end(), _clock(int(m.group("h2")), int(m.group("m2") or 0)))
+        view = self.scan.view()
+        for _, day_end, _ in self.days:
+            m = _BARE_HOUR.match(view, day_end)
+            if m:
+                hour = int(m.group("h"))
+                self._add_clock(m.start("h"), m.end("h"), _clock(_to_24h(hour, part) if hour <= 12 else hour, 0))
         for pattern in (_EN_AT, _EN_OCLOCK):
             for m in self.scan.finditer(pattern):
                 hour = number(m.group("h"))

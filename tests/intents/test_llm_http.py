@@ -229,10 +229,10 @@ def test_nested_extra_field_is_rejected_too(fake_llm: FakeLlm) -> None:
 
 
 def test_retries_exhausted_with_smaller_budget(fake_llm: FakeLlm) -> None:
-    bad = dict(GOOD, altitude_m=500)  # out of 10..120
+    bad = dict(GOOD, altitude_m=-5)  # not a height above ground
     fake_llm.script = [Reply(content=_json(bad)) for _ in range(5)]
     with pytest.raises(IntentInvalid) as info:
-        extract_with_llm("patrol at 500 m", fake_llm.settings(max_retries=1))
+        extract_with_llm("patrol at -5 m", fake_llm.settings(max_retries=1))
     assert len(fake_llm.requests) == 2
     assert "altitude_m" in info.value.message
     assert len(fake_llm.script) == 3  # nothing more was asked
