@@ -35,7 +35,7 @@ import shutil
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, time as dtime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -487,21 +487,36 @@ def ensure_files(rec: DraftRecord, world: World | None = None) -> dict[str, str]
 
 
 def _start_at(extraction: Any, world: World, now: datetime) -> datetime:
+    """When the plan starts: ``intents.timeresolve`` is the one definition (a day without a time starts at its default)."""
+    from intents.timeresolve import day_start
+
     start = getattr(extraction, "start_at", None)
-    if start is not None:
-        return start
-    from zoneinfo import ZoneInfo
-
-    tz = ZoneInfo(world.timezone)
-    clock = getattr(extraction, "start_time", None) or "09:00"
-    hh, mm = (int(x) for x in clock.split(":"))
-    return datetime.combine(extraction.date, dtime(hh, mm), tzinfo=tz)
+    return start if start is not None else day_start(extraction.date, world.timezone)
 
 
-def _extract(text: str, *, region_id: str | None, now: datetime, world: World, llm_settings: Any | None) -> Any:
+def _intent_limits(world: World, rules_path: str | Path | None) -> Any:
+    """The altitudes a request may state: the world's ceiling and the rule set's blocking ceiling and floor."""
+    from intents.limits import Limits
+
+    ceilings = [float(world.defaults.ceiling_m)]
+    floors = [Limits().min_altitude_m]
+    for rule in _rules(rules_path).rules:
+        if rule.kind == "altitude_ceiling" and rule.severity == "block":
+            ceilings.append(float(rule.params.ceiling_limit_m))
+            if rule.params.floor_m is not None:
+                floors.append(float(rule.params.floor_m))
+    return Limits(min_altitude_m=max(floors), max_altitude_m=min(ceilings))
+
+
+def _extract(
+    text: str, *, region_id: str | None, now: datetime, world: World, llm_settings: Any | None,
+    rules_path: str | Path | None = None,
+) -> Any:
     from intents.extract import extract_intent
 
-    return extract_intent(text, region_id=region_id, now=now, timezone=world.timezone, settings=llm_settings)
+    places = {name: r.id for r in world.regions for name in (r.id, r.name)}
+    return extract_intent(text, region_id=region_id, now=now, timezone=world.timezone, settings=llm_settings,
+                          limits=_intent_limits(world, rules_path), places=places)
 
 
 def _tenant_for(world: World, user: User, region_id: str | None, area: BaseGeometry) -> str:
@@ -593,11 +608,10 @@ def _plan_versions(
 ) -> tuple[list[NewVersion], list[str], list[Plan | None]]:
     intent = extraction.intent if hasattr(extraction, "intent") else extraction
     if intent.needs_clarification:
-        questions = list(intent.clarification_questions) or [f"missing: {', '.join(intent.missing)}"]
-        raise InvalidArgument(
-            "the request needs clarification: " + " ".join(questions),
-            details={"missing": list(intent.missing), "questions": questions},
-        )
+        # Every path (CLI, Prefect, server) plans through here: a request that asks is never recorded as a draft.
+        from intents.errors import NeedsClarification
+
+        raise NeedsClarification.for_intent_questions(intent.clarification_questions, intent.missing, intent.instructions)
     job = _build_job(world, intent, _start_at(extraction, world, now), area)
     rules = _rules(rules_path)
     attempts, missing = _attempts(world, job, rules, now, tenant)
@@ -681,7 +695,7 @@ def plan_draft(
     if area_geojson is not None:
         area = _parse_area(area_geojson)
         area_doc = _area_dict(area)
-    extraction = _extract(text, region_id=region_id, now=now, world=world, llm_settings=llm_settings)
+    extraction = _extract(text, region_id=region_id, now=now, world=world, llm_settings=llm_settings, rules_path=rules_path)
     intent = extraction.intent if hasattr(extraction, "intent") else extraction
     if region_id is None and area is None and intent.area.kind == "region" and intent.area.region_id:
         region_id = intent.area.region_id
@@ -749,17 +763,10 @@ def replan(
         raise Forbidden(f"{user.id} may not plan for tenant {latest.tenant}")
     from intents.extract import Extraction
     from intents.intent import Intent
-    from intents.timeresolve import resolve_clock, resolve_date, resolve_start
 
     doc = latest.intent or {}
     intent = Intent.model_validate(doc.get("intent", doc))
-    extraction = Extraction(
-        intent=intent,
-        extractor=str(doc.get("extractor", "ledger")),
-        start_at=resolve_start(intent.when, now, world.timezone),
-        date=resolve_date(intent.when, now, world.timezone),
-        start_time=resolve_clock(intent.when),
-    )
+    extraction = Extraction.resolve(intent, str(doc.get("extractor", "ledger")), now=now, timezone=world.timezone)
     area = shape(latest.notes["area"]) if latest.notes.get("area") else world.region(str(latest.region_id)).area
     rows, reasons, plans = _plan_versions(
         text=latest.request_text, extraction=extraction, area=area, region_id=latest.region_id,
