@@ -140,7 +140,10 @@ _PRIORITY = [
 ]
 _HIGH_TIME = _rx(r"尽快|\basap\b|\bas soon as possible\b")  # HIGH, but the time reader claims them
 
-_UNIT = r"(?P<u>米|公尺|英尺|呎|m\b|meters?\b|metres?\b|ft\b|feet\b|foot\b|')"
+_UNIT = (
+    r"(?P<u>米|公尺|英尺|呎|m\b|meters?\b|metres?\b|ft\b|feet\b|foot\b|')"
+    r"(?!\s*(?:/|per\b|每|一秒|a second|an? (?:second|minute|hour)|ps\b|ph\b))"  # 15 m/s, 5 米每秒: a speed
+)
 _ALT_NUM = rf"(?P<v>\d{{1,5}}(?:\.\d+)?|{CN_NUM}|{EN_NUM})"
 _ALTITUDE = [
     _rx(
@@ -222,7 +225,7 @@ _RESIDUAL: list[tuple[str, str, str, str]] = [
         "number",
         r"\d+(?:[.:,/]\d+)*\s*(?:%|[a-z]+|[\u4e00-\u9fff])?|"
         rf"(?:{CN_NUM}|半)\s*(?:个\s*)?(?:点|时|分|秒|号|日|月|天|周|年|米|尺|度|倍|架|台|次|遍|趟|圈|层|栋|号楼|公里|千米|小时|钟头|分钟|个)"
-        rf"|\b(?:{EN_NUM}|half|quarter|dozen|couple|several|few)\b",
+        rf"|\b(?:{EN_NUM}|half|quarter|dozen|couple|several|few)\b|[零〇二两三四五六七八九十百千万]+",
         "which value is meant here?",
         "这里的数值是指什么？",
     ),

@@ -123,7 +123,8 @@ _NOT_DATE_AFTER = r"(?![楼机门库线仓位口区栋座厂号道段层台架�
 _OFFSET_EN = _rx(
     rf"\bin\s+(?P<n>an?|half an?|{EN_NUM}|\d+(?:\.\d+)?)(?P<half>\s+and\s+a\s+half)?"
     r"\s*(?P<u>hours?|hrs?|h|minutes?|mins?|days?)(?P<half2>\s+and\s+a\s+half)?(?![a-z])"
-    rf"|\b(?P<n2>an?|half an?|{EN_NUM}|\d+(?:\.\d+)?)\s*(?P<u2>hours?|hrs?|h|minutes?|mins?|days?)\s+from now\b"
+    rf"|\b(?P<n2>an?|half an?|{EN_NUM}|\d+(?:\.\d+)?)(?P<half3>\s+and\s+a\s+half)?\s*(?P<u2>hours?|hrs?|h|minutes?|mins?|days?)"
+    r"(?P<half4>\s+and\s+a\s+half)?\s+from now\b"
 )
 _OFFSET_ZH = _rx(
     rf"(?:过\s*)?(?P<n>\d+(?:\.\d+)?|{CN_NUM}|半)\s*(?:个)?\s*(?P<half>半)?\s*(?P<u>小时|钟头|分钟|分|天|日)\s*(?:以后|之后|过后|后)"
@@ -275,7 +276,8 @@ class _Reader:
             for m in self.scan.finditer(pattern):
                 n_tok = m.group("n") or m.group("n2")
                 unit = m.group("u") or m.group("u2")
-                half = bool(m.groupdict().get("half") or m.groupdict().get("half2"))
+                groups = m.groupdict()
+                half = bool(groups.get("half") or groups.get("half2") or groups.get("half3") or groups.get("half4"))
                 value = self._offset_value(n_tok, half)
                 if value is None:
                     self.problem(m.start(), m.end(), "this offset cannot be read exactly", "这个时间间隔无法准确读取")
