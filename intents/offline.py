@@ -212,6 +212,7 @@ _SCOPE = _rx(
 )
 _FILLER = _rx(
     r"快一点|早一点|一点儿|一下|一遍|一圈|一趟|一次|一个|一片|一块|一带(?=的)|一样|一起|\bquick(?:ly)?\b|\bone more time\b"
+    r"|\b(?:quick|this|that|which|no|each) one\b"
 )
 _RESIDUAL: list[tuple[str, str, str, str]] = [
     (
@@ -238,7 +239,7 @@ _RESIDUAL: list[tuple[str, str, str, str]] = [
         r"|daily|weekly|every|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|fortnight|first thing"
         r"|jan(?:uary)?|feb(?:ruary)?|march|april|june|july|august|sept?(?:ember)?|october|november|december|dec|nov|oct)\b"
         r"|点钟|小时|钟头|分钟|凌晨|黎明|天亮|日出|日落|天黑|傍晚|稍后|待会|一会|回头|等下|等会|过会|改天|随后|之前|以前|之后|以后|左右|周末|月底|月初|年底"
-        r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|周[一二三四五六日天]|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
+        r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|后儿|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|周[一二三四五六日天]|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
         "when exactly?",
         "具体是什么时间？",
     ),

@@ -94,15 +94,16 @@ _TOMORROW_EN = r"tomorrow|tomorow|tommorow|tommorrow|tomorro|tmrw|tmr|tmrow|2mor
 # (pattern, day, part): words that name a day, some also a part of it.
 _DAY_WORDS: list[tuple[str, RelativeDay | int, PartOfDay | None]] = [
     (r"大后天", 3, None),
-    (r"(?<!大)后天|\b(?:the )?day after (?:" + _TOMORROW_EN + r")\b", RelativeDay.DAY_AFTER_TOMORROW, None),
+    (r"大后儿个?", 3, None),
+    (r"(?<!大)后天|(?<!大)后儿个?|\b(?:the )?day after (?:" + _TOMORROW_EN + r")\b", RelativeDay.DAY_AFTER_TOMORROW, None),
     (r"明早|明晨|明天一早|\b(?:" + _TOMORROW_EN + r") morning\b", RelativeDay.TOMORROW, PartOfDay.MORNING),
     (r"明晚|\b(?:" + _TOMORROW_EN + r") (?:evening|night)\b", RelativeDay.TOMORROW, PartOfDay.EVENING),
     (r"\b(?:" + _TOMORROW_EN + r") afternoon\b", RelativeDay.TOMORROW, PartOfDay.AFTERNOON),
-    (r"明天|明日|明儿|明个|\b(?:" + _TOMORROW_EN + r")\b", RelativeDay.TOMORROW, None),
+    (r"明天|明日|明儿个?|明个|\b(?:" + _TOMORROW_EN + r")\b", RelativeDay.TOMORROW, None),
     (r"今早|今晨|\bthis morning\b", RelativeDay.TODAY, PartOfDay.MORNING),
     (r"今晚|\btonight\b|\btonite\b|\bthis evening\b", RelativeDay.TODAY, PartOfDay.EVENING),
     (r"\bthis afternoon\b", RelativeDay.TODAY, PartOfDay.AFTERNOON),
-    (r"今天|今日|今儿|当天|\btoday\b", RelativeDay.TODAY, None),
+    (r"今天|今日|今儿个?|当天|\btoday\b", RelativeDay.TODAY, None),
 ]
 _PART_WORDS: list[tuple[PartOfDay, str]] = [
     (PartOfDay.NIGHT, r"夜里|夜间|半夜|深夜|\bat night\b|\bovernight\b|\blate at night\b"),
@@ -587,8 +588,14 @@ class _Reader:
         return out
 
 
+_GREETING = _rx(r"^\s*(?:good\s+(?:morning|afternoon|evening|day)\b[!,.]?|(?:morning|afternoon|evening)\s*!+)")
+
+
 def read_time(scan: Scan, now: datetime | None) -> TimeReading:
     """Claim and read every time expression in ``scan``; ``now`` is local (``None``: no absolute dates)."""
+    greeting = _GREETING.match(scan.view())
+    if greeting:  # "Morning! …" greets; it does not schedule
+        scan.claim(greeting.start(), greeting.end())
     reader = _Reader(scan, now)
     reader.offsets()
     reader.dates()
