@@ -211,8 +211,8 @@ _SCOPE = _rx(
     r"|除了|除去|除开|跳过|避开|绕开|绕过|不要去|别去|不去|不用去|不包括|不含|以外|之外|只|仅|光"
 )
 _FILLER = _rx(
-    r"快一点|早一点|一点儿|一下|一遍|一圈|一趟|一次|一个|一片|一块|一带(?=的)|一样|一起|\bquick(?:ly)?\b|\bone more time\b"
-    r"|\b(?:quick|this|that|which|no|each) one\b"
+    r"\b(?:quick|this|that|which|no|each) one\b"
+    r"|快一点|早一点|一点儿|一下|一遍|一圈|一趟|一次|一个|一片|一块|一带(?=的)|一样|一起|\bquick(?:ly)?\b|\bone more time\b"
 )
 _RESIDUAL: list[tuple[str, str, str, str]] = [
     (
