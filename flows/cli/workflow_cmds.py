@@ -1,6 +1,6 @@
 """The workflow commands: plan, drafts, show, diff, replan, approve, reject, dispatch, export, log, demo.
 
-Each command parses its options, calls the ``flows.service`` function the
+Each command parses its options, calls the ``flows.usecases.service`` function the
 Prefect flows call too, and prints a short summary (``--json``: the same data
 as JSON). Every command is audited in the ledger (who, what, a hash and a
 redacted copy of the arguments, the result code, how long it took). Planning
@@ -35,9 +35,9 @@ VersionOpt = Annotated[int | None, typer.Option("--version", "-v", help="Draft v
 
 
 def _service() -> ModuleType:
-    """``flows.service``, imported on first use: it loads DuckDB, shapely and the planner, which
+    """``flows.usecases.service``, imported on first use: it loads DuckDB, shapely and the planner, which
     ``sortie --help`` and every command's own option parsing do not need."""
-    from flows import service
+    from flows.usecases import service
 
     return service
 
@@ -242,7 +242,7 @@ def _render_diff(d: dict[str, Any]) -> None:
 def _resume(draft: dict[str, Any], actor: str | None, decision: str, comment: str) -> str | None:
     """Wake a Prefect run waiting on this version (a no-op without ``PREFECT_API_URL``); the ledger decided already."""
     try:
-        from flows.prefect_resume import resume_waiting_run
+        from flows.orchestration.resume import resume_waiting_run
     except ImportError:
         return None
     run_id = resume_waiting_run(
@@ -521,7 +521,7 @@ def _report_in(world_dir: Path, draft: dict[str, Any], when: datetime) -> list[s
 
 def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[Any], dict[str, str]]:
     """One simulated vehicle per drone of the plan (first sorties), each on a loopback port the OS picks."""
-    from flows.simulator import SimVehicle
+    from flows.sim.vehicle import SimVehicle
 
     world = _service().load_world_at(world_dir)
     sims: list[Any] = []
@@ -537,7 +537,7 @@ def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[An
 
 def _demo_fly(draft: dict[str, Any], sims: list[Any], actor: str, when: datetime, say: Any, as_json: bool) -> dict[str, Any]:
     """Steps 4 and 5 of the demo: the simulators fly what they hold, the monitor follows, the report is written."""
-    from flows.monitor import fly_and_report
+    from flows.sim.fly import fly_and_report
 
     say("[bold]4. fly and monitor[/] (simulated time, 100× faster)", highlight=False)
     with err_console.status("flying…", spinner="dots") if not as_json else _null():

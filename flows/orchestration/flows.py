@@ -5,10 +5,10 @@ service function the CLI calls, and the flow body only orders them and
 branches on their results. The ledger is the source of truth for mission
 state; Prefect's database only knows about runs.
 
-    plan_mission     request → flows.service.plan_draft (extract, plan, evaluate,
+    plan_mission     request → flows.usecases.service.plan_draft (extract, plan, evaluate,
                      record the draft) → markdown artifact ``draft-<id>-v<n>``
     dispatch_mission draft id + version → wait for approval → record it in the
-                     ledger → flows.service.dispatch (rules again on a fresh
+                     ledger → flows.usecases.service.dispatch (rules again on a fresh
                      world; one dispatch per version, guarded by the ledger)
     daily_patrol     plan today's patrol of a region + artifact + the same wait;
                      never dispatches without an approval
@@ -61,10 +61,10 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.flow_runs import pause_flow_run, suspend_flow_run
 
-from flows.approval_input import approval_form, validate_approval
-from flows.artifacts import publish_draft_artifact, summary_dict
+from flows.orchestration.approval_input import approval_form, validate_approval
+from flows.orchestration.artifacts import publish_draft_artifact, summary_dict
 from flows.context import resolve_now, resolve_world_dir
-from flows.prefect_resume import draft_tags, resume_waiting_run
+from flows.orchestration.resume import draft_tags, resume_waiting_run
 from planner.errors import InvalidArgument, SortieError
 
 __all__ = [
@@ -94,8 +94,8 @@ DISPATCHED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "SUCCEEDED"})
 
 
 def _service() -> Any:
-    """flows.service, imported late so importing the flows stays cheap."""
-    from flows import service
+    """flows.usecases.service, imported late so importing the flows stays cheap."""
+    from flows.usecases import service
 
     return service
 

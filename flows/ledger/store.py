@@ -60,7 +60,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from flows.context import sortie_home
-from flows.ledger_schema import MIGRATIONS, SCHEMA_VERSION
+from flows.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from planner.errors import (
     ApprovalRequired,
     ApprovalStale,
@@ -90,6 +90,7 @@ __all__ = [
     "Claim",
     "Ledger",
     "open_ledger",
+    "LedgerUnavailable",
 ]
 
 T = TypeVar("T")

@@ -917,7 +917,7 @@ def dispatch(
     matching unexpired approval (``ApprovalRequired``/``ApprovalStale``); the
     rules on a FRESH world snapshot (``DeviceUnavailable``/``AirspaceBlocked``);
     then ``dry_run`` stops and reports. Otherwise the idempotency key is claimed
-    in the ledger, the plan uploaded over MAVLink (``flows.dispatcher``), and the
+    in the ledger, the plan uploaded over MAVLink (``flows.vehicle.upload``), and the
     outcome recorded: ACKED → DISPATCHED, a refusal → FAILED (draft ABORTED),
     an unknown outcome → UNCERTAIN (never re-sent blind).
     """
@@ -948,7 +948,7 @@ def dispatch(
             draft_status=rec.state, message="dry run: every check passed; nothing was claimed or sent",
             checks=checks, files=_files_of(draft_id, rec.version),
         )
-    from flows.dispatcher import upload_plan as upload  # pymavlink is heavy: only a real dispatch loads it
+    from flows.vehicle.upload import upload_plan as upload  # pymavlink is heavy: only a real dispatch loads it
 
     drones = sorted({s["drone_id"] for s in (rec.plan or {}).get("sorties", [])})
     if isinstance(link, str) and len(drones) > 1:
