@@ -1,6 +1,6 @@
 """`sortie plan` refuses a request that needs clarification: exit 2, NEEDS_CLARIFICATION, the questions, no draft.
 
-The check lives in the shared service path (``flows.service.plan_draft``), which
+The check lives in the shared service path (``flows.usecases.service.plan_draft``), which
 the CLI, the Prefect flow and the server all call; the CLI is exercised through
 its real ``sortie`` entry point on a copy of the demo world, the service
 function directly for the limits it takes from the world and the rule set.
@@ -59,7 +59,7 @@ def test_sortie_plan_refuses_and_lists_the_questions(tmp_path: Path, world: Path
 
 def test_the_service_asks_with_the_rule_sets_ceiling(tmp_path: Path, world: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The limits come from the caller: a rule set with a 100 m ceiling makes 110 m a question; 5 m is under the floor."""
-    from flows import service
+    from flows.usecases import service
 
     monkeypatch.setenv("SORTIE_HOME", str(tmp_path))
     monkeypatch.delenv("SORTIE_LLM_BASE_URL", raising=False)
