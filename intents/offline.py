@@ -236,10 +236,11 @@ _RESIDUAL: list[tuple[str, str, str, str]] = [
         r"|morning|afternoon|evening|night|noon|midnight|dawn|dusk|sunrise|sunset|daybreak|first light|last light"
         r"|lunch|breakfast|dinner|later|soon|shortly|early|earlier|late|before|after|until|till|asap|eod|cob|shift|schedule\w*"
         r"|in a (?:bit|while|moment|sec|second|minute|jiffy)|when (?:it|the)|once (?:it|the)|twice|thrice|times|ish"
+        r"|tbd|tba|tbc|to be (?:confirmed|decided|determined|announced)|christmas|xmas|new year|easter|midsummer|holidays?"
         r"|daily|weekly|every|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|fortnight|first thing"
         r"|jan(?:uary)?|feb(?:ruary)?|march|april|june|july|august|sept?(?:ember)?|october|november|december|dec|nov|oct)\b"
         r"|点钟|小时|钟头|分钟|凌晨|黎明|天亮|日出|日落|天黑|傍晚|稍后|待会|一会|回头|等下|等会|过会|改天|随后|之前|以前|之后|以后|左右|周末|月底|月初|年底"
-        r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|后儿|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|周[一二三四五六日天]|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
+        r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|后儿|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|交接班|换班|待定|再定|再说|另行|择时|择日|回头|改天|春节|元旦|国庆|中秋|圣诞|除夕|清明|端午|节后|节前|假期|周[一二三四五六日天]|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
         "when exactly?",
         "具体是什么时间？",
     ),
@@ -252,7 +253,7 @@ _RESIDUAL: list[tuple[str, str, str, str]] = [
     (
         "scope",
         r"\b(?:along|near|nearby|next to|beside|behind|by the|opposite|around|between|north of|south of|east of|west of|outside|inside|within"
-        r"|section|part|half|portion|corner|perimeter|(?:block|zone|area|sector|building|hangar|pier|berth|lot|bay|wing|unit) [a-z])\b"
+        r"|section|part|half|portion|corner|perimeter|(?:block|zone|area|sector|building|hangar|pier|berth|lot|bay|wing|unit|dock|pad|site) [a-z])\b"
         r"|沿着?|附近|旁边|周围|周边|一带|那段|这段|[东南西北]段|那边|这边|那一段|一半|半边|部分|范围|区域内|外围|以北|以南|以东|以西",
         "which part of the area is meant? only the selected area or a named region can be planned",
         "具体是哪一部分？只能按选定区域或已命名区域规划",
@@ -349,6 +350,8 @@ class _Reader:
                 self.scan.claim(m.start(), m.end())
             words[name] = bool(hits)
         points = targets & _POINT_TARGETS
+        if words["map"] and (Target.FIRE_LANES in targets or words["patrol"]):
+            return None, targets, True  # "patrol and map", "map the fire lanes": which one?
         if words["map"]:
             return MissionType.AREA_SURVEY, targets, False
         if points and Target.FIRE_LANES in targets:
@@ -526,8 +529,8 @@ class _Reader:
             missing.append("mission type")
             if mixed:
                 questions.append(
-                    "请说明任务：巡查消防通道，还是检查点位？一次只能规划一种任务。" if self.chinese
-                    else "Patrol the fire lanes or inspect the points? One mission type per request."
+                    "请求中有两种任务（巡查、测绘或点位检查），一次只能规划一种：按哪一种？" if self.chinese
+                    else "The request names two missions (patrol, survey or point inspection); one per request: which one?"
                 )
             else:
                 questions.append(_QUESTION_MISSION_ZH if self.chinese else _QUESTION_MISSION_EN)

@@ -132,7 +132,9 @@ _OFFSET_ZH = _rx(
     rf"|过\s*(?P<n2>\d+(?:\.\d+)?|{CN_NUM}|半)\s*(?:个)?\s*(?P<half2>半)?\s*(?P<u2>小时|钟头|分钟)"
 )
 _ISO = _rx(r"(?<![\d.])(?P<y>20\d{2})\s*[-/.年]\s*(?P<m>\d{1,2})\s*[-/.月]\s*(?P<d>\d{1,2})\s*[日号]?(?![\d])")
-_CN_MD = _rx(rf"(?<![\d.])(?P<m>\d{{1,2}}|{CN_NUM})\s*月\s*(?P<d>\d{{1,2}}|{CN_NUM})\s*[日号]?" + _NOT_DATE_AFTER)
+_CN_MD = _rx(
+    rf"(?P<y>明年|今年)?\s*(?<![\d.])(?P<m>\d{{1,2}}|{CN_NUM})\s*月\s*(?P<d>\d{{1,2}}|{CN_NUM})\s*[日号]?" + _NOT_DATE_AFTER
+)
 _SLASH_MD = _rx(r"(?<![\d/.:])(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![\d/])")
 _EN_MD = _rx(rf"\b(?P<mon>{_MON})\.?\s+(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}\b(?:,?\s*(?P<y>20\d{{2}}))?")
 _EN_DM = _rx(rf"\b(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<mon>{_MON})\b\.?(?:,?\s*(?P<y>20\d{{2}}))?")
@@ -161,7 +163,9 @@ _H24 = _rx(
     r"|(?<![\d.:/-])(?P<h2>1[3-9]|2[0-3]|0\d)\s*h(?:\s*(?P<m2>[0-5]\d))?\b"
 )
 _EN_AT = _rx(
-    rf"\b(?:at|@|starting at|start at|from)\s+(?P<h>{_EN_H})(?:\s*o'?clock)?\b"
+    rf"\b(?:at|@|starting at|start at|from)\s+(?P<h>{_EN_H})"
+    r"(?:\s+(?P<mw>fifteen|thirty|forty[- ]five|o'?[- ]?five|ten|twenty|twenty[- ]five|thirty[- ]five|forty|fifty|fifty[- ]five)(?![- ]?(?:one|two|three|four|five|six|seven|eight|nine)\b))?"
+    r"(?:\s*(?P<ampm>a\.?m\.?|p\.?m\.?)(?![a-z]))?(?:\s*o'?clock)?\b"
     r"(?!\s*(?:m\b|meters?|metres?|米|ft|feet|foot|%|km|mps|m/s|knots?|kts|degrees?|minutes?|mins?|hours?|hrs?|days?|drones?|:|\.\d))"
 )
 _EN_OCLOCK = _rx(rf"\b(?P<h>{_EN_H})\s*o'?clock\b")
@@ -329,7 +333,8 @@ class _Reader:
             self._add_date(m, int(m.group("y")), int(m.group("m")), int(m.group("d")))
         for m in self.scan.finditer(_CN_MD):
             month, day = number(m.group("m")), number(m.group("d"))
-            self._add(m, None if month is None or day is None else _upcoming(today, int(month), int(day), None))
+            year = {"明年": today.year + 1, "今年": today.year}.get(m.group("y") or "")
+            self._add(m, None if month is None or day is None else _upcoming(today, int(month), int(day), year))
         for m in self.scan.finditer(_SLASH_MD):
             first, second = int(m.group("m")), int(m.group("d"))
             if first <= 12 and second <= 12 and first != second:
@@ -521,7 +526,17 @@ class _Reader:
                 if hour is None or hour > 23:
                     continue
                 hour = int(hour)
-                self._add_clock(m.start(), m.end(), _clock(_to_24h(hour, part) if hour <= 12 else hour, 0))
+                groups = m.groupdict()
+                words = re.sub(r"^o'?[- ]?", "", groups.get("mw") or "").replace("-", " ").strip()
+                minute = number(words) if words else 0
+                ampm = groups.get("ampm")
+                if ampm and 1 <= hour <= 12:
+                    h24 = hour % 12 + (12 if ampm.startswith("p") else 0)
+                elif ampm:
+                    h24 = -1  # "at 15 pm": not a clock time
+                else:
+                    h24 = _to_24h(hour, part) if hour <= 12 else hour
+                self._add_clock(m.start(), m.end(), _clock(h24, minute))
         for m in self.scan.finditer(_NOON):
             self.scan.claim(m.start(), m.end())
             self.out.found = True
