@@ -215,6 +215,11 @@ class _Reader:
             suffix = V.SENSOR_SUFFIX.match(text[end:])
             end_all = end + (suffix.end() if suffix else 0)
             neg_after = V.NEG_AFTER.search(text[end_all : end_all + 24])
+            broken = V.SENSOR_BROKEN.match(text[end_all : end_all + 30])
+            if broken:  # "the thermal camera is broken": a sensor spoken of, neither asked for nor refused
+                self.ask("sensor", start, end_all + broken.end(), "is this sensor wanted or not?", "这个传感器要用还是不用？")
+                prev_end, prev_negated = end_all, False
+                continue
             negated = bool(neg_before) or bool(neg_after)
             if not negated and prev_negated and V.CONJ.match(text[prev_end:start]):
                 negated = True

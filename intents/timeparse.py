@@ -108,9 +108,9 @@ _DAY_WORDS: list[tuple[str, RelativeDay | int, PartOfDay | None]] = [
 _PART_WORDS: list[tuple[PartOfDay, str]] = [
     (PartOfDay.NIGHT, r"夜里|夜间|半夜|深夜|\bat night\b|\bovernight\b|\blate at night\b"),
     (PartOfDay.EVENING, r"晚上|傍晚|晚间|\b(?:in the )?evening\b"),
-    (PartOfDay.AFTERNOON, r"下午|午后|\b(?:in the )?afternoon\b"),
+    (PartOfDay.AFTERNOON, r"下午|午后|\b(?:in the )?afternoon\b|(?<=[a-z\x00] )p\.m\.?(?!\w)|(?<=[a-z\x00] )pm\b"),
     (PartOfDay.NOON, r"中午|正午|\bnoon\b|\bmidday\b|\blunch ?time\b"),
-    (PartOfDay.MORNING, r"清晨|早上|早晨|上午|一早|\b(?:in the |early )?morning\b"),
+    (PartOfDay.MORNING, r"清晨|早上|早晨|上午|一早|\b(?:in the |early )?morning\b|(?<=[a-z\x00] )a\.m\.?(?!\w)"),
 ]
 _PM_PARTS = {PartOfDay.AFTERNOON, PartOfDay.EVENING, PartOfDay.NIGHT}
 _CN_QUAL = r"凌晨|清晨|早上|早晨|上午|中午|正午|午后|下午|傍晚|晚上|夜里|夜间|半夜|深夜|早|晚"
@@ -462,6 +462,9 @@ class _Reader:
             qpart = _QUAL_PART.get(qual or "", PartOfDay.MORNING if qual else part)
             if qual in ("凌晨",) and hour is not None and hour <= 5:
                 qpart = PartOfDay.MORNING
+            if hour == 12 and qual in ("凌晨", "晚上", "晚", "夜里", "夜间", "半夜", "深夜"):
+                self._add_clock(m.start(), m.end(), None)  # midnight: which day's? ask
+                continue
             minute = _cn_minutes(m_tok)
             self._add_clock(m.start(), m.end(), None if hour is None else _clock(_to_24h(int(hour), qpart), minute))
         for m in self.scan.finditer(_EN_IDIOM):

@@ -25,6 +25,7 @@ __all__ = [
     "ALT_NUM",
     "CLAUSE_END",
     "CONJ",
+    "SENSOR_BROKEN",
     "FILLER",
     "HIGH_TIME",
     "INSPECT",
@@ -178,7 +179,7 @@ SENSOR_SUFFIX = _rx(
 )
 SENSOR_ONLY = _rx(
     r"(?:\b(?:only|just)\s+(?:use\s+|with\s+|the\s+)?|\b(?:don'?t|do not) forget (?:the\s+|to (?:bring|use) (?:the\s+)?)?"
-    r"|\bremember (?:the\s+|to (?:bring|use) (?:the\s+)?)|只用|仅用|只要|只开|记得带上?|别忘了带上?|别忘了)\s*$"
+    r"|\bremember (?:the\s+|to (?:bring|use) (?:the\s+)?)|只用|仅用|光用|只要|只开|记得带上?|别忘了带上?|别忘了)\s*$"
 )
 NEG_BEFORE = _rx(
     r"(?:不要|不用|别|甭|不需要|不需|无需|不必|不带|不开|别开|关掉|关闭|不使用|禁用|勿|除了|不准|不许)"
@@ -191,6 +192,10 @@ NEG_AFTER = _rx(
     r"^\s*(?:相机|摄像头|镜头|camera|cameras|sensor)?\s*(?:就|也|可以)?\s*"
     r"(?:不用了?|不要了?|不需要了?|不必了?|免了|关掉|别开|不开|\boff\b|\bnot needed\b|\bis not needed\b|\bisn'?t needed\b"
     r"|\bnot required\b|\bnot necessary\b)"
+)
+SENSOR_BROKEN = _rx(
+    r"^\s*(?:相机|摄像头|镜头|cameras?|cams?|sensors?)?\s*(?:is|are|was|seems)?\s*"
+    r"(?:broken|not working|out of order|unavailable|down|faulty|dead|offline|失灵|坏了|故障|不能用|用不了|不好使|没电|不行)"
 )
 CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|,|，|/|or|and|nor|或|或者)\s*$")
 
@@ -228,7 +233,7 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         r"|morning|afternoon|evening|night|noon|midnight|dawn|dusk|sunrise|sunset|daybreak|first light|last light"
         r"|lunch|breakfast|dinner|later|soon|shortly|early|earlier|late|before|after|until|till|asap|eod|cob|shift|schedule\w*"
         r"|in a (?:bit|while|moment|sec|second|minute|jiffy)|when (?:it|the)|once (?:it|the)|twice|thrice|times|ish"
-        r"|tbd|tba|tbc|to be (?:confirmed|decided|determined|announced)|christmas|xmas|new year|easter|midsummer|holidays?"
+        r"|tbd|tba|tbc|to be (?:confirmed|decided|determined|announced)|christmas|xmas|new year|easter|midsummer|holidays?|hourly|nightly|every|each (?:day|morning|night|week)|regularly|periodically|recurring"
         r"|daily|weekly|every|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|fortnight|first thing"
         r"|jan(?:uary)?|feb(?:ruary)?|march|april|june|july|august|sept?(?:ember)?|october|november|december|dec|nov|oct)\b"
         r"|点钟|小时|钟头|分钟|凌晨|黎明|天亮|日出|日落|天黑|傍晚|稍后|待会|一会|回头|等下|等会|过会|改天|随后|之前|以前|之后|以后|左右|周末|月底|月初|年底"
@@ -245,7 +250,7 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
     (
         "scope",
         r"\b(?:along|near|nearby|next to|beside|behind|by the|opposite|around|between|north of|south of|east of|west of|outside|inside|within"
-        r"|section|part|half|portion|corner|perimeter|(?:block|zone|area|sector|building|hangar|pier|berth|lot|bay|wing|unit|dock|pad|site) [a-z])\b"
+        r"|section|part|half|portion|corner|perimeter|side|sides|edge|end|(?:in|on|at|to) the (?:north|south|east|west)(?:ern)?(?=\s*(?:$|[,.;!?]|of\b))|(?:block|zone|area|sector|building|hangar|pier|berth|lot|bay|wing|unit|dock|pad|site) [a-z])\b"
         r"|沿着?|附近|旁边|周围|周边|一带|那段|这段|[东南西北]段|那边|这边|那一段|一半|半边|部分|范围|区域内|外围|以北|以南|以东|以西",
         "which part of the area is meant? only the selected area or a named region can be planned",
         "具体是哪一部分？只能按选定区域或已命名区域规划",
