@@ -169,6 +169,12 @@ class _Reader:
                 if raw is None:
                     self.ask("altitude", m.start(), m.end(), "which altitude exactly?", "具体飞多高？")
                     continue
+                bound = V.ALTITUDE_BOUND_AFTER.match(self.scan.text, m.end()) or V.ALTITUDE_BOUND_BEFORE.search(
+                    self.scan.text[max(0, m.start() - 16) : m.start()]
+                )
+                if bound:  # "below 80 m", 80米以下: a limit, not the altitude to fly
+                    self.ask("altitude", m.start(), m.end(), "is this the altitude to fly, or a limit?", "这是飞行高度还是限制？")
+                    continue
                 feet = m.group("u") in ("英尺", "呎", "ft", "feet", "foot", "'")
                 metres = round(float(raw) * FEET_TO_M, 2) if feet else float(raw)
                 self.scan.claim(m.start(), m.end())

@@ -606,7 +606,10 @@ class _Reader:
         return out
 
 
-_GREETING = _rx(r"^\s*(?:good\s+(?:morning|afternoon|evening|day)\b[!,.]?|(?:morning|afternoon|evening)\s*!+)")
+_GREETING = _rx(
+    r"^\s*(?:good\s+(?:morning|afternoon|evening|day|night)\b[!,.]?|(?:morning|afternoon|evening)\s*!+"
+    r"|(?:早上好|早安|上午好|中午好|下午好|晚上好|晚安)[!！,，。]?)"
+)
 
 
 def read_time(scan: Scan, now: datetime | None) -> TimeReading:

@@ -22,6 +22,8 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 __all__ = [
     "ALTITUDE",
+    "ALTITUDE_BOUND_AFTER",
+    "ALTITUDE_BOUND_BEFORE",
     "ALT_NUM",
     "CLAUSE_END",
     "CONJ",
@@ -153,6 +155,11 @@ ALTITUDE = [
     # a length standing alone as a clause ("航测，60米，热成像"): in a flight request that is the height
     _rx(r"(?:^|(?<=[，,;；、]))\s*" + ALT_NUM + r"\s*" + UNIT + r"\s*(?=$|[，,。;；、])"),
 ]
+ALTITUDE_BOUND_AFTER = _rx(r"\s*(?:以下|以上|以内|之内|之下|之上|左右|上下|or (?:less|more|lower|higher|below|above)|max\b|maximum\b|min\b|minimum\b|tops\b|at most\b|at least\b)")
+ALTITUDE_BOUND_BEFORE = _rx(
+    r"(?:不超过|不低于|不高于|最高|最低|至少|最多|大约|约|\b(?:below|under|above|over|max(?:imum)?|min(?:imum)?|at most|at least|up to|no higher than"
+    r"|no lower than|not above|not below|not more than|not less than|less than|more than|about|around|approx\.?|approximately|roughly)(?:\s+at)?)\s*$"
+)
 VAGUE_ALTITUDE = _rx(
     r"飞?(?:高|低)一?(?:点|些)|飞低|飞高|低空|高空|\b(?:fly\s+|stay\s+|go\s+)?(?:higher|lower)\b|\b(?:low|high)(?:er)?\s+(?:altitude|level|pass)\b"
     r"|\bas (?:low|high) as\b"
@@ -231,13 +238,15 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         "time",
         r"\b(?:a\.?m\.?|p\.?m\.?|o'?clock|hours?|hrs?|minutes?|mins?|days?|weeks?|weekends?|months?|years?|tonight"
         r"|morning|afternoon|evening|night|noon|midnight|dawn|dusk|sunrise|sunset|daybreak|first light|last light"
-        r"|lunch|breakfast|dinner|later|soon|shortly|early|earlier|late|before|after|until|till|asap|eod|cob|shift|schedule\w*"
+        r"|lunch|breakfast|dinner|later|soon\w*|shortly|early|earlier|late|before|after|until|till|asap|eod|cob|shift|schedule\w*"
         r"|in a (?:bit|while|moment|sec|second|minute|jiffy)|when (?:it|the)|once (?:it|the)|twice|thrice|times|ish"
-        r"|tbd|tba|tbc|to be (?:confirmed|decided|determined|announced)|christmas|xmas|new year|easter|midsummer|holidays?|hourly|nightly|every|each (?:day|morning|night|week)|regularly|periodically|recurring"
+        r"|tbd|tba|tbc|to be (?:confirmed|decided|determined|announced)|christmas|xmas|new year|easter|midsummer|holidays?"
+        r"|hourly|nightly|every|each (?:day|morning|night|week)|regularly|periodically|recurring"
+        r"|this time|same time|usual time|as usual|as before|same as|like last|last time"
         r"|daily|weekly|every|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|fortnight|first thing"
         r"|jan(?:uary)?|feb(?:ruary)?|march|april|june|july|august|sept?(?:ember)?|october|november|december|dec|nov|oct)\b"
         r"|点钟|小时|钟头|分钟|凌晨|黎明|天亮|日出|日落|天黑|傍晚|稍后|待会|一会|回头|等下|等会|过会|改天|随后|之前|以前|之后|以后|左右|周末|月底|月初|年底"
-        r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|后儿|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|交接班|换班|待定|再定|再说|另行|择时|择日|回头|改天|春节|元旦|国庆|中秋|圣诞|除夕|清明|端午|节后|节前|假期|周[一二三四五六日天]|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
+        r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|后儿|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|交接班|换班|待定|再定|再说|另行|择时|择日|回头|改天|春节|元旦|国庆|中秋|圣诞|除夕|清明|端午|节后|节前|假期|周[一二三四五六日天]|老时间|同一时间|这个时候|这个点|上次|照旧|老样子|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
         "when exactly?",
         "具体是什么时间？",
     ),
@@ -248,9 +257,18 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         "这是一个条件，应该按哪种情况规划？",
     ),
     (
+        "parameter",
+        r"\b(?:don'?t|do not|does not|doesn'?t|not|never|no need to|cancel\w*|call off|abort|stop|instead|actually|rather"
+        r"|scratch that|correction|change (?:it|that|this) to|make (?:it|that)|wait|hold on|hang on|on second thought)\b"
+        r"|不要|不用|不需要|无需|不必|别|取消|停止|不对|改成|改为|改到|换成|还是|算了|重新|等等|等一下",
+        "this negates or corrects part of the request; what exactly should be planned?",
+        "这里否定或更正了请求的一部分，具体应该规划什么？",
+    ),
+    (
         "scope",
         r"\b(?:along|near|nearby|next to|beside|behind|by the|opposite|around|between|north of|south of|east of|west of|outside|inside|within"
         r"|section|part|half|portion|corner|perimeter|side|sides|edge|end|(?:in|on|at|to) the (?:north|south|east|west)(?:ern)?(?=\s*(?:$|[,.;!?]|of\b))|(?:block|zone|area|sector|building|hangar|pier|berth|lot|bay|wing|unit|dock|pad|site) [a-z])\b"
+        r"|\b(?:also|as well as|as well|plus|in addition|additionally)\b|另外|还有|顺便|再加上|以及"
         r"|沿着?|附近|旁边|周围|周边|一带|那段|这段|[东南西北]段|那边|这边|那一段|一半|半边|部分|范围|区域内|外围|以北|以南|以东|以西",
         "which part of the area is meant? only the selected area or a named region can be planned",
         "具体是哪一部分？只能按选定区域或已命名区域规划",
