@@ -109,8 +109,8 @@ _PART_WORDS: list[tuple[PartOfDay, str]] = [
     (PartOfDay.NIGHT, r"夜里|夜间|半夜|深夜|\bat night\b|\bovernight\b|\blate at night\b"),
     (PartOfDay.EVENING, r"晚上|傍晚|晚间|\b(?:in the )?evening\b"),
     (PartOfDay.AFTERNOON, r"下午|午后|\b(?:in the )?afternoon\b|(?<=[a-z\x00] )p\.m\.?(?!\w)|(?<=[a-z\x00] )pm\b"),
-    (PartOfDay.NOON, r"中午|正午|\bnoon\b|\bmidday\b|\blunch ?time\b"),
-    (PartOfDay.MORNING, r"清晨|早上|早晨|上午|一早|\b(?:in the |early )?morning\b|(?<=[a-z\x00] )a\.m\.?(?!\w)"),
+    (PartOfDay.NOON, r"中午|正午|\bnoon\b|\bmidday\b|\blunch ?time\b|\blunch\b"),
+    (PartOfDay.MORNING, r"清晨|早上|早晨|上午|一早|\b(?:in the |early )?morning\b|\bmorn\b|(?<=[a-z\x00] )a\.m\.?(?!\w)"),
 ]
 _PM_PARTS = {PartOfDay.AFTERNOON, PartOfDay.EVENING, PartOfDay.NIGHT}
 _CN_QUAL = r"凌晨|清晨|早上|早晨|上午|中午|正午|午后|下午|傍晚|晚上|夜里|夜间|半夜|深夜|早|晚"
@@ -136,7 +136,7 @@ _CN_MD = _rx(
     rf"(?P<y>明年|今年)?\s*(?<![\d.])(?P<m>\d{{1,2}}|{CN_NUM})\s*月\s*(?P<d>\d{{1,2}}|{CN_NUM})\s*[日号]?" + _NOT_DATE_AFTER
 )
 _SLASH_MD = _rx(r"(?<![\d/.:])(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![\d/])")
-_EN_MD = _rx(rf"\b(?P<mon>{_MON})\.?\s+(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}\b(?:,?\s*(?P<y>20\d{{2}}))?")
+_EN_MD = _rx(rf"\b(?P<mon>{_MON})\.?\s+(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}\b(?![:.]\d)(?:,?\s*(?P<y>20\d{{2}}))?")
 _EN_DM = _rx(rf"\b(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<mon>{_MON})\b\.?(?:,?\s*(?P<y>20\d{{2}}))?")
 _MONTH_DOM = _rx(rf"(?P<which>下个?月|这个?月|本月)\s*(?P<d>\d{{1,2}}|{CN_NUM})\s*[号日]")
 _DOM = _rx(rf"(?<![\d月./])(?P<d>\d{{1,2}}|{CN_NUM})\s*[号日]" + _NOT_DATE_AFTER + r"|\bthe\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)\b")
@@ -181,7 +181,7 @@ _BARE_HOUR = _rx(r"\s*,?\s*(?P<h>[01]?\d|2[0-3])(?![\d:.])(?!\s*(?:%|[a-z]|[\u4e
 _NOON = _rx(r"\b12\s*noon\b|\bnoon\b|\bmidday\b|中午12点|正午12点")
 _ASAP = _rx(
     r"\basap\b|a\.s\.a\.p\.?|\bright (?:now|away)\b|\bimmediately\b|\bnow\b|\bat once\b|\bstraight away\b"
-    r"|\bas soon as (?:possible|you can)\b|立刻|马上|立即|现在|赶紧|尽快|即刻|火速|赶快"
+    r"|\bas soon as (?:possible|you can)\b|立刻|马上|立即|现在|赶紧|尽快|尽早|即刻|火速|赶快"
 )
 
 
@@ -344,7 +344,7 @@ class _Reader:
                 continue
             month, day = (first, second) if first <= 12 else (second, first)
             self._add(m, _upcoming(today, month, day, None))
-        for pattern in (_EN_MD, _EN_DM):
+        for pattern in (_EN_DM, _EN_MD):  # "3 Dec 10:00": the day before the month wins over "Dec 10"
             for m in self.scan.finditer(pattern):
                 year = int(m.group("y")) if m.group("y") else None
                 self._add(m, _upcoming(today, _MONTHS[m.group("mon")[:3]], int(m.group("d")), year))
@@ -526,8 +526,8 @@ class _Reader:
         for pattern in (_EN_AT, _EN_OCLOCK):
             for m in self.scan.finditer(pattern):
                 hour = number(m.group("h"))
-                if hour is None or hour > 23:
-                    continue
+                if hour is None or not 1 <= hour <= 23:
+                    continue  # "at 0", "at 40": left for the reader to ask about
                 hour = int(hour)
                 groups = m.groupdict()
                 words = re.sub(r"^o'?[- ]?", "", groups.get("mw") or "").replace("-", " ").strip()
