@@ -328,6 +328,7 @@ class _Reader:
                 missing.append(item)
             questions.append(f"“{quote}”：{p.why_zh}" if self.chinese else f'"{quote}": {p.why_en}')
         if self.instructions:
+            missing.append(V.MISSING["instruction"])
             questions.append(
                 "请求中含有指令，不会被执行，需要审批人确认：" + "；".join(f"“{q}”" for q in self.instructions)
                 if self.chinese

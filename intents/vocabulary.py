@@ -231,8 +231,8 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         r"\d+(?:[.:,/]\d+)*\s*(?:%|[a-z]+|[\u4e00-\u9fff])?|"
         rf"(?:{CN_NUM}|半)\s*(?:个\s*)?(?:点|时|分|秒|号|日|月|天|周|年|米|尺|度|倍|架|台|次|遍|趟|圈|层|栋|号楼|公里|千米|小时|钟头|分钟|个)"
         rf"|\b(?:{EN_NUM}|half|quarter|dozen|couple|several|few)\b|[零〇二两三四五六七八九十百千万]+",
-        "which value is meant here?",
-        "这里的数值是指什么？",
+        "this number is not a time, a date or an altitude the reader can use; what does it set?",
+        "这个数字不是可用的时间、日期或高度，它指的是什么？",
     ),
     (
         "time",
