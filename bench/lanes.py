@@ -18,7 +18,7 @@ from typing import Any
 
 from shapely.geometry import Polygon
 
-from planner.arc_routing import ArcDepot, route_lanes
+from planner.arc_routing import DEFAULT_BUDGET_S, ArcDepot, route_lanes
 from planner.transit import TransitGraph
 
 __all__ = ["BASELINE_M", "run"]
@@ -53,7 +53,8 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
     depots = [ArcDepot(float(d["x"]), float(d["y"]), cap) for d in inst["depots"]]
     polys = _nofly(inst)
     transit = TransitGraph(polys, 0.0) if polys else None
-    res = route_lanes(lines, depots, transit)
+    budget_s = float(getattr(args, "budget_s", None) or DEFAULT_BUDGET_S)
+    res = route_lanes(lines, depots, transit, budget_s=budget_s)
     seconds = time.perf_counter() - t0
     sorties = [
         {
@@ -78,6 +79,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
         "unserved": [{"line": req[k].get("id", k), "reason": r} for k, r in res.unserved.items()],
         "baseline_m": base,
         "ratio_to_baseline": round(total / base, 5) if base else None,
-        "budget_s": getattr(args, "budget_s", None),
+        "budget_s": budget_s,
+        "engine": res.engine,
         "seconds": round(seconds, 3),
     }
