@@ -39,6 +39,7 @@ from shapely.geometry import Point, Polygon
 from shapely.ops import nearest_points
 
 from planner.ortools_model import ModelVehicle, RouteModel, Search, solve_model
+from planner.pyvrp_start import needs_start, pyvrp_routes, start_then_gls
 
 __all__ = [
     "ArcDepot",
@@ -53,16 +54,25 @@ UNSERVED_OUT_OF_RANGE = "out_of_range"
 UNREACHABLE_M = 1e9  # deadhead between points that no legal flight joins
 _KEY_DECIMALS = 3  # end points closer than 1 mm are one node
 _CAP_SLACK_M = 0.25  # keep planned sorties this far below the limit (geometry round-off)
-_CHAIN_FRACTION = 1.0 / 3.0  # chains merged through degree-2 nodes up to this share of a sortie
+_CHAIN_FRACTION = 0.1  # chains merged through degree-2 nodes up to this share of a sortie
 _MM = 1000.0  # the routing model counts millimetres
 _PENALTY_FACTOR = 100  # an unflown chain costs 100 sortie limits: never worth it while it fits
 ENGINE = "ortools-ils"
-DEFAULT_BUDGET_S = 2.0
-# ILS solutions per second × model nodes (measured, loaded 2-core machine); sets the
-# deterministic solution_limit from the budget
-_SOLUTIONS_PER_S_X_NODES = 40_000
+ENGINE_PYVRP_START = "pyvrp-start+ortools"
+# When the budget buys ILS too few solutions for the model's size (``needs_start``; e.g.
+# helsinki_service_nofly, 310 nodes: ~20 s for a few hundred solutions, still above the
+# baseline), PyVRP searches the same model and OR-Tools loads and polishes its routes.
+_FIRST = "PARALLEL_CHEAPEST_INSERTION"  # first solution: the best of four tried on the lane models
+_PYVRP_START_SHARE = 0.9
+_PYVRP_WORK_PER_S = 120_000  # PyVRP iterations × model nodes per CPU second (measured ~85 000, loaded)
+_MIN_ITERATIONS = 200
+_GLS_POLISH_SOLUTIONS = 5  # GLS moves after the load: each scans the whole neighbourhood (slow here)
+DEFAULT_BUDGET_S = 4.0
+# ILS solutions per CPU second × model nodes (measured ~18 000 on the grid, loaded 2-core
+# machine); sets the deterministic solution_limit from the budget
+_SOLUTIONS_PER_S_X_NODES = 18_000
 _MIN_SOLUTIONS = 50
-_SEEDS = (0, 1)  # node renumberings searched one after the other, the budget shared
+_SEEDS = (0,)  # node renumberings (ILS) or PyVRP seeds searched one after the other, the budget shared
 _NET_FACTOR = 10.0  # wall-clock safety net = factor × budget + 2 s
 
 XY = tuple[float, float]
@@ -268,8 +278,8 @@ def _fleet_per_depot(chain_len: np.ndarray, caps: Sequence[float]) -> int:
 
 def _solve_sorties(
     D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget_s: float
-) -> list[tuple[int, list[tuple[int, bool]]]]:
-    """Sorties as (depot, [(chain, reversed?)]) from one OR-Tools model.
+) -> tuple[list[tuple[int, list[tuple[int, bool]]]], str]:
+    """Sorties as (depot, [(chain, reversed?)]) from one OR-Tools model, and the engine that found them.
 
     Nodes: one per depot, then two per chain (entered at its start, or at its
     end), the pair in one disjunction so each chain is flown once, either way.
@@ -294,21 +304,31 @@ def _solve_sorties(
     groups = tuple((nd + 2 * t, nd + 2 * t + 1) for t in range(T))
     penalty = int(_PENALTY_FACTOR * max(v.capacity for v in vehicles))
     model = RouteModel((cost,), vehicles, groups, penalty)
-    limit = max(_MIN_SOLUTIONS, int(budget_s * _SOLUTIONS_PER_S_X_NODES / max(2 * T, 1)))
-    best = None
-    for seed in _SEEDS:
-        out = solve_model(model, Search("ils", limit // len(_SEEDS), _NET_FACTOR * budget_s + 2.0, seed))
-        total = sum(_route_cost(model, v, r) for v, r in zip(vehicles, out.routes))
-        served = sum(len(r) for r in out.routes)
-        key = (-served, total)
-        if best is None or key < best[0]:
-            best = (key, out.routes)
+    net_s = _NET_FACTOR * budget_s + 2.0
+    limit = max(_MIN_SOLUTIONS, int(budget_s * _SOLUTIONS_PER_S_X_NODES / model.n_nodes))
+    if needs_start(limit, model.n_nodes):
+        iterations = max(_MIN_ITERATIONS, int(budget_s * _PYVRP_START_SHARE * _PYVRP_WORK_PER_S / model.n_nodes))
+        start, _ = pyvrp_routes(model, iterations // len(_SEEDS), _SEEDS, net_s)
+        gls = _GLS_POLISH_SOLUTIONS
+        routes, loaded = start_then_gls(model, start, gls, net_s)
+        if not loaded:  # cannot happen: PyVRP kept every limit; fall back to the model's own search
+            routes = solve_model(model, Search("ils", _MIN_SOLUTIONS, net_s, first=_FIRST)).routes
+        best = (None, routes)
+        engine = ENGINE_PYVRP_START if loaded else ENGINE
+    else:
+        best = None
+        for seed in _SEEDS:
+            out = solve_model(model, Search("ils", limit // len(_SEEDS), net_s / len(_SEEDS), seed, first=_FIRST))
+            key = (-sum(len(r) for r in out.routes), sum(_route_cost(model, v, r) for v, r in zip(vehicles, out.routes)))
+            if best is None or key < best[0]:
+                best = (key, out.routes)
+        engine = ENGINE
     assert best is not None
     sorties = []
     for v, route in zip(vehicles, best[1]):
         if route:
             sorties.append((v.start, [divmod(q - nd, 2) for q in route]))
-    return [(d, [(int(t), bool(r)) for t, r in seq]) for d, seq in sorties]
+    return [(d, [(int(t), bool(r)) for t, r in seq]) for d, seq in sorties], engine
 
 
 def _route_cost(model: RouteModel, v: ModelVehicle, route: list[int]) -> int:
@@ -384,7 +404,7 @@ def route_lanes(
     depot_pts = [2 * T + d for d in range(len(depots))]
 
     # 3. the routing model: OR-Tools searches it, every sortie limit is a dimension there
-    sorties = _solve_sorties(dh.D, chain_len, caps, budget_s)
+    sorties, engine = _solve_sorties(dh.D, chain_len, caps, budget_s)
 
     # 4. geometry
     out: list[ArcSortie] = []
@@ -410,4 +430,4 @@ def route_lanes(
         length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum())
         out.append(ArcSortie(depot=d, lines=tuple(flown), path=tuple(path), length_m=length))
     out.sort(key=lambda s: (s.depot, s.lines[0][0]))
-    return ArcRoutingResult(tuple(out), unserved, float(sum(s.length_m for s in out)), ENGINE)
+    return ArcRoutingResult(tuple(out), unserved, float(sum(s.length_m for s in out)), engine)

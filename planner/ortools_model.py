@@ -95,6 +95,7 @@ class Search:
     solution_limit: int
     time_limit_s: float
     permutation: int = 0  # 0: nodes as given; k > 0: renumbered by a permutation seeded with k
+    first: str = "LOCAL_CHEAPEST_INSERTION"  # first-solution strategy (an insertion: always ends with a solution)
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,7 @@ def _parameters(search: Search):
     params = pywrapcp.DefaultRoutingSearchParameters()
     # insertion, not PATH_CHEAPEST_ARC: with every visit droppable and a tight fleet it always
     # ends with a solution (a plain model found none on md_n500 in 20 s)
-    params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.LOCAL_CHEAPEST_INSERTION
+    params.first_solution_strategy = getattr(routing_enums_pb2.FirstSolutionStrategy, search.first)
     _operators(params)
     if search.kind == "ils":
         _ils_parameters(params)

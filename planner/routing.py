@@ -18,10 +18,11 @@ Model
     ``out_of_range`` up front, nodes the fleet has no room for as ``capacity``.
 
 Engines (``RoutingSolution.engine``)
-    ``"ortools-ils"`` (default, up to ``ILS_MAX_VISITS`` visits): OR-Tools'
-    iterated local search with ruin-and-recreate, one run per node renumbering
-    from a fixed seed list, the best kept. ``"pyvrp-start+ortools"`` (more
-    visits, where ILS stays several per cent off within a budget): PyVRP's
+    ``"ortools-ils"`` (default): OR-Tools' iterated local search with
+    ruin-and-recreate, one run per node renumbering from a fixed seed list, the
+    best kept. ``"pyvrp-start+ortools"`` (when the budget buys ILS too few
+    solutions for the model's size, ``planner.pyvrp_start.needs_start``; e.g.
+    500 sites at 20 s, where ILS stays 5-9 % off): PyVRP's
     iterated local search supplies routes, which are loaded into the same
     OR-Tools model (``ReadAssignmentFromRoutes``: a feasibility proof under every
     dimension) and searched on with guided local search. ``solver="pyvrp"``
@@ -42,12 +43,12 @@ from typing import Literal
 
 import numpy as np
 
-from planner.ortools_model import ModelVehicle, RouteModel, Search, solve_model
+from planner.ortools_model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
+from planner.pyvrp_start import needs_start, pyvrp_routes, start_then_gls
 
 __all__ = [
     "ENGINE_ILS",
     "ENGINE_PYVRP_START",
-    "ILS_MAX_VISITS",
     "RoutingVehicle",
     "RoutingProblem",
     "RoutingSolution",
@@ -77,7 +78,6 @@ _ILS_MAX_RATE = 600
 _ILS_MIN_SOLUTIONS = 20
 _ILS_RUNS = 1  # node renumberings per lane, the lane's solutions shared between them
 _ILS_SEEDS = (0, 1, 2, 3, 4, 5, 6, 7)  # the fixed list of renumberings (0: the nodes as given)
-ILS_MAX_VISITS = 300  # above this, a PyVRP start (ILS stays at +5..9 % on 500 sites in 20 s)
 _PYVRP_START_SHARE = 0.85  # of the budget, for PyVRP; the rest for GLS on the OR-Tools model
 _GLS_SOLUTIONS_PER_VISIT = 0.2  # GLS solutions per visit and second of the remaining budget
 ENGINE_ILS = "ortools-ils"
@@ -199,105 +199,10 @@ def _pyvrp_iterations(n_visits: int, budget_s: float) -> int:
     return max(_PYVRP_MIN_ITERATIONS, int(budget_s * rate))
 
 
-# ---------------------------------------------------------------- PyVRP: build → solve → extract
-def _pyvrp_build(problem: RoutingProblem, visits: list[int]):
-    import pyvrp
-
-    depot_nodes = sorted({v.start_node for v in problem.vehicles})
-    order = depot_nodes + visits  # pyvrp location index → our node
-    idx = np.asarray(order, dtype=np.int64)
-    coords = problem.coords
-    locations = [
-        pyvrp.Location(float(coords[n][0]), float(coords[n][1])) if coords is not None else pyvrp.Location(0, 0)
-        for n in order
-    ]
-    depots = [pyvrp.Depot(location=i) for i in range(len(depot_nodes))]
-    prize = _penalty(problem)
-    clients = [
-        pyvrp.Client(location=len(depot_nodes) + k, prize=prize if problem.droppable else 0, required=not problem.droppable)
-        for k in range(len(visits))
-    ]
-    dpos = {n: i for i, n in enumerate(depot_nodes)}
-    vtypes = []
-    for k, v in enumerate(problem.vehicles):
-        kwargs = dict(
-            num_available=1,
-            start_depot=dpos[v.start_node],
-            end_depot=dpos[v.start_node],
-            max_distance=int(v.capacity),
-            profile=v.profile,
-            name=str(k),
-        )
-        if v.max_duration_s is not None:
-            kwargs["shift_duration"] = int(v.max_duration_s)
-        vtypes.append(pyvrp.VehicleType(**kwargs))
-    dist = [np.ascontiguousarray(m[np.ix_(idx, idx)], dtype=np.int64) for m in problem.matrices]
-    if problem.durations is not None:
-        dur = [np.ascontiguousarray(m[np.ix_(idx, idx)], dtype=np.int64) for m in problem.durations]
-    else:
-        dur = [np.zeros_like(d) for d in dist]
-    for m in (*dist, *dur):  # self-arcs are never flown; service folded into them must not count
-        np.fill_diagonal(m, 0)
-    data = pyvrp.ProblemData(locations, clients, depots, vtypes, dist, dur)
-    return data, order, len(depot_nodes)
-
-
 def _pyvrp_runs(n_visits: int, iterations: int) -> int:
     """How many independent seeded runs share the iterations (restarts beat one long stall)."""
     per_run = _PYVRP_RUN_ITERATIONS_PER_VISIT * max(n_visits, 1)
     return max(1, min(_PYVRP_MAX_RUNS, iterations // per_run))
-
-
-def _pyvrp_lane(data, seeds: tuple[int, ...], each: int, net_s: float) -> tuple[tuple[bool, int], list[tuple[int, list[int]]], int]:
-    """One lane of search: a run per seed in turn. Returns (key, routes, iterations) as plain data.
-
-    ``routes`` are (vehicle type, client indices); ``key`` orders results (feasible first, then cost).
-    Module-level so a worker process can run it.
-    """
-    import pyvrp
-    from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
-
-    best, done = None, 0
-    for seed in seeds:
-        stop = MultipleCriteria([MaxIterations(each), MaxRuntime(net_s)])
-        res = pyvrp.solve(data, stop, seed=seed, collect_stats=False, display=False)
-        done += int(res.num_iterations)
-        key = (not res.is_feasible(), int(res.cost()) if res.is_feasible() else 0)
-        if best is None or key < best[0]:
-            routes = [
-                (int(r.vehicle_type()), [int(a.idx) for a in r.schedule() if a.is_client()]) for r in res.best.routes()
-            ]
-            best = (key, routes)
-    assert best is not None
-    return best[0], best[1], done
-
-
-def _pyvrp_solve(data, n_visits: int, iterations: int, budget_s: float, lanes: int, workers: int):
-    """Best over ``lanes`` lanes of ``_pyvrp_runs`` seeded runs each (seeds 0, 1, … in lane order).
-
-    The result depends on ``lanes`` only; ``workers`` > 1 runs lanes in parallel processes.
-    Returns (routes, iterations done, iterations planned).
-    """
-    runs = _pyvrp_runs(n_visits, iterations)
-    each = iterations // runs
-    net_s = (_SAFETY_FACTOR * budget_s + 2.0) / runs
-    jobs = [(data, tuple(range(k * runs, (k + 1) * runs)), each, net_s) for k in range(lanes)]
-    if workers > 1 and lanes > 1:
-        import multiprocessing
-
-        with multiprocessing.get_context(_MP_CONTEXT).Pool(min(workers, lanes)) as pool:
-            outs = pool.starmap(_pyvrp_lane, jobs)
-    else:
-        outs = [_pyvrp_lane(*job) for job in jobs]
-    best = min(range(len(outs)), key=lambda k: (outs[k][0], k))
-    return outs[best][1], sum(o[2] for o in outs), lanes * runs * each
-
-
-def _pyvrp_extract(found: list[tuple[int, list[int]]], order: list[int], n_depots: int, n_vehicles: int) -> list[list[int]]:
-    routes: list[list[int]] = [[] for _ in range(n_vehicles)]
-    for k, clients in found:
-        routes[k] = [order[n_depots + c] for c in clients]
-    return routes
 
 
 # ---------------------------------------------------------------- OR-Tools: the one routing model
@@ -378,17 +283,24 @@ def _pyvrp_start_ortools(problem: RoutingProblem, visits: list[int], budget_s: f
     (measured: md_n500 +9 % at 20 s, PyVRP +0.8 %). Returns (routes, work done,
     work planned, whether the start loaded).
     """
-    data, order, n_depots = _pyvrp_build(problem, visits)
-    iterations = _pyvrp_iterations(len(visits), _PYVRP_START_SHARE * budget_s)
-    found, done, planned = _pyvrp_solve(data, len(visits), iterations, budget_s, lanes, workers)
-    start = _pyvrp_extract(found, order, n_depots, len(problem.vehicles))
     model = _model(problem, visits)
+    iterations = _pyvrp_iterations(len(visits), _PYVRP_START_SHARE * budget_s)
+    runs = _pyvrp_runs(len(visits), iterations)
+    each = iterations // runs
+    net_s = _SAFETY_FACTOR * budget_s + 2.0
+    jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, not problem.droppable) for k in range(lanes)]
+    outs = _map_lanes(pyvrp_routes, jobs, workers)
+    keyed = [(_start_key(model, r), k) for k, (r, _) in enumerate(outs)]
+    start = outs[min(keyed)[1]][0]
     limit = max(_ILS_MIN_SOLUTIONS, int(_GLS_SOLUTIONS_PER_VISIT * len(visits) * budget_s * (1 - _PYVRP_START_SHARE)))
-    out = solve_model(model, Search("gls", limit, _SAFETY_FACTOR * budget_s + 2.0), start_routes=start)
-    routes = out.routes if out.start_accepted else start  # a start that does not load is repaired below
-    if out.start_accepted and _routes_cost(model, routes) > _routes_cost(model, start):
-        routes = start  # GLS reports its best, never worse; kept as a guard
-    return routes, done + limit, planned + limit, bool(out.start_accepted)
+    routes, loaded = start_then_gls(model, start, limit, net_s)
+    done = sum(d for _, d in outs) + limit
+    return routes, done, lanes * runs * each + limit, loaded
+
+
+def _start_key(model: RouteModel, routes: list[list[int]]) -> tuple[bool, int, int]:
+    """Order PyVRP results: within every limit first, then most visits, then cheapest."""
+    return (not routes_fit(model, routes), -sum(len(r) for r in routes), _routes_cost(model, routes))
 
 
 # ---------------------------------------------------------------- repair + public entry
@@ -443,14 +355,20 @@ def solve_routing(
         return RoutingSolution([[] for _ in range(n_vehicles)], unserved, 0, solver, 0, "trivial", "none")
 
     if solver == "pyvrp":
-        data, order, n_depots = _pyvrp_build(problem, visits)
+        model = _model(problem, visits)
         iterations = _pyvrp_iterations(len(visits), budget_s)
-        found, done, iterations = _pyvrp_solve(data, len(visits), iterations, budget_s, max(1, lanes), workers)
-        routes = _pyvrp_extract(found, order, n_depots, n_vehicles)
+        runs = _pyvrp_runs(len(visits), iterations)
+        each = iterations // runs
+        net_s = _SAFETY_FACTOR * budget_s + 2.0
+        jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, not problem.droppable) for k in range(max(1, lanes))]
+        outs = _map_lanes(pyvrp_routes, jobs, workers)
+        routes = outs[min((_start_key(model, r), k) for k, (r, _) in enumerate(outs))[1]][0]
+        done, iterations = sum(d for _, d in outs), max(1, lanes) * runs * each
         stopped_by = "iterations" if done >= iterations else "time_limit"
         engine = "pyvrp"
     elif solver == "ortools":
-        if len(visits) > ILS_MAX_VISITS:
+        n_nodes = len(visits) + len({v.start_node for v in problem.vehicles})
+        if needs_start(_ils_limit(len(visits), budget_s), n_nodes):
             routes, done, planned, loaded = _pyvrp_start_ortools(problem, visits, budget_s, max(1, lanes), workers)
             engine = ENGINE_PYVRP_START if loaded else "pyvrp"
         else:
