@@ -39,7 +39,7 @@ from shapely.geometry import Point, Polygon
 from shapely.ops import nearest_points
 
 from planner.ortools_model import ModelVehicle, RouteModel, Search, solve_model
-from planner.pyvrp_start import needs_start, pyvrp_routes, start_then_gls
+from planner.pyvrp_start import ils_cap, needs_start, pyvrp_routes, start_then_gls
 
 __all__ = [
     "ArcDepot",
@@ -316,6 +316,7 @@ def _solve_sorties(
         best = (None, routes)
         engine = ENGINE_PYVRP_START if loaded else ENGINE
     else:
+        limit = ils_cap(limit, model.n_nodes)
         best = None
         for seed in _SEEDS:
             out = solve_model(model, Search("ils", limit // len(_SEEDS), net_s / len(_SEEDS), seed, first=_FIRST))

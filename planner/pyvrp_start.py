@@ -25,7 +25,7 @@ import numpy as np
 
 from planner.ortools_model import RouteModel, Search, solve_model
 
-__all__ = ["ILS_SOLUTIONS_PER_NODE", "needs_start", "pyvrp_routes", "start_then_gls"]
+__all__ = ["ILS_SOLUTIONS_PER_NODE", "ILS_MAX_SOLUTIONS_PER_NODE", "ils_cap", "needs_start", "pyvrp_routes", "start_then_gls"]
 
 
 def _data(model: RouteModel, required: bool):
@@ -128,6 +128,13 @@ def start_then_gls(
 # improving solutions per node (md_n200_lines: 1 500 for 205 nodes; md_n100: 3 000 for 104), and
 # stayed 5-9 % off on md_n500 with ~1 per node. Below this many per node a PyVRP start is used.
 ILS_SOLUTIONS_PER_NODE = 5.0
+# and gained nothing beyond ~30 per node: searches are capped there (small models finish early)
+ILS_MAX_SOLUTIONS_PER_NODE = 40
+
+
+def ils_cap(solutions: int, n_nodes: int) -> int:
+    """The solution count actually searched: at most ``ILS_MAX_SOLUTIONS_PER_NODE`` per node."""
+    return max(1, min(int(solutions), ILS_MAX_SOLUTIONS_PER_NODE * max(n_nodes, 1)))
 
 
 def needs_start(ils_solutions: int, n_nodes: int) -> bool:

@@ -44,7 +44,7 @@ from typing import Literal
 import numpy as np
 
 from planner.ortools_model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
-from planner.pyvrp_start import needs_start, pyvrp_routes, start_then_gls
+from planner.pyvrp_start import ils_cap, needs_start, pyvrp_routes, start_then_gls
 
 __all__ = [
     "ENGINE_ILS",
@@ -267,7 +267,7 @@ def _map_lanes(fn, jobs: list[tuple], workers: int) -> list:
 def _ortools_ils(problem: RoutingProblem, visits: list[int], budget_s: float, lanes: int, workers: int):
     """ILS on the OR-Tools model: ``lanes`` lanes of ``_ILS_RUNS`` renumberings each, the best kept."""
     model = _model(problem, visits)
-    limit = _ils_limit(len(visits), budget_s)
+    limit = ils_cap(_ils_limit(len(visits), budget_s), model.n_nodes)
     each = max(_ILS_MIN_SOLUTIONS, limit // _ILS_RUNS)
     net_s = (_SAFETY_FACTOR * budget_s + 2.0) / _ILS_RUNS
     jobs = [(model, tuple(_ILS_SEEDS[(k * _ILS_RUNS + i) % len(_ILS_SEEDS)] for i in range(_ILS_RUNS)), each, net_s) for k in range(lanes)]
