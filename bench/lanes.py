@@ -3,8 +3,12 @@
 Reads the instance (section 3 of ``../shared/bench/README.md``), plans with
 ``planner.arc_routing.route_lanes`` (deadheads around the ``nofly`` polygons
 through ``planner.transit.TransitGraph``) and returns the sorties' paths, the
-total, the baseline figure and our ratio to it. The planner is deterministic and
-has no time-dependent search, so ``--budget-s`` is accepted and reported only.
+total, the baseline figure and our ratio to it, and ``engine``: what produced the
+sorties (``"ortools-ils"``, or ``"pyvrp-start+ortools"`` when the budget buys
+OR-Tools' search too few solutions for the model's size). ``--budget-s`` (default
+``planner.arc_routing.DEFAULT_BUDGET_S``) sets the search's solution / iteration
+count, not a deadline: same instance and budget → same sorties. ``--baseline``
+plans with the replaced hand-written search instead (``bench/lanes_baseline.py``).
 """
 
 from __future__ import annotations
@@ -54,7 +58,14 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
     polys = _nofly(inst)
     transit = TransitGraph(polys, 0.0) if polys else None
     budget_s = float(getattr(args, "budget_s", None) or DEFAULT_BUDGET_S)
-    res = route_lanes(lines, depots, transit, budget_s=budget_s)
+    if getattr(args, "baseline", False):  # the replaced hand-written search, for comparison only
+        from bench.lanes_baseline import route_lanes as baseline_lanes
+
+        res = baseline_lanes(lines, depots, transit)
+        engine = "hand-written-baseline"
+    else:
+        res = route_lanes(lines, depots, transit, budget_s=budget_s)
+        engine = res.engine
     seconds = time.perf_counter() - t0
     sorties = [
         {
@@ -80,6 +91,6 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
         "baseline_m": base,
         "ratio_to_baseline": round(total / base, 5) if base else None,
         "budget_s": budget_s,
-        "engine": res.engine,
+        "engine": engine,
         "seconds": round(seconds, 3),
     }

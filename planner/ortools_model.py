@@ -40,7 +40,6 @@ Determinism
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Literal
 
@@ -186,28 +185,13 @@ def _ils_parameters(params) -> None:
     lci.insertion_sorting_properties.append(
         routing_heuristic_parameters_pb2.LocalCheapestInsertionParameters.SORTING_PROPERTY_RANDOM
     )
-    ils.improve_perturbed_solution = os.environ.get("ORT_IMPROVE", "1") == "1"
+    # without it the solution count never grows (only improving local-search moves count), so
+    # solution_limit would never stop the search and the clock would: not reproducible
+    ils.improve_perturbed_solution = True
     sa = ils.reference_solution_acceptance_strategy.simulated_annealing
     sa.cooling_schedule_strategy = routing_ils_pb2.CoolingScheduleStrategy.EXPONENTIAL
     sa.automatic_temperatures = True
     ils.best_solution_acceptance_strategy.greedy_descent.SetInParent()
-
-
-# Operators for pickup-and-delivery pairs and visit types do nothing here (no pairs, no types) but
-# still cost time at every neighbourhood; the insertion LNS operators are the slowest of the default
-# set and duplicate what ruin-and-recreate does.
-_OFF_OPERATORS = tuple(
-    s for s in os.environ.get("ORT_OFF", "").split(",") if s
-)
-
-
-def _operators(params) -> None:
-    ops = params.local_search_operators
-    for name in _OFF_OPERATORS:
-        setattr(ops, name, 2)  # BOOL_FALSE
-    if os.environ.get("ORT_NR"):
-        params.ls_operator_neighbors_ratio = float(os.environ["ORT_NR"])
-        params.ls_operator_min_neighbors = int(os.environ.get("ORT_NMIN", "10"))
 
 
 def _parameters(search: Search):
@@ -217,12 +201,10 @@ def _parameters(search: Search):
     # insertion, not PATH_CHEAPEST_ARC: with every visit droppable and a tight fleet it always
     # ends with a solution (a plain model found none on md_n500 in 20 s)
     params.first_solution_strategy = getattr(routing_enums_pb2.FirstSolutionStrategy, search.first)
-    _operators(params)
     if search.kind == "ils":
         _ils_parameters(params)
     else:
         params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
-    params.log_search = os.environ.get("ORT_LOG") == "1"
     params.solution_limit = max(1, int(search.solution_limit))
     params.time_limit.FromMilliseconds(max(1, int(search.time_limit_s * 1000)))
     return params
