@@ -46,7 +46,7 @@ def build_deployments(
     """The ``RunnerDeployment`` objects ``prefect.serve`` runs (the same set as ``prefect.yaml``)."""
     from prefect.schedules import Cron
 
-    from flows.prefect_flows import daily_patrol, dispatch_mission, expire_draft, plan_mission
+    from flows.orchestration.flows import daily_patrol, dispatch_mission, expire_draft, plan_mission
 
     common: dict[str, Any] = {"world": world} if world else {}
     gate: dict[str, Any] = dict(common, expiry_deployment=f"expire-draft/{name}")

@@ -163,7 +163,7 @@ def test_fifty_processes_race_approve_and_dispatch(tmp_path: Path) -> None:
 PLAN = """
 import json, sys
 from datetime import datetime
-from flows import service
+from flows.usecases import service
 s = service.plan_draft(text="这块地今天巡一遍消防通道", region_id="region-1001", requested_by="li.wei",
                        world_dir=sys.argv[1], now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
 print(json.dumps({"draft_id": s.draft_id, "version": s.version, "status": s.status, "created": s.created}))
@@ -205,7 +205,7 @@ def test_plan_killed_then_rerun(tmp_path: Path, offline_world: Path, point: str)
 APPROVE = """
 import json, sys
 from datetime import datetime
-from flows import service
+from flows.usecases import service
 from planner.errors import SortieError
 try:
     s = service.approve("d-race", 1, approver="chen.jing", comment="ok",
@@ -236,7 +236,7 @@ def test_approve_killed_then_rerun(tmp_path: Path, point: str) -> None:
 DISPATCH = """
 import json, sys
 from datetime import datetime
-from flows import service
+from flows.usecases import service
 from planner.errors import SortieError
 try:
     s = service.dispatch(sys.argv[1], 1, actor="chen.jing", link=sys.argv[2], timeout_s=15,
@@ -249,12 +249,10 @@ except SortieError as e:
 
 @pytest.fixture(scope="module")
 def approved_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
-    """A SORTIE_HOME holding one planned and approved draft of the demo world without its geozones."""
+    """A SORTIE_HOME holding one planned and approved draft of the demo world (geozones included)."""
     base = tmp_path_factory.mktemp("dispatch")
     world = base / "world"
     shutil.copytree(DEMO_WORLD_DIR, world)
-    for z in (world / "zones").iterdir():
-        z.unlink()
     fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
     for d in fleet["drones"]:  # the fresh snapshot dispatch looks at: the vehicles just reported
         d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"
@@ -262,7 +260,7 @@ def approved_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, 
     home = base / "home"
     home.mkdir()
     code = PLAN + """
-from flows import service as svc
+from flows.usecases import service as svc
 svc.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok",
             now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
 """
@@ -274,8 +272,8 @@ svc.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, 
 
 
 def _sim(world: Path, draft: str, home: Path):
-    from flows.service import load_world_at
-    from flows.simulator import SimVehicle
+    from flows.usecases.service import load_world_at
+    from flows.sim.vehicle import SimVehicle
 
     rec = Ledger(home / "ledger.duckdb").get_draft(draft, 1)
     drone = load_world_at(world).drone(rec.plan["sorties"][0]["drone_id"])

@@ -12,7 +12,7 @@ import pytest
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
-from flows.simulator import SimVehicle  # noqa: E402
+from flows.sim.vehicle import SimVehicle  # noqa: E402
 from planner.mission_items import (  # noqa: E402
     FENCE,
     FRAME_GLOBAL_RELATIVE_ALT,

@@ -2,7 +2,7 @@
 
 ``build_report`` gathers it from the ledger (draft, findings, approvals,
 dispatch, events, monitor alerts) and the recorded flight
-(``flows.monitor.load_flight``) and renders one Markdown text an inspector can
+(``flows.vehicle.monitor.load_flight``) and renders one Markdown text an inspector can
 file; the same text is the Prefect artifact (``markdown_for_artifact`` embeds
 the map as a ``data:`` URI instead of a file link). ``write_report`` puts
 ``report.md`` and ``flown.png`` (the plan's map picture with the flown track
@@ -29,7 +29,7 @@ from typing import Any
 from shapely.geometry import LineString, Point
 
 from flows.ledger import open_ledger
-from flows.monitor import load_flight
+from flows.vehicle.monitor import load_flight
 from planner.errors import SortieError
 from planner.plan import Plan, plan_from_dict
 
@@ -158,7 +158,7 @@ def _tracks(flight: dict[str, Any] | None) -> dict[str, list[tuple[float, float]
 
 def build_report(draft_id: str, version: int | None = None, *, with_map: bool = True) -> Report:
     """The report of one version (the latest when ``version`` is None), from the ledger and the flight record."""
-    from flows.service import load_world_at
+    from flows.usecases.service import load_world_at
 
     ledger = open_ledger()
     rec = ledger.get_draft(draft_id, version)
@@ -386,7 +386,7 @@ def markdown_for_artifact(report: Report) -> str:
 
 def write_report(report: Report, out: str | Path | None = None) -> dict[str, str]:
     """Write ``report.md`` (or ``out``) and ``flown.png`` beside it; returns the paths (also kept in ``files``)."""
-    from flows.service import draft_dir
+    from flows.usecases.service import draft_dir
 
     path = Path(out) if out is not None else draft_dir(report.draft_id, report.version) / "report.md"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -41,7 +41,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
 
 from flows.ledger import open_ledger  # noqa: E402
-from flows.sim_flight import mode_name, nav_seqs  # noqa: E402
+from flows.vehicle.modes import mode_name, nav_seqs  # noqa: E402
 from planner.errors import Conflict, InvalidArgument, NotFound, SortieError  # noqa: E402
 
 __all__ = [
@@ -54,7 +54,6 @@ __all__ = [
     "monitor_mission",
     "load_flight",
     "flight_path",
-    "fly_and_report",
 ]
 
 GCS_SYSTEM_ID = 255
@@ -446,7 +445,7 @@ def follow_flight(
 
 def flight_path(draft_id: str, version: int) -> Path:
     """``SORTIE_HOME/drafts/<id>/v<n>/flight.json``."""
-    from flows.service import draft_dir
+    from flows.context import draft_dir
 
     return draft_dir(draft_id, version) / "flight.json"
 
@@ -461,7 +460,7 @@ def load_flight(draft_id: str, version: int) -> dict[str, Any] | None:
 
 def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] | None = None) -> list[Expectation]:
     """One ``Expectation`` per vehicle the dispatch uploaded to, from the plan and the dispatch record."""
-    from flows.service import load_world_at
+    from flows.context import load_world_at
     from planner.mission_items import mission_items
     from planner.plan import plan_from_dict
 
@@ -595,57 +594,3 @@ def monitor_mission(
     result.wall_s = time.monotonic() - t0
     result.flight_file = str(path)
     return result
-
-
-def fly_and_report(
-    draft_id: str,
-    version: int,
-    vehicles: Mapping[str, Any] | list[Any],
-    *,
-    actor: str = "monitor",
-    now: datetime | None = None,
-    speedup: float = 100.0,
-    faults: Any | None = None,
-    options: MonitorOptions | None = None,
-    on_update: Notify | None = None,
-) -> dict[str, Any]:
-    """For ``sortie demo``: fly the missions already on running simulators, monitor them, write the report.
-
-    Call after ``service.dispatch`` succeeded and BEFORE the simulators are
-    stopped. ``vehicles`` maps drone id → running ``SimVehicle`` (a plain list
-    is matched to the dispatched links by address). Each gets a ``SimFlight``
-    (battery and speeds from the world's drone) that flies the mission it
-    holds, and the monitor follows the dispatched links. Returns
-    ``{"monitor": MonitorResult.to_dict(), "report": Report.to_dict()}``: the
-    report's Markdown is ``["report"]["markdown"]``, its files
-    ``["report"]["files"]`` (report.md, flown.png).
-    """
-    from flows.report import build_report, write_report
-    from flows.sim_flight import FlightFaults, FlightOptions, attach_flight
-
-    ledger = open_ledger()
-    rec = ledger.get_draft(draft_id, version)
-    if not isinstance(vehicles, Mapping):
-        dispatch = next((d for d in ledger.dispatches(draft_id) if d.version == rec.version), None)
-        links = {u["drone_id"]: u["link"] for u in ((dispatch.result or {}) if dispatch else {}).get("uploads", [])}
-        by_port = {str(v.address).rsplit(":", 1)[-1]: v for v in vehicles}
-        vehicles = {d: by_port[link.rsplit(":", 1)[-1]] for d, link in links.items() if link.rsplit(":", 1)[-1] in by_port}
-    try:
-        from flows.service import load_world_at
-
-        drones = {d.id: d for d in load_world_at(rec.world_dir).drones}
-    except SortieError:
-        drones = {}
-    for drone_id, sim in vehicles.items():
-        kw: dict[str, Any] = {"speedup": speedup, "faults": faults or FlightFaults()}
-        drone = drones.get(drone_id)
-        if drone is not None:
-            kw.update(battery_wh=drone.battery_wh, battery_pct=drone.battery_pct,
-                      cruise_power_w=drone.battery_wh * 3600.0 / drone.flight_time_s,
-                      hover_power_w=drone.battery_wh * 3600.0 / drone.hover_time_s,
-                      default_speed_mps=drone.cruise_speed_mps)
-        attach_flight(sim, FlightOptions(**kw))
-    result = monitor_mission(draft_id, rec.version, actor=actor, now=now, options=options, on_update=on_update)
-    report = build_report(draft_id, rec.version)
-    write_report(report)
-    return {"monitor": result.to_dict(), "report": report.to_dict()}

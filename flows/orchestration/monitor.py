@@ -1,8 +1,8 @@
 """Prefect: follow a dispatched mission and publish its report as a markdown artifact.
 
-Thin (STYLE 10): the ``monitor-flight`` task calls ``flows.monitor.monitor_mission``
+Thin (STYLE 10): the ``monitor-flight`` task calls ``flows.vehicle.monitor.monitor_mission``
 (the same function ``sortie monitor`` calls), the ``publish-report`` task
-builds the report (``flows.report``) and creates the artifact
+builds the report (``flows.usecases.report``) and creates the artifact
 ``report-<draft id>-v<version>`` with the map embedded as a ``data:`` URI.
 The flow ``monitor_mission`` only orders the two. The monitor is bounded by
 its own ``timeout_s``, so a run never hangs on a silent vehicle; it is not
@@ -17,8 +17,8 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.artifacts import MAX_INLINE_PNG_BYTES
-from flows.report import report_artifact_key
+from flows.orchestration.artifacts import MAX_INLINE_PNG_BYTES
+from flows.usecases.report import report_artifact_key
 
 __all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", "monitor_mission"]
 
@@ -27,7 +27,7 @@ __all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", 
 def monitor_flight_task(
     draft_id: str, version: int | None, link: str | None, actor: str, now: datetime | None, timeout_s: float
 ) -> dict[str, Any]:
-    from flows.monitor import MonitorOptions, monitor_mission as follow
+    from flows.vehicle.monitor import MonitorOptions, monitor_mission as follow
 
     return follow(draft_id, version, link=link, actor=actor, now=now,
                   options=MonitorOptions(timeout_s=timeout_s, start_wait_s=min(60.0, timeout_s))).to_dict()
@@ -37,7 +37,7 @@ def monitor_flight_task(
 def publish_report_task(draft_id: str, version: int) -> str:
     from prefect.artifacts import create_markdown_artifact
 
-    from flows.report import build_report, markdown_for_artifact, write_report
+    from flows.usecases.report import build_report, markdown_for_artifact, write_report
 
     report = build_report(draft_id, version)
     write_report(report)
