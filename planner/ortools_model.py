@@ -125,7 +125,8 @@ def _permutation(n: int, seed: int) -> np.ndarray:
     """perm[new] = old. Seed 0 is the identity (the nodes as the caller numbered them)."""
     if seed == 0:
         return np.arange(n)
-    return np.random.default_rng(seed).permutation(n)
+    rng = np.random.default_rng(seed)  # seeded: the same renumbering every run
+    return rng.permutation(n)
 
 
 def _build(model: RouteModel, perm: np.ndarray):
