@@ -5,23 +5,26 @@ the drone flies straight, except around no-fly polygons (shortest paths through
 ``planner.transit.TransitGraph``). Each sortie starts and ends at the same depot
 and is at most that depot's ``max_sortie_m`` long. Objective: total length.
 
-Method (route first, cluster second, then improve), all deterministic:
+Method (capacitated arc routing as node routing on the one OR-Tools model of
+``planner.ortools_model``), deterministic:
 
-1. Lines meeting at a node of required degree 2 are merged into chains (up to a
-   length cap), so a road is not cut where nothing branches.
+1. Lines meeting at a node of required degree 2 are merged into chains (up to
+   ``_CHAIN_FRACTION`` of the shortest sortie limit, so a sortie can still end
+   between pieces), so a road is not cut where nothing branches.
 2. All deadheads are one matrix over the chain end points and depots: straight
    when legal, otherwise the shortest path through the obstacles' corners
    (visibility graph + Floyd–Warshall, min-plus in numpy).
-3. A giant tour: nearest-neighbour over chain ends (either direction) from a
-   depot, improved by 2-opt (segment reversal, which also flips directions)
-   and or-opt (move 1–3 chains, reversed or not).
-4. The tour is split optimally (dynamic programme over the tour order, each
-   sortie from its cheapest depot within capacity), trying several rotations
-   of the tour in both orientations.
-5. Each sortie is improved by the same 2-opt / or-opt with its depot fixed, and
-   chains are relocated between sorties when that shortens the total.
-   Steps 3-5 run from up to ``_MAX_STARTS`` giant tours (one per depot); the
-   shortest total is kept.
+3. Each chain becomes a pair of directed nodes (entered at its start, or at its
+   end) in ONE disjunction: flown once, in either direction. An arc a → b costs
+   the deadhead from a's exit to b's entry plus b's length; the same figure is
+   the capacity dimension (the sortie limit). Every dock is a depot with as many
+   sorties as could be useful (``_fleet_per_depot``).
+4. OR-Tools' iterated local search (ruin-and-recreate) searches it, stopped by a
+   solution count derived from ``budget_s``. When that count is too small for
+   the model's size (``planner.pyvrp_start.needs_start``), PyVRP searches the
+   same model and its routes are loaded into the OR-Tools model (which proves
+   them within every limit) and polished there. ``ArcRoutingResult.engine``
+   says which.
 
 A line that no depot can serve alone within ``max_sortie_m`` is reported as
 unserved (``out_of_range``) rather than raising.
