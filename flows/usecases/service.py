@@ -9,7 +9,7 @@ them in artifacts. Every user error is a ``planner.errors.SortieError``.
 
 The path of ``plan_draft``::
 
-    world  = planner.world_files.load_world(world_dir)
+    world  = flows.world_folder.load_world(world_dir)
     intent = intents.extract.extract_intent(text, region/area, now, tz)
     job    = planner.job.Job(...)                  geometry, time, altitude, sensors
     fleets = rules.eligibility.candidate_fleets(...) ordered alternatives
@@ -259,7 +259,7 @@ def _verdict_of(verdict: Any) -> tuple[str, list[dict[str, Any]]]:
 
 def _rules(rules_path: str | Path | None) -> Any:
     """The rule set (``--rules``, ``SORTIE_RULES`` or the bundled ``data/rules.yaml``); a missing file is an error, never a skip."""
-    from rules.loading import load_rules
+    from flows.rule_file import load_rules
 
     path = resolve_rules_file(rules_path)
     if not path.is_file():
