@@ -13,6 +13,12 @@ like swapped lat/lon). Every problem is *located*: file, JSON path
 half-loaded. ``world_problems`` returns the same list without raising.
 
 Pure: no files, no clock, no environment (``tests/test_import_contract.py``).
+
+Longer than most modules (~580 lines) on purpose: the cross-file checks (a drone's dock
+exists and shares its tenant, a user's regions exist, every point lies near the others)
+need every file's partial result at once, and one ``_read`` that sees them all keeps the
+"every problem, never half a world" promise in one place. The file shapes are
+``planner.world_schema``; the zone formats ``planner.geozones``.
 """
 
 from __future__ import annotations
