@@ -79,7 +79,8 @@ def _approval_row(ledger: Ledger, approval_id: str) -> dict[str, Any]:
 
 def mission_items_hash(plan: Plan, world: World) -> str:
     """sha256 over the wire form of every sortie's fence, mission, rally and ceiling parameters."""
-    from planner.mission_items import mission_set, to_wire
+    from planner.mission_items import mission_set
+    from planner.mission_wire import to_wire
 
     sets = []
     for s in plan.sorties:

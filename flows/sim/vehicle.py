@@ -46,16 +46,15 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from planner.errors import InvalidArgument  # noqa: E402
-from planner.mission_items import (  # noqa: E402
+from planner.mission_items import (
+    # noqa: E402,
     FENCE,
     FRAME_GLOBAL,
     MISSION,
     RALLY,
     MissionItem,
-    from_wire,
-    normalise_as_vehicle,
-    to_wire,
 )
+from planner.mission_wire import from_wire, normalise_as_vehicle, to_wire
 
 __all__ = ["SimVehicle", "SimStats", "VehicleBehaviour", "result_code"]
 
