@@ -15,6 +15,7 @@ This module is a leaf: it imports nothing of sortie, so every package
     ├── Conflict (RuntimeError)                   CONFLICT
     ├── AirspaceBlocked (RuntimeError)            AIRSPACE_BLOCKED
     ├── DeviceUnavailable (RuntimeError)          DEVICE_UNAVAILABLE
+    ├── DeviceMismatch (RuntimeError)             DEVICE_MISMATCH
     ├── ApprovalRequired (PermissionError)        APPROVAL_REQUIRED
     ├── ApprovalStale (RuntimeError)              APPROVAL_STALE
     ├── DispatchFailed (RuntimeError)             DISPATCH_FAILED
@@ -45,6 +46,7 @@ __all__ = [
     "Conflict",
     "AirspaceBlocked",
     "DeviceUnavailable",
+    "DeviceMismatch",
     "ApprovalRequired",
     "ApprovalStale",
     "DispatchFailed",
@@ -117,6 +119,12 @@ class DeviceUnavailable(SortieError, RuntimeError):
     code = "DEVICE_UNAVAILABLE"
 
 
+class DeviceMismatch(SortieError, RuntimeError):
+    """The vehicle on the link is not the drone of the fleet entry (system id, autopilot, signing key)."""
+
+    code = "DEVICE_MISMATCH"
+
+
 class ApprovalRequired(SortieError, PermissionError):
     """Dispatch needs a matching, unexpired approval that does not exist."""
 
@@ -174,6 +182,7 @@ ERROR_CODES: dict[str, type[SortieError]] = {
         Conflict,
         AirspaceBlocked,
         DeviceUnavailable,
+        DeviceMismatch,
         ApprovalRequired,
         ApprovalStale,
         DispatchFailed,

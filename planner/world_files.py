@@ -166,6 +166,9 @@ class DroneModel(_Model):
     last_telemetry_at: AwareDatetime
     autopilot: Literal["ardupilot", "px4"]
     link: NonEmpty
+    mavlink_system_id: int | None = Field(default=None, ge=1, le=255)
+    mavlink_component_id: int | None = Field(default=None, ge=1, le=255)
+    signing_key: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
     @field_validator("link")
     @classmethod
@@ -684,6 +687,8 @@ def _read(root: Path) -> tuple[World | None, list[WorldProblem]]:
                 inspection_speed_mps=d.inspection_speed_mps, max_wind_mps=d.max_wind_mps, min_temp_c=d.min_temp_c,
                 max_temp_c=d.max_temp_c, ip_rating=d.ip_rating, camera=camera, status=d.status,
                 last_telemetry_at=d.last_telemetry_at.replace(tzinfo=timezone(d.last_telemetry_at.utcoffset() or timedelta(0))), autopilot=d.autopilot, link=d.link,
+                mavlink_system_id=d.mavlink_system_id, mavlink_component_id=d.mavlink_component_id,
+                signing_key=d.signing_key,
             ))
         _duplicates(reader, "fleet.json", [(d.id, f"$.drones[{i}].id") for i, d in _present(fleet_m.drones)], "drone")
     users: list[User] = []
