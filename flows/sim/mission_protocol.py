@@ -92,6 +92,7 @@ class MissionProtocol:
         return v.reject_result if seq == v.reject_at_seq else None
 
     def completed(self, mtype: int, items: tuple[MissionItem, ...]) -> None:
+        """Count and announce a stored upload (before its ack goes out, so a station never outruns it)."""
         self.v.stats.uploads_completed += 1
         if self.v.flight is not None:
             self.v.flight.on_mission_stored(self.v, mtype, items)
@@ -162,8 +163,8 @@ class ArduPilotMissions(MissionProtocol):
         if count == 0:
             if mtype == _fence():
                 self.write(mtype, ())
-            self.ack(partner, mtype, _M.MAV_MISSION_ACCEPTED, final=True)  # transfer_is_complete
             self.completed(mtype, ())
+            self.ack(partner, mtype, _M.MAV_MISSION_ACCEPTED, final=True)  # transfer_is_complete
             return
         rx = _ApReceiving(partner, count, 0, now, now, [None] * count if mtype == _fence() else [])
         self.receiving[mtype] = rx
@@ -211,8 +212,8 @@ class ArduPilotMissions(MissionProtocol):
             if mtype == _fence():
                 self.write(mtype, [i for i in rx.fence_new if i is not None])  # Fence::complete → write_fence, whole
             items = tuple(self.stored(mtype))
-            self.ack(partner, mtype, _M.MAV_MISSION_ACCEPTED, final=True)  # transfer_is_complete
             self.completed(mtype, items)
+            self.ack(partner, mtype, _M.MAV_MISSION_ACCEPTED, final=True)  # transfer_is_complete
             return
         self._request(mtype, rx, now)
 
@@ -314,8 +315,8 @@ class Px4Missions(MissionProtocol):
         count = int(msg.count)
         if count == 0:
             self.write(mtype, ())  # MISSION_COUNT 0 clears the list and stays idle
-            self._ack(_M.MAV_MISSION_ACCEPTED, final=True)
             self.completed(mtype, ())
+            self._ack(_M.MAV_MISSION_ACCEPTED, final=True)
             return
         self.state, self.transfer_seq, self.transfer_count = _GETLIST, 0, count
         self.buffer = [None] * count
@@ -362,8 +363,8 @@ class Px4Missions(MissionProtocol):
         items = tuple(i for i in self.buffer if i is not None)
         self.write(mtype, items)  # update_active_mission / update_geofence_count / update_safepoint_count
         self.state = _IDLE
-        self._ack(_M.MAV_MISSION_ACCEPTED, final=True)
         self.completed(mtype, items)
+        self._ack(_M.MAV_MISSION_ACCEPTED, final=True)
 
     def on_request_list(self, msg: Any, now: float) -> None:
         mtype = _mtype(msg)

@@ -148,11 +148,13 @@ class MavLink:
         if signing_key is not None:
             if len(signing_key) != 32:
                 raise InvalidArgument("a MAVLink 2 signing key is 32 bytes")
-            # no allow_unsigned_callback: an unsigned or wrongly signed reply is dropped as BAD_DATA
-            self.conn.setup_signing(signing_key, sign_outgoing=True)
+            # an unsigned or wrongly signed reply is dropped as BAD_DATA; the callback only lets
+            # pymavlink count the refusals (signing.reject_count), so a mismatch can be told from silence
+            self.conn.setup_signing(signing_key, sign_outgoing=True, allow_unsigned_callback=_refuse_unsigned)
         self.target_system = 0
         self.target_component = 0
         self.autopilot: int | None = None
+        self._last_heartbeat_s = 0.0
 
     def __enter__(self) -> "MavLink":
         return self
@@ -169,10 +171,21 @@ class MavLink:
     # --- hello ------------------------------------------------------------------------------
 
     def _heartbeat(self) -> None:
+        self._last_heartbeat_s = time.monotonic()
         try:
             self.conn.mav.heartbeat_send(_M.MAV_TYPE_GCS, _M.MAV_AUTOPILOT_INVALID, 0, 0, 0)
         except OSError:
             pass  # a udpin link has no peer until the vehicle speaks
+
+    def _recv(self, types: Any, timeout: float) -> Any:
+        """``recv_match`` that keeps our 1 Hz heartbeat going, as a ground station must.
+
+        Some vehicles (MAVSDK's servers among them) drop a partner whose
+        heartbeats stop for a few seconds, and its messages with it.
+        """
+        if time.monotonic() - self._last_heartbeat_s >= 1.0:
+            self._heartbeat()
+        return self.conn.recv_match(type=types, blocking=True, timeout=timeout)
 
     def wait_vehicle(self, deadline: float) -> None:
         """Send heartbeats until the bound autopilot's heartbeat names its ids.
@@ -219,10 +232,11 @@ class MavLink:
             raise DeviceMismatch(
                 f"the vehicle on {self.connection!r} is {seen}, not system {self.expect_system} of the fleet entry; nothing sent"
             )
-        if self.signed and self.conn.mav.signing.badsig_count + self.conn.mav.signing.reject_count > 0:
+        if self.signed and self.conn.mav.signing.reject_count > 0:
             raise DeviceMismatch(
                 f"the vehicle on {self.connection!r} answers, but not signed with this drone's key "
-                f"({self.conn.mav.signing.reject_count + self.conn.mav.signing.badsig_count} messages refused); nothing sent"
+                f"({self.conn.mav.signing.reject_count} messages refused, "
+                f"{self.conn.mav.signing.badsig_count} with another key); nothing sent"
             )
         raise DeviceUnavailable(
             f"no vehicle heartbeat on {self.connection!r} within {self.heartbeat_timeout_s:g} s; "
@@ -262,9 +276,8 @@ class MavLink:
             if now >= deadline:
                 tr.detail = "overall link timeout"
                 break
-            msg = self.conn.recv_match(
-                type=["MISSION_REQUEST_INT", "MISSION_REQUEST", "MISSION_ACK"],
-                blocking=True,
+            msg = self._recv(
+                ["MISSION_REQUEST_INT", "MISSION_REQUEST", "MISSION_ACK"],
                 timeout=max(0.0, min(self.retry_s, deadline - now)),
             )
             if msg is None:
@@ -339,7 +352,7 @@ class MavLink:
                 if now >= deadline:
                     tr.detail = "overall link timeout"
                     return None
-                msg = self.conn.recv_match(type=types, blocking=True, timeout=max(0.0, min(self.retry_s, deadline - now)))
+                msg = self._recv(types, timeout=max(0.0, min(self.retry_s, deadline - now)))
                 if msg is None:
                     silent += 1
                     if silent > self.max_retries:
@@ -403,7 +416,7 @@ class MavLink:
             if now >= deadline:
                 tr.detail = "overall link timeout"
                 break
-            msg = self.conn.recv_match(type="MISSION_ACK", blocking=True, timeout=max(0.0, min(self.retry_s, deadline - now)))
+            msg = self._recv("MISSION_ACK", timeout=max(0.0, min(self.retry_s, deadline - now)))
             if msg is None:
                 silent += 1
                 if silent > self.max_retries:
@@ -453,7 +466,7 @@ class MavLink:
             if now >= deadline:
                 tr.detail = "overall link timeout"
                 break
-            msg = self.conn.recv_match(type="PARAM_VALUE", blocking=True, timeout=max(0.0, min(self.retry_s, deadline - now)))
+            msg = self._recv("PARAM_VALUE", timeout=max(0.0, min(self.retry_s, deadline - now)))
             if msg is None:
                 silent += 1
                 if silent > self.max_retries:
@@ -479,6 +492,11 @@ class MavLink:
 
 
 _BUSY = (_M.MAV_MISSION_ERROR, _M.MAV_MISSION_DENIED)
+
+
+def _refuse_unsigned(mav: Any, msg_id: int) -> bool:
+    """A bound, signing link accepts no unsigned message, not even a heartbeat."""
+    return False
 
 
 def _autopilot_name(code: int) -> str:
