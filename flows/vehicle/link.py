@@ -392,6 +392,19 @@ class MavLink:
         tr.duration_s = time.monotonic() - t0
         return tr
 
+    def drain(self, quiet_s: float, deadline: float) -> int:
+        """Discard what is still arriving (late answers of abandoned transfers) until ``quiet_s`` of quiet.
+
+        A vehicle may still be re-sending a COUNT or an item of a transfer we
+        gave up; read right after, that stale answer would pass for the new one.
+        """
+        n = 0
+        while time.monotonic() < deadline:
+            if self._recv(None, timeout=max(0.0, min(quiet_s, deadline - time.monotonic()))) is None:
+                break
+            n += 1
+        return n
+
     # --- clear ----------------------------------------------------------------------------------
 
     def clear(self, mission_type: int, deadline: float) -> Transfer:

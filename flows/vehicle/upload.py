@@ -465,9 +465,15 @@ def _leave_nothing_behind(
     holds: dict[str, Any] = {}
     for mtype in UPLOAD_ORDER:
         name = MISSION_TYPE_NAMES[mtype]
-        dl = ml.download(mtype, deadline)
-        if dl.outcome != "DOWNLOADED":
-            record("holds", dl)
+        # what a vehicle holds right after a failure is only believed when two read-backs agree, each
+        # after the link has gone quiet (a late answer of an abandoned transfer must not pass for it)
+        reads = []
+        for _ in range(2):
+            ml.drain(ml.retry_s, deadline)
+            reads.append(ml.download(mtype, deadline))
+        dl = reads[-1]
+        if any(r.outcome != "DOWNLOADED" for r in reads) or reads[0].items != reads[1].items:
+            record("holds", dl, detail=dl.detail or "two read-backs disagree")
             holds[name] = None
             continue
         planned = ms.items_of(mtype)
