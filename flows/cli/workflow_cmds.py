@@ -426,7 +426,11 @@ def dispatch_cmd(
     version: VersionOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Run every check; claim and send nothing.")] = False,
     link: Annotated[
-        str | None, typer.Option("--link", help="pymavlink connection string overriding the drone's link.")
+        list[str] | None,
+        typer.Option(
+            "--link",
+            help="Override a drone's link: DRONE=CONN (repeat per drone), or one pymavlink CONN for a one-drone plan.",
+        ),
     ] = None,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
@@ -435,16 +439,50 @@ def dispatch_cmd(
 ) -> None:
     """Dispatch an approved version: re-check on a fresh world, claim once, upload over MAVLink."""
     actor = _actor(as_user)
+    links = None
     args = {"draft_id": draft_id, "version": version, "dry_run": dry_run, "link": link, "now": now}
 
     def work() -> dict[str, Any]:
         with err_console.status("dispatching…", spinner="dots") if not (as_json or dry_run) else _null():
             return _service().dispatch(
-                draft_id, version, actor=_need_actor(actor), now=resolve_now(now), link=link, dry_run=dry_run,
+                draft_id, version, actor=_need_actor(actor), now=resolve_now(now), link=links, dry_run=dry_run,
                 world_dir=world,
             ).to_dict()
 
-    run(lambda: _audited("dispatch", actor, args, work), as_json, _render_dispatch)
+    def parsed() -> dict[str, Any]:
+        nonlocal links
+        links = parse_links(link)
+        return work()
+
+    if link:
+        try:
+            args["link"] = parse_links(link)  # the audit records which vehicle each drone's mission went to
+        except SortieError:
+            pass  # recorded as given; the command fails below with the parse error
+    run(lambda: _audited("dispatch", actor, args, parsed), as_json, _render_dispatch)
+
+
+def parse_links(values: list[str] | None) -> str | dict[str, str] | None:
+    """``--link`` values → None, one connection string, or {drone id: connection string}.
+
+    One value without ``=`` is a link for a one-drone plan (the service refuses
+    it for more drones); otherwise every value must be ``DRONE=CONN`` and each
+    drone named once.
+    """
+    if not values:
+        return None
+    if len(values) == 1 and "=" not in values[0]:
+        return values[0]
+    out: dict[str, str] = {}
+    for value in values:
+        drone, sep, conn = value.partition("=")
+        drone, conn = drone.strip(), conn.strip()
+        if not sep or not drone or not conn:
+            raise InvalidArgument(f"--link {value!r}: with more than one --link, each is DRONE=CONN")
+        if drone in out:
+            raise InvalidArgument(f"--link names {drone} twice")
+        out[drone] = conn
+    return out
 
 
 @app.command("export")

@@ -57,6 +57,7 @@ from flows.ledger import (
 from planner.errors import (
     AirspaceBlocked,
     Conflict,
+    DeviceMismatch,
     DeviceUnavailable,
     DispatchFailed,
     DispatchUncertain,
@@ -947,7 +948,12 @@ def dispatch(
     if isinstance(link, str) and len(drones) > 1:
         raise InvalidArgument(
             f"--link names one vehicle but the plan flies {len(drones)} drones ({', '.join(drones)}); "
-            "give no --link (each drone's own link is used)"
+            "give --link DRONE=CONN for each, or no --link (each drone's own link is used)"
+        )
+    if isinstance(link, Mapping) and set(link) - set(drones):
+        raise InvalidArgument(
+            f"--link names {', '.join(sorted(set(link) - set(drones)))}, which this plan does not fly "
+            f"(it flies {', '.join(drones)})"
         )
     claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now)
     if not claim.claimed:
@@ -967,7 +973,7 @@ def dispatch(
         result["message"] = "the vehicle accepted the mission"
     except DispatchFailed as exc:
         status, result = "FAILED", {"message": exc.message, "outcome": exc.details}
-    except DeviceUnavailable as exc:
+    except (DeviceUnavailable, DeviceMismatch) as exc:
         status, result = "FAILED", {"message": exc.message, "outcome": exc.details}
     except DispatchUncertain as exc:
         status, result = "UNCERTAIN", {"message": exc.message, "outcome": exc.details}
