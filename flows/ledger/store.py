@@ -90,6 +90,7 @@ __all__ = [
     "Claim",
     "Ledger",
     "open_ledger",
+    "LedgerUnavailable",
 ]
 
 T = TypeVar("T")
