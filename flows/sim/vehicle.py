@@ -136,7 +136,10 @@ def parse_loss(spec: str) -> tuple[str, int | None, int | None]:
         if parts[1] not in _TYPE_BY_NAME:
             raise InvalidArgument(f"loss point {spec!r}: type must be mission, fence, rally or *")
         mtype = _TYPE_BY_NAME[parts[1]]
-    seq = int(parts[2]) if len(parts) > 2 else None
+    try:
+        seq = int(parts[2]) if len(parts) > 2 else None
+    except ValueError:
+        raise InvalidArgument(f"loss point {spec!r}: SEQ must be a number") from None
     return kind, mtype, seq
 
 
