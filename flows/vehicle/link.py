@@ -297,6 +297,19 @@ class MavLink:
                 else:
                     send_item(last[1])
                 continue
+            if (
+                msg.get_type() == "MISSION_ACK"
+                and last[0] == "count"
+                and msg.type in _BUSY
+                and msg.get_srcSystem() == self.target_system
+                and int(getattr(msg, "mission_type", 0)) != mission_type
+                and tr.busy_nacks < 4 * self.max_retries
+            ):
+                # PX4 acks a COUNT with ERROR in the type of the transfer it is still busy with
+                # (a download whose final ack was lost): busy, not a refusal; COUNT again on the timer
+                tr.busy_nacks += 1
+                silent = 0
+                continue
             if not self._for_us(msg, mission_type):
                 continue
             if msg.get_type() == "MISSION_ACK":
@@ -317,6 +330,7 @@ class MavLink:
                     break
                 if last[0] == "count" and msg.type in _BUSY and tr.busy_nacks < 4 * self.max_retries:
                     tr.busy_nacks += 1  # busy before the first request: nothing written; COUNT again on the timer
+                    silent = 0
                     continue
                 tr.outcome, tr.result = "REJECTED", result_name(msg.type)
                 tr.detail = f"the vehicle answered {result_name(msg.type)}" + (

@@ -32,7 +32,7 @@ from planner.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, com
 from testkit import wire_plan, wire_world  # noqa: E402
 
 FAST = dict(timeout_s=8.0, retry_s=0.05, max_retries=10, heartbeat_timeout_s=3.0)
-SIM_FAST = dict(heartbeat_s=0.05, rerequest_s=0.05, transfer_timeout_s=0.6)
+SIM_FAST = dict(heartbeat_s=0.05, rerequest_s=0.05, transfer_timeout_s=1.0)
 HOME = (60.1699, 24.9409, 13.5)
 TYPES = (FENCE, MISSION, RALLY)
 N_MISSION = {d: len(mission_set(wire_plan(), 0, wire_world(d)).mission) for d in ("ardupilot", "px4")}
@@ -152,3 +152,25 @@ def test_a_mission_refused_mid_transfer_is_cleared_with_the_fence(dialect: str) 
     assert "the vehicle holds nothing of this dispatch" in result.detail
     assert all(h["count"] == 0 for h in _held(sim, dialect).values())
     _check(sim, dialect, result, exc)
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("dialect", ["ardupilot", "px4"])
+def test_every_final_ack_lost_is_settled_by_read_back_without_a_second_upload(dialect: str) -> None:
+    sim, result, exc = _dispatch(dialect, lose_final_ack=True)
+    assert exc is None, exc
+    assert result is not None and result.verified_by_download == ("fence", "mission", "rally")
+    assert sim.stats.uploads_completed == 3, "never a blind re-upload"
+    _check(sim, dialect, result, exc)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("dialect", "drop", "at"), [
+    pytest.param(d, drop, at, id=f"{d}-drop{int(drop * 100)}-{'count' if at is None else f'item{at}'}")
+    for d in ("ardupilot", "px4") for drop in (0.1, 0.3) for at in (None, 5)
+])
+def test_a_refusing_vehicle_on_a_lossy_link_is_never_accepted_and_its_holdings_are_true(dialect: str, drop: float, at: int | None) -> None:
+    sim, result, exc = _dispatch(dialect, drop=drop, reject="MAV_MISSION_ERROR", reject_at_seq=at, seed=5)
+    assert exc is not None, "a vehicle that refuses the mission never yields ACCEPTED"
+    _check(sim, dialect, result, exc)
+    assert not _held(sim, dialect)["mission"]["matches_plan"]
