@@ -15,7 +15,7 @@ This module is a leaf: it imports nothing of sortie, so every package
     ├── Conflict (RuntimeError)                   CONFLICT
     ├── AirspaceBlocked (RuntimeError)            AIRSPACE_BLOCKED
     ├── DeviceUnavailable (RuntimeError)          DEVICE_UNAVAILABLE
-    ├── DeviceMismatch (RuntimeError)             DEVICE_MISMATCH
+    │   └── DeviceMismatch                        DEVICE_MISMATCH
     ├── ApprovalRequired (PermissionError)        APPROVAL_REQUIRED
     ├── ApprovalStale (RuntimeError)              APPROVAL_STALE
     ├── DispatchFailed (RuntimeError)             DISPATCH_FAILED
@@ -119,8 +119,9 @@ class DeviceUnavailable(SortieError, RuntimeError):
     code = "DEVICE_UNAVAILABLE"
 
 
-class DeviceMismatch(SortieError, RuntimeError):
-    """The vehicle on the link is not the drone of the fleet entry (system id, autopilot, signing key)."""
+class DeviceMismatch(DeviceUnavailable):
+    """The vehicle on the link is not the drone of the fleet entry (system id, autopilot, signing key):
+    for dispatch the bound drone is not available there, and nothing is sent."""
 
     code = "DEVICE_MISMATCH"
 

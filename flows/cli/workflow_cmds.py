@@ -23,6 +23,7 @@ import typer
 
 from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
 from flows.context import DEMO_WORLD_DIR, resolve_now, resolve_world_dir, sortie_home
+from flows.vehicle.linkspec import parse_links
 from planner.errors import InvalidArgument, SortieError
 
 __all__ = ["DEMO_TEXT", "DEMO_REGION", "DEMO_NOW"]
@@ -461,28 +462,6 @@ def dispatch_cmd(
             pass  # recorded as given; the command fails below with the parse error
     run(lambda: _audited("dispatch", actor, args, parsed), as_json, _render_dispatch)
 
-
-def parse_links(values: list[str] | None) -> str | dict[str, str] | None:
-    """``--link`` values → None, one connection string, or {drone id: connection string}.
-
-    One value without ``=`` is a link for a one-drone plan (the service refuses
-    it for more drones); otherwise every value must be ``DRONE=CONN`` and each
-    drone named once.
-    """
-    if not values:
-        return None
-    if len(values) == 1 and "=" not in values[0]:
-        return values[0]
-    out: dict[str, str] = {}
-    for value in values:
-        drone, sep, conn = value.partition("=")
-        drone, conn = drone.strip(), conn.strip()
-        if not sep or not drone or not conn:
-            raise InvalidArgument(f"--link {value!r}: with more than one --link, each is DRONE=CONN")
-        if drone in out:
-            raise InvalidArgument(f"--link names {drone} twice")
-        out[drone] = conn
-    return out
 
 
 @app.command("export")

@@ -57,7 +57,6 @@ from flows.ledger import (
 from planner.errors import (
     AirspaceBlocked,
     Conflict,
-    DeviceMismatch,
     DeviceUnavailable,
     DispatchFailed,
     DispatchUncertain,
@@ -942,19 +941,11 @@ def dispatch(
             draft_status=rec.state, message="dry run: every check passed; nothing was claimed or sent",
             checks=checks, files=_files_of(draft_id, rec.version),
         )
+    from flows.vehicle.linkspec import check_links
     from flows.vehicle.upload import upload_plan as upload  # pymavlink is heavy: only a real dispatch loads it
 
     drones = sorted({s["drone_id"] for s in (rec.plan or {}).get("sorties", [])})
-    if isinstance(link, str) and len(drones) > 1:
-        raise InvalidArgument(
-            f"--link names one vehicle but the plan flies {len(drones)} drones ({', '.join(drones)}); "
-            "give --link DRONE=CONN for each, or no --link (each drone's own link is used)"
-        )
-    if isinstance(link, Mapping) and set(link) - set(drones):
-        raise InvalidArgument(
-            f"--link names {', '.join(sorted(set(link) - set(drones)))}, which this plan does not fly "
-            f"(it flies {', '.join(drones)})"
-        )
+    check_links(drones, link)  # before the claim: a wrong --link must not use up the dispatch
     claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now)
     if not claim.claimed:
         return _first_outcome(ledger, claim.dispatch, now=now)
@@ -973,7 +964,7 @@ def dispatch(
         result["message"] = "the vehicle accepted the mission"
     except DispatchFailed as exc:
         status, result = "FAILED", {"message": exc.message, "outcome": exc.details}
-    except (DeviceUnavailable, DeviceMismatch) as exc:
+    except DeviceUnavailable as exc:
         status, result = "FAILED", {"message": exc.message, "outcome": exc.details}
     except DispatchUncertain as exc:
         status, result = "UNCERTAIN", {"message": exc.message, "outcome": exc.details}

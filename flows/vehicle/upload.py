@@ -54,6 +54,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from flows.vehicle.link import MavLink, Transfer
+from flows.vehicle.linkspec import check_links
 from planner.errors import (
     DeviceMismatch,
     DeviceUnavailable,
@@ -212,20 +213,6 @@ def _link_for(drone_id: str, world: World, link: str | Mapping[str, str] | None,
     return link[drone_id]
 
 
-def check_links(plan: Plan, link: str | Mapping[str, str] | None) -> None:
-    """``InvalidArgument`` unless ``link`` fits the plan: one string for one drone, a mapping of its drones."""
-    drones = sorted({s.drone_id for s in plan.sorties})
-    if isinstance(link, str) and len(drones) > 1:
-        raise InvalidArgument(
-            f"--link names one vehicle but the plan flies {len(drones)} drones ({', '.join(drones)}); "
-            "give --link DRONE=CONN for each, or none (each drone's own link is used)"
-        )
-    if isinstance(link, Mapping):
-        unknown = sorted(set(link) - set(drones))
-        if unknown:
-            raise InvalidArgument(f"--link names {', '.join(unknown)}, which the plan does not fly (it flies {', '.join(drones)})")
-
-
 def upload_plan(
     plan: Plan,
     world: World,
@@ -260,7 +247,7 @@ def upload_plan(
         raise InvalidArgument("timeout_s must be > 0")
     if not plan.sorties:
         raise InvalidArgument("the plan has no sorties to dispatch")
-    check_links(plan, link)
+    check_links((s.drone_id for s in plan.sorties), link)
     sorties, later = _first_sorties(plan)
     outcome = DispatchOutcome(status="ACCEPTED", uploads=[], not_uploaded=later)
     bindings = {s.drone_id: binding_for(world.drone(s.drone_id), key_store) for s in sorties}
@@ -281,7 +268,7 @@ def upload_plan(
                 heartbeat_timeout_s=heartbeat_timeout_s,
                 binding=bindings[s.drone_id],
             )
-        except (DispatchFailed, DispatchUncertain, DeviceUnavailable, DeviceMismatch) as exc:
+        except (DispatchFailed, DispatchUncertain, DeviceUnavailable) as exc:  # DeviceMismatch is a DeviceUnavailable
             outcome.status = result.status
             raise type(exc)(exc.message, details=outcome.to_dict()) from None
     return outcome

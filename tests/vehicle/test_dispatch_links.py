@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 os.environ.setdefault("MAVLINK20", "1")
 
 from flows.cli import app  # noqa: E402
-from flows.cli.workflow_cmds import parse_links  # noqa: E402
+from flows.vehicle.linkspec import parse_links  # noqa: E402
 from flows.context import DEMO_WORLD_DIR  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
