@@ -1,4 +1,4 @@
-"""The workflow commands: plan, drafts, show, diff, replan, approve, reject, dispatch, export, log, demo.
+"""The workflow commands: plan, drafts, show, diff, replan, approve, reject, dispatch, export, log.
 
 Each command parses its options, calls the ``flows.usecases.service`` function the
 Prefect flows call too, and prints a short summary (``--json``: the same data
@@ -9,9 +9,7 @@ needs no Prefect server.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -21,16 +19,12 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
-from flows.context import DEMO_WORLD_DIR, resolve_now, resolve_world_dir, sortie_home
+from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, RulesOpt, WorldOpt, app, console, err_console, run
+from flows.context import resolve_now
 from flows.vehicle.linkspec import parse_links
 from planner.errors import InvalidArgument, SortieError
 
-__all__ = ["DEMO_TEXT", "DEMO_REGION", "DEMO_NOW"]
-
-DEMO_TEXT = "这块地今天巡一遍消防通道"
-DEMO_REGION = "region-1001"
-DEMO_NOW = "2026-11-29T07:00:00+02:00"  # the demo world's reference time (data/demo-helsinki/README.md)
+__all__: list[str] = []  # commands register themselves on ``flows.cli.app.app``; ``flows.cli.demo_cmds`` reuses the helpers
 
 VersionOpt = Annotated[int | None, typer.Option("--version", "-v", help="Draft version (default: the latest).")]
 
@@ -63,7 +57,8 @@ def _audited(command: str, actor: str | None, args: dict[str, Any], work: Callab
         raise
     finally:
         if code != "LEDGER_UNAVAILABLE":
-            from flows.ledger import LedgerUnavailable, open_ledger
+            from flows.ledger import open_ledger
+            from planner.errors import LedgerUnavailable
 
             try:
                 open_ledger().audit(
@@ -265,10 +260,12 @@ def plan_cmd(
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
+    rules: RulesOpt = None,
 ) -> None:
-    """Extract, plan, evaluate and record a draft (no Prefect server needed)."""
+    """Extract, plan inside the rule set's limits, evaluate and record a draft (no Prefect server needed)."""
     actor = _actor(as_user)
-    args = {"text": text, "region": region, "area": str(area) if area else None, "world": world, "now": now}
+    args = {"text": text, "region": region, "area": str(area) if area else None, "world": world, "now": now,
+            "rules": rules}
 
     def body() -> dict[str, Any]:
         def work() -> dict[str, Any]:
@@ -280,6 +277,7 @@ def plan_cmd(
                     requested_by=_need_actor(actor),
                     world_dir=world,
                     now=resolve_now(now),
+                    rules_path=rules,
                 )
             return summary.to_dict()
 
@@ -358,6 +356,7 @@ def replan_cmd(
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
+    rules: RulesOpt = None,
 ) -> None:
     """Plan the draft again on the current world: a new version, the old one SUPERSEDED."""
     actor = _actor(as_user)
@@ -365,10 +364,11 @@ def replan_cmd(
     def work() -> dict[str, Any]:
         with err_console.status("replanning…", spinner="dots") if not as_json else _null():
             return _service().replan(
-                draft_id, requested_by=_need_actor(actor), world_dir=world, now=resolve_now(now)
+                draft_id, requested_by=_need_actor(actor), world_dir=world, now=resolve_now(now), rules_path=rules
             ).to_dict()
 
-    run(lambda: _audited("replan", actor, {"draft_id": draft_id, "world": world, "now": now}, work), as_json, _render_draft)
+    args = {"draft_id": draft_id, "world": world, "now": now, "rules": rules}
+    run(lambda: _audited("replan", actor, args, work), as_json, _render_draft)
 
 
 @app.command("approve")
@@ -437,17 +437,18 @@ def dispatch_cmd(
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
+    rules: RulesOpt = None,
 ) -> None:
     """Dispatch an approved version: re-check on a fresh world, claim once, upload over MAVLink."""
     actor = _actor(as_user)
     links = None
-    args = {"draft_id": draft_id, "version": version, "dry_run": dry_run, "link": link, "now": now}
+    args = {"draft_id": draft_id, "version": version, "dry_run": dry_run, "link": link, "now": now, "rules": rules}
 
     def work() -> dict[str, Any]:
         with err_console.status("dispatching…", spinner="dots") if not (as_json or dry_run) else _null():
             return _service().dispatch(
                 draft_id, version, actor=_need_actor(actor), now=resolve_now(now), link=links, dry_run=dry_run,
-                world_dir=world,
+                world_dir=world, rules_path=rules,
             ).to_dict()
 
     def parsed() -> dict[str, Any]:
@@ -498,169 +499,3 @@ def log_cmd(
         "log", draft_id, {}, lambda: _service().draft_log(draft_id), _render_log, as_json=as_json, world=world,
         as_user=as_user,
     )
-
-
-# --------------------------------------------------------------------------- demo
-
-
-def _demo_users(world_dir: Path, tenant: str) -> tuple[str, str]:
-    """The demo planner and approver: from users.json, a planner and a different approver+dispatcher."""
-    world = _service().load_world_at(world_dir)
-    planner = next((u.id for u in world.users if "planner" in u.roles and tenant in u.tenants and "*" in u.regions), None)
-    approver = next(
-        (
-            u.id
-            for u in world.users
-            if {"approver", "dispatcher"} <= u.roles and tenant in u.tenants and u.id != planner
-        ),
-        None,
-    )
-    if planner is None or approver is None:
-        raise InvalidArgument(f"the world's users.json needs a planner and an approver+dispatcher of {tenant}")
-    return planner, approver
-
-
-def _report_in(world_dir: Path, draft: dict[str, Any], when: datetime) -> list[str]:
-    """The demo's vehicles are live: stamp their telemetry time in the demo's own copy of the world.
-
-    Dispatch re-checks telemetry freshness on a fresh snapshot; in the field the
-    fleet feed does this, in the demo the simulated vehicles stand in for it.
-    """
-    path = world_dir / "fleet.json"
-    fleet = json.loads(path.read_text(encoding="utf-8"))
-    drones = sorted({s["drone"] for s in draft["sorties"]})
-    for d in fleet["drones"]:
-        if d["id"] in drones:
-            d["last_telemetry_at"] = when.isoformat()
-    path.write_text(json.dumps(fleet, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    return drones
-
-
-def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[Any], dict[str, str]]:
-    """One simulated vehicle per drone of the plan (first sorties), each on a loopback port the OS picks."""
-    from flows.sim.vehicle import SimVehicle
-
-    world = _service().load_world_at(world_dir)
-    sims: list[Any] = []
-    links: dict[str, str] = {}
-    for drone_id in sorted({s["drone"] for s in summary["sorties"]}):
-        drone = world.drone(drone_id)
-        dock = world.dock(drone.dock_id)
-        sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m))
-        sims.append(sim.start())
-        links[drone_id] = sim.address  # bound by the simulator itself: no pick-then-bind race
-    return sims, links
-
-
-def _demo_fly(draft: dict[str, Any], sims: list[Any], actor: str, when: datetime, say: Any, as_json: bool) -> dict[str, Any]:
-    """Steps 4 and 5 of the demo: the simulators fly what they hold, the monitor follows, the report is written."""
-    from flows.sim.fly import fly_and_report
-
-    say("[bold]4. fly and monitor[/] (simulated time, 100× faster)", highlight=False)
-    with err_console.status("flying…", spinner="dots") if not as_json else _null():
-        flown = fly_and_report(draft["draft_id"], draft["version"], sims, actor=actor, now=when, speedup=100.0)
-    mon = flown["monitor"]
-    say(f"mission {mon.get('state', '?')}: {mon.get('reason') or ''}", markup=False, highlight=False)
-    return flown
-
-
-@app.command("demo")
-def demo_cmd(
-    as_json: JsonOpt = False,
-    world: WorldOpt = None,
-    now: NowOpt = None,
-    as_user: AsOpt = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the dispatch but send nothing.")] = False,
-) -> None:
-    """The whole path on the demo world in a fresh folder: plan → findings and map → approve → dispatch → log."""
-
-    def body() -> dict[str, Any]:
-        service = _service()
-        base = sortie_home()
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-        home = base / "demo" / f"{stamp}-{os.getpid()}"
-        home.mkdir(parents=True, exist_ok=False)
-        os.environ["SORTIE_HOME"] = str(home)
-        world_dir = home / "world"  # a private copy: the demo's vehicles update their telemetry in it
-        shutil.copytree(resolve_world_dir(world) if world else DEMO_WORLD_DIR, world_dir)
-        when = resolve_now(now or os.environ.get("SORTIE_NOW") or DEMO_NOW)
-        region_tenant = service.load_world_at(world_dir).region(DEMO_REGION).tenant
-        planner, approver = _demo_users(world_dir, region_tenant)
-        steps: list[dict[str, Any]] = []
-        say = (lambda *a, **k: None) if as_json else console.print
-
-        say(f"[bold]1. plan[/] as {planner}: {DEMO_TEXT} ({DEMO_REGION}, now {when.isoformat()})", highlight=False)
-        with err_console.status("planning…", spinner="dots") if not as_json else _null():
-            draft = service.plan_draft(
-                text=DEMO_TEXT, region_id=DEMO_REGION, requested_by=planner, world_dir=world_dir, now=when
-            ).to_dict()
-        steps.append({"step": "plan", "draft": draft})
-        if not as_json:
-            _render_draft(draft)
-        if draft["status"] != "DRAFT" or draft["verdict"] == "block":
-            say(f"the draft is {draft['status']} ({draft['verdict']}): nothing to approve", highlight=False)
-            return {"home": str(home), "steps": steps, "outcome": draft["status"]}
-        say(f"map picture: {draft['files'].get('map', '–')}", markup=False, highlight=False)
-
-        say(f"[bold]2. approve[/] as {approver}", highlight=False)
-        approved = service.approve(
-            draft["draft_id"], draft["version"], approver=approver, plan_hash=draft["plan_hash"],
-            comment="demo approval", now=when, world_dir=world_dir,
-        ).to_dict()
-        steps.append({"step": "approve", "status": approved["status"]})
-        say(f"draft is {approved['status']}", highlight=False)
-
-        say("[bold]3. dispatch[/]", highlight=False)
-        sims = None if dry_run else _start_simulators(draft, world_dir)
-        fresh = _report_in(world_dir, draft, when)
-        say(f"the demo's vehicles report in: telemetry of {', '.join(fresh)} at {when.isoformat()}", markup=False,
-            highlight=False)
-        try:
-            if sims is None:
-                if not dry_run:
-                    say("(no vehicle simulator in this build: dry run)", highlight=False)
-                result = service.dispatch(
-                    draft["draft_id"], draft["version"], actor=approver, now=when, dry_run=True, world_dir=world_dir
-                ).to_dict()
-            else:
-                links = sims[1]
-                say(f"to the built-in vehicle simulator: {', '.join(f'{k} {v}' for k, v in links.items())}",
-                    highlight=False)
-                with err_console.status("uploading…", spinner="dots") if not as_json else _null():
-                    result = service.dispatch(
-                        draft["draft_id"], draft["version"], actor=approver, now=when,
-                        link=links if len(links) > 1 else next(iter(links.values())), world_dir=world_dir,
-                        timeout_s=20.0,
-                    ).to_dict()
-                if not as_json:
-                    _render_dispatch(result)
-                if result["status"] == "ACKED":
-                    flown = _demo_fly(draft, sims[0], approver, when, say, as_json)
-                    steps.append({"step": "dispatch", "result": result})
-                    steps.append({"step": "monitor", "result": flown["monitor"]})
-                    steps.append({"step": "report", "files": flown["report"]["files"]})
-        finally:
-            if sims is not None:
-                for sim in sims[0]:
-                    sim.stop()
-        if not any(st["step"] == "dispatch" for st in steps):
-            steps.append({"step": "dispatch", "result": result})
-            if not as_json and sims is None:
-                _render_dispatch(result)
-
-        log = service.draft_log(draft["draft_id"])
-        steps.append({"step": "log", "events": log["events"]})
-        if not as_json:
-            say("[bold]5. what happened[/]", highlight=False)
-            _render_log(log)
-            report = next((st for st in steps if st["step"] == "report"), None)
-            if report is not None:
-                say("[bold]6. report[/]", highlight=False)
-                console.print(Path(report["files"]["report"]).read_text(encoding="utf-8"), markup=False, highlight=False)
-            say(f"ledger and files: {home}", markup=False, highlight=False)
-        monitored = next((st["result"] for st in steps if st["step"] == "monitor"), None)
-        outcome = monitored["state"] if monitored else result["status"]  # SUCCEEDED/ABORTED once flown
-        return {"home": str(home), "draft_id": draft["draft_id"], "steps": steps, "outcome": outcome}
-
-    run(lambda: _audited("demo", _actor(as_user), {"world": world, "now": now, "dry_run": dry_run}, body), as_json,
-        lambda d: None)

@@ -42,7 +42,7 @@ from typing import Any
 from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
-from flows.context import RULES_FILE, resolve_world_dir, sortie_home
+from flows.context import draft_dir, load_world_at, resolve_rules_file, resolve_world_dir, sortie_home
 from flows.ledger import (
     APPROVAL_TTL,
     DispatchRecord,
@@ -189,18 +189,6 @@ def four_eyes_default() -> bool:
     return os.environ.get("SORTIE_FOUR_EYES", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def load_world_at(world_dir: str | Path | None) -> World:
-    """Load the world folder (``--world``, ``SORTIE_WORLD``, else the demo world); a fresh snapshot each call."""
-    from planner.world_files import load_world
-
-    return load_world(resolve_world_dir(world_dir))
-
-
-def draft_dir(draft_id: str, version: int, home: Path | None = None) -> Path:
-    """``SORTIE_HOME/drafts/<id>/v<version>``: where a version's files live."""
-    return (home or sortie_home()) / "drafts" / draft_id / f"v{int(version)}"
-
-
 def _user(world: World, user_id: str | None, what: str) -> User:
     if not user_id:
         raise InvalidArgument(f"who is acting? give --as USER or set SORTIE_USER to {what}")
@@ -270,10 +258,10 @@ def _verdict_of(verdict: Any) -> tuple[str, list[dict[str, Any]]]:
 
 
 def _rules(rules_path: str | Path | None) -> Any:
-    """The rule set (``--rules`` or the bundled ``data/rules.yaml``); a missing file is an error, never a skip."""
+    """The rule set (``--rules``, ``SORTIE_RULES`` or the bundled ``data/rules.yaml``); a missing file is an error, never a skip."""
     from rules.loading import load_rules
 
-    path = Path(rules_path) if rules_path else RULES_FILE
+    path = resolve_rules_file(rules_path)
     if not path.is_file():
         raise InvalidArgument(f"rule file {str(path)!r} does not exist; sortie does not plan or dispatch without rules")
     return load_rules(path)
@@ -308,7 +296,7 @@ class _Attempt:
     ok: bool = False  # this attempt is the draft's current version
 
 
-def _build_job(world: World, intent: Any, start_at: datetime, area: BaseGeometry) -> Any:
+def _build_job(world: World, intent: Any, start_at: datetime, area: BaseGeometry, limits: Any) -> Any:
     from planner.job import Job
 
     mission = intent.mission_type.value if intent.mission_type is not None else None
@@ -318,10 +306,9 @@ def _build_job(world: World, intent: Any, start_at: datetime, area: BaseGeometry
         mission_type=mission,
         area_wgs84=area,
         start_at=start_at,
-        altitude_m=float(intent.altitude_m or world.defaults.altitude_m),
+        altitude_m=limits.altitude_m(intent.altitude_m or None, world.defaults.altitude_m),
         sensors=frozenset(s.value for s in intent.sensors),
         poi_kinds=poi_kinds,
-        ceiling_m=float(world.defaults.ceiling_m),
     )
 
 
@@ -344,10 +331,11 @@ def _candidate_fleets(world: World, job: Any, rules: Any, now: datetime, tenant:
     return fleets, missing
 
 
-def _plan_once(world: World, job: Any, fleet: Sequence[Drone]) -> Plan:
+def _plan_once(world: World, job: Any, fleet: Sequence[Drone], rules: Any) -> Plan:
     from planner.mission import plan_mission
+    from rules.limits import planning_limits
 
-    return plan_mission(world, job, tuple(fleet))
+    return plan_mission(world, job, tuple(fleet), limits=planning_limits(rules, world))
 
 
 def _attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str) -> tuple[list[_Attempt], list[str]]:
@@ -366,7 +354,7 @@ def _attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str) ->
         label = ", ".join(d.id for d in fleet)
         try:
             # What is stored, hashed, approved and dispatched is the canonical (rounded) plan: evaluate that one.
-            plan = plan_from_dict(plan_to_dict(_plan_once(world, job, fleet)))
+            plan = plan_from_dict(plan_to_dict(_plan_once(world, job, fleet, rules)))
         except PlanInfeasible as exc:
             missing.append(f"[{label}]: {exc.message}")
             continue
@@ -598,8 +586,10 @@ def _plan_versions(
             "the request needs clarification: " + " ".join(questions),
             details={"missing": list(intent.missing), "questions": questions},
         )
-    job = _build_job(world, intent, _start_at(extraction, world, now), area)
     rules = _rules(rules_path)
+    from rules.limits import planning_limits
+
+    job = _build_job(world, intent, _start_at(extraction, world, now), area, planning_limits(rules, world))
     attempts, missing = _attempts(world, job, rules, now, tenant)
     return _new_versions(
         draft_id=draft_id,
