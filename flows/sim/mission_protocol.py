@@ -34,15 +34,35 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+import threading
+from typing import Any, Callable, Protocol
 
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from planner.mission_items import MISSION, MissionItem, from_wire, normalise_as_vehicle  # noqa: E402
 
-if TYPE_CHECKING:
-    from flows.sim.vehicle import SimVehicle
+
+
+class VehicleSide(Protocol):
+    """What the protocol needs of the vehicle (``flows.sim.vehicle.SimVehicle``, described here rather than imported: no cycle)."""
+
+    dialect: str
+    lose_final_ack: bool
+    reject_result: int | None
+    reject_types: tuple[int, ...]
+    reject_at_seq: int | None
+    rerequest_s: float
+    transfer_timeout_s: float
+    flight: Any
+    stats: Any
+    _lock: threading.Lock
+    _missions: dict[int, tuple[MissionItem, ...]]
+
+    def send(self, build: Callable[[Any], None], loss: tuple[str, int, int] | None = None) -> bool: ...
+    def log(self, text: str) -> None: ...
+    def _store(self, mtype: int, items: tuple[MissionItem, ...]) -> None: ...
+    def _as_downloaded(self, mtype: int, items: tuple[MissionItem, ...]) -> tuple[MissionItem, ...]: ...
 
 __all__ = ["MissionProtocol", "ArduPilotMissions", "Px4Missions", "protocol_for"]
 
@@ -60,7 +80,7 @@ def _partner(msg: Any) -> tuple[int, int]:
 class MissionProtocol:
     """What both autopilots share: storage through the vehicle, acks through its fault model."""
 
-    def __init__(self, vehicle: "SimVehicle") -> None:
+    def __init__(self, vehicle: VehicleSide) -> None:
         self.v = vehicle
 
     # storage (the vehicle owns the dict and its lock)
@@ -133,7 +153,7 @@ class _ApReceiving:
 class ArduPilotMissions(MissionProtocol):
     """One ``MissionItemProtocol`` per mission type, as in ``libraries/GCS_MAVLink``."""
 
-    def __init__(self, vehicle: "SimVehicle") -> None:
+    def __init__(self, vehicle: VehicleSide) -> None:
         super().__init__(vehicle)
         self.receiving: dict[int, _ApReceiving] = {}
 
@@ -269,7 +289,7 @@ _IDLE, _GETLIST, _SENDLIST = "IDLE", "GETLIST", "SENDLIST"
 class Px4Missions(MissionProtocol):
     """One ``MavlinkMissionManager``: a single transfer at a time, whatever its type."""
 
-    def __init__(self, vehicle: "SimVehicle") -> None:
+    def __init__(self, vehicle: VehicleSide) -> None:
         super().__init__(vehicle)
         self.state = _IDLE
         self.mission_type = MISSION
@@ -431,6 +451,6 @@ def _fence() -> int:
     return int(_M.MAV_MISSION_TYPE_FENCE)
 
 
-def protocol_for(vehicle: "SimVehicle") -> MissionProtocol:
+def protocol_for(vehicle: VehicleSide) -> MissionProtocol:
     """The mission protocol of the vehicle's dialect."""
     return ArduPilotMissions(vehicle) if vehicle.dialect == "ardupilot" else Px4Missions(vehicle)
