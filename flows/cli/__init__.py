@@ -22,6 +22,7 @@ from flows.cli import demo_cmds  # noqa: E402,F401
 from flows.cli import intent_cmds  # noqa: E402,F401
 from flows.cli import vehicle_cmds  # noqa: E402,F401
 from flows.cli import serve_cmds  # noqa: E402,F401
+from flows.cli import server_cmds  # noqa: E402,F401
 from flows.cli import rules_cmds  # noqa: E402,F401
 from flows.cli import monitor_cmds  # noqa: E402,F401
 from flows.cli.app import app  # noqa: E402

@@ -1,9 +1,8 @@
-"""``sortie demo``: the whole path on the demo world, offline, in a fresh folder.
+"""``sortie demo``: the whole path on the demo world in a fresh folder, offline, in-process.
 
 plan → findings and map → approve → dispatch to built-in vehicle simulators →
-fly and monitor → report → the event log. It is the one production command that
-starts simulators (``flows.sim``), so it lives apart from the workflow commands
-it strings together (``flows.cli.workflow_cmds``: same service calls, same renderers).
+fly and monitor → report. It runs the use cases in the embedded (local) mode
+on a ledger of its own, opened once here; every result says ``"mode": "local"``.
 """
 
 from __future__ import annotations
@@ -11,16 +10,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from datetime import datetime, timezone
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any
 
 import typer
 
 from flows.cli.app import AsOpt, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
-from flows.cli.workflow_cmds import _actor, _audited, _null, _render_dispatch, _render_draft, _render_log, _service
+from flows.cli.render import render_dispatch, render_draft, render_log
 from flows.context import DEMO_WORLD_DIR, resolve_now, resolve_world_dir, sortie_home
-from planner.errors import InvalidArgument
+from planner.errors import InvalidArgument, SortieError
 
 __all__ = ["DEMO_TEXT", "DEMO_REGION", "DEMO_NOW"]
 
@@ -29,7 +30,18 @@ DEMO_REGION = "region-1001"
 DEMO_NOW = "2026-11-29T07:00:00+02:00"  # the demo world's reference time (data/demo-helsinki/README.md)
 
 
-# --------------------------------------------------------------------------- demo
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _service() -> ModuleType:
+    from flows.usecases import service
+
+    return service
 
 
 def _demo_users(world_dir: Path, tenant: str) -> tuple[str, str]:
@@ -113,6 +125,9 @@ def demo_cmd(
         world_dir = home / "world"  # a private copy: the demo's vehicles update their telemetry in it
         shutil.copytree(resolve_world_dir(world) if world else DEMO_WORLD_DIR, world_dir)
         when = resolve_now(now or os.environ.get("SORTIE_NOW") or DEMO_NOW)
+        from flows.ledger import open_ledger
+
+        ledger = open_ledger(home)  # opened once: every step below records into it
         region_tenant = service.load_world_at(world_dir).region(DEMO_REGION).tenant
         planner, approver = _demo_users(world_dir, region_tenant)
         steps: list[dict[str, Any]] = []
@@ -121,11 +136,12 @@ def demo_cmd(
         say(f"[bold]1. plan[/] as {planner}: {DEMO_TEXT} ({DEMO_REGION}, now {when.isoformat()})", highlight=False)
         with err_console.status("planning…", spinner="dots") if not as_json else _null():
             draft = service.plan_draft(
-                text=DEMO_TEXT, region_id=DEMO_REGION, requested_by=planner, world_dir=world_dir, now=when
+                text=DEMO_TEXT, region_id=DEMO_REGION, requested_by=planner, world_dir=world_dir, now=when,
+                ledger=ledger,
             ).to_dict()
         steps.append({"step": "plan", "draft": draft})
         if not as_json:
-            _render_draft(draft)
+            render_draft(draft)
         if draft["status"] != "DRAFT" or draft["verdict"] == "block":
             say(f"the draft is {draft['status']} ({draft['verdict']}): nothing to approve", highlight=False)
             return {"home": str(home), "steps": steps, "outcome": draft["status"]}
@@ -134,7 +150,7 @@ def demo_cmd(
         say(f"[bold]2. approve[/] as {approver}", highlight=False)
         approved = service.approve(
             draft["draft_id"], draft["version"], approver=approver, plan_hash=draft["plan_hash"],
-            comment="demo approval", now=when, world_dir=world_dir,
+            comment="demo approval", now=when, world_dir=world_dir, ledger=ledger,
         ).to_dict()
         steps.append({"step": "approve", "status": approved["status"]})
         say(f"draft is {approved['status']}", highlight=False)
@@ -149,7 +165,8 @@ def demo_cmd(
                 if not dry_run:
                     say("(no vehicle simulator in this build: dry run)", highlight=False)
                 result = service.dispatch(
-                    draft["draft_id"], draft["version"], actor=approver, now=when, dry_run=True, world_dir=world_dir
+                    draft["draft_id"], draft["version"], actor=approver, now=when, dry_run=True, world_dir=world_dir,
+                    ledger=ledger,
                 ).to_dict()
             else:
                 links = sims[1]
@@ -159,10 +176,10 @@ def demo_cmd(
                     result = service.dispatch(
                         draft["draft_id"], draft["version"], actor=approver, now=when,
                         link=links if len(links) > 1 else next(iter(links.values())), world_dir=world_dir,
-                        timeout_s=20.0,
+                        timeout_s=20.0, ledger=ledger,
                     ).to_dict()
                 if not as_json:
-                    _render_dispatch(result)
+                    render_dispatch(result)
                 if result["status"] == "ACKED":
                     flown = _demo_fly(draft, sims[0], approver, when, say, as_json)
                     steps.append({"step": "dispatch", "result": result})
@@ -175,13 +192,13 @@ def demo_cmd(
         if not any(st["step"] == "dispatch" for st in steps):
             steps.append({"step": "dispatch", "result": result})
             if not as_json and sims is None:
-                _render_dispatch(result)
+                render_dispatch(result)
 
-        log = service.draft_log(draft["draft_id"])
+        log = service.draft_log(draft["draft_id"], ledger=ledger)
         steps.append({"step": "log", "events": log["events"]})
         if not as_json:
             say("[bold]5. what happened[/]", highlight=False)
-            _render_log(log)
+            render_log(log)
             report = next((st for st in steps if st["step"] == "report"), None)
             if report is not None:
                 say("[bold]6. report[/]", highlight=False)
@@ -189,7 +206,26 @@ def demo_cmd(
             say(f"ledger and files: {home}", markup=False, highlight=False)
         monitored = next((st["result"] for st in steps if st["step"] == "monitor"), None)
         outcome = monitored["state"] if monitored else result["status"]  # SUCCEEDED/ABORTED once flown
-        return {"home": str(home), "draft_id": draft["draft_id"], "steps": steps, "outcome": outcome}
+        return {"home": str(home), "draft_id": draft["draft_id"], "steps": steps, "outcome": outcome,
+                "mode": "local", "identity": "asserted"}
 
-    run(lambda: _audited("demo", _actor(as_user), {"world": world, "now": now, "dry_run": dry_run}, body), as_json,
-        lambda d: None)
+    def audited() -> dict[str, Any]:
+        started, t0, code = datetime.now(timezone.utc), time.perf_counter(), "OK"
+        try:
+            return body()
+        except SortieError as exc:
+            code = exc.code
+            raise
+        finally:
+            try:
+                from flows.ledger import open_ledger
+
+                open_ledger().audit(
+                    actor=as_user or os.environ.get("SORTIE_USER") or None, command="demo",
+                    args={"world": world, "now": now, "dry_run": dry_run, "mode": "local", "identity": "asserted"},
+                    result_code=code, duration_s=time.perf_counter() - t0, started=started,
+                )
+            except SortieError:
+                pass
+
+    run(audited, as_json, lambda d: None)

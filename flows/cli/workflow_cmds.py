@@ -1,242 +1,63 @@
 """The workflow commands: plan, drafts, show, diff, replan, approve, reject, dispatch, export, log.
 
-Each command parses its options, calls the ``flows.usecases.service`` function the
-Prefect flows call too, and prints a short summary (``--json``: the same data
-as JSON). Every command is audited in the ledger (who, what, a hash and a
-redacted copy of the arguments, the result code, how long it took). Planning
-needs no Prefect server.
+Each command parses its options, picks its backend once (``flows.cli.backend``:
+the local ledger in-process, or ``sortie server`` when ``SORTIE_SERVER`` is
+set), calls one operation and prints a short summary (``--json``: the same
+data as JSON). Both backends return the same dicts and raise the same coded
+errors, so output and exit codes do not depend on the mode. In local mode
+every command is audited in the ledger; behind a server the server audits.
+Planning needs no Prefect server.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
-from types import ModuleType
 from typing import Annotated, Any
 
 import typer
 
 from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, RulesOpt, WorldOpt, app, console, err_console, run
+from flows.cli.backend import Backend, LocalBackend, backend
+from flows.cli.render import render_diff, render_dispatch, render_draft, render_list, render_log
 from flows.context import resolve_now
 from flows.vehicle.linkspec import parse_links
 from planner.errors import InvalidArgument, SortieError
 
-__all__: list[str] = []  # commands register themselves on ``flows.cli.app.app``; ``flows.cli.demo_cmds`` reuses the helpers
+__all__ = ["VersionOpt"]
 
 VersionOpt = Annotated[int | None, typer.Option("--version", "-v", help="Draft version (default: the latest).")]
 
 
-def _service() -> ModuleType:
-    """``flows.usecases.service``, imported on first use: it loads DuckDB, shapely and the planner, which
-    ``sortie --help`` and every command's own option parsing do not need."""
-    from flows.usecases import service
+class _null:
+    def __enter__(self) -> None:
+        return None
 
-    return service
-
-
-def _actor(as_user: str | None) -> str | None:
-    return as_user or os.environ.get("SORTIE_USER") or None
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
-def _audited(command: str, actor: str | None, args: dict[str, Any], work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Run one command body and write its audit row, whatever the outcome."""
-    started = datetime.now(timezone.utc)
-    t0 = time.perf_counter()
-    code = "OK"
-    try:
-        result = work()
-        return result
-    except SortieError as exc:
-        code = exc.code
-        raise
-    except BaseException as exc:
-        code = "INTERNAL" if isinstance(exc, Exception) else type(exc).__name__
-        raise
-    finally:
-        if code != "LEDGER_UNAVAILABLE":
-            from flows.ledger import open_ledger
-            from planner.errors import LedgerUnavailable
-
-            try:
-                open_ledger().audit(
-                    actor=actor,
-                    command=command,
-                    args=args,
-                    result_code=code,
-                    duration_s=time.perf_counter() - t0,
-                    started=started,
-                    draft_id=args.get("draft_id"),
-                )
-            except (LedgerUnavailable, SortieError):
-                pass  # the ledger itself is the problem; the command's own error is what the user needs
+def _spinner(text: str, quiet: bool) -> Any:
+    return _null() if quiet else err_console.status(text, spinner="dots")
 
 
-def _seen(draft_id: str, actor: str | None, world: str | None) -> None:
-    """With ``--as``/``SORTIE_USER``, only drafts of the user's tenants are shown."""
-    if actor:
-        _service().check_visible(draft_id, actor, world_dir=world)
+def _go(command: str, args: dict[str, Any], work: Callable[[Backend], dict[str, Any]], *, as_json: bool,
+        render: Callable[[dict[str, Any]], None], as_user: str | None, world: str | None, now: str | None,
+        rules: str | None = None) -> None:
+    """Pick the backend, run the operation (audited locally), print the result or the coded error."""
 
+    def body() -> dict[str, Any]:
+        b = backend(command=command, as_user=as_user, world=world, now=now, rules=rules)
+        if isinstance(b, LocalBackend):
+            return b.audited(command, args, lambda: work(b))
+        return work(b)
 
-def _need_actor(actor: str | None) -> str:
-    if not actor:
-        raise InvalidArgument("who is acting? give --as USER or set SORTIE_USER")
-    return actor
-
-
-def _run_on_draft(
-    command: str,
-    draft_id: str,
-    args: dict[str, Any],
-    read: Callable[[], dict[str, Any]],
-    render: Callable[[dict[str, Any]], None],
-    *,
-    as_json: bool,
-    world: str | None,
-    as_user: str | None,
-) -> None:
-    """A command that reads one draft: audited, and with ``--as`` only a draft of the user's tenants."""
-    actor = _actor(as_user)
-
-    def work() -> dict[str, Any]:
-        _seen(draft_id, actor, world)
-        return read()
-
-    run(lambda: _audited(command, actor, {"draft_id": draft_id, **args}, work), as_json, render)
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100.0 * float(x):.0f} %"
-
-
-def _render_draft(d: dict[str, Any]) -> None:
-    head = f"[bold]{d['draft_id']}[/] v{d['version']}  [bold]{d['status']}[/]  verdict {d['verdict']}"
-    if d.get("plan_hash"):
-        head += f"  plan {d['plan_hash'][:12]}…"
-    if d.get("created") is False:
-        head += "  [dim](already recorded)[/]"
-    console.print(head, highlight=False)
-    console.print(
-        f"{d.get('mission_type') or '?'} for {d.get('region_id') or 'the selected area'} "
-        f"({d['tenant']}), requested by {d['requested_by']}; planned for {d.get('planned_for') or '–'}",
-        highlight=False,
-        markup=False,
-    )
-    if d.get("sorties"):
-        from rich.table import Table
-
-        t = Table(show_edge=False, header_style="bold")
-        for col in ("#", "drone", "dock", "distance", "duration", "energy", "battery"):
-            t.add_column(col, justify="right" if col not in ("drone", "dock") else "left")
-        for s in d["sorties"]:
-            t.add_row(
-                str(s["index"]),
-                s["drone"],
-                s["dock"],
-                f"{s['distance_m'] / 1000:.2f} km",
-                f"{s['duration_s'] / 60:.1f} min",
-                f"{s['energy_wh']:.1f} Wh",
-                _pct(s["battery_fraction"]),
-            )
-        console.print(t)
-    for f in d.get("findings") or []:
-        colour = "red" if f.get("severity") == "block" else "yellow"
-        where = "" if f.get("sortie_index") is None else f" (sortie {f['sortie_index']})"
-        console.print(f"[{colour}]{f.get('severity', '?').upper()}[/] {f.get('rule_id')}{where}: ", end="", highlight=False)
-        console.print(f.get("message_en", ""), markup=False, highlight=False)
-    for m in d.get("missing") or []:
-        console.print(f"[red]missing[/] {m}", highlight=False)
-    for name, path in (d.get("files") or {}).items():
-        console.print(f"  {name}: {path}", markup=False, highlight=False)
-    if len(d.get("versions") or []) > 1:
-        console.print(f"versions: {', '.join(str(v) for v in d['versions'])}", highlight=False)
-    notes = d.get("notes") or {}
-    for a in notes.get("approvals") or []:
-        console.print(
-            f"  {a['decision'].lower()} by {a['approver']} at {a['created_time']}"
-            + (f", expires {a['expires_time']}" if a.get("expires_time") else "")
-            + (f": {a['comment']}" if a.get("comment") else ""),
-            markup=False,
-            highlight=False,
-        )
-    for x in notes.get("dispatches") or []:
-        console.print(f"  dispatch {x['idempotency_key'][:12]}… {x['status']}", markup=False, highlight=False)
-    if d["status"] == "DRAFT" and d["verdict"] != "block":
-        console.print(f"[dim]next: sortie approve {d['draft_id']} --version {d['version']} --as APPROVER[/]")
-
-
-def _render_list(d: dict[str, Any]) -> None:
-    drafts = d["drafts"]
-    if not drafts:
-        console.print("no drafts yet: sortie plan TEXT --region ID")
-        return
-    from rich.table import Table
-
-    t = Table(show_edge=False, header_style="bold")
-    for col in ("draft", "v", "status", "verdict", "mission", "region", "by", "created"):
-        t.add_column(col)
-    for x in drafts:
-        t.add_row(
-            x["draft_id"], str(x["version"]), x["status"], x["verdict"], x.get("mission_type") or "–",
-            x.get("region_id") or "area", x["requested_by"], x["created_time"],
-        )
-    console.print(t)
-
-
-def _render_dispatch(d: dict[str, Any]) -> None:
-    console.print(
-        f"[bold]{d['draft_id']}[/] v{d['version']} dispatch [bold]{d['status']}[/] "
-        f"(key {d['idempotency_key'][:12]}…){'' if d['first'] else ' [dim](earlier outcome)[/]'}",
-        highlight=False,
-    )
-    for c in d.get("checks") or []:
-        console.print(f"  ✓ {c}", markup=False, highlight=False)
-    console.print(d["message"], markup=False, highlight=False)
-    console.print(f"draft is {d['draft_status']}", highlight=False)
-
-
-def _render_log(d: dict[str, Any]) -> None:
-    for e in d["events"]:
-        console.print(
-            f"{e['event_time']}  v{e['version']}  {e['from_state'] or '∅'} → {e['to_state']}  by {e['actor']}: {e['reason']}",
-            markup=False,
-            highlight=False,
-        )
-    for x in d["dispatches"]:
-        console.print(
-            f"dispatch v{x['version']} {x['status']} key {x['idempotency_key'][:12]}… attempts {x['attempts']}",
-            markup=False,
-            highlight=False,
-        )
-
-
-def _render_diff(d: dict[str, Any]) -> None:
-    console.print(f"[bold]{d['draft_id']}[/] v{d['from']} → v{d['to']}", highlight=False)
-    for k, ch in d["changes"].items():
-        console.print(f"  {k}: {ch['from']} → {ch['to']}", markup=False, highlight=False)
-    for s in d["sorties_added"]:
-        console.print(f"  + sortie {s['index']} {s['drone']} {s['distance_m']:.0f} m", markup=False, highlight=False)
-    for s in d["sorties_removed"]:
-        console.print(f"  - sortie {s['index']} {s['drone']} {s['distance_m']:.0f} m", markup=False, highlight=False)
-    for s in d["sorties_changed"]:
-        console.print(
-            f"  ~ sortie {s['sortie']}: {s['from']['distance_m']:.0f} m → {s['to']['distance_m']:.0f} m",
-            markup=False,
-            highlight=False,
-        )
-    for f in d["findings_added"]:
-        console.print(f"  + finding {f[0]}", markup=False, highlight=False)
-    for f in d["findings_removed"]:
-        console.print(f"  - finding {f[0]}", markup=False, highlight=False)
+    run(body, as_json, render)
 
 
 def _resume(draft: dict[str, Any], actor: str | None, decision: str, comment: str) -> str | None:
-    """Wake a Prefect run waiting on this version (a no-op without ``PREFECT_API_URL``); the ledger decided already."""
+    """Wake a Prefect run waiting on this version (a no-op without ``PREFECT_API_URL``); the ledger decided already
+    (in server mode: the server did), so the woken run only re-reads the draft's state."""
     try:
         from flows.orchestration.resume import resume_waiting_run
     except ImportError:
@@ -248,7 +69,12 @@ def _resume(draft: dict[str, Any], actor: str | None, decision: str, comment: st
     return None if run_id is None else str(run_id)
 
 
-# --------------------------------------------------------------------------- commands
+def _decided_by(b: Backend, out: dict[str, Any]) -> str | None:
+    """Who decided: the asserted user locally, the approver the server recorded otherwise."""
+    if isinstance(b, LocalBackend):
+        return b.actor_id
+    approvals = (out.get("notes") or {}).get("approvals") or []
+    return approvals[-1]["approver"] if approvals else None
 
 
 @app.command("plan")
@@ -256,6 +82,9 @@ def plan_cmd(
     text: Annotated[str, typer.Argument(help="The request, e.g. '这块地今天巡一遍消防通道'.")],
     region: Annotated[str | None, typer.Option("--region", help="Region id from the world's regions.")] = None,
     area: Annotated[Path | None, typer.Option("--area", help="A GeoJSON file with the selected area.")] = None,
+    what_if: Annotated[bool, typer.Option(
+        "--what-if", help="Plan on this world and time without recording anything (works with or without a server)."
+    )] = False,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
@@ -263,35 +92,39 @@ def plan_cmd(
     rules: RulesOpt = None,
 ) -> None:
     """Extract, plan inside the rule set's limits, evaluate and record a draft (no Prefect server needed)."""
-    actor = _actor(as_user)
     args = {"text": text, "region": region, "area": str(area) if area else None, "world": world, "now": now,
             "rules": rules}
+    if what_if:
+        def body() -> dict[str, Any]:
+            import os
 
-    def body() -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            with err_console.status("planning…", spinner="dots") if not as_json else _null():
-                summary = _service().plan_draft(
-                    text=text,
-                    region_id=region,
-                    area_geojson=area,
-                    requested_by=_need_actor(actor),
-                    world_dir=world,
-                    now=resolve_now(now),
-                    rules_path=rules,
-                )
-            return summary.to_dict()
+            from flows.usecases import service
 
-        return _audited("plan", actor, args, work)
+            who = as_user or os.environ.get("SORTIE_USER")
+            if not who:
+                raise InvalidArgument("who would plan it? give --as USER (a what-if records nothing)")
+            area_doc = None if area is None else Path(area).read_text(encoding="utf-8") if Path(area).is_file() else area
+            with _spinner("planning (what-if)…", as_json):
+                out = service.what_if(text=text, region_id=region, area_geojson=area_doc, requested_by=who,
+                                      world_dir=world, now=resolve_now(now), rules_path=rules)
+            return {**out, "mode": "what-if", "identity": "asserted"}
 
-    run(body, as_json, _render_draft)
+        run(body, as_json, render_draft)
+        return
+
+    def work(b: Backend) -> dict[str, Any]:
+        with _spinner("planning…", as_json):
+            return b.plan(text, region, None if area is None else _area_doc(area))
+
+    _go("plan", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now, rules=rules)
 
 
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+def _area_doc(area: Path) -> str:
+    """The area file's text (read here, so a server client sends the GeoJSON, not a path on this machine)."""
+    p = Path(area).expanduser()
+    if not p.is_file():
+        raise InvalidArgument(f"area file {str(p)!r} does not exist")
+    return p.read_text(encoding="utf-8")
 
 
 @app.command("drafts")
@@ -302,18 +135,9 @@ def drafts_cmd(
     now: NowOpt = None,
     as_user: AsOpt = None,
 ) -> None:
-    """List the latest version of each draft (only your tenants' with --as)."""
-    actor = _actor(as_user)
-
-    def body() -> dict[str, Any]:
-        return _audited(
-            "drafts",
-            actor,
-            {"limit": limit},
-            lambda: {"drafts": [d.to_dict() for d in _service().list_drafts(user=actor, world_dir=world, limit=limit)]},
-        )
-
-    run(body, as_json, _render_list)
+    """List the latest version of each draft (only your tenants' with --as, or with a server token)."""
+    _go("drafts", {"limit": limit}, lambda b: b.drafts(limit), as_json=as_json, render=render_list,
+        as_user=as_user, world=world, now=now)
 
 
 @app.command("show")
@@ -326,10 +150,8 @@ def show_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Show one draft version: sorties, findings, files, approvals, dispatch."""
-    _run_on_draft(
-        "show", draft_id, {"version": version}, lambda: _service().show_draft(draft_id, version).to_dict(), _render_draft,
-        as_json=as_json, world=world, as_user=as_user,
-    )
+    _go("show", {"draft_id": draft_id, "version": version}, lambda b: b.show(draft_id, version), as_json=as_json,
+        render=render_draft, as_user=as_user, world=world, now=now)
 
 
 @app.command("diff")
@@ -343,10 +165,8 @@ def diff_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """What changed between two versions of a draft."""
-    _run_on_draft(
-        "diff", draft_id, {"v1": v1, "v2": v2}, lambda: _service().diff_versions(draft_id, v1, v2), _render_diff,
-        as_json=as_json, world=world, as_user=as_user,
-    )
+    _go("diff", {"draft_id": draft_id, "v1": v1, "v2": v2}, lambda b: b.diff(draft_id, v1, v2), as_json=as_json,
+        render=render_diff, as_user=as_user, world=world, now=now)
 
 
 @app.command("replan")
@@ -359,16 +179,13 @@ def replan_cmd(
     rules: RulesOpt = None,
 ) -> None:
     """Plan the draft again on the current world: a new version, the old one SUPERSEDED."""
-    actor = _actor(as_user)
 
-    def work() -> dict[str, Any]:
-        with err_console.status("replanning…", spinner="dots") if not as_json else _null():
-            return _service().replan(
-                draft_id, requested_by=_need_actor(actor), world_dir=world, now=resolve_now(now), rules_path=rules
-            ).to_dict()
+    def work(b: Backend) -> dict[str, Any]:
+        with _spinner("replanning…", as_json):
+            return b.replan(draft_id)
 
-    args = {"draft_id": draft_id, "world": world, "now": now, "rules": rules}
-    run(lambda: _audited("replan", actor, args, work), as_json, _render_draft)
+    _go("replan", {"draft_id": draft_id, "world": world, "now": now, "rules": rules}, work, as_json=as_json,
+        render=render_draft, as_user=as_user, world=world, now=now, rules=rules)
 
 
 @app.command("approve")
@@ -382,19 +199,15 @@ def approve_cmd(
     now: NowOpt = None,
     as_user: AsOpt = None,
 ) -> None:
-    """Approve one version (bound to its plan hash; expires after 30 min)."""
-    actor = _actor(as_user)
+    """Approve one version (bound to its plan hash; expires after the policy's window, 30 min by default)."""
     args = {"draft_id": draft_id, "version": version, "plan_hash": plan_hash, "comment": comment, "now": now}
 
-    def work() -> dict[str, Any]:
-        out = _service().approve(
-            draft_id, version, approver=_need_actor(actor), plan_hash=plan_hash, comment=comment,
-            now=resolve_now(now), world_dir=world,
-        ).to_dict()
-        out["resumed_run"] = _resume(out, actor, "approve", comment)
+    def work(b: Backend) -> dict[str, Any]:
+        out = b.approve(draft_id, version, plan_hash, comment)
+        out["resumed_run"] = _resume(out, _decided_by(b, out), "approve", comment)
         return out
 
-    run(lambda: _audited("approve", actor, args, work), as_json, _render_draft)
+    _go("approve", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
 
 
 @app.command("reject")
@@ -408,17 +221,14 @@ def reject_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Reject one version, with a reason."""
-    actor = _actor(as_user)
     args = {"draft_id": draft_id, "version": version, "reason": reason, "now": now}
 
-    def work() -> dict[str, Any]:
-        out = _service().reject(
-            draft_id, version, approver=_need_actor(actor), reason=reason, now=resolve_now(now), world_dir=world
-        ).to_dict()
-        out["resumed_run"] = _resume(out, actor, "reject", reason)
+    def work(b: Backend) -> dict[str, Any]:
+        out = b.reject(draft_id, version, reason)
+        out["resumed_run"] = _resume(out, _decided_by(b, out), "reject", reason)
         return out
 
-    run(lambda: _audited("reject", actor, args, work), as_json, _render_draft)
+    _go("reject", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
 
 
 @app.command("dispatch")
@@ -440,29 +250,20 @@ def dispatch_cmd(
     rules: RulesOpt = None,
 ) -> None:
     """Dispatch an approved version: re-check on a fresh world, claim once, upload over MAVLink."""
-    actor = _actor(as_user)
-    links = None
     args = {"draft_id": draft_id, "version": version, "dry_run": dry_run, "link": link, "now": now, "rules": rules}
-
-    def work() -> dict[str, Any]:
-        with err_console.status("dispatching…", spinner="dots") if not (as_json or dry_run) else _null():
-            return _service().dispatch(
-                draft_id, version, actor=_need_actor(actor), now=resolve_now(now), link=links, dry_run=dry_run,
-                world_dir=world, rules_path=rules,
-            ).to_dict()
-
-    def parsed() -> dict[str, Any]:
-        nonlocal links
-        links = parse_links(link)
-        return work()
-
     if link:
         try:
             args["link"] = parse_links(link)  # the audit records which vehicle each drone's mission went to
         except SortieError:
             pass  # recorded as given; the command fails below with the parse error
-    run(lambda: _audited("dispatch", actor, args, parsed), as_json, _render_dispatch)
 
+    def work(b: Backend) -> dict[str, Any]:
+        links = parse_links(link)
+        with _spinner("dispatching…", as_json or dry_run):
+            return b.dispatch(draft_id, version, links, dry_run)
+
+    _go("dispatch", args, work, as_json=as_json, render=render_dispatch, as_user=as_user, world=world, now=now,
+        rules=rules)
 
 
 @app.command("export")
@@ -478,12 +279,11 @@ def export_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Write a version's mission for a ground station (QGC .plan, .waypoints, GeoJSON, KML)."""
-    _run_on_draft(
-        "export", draft_id, {"version": version, "format": fmt, "out": str(out) if out else None, "sortie": sortie},
-        lambda: _service().export(draft_id, version, fmt, out=out, world_dir=world, sortie=sortie),
-        lambda d: console.print(f"wrote {d['path']} ({d['bytes']} bytes, {d['format']})", markup=False, highlight=False),
-        as_json=as_json, world=world, as_user=as_user,
-    )
+    args = {"draft_id": draft_id, "version": version, "format": fmt, "out": str(out) if out else None, "sortie": sortie}
+    _go("export", args, lambda b: b.export(draft_id, version, fmt, out, sortie), as_json=as_json,
+        render=lambda d: console.print(f"wrote {d['path']} ({d['bytes']} bytes, {d['format']})", markup=False,
+                                       highlight=False),
+        as_user=as_user, world=world, now=now)
 
 
 @app.command("log")
@@ -495,7 +295,5 @@ def log_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Every state change of a draft, with actor, time and reason."""
-    _run_on_draft(
-        "log", draft_id, {}, lambda: _service().draft_log(draft_id), _render_log, as_json=as_json, world=world,
-        as_user=as_user,
-    )
+    _go("log", {"draft_id": draft_id}, lambda b: b.log(draft_id), as_json=as_json, render=render_log,
+        as_user=as_user, world=world, now=now)
