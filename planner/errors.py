@@ -21,6 +21,9 @@ This module is a leaf: it imports nothing of sortie, so every package
     ├── DispatchFailed (RuntimeError)             DISPATCH_FAILED
     ├── DispatchUncertain (RuntimeError)          DISPATCH_UNCERTAIN
     ├── LedgerUnavailable (RuntimeError)          LEDGER_UNAVAILABLE
+    │   └── LedgerTampered                        LEDGER_TAMPERED
+    ├── ApprovalInvalid (PermissionError)         APPROVAL_INVALID
+    ├── DeviceBusy (RuntimeError)                 DEVICE_BUSY
     ├── LlmUnavailable (ConnectionError)          LLM_UNAVAILABLE
     ├── IntentInvalid (ValueError)                INTENT_INVALID
     ├── PlanInfeasible (RuntimeError)             PLAN_INFEASIBLE
@@ -55,6 +58,9 @@ __all__ = [
     "DispatchFailed",
     "DispatchUncertain",
     "LedgerUnavailable",
+    "LedgerTampered",
+    "ApprovalInvalid",
+    "DeviceBusy",
     "LlmUnavailable",
     "IntentInvalid",
     "PlanInfeasible",
@@ -162,6 +168,26 @@ class LedgerUnavailable(SortieError, RuntimeError):
     code = "LEDGER_UNAVAILABLE"
 
 
+class LedgerTampered(LedgerUnavailable):
+    """The ledger fails its integrity check (a hash chain break, a forged row, an older copy, a missing
+    file where one existed); nothing is dispatched from it. The message names the first break."""
+
+    code = "LEDGER_TAMPERED"
+
+
+class ApprovalInvalid(SortieError, PermissionError):
+    """The approval does not verify: bad or missing signature, or the plan, its files or the mission
+    items about to be uploaded are not the ones the approval signed. Nothing was sent."""
+
+    code = "APPROVAL_INVALID"
+
+
+class DeviceBusy(SortieError, RuntimeError):
+    """The drone's last dispatch is not finished (in flight, or its outcome unsettled): no new one."""
+
+    code = "DEVICE_BUSY"
+
+
 class LlmUnavailable(SortieError, ConnectionError):
     """The language model could not be reached or did not answer in time."""
 
@@ -213,6 +239,9 @@ ERROR_CODES: dict[str, type[SortieError]] = {
         DispatchFailed,
         DispatchUncertain,
         LedgerUnavailable,
+        LedgerTampered,
+        ApprovalInvalid,
+        DeviceBusy,
         LlmUnavailable,
         IntentInvalid,
         PlanInfeasible,

@@ -1,6 +1,7 @@
 """The world snapshot: fleet, docks, geozones, lanes, regions, POIs, weather, users.
 
-A ``World`` is built once at the edge (``planner.world_files.load_world``) and
+A ``World`` is built once at the edge (``flows.world_folder.load_world`` reads the folder,
+``planner.world_files.parse_world`` builds it) and
 never changes; a test derives a variant with ``dataclasses.replace``. Inside the
 core everything is a frozen dataclass or a Shapely geometry in WGS84 lon/lat;
 metric work happens in a per-job local frame (``planner.projection``).

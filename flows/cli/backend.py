@@ -101,7 +101,7 @@ class LocalBackend(Backend):
             code = "INTERNAL" if isinstance(exc, Exception) else type(exc).__name__
             raise
         finally:
-            if code != "LEDGER_UNAVAILABLE":
+            if code not in ("LEDGER_UNAVAILABLE", "LEDGER_TAMPERED"):
                 try:
                     self.ledger.audit(
                         actor=self.actor_id, command=command,

@@ -40,7 +40,8 @@ from typing import Any, Callable, Protocol
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
-from planner.mission_items import MISSION, MissionItem, from_wire, normalise_as_vehicle  # noqa: E402
+from planner.mission_items import MISSION, MissionItem  # noqa: E402
+from planner.mission_wire import from_wire, normalise_as_vehicle, to_wire  # noqa: E402
 
 
 
@@ -118,8 +119,6 @@ class MissionProtocol:
             self.v.flight.on_mission_stored(self.v, mtype, items)
 
     def serve(self, partner: tuple[int, int], item: MissionItem) -> None:
-        from planner.mission_items import to_wire
-
         wire = to_wire(item)
         self.v.stats.downloads_served += 1
         self.v.send(lambda m: m.mission_item_int_send(partner[0], partner[1], **wire))

@@ -62,8 +62,8 @@ from planner.mission_items import (  # noqa: E402
     MISSION,
     RALLY,
     MissionItem,
-    normalise_as_vehicle,
 )
+from planner.mission_wire import normalise_as_vehicle  # noqa: E402
 
 __all__ = ["SimVehicle", "SimStats", "VehicleBehaviour", "result_code"]
 

@@ -50,7 +50,8 @@ from pymavlink import mavutil  # noqa: E402
 from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument  # noqa: E402
 import struct  # noqa: E402
 
-from planner.mission_items import FENCE, MISSION_TYPE_NAMES, MissionItem, from_wire, to_wire  # noqa: E402
+from planner.mission_items import FENCE, MISSION_TYPE_NAMES, MissionItem  # noqa: E402
+from planner.mission_wire import from_wire, to_wire  # noqa: E402
 
 __all__ = ["MavLink", "Transfer", "TransferOutcome", "result_name", "GCS_SYSTEM_ID", "GCS_COMPONENT_ID"]
 

@@ -69,9 +69,9 @@ from planner.mission_items import (
     RALLY,
     EndAction,
     MissionSet,
-    compare_items,
     mission_set,
 )
+from planner.mission_wire import compare_items
 from planner.plan import Plan, Sortie
 from planner.world import Drone, World
 

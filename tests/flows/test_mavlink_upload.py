@@ -26,7 +26,8 @@ from planner.errors import (  # noqa: E402
     DispatchUncertain,
     InvalidArgument,
 )
-from planner.mission_items import FENCE, MISSION, RALLY, compare_items, mission_set  # noqa: E402
+from planner.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
+from planner.mission_wire import compare_items  # noqa: E402
 from planner.plan import Plan  # noqa: E402
 from planner.world import World  # noqa: E402
 from testkit import wire_plan, wire_world  # noqa: E402

@@ -24,8 +24,8 @@ from planner.mission_items import (  # noqa: E402
     FRAME_GLOBAL_RELATIVE_ALT,
     MISSION,
     MissionItem,
-    to_wire,
 )
+from planner.mission_wire import to_wire  # noqa: E402
 
 M = mavutil.mavlink
 ITEMS = tuple(

@@ -71,6 +71,15 @@ def test_a_planners_token_cannot_approve(authority: Any, draft: dict[str, Any]) 
     assert authority.call("li.wei", "GET", f"/v1/drafts/{draft['draft_id']}").json()["status"] == "DRAFT"
 
 
+def test_only_a_service_token_plans_on_behalf_of_someone_else_and_it_cannot_approve(authority: Any) -> None:
+    r = authority.call("chen.jing", "POST", "/v1/plan",
+                       json={"text": "巡一遍消防通道", "region_id": "region-1001", "on_behalf_of": "li.wei"})
+    assert r.status_code == 403 and _code(r) == "FORBIDDEN" and "service token" in r.json()["error"]["message"], r.text
+    p = authority.sortie(["admin", "token", "create", "chen.jing", "--scope", "service,approve", "--home",
+                          str(authority.home), "--world", str(authority.world), "--json"])
+    assert p.returncode == 2 and json.loads(p.stdout)["error"]["code"] == "INVALID_ARGUMENT", p.stdout
+
+
 def test_another_tenants_token_gets_404_not_403(authority: Any, draft: dict[str, Any]) -> None:
     d = draft["draft_id"]
     for method, path, body in (
