@@ -10,7 +10,7 @@ import pytest
 
 from flows.context import DEMO_WORLD_DIR
 from planner.errors import InvalidArgument
-from planner.world_files import load_world
+from flows.world_folder import load_world
 
 
 def _world(tmp_path: Path, **fields: object) -> Path:
