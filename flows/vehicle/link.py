@@ -41,16 +41,16 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
-from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument  # noqa: E402
 import struct  # noqa: E402
 
-from planner.mission_items import FENCE, MISSION_TYPE_NAMES, MissionItem  # noqa: E402
+from flows.vehicle.transfer import Transfer, TransferOutcome, result_name  # noqa: E402
+from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument  # noqa: E402
+from planner.mission_items import FENCE, MissionItem  # noqa: E402
 from planner.mission_wire import from_wire, to_wire  # noqa: E402
 
 __all__ = ["MavLink", "Transfer", "TransferOutcome", "result_name", "GCS_SYSTEM_ID", "GCS_COMPONENT_ID"]
@@ -59,59 +59,6 @@ _M = mavutil.mavlink
 
 GCS_SYSTEM_ID = 255
 GCS_COMPONENT_ID = _M.MAV_COMP_ID_MISSIONPLANNER  # 190
-
-TransferOutcome = Literal[
-    "ACCEPTED", "REJECTED", "NO_ANSWER", "UNCERTAIN", "DOWNLOADED", "DOWNLOAD_FAILED", "CONFIRMED", "UNCONFIRMED",
-    "CLEARED", "NOT_CLEARED",
-]
-
-
-def result_name(code: int) -> str:
-    """``MAV_MISSION_NO_SPACE`` for 4."""
-    entry = _M.enums["MAV_MISSION_RESULT"].get(int(code))
-    return entry.name if entry is not None else f"MAV_MISSION_RESULT_{code}"
-
-
-@dataclass
-class Transfer:
-    """One protocol transfer (an attempt in the ledger's words), as it went.
-
-    ``outcome``: ACCEPTED (final ack seen), REJECTED (a NACK: ``result`` names it),
-    NO_ANSWER (the vehicle never asked for an item: nothing was transferred),
-    UNCERTAIN (items went out but no final ack came), DOWNLOADED / DOWNLOAD_FAILED,
-    and for parameters CONFIRMED (every value echoed back) / UNCONFIRMED.
-    """
-
-    direction: Literal["upload", "download", "params", "clear"]
-    mission_type: int
-    count: int
-    outcome: TransferOutcome = "NO_ANSWER"
-    result: str | None = None
-    items_sent: int = 0
-    requests_seen: int = 0
-    resends: int = 0
-    duplicates_acked: int = 0
-    busy_nacks: int = 0
-    duration_s: float = 0.0
-    detail: str = ""
-    items: tuple[MissionItem, ...] = field(default=(), repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "direction": self.direction,
-            "mission_type": MISSION_TYPE_NAMES.get(self.mission_type, str(self.mission_type)),
-            "count": self.count,
-            "outcome": self.outcome,
-            "result": self.result,
-            "items_sent": self.items_sent,
-            "requests_seen": self.requests_seen,
-            "resends": self.resends,
-            "duplicates_acked": self.duplicates_acked,
-            "busy_nacks": self.busy_nacks,
-            "duration_s": round(self.duration_s, 3),
-            "detail": self.detail,
-        }
-
 
 class MavLink:
     """One open link to one vehicle; use as a context manager so the socket is closed."""

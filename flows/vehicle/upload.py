@@ -53,6 +53,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
+from flows.vehicle.binding import AUTOPILOT_DIALECT, DIALECT_AUTOPILOT, VehicleBinding, binding_for
+from flows.vehicle.leftovers import leave_nothing_behind
 from flows.vehicle.link import MavLink, Transfer
 from flows.vehicle.linkspec import check_links
 from planner.errors import (
@@ -73,7 +75,7 @@ from planner.mission_items import (
 )
 from planner.mission_wire import compare_items
 from planner.plan import Plan, Sortie
-from planner.world import Drone, World
+from planner.world import World
 
 __all__ = [
     "VehicleBinding",
@@ -91,42 +93,6 @@ __all__ = [
 UPLOAD_ORDER: tuple[int, ...] = (FENCE, MISSION, RALLY)
 """Fence first: a mission must never be flyable on a vehicle whose fence is stale."""
 MISSION_TYPE_NAMES_ORDER = tuple(MISSION_TYPE_NAMES[t] for t in UPLOAD_ORDER)
-
-_AUTOPILOT_DIALECT = {3: "ardupilot", 12: "px4"}  # MAV_AUTOPILOT_ARDUPILOTMEGA, MAV_AUTOPILOT_PX4
-_DIALECT_AUTOPILOT = {v: k for k, v in _AUTOPILOT_DIALECT.items()}
-
-
-@dataclass(frozen=True)
-class VehicleBinding:
-    """Who must answer on a drone's link: its MAVLink ids, its autopilot, and its signing key (if any)."""
-
-    system_id: int | None = None
-    component_id: int | None = None
-    autopilot: int | None = None
-    signing_key: bytes | None = field(default=None, repr=False)
-    key_ref: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"system_id": self.system_id, "component_id": self.component_id, "autopilot": self.autopilot,
-                "signed": self.signing_key is not None, "key_ref": self.key_ref}
-
-    def link_kwargs(self) -> dict[str, Any]:
-        return {"expect_system": self.system_id, "expect_component": self.component_id,
-                "expect_autopilot": self.autopilot, "signing_key": self.signing_key}
-
-
-def binding_for(drone: Drone, key_store: Path | None = None) -> VehicleBinding:
-    """The binding of a fleet entry; its signing key is read from ``key_store`` (default SORTIE_HOME/keys)."""
-    key = None
-    if drone.signing_key:
-        from flows.context import sortie_home
-        from flows.vehicle.keys import load_signing_key
-
-        key = load_signing_key(key_store if key_store is not None else sortie_home() / "keys", drone.signing_key)
-    return VehicleBinding(
-        system_id=drone.mavlink_system_id, component_id=drone.mavlink_component_id,
-        autopilot=_DIALECT_AUTOPILOT.get(drone.autopilot), signing_key=key, key_ref=drone.signing_key,
-    )
 
 AttemptCallback = Callable[[dict[str, Any]], None]
 
@@ -311,7 +277,7 @@ def upload_mission_set(
     up its time can still be settled.
     """
     deadline = time.monotonic() + timeout_s
-    binding = binding or VehicleBinding(autopilot=_DIALECT_AUTOPILOT.get(ms.dialect))
+    binding = binding or VehicleBinding(autopilot=DIALECT_AUTOPILOT.get(ms.dialect))
     result.counts = {MISSION_TYPE_NAMES[t]: len(ms.items_of(t)) for t in UPLOAD_ORDER}
     result.binding = binding.to_dict()
 
@@ -344,7 +310,7 @@ def upload_mission_set(
             result.status, result.detail = "UNREACHABLE", exc.message
             record("hello", None, outcome="NO_ANSWER", detail=exc.message)
             raise
-        seen = _AUTOPILOT_DIALECT.get(ml.autopilot or -1)
+        seen = AUTOPILOT_DIALECT.get(ml.autopilot or -1)
         record("hello", None, outcome="HEARTBEAT",
                detail=f"system {ml.target_system} component {ml.target_component} autopilot {ml.autopilot}"
                + (" (signed)" if ml.signed else ""))
@@ -361,7 +327,7 @@ def upload_mission_set(
             for mtype in UPLOAD_ORDER:
                 _upload_one(ml, ms, mtype, result, record, upload_deadline, deadline, verified, touched)
         except (DispatchFailed, DispatchUncertain) as exc:
-            _leave_nothing_behind(ml, ms, result, record, deadline, touched)
+            leave_nothing_behind(ml, ms, result, record, deadline, touched)
             if isinstance(exc, DispatchUncertain) and result.status == "FAILED":
                 raise DispatchFailed(result.detail) from None
             raise type(exc)(result.detail) from None
@@ -432,58 +398,6 @@ def _upload_one(
         _set_ceiling(ml, ms, result, record, deadline)
 
 
-def _leave_nothing_behind(
-    ml: MavLink, ms: MissionSet, result: UploadResult, record: Any, deadline: float, touched: list[int]
-) -> None:
-    """After a failure: clear what this dispatch touched, then record what the vehicle holds.
-
-    The fence is cleared last, so a mission is never left on a vehicle without
-    the fence it was planned within. Sets ``cleared`` and ``holds``; when every
-    touched type is confirmed empty, the outcome is known (FAILED) even if the
-    upload itself ended uncertain.
-    """
-    cleared: list[str] = []
-    for mtype in sorted(set(touched), key=lambda t: -UPLOAD_ORDER.index(t)):
-        tr = ml.clear(mtype, deadline)
-        record("clear", tr)
-        if tr.outcome == "CLEARED":
-            cleared.append(MISSION_TYPE_NAMES[mtype])
-    result.cleared = tuple(cleared)
-    holds: dict[str, Any] = {}
-    for mtype in UPLOAD_ORDER:
-        name = MISSION_TYPE_NAMES[mtype]
-        # what a vehicle holds right after a failure is only believed when two read-backs agree, each
-        # after the link has gone quiet (a late answer of an abandoned transfer must not pass for it)
-        reads = []
-        for _ in range(2):
-            ml.drain(ml.retry_s, deadline)
-            reads.append(ml.download(mtype, deadline))
-        dl = reads[-1]
-        if any(r.outcome != "DOWNLOADED" for r in reads) or reads[0].items != reads[1].items:
-            record("holds", dl, detail=dl.detail or "two read-backs disagree")
-            holds[name] = None
-            continue
-        planned = ms.items_of(mtype)
-        matches = not compare_items(planned, dl.items, dialect=ms.dialect, mission_type=mtype)  # type: ignore[arg-type]
-        count = len(dl.items)
-        if ms.dialect == "ardupilot" and mtype == MISSION and count == 1:
-            count = 0  # only the home slot: ArduPilot's empty mission
-        holds[name] = {"count": count, "matches_plan": matches and count > 0}
-        record("holds", dl, held=count, matches=matches)
-    result.holds = holds
-    touched_names = {MISSION_TYPE_NAMES[t] for t in touched}
-    known_empty = all(holds.get(n) is not None and holds[n]["count"] == 0 for n in touched_names)
-    if not touched_names:
-        summary = "nothing of this dispatch reached the vehicle"
-    elif known_empty:
-        summary = f"cleared {', '.join(sorted(touched_names))}: the vehicle holds nothing of this dispatch"
-        result.status = "FAILED"
-    else:
-        parts = [f"{n} {'unknown' if holds.get(n) is None else str(holds[n]['count']) + ' items'}" for n in MISSION_TYPE_NAMES_ORDER]
-        summary = (f"cleared {', '.join(cleared) or 'nothing'}; the vehicle now holds " + ", ".join(parts))
-    result.detail = f"{result.detail}; {summary}"
-
-
 # --- reading back without uploading -------------------------------------------------------------
 
 
@@ -510,7 +424,7 @@ def read_back(
     with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s, **kwargs) as ml:
         ml.wait_vehicle(deadline)
         vehicle = {"system": ml.target_system, "component": ml.target_component, "autopilot": ml.autopilot,
-                   "dialect": _AUTOPILOT_DIALECT.get(ml.autopilot or -1)}
+                   "dialect": AUTOPILOT_DIALECT.get(ml.autopilot or -1)}
         for mtype in UPLOAD_ORDER:
             dl = ml.download(mtype, deadline)
             if on_attempt is not None:
