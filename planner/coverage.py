@@ -63,6 +63,8 @@ from shapely.geometry import LineString, MultiPolygon, Polygon
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
+from planner.coverage_cells import decompose
+from planner.coverage_repair import repair_passes, unimaged_area
 from planner.coverage_order import ENGINE, order_pieces, solve_open_tour, tour_cost
 from planner.transit import InsideGraph
 
@@ -87,6 +89,10 @@ MIN_PIECE_M = 1e-3
 MAX_COVERAGE_CHECKS = 5
 POLISH_DIRECTIONS = 3  # the best few directions (by their construction) get the routing model's search
 PIECE_SOLUTIONS = 10  # then the pieces: guided local search solutions (each a full descent, ~10 ms)
+LOSS_WEIGHT = 2.0  # cells: a metre of sweep per swath-width of unimaged area, twice over (coverage first)
+COT_CAP = 4.0  # a sweep nearly parallel to an edge loses at most this × (w/2)² / 2 at its end
+CELL_ANGLES = 40  # candidate directions per cell when decomposing
+CELL_PRICE_SWATHS = 1.0  # a cell of its own costs about one swath of extra hop
 CELL_SOLUTIONS = 50  # the cell order: a small model (four variants per cell), cheap to search well
 COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
 DETOUR_FACTOR = 0.35  # estimate: extra pieces cost this fraction of a mean piece (calibrated)
@@ -117,6 +123,11 @@ class CoverageResult:
     # (angle, path length) of every plan made in full, shortest first
     candidates: tuple[tuple[float, float], ...] = field(default=(), compare=False)
     coverage_target: float = 0.995
+    # the free area no swath strip reaches (local metres): what the operator must know is left dark
+    unimaged_local: BaseGeometry | None = field(default=None, compare=False)
+    direction_cells: int = 1  # cells swept in their own direction (1: one direction throughout)
+    extra_passes: int = 0  # passes added along edges and over dark patches (``planner.coverage_repair``)
+    engine: str = ENGINE  # what ordered the sweeps
 
     @property
     def target_met(self) -> bool:
@@ -262,13 +273,18 @@ def _ring_segments(geom: BaseGeometry) -> np.ndarray:
     return np.vstack(segs)
 
 
-def _estimate(segs_c: np.ndarray, angle: float, swath_m: float) -> tuple[float, int]:
+def _estimate(segs_c: np.ndarray, angle: float, swath_m: float, loss_weight: float = 0.0) -> tuple[float, int]:
     """Cheap path estimate for one direction, to rank directions before planning the best in full.
 
     Sweep length + one spacing per turn + a detour per extra piece (a line split
     by a hole or notch costs about a third of a typical piece to come back for,
     calibrated on planned paths). Pure numpy over the ring edges. Also returns
     the piece count, which sizes the search effort.
+
+    ``loss_weight`` > 0 adds the area flat sweep ends leave unimaged, in metres
+    of sweep it would take to image it (× the weight): where a sweep ends on an
+    edge at angle φ, a triangle of w²·|cot φ|/8 beside its end stays dark. It
+    makes a direction across a corridor's slanted sides dear, as it is.
     """
     c, s = _rot(angle)
     x1 = segs_c[:, 0] * c + segs_c[:, 1] * s
@@ -292,7 +308,12 @@ def _estimate(segs_c: np.ndarray, angle: float, swath_m: float) -> tuple[float, 
     if pieces == 0:
         return math.inf, 0
     mean = total / pieces
-    return total + spacing * (pieces - 1) + DETOUR_FACTOR * (pieces - n_lines) * mean, pieces
+    cost = total + spacing * (pieces - 1) + DETOUR_FACTOR * (pieces - n_lines) * mean
+    if loss_weight > 0:
+        cot = np.minimum(np.abs((x2 - x1) / dy), COT_CAP)
+        loss = float((mask * cot[None]).sum()) * swath_m**2 / 8.0
+        cost += loss_weight * loss / swath_m
+    return cost, pieces
 
 
 # --------------------------------------------------------------------------- stage 3: distances
@@ -573,6 +594,8 @@ class _Planned:
     path: list[XY]
     camera: list[bool]  # per path segment
     length: float
+    source: "_Routing | None" = None  # the pieces and distances it was ordered from
+    cells: int = 1  # cells with their own direction (1: one direction for the whole area)
 
 
 def _direction_pieces(free_c: BaseGeometry, angle: float, swath_m: float) -> tuple[np.ndarray, list[list[int]]]:
@@ -588,6 +611,85 @@ def _direction_pieces(free_c: BaseGeometry, angle: float, swath_m: float) -> tup
     return back(pieces.reshape(-1, 2)).reshape(-1, 2, 2), _cells(pieces)
 
 
+def _cell_estimate(swath_m: float) -> Callable[[BaseGeometry], tuple[float, float]]:
+    """(estimated path m, best angle) of one cell swept in one direction (the ranking estimate)."""
+
+    def est(cell: BaseGeometry) -> tuple[float, float]:
+        segs = _ring_segments(cell)
+        return min((_estimate(segs, a, swath_m, LOSS_WEIGHT)[0], a) for a in candidate_angles(cell, CELL_ANGLES))
+
+    return est
+
+
+def _extend_across_cuts(
+    free_c: BaseGeometry, pieces: np.ndarray, cuts: list[LineString], swath_m: float
+) -> np.ndarray:
+    """Pieces that end on a cut between cells, lengthened past it so their flat ends leave no triangle.
+
+    A sweep meeting a cut at angle φ images nothing in the triangle of legs
+    w/2 and (w/2)·|cot φ| beside its end; lengthening it by that much (at most
+    one swath, never out of the free area) closes the gap.
+    """
+    if not cuts:
+        return pieces
+    out = pieces.copy()
+    bnd = free_c.boundary
+    knife = shapely.union_all(cuts)
+    for p in range(len(pieces)):
+        for k in (0, 1):
+            e = pieces[p, k]
+            other = pieces[p, 1 - k]
+            u = e - other
+            L = math.hypot(*u)
+            if L < 1e-9:
+                continue
+            u = u / L
+            pt = shapely.Point(e)
+            if pt.distance(bnd) < 1e-3 or pt.distance(knife) > 1e-2:
+                continue
+            cut = min(cuts, key=lambda c: c.distance(pt))
+            cc = np.asarray(cut.coords)
+            dv = cc[-1] - cc[0]
+            dv = dv / max(1e-12, math.hypot(*dv))
+            sin_phi = abs(u[0] * dv[1] - u[1] * dv[0])
+            cos_phi = abs(u @ dv)
+            ext = min(swath_m, swath_m / 2.0 * cos_phi / max(sin_phi, 1e-6))
+            if ext < 1e-3:
+                continue
+            seg = LineString([e, e + u * ext])
+            hit = seg.intersection(bnd)
+            if not hit.is_empty:
+                ext = min(ext, max(0.0, pt.distance(hit) - 1e-6))
+            out[p, k] = e + u * ext
+    return out
+
+
+def _multi_cell_pieces(
+    free_c: BaseGeometry, swath_m: float
+) -> tuple[np.ndarray, list[list[int]], float, int] | None:
+    """Pieces of every cell in its own direction (``planner.coverage_cells``), or None when one cell is best.
+
+    Returns pieces, their boustrophedon cells, the direction of the largest cell and the cell count.
+    """
+    cells, cuts = decompose(free_c, _cell_estimate(swath_m), min_cell_m=swath_m, cell_price_m=CELL_PRICE_SWATHS * swath_m)
+    if len(cells) < 2:
+        return None
+    all_pieces: list[np.ndarray] = []
+    all_cells: list[list[int]] = []
+    offset = 0
+    for cell, angle in cells:
+        pieces, sub = _direction_pieces(cell, angle, swath_m)
+        if len(pieces) == 0:
+            continue
+        all_pieces.append(_extend_across_cuts(free_c, pieces, cuts, swath_m))
+        all_cells += [[offset + i for i in c] for c in sub]
+        offset += len(pieces)
+    if not all_pieces:
+        return None
+    largest = max(cells, key=lambda t: t[0].area)[1]
+    return np.concatenate(all_pieces), all_cells, largest, len(cells)
+
+
 @dataclass
 class _Routing:
     """What one piece set needs to be ordered: the pieces, their cells and the inside distances."""
@@ -596,6 +698,7 @@ class _Routing:
     cells: list[list[int]]
     conn: _Connector
     X: np.ndarray
+    n_direction_cells: int = 1
 
 
 def _prepare(
@@ -641,7 +744,7 @@ def _route(r: _Routing, angle: float, has_start: bool, solution_limit: int) -> _
             continue
         go(b, True)
     length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
-    return _Planned(angle, path, camera, length)
+    return _Planned(angle, path, camera, length, r, r.n_direction_cells)
 
 
 def _edge_sweeps(free_c: BaseGeometry, planned: _Planned) -> list[bool]:
@@ -680,6 +783,8 @@ def plan_coverage(
     max_full: int = MAX_FULL_EVALUATIONS,
     edge_sweeps: bool = True,
     polish: bool = True,
+    decompose_cells: bool = True,
+    repair: bool = True,
     bridge: Bridge | None = None,
 ) -> CoverageResult:
     """Plan a boustrophedon survey of ``free_area_local`` with sweeps ``swath_m`` apart.
@@ -761,14 +866,19 @@ def plan_coverage(
             full.append(a)
     graph = InsideGraph(free_c)
     has_start = start_c is not None
-    prepared: dict[float, _Routing] = {}
     planned_all: list[_Planned] = []
     for a in full:  # constructions only: enough to rank directions
         pieces, cells = _direction_pieces(free_c, a, swath_m)
         if len(pieces) == 0:
             continue
-        prepared[a] = _prepare(free_c, pieces, cells, start_c, end_c, graph, bridge_c)
-        planned_all.append(_route(prepared[a], a, has_start, 0))
+        planned_all.append(_route(_prepare(free_c, pieces, cells, start_c, end_c, graph, bridge_c), a, has_start, 0))
+    if decompose_cells and angles_deg is None:  # a direction per cell, where the area bends
+        multi = _multi_cell_pieces(free_c, swath_m)
+        if multi is not None:
+            pieces, cells, a, k = multi
+            r = _prepare(free_c, pieces, cells, start_c, end_c, graph, bridge_c)
+            r.n_direction_cells = k
+            planned_all.append(_route(r, a, has_start, 0))
     if not planned_all:
         raise InvalidArgument("no sweep fits in the free area")
     planned_all.sort(key=lambda p: (p.length, p.angle))
@@ -784,7 +894,8 @@ def plan_coverage(
     # the best few directions again, ordered by the routing model
     limit = PIECE_SOLUTIONS
     for cand in list(planned_all[: POLISH_DIRECTIONS if polish else 0]):
-        routed = _route(prepared[cand.angle], cand.angle, has_start, limit)
+        assert cand.source is not None
+        routed = _route(cand.source, cand.angle, has_start, limit)
         if routed.length < cand.length - 1e-6:
             planned_all.append(routed)
     planned_all.sort(key=lambda p: (p.length, p.angle))
@@ -798,12 +909,29 @@ def plan_coverage(
         top = max(coverage_of(p) for p in checked)
         best = next(p for p in checked if coverage_of(p) >= top - COVERAGE_SLACK)
     tried = tuple((p.angle, p.length) for p in planned_all)
+    n_passes = 0
+    if repair and coverage_of(best) < coverage_target and best.source is not None:
+        # extra passes where the sweeps leave the area dark, ordered again with the sweeps
+        flags = cov_of[id(best)][1]
+        segs = [(best.path[i], best.path[i + 1]) for i, on in enumerate(flags) if on]
+        src = best.source
+        passes = repair_passes(free_c, segs, swath_m, coverage_target, best.path)
+        if passes:
+            n = len(src.pieces)
+            pieces = np.concatenate([src.pieces, np.asarray(passes, float).reshape(-1, 2, 2)])
+            cells = src.cells + [[n + i] for i in range(len(passes))]
+            r = _prepare(free_c, pieces, cells, start_c, end_c, graph, bridge_c)
+            r.n_direction_cells = src.n_direction_cells
+            repaired = _route(r, best.angle, has_start, PIECE_SOLUTIONS if polish else 0)
+            if coverage_of(repaired) > coverage_of(best):
+                best, n_passes = repaired, len(passes)
     coverage_of(best)
     flags = cov_of[id(best)][1]
     path = tuple((p[0] + cx, p[1] + cy) for p in best.path)
     sweeps = tuple((path[i], path[i + 1]) for i, on in enumerate(flags) if on)
     length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
     cov = coverage_fraction(free_area_local, sweeps, swath_m)
+    dark = unimaged_area(free_area_local, sweeps, swath_m)
     return CoverageResult(
         sweeps=sweeps,
         path=path,
@@ -816,6 +944,10 @@ def plan_coverage(
         sweep_length_m=float(sum(math.dist(a, b) for a, b in sweeps)),
         candidates=tried,
         coverage_target=float(coverage_target),
+        unimaged_local=dark,
+        direction_cells=best.cells,
+        extra_passes=n_passes,
+        engine=ENGINE,
     )
 
 
