@@ -88,6 +88,7 @@ GRID_STEP_DEG = 2.0
 MIN_PIECE_M = 1e-3
 MAX_COVERAGE_CHECKS = 5
 POLISH_DIRECTIONS = 3  # the best few directions (by their construction) get the routing model's search
+PIECE_DIRECTIONS = 2  # ... and of those the best two get a search over the pieces
 PIECE_SOLUTIONS = 10  # then the pieces: guided local search solutions (each a full descent, ~10 ms)
 LOSS_WEIGHT = 2.0  # cells: a metre of sweep per swath-width of unimaged area, twice over (coverage first)
 COT_CAP = 4.0  # a sweep nearly parallel to an edge loses at most this × (w/2)² / 2 at its end
@@ -568,17 +569,46 @@ def _order_cells(X: np.ndarray, cells: list[list[int]], solution_limit: int) -> 
     return np.asarray(order), np.asarray(dirs)
 
 
+def _insert_rest(X: np.ndarray, n: int, prefix: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pieces ``0..prefix-1`` in that order and direction, the others each put where it adds least.
+
+    The start for a plan with extra passes: the order already found for the
+    sweeps, the passes inserted cheapest-first (a construction).
+    """
+    m = 2 * n
+    order, dirs = list(range(prefix)), [0] * prefix
+    for p in range(prefix, n):
+        tails = np.asarray([m] + [2 * o + 1 - d for o, d in zip(order, dirs)])  # end before each gap
+        heads = np.asarray([2 * o + d for o, d in zip(order, dirs)] + [m + 1])  # start after each gap
+        base = X[tails, heads]
+        best = None
+        for d in (0, 1):
+            a, b = 2 * p + d, 2 * p + 1 - d
+            delta = X[tails, a] + X[b, heads] - base
+            k = int(np.argmin(delta))
+            if best is None or delta[k] < best[0]:
+                best = (float(delta[k]), k, d)
+        assert best is not None
+        order.insert(best[1], p)
+        dirs.insert(best[1], best[2])
+    return np.asarray(order), np.asarray(dirs)
+
+
 def _order_pieces(
-    X: np.ndarray, n: int, has_start: bool, cells: list[list[int]] | None, solution_limit: int
+    X: np.ndarray, n: int, has_start: bool, cells: list[list[int]] | None, solution_limit: int,
+    prefix: int | None = None, cell_limit: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The cheaper of two constructions (cell snakes, nearest-neighbour), then the routing model's search.
+    """The cheapest construction (cell snakes, nearest-neighbour, or the given ``prefix`` order with the
+    rest inserted), then the routing model's search.
 
     ``solution_limit`` 0 returns the construction alone (used to rank directions).
     """
     m = 2 * n
     inits: list[tuple[np.ndarray, np.ndarray]] = []
+    if prefix is not None:
+        inits.append(_insert_rest(X, n, prefix))
     if cells is not None and len(cells) > 1:
-        inits.append(_order_cells(X, cells, CELL_SOLUTIONS if solution_limit > 0 else 0))
+        inits.append(_order_cells(X, cells, cell_limit))
     k = int(np.argmin(X[m, :m])) if has_start else 0
     inits.append(_nearest_neighbour(k // 2, k % 2, X, n))
     best = min(inits, key=lambda od: tour_cost(od[0], od[1], X))
@@ -699,6 +729,7 @@ class _Routing:
     conn: _Connector
     X: np.ndarray
     n_direction_cells: int = 1
+    prefix: int | None = None  # pieces 0..prefix-1 come already ordered (a re-plan with extra passes)
 
 
 def _prepare(
@@ -717,10 +748,10 @@ def _prepare(
     return _Routing(pieces, cells, conn, _augmented(conn.D, dstart, dend))
 
 
-def _route(r: _Routing, angle: float, has_start: bool, solution_limit: int) -> _Planned:
+def _route(r: _Routing, angle: float, has_start: bool, solution_limit: int, cell_limit: int = 0) -> _Planned:
     """Order the pieces (construction, then the routing model) and build the flight polyline."""
     pts = r.pieces.reshape(-1, 2)
-    order, dirs = _order_pieces(r.X, len(r.pieces), has_start, r.cells, solution_limit)
+    order, dirs = _order_pieces(r.X, len(r.pieces), has_start, r.cells, solution_limit, r.prefix, cell_limit)
     path: list[XY] = []
     camera: list[bool] = []  # per path segment: a sweep (camera on) or a connection
 
@@ -882,49 +913,65 @@ def plan_coverage(
     if not planned_all:
         raise InvalidArgument("no sweep fits in the free area")
     planned_all.sort(key=lambda p: (p.length, p.angle))
-    cov_of: dict[int, tuple[float, list[bool]]] = {}  # id(plan) → (coverage, camera flags)
+    cov_of: dict[int, tuple[float, list[bool], _Planned]] = {}  # id(plan) → (coverage, flags, the plan: kept alive)
 
     def coverage_of(p: _Planned) -> float:
         if id(p) not in cov_of:
             flags = _edge_sweeps(free_c, p) if edge_sweeps else p.camera
             segs = [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on]
-            cov_of[id(p)] = (coverage_fraction(free_c, segs, swath_m), flags)
+            cov_of[id(p)] = (coverage_fraction(free_c, segs, swath_m), flags, p)
         return cov_of[id(p)][0]
 
     # the best few directions again, ordered by the routing model
-    limit = PIECE_SOLUTIONS
+    # (the cell order for the best few, then the pieces of the best of those)
+    polished: list[_Planned] = []
     for cand in list(planned_all[: POLISH_DIRECTIONS if polish else 0]):
         assert cand.source is not None
-        routed = _route(cand.source, cand.angle, has_start, limit)
-        if routed.length < cand.length - 1e-6:
-            planned_all.append(routed)
+        routed = _route(cand.source, cand.angle, has_start, 0, CELL_SOLUTIONS)
+        polished.append(routed if routed.length < cand.length - 1e-6 else cand)
+    for top in sorted(polished, key=lambda p: (p.length, p.angle))[:PIECE_DIRECTIONS]:
+        assert top.source is not None
+        polished.append(_route(top.source, top.angle, has_start, PIECE_SOLUTIONS, CELL_SOLUTIONS))
+    planned_all += [p for p in polished if p not in planned_all]
     planned_all.sort(key=lambda p: (p.length, p.angle))
     # the shortest plan that reaches the coverage target; if none does, the shortest
     # within COVERAGE_SLACK of the best coverage seen (a bounded number of coverage checks)
     checked = planned_all[:MAX_COVERAGE_CHECKS]
+    checked += [p for p in planned_all[MAX_COVERAGE_CHECKS:] if p.cells > 1]  # the per-cell plan is always a candidate
     reach = [p for p in checked if coverage_of(p) >= coverage_target]
-    if reach:
-        best = reach[0]
-    else:
-        top = max(coverage_of(p) for p in checked)
-        best = next(p for p in checked if coverage_of(p) >= top - COVERAGE_SLACK)
     tried = tuple((p.angle, p.length) for p in planned_all)
-    n_passes = 0
-    if repair and coverage_of(best) < coverage_target and best.source is not None:
-        # extra passes where the sweeps leave the area dark, ordered again with the sweeps
-        flags = cov_of[id(best)][1]
-        segs = [(best.path[i], best.path[i + 1]) for i, on in enumerate(flags) if on]
-        src = best.source
-        passes = repair_passes(free_c, segs, swath_m, coverage_target, best.path)
-        if passes:
-            n = len(src.pieces)
-            pieces = np.concatenate([src.pieces, np.asarray(passes, float).reshape(-1, 2, 2)])
-            cells = src.cells + [[n + i] for i in range(len(passes))]
-            r = _prepare(free_c, pieces, cells, start_c, end_c, graph, bridge_c)
-            r.n_direction_cells = src.n_direction_cells
-            repaired = _route(r, best.angle, has_start, PIECE_SOLUTIONS if polish else 0)
-            if coverage_of(repaired) > coverage_of(best):
-                best, n_passes = repaired, len(passes)
+
+    def score(p: _Planned) -> tuple[float, float]:
+        """Path + the price of the area left dark (what extra passes would have to image)."""
+        return (p.length + LOSS_WEIGHT * (1.0 - coverage_of(p)) * area / swath_m, p.angle)
+
+    def with_passes(p: _Planned) -> tuple[_Planned, int]:
+        """``p`` with extra passes where its sweeps leave the area dark, ordered again with the sweeps."""
+        if not repair or coverage_of(p) >= coverage_target or p.source is None:
+            return p, 0
+        flags = cov_of[id(p)][1]
+        segs = [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on]
+        passes = repair_passes(free_c, segs, swath_m, coverage_target, p.path)
+        if not passes:
+            return p, 0
+        # the camera-on segments flown so far (sweeps and edge runs) in flight order, then the passes
+        pieces = np.concatenate([np.asarray(segs, float).reshape(-1, 2, 2), np.asarray(passes, float).reshape(-1, 2, 2)])
+        r = _prepare(free_c, pieces, [], start_c, end_c, graph, bridge_c)
+        r.n_direction_cells = p.source.n_direction_cells
+        r.prefix = len(segs)
+        repaired = _route(r, p.angle, has_start, PIECE_SOLUTIONS if polish else 0)
+        return (repaired, len(passes)) if coverage_of(repaired) > coverage_of(p) else (p, 0)
+
+    if reach:
+        best, n_passes = reach[0], 0
+    else:
+        # two candidates: the least path + price of the dark area, and the shortest close to the best
+        # coverage; each gets its extra passes, and the better score after them wins
+        top_cov = max(coverage_of(p) for p in checked)
+        short = next(p for p in checked if coverage_of(p) >= top_cov - COVERAGE_SLACK)
+        lead = min(checked, key=score)
+        options = [with_passes(p) for p in ([lead] if lead is short else [lead, short])]
+        best, n_passes = min(options, key=lambda o: score(o[0]))
     coverage_of(best)
     flags = cov_of[id(best)][1]
     path = tuple((p[0] + cx, p[1] + cy) for p in best.path)
