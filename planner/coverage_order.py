@@ -25,6 +25,7 @@ reproducible). Same matrix and limit → same order.
 from __future__ import annotations
 
 import numpy as np
+from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
 __all__ = ["order_pieces", "solve_open_tour", "tour_cost", "SCALE", "ENGINE"]
 
@@ -72,8 +73,6 @@ def solve_open_tour(
     variant per group, in order) is the first solution. Returns the variants
     in flight order, never costlier than ``initial``.
     """
-    from ortools.constraint_solver import pywrapcp, routing_enums_pb2
-
     V = len(arc)
     N = V + 1  # node 0 is the depot, node 1 + v is variant v
     C = np.zeros((N, N), dtype=np.int64)

@@ -30,13 +30,15 @@ import shapely
 from shapely.geometry import LineString, MultiPolygon, Polygon
 from shapely.geometry.base import BaseGeometry
 
-__all__ = ["repair_passes", "unimaged_area", "MIN_RATE", "MAX_PASSES"]
+__all__ = ["repair_passes", "unimaged_area", "reportable_unimaged", "MIN_RATE", "MAX_PASSES"]
 
 MIN_RATE = 0.15  # a pass must image at least this × swath m² per metre flown (detour included)
 MAX_PASSES = 80  # at most this many extra passes
 MIN_PASS_M = 1.0  # shorter candidate passes are not worth a turn
 MIN_PATCH_FRACTION = 0.02  # dark patches smaller than this × swath² get no axis pass of their own
 MAX_CANDIDATES = 600
+REPORT_TOLERANCE_M = 0.5
+REPORT_MIN_M2 = 1.0
 
 XY = tuple[float, float]
 Segment = tuple[XY, XY]
@@ -53,6 +55,13 @@ def unimaged_area(free: BaseGeometry, sweeps: Sequence[Segment], swath_m: float)
         return free
     strips = shapely.union_all(shapely.buffer(lines, swath_m / 2.0, cap_style="flat"))
     return free.difference(strips)
+
+
+def reportable_unimaged(dark: BaseGeometry) -> MultiPolygon:
+    """An unimaged area as a layer for the plan: simplified to 0.5 m, slivers under 1 m² dropped."""
+    parts = [g.simplify(REPORT_TOLERANCE_M) for g in _polygons(dark) if g.area >= REPORT_MIN_M2]
+    parts = [g for g in parts if isinstance(g, Polygon) and not g.is_empty and g.area > 0]
+    return MultiPolygon(parts) if parts else MultiPolygon()
 
 
 def _clip_longest(free: BaseGeometry, line: LineString) -> LineString | None:

@@ -307,12 +307,15 @@ def _plan_in_window(
         "drones_not_usable": skipped,
         "no_fly_polygons": len(raw_nofly),
     }
+    unimaged = None
     if job.mission_type == "FIRE_LANE_PATROL":
         sorties, unserved, extra = _lanes(world, job, usable, transit, builder)
         coverage = None
     elif job.mission_type == "AREA_SURVEY":
         sorties, unserved, extra = _survey(job, usable, transit, builder)
         coverage = extra.pop("coverage_fraction", None)
+        dark = extra.pop("unimaged_local", None)
+        unimaged = None if dark is None else job.frame.to_wgs84(dark)
     elif job.mission_type == "POINT_INSPECTION":
         sorties, unserved, extra = _points(world, job, usable, transit, builder)
         coverage = None
@@ -330,6 +333,7 @@ def _plan_in_window(
         unserved=tuple(sorted(unserved, key=lambda u: u.target_id)),
         coverage_fraction=coverage,
         parameters=params,
+        unimaged_wgs84=unimaged,
     )
 
 
@@ -441,6 +445,7 @@ def _lane_pieces(s, edges, dock_xy: XY) -> list[_Piece]:
 # ------------------------------------------------------------------ area survey
 def _survey(job, usable, transit, builder):
     from planner.coverage import plan_coverage
+    from planner.coverage_repair import reportable_unimaged, unimaged_area
 
     area = job.area_local
     blocked = transit.obstacles_local
@@ -506,9 +511,13 @@ def _survey(job, usable, transit, builder):
     unserved = [Unserved(f"sweep-{pieces[i].sweep_index}.{i}", "out of range of every drone") for i in res.unserved]
     flown = sum(pieces[i].length_m for s in res.sorties for i in range(s.first, s.last + 1))
     total = sum(p.length_m for p in pieces)
-    fraction = cov.coverage_fraction * (flown / total if total > 0 else 0.0)
+    # what the flown sweeps leave dark (pieces out of every drone's range included), for the map
+    flown_segs = [(pieces[i].start, pieces[i].end) for s in res.sorties for i in range(s.first, s.last + 1)]
+    dark = unimaged_area(free, flown_segs, swath)
+    fraction = 1.0 - dark.area / free.area if free.area > 0 else 0.0
     return sorties, unserved, {
         "coverage_fraction": fraction,
+        "unimaged_local": reportable_unimaged(dark),
         "swath_m": round(swath, 3),
         "sweeps": len(cov.sweeps),
         "sweep_angle_deg": round(cov.angle_deg, 3),
