@@ -63,7 +63,7 @@ from shapely.geometry import LineString, MultiPolygon, Polygon
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
-from planner.coverage_cells import decompose
+from planner.coverage_cells import CUT_GAP_M, decompose
 from planner.coverage_repair import MIN_RATE, repair_passes, unimaged_area
 from planner.coverage_order import ENGINE, order_pieces, solve_open_tour, tour_cost
 from planner.transit import InsideGraph
@@ -694,9 +694,8 @@ def _extend_across_cuts(
             dv = dv / max(1e-12, math.hypot(*dv))
             sin_phi = abs(u[0] * dv[1] - u[1] * dv[0])
             cos_phi = abs(u @ dv)
-            ext = min(swath_m, swath_m / 2.0 * cos_phi / max(sin_phi, 1e-6))
-            if ext < 1e-3:
-                continue
+            # at least across the hair-line gap between the cells
+            ext = max(2 * CUT_GAP_M, min(swath_m, swath_m / 2.0 * cos_phi / max(sin_phi, 1e-6)))
             seg = LineString([e, e + u * ext])
             hit = seg.intersection(bnd)
             if not hit.is_empty:
