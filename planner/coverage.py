@@ -102,7 +102,8 @@ PIECE_SOLUTIONS = 10  # then the pieces: guided local search solutions (each a f
 LOSS_WEIGHT = 2.0  # cells: a metre of sweep per swath-width of unimaged area, twice over (coverage first)
 DARK_PRICE = 1.0 / MIN_RATE  # choosing a plan: dark area priced as extra passes at the least rate flown
 COT_CAP = 4.0  # a sweep nearly parallel to an edge loses at most this × (w/2)² / 2 at its end
-CELL_ANGLES = 40  # candidate directions per cell when decomposing
+CELL_GRID_DEG = 6.0  # ... edge directions first, then a grid this coarse
+CELL_ANGLES = 45  # candidate directions per cell when decomposing
 CELL_PRICE_SWATHS = 1.0  # a cell of its own costs about one swath of extra hop
 CELL_SOLUTIONS = 30  # the cell order: a small model (four variants per cell), cheap to search well
 COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
@@ -180,7 +181,9 @@ def coverage_fraction(free_area_local: BaseGeometry, sweeps: Sequence[Segment], 
     return float(strips.intersection(free_area_local).area / area)
 
 
-def candidate_angles(free_area_local: BaseGeometry, max_angles: int = MAX_CANDIDATE_ANGLES) -> list[float]:
+def candidate_angles(
+    free_area_local: BaseGeometry, max_angles: int = MAX_CANDIDATE_ANGLES, grid_step_deg: float = GRID_STEP_DEG
+) -> list[float]:
     """Sweep directions to try, degrees in [0, 180): edge directions (longest edges first) and a grid.
 
     0° and 90° are always included. Near-duplicates (within 0.25°) are merged.
@@ -213,7 +216,7 @@ def candidate_angles(free_area_local: BaseGeometry, max_angles: int = MAX_CANDID
     k = 0.0
     while k < 180.0 and len(chosen) < max_angles:
         add(k)
-        k += GRID_STEP_DEG
+        k += grid_step_deg
     return chosen
 
 
@@ -657,7 +660,7 @@ def _cell_estimate(swath_m: float) -> Callable[[BaseGeometry], tuple[float, floa
 
     def est(cell: BaseGeometry) -> tuple[float, float]:
         segs = _ring_segments(cell)
-        return min((_estimate(segs, a, swath_m, LOSS_WEIGHT)[0], a) for a in candidate_angles(cell, CELL_ANGLES))
+        return min((_estimate(segs, a, swath_m, LOSS_WEIGHT)[0], a) for a in candidate_angles(cell, CELL_ANGLES, CELL_GRID_DEG))
 
     return est
 
@@ -816,8 +819,11 @@ def _edge_sweeps(free_c: BaseGeometry, planned: _Planned, swath_m: float) -> lis
         shapely.prepare(dark)
         strips = shapely.buffer(segs, swath_m / 2.0, cap_style="flat")
         gain = shapely.area(shapely.intersection(strips, dark))
-    for i, on, g, L in zip(conn_idx, along.tolist(), gain.tolist(), lengths.tolist()):
-        if on or (L > 0 and g >= CONNECTION_GAIN * swath_m * L):
+    inside_area = free_c.buffer(EDGE_TOL_M, quad_segs=1)
+    shapely.prepare(inside_area)
+    inside = shapely.covers(inside_area, segs)  # a hop bridged around a zone between parts is not
+    for i, on, g, L, ok in zip(conn_idx, along.tolist(), gain.tolist(), lengths.tolist(), inside.tolist()):
+        if on or (ok and L > 0 and g >= CONNECTION_GAIN * swath_m * L):
             flags[i] = True
     return flags
 

@@ -101,27 +101,37 @@ def decompose(
     cells = [g for g in _polygons(free.difference(knife)) if g.area > min_cell_m**2 / 4]
     if len(cells) < 2:
         return [], []
-    est = [estimate(c) for c in cells]
-    # greedy merging of touching cells while one direction for both is no longer than two
-    while len(cells) > 1:
+    # cells by id; merged pairs are estimated once (a merge only changes the pairs of the new cell)
+    live: dict[int, tuple[Polygon, tuple[float, float]]] = {i: (c, estimate(c)) for i, c in enumerate(cells)}
+    pair: dict[tuple[int, int], tuple[Polygon, tuple[float, float]] | None] = {}
+    next_id = len(cells)
+    while len(live) > 1:
         best = None
-        for i in range(len(cells)):
-            for j in range(i + 1, len(cells)):
-                if cells[i].distance(cells[j]) > CUT_GAP_M * 2:
+        ids = sorted(live)
+        for a_i, i in enumerate(ids):
+            for j in ids[a_i + 1 :]:
+                if (i, j) not in pair:
+                    ci, cj = live[i][0], live[j][0]
+                    pair[(i, j)] = None
+                    if ci.distance(cj) <= CUT_GAP_M * 2:
+                        merged = shapely.union_all([ci, cj]).buffer(CUT_GAP_M, join_style="mitre")
+                        parts = _polygons(merged.buffer(-CUT_GAP_M, join_style="mitre").intersection(free))
+                        if len(parts) == 1:
+                            pair[(i, j)] = (parts[0], estimate(parts[0]))
+                got = pair[(i, j)]
+                if got is None:
                     continue
-                merged = shapely.union_all([cells[i], cells[j]]).buffer(CUT_GAP_M, join_style="mitre")
-                parts = _polygons(merged.buffer(-CUT_GAP_M, join_style="mitre").intersection(free))
-                if len(parts) != 1:
-                    continue
-                e = estimate(parts[0])
-                saving = est[i][0] + est[j][0] + cell_price_m - e[0]
+                saving = live[i][1][0] + live[j][1][0] + cell_price_m - got[1][0]
                 if saving >= 0 and (best is None or saving > best[0]):
-                    best = (saving, i, j, parts[0], e)
+                    best = (saving, i, j, got)
         if best is None:
             break
-        _, i, j, merged_cell, e = best
-        cells = [c for k, c in enumerate(cells) if k not in (i, j)] + [merged_cell]
-        est = [x for k, x in enumerate(est) if k not in (i, j)] + [e]
+        _, i, j, got = best
+        del live[i], live[j]
+        live[next_id] = got
+        next_id += 1
+    cells = [live[k][0] for k in sorted(live)]
+    est = [live[k][1] for k in sorted(live)]
     if len(cells) < 2:
         return [], []
     return [(c, e[1]) for c, e in zip(cells, est)], [c for _, c in cuts]
