@@ -98,9 +98,9 @@ MIN_PIECE_M = 1e-3
 MAX_COVERAGE_CHECKS = 5
 POLISH_DIRECTIONS = 3  # the best few directions (by their construction) get the routing model's search
 PIECE_DIRECTIONS = 2  # ... and of those the best two get a search over the pieces
-PIECE_SOLUTIONS = 10  # then the pieces: guided local search solutions (each a full descent, ~10 ms)
+PIECE_SOLUTIONS = 8  # then the pieces: guided local search solutions (each a full descent, ~10 ms)
 LOSS_WEIGHT = 2.0  # cells: a metre of sweep per swath-width of unimaged area, twice over (coverage first)
-DARK_PRICE = 1.0 / MIN_RATE  # choosing a plan: dark area priced as extra passes at the least rate flown
+DARK_PRICE = 2.0 / MIN_RATE  # choosing a plan: dark area priced as extra passes at the least rate flown
 COT_CAP = 4.0  # a sweep nearly parallel to an edge loses at most this × (w/2)² / 2 at its end
 CELL_GRID_DEG = 6.0  # ... edge directions first, then a grid this coarse
 CELL_ANGLES = 45  # candidate directions per cell when decomposing
@@ -632,7 +632,7 @@ def _order_pieces(
 
 
 # --------------------------------------------------------------------------- one direction, in full
-@dataclass
+@dataclass(eq=False)
 class _Planned:
     angle: float
     path: list[XY]
@@ -640,6 +640,7 @@ class _Planned:
     length: float
     source: "_Routing | None" = None  # the pieces and distances it was ordered from
     cells: int = 1  # cells with their own direction (1: one direction for the whole area)
+    order: tuple[np.ndarray, np.ndarray] | None = None  # (pieces, directions) as flown
 
 
 def _direction_pieces(free_c: BaseGeometry, angle: float, swath_m: float) -> tuple[np.ndarray, list[list[int]]]:
@@ -761,10 +762,16 @@ def _prepare(
     return _Routing(pieces, cells, conn, _augmented(conn.D, dstart, dend))
 
 
-def _route(r: _Routing, angle: float, has_start: bool, solution_limit: int, cell_limit: int = 0) -> _Planned:
-    """Order the pieces (construction, then the routing model) and build the flight polyline."""
+def _route(
+    r: _Routing, angle: float, has_start: bool, solution_limit: int, cell_limit: int = 0,
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+) -> _Planned:
+    """Order the pieces (construction or the given ``start``, then the routing model) and build the polyline."""
     pts = r.pieces.reshape(-1, 2)
-    order, dirs = _order_pieces(r.X, len(r.pieces), has_start, r.cells, solution_limit, r.prefix, cell_limit)
+    if start is not None:
+        order, dirs = order_pieces(r.X, start, solution_limit) if solution_limit > 0 else start
+    else:
+        order, dirs = _order_pieces(r.X, len(r.pieces), has_start, r.cells, solution_limit, r.prefix, cell_limit)
     path: list[XY] = []
     camera: list[bool] = []  # per path segment: a sweep (camera on) or a connection
 
@@ -788,7 +795,7 @@ def _route(r: _Routing, angle: float, has_start: bool, solution_limit: int, cell
             continue
         go(b, True)
     length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
-    return _Planned(angle, path, camera, length, r, r.n_direction_cells)
+    return _Planned(angle, path, camera, length, r, r.n_direction_cells, (order, dirs))
 
 
 def _edge_sweeps(free_c: BaseGeometry, planned: _Planned, swath_m: float) -> list[bool]:
@@ -958,8 +965,8 @@ def plan_coverage(
         polished.append(routed if routed.length < cand.length - 1e-6 else cand)
     for top in sorted(polished, key=lambda p: (p.length, p.angle))[:PIECE_DIRECTIONS]:
         assert top.source is not None
-        polished.append(_route(top.source, top.angle, has_start, PIECE_SOLUTIONS, CELL_SOLUTIONS))
-    planned_all += [p for p in polished if p not in planned_all]
+        polished.append(_route(top.source, top.angle, has_start, PIECE_SOLUTIONS, start=top.order))
+    planned_all += [p for p in polished if all(p is not q for q in planned_all)]
     planned_all.sort(key=lambda p: (p.length, p.angle))
     # the shortest plan that reaches the coverage target; if none does, the shortest
     # within COVERAGE_SLACK of the best coverage seen (a bounded number of coverage checks)
@@ -997,7 +1004,8 @@ def plan_coverage(
         top_cov = max(coverage_of(p) for p in checked)
         short = next(p for p in checked if coverage_of(p) >= top_cov - COVERAGE_SLACK)
         lead = min(checked, key=score)
-        options = [with_passes(p) for p in ([lead] if lead is short else [lead, short])]
+        bases = [lead] if lead is short else [lead, short]
+        options = [(p, 0) for p in bases] + [with_passes(p) for p in bases]
         best, n_passes = min(options, key=lambda o: score(o[0]))
     coverage_of(best)
     flags = cov_of[id(best)][1]

@@ -150,11 +150,12 @@ def test_sweeps_inside_and_coverage_reaches_the_target(free, swath) -> None:
 @settings(max_examples=6, deadline=None)
 @given(areas(), st.floats(20, 60))
 def test_optimised_angle_is_never_worse_than_the_axes(free, swath) -> None:
-    best = plan_coverage(free, swath)
+    # the direction choice alone: no extra passes (they trade path for coverage on purpose)
+    best = plan_coverage(free, swath, repair=False)
     for axis in (0.0, 90.0):
-        fixed = plan_coverage(free, swath, angles_deg=[axis], polish=False)  # as ranked inside ``best``
+        fixed = plan_coverage(free, swath, angles_deg=[axis], polish=False, repair=False)  # as ranked inside ``best``
         assert fixed.angle_deg == axis
-        if fixed.coverage_fraction >= min(best.coverage_fraction, 0.995):
+        if fixed.coverage_fraction >= best.coverage_fraction:
             assert best.path_length_m <= fixed.path_length_m + 1e-6
 
 
