@@ -44,11 +44,12 @@ half a swath with flat ends, intersected with the free area, over its area.
 Every search is bounded (``MAX_*`` and ``*_SOLUTIONS`` constants): candidate
 directions, full evaluations, pieces, routing-model solutions.
 
-Measured on ``../shared/bench/coverage`` (swath 40 m, CPU seconds on this
-machine, cold process): 01 rectangle 3 360.0 m (= Fields2Cover, 1.120 × LB),
-03 U 5 725.2 m (F2C 5 960.0; 1.174 × LB), 04 two holes 6 100.6 m (F2C 6 847.9;
-1.205 × LB), 06 2 km² 51 285.4 m at coverage 0.993 (F2C 51 558.7 at 0.9898;
-1.087 × LB); 0.09–0.7 s CPU each.
+Measured on ``../shared/bench/coverage`` (swath 40 m, default target 0.99, CPU
+seconds on this machine kind under load): 01 rectangle 3 360.0 m (= Fields2Cover,
+1.120 × LB), 03 U 5 691.7 m (F2C 5 960.0), 04 two holes 6 100.6 m (F2C 6 847.9),
+06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.07–0.9 s.
+Stages 3b (a direction per cell) and 7 (extra passes) live in
+``planner.coverage_cells`` and ``planner.coverage_repair``.
 """
 
 from __future__ import annotations
