@@ -20,9 +20,15 @@ This module is a leaf: it imports nothing of sortie, so every package
     ├── DispatchFailed (RuntimeError)             DISPATCH_FAILED
     ├── DispatchUncertain (RuntimeError)          DISPATCH_UNCERTAIN
     ├── LedgerUnavailable (RuntimeError)          LEDGER_UNAVAILABLE
+    │   └── LedgerTampered                        LEDGER_TAMPERED
+    ├── ApprovalInvalid (PermissionError)         APPROVAL_INVALID
+    ├── DeviceBusy (RuntimeError)                 DEVICE_BUSY
     ├── LlmUnavailable (ConnectionError)          LLM_UNAVAILABLE
     ├── IntentInvalid (ValueError)                INTENT_INVALID
-    └── PlanInfeasible (RuntimeError)             PLAN_INFEASIBLE
+    ├── PlanInfeasible (RuntimeError)             PLAN_INFEASIBLE
+    ├── Unauthenticated (PermissionError)         UNAUTHENTICATED
+    ├── WorldUnavailable (RuntimeError)           WORLD_UNAVAILABLE
+    └── ServerUnavailable (ConnectionError)       SERVER_UNAVAILABLE
 
 Example::
 
@@ -50,9 +56,15 @@ __all__ = [
     "DispatchFailed",
     "DispatchUncertain",
     "LedgerUnavailable",
+    "LedgerTampered",
+    "ApprovalInvalid",
+    "DeviceBusy",
     "LlmUnavailable",
     "IntentInvalid",
     "PlanInfeasible",
+    "Unauthenticated",
+    "WorldUnavailable",
+    "ServerUnavailable",
     "ERROR_CODES",
 ]
 
@@ -147,6 +159,26 @@ class LedgerUnavailable(SortieError, RuntimeError):
     code = "LEDGER_UNAVAILABLE"
 
 
+class LedgerTampered(LedgerUnavailable):
+    """The ledger fails its integrity check (a hash chain break, a forged row, an older copy, a missing
+    file where one existed); nothing is dispatched from it. The message names the first break."""
+
+    code = "LEDGER_TAMPERED"
+
+
+class ApprovalInvalid(SortieError, PermissionError):
+    """The approval does not verify: bad or missing signature, or the plan, its files or the mission
+    items about to be uploaded are not the ones the approval signed. Nothing was sent."""
+
+    code = "APPROVAL_INVALID"
+
+
+class DeviceBusy(SortieError, RuntimeError):
+    """The drone's last dispatch is not finished (in flight, or its outcome unsettled): no new one."""
+
+    code = "DEVICE_BUSY"
+
+
 class LlmUnavailable(SortieError, ConnectionError):
     """The language model could not be reached or did not answer in time."""
 
@@ -165,6 +197,24 @@ class PlanInfeasible(SortieError, RuntimeError):
     code = "PLAN_INFEASIBLE"
 
 
+class Unauthenticated(SortieError, PermissionError):
+    """No credential, or one the authority does not accept (unknown, expired, revoked, wrong code)."""
+
+    code = "UNAUTHENTICATED"
+
+
+class WorldUnavailable(SortieError, RuntimeError):
+    """The authority's world cannot be read completely (say its zone data is missing): fail closed."""
+
+    code = "WORLD_UNAVAILABLE"
+
+
+class ServerUnavailable(SortieError, ConnectionError):
+    """The configured ``sortie server`` could not be reached or answered nonsense."""
+
+    code = "SERVER_UNAVAILABLE"
+
+
 ERROR_CODES: dict[str, type[SortieError]] = {
     cls.code: cls
     for cls in (
@@ -179,8 +229,14 @@ ERROR_CODES: dict[str, type[SortieError]] = {
         DispatchFailed,
         DispatchUncertain,
         LedgerUnavailable,
+        LedgerTampered,
+        ApprovalInvalid,
+        DeviceBusy,
         LlmUnavailable,
         IntentInvalid,
         PlanInfeasible,
+        Unauthenticated,
+        WorldUnavailable,
+        ServerUnavailable,
     )
 }

@@ -187,8 +187,8 @@ def main() -> int:
     import prefect.context
 
     prefect.context.refresh_global_settings_context()
-    from flows.prefect_flows import dispatch_mission, plan_mission
-    from flows.prefect_resume import find_waiting_runs
+    from flows.orchestration.flows import dispatch_mission, plan_mission
+    from flows.orchestration.resume import find_waiting_runs
 
     chrome: Chromium | None = None
     try:

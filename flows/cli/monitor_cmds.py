@@ -1,10 +1,10 @@
 """``sortie monitor``, ``sortie report`` and ``sortie sim-flight``: follow a flight, report it, fly one.
 
 - ``sortie monitor DRAFT [--version N] [--link CONN] [--timeout S]`` follows a
-  dispatched version over MAVLink (``flows.monitor.monitor_mission``) with a
+  dispatched version over MAVLink (``flows.vehicle.monitor.monitor_mission``) with a
   progress bar by items reached, then prints the outcome and the report's path.
 - ``sortie report DRAFT [--version N] [--out FILE]`` writes and prints the
-  Markdown report (``flows.report``).
+  Markdown report (``flows.usecases.report``).
 - ``sortie sim-flight --listen udpin:127.0.0.1:PORT [--speedup X] [--drain F]
   [--link-loss-after S] [--abort-at N] [--inject-text T]`` runs the vehicle
   simulator with a flight: it answers the mission protocol like ``sortie
@@ -49,8 +49,8 @@ def monitor_cmd(
 
     def body() -> dict[str, Any]:
         from flows.context import resolve_now
-        from flows.monitor import MonitorOptions, monitor_mission
-        from flows.report import build_report, write_report
+        from flows.vehicle.monitor import MonitorOptions, monitor_mission
+        from flows.usecases.report import build_report, write_report
 
         if timeout <= 0 or link_lost_s <= 0:
             raise InvalidArgument("--timeout and --link-lost-s must be > 0")
@@ -117,7 +117,7 @@ def report_cmd(
     """The report of a draft version: planned vs flown, findings, approvals, alerts, map with the flown track."""
 
     def body() -> dict[str, Any]:
-        from flows.report import build_report, write_report
+        from flows.usecases.report import build_report, write_report
 
         report = build_report(draft_id, version)
         write_report(report, out)
@@ -152,7 +152,7 @@ def sim_flight_cmd(
 
     def body() -> dict[str, Any]:
         from flows.cli.vehicle_cmds import check_dialect, open_sim, serve_sim
-        from flows.sim_flight import FlightFaults, FlightOptions, SimFlight
+        from flows.sim.flight import FlightFaults, FlightOptions, SimFlight
 
         check_dialect(dialect)
         faults = FlightFaults(drain_factor=drain, link_loss_after_s=link_loss_after, abort_at_seq=abort_at,

@@ -62,7 +62,7 @@ def open_sim(listen: str, dialect: str, *, as_json: bool, **options: Any) -> Any
 
     An address that cannot be bound is ``INVALID_ARGUMENT``, not a traceback.
     """
-    from flows.simulator import SimVehicle
+    from flows.sim.vehicle import SimVehicle
 
     log = None if as_json else (lambda text: err_console.print(f"sim: {text}", markup=False, highlight=False))
     try:
@@ -140,7 +140,7 @@ def read_mission_cmd(
     """Download and print the fence, mission and rally a vehicle holds (uploads nothing)."""
 
     def body() -> dict[str, Any]:
-        from flows.dispatcher import read_back
+        from flows.vehicle.upload import read_back
 
         if timeout_s <= 0:
             raise InvalidArgument("--timeout must be > 0")

@@ -32,7 +32,7 @@ HEAVY = (
     "openai",
     "instructor",
     "pyproj",
-    "flows.service",
+    "flows.usecases.service",
     "flows.ledger",
     "planner.world",
     "rules",

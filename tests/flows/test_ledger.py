@@ -19,7 +19,7 @@ from flows.ledger import (
     idempotency_key,
     redact,
 )
-from flows.ledger_schema import SCHEMA_VERSION
+from flows.ledger.schema import SCHEMA_VERSION
 from planner.errors import (
     ApprovalRequired,
     ApprovalStale,

@@ -163,7 +163,7 @@ def test_fifty_processes_race_approve_and_dispatch(tmp_path: Path) -> None:
 PLAN = """
 import json, sys
 from datetime import datetime
-from flows import service
+from flows.usecases import service
 s = service.plan_draft(text="这块地今天巡一遍消防通道", region_id="region-1001", requested_by="li.wei",
                        world_dir=sys.argv[1], now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
 print(json.dumps({"draft_id": s.draft_id, "version": s.version, "status": s.status, "created": s.created}))
@@ -205,7 +205,7 @@ def test_plan_killed_then_rerun(tmp_path: Path, offline_world: Path, point: str)
 APPROVE = """
 import json, sys
 from datetime import datetime
-from flows import service
+from flows.usecases import service
 from planner.errors import SortieError
 try:
     s = service.approve("d-race", 1, approver="chen.jing", comment="ok",
@@ -236,7 +236,7 @@ def test_approve_killed_then_rerun(tmp_path: Path, point: str) -> None:
 DISPATCH = """
 import json, sys
 from datetime import datetime
-from flows import service
+from flows.usecases import service
 from planner.errors import SortieError
 try:
     s = service.dispatch(sys.argv[1], 1, actor="chen.jing", link=sys.argv[2], timeout_s=15,
@@ -249,12 +249,10 @@ except SortieError as e:
 
 @pytest.fixture(scope="module")
 def approved_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
-    """A SORTIE_HOME holding one planned and approved draft of the demo world without its geozones."""
+    """A SORTIE_HOME holding one planned and approved draft of the demo world (geozones included)."""
     base = tmp_path_factory.mktemp("dispatch")
     world = base / "world"
     shutil.copytree(DEMO_WORLD_DIR, world)
-    for z in (world / "zones").iterdir():
-        z.unlink()
     fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
     for d in fleet["drones"]:  # the fresh snapshot dispatch looks at: the vehicles just reported
         d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"
@@ -262,7 +260,7 @@ def approved_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, 
     home = base / "home"
     home.mkdir()
     code = PLAN + """
-from flows import service as svc
+from flows.usecases import service as svc
 svc.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok",
             now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
 """
@@ -274,8 +272,8 @@ svc.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, 
 
 
 def _sim(world: Path, draft: str, home: Path):
-    from flows.service import load_world_at
-    from flows.simulator import SimVehicle
+    from flows.usecases.service import load_world_at
+    from flows.sim.vehicle import SimVehicle
 
     rec = Ledger(home / "ledger.duckdb").get_draft(draft, 1)
     drone = load_world_at(world).drone(rec.plan["sorties"][0]["drone_id"])
@@ -283,8 +281,28 @@ def _sim(world: Path, draft: str, home: Path):
     return SimVehicle(f"udpin:127.0.0.1:{port}", drone.autopilot).start(), f"udpout:127.0.0.1:{port}"
 
 
-@pytest.mark.parametrize("point", ["ledger:claim:in_transaction", "dispatch:after_claim", "dispatch:after_upload"])
-def test_dispatch_killed_then_rerun(tmp_path: Path, approved_home: tuple[Path, str, Path], point: str) -> None:
+RECONCILE = """
+import json, sys
+from datetime import datetime
+from flows.integrity.reconcile import reconcile
+from planner.errors import SortieError
+try:
+    out = reconcile(sys.argv[1], actor="chen.jing", link=sys.argv[2], timeout_s=15,
+                    now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+    print(json.dumps({"result": out["status"], "draft_status": out["draft_status"]}))
+except SortieError as e:
+    print(json.dumps({"result": e.code, "message": e.message}))
+"""
+
+
+@pytest.mark.parametrize(
+    "point",
+    ["ledger:claim:in_transaction", "dispatch:after_claim", "upload:after_fence", "upload:after_mission",
+     "dispatch:after_upload"],
+)
+def test_dispatch_killed_then_rerun_then_reconciled(tmp_path: Path, approved_home: tuple[Path, str, Path],
+                                                    point: str) -> None:
+    """SIGKILL at each step of dispatch; a rerun never re-sends; ``reconcile`` settles to what the vehicle holds."""
     src, draft, world = approved_home
     home = tmp_path / "home"
     shutil.copytree(src, home)
@@ -296,25 +314,48 @@ def test_dispatch_killed_then_rerun(tmp_path: Path, approved_home: tuple[Path, s
         killed = _py(DISPATCH, _env(home, SORTIE_TEST_KILL_AT=point, SORTIE_WORLD=str(world)), draft, link)
         assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
         uploads_after_kill = sim.stats.uploads_completed
+        held_after_kill = {t: len(items) for t, items in sim.missions.items()}
         rerun = _py(DISPATCH, _env(home, SORTIE_WORLD=str(world)), draft, link)
         assert rerun.returncode == 0, rerun.stderr[-2000:]
         out = json.loads(rerun.stdout.strip().splitlines()[-1])
+        assert sim.stats.uploads_completed == (uploads_after_kill if point != "ledger:claim:in_transaction"
+                                               else sim.stats.uploads_completed)
+        settled = _py(RECONCILE, _env(home, SORTIE_WORLD=str(world)), draft, link)
+        assert settled.returncode == 0, settled.stderr[-2000:]
+        rec = json.loads(settled.stdout.strip().splitlines()[-1])
+        uploads_final = sim.stats.uploads_completed
     finally:
         sim.stop()
     dispatches = ledger.dispatches(draft)
     assert len(dispatches) == 1  # never two dispatches of one version
     if point == "ledger:claim:in_transaction":
         # the claim never committed: the rerun is the first dispatch and it reaches the vehicle
-        assert uploads_after_kill == 0 and sim.stats.uploads_completed > 0
+        assert uploads_after_kill == 0 and uploads_final > 0
         assert out == {"result": "ACKED", "first": True}
+        assert rec["result"] == "ACKED"  # nothing to settle: the last dispatch is ACKED
         assert dispatches[0].status == "ACKED" and ledger.get_draft(draft, 1).state == "DISPATCHED"
     else:
-        # a claim without an outcome: the rerun does not send again; it reports the unknown outcome
-        assert out["result"] == "UNCERTAIN" and out["first"] is False
-        assert sim.stats.uploads_completed == uploads_after_kill  # nothing re-sent
-        assert (uploads_after_kill > 0) is (point == "dispatch:after_upload")
-        assert dispatches[0].status == "UNCERTAIN" and ledger.get_draft(draft, 1).state == "APPROVED"
+        # a claim without an outcome: the rerun does not send again; it reports the unknown outcome as an error
+        assert out["result"] == "DISPATCH_UNCERTAIN" and "reconcile" in out["message"], out
+        assert uploads_final == uploads_after_kill  # nothing re-sent, by the rerun nor by reconcile
+        whole = point == "dispatch:after_upload"
+        expected = {"dispatch:after_claim": 0, "upload:after_fence": 1, "upload:after_mission": 2}
+        assert uploads_after_kill == expected[point] if point in expected else uploads_after_kill >= 2
+        if whole:
+            # the vehicle holds exactly the approved mission: ACKED, the draft DISPATCHED
+            assert rec == {"result": "ACKED", "draft_status": "DISPATCHED"}
+            assert dispatches[0].status == "ACKED" and dispatches[0].result["reconciled"] is True
+            assert ledger.get_draft(draft, 1).state == "DISPATCHED"
+        else:
+            # nothing or only part of it reached the vehicle: FAILED, with what the vehicle now holds
+            assert rec["result"] == "DISPATCH_FAILED" and "replan" in rec["message"], rec
+            assert dispatches[0].status == "FAILED" and ledger.get_draft(draft, 1).state == "ABORTED"
+            holds = next(iter(dispatches[0].result["vehicle_holds"].values()))["counts"]
+            assert sum(holds.values()) == sum(held_after_kill.values())
     _consistent(ledger, draft)
+    from flows.integrity.verify import verify_ledger
+
+    assert verify_ledger(ledger).ok
 
 
 # --------------------------------------------------------------------------- locked, missing, corrupt

@@ -20,15 +20,16 @@ import pytest
 
 os.environ.setdefault("MAVLINK20", "1")
 
-from flows.dispatcher import upload_plan  # noqa: E402
-from flows.simulator import SimVehicle  # noqa: E402
+from flows.vehicle.upload import upload_plan  # noqa: E402
+from flows.sim.vehicle import SimVehicle  # noqa: E402
 from planner.errors import (  # noqa: E402
     DeviceUnavailable,
     DispatchFailed,
     DispatchUncertain,
     InvalidArgument,
 )
-from planner.mission_items import FENCE, MISSION, RALLY, compare_items, mission_set  # noqa: E402
+from planner.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
+from planner.mission_wire import compare_items  # noqa: E402
 from planner.plan import Plan  # noqa: E402
 from planner.world import World  # noqa: E402
 from testkit import wire_plan, wire_world  # noqa: E402
@@ -225,7 +226,7 @@ def test_an_unconfirmed_ceiling_stops_the_dispatch_as_uncertain() -> None:
 
 
 def test_verify_plan_settles_by_reading_back_and_uploads_nothing() -> None:
-    from flows.dispatcher import verify_plan
+    from flows.vehicle.upload import verify_plan
 
     world, plan = wire_world("ardupilot"), wire_plan()
     with SimVehicle("udpin:127.0.0.1:0", "ardupilot", home=ARDUPILOT_HOME, **SIM_FAST) as sim:

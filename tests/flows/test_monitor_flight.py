@@ -23,13 +23,14 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from shapely.geometry import LineString  # noqa: E402
 
-from flows import service  # noqa: E402
+from flows.usecases import service  # noqa: E402
 from flows.context import resolve_now  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
-from flows.monitor import MonitorOptions, fly_and_report, monitor_mission  # noqa: E402
-from flows.report import build_report, markdown_for_artifact, report_artifact_key  # noqa: E402
-from flows.sim_flight import FlightFaults  # noqa: E402
-from flows.simulator import SimVehicle  # noqa: E402
+from flows.sim.fly import fly_and_report  # noqa: E402
+from flows.vehicle.monitor import MonitorOptions, monitor_mission  # noqa: E402
+from flows.usecases.report import build_report, markdown_for_artifact, report_artifact_key  # noqa: E402
+from flows.sim.flight import FlightFaults  # noqa: E402
+from flows.sim.vehicle import SimVehicle  # noqa: E402
 from planner.errors import Conflict  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
@@ -243,7 +244,7 @@ def test_coverage_counts_only_what_the_track_reached() -> None:
 
     from shapely.geometry import Polygon
 
-    from flows.report import coverage_reached
+    from flows.usecases.report import coverage_reached
     from planner.plan import Leg, Plan, Sortie, Waypoint
 
     t0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)

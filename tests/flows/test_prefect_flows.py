@@ -1,7 +1,7 @@
 """The Prefect flows end to end against a real Prefect server on 127.0.0.1.
 
 One server for the session (``tests/flows/conftest.py``), a real ledger file,
-real plans from ``flows.service.plan_draft`` on the demo world, and real
+real plans from ``flows.usecases.service.plan_draft`` on the demo world, and real
 MAVLink uploads to the built-in vehicle simulator over UDP. The suspended
 (deployment) path runs through ``prefect.serve`` in a subprocess, exactly as
 ``sortie serve`` does; the paused (local) path runs the flow in a thread of
@@ -45,19 +45,13 @@ def fresh_now() -> str:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The demo world without its geozones: the demo fire-lane plan of region-1001 is then approvable.
-
-    (With the zones, today's plan of region-1001 has blocking airspace findings and the
-    ledger rightly refuses to approve it; these tests are about the approval gate.)
-    """
+    """A copy of the demo world, geozones included: region-1001's fire-lane plan is made around them."""
     import shutil
 
     from flows.context import DEMO_WORLD_DIR
 
-    path = tmp_path_factory.mktemp("world") / "demo-no-zones"
+    path = tmp_path_factory.mktemp("world") / "demo"
     shutil.copytree(DEMO_WORLD_DIR, path)
-    for zone_file in (path / "zones").iterdir():
-        zone_file.unlink()
     return str(path)
 
 
@@ -122,8 +116,8 @@ def served(prefect_server: Any, home: Path, tmp_path_factory: pytest.TempPathFac
 @pytest.fixture
 def vehicles(world: str) -> Iterator[Callable[[list[str]], dict[str, Any]]]:
     """Simulated vehicles, one per drone of a plan; ``make(drones)`` → {drone_id: SimVehicle}."""
-    from flows.service import load_world_at
-    from flows.simulator import SimVehicle
+    from flows.usecases.service import load_world_at
+    from flows.sim.vehicle import SimVehicle
 
     loaded = load_world_at(world)
     started: list[Any] = []
@@ -146,8 +140,8 @@ def vehicles(world: str) -> Iterator[Callable[[list[str]], dict[str, Any]]]:
 
 def plan(now: str, world: str, *, text: str = "巡一遍消防通道", region_id: str = "region-1001") -> dict[str, Any]:
     """A real draft through the service (what plan_mission's task calls)."""
-    from flows import service
-    from flows.artifacts import summary_dict
+    from flows.usecases import service
+    from flows.orchestration.artifacts import summary_dict
 
     summary = summary_dict(
         service.plan_draft(
@@ -181,7 +175,7 @@ def read_run(run_id: UUID) -> Any:
 
 
 def waiting_run(draft_id: str, version: int, budget_s: float) -> Any:
-    from flows.prefect_resume import find_waiting_runs
+    from flows.orchestration.resume import find_waiting_runs
 
     return wait_for(f"a run waiting on {draft_id} v{version}", lambda: find_waiting_runs(draft_id, version), budget_s)[0]
 
@@ -233,8 +227,8 @@ def test_plan_mission_publishes_the_draft_artifact(home: Path, world: str, serve
     """plan → draft recorded → artifact ``draft-<id>-v<n>`` readable by key with table, findings, map, how to approve."""
     from prefect.artifacts import Artifact
 
-    from flows.artifacts import artifact_key
-    from flows.prefect_flows import plan_mission
+    from flows.orchestration.artifacts import artifact_key
+    from flows.orchestration.flows import plan_mission
 
     out = plan_mission(text="巡一遍消防通道", requested_by="li.wei", region_id="region-1001", world=world, now=fresh_now())
     assert out["artifact_key"] == artifact_key(out["draft_id"], out["version"])
@@ -256,8 +250,8 @@ def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, w
     """A local run pauses; a resume naming another plan hash is refused and it waits again; the right one dispatches once."""
     from prefect import get_client
 
-    from flows import service
-    from flows.prefect_flows import dispatch_mission
+    from flows.usecases import service
+    from flows.orchestration.flows import dispatch_mission
 
     now = fresh_now()
     draft = plan(now, world)
@@ -296,7 +290,7 @@ def test_form_input_goes_through_the_ledger_checks_and_a_rejection_ends_the_run(
     """The requester approving their own draft is refused by the ledger (four-eyes) and the run waits again; a reject ends it."""
     from prefect import get_client
 
-    from flows.prefect_flows import dispatch_mission
+    from flows.orchestration.flows import dispatch_mission
 
     now = fresh_now()
     draft = plan(now, world, region_id="region-1002")
@@ -323,7 +317,7 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
     from typer.testing import CliRunner
 
     from flows.cli import app
-    from flows.prefect_resume import resume_waiting_run
+    from flows.orchestration.resume import resume_waiting_run
 
     now = fresh_now()
     draft = plan(now, world)
@@ -339,7 +333,7 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
     # no process holds the wait: the deadline is a scheduled run of expire-draft, once per draft version
     expiry = scheduled_expiry_runs(draft["draft_id"], f"expire-draft/{served.name}")
     assert len(expiry) == 1 and expiry[0].parameters["draft_id"] == draft["draft_id"]
-    # `sortie approve` records the approval in the ledger, then wakes the run (flows.prefect_resume)
+    # `sortie approve` records the approval in the ledger, then wakes the run (flows.orchestration.resume)
     result = CliRunner().invoke(
         app,
         ["approve", draft["draft_id"], "--version", str(draft["version"]), "--plan-hash", draft["plan_hash"],
@@ -359,7 +353,7 @@ def test_daily_patrol_waits_and_an_unapproved_draft_expires(home: Path, world: s
     """daily_patrol plans, publishes and waits; nobody approves → the draft is EXPIRED with an event, the run Completes."""
     from prefect.artifacts import Artifact
 
-    from flows.prefect_flows import EXPIRY_ACTOR, daily_patrol
+    from flows.orchestration.flows import EXPIRY_ACTOR, daily_patrol
 
     thread, box = in_thread(daily_patrol, region_id="region-1001", world=world, now=fresh_now(), approval_window_s=3, poll_interval_s=1)
     thread.join(90)
@@ -374,7 +368,7 @@ def test_daily_patrol_waits_and_an_unapproved_draft_expires(home: Path, world: s
 
 def test_expire_draft_flow_expires_and_wakes_the_waiting_run(home: Path, world: str) -> None:
     """What the scheduled ``expire-draft`` run does at the deadline: DRAFT → EXPIRED, then the waiting run ends cleanly."""
-    from flows.prefect_flows import EXPIRY_ACTOR, dispatch_mission, expire_draft
+    from flows.orchestration.flows import EXPIRY_ACTOR, dispatch_mission, expire_draft
 
     now = fresh_now()
     draft = plan(now, world, region_id="region-1003")
@@ -427,9 +421,9 @@ def test_prefect_yaml_matches_the_served_deployments() -> None:
         by_entry.setdefault(d["entrypoint"], []).append(d)
     served = {d.entrypoint for d in build_deployments()}
     assert served == set(by_entry)
-    patrols = by_entry["flows/prefect_flows.py:daily_patrol"]
+    patrols = by_entry["flows/orchestration/flows.py:daily_patrol"]
     assert {p["parameters"]["region_id"] for p in patrols} >= {"region-1001", "region-1002"}
     first = [p for p in patrols if p["parameters"]["region_id"] == "region-1001"][0]
     assert first["schedules"] == [{"cron": DAILY_CRON, "timezone": DAILY_TIMEZONE}]
-    gate = by_entry["flows/prefect_flows.py:dispatch_mission"][0]["parameters"]
+    gate = by_entry["flows/orchestration/flows.py:dispatch_mission"][0]["parameters"]
     assert gate["expiry_deployment"] == "expire-draft/sortie"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flows.approval_input import ApprovalInput, approval_form, validate_approval
-from flows.artifacts import MAX_INLINE_PNG_BYTES, artifact_key, draft_markdown
+from flows.orchestration.approval_input import ApprovalInput, approval_form, validate_approval
+from flows.orchestration.artifacts import MAX_INLINE_PNG_BYTES, artifact_key, draft_markdown
 from planner.errors import InvalidArgument
 
 HASH = "ab" * 32
@@ -98,7 +98,7 @@ def test_draft_markdown_without_sorties_map_or_findings_says_so() -> None:
 
 
 def test_resume_is_a_quick_no_op_without_a_prefect_api(monkeypatch: pytest.MonkeyPatch) -> None:
-    from flows.prefect_resume import find_waiting_runs, resume_waiting_run
+    from flows.orchestration.resume import find_waiting_runs, resume_waiting_run
 
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     started = time.monotonic()

@@ -12,14 +12,14 @@ import pytest
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
-from flows.simulator import SimVehicle  # noqa: E402
+from flows.sim.vehicle import SimVehicle  # noqa: E402
 from planner.mission_items import (  # noqa: E402
     FENCE,
     FRAME_GLOBAL_RELATIVE_ALT,
     MISSION,
     MissionItem,
-    to_wire,
 )
+from planner.mission_wire import to_wire  # noqa: E402
 
 M = mavutil.mavlink
 ITEMS = tuple(

@@ -20,7 +20,7 @@ from shapely.geometry import Polygon
 
 os.environ.setdefault("MAVLINK20", "1")
 
-from flows.dispatcher import upload_plan  # noqa: E402
+from flows.vehicle.upload import upload_plan  # noqa: E402
 from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
 from planner.world import Camera, Dock, Drone, World  # noqa: E402
 from testkit import bare_world, free_port  # noqa: E402
@@ -80,7 +80,7 @@ def test_sim_vehicle_command_takes_a_dispatch_and_reports_it() -> None:
 
 
 def test_bad_simulator_options_are_invalid_arguments() -> None:
-    from flows.simulator import SimVehicle, result_code
+    from flows.sim.vehicle import SimVehicle, result_code
     from planner.errors import InvalidArgument
 
     with pytest.raises(InvalidArgument):
@@ -98,7 +98,7 @@ def test_read_mission_command_prints_what_the_vehicle_holds() -> None:
     from typer.testing import CliRunner
 
     from flows.cli import app
-    from flows.simulator import SimVehicle
+    from flows.sim.vehicle import SimVehicle
 
     with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.1, home=(60.1, 24.9, 5.0)) as sim:
         upload_plan(_plan(), replace(_world(sim.address), drones=(replace(_world(sim.address).drones[0], autopilot="ardupilot"),)),

@@ -21,9 +21,15 @@ EXPECTED = {
     "DISPATCH_FAILED": RuntimeError,
     "DISPATCH_UNCERTAIN": RuntimeError,
     "LEDGER_UNAVAILABLE": RuntimeError,
+    "LEDGER_TAMPERED": RuntimeError,
+    "APPROVAL_INVALID": PermissionError,
+    "DEVICE_BUSY": RuntimeError,
     "LLM_UNAVAILABLE": ConnectionError,
     "INTENT_INVALID": ValueError,
     "PLAN_INFEASIBLE": RuntimeError,
+    "UNAUTHENTICATED": PermissionError,
+    "WORLD_UNAVAILABLE": RuntimeError,
+    "SERVER_UNAVAILABLE": ConnectionError,
 }
 
 

@@ -15,7 +15,8 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from planner.errors import InvalidArgument  # noqa: E402
-from planner.mission_items import (  # noqa: E402
+from planner.mission_items import (
+    # noqa: E402,
     FENCE,
     FRAME_GLOBAL,
     FRAME_GLOBAL_RELATIVE_ALT,
@@ -23,17 +24,13 @@ from planner.mission_items import (  # noqa: E402
     MISSION,
     RALLY,
     MissionItem,
-    compare_items,
     fence_items,
     fence_params,
-    from_wire,
     mission_items,
     mission_set,
-    normalise_as_vehicle,
     rally_items,
-    to_wire,
-    wire_frame,
 )
+from planner.mission_wire import compare_items, from_wire, normalise_as_vehicle, to_wire, wire_frame
 from planner.world import Applicability, CircleArea, Restriction, VerticalReference, WeeklySlot  # noqa: E402
 from testkit import agl_zone, dispatch_plan, dispatch_world  # noqa: E402
 
@@ -146,10 +143,18 @@ def test_rally_points_are_the_tenants_docks_in_range_home_first() -> None:
 
 
 def test_ceiling_is_a_parameter_per_dialect() -> None:
-    assert fence_params(dispatch_world(), "ardupilot") == {"FENCE_ALT_MAX": 120.0, "FENCE_ENABLE": 1.0, "FENCE_TYPE": 5.0}
-    assert fence_params(dispatch_world(), "px4") == {"GF_MAX_VER_DIST": 120.0, "GF_ACTION": 3.0}
-    ms = mission_set(dispatch_plan(), 0, dispatch_world("px4"))
-    assert ms.params == fence_params(dispatch_world(), "px4") and ms.items_of(MISSION) == ms.mission
+    """The altitude fence is the ceiling the plan was made under (the rule set's), per autopilot."""
+    plan = dispatch_plan()
+    assert fence_params(plan, "ardupilot") == {"FENCE_ALT_MAX": 120.0, "FENCE_ENABLE": 1.0, "FENCE_TYPE": 5.0}
+    assert fence_params(plan, "px4") == {"GF_MAX_VER_DIST": 120.0, "GF_ACTION": 3.0}
+    lower = replace(plan, parameters={**plan.parameters, "ceiling_m": 90.0})
+    assert fence_params(lower, "ardupilot")["FENCE_ALT_MAX"] == 90.0 and fence_params(lower, "px4")["GF_MAX_VER_DIST"] == 90.0
+    # made without a ceiling rule: no altitude fence, the polygons and circles still act
+    free = replace(plan, parameters={})
+    assert fence_params(free, "ardupilot") == {"FENCE_ENABLE": 1.0, "FENCE_TYPE": 4.0}
+    assert fence_params(free, "px4") == {"GF_ACTION": 3.0}
+    ms = mission_set(plan, 0, dispatch_world("px4"))
+    assert ms.params == fence_params(plan, "px4") and ms.items_of(MISSION) == ms.mission
 
 
 def test_bad_inputs_are_invalid_arguments() -> None:

@@ -1,0 +1,139 @@
+"""The ledger's schema, as numbered migrations applied in order when the file is opened.
+
+A migration is never edited once released: a change is a new, higher number.
+``schema_migrations`` records which numbers a file holds, so an old ledger is
+brought forward on its next open and a file from a newer sortie is refused
+rather than misread.
+
+Times are stored as ISO 8601 text with their offset (the caller's ``now``), so
+no session time zone or ``pytz`` is involved and the bytes are what was given.
+``at`` is a reserved word in DuckDB: time columns are named ``*_time``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "drafts, approvals, dispatches, events, audit",
+        """
+        CREATE TABLE drafts (
+            draft_id       VARCHAR NOT NULL,
+            version        INTEGER NOT NULL,
+            state          VARCHAR NOT NULL,
+            row_version    INTEGER NOT NULL,
+            request_key    VARCHAR NOT NULL,
+            tenant         VARCHAR NOT NULL,
+            region_id      VARCHAR,
+            requested_by   VARCHAR NOT NULL,
+            request_text   VARCHAR NOT NULL,
+            intent_json    VARCHAR,
+            plan_json      VARCHAR,
+            plan_hash      VARCHAR,
+            findings_json  VARCHAR NOT NULL,
+            verdict        VARCHAR NOT NULL,
+            missing_json   VARCHAR NOT NULL,
+            notes_json     VARCHAR NOT NULL,
+            world_name     VARCHAR NOT NULL,
+            world_dir      VARCHAR NOT NULL,
+            world_hash     VARCHAR NOT NULL,
+            created_time   VARCHAR NOT NULL,
+            updated_time   VARCHAR NOT NULL,
+            PRIMARY KEY (draft_id, version)
+        );
+        CREATE TABLE approvals (
+            approval_id    VARCHAR PRIMARY KEY,
+            draft_id       VARCHAR NOT NULL,
+            version        INTEGER NOT NULL,
+            plan_hash      VARCHAR,
+            approver       VARCHAR NOT NULL,
+            decision       VARCHAR NOT NULL,
+            comment        VARCHAR NOT NULL,
+            created_time   VARCHAR NOT NULL,
+            expires_time   VARCHAR
+        );
+        CREATE TABLE dispatches (
+            idempotency_key VARCHAR PRIMARY KEY,
+            draft_id        VARCHAR NOT NULL,
+            version         INTEGER NOT NULL,
+            plan_hash       VARCHAR NOT NULL,
+            params_hash     VARCHAR NOT NULL,
+            params_json     VARCHAR NOT NULL,
+            drone_ids       VARCHAR NOT NULL,
+            status          VARCHAR NOT NULL,
+            attempts        INTEGER NOT NULL,
+            attempts_json   VARCHAR NOT NULL,
+            result_json     VARCHAR,
+            actor           VARCHAR NOT NULL,
+            owner_host      VARCHAR NOT NULL,
+            owner_pid       INTEGER NOT NULL,
+            created_time    VARCHAR NOT NULL,
+            updated_time    VARCHAR NOT NULL,
+            UNIQUE (draft_id, version)
+        );
+        CREATE SEQUENCE event_seq START 1;
+        CREATE TABLE events (
+            event_id       BIGINT PRIMARY KEY DEFAULT nextval('event_seq'),
+            draft_id       VARCHAR NOT NULL,
+            version        INTEGER NOT NULL,
+            actor          VARCHAR NOT NULL,
+            from_state     VARCHAR,
+            to_state       VARCHAR NOT NULL,
+            reason         VARCHAR NOT NULL,
+            event_time     VARCHAR NOT NULL,
+            row_version    INTEGER NOT NULL
+        );
+        CREATE SEQUENCE audit_seq START 1;
+        CREATE TABLE audit (
+            audit_id       BIGINT PRIMARY KEY DEFAULT nextval('audit_seq'),
+            actor          VARCHAR,
+            command        VARCHAR NOT NULL,
+            args_sha256    VARCHAR NOT NULL,
+            args_redacted  VARCHAR NOT NULL,
+            result_code    VARCHAR NOT NULL,
+            duration_ms    DOUBLE NOT NULL,
+            started_time   VARCHAR NOT NULL,
+            draft_id       VARCHAR
+        );
+        CREATE INDEX events_draft ON events (draft_id);
+        CREATE INDEX approvals_draft ON approvals (draft_id, version);
+        """,
+    ),
+    (
+        2,
+        "approvals record how the decision was made (mode, identity proof, policy, clock)",
+        """
+        ALTER TABLE approvals ADD COLUMN evidence_json VARCHAR;
+        """,
+    ),
+    (
+        3,
+        "hash chain over events and approvals, signed approvals and chain head, dispatch items hash",
+        """
+        ALTER TABLE events ADD COLUMN chain_seq BIGINT;
+        ALTER TABLE events ADD COLUMN prev_hash VARCHAR;
+        ALTER TABLE events ADD COLUMN draft_prev_hash VARCHAR;
+        ALTER TABLE events ADD COLUMN entry_hash VARCHAR;
+        ALTER TABLE approvals ADD COLUMN statement_json VARCHAR;
+        ALTER TABLE approvals ADD COLUMN signature VARCHAR;
+        ALTER TABLE approvals ADD COLUMN key_id VARCHAR;
+        ALTER TABLE approvals ADD COLUMN chain_seq BIGINT;
+        ALTER TABLE approvals ADD COLUMN prev_hash VARCHAR;
+        ALTER TABLE approvals ADD COLUMN draft_prev_hash VARCHAR;
+        ALTER TABLE approvals ADD COLUMN entry_hash VARCHAR;
+        ALTER TABLE dispatches ADD COLUMN items_hash VARCHAR;
+        ALTER TABLE dispatches ADD COLUMN approval_id VARCHAR;
+        CREATE TABLE chain_head (
+            id             INTEGER PRIMARY KEY,
+            seq            BIGINT NOT NULL,
+            head_hash      VARCHAR NOT NULL,
+            signature      VARCHAR,
+            key_id         VARCHAR
+        );
+        """,
+    ),
+)
+
+SCHEMA_VERSION = max(number for number, _, _ in MIGRATIONS)

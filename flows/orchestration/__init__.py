@@ -1,0 +1,1 @@
+"""Prefect: the thin flows and tasks, the approval form, draft artifacts, waking a waiting run."""

@@ -1,0 +1,464 @@
+"""Flying the uploaded mission in the vehicle simulator, in accelerated simulated time.
+
+``SimFlight`` is a ``flows.sim.vehicle.VehicleBehaviour``: plugged into a
+``SimVehicle`` (``SimVehicle(..., flight=SimFlight(opts))`` or
+``attach_flight(sim, opts)`` for a vehicle that already holds a mission) it
+flies the stored mission once the upload has gone quiet for
+``start_delay_s`` wall seconds and (``wait_for_gcs``) a ground station's
+heartbeat arrived after it (the monitor's hello: so no telemetry of the
+take-off goes to the uploader's closed socket), and streams the telemetry a ground station
+sees from a real autopilot:
+
+- HEARTBEAT (mode AUTO / RTL / LOITER as the dialect encodes it, armed flag),
+- GLOBAL_POSITION_INT (also once at every item reached, so the track has its corners),
+- BATTERY_STATUS (remaining %, energy consumed in hJ), from a two-level power
+  model (cruise and hover watts, the spec-calibrated model of FACTS.md),
+- MISSION_CURRENT, MISSION_ITEM_REACHED for navigation items, STATUSTEXT.
+
+Simulated time runs ``speedup`` times faster than the wall clock, integrated in
+steps of at most ``step_s`` simulated seconds (a loaded machine slows the
+flight down rather than making it jump). ``time_boot_ms`` carries simulated
+time, so a monitor can stamp what it sees in flight time.
+
+Faults (``FlightFaults``):
+
+- ``drain_factor``: the battery drains that many times faster than the model
+  says; the vehicle's own battery failsafe (``failsafe_pct``) then switches to
+  RTL, as an autopilot would.
+- ``link_loss_after_s``: after that many simulated seconds of flight nothing
+  more is sent (the vehicle flies on and lands, unseen).
+- ``abort_at_seq``: when the mission reaches that item the vehicle switches to
+  RTL ("mission aborted") and comes home.
+- ``inject_text``: a STATUSTEXT that reads like a command is sent at item
+  ``inject_at_seq``. The vehicle itself ignores it too: it changes nothing.
+
+The simulator takes over the vehicle's heartbeat while a flight is loaded
+(``SimVehicle.heartbeat_s`` is set to infinity and the flight sends its own),
+so a ground station never sees two contradicting heartbeats.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+os.environ.setdefault("MAVLINK20", "1")
+from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; mavutil loads every dialect)
+
+from planner.errors import InvalidArgument  # noqa: E402
+from flows.vehicle.modes import NAV_COMMANDS, NAV_LAND, NAV_RTL, NAV_TAKEOFF, NAV_WAYPOINT, custom_mode, mode_name, nav_seqs  # noqa: E402,F401
+from planner.mission_items import MISSION, MissionItem  # noqa: E402
+
+__all__ = [
+    "FlightFaults",
+    "FlightOptions",
+    "SimFlight",
+    "attach_flight",
+    "NAV_COMMANDS",
+    "mode_name",
+    "custom_mode",
+    "nav_seqs",
+]
+
+
+M_PER_DEG_LAT = 111_320.0
+
+
+@dataclass(frozen=True)
+class FlightFaults:
+    """What goes wrong in flight; the default is nothing."""
+
+    drain_factor: float = 1.0
+    link_loss_after_s: float | None = None
+    abort_at_seq: int | None = None
+    inject_text: str | None = None
+    inject_at_seq: int = 2
+
+    def __post_init__(self) -> None:
+        if not 0.1 <= self.drain_factor <= 50.0:
+            raise InvalidArgument(f"drain_factor {self.drain_factor} must be within 0.1..50")
+        if self.link_loss_after_s is not None and self.link_loss_after_s < 0:
+            raise InvalidArgument("link_loss_after_s must be >= 0")
+        if self.inject_text is not None and not 0 < len(self.inject_text.encode("utf-8")) <= 50:
+            raise InvalidArgument("inject_text must be 1..50 bytes (one STATUSTEXT)")
+
+    def describe(self) -> list[str]:
+        out: list[str] = []
+        if self.drain_factor != 1.0:
+            out.append(f"battery drains {self.drain_factor:g}× faster than the model")
+        if self.link_loss_after_s is not None:
+            out.append(f"link lost after {self.link_loss_after_s:g} s of flight")
+        if self.abort_at_seq is not None:
+            out.append(f"mission aborted (RTL) at item {self.abort_at_seq}")
+        if self.inject_text is not None:
+            out.append(f"injected STATUSTEXT at item {self.inject_at_seq}: {self.inject_text!r}")
+        return out
+
+
+@dataclass(frozen=True)
+class FlightOptions:
+    """How the simulated vehicle flies: time scale, kinematics, battery and faults.
+
+    Defaults are a DJI Matrice 30T class quadcopter (263.2 Wh, ≈385 W cruise,
+    ≈439 W hover; FACTS.md "Multirotor energy").
+    """
+
+    speedup: float = 100.0
+    start_delay_s: float = 0.5
+    wait_for_gcs: bool = True
+    step_s: float = 0.5
+    max_steps_per_tick: int = 40
+    telemetry_hz: float = 25.0
+    default_speed_mps: float = 10.0
+    climb_mps: float = 5.0
+    descent_mps: float = 3.0
+    rtl_alt_m: float = 30.0
+    battery_wh: float = 263.2
+    battery_pct: float = 96.0
+    cruise_power_w: float = 385.0
+    hover_power_w: float = 439.0
+    failsafe_pct: float = 20.0
+    faults: FlightFaults = field(default_factory=FlightFaults)
+
+    def __post_init__(self) -> None:
+        if not 1.0 <= self.speedup <= 10_000.0:
+            raise InvalidArgument(f"speedup {self.speedup} must be within 1..10000")
+        if self.battery_wh <= 0 or not 0 < self.battery_pct <= 100:
+            raise InvalidArgument("battery_wh must be > 0 and battery_pct within (0, 100]")
+        if self.telemetry_hz <= 0 or self.step_s <= 0:
+            raise InvalidArgument("telemetry_hz and step_s must be > 0")
+
+
+def _dist_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    kx = math.cos(math.radians((lat1 + lat2) / 2.0)) * M_PER_DEG_LAT
+    return math.hypot((lon2 - lon1) * kx, (lat2 - lat1) * M_PER_DEG_LAT)
+
+
+class SimFlight:
+    """The flying part of the simulated vehicle (a ``VehicleBehaviour``); one mission, flown once."""
+
+    def __init__(self, options: FlightOptions | None = None) -> None:
+        self.options = options or FlightOptions()
+        self.phase = "IDLE"  # IDLE → WAITING → FLYING → LANDED
+        self.mode = "LOITER"
+        self.armed = False
+        self.items: tuple[MissionItem, ...] = ()
+        self.reached: list[int] = []
+        self.sim_t = 0.0
+        self.lat = 0.0
+        self.lon = 0.0
+        self.alt_m = 0.0
+        self.home: tuple[float, float] = (0.0, 0.0)
+        self.battery_pct = self.options.battery_pct
+        self.energy_j = 0.0
+        self.speed_mps = self.options.default_speed_mps
+        self.cur = 0  # index into items
+        self.completed = False
+        self.link_lost = False
+        self.texts_sent: list[str] = []
+        self.received: dict[str, dict[str, int]] = {}  # phase → message type → count, from the mission's load on
+        self._dialect = "ardupilot"
+        self._stored_s = 0.0
+        self._last_protocol_s = 0.0
+        self._gcs_seen_s = 0.0
+        self._last_tick_s: float | None = None
+        self._last_telemetry_s = 0.0
+        self._last_heartbeat_s = 0.0
+        self._hold_left_s: float | None = None
+        self._vehicle: Any = None
+        self._saved_heartbeat_s: float | None = None
+        self._injected = False
+        self._rtl_stage = ""
+
+    # --- VehicleBehaviour ---------------------------------------------------------------
+
+    def on_message(self, vehicle: Any, msg: Any) -> bool:
+        kind = msg.get_type()
+        if self.phase != "IDLE":
+            seen = self.received.setdefault(self.phase, {})
+            seen[kind] = seen.get(kind, 0) + 1
+        if kind.startswith("MISSION_"):
+            self._last_protocol_s = time.monotonic()
+        elif kind == "HEARTBEAT" and msg.type == _M.MAV_TYPE_GCS:
+            self._gcs_seen_s = time.monotonic()
+        return False  # never consumes: the mission protocol stays the simulator's
+
+    def on_mission_stored(self, vehicle: Any, mission_type: int, items: tuple[MissionItem, ...]) -> None:
+        if mission_type != MISSION or not items:
+            return
+        if self.phase in ("FLYING",):
+            vehicle.log("flight: a new mission arrived in flight; the running one continues")
+            return
+        self.load(vehicle, items)
+
+    def tick(self, vehicle: Any, now_s: float) -> None:
+        if self.phase == "IDLE":
+            return
+        if self.phase == "WAITING":
+            quiet = now_s - max(self._stored_s, self._last_protocol_s) >= self.options.start_delay_s
+            listened = not self.options.wait_for_gcs or self._gcs_seen_s > max(self._stored_s, self._last_protocol_s)
+            if quiet and listened:
+                self._take_off(vehicle, now_s)
+            self._heartbeat(vehicle, now_s, period_s=0.2)
+            return
+        last = self._last_tick_s if self._last_tick_s is not None else now_s
+        self._last_tick_s = now_s
+        if self.phase == "FLYING":
+            budget = (now_s - last) * self.options.speedup
+            steps = 0
+            while budget > 1e-9 and steps < self.options.max_steps_per_tick and self.phase == "FLYING":
+                dt = min(budget, self.options.step_s)
+                self._step(vehicle, dt)
+                budget -= dt
+                steps += 1
+        period = 1.0 / self.options.telemetry_hz if self.phase == "FLYING" else 0.25
+        if now_s - self._last_telemetry_s >= period:
+            self._last_telemetry_s = now_s
+            self._telemetry(vehicle)
+        self._heartbeat(vehicle, now_s, period_s=min(0.2, max(0.02, 1.0 / self.options.speedup)))
+
+    # --- public helpers -------------------------------------------------------------------
+
+    def load(self, vehicle: Any, items: tuple[MissionItem, ...]) -> None:
+        """Take ``items`` as the mission to fly and wait for the upload to go quiet."""
+        self._vehicle = vehicle
+        self._dialect = getattr(vehicle, "dialect", "ardupilot")
+        self.items = tuple(sorted(items, key=lambda i: i.seq))
+        first_nav = next((i for i in self.items if i.command in NAV_COMMANDS and i.lat), self.items[0])
+        home = getattr(vehicle, "home", None)
+        if home is not None:
+            self.home = (float(home[0]), float(home[1]))
+        elif self._dialect == "ardupilot":
+            self.home = (self.items[0].lat, self.items[0].lon)
+        else:
+            self.home = (first_nav.lat, first_nav.lon)
+        self.lat, self.lon, self.alt_m = self.home[0], self.home[1], 0.0
+        self.cur = 1 if self._dialect == "ardupilot" and len(self.items) > 1 else 0
+        now = time.monotonic()
+        self._stored_s = now
+        self._last_protocol_s = max(self._last_protocol_s, now)
+        if self._saved_heartbeat_s is None:
+            self._saved_heartbeat_s = vehicle.heartbeat_s
+            vehicle.heartbeat_s = math.inf  # the flight speaks for the vehicle from now on
+        self.phase = "WAITING"
+        vehicle.log(
+            f"flight: mission of {len(self.items)} items loaded; starting after {self.options.start_delay_s:g} s of quiet"
+        )
+
+    @property
+    def total_nav(self) -> int:
+        return len(nav_seqs(self.items, self._dialect))
+
+    # --- flying -------------------------------------------------------------------------------
+
+    def _take_off(self, vehicle: Any, now_s: float) -> None:
+        self.phase = "FLYING"
+        self.mode = "AUTO"
+        self.armed = True
+        self._last_tick_s = now_s
+        self._text(vehicle, _M.MAV_SEVERITY_INFO, "Arming motors; mission started")
+        self._heartbeat(vehicle, now_s, period_s=0.0)
+        self._send_current(vehicle)
+
+    def _battery_step(self, power_w: float, dt: float) -> None:
+        joules = power_w * self.options.faults.drain_factor * dt
+        self.energy_j += joules
+        self.battery_pct = max(0.0, self.battery_pct - joules / (self.options.battery_wh * 3600.0) * 100.0)
+
+    def _step(self, vehicle: Any, dt: float) -> None:
+        """Advance the simulated vehicle by ``dt`` simulated seconds."""
+        faults = self.options.faults
+        self.sim_t += dt
+        if faults.link_loss_after_s is not None and not self.link_lost and self.sim_t >= faults.link_loss_after_s:
+            self.link_lost = True
+            vehicle.log(f"flight: link lost at t={self.sim_t:.0f} s (fault)")
+        if self.mode == "AUTO" and self.battery_pct < self.options.failsafe_pct:
+            self._start_rtl(vehicle, f"Battery failsafe {self.battery_pct:.0f}%: RTL")
+        if self.mode == "RTL":
+            self._rtl_step(vehicle, dt)
+            return
+        if self.cur >= len(self.items):
+            self._land_done(vehicle)
+            return
+        item = self.items[self.cur]
+        if faults.abort_at_seq is not None and item.seq >= faults.abort_at_seq:
+            self._start_rtl(vehicle, f"Mission aborted at item {item.seq}: RTL")
+            return
+        if faults.inject_text and not self._injected and item.seq >= faults.inject_at_seq:
+            self._injected = True
+            self._text(vehicle, _M.MAV_SEVERITY_NOTICE, faults.inject_text)
+        if item.command not in NAV_COMMANDS:
+            if item.command == _M.MAV_CMD_DO_CHANGE_SPEED and item.param2 > 0:
+                self.speed_mps = float(item.param2)
+            self._advance(vehicle, reached=False)
+            return
+        if item.command == NAV_TAKEOFF:
+            self._battery_step(self.options.hover_power_w, dt)
+            self.alt_m = min(item.alt_m, self.alt_m + self.options.climb_mps * dt)
+            if self.alt_m >= item.alt_m - 0.05:
+                self._advance(vehicle, reached=True)
+            return
+        if item.command == NAV_RTL:
+            self._battery_step(self.options.cruise_power_w, dt)
+            if self._fly_towards(self.home[0], self.home[1], max(self.alt_m, 1.0), dt):
+                if self._descend(dt):
+                    self._advance(vehicle, reached=True)
+            return
+        target_alt = 0.0 if item.command == NAV_LAND else item.alt_m
+        if item.command == NAV_LAND:
+            self._battery_step(self.options.cruise_power_w, dt)
+            if self._fly_towards(item.lat, item.lon, self.alt_m, dt) and self._descend(dt):
+                self._advance(vehicle, reached=True)
+            return
+        if self._hold_left_s is not None:
+            self._battery_step(self.options.hover_power_w, dt)
+            self._hold_left_s -= dt
+            if self._hold_left_s <= 0:
+                self._hold_left_s = None
+                self._advance(vehicle, reached=False)
+            return
+        self._battery_step(self.options.cruise_power_w, dt)
+        if self._fly_towards(item.lat, item.lon, target_alt, dt):
+            self._reached(vehicle, item.seq)
+            if item.param1 > 0:
+                self._hold_left_s = float(item.param1)
+            else:
+                self._advance(vehicle, reached=False)
+
+    def _fly_towards(self, lat: float, lon: float, alt_m: float, dt: float) -> bool:
+        """Move straight towards the point at the current speed; True when there."""
+        d = _dist_m(self.lat, self.lon, lat, lon)
+        dz = alt_m - self.alt_m
+        step = self.speed_mps * dt
+        total = math.hypot(d, dz)
+        if total <= step or total < 0.01:
+            self.lat, self.lon, self.alt_m = lat, lon, alt_m
+            return True
+        f = step / total
+        self.lat += (lat - self.lat) * f
+        self.lon += (lon - self.lon) * f
+        self.alt_m += dz * f
+        return False
+
+    def _descend(self, dt: float) -> bool:
+        self.alt_m = max(0.0, self.alt_m - self.options.descent_mps * dt)
+        return self.alt_m <= 0.0
+
+    def _reached(self, vehicle: Any, seq: int) -> None:
+        self.reached.append(seq)
+        if not self.link_lost:
+            self._send_position(vehicle)
+            vehicle.send(lambda m: m.mission_item_reached_send(seq))
+
+    def _advance(self, vehicle: Any, *, reached: bool) -> None:
+        item = self.items[self.cur]
+        if reached:
+            self._reached(vehicle, item.seq)
+        if item.command in (NAV_LAND, NAV_RTL):
+            self._land_done(vehicle)
+            return
+        self.cur += 1
+        if self.cur >= len(self.items):
+            self._land_done(vehicle)
+            return
+        self._send_current(vehicle)
+
+    def _start_rtl(self, vehicle: Any, why: str) -> None:
+        self.mode = "RTL"
+        self._hold_left_s = None
+        self._rtl_stage = "climb"
+        self._text(vehicle, _M.MAV_SEVERITY_CRITICAL, why)
+        self._heartbeat(vehicle, time.monotonic(), period_s=0.0)  # a mode change is announced at once
+
+    def _rtl_step(self, vehicle: Any, dt: float) -> None:
+        self._battery_step(self.options.cruise_power_w, dt)
+        if self._rtl_stage == "climb":
+            if self.alt_m < self.options.rtl_alt_m:
+                self.alt_m = min(self.options.rtl_alt_m, self.alt_m + self.options.climb_mps * dt)
+                return
+            self._rtl_stage = "return"
+        if self._rtl_stage == "return":
+            if self._fly_towards(self.home[0], self.home[1], self.alt_m, dt):
+                self._rtl_stage = "land"
+            return
+        if self._descend(dt):
+            self._land_done(vehicle)
+
+    def _land_done(self, vehicle: Any) -> None:
+        self.phase = "LANDED"
+        self.armed = False
+        self.alt_m = 0.0
+        self.completed = self.mode == "AUTO"
+        self._text(vehicle, _M.MAV_SEVERITY_INFO, "Mission complete; landed" if self.completed else "Landed; disarmed")
+        self._telemetry(vehicle)
+        self._heartbeat(vehicle, time.monotonic(), period_s=0.0)
+        vehicle.log(f"flight: landed at t={self.sim_t:.0f} s, mode {self.mode}, battery {self.battery_pct:.1f} %")
+
+    # --- telemetry ------------------------------------------------------------------------------
+
+    def _text(self, vehicle: Any, severity: int, text: str) -> None:
+        self.texts_sent.append(text)
+        if self.link_lost:
+            return
+        data = text.encode("utf-8")[:50]
+        vehicle.send(lambda m: m.statustext_send(severity, data))
+
+    def _boot_ms(self) -> int:
+        return int(self.sim_t * 1000.0) & 0xFFFFFFFF
+
+    def _send_current(self, vehicle: Any) -> None:
+        if self.link_lost or not self.items:
+            return
+        seq = self.items[min(self.cur, len(self.items) - 1)].seq
+        vehicle.send(lambda m: m.mission_current_send(seq, len(self.items)))
+
+    def _send_position(self, vehicle: Any) -> None:
+        lat, lon, alt = int(round(self.lat * 1e7)), int(round(self.lon * 1e7)), int(round(self.alt_m * 1000))
+        t = self._boot_ms()
+        vehicle.send(lambda m: m.global_position_int_send(t, lat, lon, alt, alt, 0, 0, 0, 65535))
+
+    def _telemetry(self, vehicle: Any) -> None:
+        if self.link_lost:
+            return
+        self._send_position(vehicle)
+        remaining = int(round(self.battery_pct))
+        hj = int(self.energy_j / 100.0)
+        volts = [3900] * 4 + [65535] * 6
+        vehicle.send(
+            lambda m: m.battery_status_send(
+                0, _M.MAV_BATTERY_FUNCTION_ALL, _M.MAV_BATTERY_TYPE_LIPO, 32767, volts, -1, -1, hj, remaining
+            )
+        )
+        self._send_current(vehicle)
+
+    def _heartbeat(self, vehicle: Any, now_s: float, *, period_s: float) -> None:
+        if self.link_lost or now_s - self._last_heartbeat_s < period_s:
+            return
+        self._last_heartbeat_s = now_s
+        base = _M.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED
+        if self.armed:
+            base |= _M.MAV_MODE_FLAG_SAFETY_ARMED
+        if self.mode == "AUTO":
+            base |= _M.MAV_MODE_FLAG_AUTO_ENABLED
+        status = _M.MAV_STATE_ACTIVE if self.armed else _M.MAV_STATE_STANDBY
+        autopilot = _M.MAV_AUTOPILOT_PX4 if self._dialect == "px4" else _M.MAV_AUTOPILOT_ARDUPILOTMEGA
+        cm = custom_mode(self.mode, self._dialect)
+        vehicle.send(lambda m: m.heartbeat_send(_M.MAV_TYPE_QUADROTOR, autopilot, base, cm, status))
+
+
+def attach_flight(vehicle: Any, options: FlightOptions | None = None) -> SimFlight:
+    """Give a running ``SimVehicle`` a flight; if it already holds a mission, fly that one.
+
+    For a vehicle started without ``flight=`` (``sortie demo`` starts its
+    simulators before dispatch): the mission it stored is flown after
+    ``start_delay_s``.
+    """
+    flight = SimFlight(options)
+    held = vehicle.missions.get(MISSION, ())
+    if held:
+        flight.load(vehicle, tuple(held))
+    vehicle.flight = flight
+    return flight

@@ -1,0 +1,71 @@
+"""For ``sortie demo`` and tests: fly the missions on running simulators, follow them, write the report.
+
+This joins the simulator (``flows.sim``) to the production monitor and report;
+it lives beside the simulator so that no production module imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from flows.ledger import open_ledger
+from flows.vehicle.monitor import MonitorOptions, Notify, monitor_mission
+from planner.errors import SortieError
+
+__all__ = ["fly_and_report"]
+
+
+def fly_and_report(
+    draft_id: str,
+    version: int,
+    vehicles: Mapping[str, Any] | list[Any],
+    *,
+    actor: str = "monitor",
+    now: datetime | None = None,
+    speedup: float = 100.0,
+    faults: Any | None = None,
+    options: MonitorOptions | None = None,
+    on_update: Notify | None = None,
+) -> dict[str, Any]:
+    """For ``sortie demo``: fly the missions already on running simulators, monitor them, write the report.
+
+    Call after ``service.dispatch`` succeeded and BEFORE the simulators are
+    stopped. ``vehicles`` maps drone id → running ``SimVehicle`` (a plain list
+    is matched to the dispatched links by address). Each gets a ``SimFlight``
+    (battery and speeds from the world's drone) that flies the mission it
+    holds, and the monitor follows the dispatched links. Returns
+    ``{"monitor": MonitorResult.to_dict(), "report": Report.to_dict()}``: the
+    report's Markdown is ``["report"]["markdown"]``, its files
+    ``["report"]["files"]`` (report.md, flown.png).
+    """
+    from flows.usecases.report import build_report, write_report
+    from flows.sim.flight import FlightFaults, FlightOptions, attach_flight
+
+    ledger = open_ledger()
+    rec = ledger.get_draft(draft_id, version)
+    if not isinstance(vehicles, Mapping):
+        dispatch = next((d for d in ledger.dispatches(draft_id) if d.version == rec.version), None)
+        links = {u["drone_id"]: u["link"] for u in ((dispatch.result or {}) if dispatch else {}).get("uploads", [])}
+        by_port = {str(v.address).rsplit(":", 1)[-1]: v for v in vehicles}
+        vehicles = {d: by_port[link.rsplit(":", 1)[-1]] for d, link in links.items() if link.rsplit(":", 1)[-1] in by_port}
+    try:
+        from flows.usecases.service import load_world_at
+
+        drones = {d.id: d for d in load_world_at(rec.world_dir).drones}
+    except SortieError:
+        drones = {}
+    for drone_id, sim in vehicles.items():
+        kw: dict[str, Any] = {"speedup": speedup, "faults": faults or FlightFaults()}
+        drone = drones.get(drone_id)
+        if drone is not None:
+            kw.update(battery_wh=drone.battery_wh, battery_pct=drone.battery_pct,
+                      cruise_power_w=drone.battery_wh * 3600.0 / drone.flight_time_s,
+                      hover_power_w=drone.battery_wh * 3600.0 / drone.hover_time_s,
+                      default_speed_mps=drone.cruise_speed_mps)
+        attach_flight(sim, FlightOptions(**kw))
+    result = monitor_mission(draft_id, rec.version, actor=actor, now=now, options=options, on_update=on_update)
+    report = build_report(draft_id, rec.version)
+    write_report(report)
+    return {"monitor": result.to_dict(), "report": report.to_dict()}

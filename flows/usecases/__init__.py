@@ -1,0 +1,1 @@
+"""Use cases: plan, replan, approve, reject, dispatch, read drafts, export, report."""

@@ -1,0 +1,403 @@
+"""The report of one draft version: what was planned, approved, dispatched, flown, and what went wrong.
+
+``build_report`` gathers it from the ledger (draft, findings, approvals,
+dispatch, events, monitor alerts) and the recorded flight
+(``flows.vehicle.monitor.load_flight``) and renders one Markdown text an inspector can
+file; the same text is the Prefect artifact (``markdown_for_artifact`` embeds
+the map as a ``data:`` URI instead of a file link). ``write_report`` puts
+``report.md`` and ``flown.png`` (the plan's map picture with the flown track
+over it) next to the version's other files.
+
+Coverage "actually reached" is measured on the flown track, not taken from
+the vehicle's word: a lane or survey leg counts the share of its planned
+line within ``REACH_TOLERANCE_M`` of the track, an inspection point counts
+when the track passed within that distance of it.
+
+Vehicle STATUSTEXT messages are quoted as data in a code block: whatever
+they say, they were logged and not acted on.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shapely.geometry import LineString, Point
+
+from flows.ledger import open_ledger
+from flows.vehicle.monitor import load_flight
+from planner.errors import SortieError
+from planner.plan import Plan, plan_from_dict
+
+__all__ = [
+    "REACH_TOLERANCE_M",
+    "Report",
+    "build_report",
+    "write_report",
+    "coverage_reached",
+    "markdown_for_artifact",
+    "report_artifact_key",
+]
+
+REACH_TOLERANCE_M = 5.0
+_M_PER_DEG = 111_320.0
+
+
+@dataclass
+class Report:
+    """One version's report: the Markdown, the numbers behind it, and the map picture."""
+
+    draft_id: str
+    version: int
+    state: str
+    markdown: str
+    data: dict[str, Any]
+    map_png: bytes | None = None
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"draft_id": self.draft_id, "version": self.version, "state": self.state, "markdown": self.markdown,
+                "data": self.data, "files": dict(self.files)}
+
+
+def _md(text: Any) -> str:
+    """Plain text safe in a Markdown table cell (no pipes, no newlines, no HTML)."""
+    s = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+    return s.replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
+
+
+def _num(x: Any, fmt: str = ".0f", unit: str = "") -> str:
+    if x is None:
+        return "–"
+    return f"{x:{fmt}}{unit}"
+
+
+class _Frame:
+    """Equirectangular metres about a reference point (fine at the scale of one sortie)."""
+
+    def __init__(self, lon0: float, lat0: float) -> None:
+        self.lon0, self.lat0 = lon0, lat0
+        self.kx = math.cos(math.radians(lat0)) * _M_PER_DEG
+
+    def xy(self, lon: float, lat: float) -> tuple[float, float]:
+        return ((lon - self.lon0) * self.kx, (lat - self.lat0) * _M_PER_DEG)
+
+
+def coverage_reached(plan: Plan, tracks: dict[str, list[tuple[float, float]]], *,
+                     tolerance_m: float = REACH_TOLERANCE_M) -> dict[str, Any]:
+    """Per kind of target (lanes, survey sweeps, inspection points): planned vs reached on the flown tracks.
+
+    ``tracks`` maps drone id → (lon, lat) points. Returns counts and lengths,
+    and the ids of the lanes/points reached and missed.
+    """
+    lanes: dict[str, list[float]] = {}  # id -> [planned m, reached m]
+    points: dict[str, bool] = {}
+    sweep = [0.0, 0.0]
+    for s in plan.sorties:
+        track = tracks.get(s.drone_id, [])
+        first = s.waypoints[0] if s.waypoints else None
+        frame = _Frame(first.lon, first.lat) if first else _Frame(0.0, 0.0)
+        zone = None
+        if len(track) >= 2:
+            zone = LineString([frame.xy(*p) for p in track]).buffer(tolerance_m)
+        elif len(track) == 1:
+            zone = Point(frame.xy(*track[0])).buffer(tolerance_m)
+        prev = None
+        for leg in s.legs:
+            pts = [frame.xy(w.lon, w.lat) for w in leg.waypoints]
+            # a lane or sweep leg starts at its own first waypoint (the transit before it ends there)
+            line_pts = pts if len(pts) >= 2 else ([prev] if prev is not None else []) + pts
+            if leg.kind in ("lane", "sweep") and len(line_pts) >= 2:
+                line = LineString(line_pts)
+                got = 0.0 if zone is None else line.intersection(zone).length
+                if leg.kind == "lane":
+                    key = leg.target_id or f"lane@{s.index}"
+                    acc = lanes.setdefault(key, [0.0, 0.0])
+                    acc[0] += line.length
+                    acc[1] += got
+                else:
+                    sweep[0] += line.length
+                    sweep[1] += got
+            elif leg.kind == "inspect":
+                for w, p in zip(leg.waypoints, pts):
+                    if w.action != "INSPECT" and len(leg.waypoints) > 1:
+                        continue
+                    key = w.target_id or leg.target_id or f"point@{w.lon:.6f},{w.lat:.6f}"
+                    hit = zone is not None and zone.contains(Point(p))
+                    points[key] = points.get(key, False) or hit
+            if pts:
+                prev = pts[-1]
+    lanes_done = sorted(k for k, (planned, got) in lanes.items() if planned > 0 and got / planned >= 0.95)
+    return {
+        "tolerance_m": tolerance_m,
+        "lanes": {
+            "planned": len(lanes),
+            "reached": len(lanes_done),
+            "planned_m": round(sum(v[0] for v in lanes.values()), 1),
+            "reached_m": round(sum(v[1] for v in lanes.values()), 1),
+            "missed": sorted(set(lanes) - set(lanes_done)),
+        },
+        "sweeps": {"planned_m": round(sweep[0], 1), "reached_m": round(sweep[1], 1)},
+        "points": {
+            "planned": len(points),
+            "reached": sum(1 for v in points.values() if v),
+            "missed": sorted(k for k, v in points.items() if not v),
+        },
+    }
+
+
+def _tracks(flight: dict[str, Any] | None) -> dict[str, list[tuple[float, float]]]:
+    if not flight:
+        return {}
+    return {f["drone_id"]: [(p[1], p[2]) for p in f.get("track", [])] for f in flight.get("flights", [])}
+
+
+def build_report(draft_id: str, version: int | None = None, *, with_map: bool = True) -> Report:
+    """The report of one version (the latest when ``version`` is None), from the ledger and the flight record."""
+    from flows.usecases.service import load_world_at
+
+    ledger = open_ledger()
+    rec = ledger.get_draft(draft_id, version)
+    version = rec.version
+    plan = plan_from_dict(rec.plan) if rec.plan else None
+    approvals = ledger.approvals(draft_id, version)
+    events = [e for e in ledger.events(draft_id) if e.version == version]
+    dispatch = next((d for d in ledger.dispatches(draft_id) if d.version == version), None)
+    flight = load_flight(draft_id, version)
+    flights = (flight or {}).get("flights", [])
+    tracks = _tracks(flight)
+    coverage = coverage_reached(plan, tracks) if plan is not None and flight else None
+
+    png: bytes | None = None
+    if with_map and plan is not None:
+        try:
+            from planner.mapimage import render_plan_png
+
+            png = render_plan_png(plan, load_world_at(rec.world_dir), flown_wgs84=tracks or None)
+        except SortieError:
+            png = None
+
+    alerts = [a for f in flights for a in f.get("alerts", [])]
+    texts = [dict(t, drone_id=f["drone_id"]) for f in flights for t in f.get("texts", [])]
+    data: dict[str, Any] = {
+        "draft_id": draft_id,
+        "version": version,
+        "state": rec.state,
+        "plan_hash": rec.plan_hash,
+        "request_text": rec.request_text,
+        "requested_by": rec.requested_by,
+        "tenant": rec.tenant,
+        "region_id": rec.region_id,
+        "findings": rec.findings,
+        "approvals": [
+            {"approver": a.approver, "decision": a.decision, "time": a.created_time, "expires": a.expires_time,
+             "comment": a.comment, "plan_hash": a.plan_hash}
+            for a in approvals
+        ],
+        "dispatch": None if dispatch is None else {
+            "status": dispatch.status, "actor": dispatch.actor, "time": dispatch.created_time,
+            "attempts": dispatch.attempts, "message": (dispatch.result or {}).get("message", ""),
+            "uploads": [
+                {k: u.get(k) for k in ("drone_id", "link", "dialect", "status", "counts", "verified_by_download",
+                                       "params_advised", "detail")}
+                for u in (dispatch.result or {}).get("uploads", [])
+            ],
+            "not_uploaded": (dispatch.result or {}).get("not_uploaded", []),
+        },
+        "events": [
+            {"time": e.event_time, "actor": e.actor, "from": e.from_state, "to": e.to_state, "reason": e.reason}
+            for e in events
+        ],
+        "flown": None if flight is None else {
+            "outcome": flight.get("outcome"), "reason": flight.get("reason"),
+            "drones": [_flown_row(f, plan) for f in flights],
+        },
+        "coverage": coverage,
+        "alerts": alerts,
+        "vehicle_messages": texts,
+    }
+    return Report(draft_id, version, rec.state, _render(data, plan), data, png)
+
+
+def _flown_row(f: dict[str, Any], plan: Plan | None) -> dict[str, Any]:
+    sortie = None if plan is None else next((s for s in plan.sorties if s.index == f.get("sortie_index")), None)
+    used_pct = None
+    if f.get("battery_start_pct") is not None and f.get("battery_pct") is not None:
+        used_pct = f["battery_start_pct"] - f["battery_pct"]
+    return {
+        "drone_id": f["drone_id"],
+        "sortie_index": f.get("sortie_index"),
+        "status": f.get("status"),
+        "reason": f.get("reason", ""),
+        "planned": None if sortie is None else {
+            "distance_m": sortie.distance_m, "duration_s": sortie.duration_s, "energy_wh": sortie.energy_wh,
+            "battery_pct": round(sortie.battery_fraction * 100.0, 1),
+        },
+        "flown": {
+            "distance_m": f.get("flown_distance_m"), "duration_s": f.get("duration_s"), "energy_wh": f.get("energy_wh"),
+            "battery_pct": None if used_pct is None else round(used_pct, 1),
+            "items_reached": len(set(f.get("reached", []))), "items_total": f.get("nav_total"),
+            "battery_end_pct": f.get("battery_pct"),
+        },
+    }
+
+
+def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -> str:
+    out: list[str] = []
+    add = out.append
+
+    def heading(title: str) -> None:
+        out.extend(("", f"## {title}", ""))
+
+    add(f"# Mission report: draft {d['draft_id']} v{d['version']}")
+    add("")
+    add(f"- **State:** {d['state']}")
+    flown = d.get("flown")
+    if flown and flown.get("outcome") in ("ABORTED",):
+        add(f"- **Aborted:** {_md(flown.get('reason', ''))}")
+    elif flown and flown.get("outcome") == "SUCCEEDED":
+        add(f"- **Completed:** {_md(flown.get('reason', ''))}")
+    add(f"- **Request:** {_md(d['request_text'])} (by {_md(d['requested_by'])}, tenant {_md(d['tenant'])}, "
+        f"region {_md(d['region_id'] or '–')})")
+    add(f"- **Plan hash:** `{d['plan_hash'] or '–'}`")
+    if plan is not None:
+        add(f"- **Mission:** {plan.mission_type}, planned for {plan.planned_for.isoformat(timespec='minutes')}, "
+            f"{len(plan.sorties)} sortie(s)")
+    heading("Planned vs flown")
+    if not flown:
+        add("Not flown yet: no flight has been monitored for this version.")
+    else:
+        add("| drone | sortie | status | distance m (plan / flown) | duration s (plan / flown) | "
+            "energy Wh (plan / flown) | battery % used (plan / flown) | items reached |")
+        add("|---|---|---|---|---|---|---|---|")
+        for r in flown["drones"]:
+            p, f = r["planned"] or {}, r["flown"]
+            add(f"| {_md(r['drone_id'])} | {r['sortie_index']} | {r['status']} | "
+                f"{_num(p.get('distance_m'))} / {_num(f['distance_m'])} | "
+                f"{_num(p.get('duration_s'))} / {_num(f['duration_s'])} | "
+                f"{_num(p.get('energy_wh'), '.1f')} / {_num(f['energy_wh'], '.1f')} | "
+                f"{_num(p.get('battery_pct'), '.1f')} / {_num(f['battery_pct'], '.1f')} | "
+                f"{f['items_reached']} of {f['items_total']} |")
+        for r in flown["drones"]:
+            if r["status"] != "SUCCEEDED":
+                add("")
+                add(f"**{_md(r['drone_id'])}: {r['status']}**: {_md(r['reason'])}")
+    cov = d.get("coverage")
+    if cov:
+        add("")
+        add(f"### Coverage actually reached (flown track within {cov['tolerance_m']:g} m)")
+        add("")
+        lanes, pts, sw = cov["lanes"], cov["points"], cov["sweeps"]
+        if lanes["planned"]:
+            add(f"- Lanes: {lanes['reached']} of {lanes['planned']} patrolled in full "
+                f"({lanes['reached_m']:.0f} of {lanes['planned_m']:.0f} m)"
+                + (f"; not reached: {_md(', '.join(lanes['missed'][:12]))}" + (" …" if len(lanes['missed']) > 12 else "")
+                   if lanes["missed"] else ""))
+        if sw["planned_m"]:
+            share = sw["reached_m"] / sw["planned_m"] if sw["planned_m"] else 0.0
+            add(f"- Survey sweeps: {sw['reached_m']:.0f} of {sw['planned_m']:.0f} m flown ({share:.0%})"
+                + (f"; planned area coverage {plan.coverage_fraction:.0%}" if plan and plan.coverage_fraction else ""))
+        if pts["planned"]:
+            add(f"- Points: {pts['reached']} of {pts['planned']} inspected"
+                + (f"; not reached: {_md(', '.join(pts['missed'][:12]))}" if pts["missed"] else ""))
+        if plan is not None and plan.unserved:
+            add(f"- Not planned at all (unserved): {len(plan.unserved)} target(s), e.g. "
+                f"{_md(plan.unserved[0].target_id)}: {_md(plan.unserved[0].reason)}")
+    heading("Findings at planning")
+    if not d["findings"]:
+        add("None: every rule passed.")
+    else:
+        add("| severity | rule | message |")
+        add("|---|---|---|")
+        for f in d["findings"]:
+            message = f.get("message_en") or f.get("message", "")
+            add(f"| {_md(f.get('severity', ''))} | {_md(f.get('rule_id', ''))} | {_md(message)} |")
+    heading("Approvals")
+    if not d["approvals"]:
+        add("None.")
+    for a in d["approvals"]:
+        add(f"- {a['decision']} by **{_md(a['approver'])}** at {a['time']}"
+            + (f" (valid until {a['expires']})" if a["expires"] else "")
+            + (f": {_md(a['comment'])}" if a["comment"] else ""))
+    heading("Dispatch")
+    disp = d["dispatch"]
+    if disp is None:
+        add("Not dispatched.")
+    else:
+        add(f"- {disp['status']} by {_md(disp['actor'])} at {disp['time']}, {disp['attempts']} transfer attempt(s): "
+            f"{_md(disp['message'])}")
+        for u in disp["uploads"]:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted((u.get("counts") or {}).items()))
+            line = f"- {_md(u['drone_id'])} ({u['dialect']}, {_md(u['link'])}): {u['status']}"
+            line += f"; items {counts}" if counts else ""
+            if u.get("verified_by_download"):
+                line += f"; verified by download: {', '.join(u['verified_by_download'])}"
+            if u.get("params_advised"):
+                line += "; set on the vehicle: " + ", ".join(f"{k}={v:g}" for k, v in sorted(u["params_advised"].items()))
+            add(line)
+        for n in disp["not_uploaded"]:
+            add(f"- not uploaded yet: sortie {n.get('sortie_index')} of {_md(n.get('drone_id'))}: {_md(n.get('reason', ''))}")
+    heading("Alerts")
+    if not d["alerts"]:
+        add("None.")
+    for a in d["alerts"]:
+        add(f"- t+{a['t_s']:.0f} s {_md(a['drone_id'])} **{a['kind']}**: {_md(a['message'])}")
+    heading("Vehicle messages (logged as text, never acted on)")
+    if not d["vehicle_messages"]:
+        add("None.")
+    else:
+        add("```text")
+        for t in d["vehicle_messages"]:
+            text = str(t["text"]).replace("`", "'")
+            add(f"t+{t['t_s']:>6.0f} s  {t['drone_id']}  {t['severity']:<9} {text}")
+        add("```")
+    heading("Events")
+    add("| time | actor | from | to | reason |")
+    add("|---|---|---|---|---|")
+    for e in d["events"]:
+        add(f"| {e['time']} | {_md(e['actor'])} | {e['from'] or '–'} | {e['to']} | {_md(e['reason'])} |")
+    heading("Map")
+    add(f"![plan (coloured) and flown track (black dashed)]({image})")
+    add("")
+    add("Map data © OpenStreetMap contributors.")
+    return "\n".join(out) + "\n"
+
+
+_KEY_BAD = re.compile(r"[^a-z0-9-]+")
+
+
+def report_artifact_key(draft_id: str, version: int) -> str:
+    """``report-<id>-v<version>`` in Prefect's artifact key alphabet (lowercase letters, digits, dashes)."""
+    folded = re.sub(r"-{2,}", "-", _KEY_BAD.sub("-", str(draft_id).lower())).strip("-") or "unnamed"
+    return f"report-{folded}-v{int(version)}"
+
+
+def markdown_for_artifact(report: Report) -> str:
+    """The report with the map embedded as a ``data:`` URI (a Prefect artifact has no files beside it)."""
+    if report.map_png is None:
+        return report.markdown
+    uri = "data:image/png;base64," + base64.b64encode(report.map_png).decode("ascii")
+    return report.markdown.replace("](flown.png)", f"]({uri})")
+
+
+def write_report(report: Report, out: str | Path | None = None) -> dict[str, str]:
+    """Write ``report.md`` (or ``out``) and ``flown.png`` beside it; returns the paths (also kept in ``files``)."""
+    from flows.usecases.service import draft_dir
+
+    path = Path(out) if out is not None else draft_dir(report.draft_id, report.version) / "report.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {}
+    text = report.markdown
+    if report.map_png is not None:
+        png = path.with_name(path.stem + "-flown.png") if out is not None else path.with_name("flown.png")
+        png.write_bytes(report.map_png)
+        files["map"] = str(png)
+        text = text.replace("](flown.png)", f"]({png.name})")
+    path.write_text(text, encoding="utf-8")
+    files["report"] = str(path)
+    report.files = files
+    return files

@@ -1,0 +1,415 @@
+"""Dispatch: put an approved plan's missions on the vehicles, and say honestly what happened.
+
+``upload_plan`` is what ``flows.usecases.service.dispatch`` calls once the approval and
+the idempotency claim are settled. Per drone it builds the fence, mission and
+rally items (``planner.mission_items``), opens the drone's link (or the
+``link`` override), and uploads fence first, then the mission, then the rally
+points, each a separate transfer of the MAVLink mission protocol.
+
+Outcomes, per transfer:
+
+- ACCEPTED: the vehicle's final ack was seen.
+- REJECTED: a NACK → ``DispatchFailed`` naming the MAV_MISSION_RESULT; nothing
+  after it is uploaded.
+- UNCERTAIN (items went out, the final ack never came) or NO_ANSWER: the
+  mission is read back and compared with the plan (±1 degE7, float32, seq 0
+  of ArduPilot is its home). Equal → counted as accepted, "verified by
+  download"; different or unreadable → ``DispatchUncertain``. Never a blind
+  re-upload: ArduPilot writes items as they arrive, so a second upload could
+  leave a mix behind and still look like success.
+
+After the fence, its altitude ceiling is set as autopilot parameters
+(``FENCE_ALT_MAX`` / ``GF_MAX_VER_DIST``) and confirmed by the vehicle's echo;
+an unconfirmed ceiling is ``DispatchUncertain``.
+
+Every transfer is reported to ``on_attempt`` as it ends (so the ledger can
+write it under the dispatch's idempotency key even when this raises) and
+kept in the returned ``DispatchOutcome``; an error carries the outcome as
+``details``. All loops are bounded by count and by the per-link ``timeout_s``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from flows.vehicle.link import MavLink, Transfer
+from planner.errors import (
+    DeviceUnavailable,
+    DispatchFailed,
+    DispatchUncertain,
+    InvalidArgument,
+)
+from planner.mission_items import (
+    FENCE,
+    MISSION,
+    MISSION_TYPE_NAMES,
+    RALLY,
+    EndAction,
+    MissionSet,
+    mission_set,
+)
+from planner.mission_wire import compare_items
+from planner.plan import Plan, Sortie
+from planner.world import World
+
+__all__ = [
+    "UploadResult",
+    "DispatchOutcome",
+    "VerifyResult",
+    "upload_plan",
+    "upload_mission_set",
+    "verify_plan",
+    "read_back",
+    "UPLOAD_ORDER",
+]
+
+UPLOAD_ORDER: tuple[int, ...] = (FENCE, MISSION, RALLY)
+"""Fence first: a mission must never be flyable on a vehicle whose fence is stale."""
+
+_AUTOPILOT_DIALECT = {3: "ardupilot", 12: "px4"}  # MAV_AUTOPILOT_ARDUPILOTMEGA, MAV_AUTOPILOT_PX4
+
+AttemptCallback = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class UploadResult:
+    """What happened on one vehicle: status, every attempt, and how it was settled."""
+
+    drone_id: str
+    sortie_index: int
+    link: str
+    dialect: str
+    status: Literal["ACCEPTED", "FAILED", "UNCERTAIN", "UNREACHABLE"] = "UNCERTAIN"
+    verified_by_download: tuple[str, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+    params_set: dict[str, float] = field(default_factory=dict)
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "drone_id": self.drone_id,
+            "sortie_index": self.sortie_index,
+            "link": self.link,
+            "dialect": self.dialect,
+            "status": self.status,
+            "verified_by_download": list(self.verified_by_download),
+            "counts": dict(self.counts),
+            "params_set": dict(self.params_set),
+            "attempts": list(self.attempts),
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class DispatchOutcome:
+    """The whole dispatch: ACCEPTED only when every vehicle's upload is."""
+
+    status: Literal["ACCEPTED", "FAILED", "UNCERTAIN", "UNREACHABLE"]
+    uploads: list[UploadResult]
+    not_uploaded: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def attempts(self) -> list[dict[str, Any]]:
+        return [a for u in self.uploads for a in u.attempts]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "uploads": [u.to_dict() for u in self.uploads],
+            "not_uploaded": list(self.not_uploaded),
+        }
+
+
+def _first_sorties(plan: Plan) -> tuple[list[Sortie], list[dict[str, Any]]]:
+    """A vehicle holds one mission: the first sortie of each drone now, the rest after it lands."""
+    chosen: dict[str, Sortie] = {}
+    later: list[dict[str, Any]] = []
+    for s in sorted(plan.sorties, key=lambda s: (s.start_at, s.index)):
+        if s.drone_id in chosen:
+            later.append({"sortie_index": s.index, "drone_id": s.drone_id, "reason": "the drone flies an earlier sortie first"})
+        else:
+            chosen[s.drone_id] = s
+    return sorted(chosen.values(), key=lambda s: s.index), later
+
+
+def _link_for(drone_id: str, world: World, link: str | Mapping[str, str] | None, n_drones: int) -> str:
+    if link is None:
+        return world.drone(drone_id).link
+    if isinstance(link, str):
+        if n_drones > 1:
+            raise InvalidArgument(
+                f"--link names one vehicle but the plan flies {n_drones} drones; give a link per drone or none"
+            )
+        return link
+    if drone_id not in link:
+        return world.drone(drone_id).link
+    return link[drone_id]
+
+
+def upload_plan(
+    plan: Plan,
+    world: World,
+    *,
+    link: str | Mapping[str, str] | None = None,
+    timeout_s: float = 30.0,
+    on_attempt: AttemptCallback | None = None,
+    retry_s: float = 1.0,
+    max_retries: int = 8,
+    heartbeat_timeout_s: float = 5.0,
+    end: EndAction = "land",
+) -> DispatchOutcome:
+    """Upload the plan's next sortie of every drone; ACCEPTED or raise.
+
+    ``link`` overrides the drone's link from the world (a connection string when
+    the plan flies one drone, or a mapping drone id → string). ``timeout_s``
+    bounds each link's whole exchange (hello, three uploads, any read-back).
+
+    Vehicles are uploaded one after the other and the first failure stops the
+    dispatch; vehicles before it keep their accepted missions (each upload's
+    status is in the outcome).
+
+    Raises ``DispatchFailed`` (a NACK: its MAV_MISSION_RESULT is in the message),
+    ``DispatchUncertain`` (no final ack and the read-back did not match or could
+    not be made), ``DeviceUnavailable`` (no heartbeat): each with the outcome as
+    ``details``; ``on_attempt`` has seen every attempt by then.
+    """
+    if timeout_s <= 0:
+        raise InvalidArgument("timeout_s must be > 0")
+    if not plan.sorties:
+        raise InvalidArgument("the plan has no sorties to dispatch")
+    sorties, later = _first_sorties(plan)
+    outcome = DispatchOutcome(status="ACCEPTED", uploads=[], not_uploaded=later)
+    for s in sorties:
+        conn = _link_for(s.drone_id, world, link, len(sorties))
+        ms = mission_set(plan, s, world, end=end)
+        result = UploadResult(drone_id=s.drone_id, sortie_index=s.index, link=conn, dialect=ms.dialect)
+        outcome.uploads.append(result)
+        try:
+            upload_mission_set(
+                ms,
+                conn,
+                result,
+                timeout_s=timeout_s,
+                on_attempt=on_attempt,
+                retry_s=retry_s,
+                max_retries=max_retries,
+                heartbeat_timeout_s=heartbeat_timeout_s,
+            )
+        except (DispatchFailed, DispatchUncertain, DeviceUnavailable) as exc:
+            outcome.status = result.status
+            raise type(exc)(exc.message, details=outcome.to_dict()) from None
+    return outcome
+
+
+def _set_ceiling(ml: MavLink, ms: MissionSet, result: UploadResult, record: Any, deadline: float) -> None:
+    """The fence's altitude ceiling as autopilot parameters, confirmed by echo (MAVLink fences are 2-D)."""
+    if not ms.params:
+        return
+    tr = ml.set_params(ms.params, deadline)
+    record("params", tr)
+    if tr.outcome == "CONFIRMED":
+        result.params_set = dict(ms.params)
+    if tr.outcome != "CONFIRMED":
+        result.status = "UNCERTAIN"
+        result.detail = (
+            f"{ms.drone_id}: the fence is uploaded but its altitude ceiling "
+            f"({', '.join(f'{k}={v:g}' for k, v in sorted(ms.params.items()))}) was not confirmed ({tr.detail}); "
+            "nothing after it was uploaded"
+        )
+        raise DispatchUncertain(result.detail)
+
+
+def upload_mission_set(
+    ms: MissionSet,
+    conn: str,
+    result: UploadResult,
+    *,
+    timeout_s: float,
+    on_attempt: AttemptCallback | None = None,
+    retry_s: float = 1.0,
+    max_retries: int = 8,
+    heartbeat_timeout_s: float = 5.0,
+) -> UploadResult:
+    """Fence, mission, rally to one vehicle over ``conn``; fills ``result`` and raises on failure.
+
+    After the hello, the uploads may use 70 % of the time left; the rest is kept
+    for a read-back, so an upload that used up its time can still be settled.
+    """
+    deadline = time.monotonic() + timeout_s
+    result.counts = {MISSION_TYPE_NAMES[t]: len(ms.items_of(t)) for t in UPLOAD_ORDER}
+
+    def record(kind: str, tr: Transfer | None, **extra: Any) -> None:
+        entry: dict[str, Any] = {
+            "attempt": len(result.attempts) + 1,
+            "at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            "drone_id": ms.drone_id,
+            "sortie_index": ms.sortie_index,
+            "link": conn,
+            "dialect": ms.dialect,
+            "kind": kind,
+        }
+        if tr is not None:
+            entry.update(tr.to_dict())
+        entry.update(extra)
+        result.attempts.append(entry)
+        if on_attempt is not None:
+            on_attempt(dict(entry))
+
+    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s) as ml:
+        try:
+            ml.wait_vehicle(deadline)
+        except DeviceUnavailable as exc:
+            result.status, result.detail = "UNREACHABLE", exc.message
+            record("hello", None, outcome="NO_ANSWER", detail=exc.message)
+            raise
+        seen = _AUTOPILOT_DIALECT.get(ml.autopilot or -1)
+        record("hello", None, outcome="HEARTBEAT", detail=f"system {ml.target_system} component {ml.target_component} autopilot {ml.autopilot}")
+        if seen is not None and seen != ms.dialect:
+            result.status = "FAILED"
+            result.detail = f"{ms.drone_id}: the vehicle reports a {seen} autopilot but the world says {ms.dialect}; nothing uploaded"
+            raise DispatchFailed(result.detail)
+        after_hello = time.monotonic()
+        upload_deadline = after_hello + 0.7 * max(0.0, deadline - after_hello)
+        verified: list[str] = []
+        for mtype in UPLOAD_ORDER:
+            name = MISSION_TYPE_NAMES[mtype]
+            items = ms.items_of(mtype)
+            tr = ml.upload(items, mtype, upload_deadline)
+            record("upload", tr)
+            if tr.outcome == "ACCEPTED":
+                if mtype == FENCE:
+                    _set_ceiling(ml, ms, result, record, deadline)
+                continue
+            if tr.outcome == "REJECTED":
+                result.status = "FAILED"
+                done = [MISSION_TYPE_NAMES[t] for t in UPLOAD_ORDER[: UPLOAD_ORDER.index(mtype)]]
+                result.detail = (
+                    f"{ms.drone_id} rejected the {name} upload with {tr.result}"
+                    + (f" (already uploaded: {', '.join(done)})" if done else "")
+                    + (
+                        f"; ArduPilot writes items as they arrive, so its {name} may now hold part of this upload"
+                        if ms.dialect == "ardupilot" and tr.items_sent
+                        else ""
+                    )
+                )
+                raise DispatchFailed(result.detail)
+            # UNCERTAIN or NO_ANSWER: read back and compare, never re-send blind.
+            dl = ml.download(mtype, deadline)
+            if dl.outcome != "DOWNLOADED":
+                record("verify", dl)
+                result.status = "UNCERTAIN"
+                result.detail = (
+                    f"{ms.drone_id}: the {name} upload ended without a final ack ({tr.detail}) "
+                    f"and reading it back failed ({dl.detail}); the vehicle's {name} is unknown"
+                )
+                raise DispatchUncertain(result.detail)
+            diffs = compare_items(items, dl.items, dialect=ms.dialect, mission_type=mtype)  # type: ignore[arg-type]
+            record("verify", dl, matches=not diffs, differences=list(diffs[:10]))
+            if diffs:
+                result.status = "UNCERTAIN"
+                how = "was never asked for an item" if tr.outcome == "NO_ANSWER" else "ended without a final ack"
+                result.detail = (
+                    f"{ms.drone_id}: the {name} upload {how} ({tr.detail}) and the vehicle holds a different "
+                    f"{name} ({len(diffs)} differences, first: {diffs[0]})"
+                )
+                raise DispatchUncertain(result.detail)
+            verified.append(name)
+            if mtype == FENCE:
+                _set_ceiling(ml, ms, result, record, deadline)
+        result.verified_by_download = tuple(verified)
+        result.status = "ACCEPTED"
+        result.detail = "accepted" + (f" ({', '.join(verified)} verified by read-back)" if verified else "")
+    return result
+
+
+# --- reading back without uploading -------------------------------------------------------------
+
+
+def read_back(
+    conn: str,
+    *,
+    timeout_s: float = 30.0,
+    retry_s: float = 1.0,
+    max_retries: int = 8,
+    heartbeat_timeout_s: float = 5.0,
+    on_attempt: AttemptCallback | None = None,
+) -> tuple[dict[int, tuple[Any, ...]], dict[str, Any]]:
+    """Download fence, mission and rally from the vehicle on ``conn``; sends nothing else.
+
+    Returns the rows per mission type and the vehicle's ids. Raises
+    ``DeviceUnavailable`` without a heartbeat and ``DispatchUncertain`` when a
+    download does not complete in time.
+    """
+    deadline = time.monotonic() + timeout_s
+    held: dict[int, tuple[Any, ...]] = {}
+    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s) as ml:
+        ml.wait_vehicle(deadline)
+        vehicle = {"system": ml.target_system, "component": ml.target_component, "autopilot": ml.autopilot,
+                   "dialect": _AUTOPILOT_DIALECT.get(ml.autopilot or -1)}
+        for mtype in UPLOAD_ORDER:
+            dl = ml.download(mtype, deadline)
+            if on_attempt is not None:
+                on_attempt({"kind": "read", "link": conn, **dl.to_dict()})
+            if dl.outcome != "DOWNLOADED":
+                raise DispatchUncertain(
+                    f"reading the {MISSION_TYPE_NAMES[mtype]} back from {conn} failed ({dl.detail})",
+                    details={"vehicle": vehicle, "attempt": dl.to_dict()},
+                )
+            held[mtype] = dl.items
+    return held, vehicle
+
+
+@dataclass
+class VerifyResult:
+    """Whether each drone's vehicle holds its sortie of the plan, by reading it back."""
+
+    matches: bool
+    vehicles: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"matches": self.matches, "vehicles": list(self.vehicles)}
+
+
+def verify_plan(
+    plan: Plan,
+    world: World,
+    *,
+    link: str | Mapping[str, str] | None = None,
+    timeout_s: float = 30.0,
+    on_attempt: AttemptCallback | None = None,
+    retry_s: float = 1.0,
+    max_retries: int = 8,
+    heartbeat_timeout_s: float = 5.0,
+    end: EndAction = "land",
+) -> VerifyResult:
+    """Read every drone's fence, mission and rally back and compare them with the plan.
+
+    The way to settle an UNCERTAIN or interrupted dispatch (never a blind
+    re-upload): ``matches`` is True only when every vehicle holds exactly its
+    sortie. Uploads nothing. Raises ``DeviceUnavailable`` / ``DispatchUncertain``
+    when a vehicle cannot be read.
+    """
+    sorties, _ = _first_sorties(plan)
+    vehicles: list[dict[str, Any]] = []
+    for s in sorties:
+        conn = _link_for(s.drone_id, world, link, len(sorties))
+        ms = mission_set(plan, s, world, end=end)
+        held, vehicle = read_back(
+            conn, timeout_s=timeout_s, retry_s=retry_s, max_retries=max_retries,
+            heartbeat_timeout_s=heartbeat_timeout_s, on_attempt=on_attempt,
+        )
+        diffs = {
+            MISSION_TYPE_NAMES[t]: list(compare_items(ms.items_of(t), held[t], dialect=ms.dialect, mission_type=t))  # type: ignore[arg-type]
+            for t in UPLOAD_ORDER
+        }
+        vehicles.append({
+            "drone_id": s.drone_id, "sortie_index": s.index, "link": conn, "dialect": ms.dialect, "vehicle": vehicle,
+            "matches": not any(diffs.values()), "differences": {k: v[:10] for k, v in diffs.items() if v},
+            "counts": {MISSION_TYPE_NAMES[t]: len(held[t]) for t in UPLOAD_ORDER},
+        })
+    return VerifyResult(matches=all(v["matches"] for v in vehicles), vehicles=vehicles)
