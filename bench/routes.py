@@ -1,7 +1,7 @@
 """``python -m bench routes INSTANCE.json [--budget-s S]``: multi-depot point routing.
 
 Reads the instance (section 2 of ``../shared/bench/README.md``), routes it with
-``planner.routing.solve_routing`` (integer Euclidean legs, one sortie per vehicle,
+``planner.routing.vrp.solve_routing`` (integer Euclidean legs, one sortie per vehicle,
 ``max_distance_m`` as the capacity) and returns the routes themselves plus the
 total, the best-known figure and our ratio to it. Same instance and budget →
 same routes (the budget sets an iteration count, not a deadline).
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.routing import RoutingProblem, RoutingVehicle, euclidean_matrix, route_load, solve_routing
+from planner.routing.vrp import RoutingProblem, RoutingVehicle, euclidean_matrix, route_load, solve_routing
 
 __all__ = ["BEST_KNOWN_M", "DEFAULT_BUDGET_S", "run"]
 

@@ -21,7 +21,7 @@ from flows.context import DEMO_WORLD_DIR, RULES_FILE
 from planner.job import Job
 from planner.mission import plan_mission
 from planner.plan import Plan, canonical_json, plan_from_dict
-from planner.world import World
+from planner.world.model import World
 from flows.world_folder import load_world
 from rules.context import EvaluationContext
 from rules.evaluate import evaluate
@@ -67,8 +67,8 @@ CASES = {
     # the limit), the requested altitude (60 m: inside HELX002's band, so the zone's margin matters))
     "zone margin": ("buffer_m: 20", "buffer_m: 45", 96.0, 60.0),
     "ceiling": ("ceiling_m: 120", "ceiling_m: 30", 96.0, None),
-    "battery reserve": ("reserve_fraction: 0.25", "reserve_fraction: 0.55", 30.0, None),
-    "cold derating": ("cold_derating: 0.8", "cold_derating: 0.5", 30.0, None),
+    "battery reserve": ("reserve_fraction: 0.25", "reserve_fraction: 0.55", 16.0, None),
+    "cold derating": ("cold_derating: 0.8", "cold_derating: 0.5", 16.0, None),
     "wind margin": ("wind_margin_mps: 2.0", "wind_margin_mps: 11.5", 96.0, None),
 }
 

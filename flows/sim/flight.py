@@ -50,7 +50,7 @@ from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; 
 
 from planner.errors import InvalidArgument  # noqa: E402
 from flows.vehicle.modes import NAV_COMMANDS, NAV_LAND, NAV_RTL, NAV_TAKEOFF, NAV_WAYPOINT, custom_mode, mode_name, nav_seqs  # noqa: E402,F401
-from planner.mission_items import MISSION, MissionItem  # noqa: E402
+from planner.output.mission_items import MISSION, MissionItem  # noqa: E402
 
 __all__ = [
     "FlightFaults",

@@ -175,7 +175,7 @@ def build_report(draft_id: str, version: int | None = None, *, with_map: bool = 
     png: bytes | None = None
     if with_map and plan is not None:
         try:
-            from planner.mapimage import render_plan_png
+            from planner.output.mapimage import render_plan_png
 
             png = render_plan_png(plan, load_world_at(rec.world_dir), flown_wgs84=tracks or None)
         except SortieError:

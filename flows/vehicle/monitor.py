@@ -461,7 +461,7 @@ def load_flight(draft_id: str, version: int) -> dict[str, Any] | None:
 def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] | None = None) -> list[Expectation]:
     """One ``Expectation`` per vehicle the dispatch uploaded to, from the plan and the dispatch record."""
     from flows.context import load_world_at
-    from planner.mission_items import mission_items
+    from planner.output.mission_items import mission_items
     from planner.plan import plan_from_dict
 
     result = (dispatch.result or {}) if dispatch is not None else {}

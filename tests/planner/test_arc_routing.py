@@ -1,4 +1,4 @@
-"""planner.arc_routing: every required line flown once, limits kept, no-fly avoided, deterministic."""
+"""planner.patrol.arc_routing: every required line flown once, limits kept, no-fly avoided, deterministic."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from shapely.geometry import LineString, Point, box
 
-from planner.arc_routing import ENGINE, ENGINE_PYVRP_START, UNSERVED_OUT_OF_RANGE, ArcDepot, route_lanes
-from planner.transit import TransitGraph
+from planner.patrol.arc_routing import ENGINE, ENGINE_PYVRP_START, UNSERVED_OUT_OF_RANGE, ArcDepot, route_lanes
+from planner.geo.transit import TransitGraph
 
 
 def _grid_lines(n: int = 4, block: float = 200.0) -> list[list[tuple[float, float]]]:

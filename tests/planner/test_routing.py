@@ -1,4 +1,4 @@
-"""planner.routing: feasibility, determinism, unserved reporting, both solvers."""
+"""planner.routing.vrp: feasibility, determinism, unserved reporting, both solvers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planner.routing import (
+from planner.routing.vrp import (
     ENGINE_ILS,
     ENGINE_PYVRP_START,
     UNSERVED_CAPACITY,

@@ -8,7 +8,7 @@ the continuation of one of its two edges runs across the area to the far
 boundary; the shorter continuation is the cut. Cuts at holes are not made
 (sweeps split around holes already). Neighbouring cells are then merged
 whenever one direction for both is estimated no longer than two directions
-(the estimate is the one ``planner.coverage`` ranks directions with, plus a
+(the estimate is the one ``planner.survey.coverage`` ranks directions with, plus a
 fixed price per extra cell for the hop between them), so a rectangle or a
 convex field stays one cell and only real bends keep their cut.
 

@@ -27,7 +27,7 @@ from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
 from planner.plan import Plan
-from planner.world import CircleArea, Geozone, Restriction, World, ZoneVolume
+from planner.world.model import CircleArea, Geozone, Restriction, World, ZoneVolume
 
 __all__ = ["render_plan_png", "DRONE_COLOURS", "METRES_PER_DEG_LAT", "UNIMAGED_COLOUR"]
 

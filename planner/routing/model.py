@@ -1,6 +1,6 @@
 """The one OR-Tools RoutingModel: every routing constraint of sortie lives here.
 
-Point inspections (``planner.routing``) and lane patrols (``planner.arc_routing``)
+Point inspections (``planner.routing.vrp``) and lane patrols (``planner.patrol.arc_routing``)
 both reduce their problem to plain integers and hand it to this module; it is
 the only place that imports OR-Tools (pinned ``ortools==9.15.6755``: the Python
 import paths moved in 9.12+, OR-Tools #4553). Build → solve → extract, and the

@@ -1,7 +1,7 @@
 """FIRE_LANE_PATROL: the world's lanes inside the area, minus the no-fly zones, routed from the docks.
 
 Lanes of ``job.lane_kinds`` inside the area are cut junction to junction
-(``planner.lanes``), minus the no-fly parts; ``planner.arc_routing`` routes them with one
+(``planner.patrol.lanes``), minus the no-fly parts; ``planner.patrol.arc_routing`` routes them with one
 depot per dock; each sortie goes to that dock's drones, longest first, to the drone free
 soonest that has the energy for it. What cannot be flown is ``Unserved`` with the reason.
 """
@@ -14,19 +14,19 @@ from datetime import timedelta
 import numpy as np
 from shapely.geometry import LineString
 
-from planner.arc_routing import ArcDepot, route_lanes
+from planner.patrol.arc_routing import ArcDepot, route_lanes
 from planner.job import Job
-from planner.lanes import required_lane_edges
+from planner.patrol.lanes import required_lane_edges
 from planner.plan import Unserved
 from planner.sortie_parts import BATTERY_SWAP_S, XY, Piece
-from planner.transit import TransitGraph
-from planner.world import World
+from planner.geo.transit import TransitGraph
+from planner.world.model import World
 
 __all__ = ["plan_patrol"]
 
 # ------------------------------------------------------------------ fire-lane patrol
 def _lane_edges(world: World, job: Job, transit: TransitGraph) -> tuple[list[tuple[str, LineString]], list[Unserved]]:
-    """Lane pieces to fly (``planner.lanes``: junction to junction, clipped to the area), minus no-fly parts.
+    """Lane pieces to fly (``planner.patrol.lanes``: junction to junction, clipped to the area), minus no-fly parts.
 
     Each entry is (lane edge id, local line); a piece cut in two by a zone keeps
     its id with ``/k`` appended per part.

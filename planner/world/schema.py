@@ -3,7 +3,7 @@
 ``extra="forbid"`` everywhere except under an ``"extensions"`` key, so a typo never
 passes silently; ``strict=True``, so ``"12"`` is not a number. Semantic checks a schema
 cannot express (valid polygons, unique ids, a drone's dock exists, coordinates that look
-like swapped lat/lon) are ``planner.world_files``'s; this module is only the shapes.
+like swapped lat/lon) are ``planner.world.files``'s; this module is only the shapes.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-from planner.world import CAPABILITIES, DRONE_STATUSES, LANE_KINDS, POI_KINDS, ROLES
+from planner.world.model import CAPABILITIES, DRONE_STATUSES, LANE_KINDS, POI_KINDS, ROLES
 
 __all__ = [
     "DefaultsModel",

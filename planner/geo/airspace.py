@@ -36,8 +36,8 @@ from shapely.geometry import MultiPolygon, Point, Polygon
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
-from planner.projection import LocalFrame
-from planner.world import CircleArea, Drone, Geozone, Restriction, VerticalReference, World, ZoneVolume
+from planner.geo.projection import LocalFrame
+from planner.world.model import CircleArea, Drone, Geozone, Restriction, VerticalReference, World, ZoneVolume
 
 __all__ = [
     "CIRCLE_SEGMENTS",
@@ -91,7 +91,7 @@ def _to_agl(value_m: float | None, ref: VerticalReference, ground_alt_m: float, 
         return default
     if ref is VerticalReference.AGL:
         return float(value_m)
-    return float(value_m) - ground_alt_m  # AMSL and WGS84 (geoid difference noted in planner.world)
+    return float(value_m) - ground_alt_m  # AMSL and WGS84 (geoid difference noted in planner.world.model)
 
 
 def volume_overlaps(volume: ZoneVolume, bottom_agl_m: float, top_agl_m: float, ground_alt_m: float) -> bool:

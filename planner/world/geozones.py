@@ -6,18 +6,18 @@ quirks of real data: ED-269 spells ``REQ_AUTHORISATION``, ED-318
 means unbounded; limits may be in feet; a circle is a centre and a radius; a
 zone may stack several volumes; applicability is permanent, between two
 dates, and/or on a weekly schedule. Both shapes become the same
-``planner.world.Geozone`` so the rules never care where a zone came from.
+``planner.world.model.Geozone`` so the rules never care where a zone came from.
 
 This module works on already-decoded JSON (``dict``/``list``) and never reads
-files: ``planner.world_files`` does the reading and locates each problem in
+files: ``planner.world.files`` does the reading and locates each problem in
 its file. Every problem is returned as ``(json_path, message)`` — parsing
 carries on past a bad feature so one run reports all of them.
 
-One module per format (``planner.geozones_ed269``, ``planner.geozones_ed318``), built
-from the shared pieces of ``planner.zone_fields``; this module detects the format and
+One module per format (``planner.world.ed269``, ``planner.world.ed318``), built
+from the shared pieces of ``planner.world.zone_fields``; this module detects the format and
 is the entry point. The small geometry checkers (``check_position``,
 ``polygon_from_coordinates``, ``linestring_from_coordinates``) are re-exported here for
-``planner.world_files``.
+``planner.world.files``.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from planner.errors import InvalidArgument
-from planner.geozones_ed269 import parse_ed269
-from planner.geozones_ed318 import parse_ed318
-from planner.world import Geozone
-from planner.zone_fields import (
+from planner.world.ed269 import parse_ed269
+from planner.world.ed318 import parse_ed318
+from planner.world.model import Geozone
+from planner.world.zone_fields import (
     FT_TO_M,
     UNBOUNDED_SENTINEL,
     ZoneProblem,

@@ -1,10 +1,10 @@
 """The pieces both geozone formats are made of: positions, rings, limits, times, schedules.
 
-``planner.geozones_ed269`` and ``planner.geozones_ed318`` parse the two documents with
+``planner.world.ed269`` and ``planner.world.ed318`` parse the two documents with
 these; each checker appends ``(json_path, message)`` problems and returns ``None`` for a
 bad value, so parsing carries on and one run reports every problem. The geometry checkers
 (``check_position``, ``polygon_from_coordinates``, ``linestring_from_coordinates``) also
-serve ``planner.world_files``. The underscored names are this module's shared internals,
+serve ``planner.world.files``. The underscored names are this module's shared internals,
 for the two format parsers only.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from shapely.geometry import LineString, Polygon
 from shapely.validation import explain_validity
 
-from planner.world import Applicability, CircleArea, Restriction, VerticalReference, WeeklySlot
+from planner.world.model import Applicability, CircleArea, Restriction, VerticalReference, WeeklySlot
 
 T = TypeVar("T")
 

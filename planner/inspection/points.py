@@ -15,8 +15,8 @@ from shapely.geometry import Point
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
-from planner.projection import LocalFrame
-from planner.world import POI_KINDS, World
+from planner.geo.projection import LocalFrame
+from planner.world.model import POI_KINDS, World
 
 __all__ = ["InspectionPoint", "inspection_points", "DEFAULT_HOVER_S"]
 

@@ -1,8 +1,8 @@
 """AREA_SURVEY: the area minus the no-fly zones, swept, cut into battery-sized pieces, shared out.
 
-``planner.coverage`` lays the sweeps (the hop between the parts of an area a zone splits
+``planner.survey.coverage`` lays the sweeps (the hop between the parts of an area a zone splits
 goes around the zone), long sweeps are cut to a share of a battery's reach, and
-``planner.assignment`` gives the pieces to the drones for the soonest finish. The swath
+``planner.routing.assignment`` gives the pieces to the drones for the soonest finish. The swath
 is the narrowest camera footprint of the drones (every drone images at least that wide).
 """
 
@@ -12,8 +12,8 @@ from datetime import timedelta
 
 import numpy as np
 
-from planner.arc_routing import deadhead_matrix
-from planner.assignment import SurveyDrone, assign_survey, connections_from_path, split_long_sweeps
+from planner.geo.deadheads import deadhead_matrix
+from planner.routing.assignment import SurveyDrone, assign_survey, connections_from_path, split_long_sweeps
 from planner.errors import InvalidArgument
 from planner.plan import Unserved
 from planner.sortie_parts import BATTERY_SWAP_S, XY, Piece
@@ -24,8 +24,8 @@ SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's rea
 
 # ------------------------------------------------------------------ area survey
 def plan_survey(world, job, usable, transit, builder):
-    from planner.coverage import plan_coverage
-    from planner.coverage_repair import reportable_unimaged, unimaged_area
+    from planner.survey.coverage import plan_coverage
+    from planner.survey.repair import reportable_unimaged, unimaged_area
 
     area = job.area_local
     blocked = transit.obstacles_local

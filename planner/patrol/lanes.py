@@ -22,8 +22,8 @@ from shapely.geometry import LineString, MultiLineString
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
-from planner.projection import LocalFrame
-from planner.world import LANE_KINDS, Lane, World
+from planner.geo.projection import LocalFrame
+from planner.world.model import LANE_KINDS, Lane, World
 
 __all__ = ["LaneEdge", "NODE_DECIMALS", "split_lanes", "lane_graph", "required_lane_edges"]
 

@@ -1,6 +1,6 @@
 """POINT_INSPECTION: the world's POIs of ``job.poi_kinds`` inside the area, visited and hovered at.
 
-Multi-depot routing (``planner.routing``) on an energy matrix, one profile per drone,
+Multi-depot routing (``planner.routing.vrp``) on an energy matrix, one profile per drone,
 hover and climb/descent folded in; each drone may fly up to ``MAX_SORTIES_PER_DRONE``
 sorties. A point inside a no-fly zone is ``Unserved``.
 """
@@ -12,10 +12,10 @@ import math
 import numpy as np
 from shapely.geometry import Point
 
-from planner.arc_routing import deadhead_matrix
+from planner.geo.deadheads import deadhead_matrix
 from planner.plan import Unserved
-from planner.points import inspection_points
-from planner.routing import RoutingProblem, RoutingVehicle, solve_routing
+from planner.inspection.points import inspection_points
+from planner.routing.vrp import RoutingProblem, RoutingVehicle, solve_routing
 from planner.sortie_parts import MAX_SORTIES_PER_DRONE, XY, Piece, schedule
 
 __all__ = ["plan_points"]

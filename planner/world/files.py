@@ -3,7 +3,7 @@
 The input is the folder's content as a mapping ``{relative path: bytes}`` (``"fleet.json"``,
 ``"zones/helx.json"``); ``flows.world_folder`` reads a folder into one and is the only
 place that touches the disk. Here: each file is decoded and checked against its pydantic
-model (``planner.world_schema``), then semantic checks run that a schema cannot express
+model (``planner.world.schema``), then semantic checks run that a schema cannot express
 (valid polygons, closed rings, ids unique, a drone's dock exists, coordinates that look
 like swapped lat/lon). Every problem is *located*: file, JSON path
 (``$.drones[2].battery_pct``) and a sentence.
@@ -18,7 +18,7 @@ Longer than most modules (~580 lines) on purpose: the cross-file checks (a drone
 exists and shares its tenant, a user's regions exist, every point lies near the others)
 need every file's partial result at once, and one ``_read`` that sees them all keeps the
 "every problem, never half a world" promise in one place. The file shapes are
-``planner.world_schema``; the zone formats ``planner.geozones``.
+``planner.world.schema``; the zone formats ``planner.world.geozones``.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from pydantic import BaseModel, ValidationError
 from shapely.geometry import MultiPolygon
 
 from planner.errors import InvalidArgument
-from planner.geozones import (
+from planner.world.geozones import (
     ZoneProblem,
     check_position,
     linestring_from_coordinates,
     parse_geozones,
     polygon_from_coordinates,
 )
-from planner.world import (
+from planner.world.model import (
     Camera,
     Dock,
     Drone,
@@ -60,7 +60,7 @@ from planner.world import (
     WorldDefaults,
 )
 
-from planner.world_schema import (
+from planner.world.schema import (
     WorldFileModel,
     DroneModel,
     FleetFileModel,

@@ -1,6 +1,6 @@
 """Surveys flown by several sorties or drones: split the sweeps, spread them, finish soonest.
 
-A survey's sweeps come from ``planner.coverage.plan_coverage`` in flight order.
+A survey's sweeps come from ``planner.survey.coverage.plan_coverage`` in flight order.
 Each sortie flies a contiguous run of them: dock → (transit) → first sweep → …
 → last sweep → (transit) → dock, within the drone's usable energy. The runs are
 spread over the drones so the job ends soonest (makespan): each drone takes one

@@ -2,7 +2,7 @@
 
 Everything else in sortie hands this module plain integer matrices and gets plain
 routes back (``list[list[int]]`` of node indices). Every constraint lives in the
-one OR-Tools model of ``planner.ortools_model`` (the only module importing
+one OR-Tools model of ``planner.routing.model`` (the only module importing
 OR-Tools); PyVRP (pinned ``pyvrp==0.14.1``) may only supply a starting point.
 
 Model
@@ -21,7 +21,7 @@ Engines (``RoutingSolution.engine``)
     ``"ortools-ils"`` (default): OR-Tools' iterated local search with
     ruin-and-recreate, one run per node renumbering from a fixed seed list, the
     best kept. ``"pyvrp-start+ortools"`` (when the budget buys ILS too few
-    solutions for the model's size, ``planner.pyvrp_start.needs_start``; e.g.
+    solutions for the model's size, ``planner.routing.pyvrp_start.needs_start``; e.g.
     500 sites at 20 s, where ILS stays 5-9 % off): PyVRP's
     iterated local search supplies routes, which are loaded into the same
     OR-Tools model (``ReadAssignmentFromRoutes``: a feasibility proof under every
@@ -43,8 +43,8 @@ from typing import Literal
 
 import numpy as np
 
-from planner.ortools_model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
-from planner.pyvrp_start import ils_cap, needs_start, pyvrp_routes, start_then_gls
+from planner.routing.model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
+from planner.routing.pyvrp_start import ils_cap, needs_start, pyvrp_routes, start_then_gls
 
 __all__ = [
     "ENGINE_ILS",
@@ -207,7 +207,7 @@ def _pyvrp_runs(n_visits: int, iterations: int) -> int:
 
 # ---------------------------------------------------------------- OR-Tools: the one routing model
 def _model(problem: RoutingProblem, visits: list[int]) -> RouteModel:
-    """The problem as ``planner.ortools_model`` sees it: every visit its own disjunction."""
+    """The problem as ``planner.routing.model`` sees it: every visit its own disjunction."""
     wanted = set(visits)
     docks = {v.start_node for v in problem.vehicles}
     return RouteModel(

@@ -6,8 +6,8 @@ from typing import Any
 
 from shapely.geometry import Polygon
 
-from planner.world import Applicability, CircleArea, Geozone, ZoneVolume
-from planner.zone_fields import (  # shared internals of the two format parsers
+from planner.world.model import Applicability, CircleArea, Geozone, ZoneVolume
+from planner.world.zone_fields import (  # shared internals of the two format parsers
     ZoneProblem,
     _circle,
     _dates_and_schedule,

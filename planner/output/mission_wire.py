@@ -1,6 +1,6 @@
 """Mission items on the wire and back: ``MISSION_ITEM_INT`` fields, and the read-back comparison.
 
-``to_wire``/``from_wire`` convert a ``planner.mission_items.MissionItem`` to and from the
+``to_wire``/``from_wire`` convert a ``planner.output.mission_items.MissionItem`` to and from the
 fields of a ``MISSION_ITEM_INT`` (the ``_INT`` frames, degrees × 1e7: the float
 ``MISSION_ITEM`` loses ~0.5–1 m). ``normalise_as_vehicle`` is what a vehicle stores of an
 item (float32 params and altitude, ArduPilot's centimetre altitudes), so an upload read
@@ -16,7 +16,7 @@ from typing import Any
 
 from pymavlink.dialects.v20 import common as _M
 
-from planner.mission_items import MISSION, MISSION_TYPE_NAMES, Dialect, MissionItem, command_name
+from planner.output.mission_items import MISSION, MISSION_TYPE_NAMES, Dialect, MissionItem, command_name
 
 __all__ = ["wire_frame", "plain_frame", "to_wire", "from_wire", "normalise_as_vehicle", "compare_items"]
 

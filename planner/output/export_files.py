@@ -1,7 +1,7 @@
 """Ground-station files from a plan: QGroundControl ``.plan``, Mission Planner ``.waypoints``, GeoJSON, KML.
 
 Operators open these in the tools they already use; the mission rows are the
-same ``MissionItem``s the vehicle receives (``planner.mission_items``), so a
+same ``MissionItem``s the vehicle receives (``planner.output.mission_items``), so a
 file and an upload never disagree. Functions return text or bytes and write
 nothing; ``flows`` decides where files go.
 
@@ -38,9 +38,9 @@ from shapely.geometry import MultiPolygon, Polygon
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
-from planner.mission_items import FRAME_GLOBAL, EndAction, MissionItem, MissionSet, mission_set, trigger_distance_m
+from planner.output.mission_items import FRAME_GLOBAL, EndAction, MissionItem, MissionSet, mission_set, trigger_distance_m
 from planner.plan import Plan, Sortie, plan_to_geojson
-from planner.world import Drone, World
+from planner.world.model import Drone, World
 
 __all__ = [
     "qgc_plan",

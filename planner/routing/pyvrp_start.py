@@ -5,7 +5,7 @@ neighbourhood, so an iteration grows with the model: on this loaded 2-core
 machine kind it stays 5-9 % off on 500 sites within 20 s, where PyVRP's
 granular search (pinned ``pyvrp==0.14.1``) comes within 1 %. For such models
 PyVRP searches the SAME ``RouteModel`` (same matrices, limits, disjunctions)
-and its routes become the start that ``planner.ortools_model`` loads with
+and its routes become the start that ``planner.routing.model`` loads with
 ``ReadAssignmentFromRoutes`` — which rejects routes breaking any dimension —
 and searches on. PyVRP never decides feasibility alone.
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.ortools_model import RouteModel, Search, solve_model
+from planner.routing.model import RouteModel, Search, solve_model
 
 __all__ = ["ILS_SOLUTIONS_PER_NODE", "ILS_MAX_SOLUTIONS_PER_NODE", "ils_cap", "needs_start", "pyvrp_routes", "start_then_gls"]
 

@@ -10,7 +10,7 @@ Conventions (see FACTS.md, "MAVLink"):
 
 - ``frame`` is the *plain* frame number (``MAV_FRAME_GLOBAL_RELATIVE_ALT`` = 3,
   ``MAV_FRAME_GLOBAL`` = 0, ``MAV_FRAME_MISSION`` = 2), as files store it;
-  ``planner.mission_wire.wire_frame`` maps it to the ``_INT`` frame sent in ``MISSION_ITEM_INT``
+  ``planner.output.mission_wire.wire_frame`` maps it to the ``_INT`` frame sent in ``MISSION_ITEM_INT``
   (3 → 6, 0 → 5), because the float ``MISSION_ITEM`` loses ~0.5–1 m.
 - Dialect ``ardupilot``: seq 0 is the home slot (a placeholder at the dock that
   the vehicle ignores on upload and overwrites with its home on download), the
@@ -57,7 +57,7 @@ from pymavlink.dialects.v20 import common as _M
 
 from planner.errors import InvalidArgument
 from planner.plan import Plan, Sortie, Waypoint
-from planner.world import CircleArea, Dock, Drone, Restriction, VerticalReference, World
+from planner.world.model import CircleArea, Dock, Drone, Restriction, VerticalReference, World
 
 __all__ = [
     "Dialect",

@@ -1,10 +1,10 @@
 """The world snapshot: fleet, docks, geozones, lanes, regions, POIs, weather, users.
 
 A ``World`` is built once at the edge (``flows.world_folder.load_world`` reads the folder,
-``planner.world_files.parse_world`` builds it) and
+``planner.world.files.parse_world`` builds it) and
 never changes; a test derives a variant with ``dataclasses.replace``. Inside the
 core everything is a frozen dataclass or a Shapely geometry in WGS84 lon/lat;
-metric work happens in a per-job local frame (``planner.projection``).
+metric work happens in a per-job local frame (``planner.geo.projection``).
 
 Times are timezone-aware ``datetime``s. "Now" is never read here: callers pass it.
 """
@@ -182,7 +182,7 @@ class WeeklySlot:
     A slot covers ``[start, end)`` on each listed day. A slot whose ``end`` is
     not after its ``start`` (22:00–02:00, or 18:00–00:00 for "until midnight")
     runs past midnight into the next day; ``start == end`` is a whole 24 h from
-    ``start``. The loader (``planner.geozones``) already splits overnight
+    ``start``. The loader (``planner.world.geozones``) already splits overnight
     schedules into two same-day slots; a hand-built slot is read the safe way
     (the zone applies longer, never shorter).
     """

@@ -17,13 +17,13 @@ The stages, each a small function:
    coverage figure counts nothing beyond a sweep's ends.
 3. **Distances** between piece ends: straight where the segment stays inside the
    free area (tested for each end's nearest ends), otherwise the shortest path
-   inside it through the reflex corners (``planner.transit.InsideGraph``;
+   inside it through the reflex corners (``planner.geo.transit.InsideGraph``;
    sparse min-plus products over the corner distance matrix, chunked). Parts
    of a MultiPolygon no inside path joins are connected by ``bridge`` (the
    transit graph around the zone between them).
 4. **Order**: the pieces form an open travelling-salesman path where each piece
    may be flown either way, solved as one OR-Tools routing problem
-   (``planner.coverage_order``, in the manner of Fields2Cover's route
+   (``planner.survey.order``, in the manner of Fields2Cover's route
    planner): first the boustrophedon cells, each flown as a snake in one of
    four ways, then the pieces themselves from that order; guided local search
    bounded by a solution count, so deterministic.
@@ -49,7 +49,7 @@ seconds on this machine kind under load): 01 rectangle 3 360.0 m (= Fields2Cover
 1.120 × LB), 03 U 5 691.7 m (F2C 5 960.0), 04 two holes 6 100.6 m (F2C 6 847.9),
 06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.07–0.9 s.
 Stages 3b (a direction per cell) and 7 (extra passes) live in
-``planner.coverage_cells`` and ``planner.coverage_repair``.
+``planner.survey.cells`` and ``planner.survey.repair``.
 """
 
 from __future__ import annotations
@@ -64,10 +64,11 @@ from shapely.geometry import LineString, MultiPolygon, Polygon
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
-from planner.coverage_cells import CUT_GAP_M, decompose
-from planner.coverage_repair import MIN_RATE, repair_passes, unimaged_area
-from planner.coverage_order import ENGINE, order_pieces, solve_open_tour, tour_cost
-from planner.transit import InsideGraph
+from planner.job import DEFAULT_COVERAGE_TARGET
+from planner.survey.cells import CUT_GAP_M, decompose
+from planner.survey.repair import MIN_RATE, repair_passes, unimaged_area
+from planner.survey.order import ENGINE, order_pieces, solve_open_tour, tour_cost
+from planner.geo.transit import InsideGraph
 
 __all__ = [
     "DEFAULT_COVERAGE_TARGET",
@@ -83,14 +84,6 @@ __all__ = [
 XY = tuple[float, float]
 Segment = tuple[XY, XY]
 
-# The share of the free area the sweeps must image unless the operator asks otherwise. Why 0.99:
-# a careful ground-station survey (QGroundControl, Mission Planner: parallel lines clipped to
-# the polygon, no holes) leaves the triangles beside every line end on a slanted edge and the
-# tips of sharp corners dark, 1-3 % of a real parcel; Fields2Cover, tuned per parcel, reaches
-# 0.96-0.99 on real parcels with buildings and on corridors (bench README, issue 19). 0.99
-# asks for more than either; beyond it, extra passes image slivers at a few m² per metre
-# flown, which ``coverage_repair.MIN_RATE`` refuses, and the plan reports what it reached.
-DEFAULT_COVERAGE_TARGET = 0.99
 MAX_CANDIDATE_ANGLES = 120
 MAX_FULL_EVALUATIONS = 5
 MAX_PIECES = 1500
@@ -140,7 +133,7 @@ class CoverageResult:
     # the free area no swath strip reaches (local metres): what the operator must know is left dark
     unimaged_local: BaseGeometry | None = field(default=None, compare=False)
     direction_cells: int = 1  # cells swept in their own direction (1: one direction throughout)
-    extra_passes: int = 0  # passes added along edges and over dark patches (``planner.coverage_repair``)
+    extra_passes: int = 0  # passes added along edges and over dark patches (``planner.survey.repair``)
     engine: str = ENGINE  # what ordered the sweeps
 
     @property
@@ -712,7 +705,7 @@ def _extend_across_cuts(
 def _multi_cell_pieces(
     free_c: BaseGeometry, swath_m: float
 ) -> tuple[np.ndarray, list[list[int]], float, int] | None:
-    """Pieces of every cell in its own direction (``planner.coverage_cells``), or None when one cell is best.
+    """Pieces of every cell in its own direction (``planner.survey.cells``), or None when one cell is best.
 
     Returns pieces, their boustrophedon cells, the direction of the largest cell and the cell count.
     """
