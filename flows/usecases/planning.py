@@ -37,7 +37,7 @@ from planner.world import World
 __all__ = ["plan_draft", "replan", "what_if", "ensure_files", "read_area"]
 
 _SUPERSEDABLE = {"DRAFT", "APPROVED", "WAITING_RESOURCE"}
-_REPLANNABLE = _SUPERSEDABLE | {"REJECTED", "EXPIRED"}
+_REPLANNABLE = _SUPERSEDABLE | {"REJECTED", "EXPIRED", "ABORTED"}  # ABORTED: a failed dispatch is replanned
 
 
 def read_area(area_geojson: Any) -> BaseGeometry:
