@@ -28,14 +28,17 @@ from planner.ortools_model import RouteModel, Search, solve_model
 __all__ = ["ILS_SOLUTIONS_PER_NODE", "ILS_MAX_SOLUTIONS_PER_NODE", "ils_cap", "needs_start", "pyvrp_routes", "start_then_gls"]
 
 
-def _data(model: RouteModel, required: bool):
+def _data(model: RouteModel, required: bool, coords: np.ndarray | None, pool: bool):
     import pyvrp
 
     depot_nodes = sorted({v.start for v in model.vehicles} | {v.end for v in model.vehicles})
     clients = [n for g in model.groups for n in g]
     order = depot_nodes + clients  # pyvrp location index → model node
     idx = np.asarray(order, dtype=np.int64)
-    locations = [pyvrp.Location(0, 0) for _ in order]  # neighbourhoods come from the matrices
+    if coords is not None:
+        locations = [pyvrp.Location(float(coords[n][0]), float(coords[n][1])) for n in order]
+    else:  # lane nodes have no single position; PyVRP's neighbourhoods come from the matrices
+        locations = [pyvrp.Location(0, 0) for _ in order]
     depots = [pyvrp.Depot(location=i) for i in range(len(depot_nodes))]
     nd = len(depot_nodes)
     pyvrp_clients, groups = [], []
@@ -55,9 +58,11 @@ def _data(model: RouteModel, required: bool):
     dpos = {n: i for i, n in enumerate(depot_nodes)}
     types: dict[tuple, list[int]] = {}
     for k, v in enumerate(model.vehicles):
-        types.setdefault((v.start, v.end, v.capacity, v.profile, v.max_duration), []).append(k)
+        key = (v.start, v.end, v.capacity, v.profile, v.max_duration)
+        types.setdefault(key if pool else (k, *key), []).append(k)
     vtypes = []
-    for (start, end, cap, profile, dur), members in types.items():
+    for key, members in types.items():
+        start, end, cap, profile, dur = key[-5:]
         kwargs = dict(
             num_available=len(members),
             start_depot=dpos[start],
@@ -80,9 +85,19 @@ def _data(model: RouteModel, required: bool):
 
 
 def pyvrp_routes(
-    model: RouteModel, iterations: int, seeds: tuple[int, ...], net_s: float, required: bool = False
+    model: RouteModel,
+    iterations: int,
+    seeds: tuple[int, ...],
+    net_s: float,
+    required: bool = False,
+    coords: np.ndarray | None = None,
+    pool: bool = True,
 ) -> tuple[list[list[int]], int]:
     """PyVRP's best routes over ``seeds`` (``iterations`` each) as one node list per model vehicle.
+
+    ``coords`` (node positions) are given to PyVRP when nodes have them; ``pool``
+    makes identical vehicles one type (lanes: many interchangeable sorties per
+    dock), otherwise every vehicle is its own type (points: the measured setup).
 
     Returns (routes, iterations done). Module-level and plain-data in and out,
     so a worker process can run it.
@@ -90,7 +105,7 @@ def pyvrp_routes(
     import pyvrp
     from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
 
-    data, order, members = _data(model, required)
+    data, order, members = _data(model, required, coords, pool)
     nd = len(order) - sum(len(g) for g in model.groups)
     best, done = None, 0
     for seed in seeds:
