@@ -17,7 +17,7 @@ Measured at ``--budget-s 20`` (2 search lanes, 2026-12-01, under load: load aver
     instance        total    gap        engine                CPU (2 lanes)   wall
     md_n020         23731   +0.00 %     ortools-ils            3 s             21 s
     md_n100         60524   +0.00 %     ortools-ils           36 s            203 s
-    md_n200_lines   27656   +0.00 %     ortools-ils           40 s            159 s
+    md_n200_lines   27656   +0.00 %     pyvrp-start+ortools   30 s            176 s
     md_n500        184892   +0.84 %     pyvrp-start+ortools   39 s            424 s
 
 Lane 0 is the one-lane search; a second lane can only lower a total. Repeated runs
