@@ -28,14 +28,17 @@ from planner.routing.model import RouteModel, Search, solve_model
 __all__ = ["ILS_SOLUTIONS_PER_NODE", "ILS_MAX_SOLUTIONS_PER_NODE", "ils_cap", "needs_start", "pyvrp_routes", "start_then_gls"]
 
 
-def _data(model: RouteModel, required: bool):
+def _data(model: RouteModel, required: bool, coords: np.ndarray | None, pool: bool):
     import pyvrp
 
     depot_nodes = sorted({v.start for v in model.vehicles} | {v.end for v in model.vehicles})
     clients = [n for g in model.groups for n in g]
     order = depot_nodes + clients  # pyvrp location index → model node
     idx = np.asarray(order, dtype=np.int64)
-    locations = [pyvrp.Location(0, 0) for _ in order]  # neighbourhoods come from the matrices
+    if coords is not None:
+        locations = [pyvrp.Location(float(coords[n][0]), float(coords[n][1])) for n in order]
+    else:  # lane nodes have no single position; PyVRP's neighbourhoods come from the matrices
+        locations = [pyvrp.Location(0, 0) for _ in order]
     depots = [pyvrp.Depot(location=i) for i in range(len(depot_nodes))]
     nd = len(depot_nodes)
     pyvrp_clients, groups = [], []
@@ -55,9 +58,11 @@ def _data(model: RouteModel, required: bool):
     dpos = {n: i for i, n in enumerate(depot_nodes)}
     types: dict[tuple, list[int]] = {}
     for k, v in enumerate(model.vehicles):
-        types.setdefault((v.start, v.end, v.capacity, v.profile, v.max_duration), []).append(k)
+        key = (v.start, v.end, v.capacity, v.profile, v.max_duration)
+        types.setdefault(key if pool else (k, *key), []).append(k)
     vtypes = []
-    for (start, end, cap, profile, dur), members in types.items():
+    for key, members in types.items():
+        start, end, cap, profile, dur = key[-5:]
         kwargs = dict(
             num_available=len(members),
             start_depot=dpos[start],
@@ -80,9 +85,19 @@ def _data(model: RouteModel, required: bool):
 
 
 def pyvrp_routes(
-    model: RouteModel, iterations: int, seeds: tuple[int, ...], net_s: float, required: bool = False
+    model: RouteModel,
+    iterations: int,
+    seeds: tuple[int, ...],
+    net_s: float,
+    required: bool = False,
+    coords: np.ndarray | None = None,
+    pool: bool = True,
 ) -> tuple[list[list[int]], int]:
     """PyVRP's best routes over ``seeds`` (``iterations`` each) as one node list per model vehicle.
+
+    ``coords`` (node positions) are given to PyVRP when nodes have them; ``pool``
+    makes identical vehicles one type (lanes: many interchangeable sorties per
+    dock), otherwise every vehicle is its own type (points: the measured setup).
 
     Returns (routes, iterations done). Module-level and plain-data in and out,
     so a worker process can run it.
@@ -90,7 +105,7 @@ def pyvrp_routes(
     import pyvrp
     from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
 
-    data, order, members = _data(model, required)
+    data, order, members = _data(model, required, coords, pool)
     nd = len(order) - sum(len(g) for g in model.groups)
     best, done = None, 0
     for seed in seeds:
@@ -124,10 +139,10 @@ def start_then_gls(
     return out.routes, True
 
 
-# OR-Tools' ILS reached the best-known on the public routes instances once it had about 7-30
-# improving solutions per node (md_n200_lines: 1 500 for 205 nodes; md_n100: 3 000 for 104), and
-# stayed 5-9 % off on md_n500 with ~1 per node. Below this many per node a PyVRP start is used.
-ILS_SOLUTIONS_PER_NODE = 5.0
+# OR-Tools' ILS reached the best-known on md_n100 with ~29 improving solutions per node (3 000 for
+# 104 nodes) and on md_n200_lines with ~7, but stayed +1.2 % above PyVRP on a random 150-site
+# instance with ~13, and 5-9 % off on md_n500 with ~1. Below this many per node a PyVRP start is used.
+ILS_SOLUTIONS_PER_NODE = 15.0
 # and gained nothing beyond ~30 per node: searches are capped there (small models finish early)
 ILS_MAX_SOLUTIONS_PER_NODE = 40
 

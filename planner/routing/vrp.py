@@ -288,7 +288,7 @@ def _pyvrp_start_ortools(problem: RoutingProblem, visits: list[int], budget_s: f
     runs = _pyvrp_runs(len(visits), iterations)
     each = iterations // runs
     net_s = _SAFETY_FACTOR * budget_s + 2.0
-    jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, not problem.droppable) for k in range(lanes)]
+    jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, not problem.droppable, problem.coords, False) for k in range(lanes)]
     outs = _map_lanes(pyvrp_routes, jobs, workers)
     keyed = [(_start_key(model, r), k) for k, (r, _) in enumerate(outs)]
     start = outs[min(keyed)[1]][0]
@@ -360,7 +360,7 @@ def solve_routing(
         runs = _pyvrp_runs(len(visits), iterations)
         each = iterations // runs
         net_s = _SAFETY_FACTOR * budget_s + 2.0
-        jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, not problem.droppable) for k in range(max(1, lanes))]
+        jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, not problem.droppable, problem.coords, False) for k in range(max(1, lanes))]
         outs = _map_lanes(pyvrp_routes, jobs, workers)
         routes = outs[min((_start_key(model, r), k) for k, (r, _) in enumerate(outs))[1]][0]
         done, iterations = sum(d for _, d in outs), max(1, lanes) * runs * each

@@ -96,8 +96,8 @@ def test_circle_no_fly_like_the_bench() -> None:
 
 
 def test_engine_is_named_and_budget_sets_the_work_not_the_answer() -> None:
-    lines = _grid_lines(3)
-    depots = [ArcDepot(0.0, 0.0, 2000.0), ArcDepot(600.0, 600.0, 2000.0)]
+    lines = _grid_lines(2)
+    depots = [ArcDepot(0.0, 0.0, 1200.0), ArcDepot(400.0, 400.0, 1200.0)]
     a = route_lanes(lines, depots, budget_s=2.0)
     assert a.engine == ENGINE
     _check(lines, depots, a)

@@ -126,7 +126,7 @@ def test_parallel_lanes_give_the_same_routes_as_sequential() -> None:
 
 def test_default_engine_is_ortools_ils() -> None:
     problem = _grid_problem(seed=7)
-    sol = solve_routing(problem, budget_s=0.5)
+    sol = solve_routing(problem, budget_s=1.0)
     assert sol.solver == "ortools" and sol.engine == ENGINE_ILS
     _check_feasible(problem, sol)
     assert not sol.unserved
