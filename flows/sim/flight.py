@@ -460,7 +460,8 @@ class SimFlight:
             params += [float(msg.param5), float(msg.param6), float(msg.param7)]
         result = self._execute(vehicle, cmd, params)
         self.commands.append({"t_s": round(self.sim_t, 2), "command": cmd, "params": params[:4],
-                              "confirmation": int(getattr(msg, "confirmation", 0)), "result": result, "mode": self.mode})
+                              "confirmation": int(getattr(msg, "confirmation", 0)), "result": result, "mode": self.mode,
+                              "lat": self.lat, "lon": self.lon})
         if cmd in faults.lose_ack_of and cmd not in self._lost_acks:
             self._lost_acks.add(cmd)
             vehicle.log(f"flight: COMMAND_ACK of {cmd} lost on the way back (fault); the command was executed")

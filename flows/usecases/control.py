@@ -283,8 +283,8 @@ def _hold_or_go(
     with _audited(ledger, actor, action, args, now):
         rec = ledger.get_draft(draft_id, version)
         user = _authorise(rec, actor, FLIGHT_ROLES, action, world_dir)
-        if rec.state == "RECALLING":
-            raise Conflict(f"draft {draft_id} v{rec.version} is being recalled; a recall is not undone by {action}")
+        if rec.state in ("RECALLING", "RECALLED"):
+            raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}: a recall is not undone by {action}")
         if rec.state not in FLYING:
             raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a mission in flight can be {action}d")
         links = _links(ledger, rec, link)
@@ -392,7 +392,14 @@ def recall(
         why = f"recalled by {user} ({kind})" + (f": {reason}" if reason else "")
         changed = False
         if rec.state == "IN_FLIGHT":
-            rec = _transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)  # first: a resume now yields
+            try:
+                rec = _transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)  # first: a resume yields
+            except Conflict:
+                rec = ledger.get_draft(draft_id, rec.version)
+                if rec.state not in ("SUCCEEDED", "ABORTED", "RECALLED"):
+                    raise
+                return ControlResult(draft_id, rec.version, "recall", rec.state, False,
+                                     f"the mission ended {rec.state} before the recall; nothing was sent")
             changed = True
         vehicles: list[dict[str, Any]] = []
         controllers: list[tuple[str, Any]] = []

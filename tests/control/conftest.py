@@ -28,22 +28,19 @@ from flows.vehicle.monitor import monitor_mission  # noqa: E402
 
 @pytest.fixture(scope="session")
 def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Template]:
-    """One approved draft per dialect (the ArduPilot one on a world copy whose M3TD-01 runs ArduPilot)."""
-    out: dict[str, Template] = {}
-    home = tmp_path_factory.mktemp("px4")
+    """One approved draft, flown by a PX4 vehicle as planned, or by an ArduPilot one: the same ledger dispatched
+    against a copy of the world whose M3TD-01 runs ArduPilot (dispatch and the monitor take the dialect from it)."""
+    home = tmp_path_factory.mktemp("approved")
     draft_id, version = _plan_approved(home, None)
-    out["px4"] = Template(home, draft_id, version, "px4")
-    home = tmp_path_factory.mktemp("ardupilot")
-    world = home / "world"
+    world = tmp_path_factory.mktemp("ardupilot-world") / "world"
     shutil.copytree(DEMO_WORLD_DIR, world)
     fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
     for d in fleet["drones"]:
         if d["id"] == "M3TD-01":
             d["autopilot"] = "ardupilot"
     (world / "fleet.json").write_text(json.dumps(fleet, indent=2), encoding="utf-8")
-    draft_id, version = _plan_approved(home, world)
-    out["ardupilot"] = Template(home, draft_id, version, "ardupilot")
-    return out
+    return {"px4": Template(home, draft_id, version, "px4", None),
+            "ardupilot": Template(home, draft_id, version, "ardupilot", world)}
 
 
 @pytest.fixture
@@ -59,7 +56,7 @@ def fly(templates: dict[str, Template], tmp_path: Path,
         shutil.copytree(t.home, home)
         monkeypatch.setenv("SORTIE_HOME", str(home))
         rec = open_ledger().get_draft(t.draft_id, t.version)
-        world = service.load_world_at(rec.world_dir)  # the template's world folder: read-only here
+        world = service.load_world_at(t.world_dir or rec.world_dir)
         drone = world.drone(rec.plan["sorties"][0]["drone_id"])
         dock = world.dock(drone.dock_id)
         options = FlightOptions(speedup=speedup, wait_for_gcs=monitor, start_delay_s=0.2,
@@ -70,7 +67,7 @@ def fly(templates: dict[str, Template], tmp_path: Path,
         f = Flight(t.draft_id, t.version, dialect, sim, flight, open_ledger(), (dock.lat, dock.lon))
         started.append(f)
         disp = service.dispatch(t.draft_id, t.version, actor=OPERATOR, now=NOW, link=sim.address, timeout_s=15.0,
-                                world_dir=rec.world_dir)
+                                world_dir=t.world_dir)
         assert disp.status == "ACKED", disp
         if monitor:
             def follow() -> None:

@@ -46,6 +46,7 @@ class Template:
     draft_id: str
     version: int
     dialect: str
+    world_dir: Path | None  # dispatch against this world (None: the one the draft was planned in)
 
 
 def _plan_approved(home: Path, world_dir: Path | None) -> tuple[str, int]:

@@ -1,0 +1,143 @@
+"""Recall in flight over real UDP: home to the dock or down in place, RECALLED once landed, the report says
+what was not flown; a recall racing a resume always wins.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from control.controlkit import FAST, NOW, OPERATOR, Flight
+from flows.sim.flight import FlightFaults
+from flows.usecases import control
+from flows.usecases.report import build_report
+from flows.vehicle.commands import distance_m
+from planner.errors import Conflict
+from pymavlink.dialects.v20 import common as M
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.mark.parametrize("dialect", ["px4", "ardupilot"])
+def test_recall_mid_mission_lands_at_the_dock_and_the_report_lists_what_was_not_flown(
+        fly: Callable[..., Flight], dialect: str) -> None:
+    f = fly(dialect, speedup=80.0)
+    f.wait_reached(4)
+    out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, reason="fire brigade needs the airspace",
+                         options=FAST)
+    assert out.changed and out.state == "RECALLING"
+    assert out.vehicles[0]["outcome"] == "CONFIRMED" and out.vehicles[0]["vehicle"]["mode"] == "RTL"
+    assert [c["command"] for c in f.flight.commands] == [M.MAV_CMD_NAV_RETURN_TO_LAUNCH]
+    # a second recall is idempotent: nothing sent, nothing recorded
+    n_events = len([e for e in f.events() if e[2] == OPERATOR])
+    again = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    assert again.vehicles[0]["outcome"] in ("ALREADY", "ON_GROUND")  # still returning, or already down
+    assert not again.changed and len(f.flight.commands) == 1
+    assert len([e for e in f.events() if e[2] == OPERATOR]) == n_events  # (the monitor may record the landing)
+    result = f.monitored()
+    assert result.state == "RECALLED", result.reason
+    flight = result.flights[0]
+    assert flight.status == "RECALLED" and flight.recall is not None and flight.recall["mode"] == "RTL"
+    assert f.flight.mode == "RTL" and not f.flight.armed and not f.flight.completed
+    assert distance_m(f.flight.lat, f.flight.lon, *f.dock) < 1.0  # down at the dock
+    steps = [(a, b) for a, b, _, _ in f.events()]
+    assert steps[-2:] == [("IN_FLIGHT", "RECALLING"), ("RECALLING", "RECALLED")]
+    recalled_by = [e for e in f.events() if e[1] == "RECALLING"][0]
+    assert recalled_by[2] == OPERATOR and "fire brigade needs the airspace" in recalled_by[3]
+    report = build_report(f.draft_id, f.version, with_map=False)
+    row = report.data["flown"]["drones"][0]
+    assert row["status"] == "RECALLED" and row["items_not_flown"] and row["items_flown"]
+    assert set(row["items_flown"]).isdisjoint(row["items_not_flown"])
+    assert len(row["items_flown"]) + len(row["items_not_flown"]) == flight.nav_total
+    assert f"not flown: {', '.join(map(str, row['items_not_flown']))}" in report.markdown
+    assert "- **Recalled:**" in report.markdown and "## Stopped by an operator" in report.markdown
+    assert report.data["coverage"]["points"]["missed"]  # hydrants left uninspected are named
+
+
+def test_recall_land_here_and_wait_records_the_end_without_a_monitor(fly: Callable[..., Flight]) -> None:
+    f = fly("px4", monitor=False, speedup=40.0)
+    f.wait_reached(4)
+    out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, land_here=True, options=FAST, wait_s=20.0)
+    assert out.state == "RECALLED", out.message
+    assert [c["command"] for c in f.flight.commands] == [M.MAV_CMD_NAV_LAND]
+    assert f.flight.mode == "LAND" and not f.flight.armed
+    told = f.flight.commands[0]
+    assert distance_m(told["lat"], told["lon"], f.flight.lat, f.flight.lon) < 1.0  # straight down where it was
+    assert distance_m(f.flight.lat, f.flight.lon, *f.dock) > 50
+    assert out.vehicles[0]["landed"]["mode"] == "LAND"
+    steps = [(a, b) for a, b, _, _ in f.events()]
+    assert steps[-3:] == [("DISPATCHED", "IN_FLIGHT"), ("IN_FLIGHT", "RECALLING"), ("RECALLING", "RECALLED")]
+
+
+@pytest.mark.parametrize("dialect", ["px4", "ardupilot"])
+def test_a_lost_ack_is_settled_by_the_vehicle_state_and_never_sent_twice(fly: Callable[..., Flight], dialect: str) -> None:
+    hold = M.MAV_CMD_DO_SET_MODE if dialect == "px4" else M.MAV_CMD_DO_PAUSE_CONTINUE
+    f = fly(dialect, faults=FlightFaults(lose_ack_of=(hold, M.MAV_CMD_DO_SET_MODE, M.MAV_CMD_NAV_RETURN_TO_LAUNCH)),
+            speedup=80.0)
+    f.wait_reached(3)
+    held = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    assert held.vehicles[0]["outcome"] in ("SETTLED", "CONFIRMED") and held.vehicles[0]["vehicle"]["paused"]
+    go = control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    back = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    assert back.vehicles[0]["outcome"] == "SETTLED" and back.vehicles[0]["attempts"] == 1
+    assert "ACK was lost" in back.vehicles[0]["detail"]
+    outcomes = [held.vehicles[0]["outcome"], go.vehicles[0]["outcome"], back.vehicles[0]["outcome"]]
+    assert "SETTLED" in outcomes[:2], outcomes  # the hold's first ACK (or the LOITER switch's) was lost
+    # every command reached the vehicle exactly once: a lost ACK never caused a second send
+    sent = [c["command"] for c in f.flight.commands]
+    assert sent.count(M.MAV_CMD_NAV_RETURN_TO_LAUNCH) == 1
+    assert all(c["confirmation"] == 0 for c in f.flight.commands)
+    assert len(sent) == len(held.vehicles[0]["sent"]) + len(go.vehicles[0]["sent"]) + 1
+    assert f.monitored().state == "RECALLED"
+
+
+def test_a_lost_command_is_sent_again_with_the_next_confirmation(fly: Callable[..., Flight]) -> None:
+    f = fly("px4", faults=FlightFaults(lose_command_of=(M.MAV_CMD_NAV_RETURN_TO_LAUNCH,)), speedup=100.0)
+    f.wait_reached(3)
+    out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    v = out.vehicles[0]
+    assert v["outcome"] == "CONFIRMED" and v["attempts"] == 2
+    assert [s["confirmation"] for s in v["sent"]] == [0, 1]
+    assert [(c["command"], c["confirmation"]) for c in f.flight.commands] == [(M.MAV_CMD_NAV_RETURN_TO_LAUNCH, 1)]
+    assert f.monitored().state == "RECALLED"
+
+
+def test_a_recall_wins_over_a_pending_resume(fly: Callable[..., Flight]) -> None:
+    f = fly("px4", speedup=150.0)  # held from item 3 until the recall: no hurry
+    f.wait_reached(3)
+    held = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    assert held.vehicles[0]["vehicle"]["paused"]
+    # from now on the resume's first command is lost: the resume is pending, waiting for an ACK on a slow link
+    f.flight.options = replace(f.flight.options, faults=FlightFaults(lose_command_of=(M.MAV_CMD_DO_SET_MODE,)))
+    slow_link = replace(FAST, ack_timeout_s=2.0)
+    results: dict[str, Any] = {}
+
+    def resume() -> None:
+        try:
+            results["resume"] = control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=slow_link)
+        except Conflict as exc:
+            results["resume"] = exc
+
+    t = threading.Thread(target=resume)
+    t.start()
+    deadline = time.monotonic() + 5
+    while M.MAV_CMD_DO_SET_MODE not in f.flight._lost_commands:
+        assert time.monotonic() < deadline, "the resume never sent its command"
+        time.sleep(0.005)
+    back = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    t.join(20)
+    assert isinstance(results["resume"], Conflict), results["resume"]
+    assert "a recall always wins" in str(results["resume"])
+    assert back.state == "RECALLING" and back.vehicles[0]["vehicle"]["mode"] == "RTL"
+    # the resume was never sent again: the vehicle went from its hold straight to RTL
+    assert [c["command"] for c in f.flight.commands] == [M.MAV_CMD_DO_SET_MODE, M.MAV_CMD_NAV_RETURN_TO_LAUNCH]
+    assert f.monitored().state == "RECALLED"
+    with pytest.raises(Conflict, match="recall"):
+        control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    audit = [(a.command, a.result_code) for a in f.ledger.audit_rows(limit=5) if a.command.startswith("control.")]
+    assert ("control.resume", "CONFLICT") in audit and ("control.recall", "OK") in audit
