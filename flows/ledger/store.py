@@ -96,6 +96,7 @@ __all__ = [
     "Claim",
     "Ledger",
     "open_ledger",
+    "LedgerUnavailable",
 ]
 
 T = TypeVar("T")
