@@ -40,7 +40,18 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Template]:
             d["autopilot"] = "ardupilot"
     (world / "fleet.json").write_text(json.dumps(fleet, indent=2), encoding="utf-8")
     return {"px4": Template(home, draft_id, version, "px4", None),
-            "ardupilot": Template(home, draft_id, version, "ardupilot", world)}
+            "ardupilot": Template(home, draft_id, version, "ardupilot", world),
+            "unapproved": Template(home.with_name(home.name + "-unapproved"), draft_id, version, "px4", None)}
+
+
+@pytest.fixture
+def approved_home(templates: dict[str, Template], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Template:
+    """A private SORTIE_HOME holding the approved draft (nothing dispatched)."""
+    t = templates["px4"]
+    home = tmp_path / "approved"
+    shutil.copytree(t.home, home)
+    monkeypatch.setenv("SORTIE_HOME", str(home))
+    return Template(home, t.draft_id, t.version, t.dialect, None)
 
 
 @pytest.fixture

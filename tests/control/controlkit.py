@@ -55,6 +55,7 @@ def _plan_approved(home: Path, world_dir: Path | None) -> tuple[str, int]:
     try:
         d = service.plan_draft(text=TEXT, region_id=REGION, requested_by=PLANNER, world_dir=world_dir, now=NOW)
         assert d.status == "DRAFT" and d.verdict == "pass" and len(d.sorties) == 1, d
+        shutil.copytree(home, home.with_name(home.name + "-unapproved"))  # the same draft, not yet approved
         service.approve(d.draft_id, d.version, approver=OPERATOR, plan_hash=d.plan_hash, comment="ok", now=NOW,
                         world_dir=world_dir)
         return d.draft_id, d.version
