@@ -191,6 +191,13 @@ class MonitorResult:
         }
 
 
+def _seqs(seqs: list[int], most: int = 8) -> str:
+    """``1, 2, 3`` or, for a long list, ``90, 92, 94, 96, 98, 99 … 353`` (the report lists them all)."""
+    if len(seqs) <= most:
+        return ", ".join(map(str, seqs))
+    return ", ".join(map(str, seqs[: most - 2])) + f" … {seqs[-1]}"
+
+
 def _dist_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
     kx = math.cos(math.radians((lat1 + lat2) / 2.0)) * 111_320.0
     return math.hypot((lon2 - lon1) * kx, (lat2 - lat1) * 111_320.0)
@@ -357,7 +364,7 @@ class _Follower:
         """Landed after an operator's recall: RECALLED where it was sent (launch point, or in place), else ABORTED."""
         f = self.flight
         flown = f"{len(reached)} of {f.nav_total} items reached" + (f" (last item {last})" if last is not None else "")
-        not_flown = f"not flown: items {', '.join(map(str, missing))}" if missing else "nothing left unflown"
+        not_flown = f"{len(missing)} not flown: items {_seqs(missing)}" if missing else "nothing left unflown"
         here = f.track[-1] if f.track else None
         if f.mode == "RTL" and here is not None and f.track:
             launch = f.track[0]
