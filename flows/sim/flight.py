@@ -34,6 +34,7 @@ Faults (``FlightFaults``):
 - ``lose_ack_of``: the first COMMAND_ACK of each of these MAV_CMDs is lost on
   the way back (the command WAS executed); ``lose_command_of``: the first
   COMMAND_LONG/INT of each of these is lost on the way in (nothing happens).
+  A command listed k times loses its first k ACKs (commands).
 
 Commands (COMMAND_LONG / COMMAND_INT, answered with COMMAND_ACK), with each
 autopilot's own semantics (see ``_on_command`` for the sources mimicked):
@@ -57,6 +58,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,8 +197,8 @@ class SimFlight:
         self._rtl_stage = ""
         self.paused = False  # ArduPilot's AUTO pause (wp_nav paused): holds position, mode stays AUTO
         self.commands: list[dict[str, Any]] = []  # every command received: (t_s, command, params, result)
-        self._lost_acks: set[int] = set()
-        self._lost_commands: set[int] = set()
+        self._lost_acks: Counter[int] = Counter()
+        self._lost_commands: Counter[int] = Counter()
 
     # --- VehicleBehaviour ---------------------------------------------------------------
 
@@ -449,8 +451,8 @@ class SimFlight:
         """
         cmd = int(msg.command)
         faults = self.options.faults
-        if cmd in faults.lose_command_of and cmd not in self._lost_commands:
-            self._lost_commands.add(cmd)
+        if self._lost_commands[cmd] < faults.lose_command_of.count(cmd):
+            self._lost_commands[cmd] += 1
             vehicle.log(f"flight: command {cmd} lost on the way in (fault)")
             return
         params = [float(msg.param1), float(msg.param2), float(msg.param3), float(msg.param4)]
@@ -462,8 +464,8 @@ class SimFlight:
         self.commands.append({"t_s": round(self.sim_t, 2), "command": cmd, "params": params[:4],
                               "confirmation": int(getattr(msg, "confirmation", 0)), "result": result, "mode": self.mode,
                               "lat": self.lat, "lon": self.lon})
-        if cmd in faults.lose_ack_of and cmd not in self._lost_acks:
-            self._lost_acks.add(cmd)
+        if self._lost_acks[cmd] < faults.lose_ack_of.count(cmd):
+            self._lost_acks[cmd] += 1
             vehicle.log(f"flight: COMMAND_ACK of {cmd} lost on the way back (fault); the command was executed")
             return
         src = (msg.get_srcSystem(), msg.get_srcComponent())

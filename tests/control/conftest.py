@@ -17,7 +17,7 @@ import pytest
 
 os.environ.setdefault("MAVLINK20", "1")
 
-from control.controlkit import MONITOR, NOW, OPERATOR, Flight, Template, _plan_approved  # noqa: E402
+from control.controlkit import MONITOR, NOW, OPERATOR, Flight, Template, _plan_approved  # noqa: E402,F401
 from flows.context import DEMO_WORLD_DIR  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
 from flows.sim.flight import FlightFaults, FlightOptions, SimFlight  # noqa: E402

@@ -1,37 +1,33 @@
 """What the control tests share: constants, the approved templates and a flying simulator (``Flight``).
 
-Two drafts are planned and approved once per session, in template
-SORTIE_HOMEs: the hydrant inspection of region-1002 on the bundled world
-(M3TD-01, a PX4 vehicle) and the same request on a copy of the world whose
+One draft is planned once per session (the hydrant inspection of region-1002,
+flown by M3TD-01, a PX4 vehicle) and kept twice: unapproved, and approved. It
+is dispatched either against the bundled world or against a copy whose
 M3TD-01 runs ArduPilot, so every command is tested in both dialects. A case
-copies a template, starts the vehicle simulator on a free 127.0.0.1 UDP port,
-dispatches over MAVLink, and (optionally) follows the flight with the real
-monitor on a thread, exactly as ``sortie monitor`` would.
+copies a template SORTIE_HOME, starts the vehicle simulator on a free
+127.0.0.1 UDP port, dispatches over MAVLink, and (optionally) follows the
+flight with the real monitor on a thread, exactly as ``sortie monitor`` would.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 os.environ.setdefault("MAVLINK20", "1")
 
-from flows.context import DEMO_WORLD_DIR, resolve_now  # noqa: E402
-from flows.ledger import Ledger, open_ledger  # noqa: E402
-from flows.sim.flight import FlightFaults, FlightOptions, SimFlight  # noqa: E402
+from flows.context import resolve_now  # noqa: E402
+from flows.ledger import Ledger  # noqa: E402
+from flows.sim.flight import SimFlight  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from flows.usecases import service  # noqa: E402
 from flows.vehicle.commands import ControlOptions  # noqa: E402
-from flows.vehicle.monitor import MonitorOptions, MonitorResult, monitor_mission  # noqa: E402
+from flows.vehicle.monitor import MonitorOptions, MonitorResult  # noqa: E402
 
 NOW = resolve_now("2026-11-29T06:58:00+02:00")  # M3TD-01 reported at 06:57:30: fresh enough to dispatch
 PLANNER, OPERATOR, APPROVER_ONLY = "li.wei", "chen.jing", "demo.approver"
