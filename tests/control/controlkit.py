@@ -15,7 +15,7 @@ import os
 import shutil
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,11 @@ class Flight:
     updates: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     monitor_result: list[MonitorResult] = field(default_factory=list)
     monitor_thread: threading.Thread | None = None
+
+    def pace(self, speedup: float) -> None:
+        """Change the simulator's time scale mid-flight: slow while commands are exchanged (a loaded machine
+        answers in seconds, not milliseconds), fast again for the rest of the flight."""
+        self.flight.options = replace(self.flight.options, speedup=speedup)
 
     def wait_reached(self, n: int, timeout_s: float = 20.0) -> None:
         """Until the vehicle reached ``n`` navigation items (bounded)."""

@@ -105,8 +105,9 @@ def test_cancel_ends_the_run_waiting_for_approval_as_cancelled(prefect_api: str,
 def test_the_recall_flow_brings_the_vehicle_home(prefect_api: str, fly: Callable[..., Flight]) -> None:
     from flows.orchestration.recall import recall_mission
 
-    f = fly("px4", speedup=80.0)
+    f = fly("px4")
     f.wait_reached(3)
+    f.pace(20.0)
     result = recall_mission(draft_id=f.draft_id, actor=OPERATOR, reason="from the UI", wait_s=30.0,
                             now=NOW.isoformat())
     assert result["state"] == "RECALLED", result
