@@ -1,4 +1,4 @@
-"""Where inputs come from at the edge: the world folder, "now", SORTIE_HOME.
+"""Where inputs come from at the edge: the world folder, the rule file, "now", SORTIE_HOME, draft folders.
 
 The core never reads the clock or the environment; the CLI and the flows
 resolve these once, here, and pass plain values down.
@@ -9,10 +9,24 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from planner.errors import InvalidArgument
 
-__all__ = ["DATA_DIR", "DEMO_WORLD_DIR", "RULES_FILE", "resolve_world_dir", "resolve_now", "sortie_home"]
+if TYPE_CHECKING:
+    from planner.world import World
+
+__all__ = [
+    "DATA_DIR",
+    "DEMO_WORLD_DIR",
+    "RULES_FILE",
+    "resolve_rules_file",
+    "resolve_world_dir",
+    "resolve_now",
+    "sortie_home",
+    "draft_dir",
+    "load_world_at",
+]
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DEMO_WORLD_DIR = DATA_DIR / "demo-helsinki"
@@ -22,6 +36,13 @@ RULES_FILE = DATA_DIR / "rules.yaml"
 def resolve_world_dir(world: str | Path | None = None) -> Path:
     """``--world``, else ``SORTIE_WORLD``, else the bundled demo world."""
     chosen = world or os.environ.get("SORTIE_WORLD") or DEMO_WORLD_DIR
+    return Path(chosen).expanduser()
+
+
+def resolve_rules_file(rules: str | Path | None = None) -> Path:
+    """``--rules``, else ``SORTIE_RULES``, else the bundled ``data/rules.yaml``: the rule set that
+    judges plans and dispatches, and whose limits the planner plans inside."""
+    chosen = rules or os.environ.get("SORTIE_RULES") or RULES_FILE
     return Path(chosen).expanduser()
 
 
@@ -48,3 +69,15 @@ def resolve_now(now: str | datetime | None = None) -> datetime:
 def sortie_home() -> Path:
     """``SORTIE_HOME`` (default ``~/.sortie``): the ledger and each draft's files."""
     return Path(os.environ.get("SORTIE_HOME") or Path.home() / ".sortie").expanduser()
+
+
+def draft_dir(draft_id: str, version: int, home: Path | None = None) -> Path:
+    """``SORTIE_HOME/drafts/<id>/v<version>``: where a version's files live."""
+    return (home or sortie_home()) / "drafts" / draft_id / f"v{int(version)}"
+
+
+def load_world_at(world_dir: str | Path | None) -> World:
+    """Load the world folder (``--world``, ``SORTIE_WORLD``, else the demo world); a fresh snapshot each call."""
+    from planner.world_files import load_world
+
+    return load_world(resolve_world_dir(world_dir))

@@ -43,19 +43,22 @@ Example::
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from planner.errors import InvalidArgument
 from planner.world import Drone, WeatherHour
 
 __all__ = [
+    "cold_derating",
+    "usable_energy_wh",
     "LegCost",
     "EnergyModel",
     "INDUCED_VELOCITY_MPS",
     "CLIMB_SPEED_MPS",
     "DESCENT_SPEED_MPS",
     "wind_at_altitude",
+    "wind_level_mps",
 ]
 
 INDUCED_VELOCITY_MPS = 4.03
@@ -82,19 +85,52 @@ class LegCost:
 ZERO = LegCost(0.0, 0.0)
 
 
-def wind_at_altitude(hour: WeatherHour | None, altitude_m: float) -> tuple[float, float]:
-    """(speed m/s, FROM direction degrees) at the forecast level closest to ``altitude_m``.
+def usable_energy_wh(battery_wh: float, battery_pct: float, reserve_fraction: float, derating: float = 1.0) -> float:
+    """Energy a sortie may use: the charge now, less the reserve that must remain at landing,
+    times the cold ``derating`` (lithium cells give less below freezing).
 
-    Levels missing from the forecast are skipped; no wind data at all → calm (0, 0).
+    The one definition: the planner routes within it and the battery_reserve rule
+    judges against it, so what is planned passes.
     """
-    if hour is None:
+    return battery_wh * (battery_pct / 100.0) * (1.0 - reserve_fraction) * derating
+
+
+def cold_derating(temperatures_c: Iterable[float | None], *, cold_below_c: float, derating: float,
+                  when_unknown: bool) -> float:
+    """``derating`` when the coldest of ``temperatures_c`` is strictly below ``cold_below_c``
+    (``None`` values are unknown hours and skipped), or when no temperature is known and
+    ``when_unknown``; else 1. Which hours count is the caller's: the rule takes a sortie's,
+    the planner the whole flight window (which holds every sortie's)."""
+    known = [t for t in temperatures_c if t is not None]
+    if not known:
+        return derating if when_unknown else 1.0
+    return derating if min(known) < cold_below_c else 1.0
+
+
+def wind_level_mps(hour: WeatherHour, altitude_m: float) -> tuple[float, float] | None:
+    """(wind m/s, level m) at the forecast level nearest ``altitude_m`` that has a value; ties go up.
+
+    The one choice of level: the planner's energy and wind limits and the weather
+    rule all read the wind here. ``None`` when the hour has no wind speed at all.
+    """
+    have = [(lvl, getattr(hour, name)) for lvl, name in _WIND_LEVELS]
+    have = [(lvl, v) for lvl, v in have if v is not None and math.isfinite(v)]
+    if not have:
+        return None
+    lvl, value = min(have, key=lambda lv: (abs(lv[0] - altitude_m), -lv[0]))
+    return float(value), lvl
+
+
+def wind_at_altitude(hour: WeatherHour | None, altitude_m: float) -> tuple[float, float]:
+    """(speed m/s, FROM direction degrees) at the forecast level ``wind_level_mps`` picks.
+
+    No wind data at all → calm (0, 0).
+    """
+    level = None if hour is None else wind_level_mps(hour, altitude_m)
+    if level is None:
         return 0.0, 0.0
-    levels = [(abs(h - altitude_m), h, getattr(hour, name)) for h, name in _WIND_LEVELS]
-    levels = [lv for lv in levels if lv[2] is not None and math.isfinite(lv[2])]
-    if not levels:
-        return 0.0, 0.0
-    speed = min(levels)[2]
-    direction = hour.wind_direction_10m_deg
+    speed = level[0]
+    direction = hour.wind_direction_10m_deg  # type: ignore[union-attr]
     if direction is None or not math.isfinite(direction):
         direction = 0.0
     return max(0.0, float(speed)), float(direction) % 360.0

@@ -22,7 +22,10 @@ This module is a leaf: it imports nothing of sortie, so every package
     ├── LedgerUnavailable (RuntimeError)          LEDGER_UNAVAILABLE
     ├── LlmUnavailable (ConnectionError)          LLM_UNAVAILABLE
     ├── IntentInvalid (ValueError)                INTENT_INVALID
-    └── PlanInfeasible (RuntimeError)             PLAN_INFEASIBLE
+    ├── PlanInfeasible (RuntimeError)             PLAN_INFEASIBLE
+    ├── Unauthenticated (PermissionError)         UNAUTHENTICATED
+    ├── WorldUnavailable (RuntimeError)           WORLD_UNAVAILABLE
+    └── ServerUnavailable (ConnectionError)       SERVER_UNAVAILABLE
 
 Example::
 
@@ -53,6 +56,9 @@ __all__ = [
     "LlmUnavailable",
     "IntentInvalid",
     "PlanInfeasible",
+    "Unauthenticated",
+    "WorldUnavailable",
+    "ServerUnavailable",
     "ERROR_CODES",
 ]
 
@@ -165,6 +171,24 @@ class PlanInfeasible(SortieError, RuntimeError):
     code = "PLAN_INFEASIBLE"
 
 
+class Unauthenticated(SortieError, PermissionError):
+    """No credential, or one the authority does not accept (unknown, expired, revoked, wrong code)."""
+
+    code = "UNAUTHENTICATED"
+
+
+class WorldUnavailable(SortieError, RuntimeError):
+    """The authority's world cannot be read completely (say its zone data is missing): fail closed."""
+
+    code = "WORLD_UNAVAILABLE"
+
+
+class ServerUnavailable(SortieError, ConnectionError):
+    """The configured ``sortie server`` could not be reached or answered nonsense."""
+
+    code = "SERVER_UNAVAILABLE"
+
+
 ERROR_CODES: dict[str, type[SortieError]] = {
     cls.code: cls
     for cls in (
@@ -182,5 +206,8 @@ ERROR_CODES: dict[str, type[SortieError]] = {
         LlmUnavailable,
         IntentInvalid,
         PlanInfeasible,
+        Unauthenticated,
+        WorldUnavailable,
+        ServerUnavailable,
     )
 }

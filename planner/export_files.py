@@ -29,20 +29,18 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import xml.etree.ElementTree as ET
 import zipfile
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")  # for any later mavutil import in this process (FACTS: MAVLink)
-from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; mavutil loads every dialect)
-from shapely.geometry import MultiPolygon, Polygon  # noqa: E402
-from shapely.geometry.base import BaseGeometry  # noqa: E402
+from pymavlink.dialects.v20 import common as _M  # constants only (mavutil would load every dialect)
+from shapely.geometry import MultiPolygon, Polygon
+from shapely.geometry.base import BaseGeometry
 
-from planner.errors import InvalidArgument  # noqa: E402
-from planner.mission_items import FRAME_GLOBAL, EndAction, MissionItem, MissionSet, mission_set, trigger_distance_m  # noqa: E402
-from planner.plan import Plan, Sortie, plan_to_geojson  # noqa: E402
-from planner.world import Drone, World  # noqa: E402
+from planner.errors import InvalidArgument
+from planner.mission_items import FRAME_GLOBAL, EndAction, MissionItem, MissionSet, mission_set, trigger_distance_m
+from planner.plan import Plan, Sortie, plan_to_geojson
+from planner.world import Drone, World
 
 __all__ = [
     "qgc_plan",

@@ -4,7 +4,7 @@ A ``Job`` is what the planner's geometry needs from an intent after the edge has
 resolved it: the mission type, the area (WGS84), when, how high, which sensors,
 and the survey parameters. Building one validates everything a user could get
 wrong (empty or degenerate area, an area over the configured maximum, a swath
-<= 0, an altitude above the ceiling, a naive time) and raises
+<= 0, an altitude <= 0, a naive time) and raises
 ``planner.errors.InvalidArgument`` with a sentence saying what to fix, so the
 algorithms below never see nonsense and never loop on it.
 
@@ -71,7 +71,9 @@ def survey_swath_m(drone: Drone, altitude_m: float, side_overlap: float) -> floa
 class Job:
     """One job for the planner core. Validated in ``__post_init__``.
 
-    ``altitude_m`` is above ground (AGL) and must not exceed ``ceiling_m``.
+    ``altitude_m`` is above ground (AGL); whether it sits inside the rule set's
+    ceiling and floor is ``planner.limits.PlanningLimits``'s to say (checked by
+    ``plan_mission``), as is the margin kept from zones.
     ``swath_m`` overrides the camera-derived sweep spacing when given.
     ``authorised_zone_ids`` are REQ_AUTHORISATION zones the operator holds an
     authorisation for; every other such zone is treated as no-fly.
@@ -88,9 +90,7 @@ class Job:
     side_overlap: float = 0.7
     hover_s: float = 20.0
     coverage_target: float = 0.995
-    safety_margin_m: float = 20.0
     max_area_m2: float = 5_000_000.0
-    ceiling_m: float = 120.0
     authorised_zone_ids: frozenset[str] = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:
@@ -125,11 +125,8 @@ class Job:
             return float(v)
 
         alt = finite("altitude_m")
-        ceiling = finite("ceiling_m")
         if alt <= 0:
             raise InvalidArgument(f"altitude_m must be > 0 m above ground, got {alt:g}")
-        if alt > ceiling:
-            raise InvalidArgument(f"altitude_m {alt:g} m is above the ceiling of {ceiling:g} m AGL")
         if self.swath_m is not None and not finite("swath_m") > 0:
             raise InvalidArgument(f"swath_m must be > 0 m, got {self.swath_m:g}")
         if not 0.0 <= finite("side_overlap") < 1.0:
@@ -138,8 +135,6 @@ class Job:
             raise InvalidArgument(f"hover_s must be >= 0 s, got {self.hover_s}")
         if not 0.0 < finite("coverage_target") <= 1.0:
             raise InvalidArgument(f"coverage_target must be in (0, 1], got {self.coverage_target}")
-        if finite("safety_margin_m") < 0:
-            raise InvalidArgument(f"safety_margin_m must be >= 0 m, got {self.safety_margin_m}")
         if not finite("max_area_m2") > 0:
             raise InvalidArgument(f"max_area_m2 must be > 0, got {self.max_area_m2}")
 

@@ -1,14 +1,18 @@
 """The planner's top entry: a job and the eligible drones → a ``Plan`` of sorties.
 
-``plan_mission(world, job, drones)`` builds the job's local frame and the no-fly
-polygons in force at some instant of the job's flight window (grown by
-``job.safety_margin_m``; see Airspace below), turns the job into work and
-routes it under each drone's usable energy::
+``plan_mission(world, job, drones, limits=...)`` builds the job's local frame and
+the no-fly polygons in force at some instant of the job's flight window (grown
+by ``limits.safety_margin_m``; see Airspace below), turns the job into work and
+routes it under each drone's usable energy (``planner.energy.usable_energy_wh``
+with the reserves and cold derating of ``limits`` over the flight window's
+forecast hours). ``limits`` (``planner.limits.PlanningLimits``) is derived from
+the rule set that will judge the plan (``rules.limits.planning_limits``), so the
+plan is made inside those rules: the flight altitude must lie in its
+ceiling/floor band, and a drone whose flight window is windier than its wind
+limit less the rule's margin is not used.
 
-    usable_wh = battery_wh × battery_pct / 100 × (1 − world.defaults.reserve_fraction) × derating
-
-where ``derating`` is ``COLD_DERATING`` when the forecast is below freezing
-(the default battery rule's figures, so the rules pass what is planned).
+The mission kinds are the ``PIPELINES`` table: mission type → the function that
+turns the job into sorties (one per pipeline below).
 
 * FIRE_LANE_PATROL — the world's lanes of ``job.lane_kinds`` inside the area,
   minus the no-fly zones, noded at junctions → ``planner.arc_routing`` (one
@@ -37,10 +41,11 @@ may give one drone more sorties than that: when the plan's last landing falls
 after the window, the window is widened to it and, if that brings in a new
 zone, the job is planned again. Each replan adds a zone, so there are at most
 ``len(world.zones)`` of them. A zone that has closed before ``job.start_at`` or
-opens after the last landing never blocks.
+opens after the last landing never blocks. The cold derating and the wind
+limit read the same window's forecast hours (every sortie flies inside it), and
+a wider window that changes them is planned again too.
 
-Energy (until a shared model lands in ``planner.energy``): the spec-calibrated
-model of FACTS.md — cruise power ``drone.cruise_power_w`` at
+Energy (``planner.energy.EnergyModel``): the spec-calibrated model of FACTS.md — cruise power ``drone.cruise_power_w`` at
 ``cruise_speed_mps`` for transits, hover power ``drone.hover_power_w`` for slow
 work (sweeps and lanes at ``inspection_speed_mps``), hovers, climb and descent.
 
@@ -56,32 +61,28 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import numpy as np
-from shapely.geometry import LineString, MultiLineString, Point
-from shapely.geometry.base import BaseGeometry
-from shapely.ops import unary_union
+from shapely.geometry import LineString, Point
 
 from planner.airspace import blocking_zones, flight_window, no_fly_polygons
-from planner.energy import EnergyModel
+from planner.energy import EnergyModel, wind_level_mps
 from planner.arc_routing import ArcDepot, deadhead_matrix, route_lanes
 from planner.assignment import SurveyDrone, assign_survey, connections_from_path, split_long_sweeps
 from planner.errors import AirspaceBlocked, InvalidArgument
 from planner.job import Job
 from planner.lanes import required_lane_edges
+from planner.limits import PlanningLimits
 from planner.legs import inspect_leg, landing_leg, lane_leg, sortie_totals, sweep_leg, takeoff_leg, transit_leg
 from planner.plan import Leg, Plan, Sortie, Unserved
 from planner.points import inspection_points
 from planner.routing import RoutingProblem, RoutingVehicle, solve_routing
 from planner.transit import TransitGraph
-from planner.world import Drone, World
+from planner.world import Drone, WeatherHour, World
 
 __all__ = [
     "BATTERY_SWAP_S",
     "MAX_SORTIES_PER_DRONE",
     "ROUTING_BUDGET_S",
-    "COLD_BELOW_C",
-    "COLD_DERATING",
-    "usable_energy_wh",
-    "energy_derating",
+    "PIPELINES",
     "airspace_window",
     "plan_mission",
 ]
@@ -90,11 +91,6 @@ BATTERY_SWAP_S = 600.0  # dock battery swap / top-up between two sorties of one 
 MAX_SORTIES_PER_DRONE = 3  # point inspection: vehicle copies per drone; the airspace window's sorties
 ROUTING_BUDGET_S = 1.0  # sets the routing iteration count (deterministic), not a deadline
 SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's reach are cut
-# Cold derating, the figures of the default battery_reserve rule (data/rules.yaml): the rules
-# judge the plan, the planner plans inside them so a December plan is not blocked for energy.
-COLD_BELOW_C = 0.0
-COLD_DERATING = 0.8
-DERATING_WINDOW_H = 4.0
 _MWH = 1000.0  # routing works in integer milli-watt-hours
 _HEADING_STEP_DEG = 5  # headings tried for the worst per-metre cost in the wind
 _RATE_MARGIN = 1.01  # planning figures 1 % above the model's, so flown figures stay inside
@@ -126,12 +122,6 @@ class _Rates:
         return max(0.0, (self.usable_wh - self.fixed_wh) / max(self.transit_wh_per_m, self.work_wh_per_m))
 
 
-def usable_energy_wh(drone: Drone, reserve_fraction: float, derating: float = 1.0) -> float:
-    """Energy a sortie may use: the charge now, less the reserve that must remain at landing,
-    times the cold ``derating`` (lithium cells give less below freezing)."""
-    return drone.battery_wh * drone.battery_pct / 100.0 * (1.0 - reserve_fraction) * derating
-
-
 def airspace_window(job: Job, drones: Sequence[Drone]) -> tuple[datetime, datetime]:
     """``(job.start_at, until)``: the window whose zones the plan keeps clear of (module docstring).
 
@@ -141,12 +131,18 @@ def airspace_window(job: Job, drones: Sequence[Drone]) -> tuple[datetime, dateti
     return flight_window(job.start_at, drones, sorties=MAX_SORTIES_PER_DRONE, turnaround_s=BATTERY_SWAP_S)
 
 
-def energy_derating(world: World, job: Job) -> float:
-    """``COLD_DERATING`` when any forecast hour of the job's first hours is below ``COLD_BELOW_C``
-    or the forecast has no temperature for them, else 1 (the default battery rule's figures)."""
-    end = job.start_at + timedelta(hours=DERATING_WINDOW_H)
-    temps = [h.temperature_2m_c for h in world.weather.hours_between(job.start_at, end) if h.temperature_2m_c is not None]
-    return COLD_DERATING if not temps or min(temps) < COLD_BELOW_C else 1.0
+def _too_windy(drone: Drone, world: World, hours: Sequence[WeatherHour], altitude_m: float, limits: PlanningLimits) -> bool:
+    """Whether some hour of ``hours`` has more wind (at ``altitude_m``) or gusts than ``limits`` let
+    ``drone`` at its dock plan for (the weather rule's check, over the whole flight window)."""
+    dock = next((d for d in world.docks if d.id == drone.dock_id), None)
+    wind_cap, gust_cap = limits.wind_cap_mps(drone.max_wind_mps, dock.max_wind_mps if dock is not None else None)
+    for h in hours:
+        level = wind_level_mps(h, altitude_m)
+        if wind_cap is not None and level is not None and level[0] > wind_cap:
+            return True
+        if gust_cap is not None and h.wind_gusts_10m_mps is not None and h.wind_gusts_10m_mps > gust_cap:
+            return True
+    return False
 
 
 def _worst_wh_per_m(model: EnergyModel, speed_mps: float) -> float:
@@ -155,13 +151,13 @@ def _worst_wh_per_m(model: EnergyModel, speed_mps: float) -> float:
     return worst * _RATE_MARGIN / 3600.0 / speed_mps
 
 
-def _rates(drone: Drone, job: Job, world: World, derating: float) -> _Rates:
+def _rates(drone: Drone, job: Job, world: World, usable_wh: float) -> _Rates:
     model = EnergyModel.for_drone(drone, world.weather.hour_at(job.start_at), job.altitude_m)
     up = model.leg(0.0, 1.0, climb_m=job.altitude_m)
     down = model.leg(0.0, 1.0, climb_m=-job.altitude_m)
     return _Rates(
         model=model,
-        usable_wh=usable_energy_wh(drone, world.defaults.reserve_fraction, derating),
+        usable_wh=usable_wh,
         cruise_mps=drone.cruise_speed_mps,
         work_mps=drone.inspection_speed_mps,
         transit_wh_per_m=_worst_wh_per_m(model, drone.cruise_speed_mps),
@@ -241,58 +237,77 @@ def plan_mission(
     job: Job,
     drones: Sequence[Drone],
     *,
+    limits: PlanningLimits,
     authorised_zone_ids: frozenset[str] = frozenset(),
 ) -> Plan:
-    """Plan ``job`` with ``drones`` (already judged eligible by the rules) into a ``Plan``.
+    """Plan ``job`` with ``drones`` (already judged eligible by the rules) into a ``Plan`` inside ``limits``.
 
-    Raises ``InvalidArgument`` only for malformed input (an unknown dock);
-    an infeasible fleet gives a plan whose ``unserved`` says what is left and why.
-    Every zone blocking at some instant from ``job.start_at`` to the last landing
-    is kept clear of (module docstring, Airspace).
+    Raises ``InvalidArgument`` for malformed input (an unknown dock, an altitude
+    outside the limits' ceiling/floor band); an infeasible fleet gives a plan
+    whose ``unserved`` says what is left and why. Every zone blocking at some
+    instant from ``job.start_at`` to the last landing is kept clear of, and the
+    cold derating and wind limit cover the same window (module docstring).
     """
+    limits.check_altitude(job.altitude_m)
     zone_ids = frozenset(job.authorised_zone_ids) | frozenset(authorised_zone_ids)
     drones = sorted(drones, key=lambda d: d.id)
     start, until = airspace_window(job, drones)
 
-    def blocking(end: datetime) -> frozenset[str]:
+    def conditions(end: datetime) -> tuple[frozenset[str], tuple[float, ...], frozenset[str]]:
+        """What the window up to ``end`` decides: blocking zones, usable energy per drone, windy drones."""
         found = blocking_zones(world, start, job.altitude_m, until=end, authorised_zone_ids=zone_ids)
-        return frozenset(z.id for z, _ in found)
+        hours = world.weather.hours_between(start, end)
+        temps = [h.temperature_2m_c for h in hours]
+        usable = tuple(limits.usable_energy_wh(d.battery_wh, d.battery_pct, temps) for d in drones)
+        windy = frozenset(d.id for d in drones if _too_windy(d, world, hours, job.altitude_m, limits))
+        return frozenset(z.id for z, _ in found), usable, windy
 
-    in_window = blocking(until)
-    # bounded: each pass that does not return adds a zone to ``in_window``
-    for _ in range(len(world.zones) + 1):
-        plan = _plan_in_window(world, job, drones, zone_ids, until)
+    seen = conditions(until)
+    # bounded: each pass that does not return adds a zone or a windy drone, or lowers a drone's energy
+    # (once per battery rule: a derating applies or it does not)
+    for _ in range(len(world.zones) + len(drones) * (len(limits.reserves) + 1) + 1):
+        plan = _plan_in_window(world, job, drones, zone_ids, until, limits, seen)
         last = max((s.end_at for s in plan.sorties), default=start)
         if last <= until:
             return plan
         until = last
-        wider = blocking(until)
-        if wider == in_window:  # nothing new applies up to the last landing: the plan stands
+        wider = conditions(until)
+        if wider == seen:  # nothing new up to the last landing: the plan stands
             return plan
-        in_window = wider
-    raise AssertionError("unreachable: the blocking set grew past the world's zones")  # pragma: no cover
+        seen = wider
+    raise AssertionError("unreachable: the window's conditions changed more often than they can")  # pragma: no cover
 
 
 def _plan_in_window(
-    world: World, job: Job, drones: Sequence[Drone], zone_ids: frozenset[str], until: datetime
+    world: World,
+    job: Job,
+    drones: Sequence[Drone],
+    zone_ids: frozenset[str],
+    until: datetime,
+    limits: PlanningLimits,
+    conditions: tuple[frozenset[str], tuple[float, ...], frozenset[str]],
 ) -> Plan:
-    """``plan_mission`` with the zones blocking at some instant of ``[job.start_at, until]``."""
+    """``plan_mission`` with the zones blocking at some instant of ``[job.start_at, until]``
+    and the usable energy and windy drones of that window (``conditions``)."""
     frame = job.frame
-    reserve = world.defaults.reserve_fraction
+    _, usable_wh, windy = conditions
     raw_nofly = no_fly_polygons(world, job.start_at, job.altitude_m, frame, 0.0, zone_ids, until=until)
-    transit = TransitGraph(raw_nofly, job.safety_margin_m)
-    derating = energy_derating(world, job)
+    transit = TransitGraph(raw_nofly, limits.safety_margin_m)
+    temps = [h.temperature_2m_c for h in world.weather.hours_between(job.start_at, until)]
     usable: list[tuple[Drone, _Rates, XY]] = []
     skipped: list[str] = []
-    for d in drones:
+    for d, energy_wh in zip(drones, usable_wh):
         dock = world.dock(d.dock_id)
         xy = frame.forward(dock.lon, dock.lat)
+        if d.id in windy:
+            skipped.append(d.id)
+            continue
         try:
             transit.path(xy, xy)  # a dock inside a no-fly zone cannot launch
         except AirspaceBlocked:
             skipped.append(d.id)
             continue
-        rates = _rates(d, job, world, derating)
+        rates = _rates(d, job, world, energy_wh)
         if rates.reach_m() <= 0:
             skipped.append(d.id)
             continue
@@ -300,24 +315,20 @@ def _plan_in_window(
     builder = _Builder(job)
     params: dict = {
         "battery_swap_s": BATTERY_SWAP_S,
-        "reserve_fraction": reserve,
-        "energy_derating": derating,
-        "safety_margin_m": job.safety_margin_m,
+        "reserve_fraction": limits.reserve_fraction,
+        "energy_derating": limits.derating(temps),
+        "safety_margin_m": limits.safety_margin_m,
+        "ceiling_m": limits.ceiling_m,
         "drones": [d.id for d, _, _ in usable],
         "drones_not_usable": skipped,
+        "drones_too_windy": sorted(windy),
         "no_fly_polygons": len(raw_nofly),
     }
-    if job.mission_type == "FIRE_LANE_PATROL":
-        sorties, unserved, extra = _lanes(world, job, usable, transit, builder)
-        coverage = None
-    elif job.mission_type == "AREA_SURVEY":
-        sorties, unserved, extra = _survey(job, usable, transit, builder)
-        coverage = extra.pop("coverage_fraction", None)
-    elif job.mission_type == "POINT_INSPECTION":
-        sorties, unserved, extra = _points(world, job, usable, transit, builder)
-        coverage = None
-    else:  # Job validates this; kept for a clear message
+    pipeline = PIPELINES.get(job.mission_type)
+    if pipeline is None:  # Job validates this; kept for a clear message
         raise InvalidArgument(f"unknown mission type {job.mission_type!r}")
+    sorties, unserved, extra = pipeline(world, job, usable, transit, builder)
+    coverage = extra.pop("coverage_fraction", None)
     params.update(extra)
     sorties = sorted(sorties, key=lambda s: (s.start_at, s.drone_id))
     sorties = [replace(s, index=i) for i, s in enumerate(sorties)]
@@ -439,7 +450,7 @@ def _lane_pieces(s, edges, dock_xy: XY) -> list[_Piece]:
 
 
 # ------------------------------------------------------------------ area survey
-def _survey(job, usable, transit, builder):
+def _survey(world, job, usable, transit, builder):
     from planner.coverage import plan_coverage
 
     area = job.area_local
@@ -577,3 +588,12 @@ def _points(world, job, usable, transit, builder):
         legs.append(_Piece("transit", tuple(dh.path(prev, node_dock))))
         sorties.append(builder.sortie(drone, rates, xy, legs, start))
     return sorties, unserved, {"points": len(targets), "routing_solver": sol.solver, "routing_iterations": sol.iterations}
+
+
+#: Mission type → the pipeline that turns a job into (sorties, unserved, extra parameters).
+#: ``extra["coverage_fraction"]``, when a pipeline measures one, becomes ``Plan.coverage_fraction``.
+PIPELINES = {
+    "FIRE_LANE_PATROL": _lanes,
+    "AREA_SURVEY": _survey,
+    "POINT_INSPECTION": _points,
+}

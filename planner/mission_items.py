@@ -29,7 +29,9 @@ Conventions (see FACTS.md, "MAVLink"):
   ``fence_params`` gives the autopilot parameters that set it and make the
   fence act (ArduPilot ``FENCE_ALT_MAX``, ``FENCE_ENABLE``, ``FENCE_TYPE`` =
   max altitude + polygons/circles; PX4 ``GF_MAX_VER_DIST``, ``GF_ACTION`` =
-  return).
+  return). The ceiling is the one the plan was made under (``ceiling_m`` of
+  its parameters: the rule set's); a plan made without one gets no altitude
+  fence (ArduPilot ``FENCE_TYPE`` = polygons/circles only).
 - Rally points are the docks of the drone's tenant within the home dock's range,
   the home dock first.
 - Fence and rally rows carry ``autocontinue`` 0, as QGroundControl and MAVSDK
@@ -37,25 +39,26 @@ Conventions (see FACTS.md, "MAVLink"):
 
 Pure: no I/O; pymavlink is imported for its constants only, from the MAVLink 2
 ``common`` dialect module (``mavutil`` would load the ``all`` dialect of both
-protocol versions, seconds of import without cached bytecode).
+protocol versions, seconds of import without cached bytecode). Importing the
+v2 dialect module directly needs no ``MAVLINK20`` variable, so nothing here
+touches the environment; the ``flows`` modules that import ``mavutil`` set it
+first (FACTS.md, MAVLink).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import struct
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from shapely.geometry import Point, Polygon
 
-os.environ.setdefault("MAVLINK20", "1")  # for any later mavutil import in this process (FACTS: MAVLink)
-from pymavlink.dialects.v20 import common as _M  # noqa: E402
+from pymavlink.dialects.v20 import common as _M
 
-from planner.errors import InvalidArgument  # noqa: E402
-from planner.plan import Plan, Sortie, Waypoint  # noqa: E402
-from planner.world import CircleArea, Dock, Drone, Restriction, VerticalReference, World  # noqa: E402
+from planner.errors import InvalidArgument
+from planner.plan import Plan, Sortie, Waypoint
+from planner.world import CircleArea, Dock, Drone, Restriction, VerticalReference, World
 
 __all__ = [
     "Dialect",
@@ -388,13 +391,17 @@ def rally_items(plan: Plan, sortie: Sortie | int, world: World) -> tuple[Mission
     return tuple(MissionItem(seq=i, mission_type=RALLY, autocontinue=0, **row) for i, row in enumerate(rows))
 
 
-def fence_params(world: World, dialect: Dialect) -> dict[str, float]:
+def fence_params(plan: Plan, dialect: Dialect) -> dict[str, float]:
     """The altitude ceiling (MAVLink fences are 2-D) and fence enforcement, as autopilot parameters."""
-    ceiling = float(world.defaults.ceiling_m)
+    ceiling = plan.parameters.get("ceiling_m")
     if dialect == "ardupilot":
         # FENCE_TYPE bits: 1 max altitude + 4 polygons and circles; not 2, the home circle of FENCE_RADIUS.
-        return {"FENCE_ALT_MAX": ceiling, "FENCE_ENABLE": 1.0, "FENCE_TYPE": 5.0}
-    return {"GF_MAX_VER_DIST": ceiling, "GF_ACTION": float(GF_ACTION_RETURN)}
+        if ceiling is None:
+            return {"FENCE_ENABLE": 1.0, "FENCE_TYPE": 4.0}
+        return {"FENCE_ALT_MAX": float(ceiling), "FENCE_ENABLE": 1.0, "FENCE_TYPE": 5.0}
+    if ceiling is None:
+        return {"GF_ACTION": float(GF_ACTION_RETURN)}
+    return {"GF_MAX_VER_DIST": float(ceiling), "GF_ACTION": float(GF_ACTION_RETURN)}
 
 
 def mission_set(
@@ -416,7 +423,7 @@ def mission_set(
         mission=mission_items(plan, s, world, dialect=d, end=end),
         fence=fence_items(plan, s, world),
         rally=rally_items(plan, s, world),
-        params=fence_params(world, d),
+        params=fence_params(plan, d),
     )
 
 

@@ -275,8 +275,9 @@ class Applicability:
             for s, e in slot.occurrences(lo, hi):
                 if self.end is not None:
                     e = min(e, self.end)
-                # the occurrence [s, e) meets [lo, hi] (lo and hi already inside the dates)
-                if s <= hi and lo < e:
+                # the occurrence [s, e), clipped to the dates, is not empty (a slot that starts
+                # when the dates end adds nothing) and meets [lo, hi] (lo already inside the dates)
+                if s < e and s <= hi and lo < e:
                     return True
         return False
 
@@ -407,9 +408,16 @@ class User:
 
 @dataclass(frozen=True)
 class WorldDefaults:
+    """The flight altitude when a request names none, and optional SITE limits.
+
+    ``ceiling_m``/``reserve_fraction`` (``None``: none) can only tighten the rule
+    set's limits (``rules.limits.planning_limits``); the rule set is where the
+    limits are written, and what judges every plan.
+    """
+
     altitude_m: float = 50.0
-    ceiling_m: float = 120.0
-    reserve_fraction: float = 0.25
+    ceiling_m: float | None = None
+    reserve_fraction: float | None = None
 
 
 @dataclass(frozen=True)

@@ -120,8 +120,8 @@ class _Model(BaseModel):
 
 class DefaultsModel(_Model):
     altitude_m: float = Field(50.0, gt=0, le=500)
-    ceiling_m: float = Field(120.0, gt=0, le=500)
-    reserve_fraction: float = Field(0.25, ge=0, lt=1)
+    ceiling_m: float | None = Field(None, gt=0, le=500)  # a site limit: only tightens the rule set's
+    reserve_fraction: float | None = Field(None, ge=0, lt=1)  # a site limit: only tightens the rule set's
 
 
 class WorldFileModel(_Model):

@@ -39,10 +39,10 @@ import numpy as np
 import shapely
 from shapely.geometry.base import BaseGeometry
 
+from planner.energy import usable_energy_wh
 from planner.projection import LocalFrame
 from planner.world import Dock, Drone, World
 from rules.evaluators._common import fmt
-from rules.evaluators.battery_reserve import usable_energy_wh
 from rules.evaluators.weather import wind_at_altitude
 from rules.loading import RuleSet
 from rules.schema import (

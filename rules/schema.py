@@ -104,9 +104,8 @@ class Messages(_Strict):
 class GeozoneClearanceParams(_Strict):
     """A leg conflicts with a zone when closer than ``buffer_m`` horizontally (or
     touching it), its altitudes overlap the zone's (touching counts) and its time
-    meets the zone's applicability. Keep ``buffer_m`` no larger than the planner's
-    safety margin (``planner.job.Job.safety_margin_m``, 20 m by default), or the
-    planner's paths along a zone are blocked here. PROHIBITED and unauthorised REQ_AUTHORISATION get the rule's
+    meets the zone's applicability. The planner keeps the largest ``buffer_m`` of
+    the block rules as its margin from zones (``rules.limits``). PROHIBITED and unauthorised REQ_AUTHORISATION get the rule's
     severity; CONDITIONAL gets ``conditional_severity``; an authorised
     REQ_AUTHORISATION zone gets ``authorised_severity`` (evidence for the approver)."""
 

@@ -10,10 +10,13 @@ from hypothesis import HealthCheck, settings
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
-settings.register_profile(
-    "ci", derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Local runs draw fresh random examples every time (a newcomer's ``uv run pytest`` explores);
+# a failure prints its ``@reproduce_failure`` blob, and ``--hypothesis-seed=N`` replays a run.
+# Only CI (env ``CI`` set, as CI services and ``.ci/run`` do) is derandomised, so a red build
+# is reproducible; a bug it cannot see is still found by the next local run.
+_COMMON = dict(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+settings.register_profile("ci", derandomize=True, **_COMMON)
+settings.register_profile("dev", **_COMMON)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 

@@ -119,3 +119,111 @@ def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
     assert reasons["planner.errors"] is None
     assert _intents_rule("planner.world") and _intents_rule("planner.errors") is None
     assert _intents_rule("planner.errors.InvalidArgument") is None
+
+
+# --------------------------------------------------------------------------- no I/O, env, clock or chance in the core
+# planner/ and rules/ are functions of their arguments. Each call below reaches outside the
+# process (files, environment, clock, an unseeded generator); none may appear in the core.
+_IO_CALL_SUFFIXES = (
+    ".read_text", ".read_bytes", ".write_text", ".write_bytes", ".open", ".iterdir", ".rglob", ".glob",
+    ".exists", ".is_file", ".is_dir", ".stat", ".mkdir", ".unlink", ".rmdir", ".touch", ".rename", ".replace_file",
+)
+_IO_CALLS = {"open", "input", "os.listdir", "os.scandir", "os.walk", "os.remove", "os.getenv", "os.putenv",
+             "os.system", "io.open", "tempfile.mkdtemp", "tempfile.mkstemp"}
+_CLOCK_CALLS = {"datetime.now", "datetime.utcnow", "datetime.today", "date.today", "time.time", "time.time_ns",
+                "time.monotonic", "time.perf_counter", "time.sleep", "datetime.datetime.now", "datetime.date.today"}
+_FORBIDDEN_MODULES = ("random", "subprocess", "shutil", "socket", "tempfile", "secrets", "uuid")
+#: The one documented exception: reading the world folder and the rule file (the loaders).
+#: Narrow on purpose: (file, function) pairs, so I/O anywhere else in these modules still fails.
+IO_ALLOWED = {
+    ("planner/world_files.py", "_Reader.decode"),
+    ("planner/world_files.py", "snapshot_hash"),
+    ("planner/world_files.py", "_zones"),
+    ("planner/world_files.py", "_root"),
+    ("rules/loading.py", "_read"),
+}
+
+
+def impurities(path: Path, root: Path = ROOT) -> list[str]:
+    """``file:line what`` for each file, environment, clock or chance access in ``path`` (AST, no execution)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    rel = path.relative_to(root).as_posix()
+    found: list[str] = []
+
+    def visit(node: ast.AST, scope: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{scope}.{child.name}" if scope else child.name
+            what = _impure(child)
+            if what and (rel, inner) not in IO_ALLOWED:
+                found.append(f"{rel}:{child.lineno} {what} (in {inner or 'module level'})")
+            visit(child, inner)
+
+    visit(tree, "")
+    return found
+
+
+def _impure(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and ast.unparse(node) in ("os.environ", "sys.argv", "sys.stdin"):
+        return f"reads {ast.unparse(node)}"
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        for name in names:
+            if name.split(".")[0] in _FORBIDDEN_MODULES:
+                return f"imports {name}"
+    if isinstance(node, ast.Call):
+        name = ast.unparse(node.func)
+        if name in _IO_CALLS or name.endswith(_IO_CALL_SUFFIXES):
+            return f"calls {name}() (file or process I/O)"
+        if name in _CLOCK_CALLS or name.endswith((".now", ".utcnow", ".today")):
+            return f"calls {name}() (the clock)"
+        if ".random." in f".{name}" and not (name.endswith("default_rng") and (node.args or node.keywords)):
+            return f"calls {name}() (chance without a seed)"
+    return None
+
+
+@pytest.mark.parametrize("package", ["planner", "rules"])
+def test_the_core_reads_no_file_environment_clock_or_chance(package: str) -> None:
+    found = [f for path in sorted((ROOT / package).rglob("*.py")) for f in impurities(path)]
+    assert found == []
+
+
+def test_the_purity_checker_sees_every_kind_of_access(tmp_path: Path) -> None:
+    bad = tmp_path / "planner" / "bad.py"
+    bad.parent.mkdir()
+    bad.write_text(
+        "import os, random\n"
+        "from datetime import datetime\n"
+        "import numpy as np\n"
+        "from pathlib import Path\n"
+        "X = os.environ.get('A')\n"
+        "def f(p):\n"
+        "    t = datetime.now()\n"
+        "    np.random.default_rng()\n"
+        "    np.random.rand(3)\n"
+        "    ok = np.random.default_rng(7)\n"
+        "    return open(p).read() + Path(p).read_text()\n",
+        encoding="utf-8",
+    )
+    found = impurities(bad, tmp_path)
+    assert [f.split(" ", 1)[0] for f in found] == [
+        "planner/bad.py:1", "planner/bad.py:5", "planner/bad.py:7", "planner/bad.py:8", "planner/bad.py:9",
+        "planner/bad.py:11", "planner/bad.py:11",
+    ], found
+
+
+def test_flows_choose_mavlink2_before_any_mavutil_import() -> None:
+    """``mavutil`` picks the protocol version when first imported (FACTS.md, MAVLink): every flows module
+    that imports it sets ``MAVLINK20`` at module level first. (planner/ imports the v2 dialect module
+    directly and touches no environment.)"""
+    missing = []
+    for path in sorted((ROOT / "flows").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        uses = [line for line, m in imported_modules(path) if _is(m, "pymavlink.mavutil")]
+        if not uses:
+            continue
+        sets = [n.lineno for n in tree.body if "MAVLINK20" in ast.unparse(n) and "environ" in ast.unparse(n)]
+        if not sets or min(sets) > min(uses):
+            missing.append(f"{path.relative_to(ROOT)}:{min(uses)}")
+    assert missing == []

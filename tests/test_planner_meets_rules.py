@@ -18,6 +18,7 @@ from planner.plan import canonical_json, plan_from_dict
 from planner.world_files import load_world
 from rules.context import EvaluationContext
 from rules.evaluate import evaluate
+from rules.limits import planning_limits
 from rules.loading import load_rules
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
@@ -31,9 +32,10 @@ def test_canonical_plan_hugging_zones_passes_the_airspace_rule(mission_type: str
     world = load_world(DEMO_WORLD_DIR)
     job = Job(mission_type, world.region("region-1001").area, NOW, altitude_m=altitude_m, sensors=frozenset())
     # DOCK-B's drone: DOCK-A stands 5.5 m from HELX002, so a climb to 60 m there is rightly blocked
-    plan = plan_mission(world, job, [world.drone("M3TD-01")])
+    rules = load_rules(RULES_FILE)
+    plan = plan_mission(world, job, [world.drone("M3TD-01")], limits=planning_limits(rules, world))
     assert plan.sorties
     stored = plan_from_dict(json.loads(canonical_json(plan)))  # what the ledger keeps and dispatch re-checks
-    verdict = evaluate(stored, world, load_rules(RULES_FILE), context=EvaluationContext(now=NOW))
+    verdict = evaluate(stored, world, rules, context=EvaluationContext(now=NOW))
     airspace = [f for f in verdict.findings if f.kind == "geozone_clearance" and f.severity == "block"]
     assert airspace == [], [f.message_en for f in airspace]

@@ -268,7 +268,7 @@ def dispatch_plan(n_sweep: int = 4) -> Plan:
     sortie = Sortie(index=0, drone_id="M30T-01", dock_id="DOCK-A", start_at=DISPATCH_T0, legs=legs,
                     distance_m=720.0, duration_s=115.0, energy_wh=12.0, battery_fraction=0.05)
     return Plan(mission_type="survey", planned_for=DISPATCH_T0, area_wgs84=DISPATCH_AREA, altitude_m=50.0, sorties=(sortie,),
-                coverage_fraction=0.98, parameters={"front_overlap": 0.7})
+                coverage_fraction=0.98, parameters={"front_overlap": 0.7, "ceiling_m": 120.0})
 
 
 def wire_plan() -> Plan:
@@ -286,7 +286,8 @@ def wire_plan() -> Plan:
         Leg("landing", (Waypoint(lon0, lat0, 40.0, "WAYPOINT", 12.0), Waypoint(lon0, lat0, 0.0, "LAND")), 200.0, 30.0, 3.0),
     )
     sortie = Sortie(0, "M30T-01", "DOCK-A", DISPATCH_T0, legs, 600.0, 105.0, 11.0, 0.05)
-    return Plan("survey", DISPATCH_T0, DISPATCH_AREA, 50.0, (sortie,), coverage_fraction=0.98)
+    return Plan("survey", DISPATCH_T0, DISPATCH_AREA, 50.0, (sortie,), coverage_fraction=0.98,
+                parameters={"ceiling_m": 120.0})
 
 
 # --- processes and ports -----------------------------------------------------------------------

@@ -18,9 +18,11 @@ os.environ.setdefault("MAVLINK20", "1")
 # One import per command module (each registers its commands on the app).
 from flows.cli import world_cmds  # noqa: E402,F401
 from flows.cli import workflow_cmds  # noqa: E402,F401
+from flows.cli import demo_cmds  # noqa: E402,F401
 from flows.cli import intent_cmds  # noqa: E402,F401
 from flows.cli import vehicle_cmds  # noqa: E402,F401
 from flows.cli import serve_cmds  # noqa: E402,F401
+from flows.cli import server_cmds  # noqa: E402,F401
 from flows.cli import rules_cmds  # noqa: E402,F401
 from flows.cli import monitor_cmds  # noqa: E402,F401
 from flows.cli import control_cmds  # noqa: E402,F401

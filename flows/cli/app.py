@@ -22,7 +22,7 @@ from rich.console import Console
 
 from planner.errors import SortieError
 
-__all__ = ["app", "console", "err_console", "run", "JsonOpt", "WorldOpt", "NowOpt", "AsOpt", "DraftArg", "EXIT_USER", "EXIT_INTERNAL"]
+__all__ = ["app", "console", "err_console", "run", "JsonOpt", "WorldOpt", "NowOpt", "RulesOpt", "AsOpt", "DraftArg", "EXIT_USER", "EXIT_INTERNAL"]
 
 EXIT_USER = 2
 EXIT_INTERNAL = 1
@@ -41,6 +41,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.
 WorldOpt = Annotated[
     str | None,
     typer.Option("--world", help="World folder (default: $SORTIE_WORLD, then the bundled demo world)."),
+]
+RulesOpt = Annotated[
+    str | None,
+    typer.Option("--rules", help="Rule file (default: $SORTIE_RULES, then the bundled data/rules.yaml)."),
 ]
 NowOpt = Annotated[
     str | None,

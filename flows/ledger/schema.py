@@ -101,6 +101,13 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX approvals_draft ON approvals (draft_id, version);
         """,
     ),
+    (
+        2,
+        "approvals record how the decision was made (mode, identity proof, policy, clock)",
+        """
+        ALTER TABLE approvals ADD COLUMN evidence_json VARCHAR;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = max(number for number, _, _ in MIGRATIONS)

@@ -280,6 +280,9 @@ class ApprovalRecord:
     comment: str
     created_time: str
     expires_time: str | None
+    #: How the decision was made: ``mode`` (local | server), ``identity`` (asserted | token | totp),
+    #: the ``policy`` applied, the ``clock``; empty for approvals recorded before schema 2.
+    evidence: dict[str, Any] = field(default_factory=dict)
 
     def valid_at(self, now: datetime, plan_hash: str | None) -> bool:
         """An approval counts when it approves this exact plan hash and has not expired."""
@@ -363,7 +366,9 @@ _DRAFT_COLS = (
     "intent_json, plan_json, plan_hash, findings_json, verdict, missing_json, notes_json, world_name, "
     "world_dir, world_hash, created_time, updated_time"
 )
-_APPROVAL_COLS = "approval_id, draft_id, version, plan_hash, approver, decision, comment, created_time, expires_time"
+_APPROVAL_COLS = (
+    "approval_id, draft_id, version, plan_hash, approver, decision, comment, created_time, expires_time, evidence_json"
+)
 _DISPATCH_COLS = (
     "idempotency_key, draft_id, version, plan_hash, params_hash, params_json, drone_ids, status, attempts, "
     "attempts_json, result_json, actor, owner_host, owner_pid, created_time, updated_time"
@@ -379,6 +384,7 @@ R = TypeVar("R")
 #: JSON-encoded columns of each record (field name → factory of the value a NULL stands for).
 _JSON_FIELDS: dict[type, dict[str, Callable[[], Any] | None]] = {
     DraftRecord: {"intent": None, "plan": None, "findings": list, "missing": list, "notes": dict},
+    ApprovalRecord: {"evidence": dict},
     DispatchRecord: {"params": dict, "drone_ids": list, "attempt_log": list, "result": None},
     AuditRecord: {"args_redacted": dict},
 }
@@ -898,6 +904,7 @@ class Ledger:
         now: datetime,
         ttl: timedelta = APPROVAL_TTL,
         four_eyes: bool = True,
+        evidence: Mapping[str, Any] | None = None,
     ) -> ApprovalRecord:
         """Approve one draft version bound to its plan hash, or raise.
 
@@ -920,6 +927,7 @@ class Ledger:
             now=now,
             ttl=ttl,
             four_eyes=four_eyes,
+            evidence=evidence,
         )
 
     def reject(
@@ -931,6 +939,7 @@ class Ledger:
         may_approve: Callable[[str, str | None], bool],
         reason: str,
         now: datetime,
+        evidence: Mapping[str, Any] | None = None,
     ) -> ApprovalRecord:
         """Reject one draft version (DRAFT or WAITING_RESOURCE).
 
@@ -950,6 +959,7 @@ class Ledger:
             now=now,
             ttl=APPROVAL_TTL,
             four_eyes=False,
+            evidence=evidence,
         )
 
     def _decide(
@@ -965,6 +975,7 @@ class Ledger:
         now: datetime,
         ttl: timedelta,
         four_eyes: bool,
+        evidence: Mapping[str, Any] | None = None,
     ) -> ApprovalRecord:
         if ttl <= timedelta(0):
             raise InvalidArgument("the approval time-to-live must be positive")
@@ -1022,9 +1033,10 @@ class Ledger:
                 comment=comment,
                 created_time=_iso(now),
                 expires_time=_iso(now + ttl) if decision == "APPROVED" else None,
+                evidence=dict(evidence or {}),
             )
             con.execute(
-                f"INSERT INTO approvals ({_APPROVAL_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO approvals ({_APPROVAL_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     record.approval_id,
                     record.draft_id,
@@ -1035,6 +1047,7 @@ class Ledger:
                     record.comment,
                     record.created_time,
                     record.expires_time,
+                    _dumps(record.evidence),
                 ],
             )
             kill_point("ledger:approve:in_transaction")

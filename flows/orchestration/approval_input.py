@@ -41,6 +41,9 @@ class ApprovalInput(RunInput):
     decision: Literal["approve", "reject"] = Field(description="approve dispatches the plan; reject ends it.")
     approver: str = Field(min_length=1, max_length=64, description="Your user id (must hold the approver role).")
     comment: str = Field(default="", max_length=2000, description="Why (required in practice for a rejection).")
+    code: str | None = Field(default=None, pattern=r"^[0-9]{6}$",
+                             description="Your one-time code (6 digits from your authenticator app); required when "
+                                         "sortie runs with a server, which verifies it.")
 
 
 def validate_approval(raw: Any) -> ApprovalInput:

@@ -114,7 +114,16 @@ def _per_run_key(context: Any, parameters: dict[str, Any]) -> str:
     return f"sortie-{context.task.name}-{context.task_run.flow_run_id}"
 
 
+def _server() -> Any:
+    """``flows.client.flowops`` when the flows are clients of ``sortie server`` (``SORTIE_SERVER``), else None."""
+    from flows.client import flowops
+
+    return flowops if flowops.server_mode() else None
+
+
 def _draft_state(draft_id: str, version: int) -> dict[str, Any]:
+    if (srv := _server()) is not None:
+        return srv.draft_state(draft_id, version)
     rec = _ledger().get_draft(draft_id, int(version))
     return {
         "draft_id": rec.draft_id,
@@ -137,6 +146,9 @@ def expire_if_due(draft_id: str, version: int, *, deadline_utc: datetime, now: d
     from planner.errors import Conflict
 
     wall = datetime.now(timezone.utc)
+    if (srv := _server()) is not None:
+        # The authority judges the deadline on its own clock and policy; the run's deadline only says when to ask.
+        return srv.expire(draft_id, version) if wall >= deadline_utc else srv.draft_state(draft_id, version)["state"]
     state = _draft_state(draft_id, version)
     if state["state"] not in ("DRAFT", "WAITING_RESOURCE") or wall < deadline_utc:
         return state["state"]
@@ -181,6 +193,9 @@ def plan_draft_task(
     now: str | None,
 ) -> dict[str, Any]:
     """Extract, plan, evaluate and record a draft (cached per flow run: a restart does not replan)."""
+    if (srv := _server()) is not None:
+        srv.refuse_local_inputs(world, now)
+        return srv.plan(text, region_id, area_geojson, requested_by)
     summary = _service().plan_draft(
         text=text,
         region_id=region_id,
@@ -213,6 +228,9 @@ def deadline_task(window_s: int) -> str:
 @task(name="record-decision", cache_policy=NO_CACHE)
 def record_decision_task(decision: dict[str, Any], world: str | None, now: str | None) -> str:
     """Record an approval or a rejection in the ledger through the service; returns the new state."""
+    if (srv := _server()) is not None:
+        srv.refuse_local_inputs(world, now)
+        return srv.decide(decision)
     svc = _service()
     common = dict(world_dir=resolve_world_dir(world), now=resolve_now(now))
     if decision["decision"] == "approve":
@@ -238,6 +256,9 @@ def record_decision_task(decision: dict[str, Any], world: str | None, now: str |
 @task(name="dispatch", cache_policy=NO_CACHE)
 def dispatch_task(draft_id: str, version: int, actor: str, world: str | None, now: str | None, dry_run: bool, link: str | dict[str, str] | None) -> dict[str, Any]:
     """Dispatch through the service: matching unexpired approval, rules on a fresh world, one claim ever."""
+    if (srv := _server()) is not None:
+        srv.refuse_local_inputs(world, now)
+        return srv.dispatch(draft_id, version, dry_run, link)
     kwargs: dict[str, Any] = dict(version=version, actor=actor, world_dir=resolve_world_dir(world), now=resolve_now(now), dry_run=dry_run)
     if link:
         kwargs["link"] = link
@@ -388,6 +409,8 @@ def _ended(result: dict[str, Any]) -> Any:
 
 
 def _last_approver(draft_id: str, version: int) -> str:
+    if (srv := _server()) is not None:
+        return srv.last_approver(draft_id, version)
     approvals = [a for a in _ledger().approvals(draft_id, version) if a.decision == "APPROVED"]
     if not approvals:
         raise InvalidArgument(f"draft {draft_id} v{version} has no approval to dispatch under")

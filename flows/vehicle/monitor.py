@@ -538,7 +538,7 @@ def follow_flight(
 
 def flight_path(draft_id: str, version: int) -> Path:
     """``SORTIE_HOME/drafts/<id>/v<n>/flight.json``."""
-    from flows.usecases.service import draft_dir
+    from flows.context import draft_dir
 
     return draft_dir(draft_id, version) / "flight.json"
 
@@ -553,7 +553,7 @@ def load_flight(draft_id: str, version: int) -> dict[str, Any] | None:
 
 def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] | None = None) -> list[Expectation]:
     """One ``Expectation`` per vehicle the dispatch uploaded to, from the plan and the dispatch record."""
-    from flows.usecases.service import load_world_at
+    from flows.context import load_world_at
     from planner.mission_items import mission_items
     from planner.plan import plan_from_dict
 

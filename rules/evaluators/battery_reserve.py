@@ -7,28 +7,23 @@ the sortie ends (the planner closes every sortie at its dock). ``derating`` is
 ``cold_derating`` when the coldest forecast hour during the sortie is strictly
 below ``cold_below_c`` (lithium cells give less energy in the cold), or when the
 forecast has no temperature and ``derate_when_temperature_unknown``. Equality passes.
+Usable energy and derating are ``planner.energy``'s, the figures the planner routes within.
 """
 
 from __future__ import annotations
 
+from planner.energy import cold_derating, usable_energy_wh
 from planner.plan import Sortie
 from rules.evaluators._common import Env, fmt, make_finding
 from rules.findings import Finding
 from rules.schema import BatteryReserveRule
 
-__all__ = ["evaluate", "usable_energy_wh"]
+__all__ = ["evaluate"]
 
 _MSG = (
     "Sortie {sortie} ({drone_id}) needs {measured} Wh but only {limit} Wh may be used{detail}.",
     "第{sortie}架次（{drone_id}）需要 {measured} Wh，可用电量仅 {limit} Wh{detail_zh}。",
 )
-
-
-def usable_energy_wh(
-    battery_wh: float, battery_pct: float, reserve_fraction: float, derating: float = 1.0
-) -> float:
-    """Energy a sortie may use: the charge above the reserve, derated in the cold."""
-    return (1.0 - reserve_fraction) * (battery_pct / 100.0) * battery_wh * derating
 
 
 def evaluate(rule: BatteryReserveRule, sortie: Sortie, env: Env) -> list[Finding]:
@@ -38,8 +33,10 @@ def evaluate(rule: BatteryReserveRule, sortie: Sortie, env: Env) -> list[Finding
     p = rule.params
     temps = [h.temperature_2m_c for h in env.forecast(sortie) if h.temperature_2m_c is not None]
     coldest = min(temps) if temps else None
-    cold = (coldest is None and p.derate_when_temperature_unknown) or (coldest is not None and coldest < p.cold_below_c)
-    derating = p.cold_derating if cold else 1.0
+    derating = cold_derating(
+        temps, cold_below_c=p.cold_below_c, derating=p.cold_derating, when_unknown=p.derate_when_temperature_unknown
+    )
+    cold = derating < 1.0
     limit = usable_energy_wh(drone.battery_wh, drone.battery_pct, p.reserve_fraction, derating)
     if sortie.energy_wh <= limit:
         return []

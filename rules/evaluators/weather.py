@@ -14,6 +14,7 @@ Equality passes. A sortie without forecast hours gets ``missing_forecast``
 
 from __future__ import annotations
 
+from planner.energy import wind_level_mps
 from planner.plan import Sortie
 from planner.world import WeatherHour
 from rules.evaluators._common import Env, make_finding
@@ -22,7 +23,8 @@ from rules.schema import WeatherRule
 
 __all__ = ["evaluate", "wind_at_altitude"]
 
-_LEVELS = ((10.0, "wind_speed_10m_mps"), (80.0, "wind_speed_80m_mps"), (120.0, "wind_speed_120m_mps"))
+#: (wind m/s, level m) at the level nearest an altitude, ties up: the planner's own choice of level.
+wind_at_altitude = wind_level_mps
 
 _ABOVE = (
     "Sortie {sortie}: {quantity} {measured} {unit} exceeds the limit {limit} {unit}{detail}.",
@@ -36,15 +38,6 @@ _MISSING = (
     "Sortie {sortie}: no weather forecast covers the flight time.",
     "第{sortie}架次：没有覆盖飞行时段的天气预报。",
 )
-
-
-def wind_at_altitude(hour: WeatherHour, altitude_m: float) -> tuple[float, float] | None:
-    """(wind m/s, level m) at the forecast level nearest ``altitude_m`` that has a value; ties go up."""
-    have = [(lvl, getattr(hour, name)) for lvl, name in _LEVELS if getattr(hour, name) is not None]
-    if not have:
-        return None
-    lvl, value = min(have, key=lambda lv: (abs(lv[0] - altitude_m), -lv[0]))
-    return float(value), lvl
 
 
 def evaluate(rule: WeatherRule, sortie: Sortie, env: Env) -> list[Finding]:

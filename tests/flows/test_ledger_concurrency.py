@@ -249,12 +249,10 @@ except SortieError as e:
 
 @pytest.fixture(scope="module")
 def approved_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
-    """A SORTIE_HOME holding one planned and approved draft of the demo world without its geozones."""
+    """A SORTIE_HOME holding one planned and approved draft of the demo world (geozones included)."""
     base = tmp_path_factory.mktemp("dispatch")
     world = base / "world"
     shutil.copytree(DEMO_WORLD_DIR, world)
-    for z in (world / "zones").iterdir():
-        z.unlink()
     fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
     for d in fleet["drones"]:  # the fresh snapshot dispatch looks at: the vehicles just reported
         d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"

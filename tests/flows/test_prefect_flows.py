@@ -45,19 +45,13 @@ def fresh_now() -> str:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The demo world without its geozones: the demo fire-lane plan of region-1001 is then approvable.
-
-    (With the zones, today's plan of region-1001 has blocking airspace findings and the
-    ledger rightly refuses to approve it; these tests are about the approval gate.)
-    """
+    """A copy of the demo world, geozones included: region-1001's fire-lane plan is made around them."""
     import shutil
 
     from flows.context import DEMO_WORLD_DIR
 
-    path = tmp_path_factory.mktemp("world") / "demo-no-zones"
+    path = tmp_path_factory.mktemp("world") / "demo"
     shutil.copytree(DEMO_WORLD_DIR, path)
-    for zone_file in (path / "zones").iterdir():
-        zone_file.unlink()
     return str(path)
 
 

@@ -1,7 +1,8 @@
 """The workflow CLI through its real entry point (the ``sortie`` script), on a copy of the demo world.
 
-The copy drops the demo geozones (so the fire-lane patrol of region-1001 is
-approvable) and gives the drones fresh telemetry (dispatch checks it again).
+The copy keeps the demo geozones (the fire-lane patrol of region-1001 is planned,
+approved and dispatched around a real fence) and gives the drones fresh telemetry
+(dispatch checks it again).
 Refusals that need no new process run in-process through the same typer app.
 """
 
@@ -49,8 +50,6 @@ def _json(p: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     w = tmp_path_factory.mktemp("cliworld") / "world"
     shutil.copytree(DEMO_WORLD_DIR, w)
-    for z in (w / "zones").iterdir():
-        z.unlink()
     fleet = json.loads((w / "fleet.json").read_text(encoding="utf-8"))
     for d in fleet["drones"]:
         d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"
@@ -190,6 +189,9 @@ def test_export_formats_for_ground_stations(planned: tuple[Path, dict[str, Any]]
         assert json.loads(r.stdout)["bytes"] == (tmp_path / name).stat().st_size
     qgc = json.loads((tmp_path / "m.plan").read_text())
     assert qgc["fileType"] == "Plan" and qgc["mission"]["items"]
+    # the world's zones are kept: the sortie's vehicle gets them as a real fence
+    fence = qgc["geoFence"]
+    assert fence["polygons"] or fence["circles"], fence
     bad = runner.invoke(app, ["export", d["draft_id"], "--format", "qgc", "--sortie", "99", "--json"])
     assert json.loads(bad.stdout)["error"]["code"] == "INVALID_ARGUMENT"
 
@@ -292,3 +294,33 @@ def test_dispatch_rechecks_a_fresh_world(planned: tuple[Path, dict[str, Any]], w
     fine = runner.invoke(app, ["dispatch", draft, "--dry-run", "--as", "chen.jing", "--json"])
     assert fine.exit_code == 0 and json.loads(fine.stdout)["status"] == "DRY_RUN", fine.output
     assert open_ledger().dispatches(draft) == []
+
+
+def test_plan_follows_the_rule_file_of_rules_or_sortie_rules(world: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--rules FILE`` (else ``SORTIE_RULES``) picks the rule set; the plan is made inside its limits."""
+    from flows.context import RULES_FILE
+
+    low = tmp_path / "low-ceiling.yaml"
+    text = RULES_FILE.read_text(encoding="utf-8")
+    assert "ceiling_m: 120" in text
+    low.write_text(text.replace("ceiling_m: 120", "ceiling_m: 30"), encoding="utf-8")
+    runner = CliRunner()
+    altitudes = {}
+    for how in ("bundled", "--rules", "SORTIE_RULES"):
+        for k, v in _env(tmp_path / how, world).items():
+            monkeypatch.setenv(k, v)
+        extra = ["--rules", str(low)] if how == "--rules" else []
+        if how == "SORTIE_RULES":
+            monkeypatch.setenv("SORTIE_RULES", str(low))
+        r = runner.invoke(app, ["plan", TEXT, "--region", "region-1001", "--as", "li.wei", "--json", *extra])
+        assert r.exit_code == 0, r.output
+        draft = json.loads(r.stdout)
+        assert draft["verdict"] == "pass", draft["findings"]
+        altitudes[how] = open_ledger().get_draft(draft["draft_id"]).plan["altitude_m"]
+    # the world's default altitude is 40 m; under a 30 m ceiling the plan flies at 30 m
+    assert altitudes == {"bundled": 40.0, "--rules": 30.0, "SORTIE_RULES": 30.0}
+    monkeypatch.setenv("SORTIE_HOME", str(tmp_path / "missing"))
+    missing = runner.invoke(app, ["plan", TEXT, "--region", "region-1001", "--as", "li.wei", "--json",
+                                  "--rules", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 2 and json.loads(missing.stdout)["error"]["code"] == "INVALID_ARGUMENT"

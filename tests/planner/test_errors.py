@@ -24,6 +24,9 @@ EXPECTED = {
     "LLM_UNAVAILABLE": ConnectionError,
     "INTENT_INVALID": ValueError,
     "PLAN_INFEASIBLE": RuntimeError,
+    "UNAUTHENTICATED": PermissionError,
+    "WORLD_UNAVAILABLE": RuntimeError,
+    "SERVER_UNAVAILABLE": ConnectionError,
 }
 
 

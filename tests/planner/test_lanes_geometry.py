@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime, timezone
 
 import pytest
 from shapely.geometry import LineString, Point, box
 
 from planner.energy import EnergyModel
-from planner.errors import AirspaceBlocked, InvalidArgument
-from planner.geometry import job_airspace, job_free_area, survey_job, survey_sortie_legs
+from planner.errors import InvalidArgument
+import testkit
 from planner.job import Job
 from planner.lanes import lane_graph, required_lane_edges, split_lanes
+from planner.limits import PlanningLimits
+from planner.mission import plan_mission
 from planner.legs import inspect_leg, lane_leg, landing_leg, sweep_leg, takeoff_leg, transit_leg
-from planner.plan import Plan, Sortie, canonical_json, plan_hash
+from planner.plan import Plan
 from planner.projection import LocalFrame
 from planner.world import (
     Applicability,
@@ -106,24 +107,39 @@ CIRCLE = Geozone(
 SURVEY_AREA = box(24.9440, 60.1625, 24.9545, 60.1665)
 
 
-def test_survey_free_area_has_the_zone_as_a_hole() -> None:
+MARGIN = PlanningLimits(safety_margin_m=20.0)
+
+
+def _flown_local(plan: Plan, frame: LocalFrame) -> list[LineString]:
+    """Every leg of every sortie as a local-frame line (single-waypoint legs as a point-line)."""
+    out = []
+    for s in plan.sorties:
+        for leg in s.legs:
+            pts = [frame.forward(wp.lon, wp.lat) for wp in leg.waypoints]
+            out.append(LineString(pts if len(pts) > 1 else pts * 2))
+    return out
+
+
+def test_survey_keeps_the_margin_around_a_zone_inside_the_area() -> None:
     job = Job("AREA_SURVEY", SURVEY_AREA, T0, altitude_m=40, swath_m=30)
-    w = world_with(zones=[CIRCLE])
-    free = job_free_area(job, w)
-    assert len(free.interiors) == 1
+    w = bare_world(zones=[CIRCLE], drones=[testkit.drone()], docks=[testkit.dock()], weather=testkit.calm_weather(T0))
+    plan = plan_mission(w, job, w.drones, limits=MARGIN)
+    assert plan.sorties and plan.coverage_fraction is not None and plan.coverage_fraction > 0.9
     centre = Point(job.frame.forward(24.94897, 60.16459))
-    assert free.distance(centre) >= 170 - 1e-6
-    res = survey_job(job, w, drone=None)  # type: ignore[arg-type]  (explicit swath: no camera needed)
-    assert free.buffer(1e-5).covers(LineString(res.path))
-    assert res.coverage_fraction > 0.98
+    sweeps = [leg for s in plan.sorties for leg in s.legs if leg.kind == "sweep"]
+    assert sweeps
+    for line in _flown_local(plan, job.frame):
+        assert line.distance(centre) >= 150 + 20 - 0.1  # the zone's radius plus the rule set's margin
 
 
-def test_area_wholly_inside_a_zone_is_airspace_blocked() -> None:
+def test_area_wholly_inside_a_zone_is_left_unserved() -> None:
     inside = Point(24.94897, 60.16459).buffer(0.0005)
     job = Job("AREA_SURVEY", inside, T0, altitude_m=40, swath_m=30)
-    with pytest.raises(AirspaceBlocked) as err:
-        job_free_area(job, world_with(zones=[CIRCLE]))
-    assert err.value.code == "AIRSPACE_BLOCKED"
+    w = bare_world(zones=[CIRCLE], drones=[testkit.drone()], docks=[testkit.dock()], weather=testkit.calm_weather(T0))
+    plan = plan_mission(w, job, w.drones, limits=MARGIN)
+    assert plan.sorties == ()
+    assert [(u.target_id, u.reason) for u in plan.unserved] == [("area", "wholly inside no-fly zones")]
+    assert plan.coverage_fraction == 0.0
 
 
 def _demo_world():
@@ -136,22 +152,21 @@ def _demo_world():
 
 
 def test_golden_survey_with_a_no_fly_hole(golden) -> None:
+    """One drone surveys around HELX001 (HELX002 starts at 50 m), inside the bundled rule set's limits."""
+    from flows.context import RULES_FILE
+    from rules.limits import planning_limits
+    from rules.loading import load_rules
+
     w = _demo_world()
     drone = w.drone("M30T-01")
-    dock = w.dock(drone.dock_id)
     job = Job("AREA_SURVEY", SURVEY_AREA, T0, altitude_m=40, swath_m=30)
-    airspace = job_airspace(job, w)
-    assert len(airspace.no_fly_local) == 1  # HELX001; HELX002 starts at 50 m
-    res = survey_job(job, w, drone, start_local=job.frame.forward(dock.lon, dock.lat), airspace=airspace)
-    legs, (dist, dur, energy, frac) = survey_sortie_legs(job, w, drone, dock, res, airspace=airspace)
-    for leg in legs:
-        line = [job.frame.forward(wp.lon, wp.lat) for wp in leg.waypoints]
-        if len(line) > 1:
-            assert not LineString(line).intersects(airspace.no_fly_local[0].buffer(-0.05))
-    sortie = Sortie(0, drone.id, dock.id, T0, tuple(legs), dist, dur, energy, frac)
-    plan = Plan("AREA_SURVEY", T0, SURVEY_AREA, 40.0, (sortie,), coverage_fraction=res.coverage_fraction,
-                parameters={"swath_m": 30.0, "angle_deg": res.angle_deg})
-    assert plan_hash(plan) == plan_hash(plan)
+    limits = planning_limits(load_rules(RULES_FILE), w)
+    plan = plan_mission(w, job, [drone], limits=limits)
+    assert plan.sorties and {s.drone_id for s in plan.sorties} == {"M30T-01"}
+    helx001 = next(z for z in w.zones if z.id == "HELX001").volumes[0].horizontal
+    centre = Point(job.frame.forward(helx001.lon, helx001.lat))
+    for line in _flown_local(plan, job.frame):
+        assert line.distance(centre) >= helx001.radius_m + limits.safety_margin_m - 0.1
     golden.check_plan("survey_nfz_hole", plan)
 
 
@@ -179,12 +194,13 @@ def test_zone_splitting_the_area_is_bridged_around() -> None:
         (Applicability(permanent=True),), "", "test",
     )
     area = box(24.9440, 60.1625, 24.9545, 60.1665)
-    job = Job("AREA_SURVEY", area, T0, altitude_m=40, swath_m=40, safety_margin_m=10)
-    w = world_with(zones=[wall])
-    airspace = job_airspace(job, w)
-    free = job_free_area(job, w, airspace)
-    assert free.geom_type == "MultiPolygon"
-    res = survey_job(job, w, drone=None, airspace=airspace)  # type: ignore[arg-type]
-    grown = airspace.no_fly_local[0]
-    assert not LineString(res.path).intersects(grown.buffer(-0.05))
-    assert all(any(p.buffer(1e-5).covers(LineString(s)) for p in free.geoms) for s in res.sweeps)
+    job = Job("AREA_SURVEY", area, T0, altitude_m=40, swath_m=40)
+    w = bare_world(zones=[wall], drones=[testkit.drone()], docks=[testkit.dock()], weather=testkit.calm_weather(T0))
+    plan = plan_mission(w, job, w.drones, limits=PlanningLimits(safety_margin_m=10.0))
+    grown = job.frame.to_local(wall.volumes[0].horizontal).buffer(10.0 - 0.05)
+    sweep_points = [job.frame.forward(wp.lon, wp.lat) for s in plan.sorties for leg in s.legs if leg.kind == "sweep"
+                    for wp in leg.waypoints]
+    east, west = job.frame.forward(24.9490, 60.1645)[0], job.frame.forward(24.9480, 60.1645)[0]
+    assert any(x > east for x, _ in sweep_points) and any(x < west for x, _ in sweep_points)  # both halves flown
+    for line in _flown_local(plan, job.frame):
+        assert not line.intersects(grown)

@@ -146,10 +146,18 @@ def test_rally_points_are_the_tenants_docks_in_range_home_first() -> None:
 
 
 def test_ceiling_is_a_parameter_per_dialect() -> None:
-    assert fence_params(dispatch_world(), "ardupilot") == {"FENCE_ALT_MAX": 120.0, "FENCE_ENABLE": 1.0, "FENCE_TYPE": 5.0}
-    assert fence_params(dispatch_world(), "px4") == {"GF_MAX_VER_DIST": 120.0, "GF_ACTION": 3.0}
-    ms = mission_set(dispatch_plan(), 0, dispatch_world("px4"))
-    assert ms.params == fence_params(dispatch_world(), "px4") and ms.items_of(MISSION) == ms.mission
+    """The altitude fence is the ceiling the plan was made under (the rule set's), per autopilot."""
+    plan = dispatch_plan()
+    assert fence_params(plan, "ardupilot") == {"FENCE_ALT_MAX": 120.0, "FENCE_ENABLE": 1.0, "FENCE_TYPE": 5.0}
+    assert fence_params(plan, "px4") == {"GF_MAX_VER_DIST": 120.0, "GF_ACTION": 3.0}
+    lower = replace(plan, parameters={**plan.parameters, "ceiling_m": 90.0})
+    assert fence_params(lower, "ardupilot")["FENCE_ALT_MAX"] == 90.0 and fence_params(lower, "px4")["GF_MAX_VER_DIST"] == 90.0
+    # made without a ceiling rule: no altitude fence, the polygons and circles still act
+    free = replace(plan, parameters={})
+    assert fence_params(free, "ardupilot") == {"FENCE_ENABLE": 1.0, "FENCE_TYPE": 4.0}
+    assert fence_params(free, "px4") == {"GF_ACTION": 3.0}
+    ms = mission_set(plan, 0, dispatch_world("px4"))
+    assert ms.params == fence_params(plan, "px4") and ms.items_of(MISSION) == ms.mission
 
 
 def test_bad_inputs_are_invalid_arguments() -> None:

@@ -8,6 +8,7 @@ applicable: sampling each minute is exhaustive, not a guess.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, time, timedelta, timezone
 
 import pytest
@@ -131,3 +132,18 @@ def test_naive_window_is_refused() -> None:
         Geozone("Z", "Z", Restriction.PROHIBITED, (), (), "", "t").applies_during(
             datetime(2026, 12, 4, 14), datetime(2026, 12, 4, 15)
         )
+
+
+def test_dates_ending_when_a_slot_starts_do_not_apply_during_a_window_over_it() -> None:
+    """The boundary the property test found: validity ends at 14:00, the Monday slot starts at 14:00.
+
+    ``[start, end)`` dates and ``[14:00, 22:00)`` slot share no instant, so no window applies.
+    """
+    slot = WeeklySlot(frozenset({0}), time(14), time(22))
+    entry = Applicability(False, start=BASE, end=BASE + timedelta(hours=14), schedule=(slot,))
+    assert not entry.applies_at(BASE + timedelta(hours=14))
+    assert not entry.applies_during(BASE + timedelta(hours=13), BASE + timedelta(hours=15))
+    assert not entry.applies_during(BASE + timedelta(hours=14), BASE + timedelta(hours=14))
+    # a minute more of validity and the window meets it
+    longer = dataclasses.replace(entry, end=BASE + timedelta(hours=14, minutes=1))
+    assert longer.applies_during(BASE + timedelta(hours=13), BASE + timedelta(hours=15))

@@ -1,0 +1,245 @@
+"""``sortie demo``: the whole path on the demo world in a fresh folder, offline, in-process.
+
+plan → findings and map → approve → dispatch to built-in vehicle simulators →
+fly and monitor → report. It runs the use cases in the embedded (local) mode
+on a ledger of its own, opened once here; every result says ``"mode": "local"``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
+from typing import Annotated, Any
+
+import typer
+
+from flows.cli.app import AsOpt, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
+from flows.cli.render import render_dispatch, render_draft, render_log
+from flows.context import DEMO_WORLD_DIR, resolve_now, resolve_world_dir, sortie_home
+from planner.errors import InvalidArgument, SortieError
+
+__all__ = ["DEMO_TEXT", "DEMO_REGION", "DEMO_NOW"]
+
+DEMO_TEXT = "这块地今天巡一遍消防通道"
+DEMO_REGION = "region-1001"
+DEMO_NOW = "2026-11-29T07:00:00+02:00"  # the demo world's reference time (data/demo-helsinki/README.md)
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _service() -> ModuleType:
+    from flows.usecases import service
+
+    return service
+
+
+def _demo_users(world_dir: Path, tenant: str) -> tuple[str, str]:
+    """The demo planner and approver: from users.json, a planner and a different approver+dispatcher."""
+    world = _service().load_world_at(world_dir)
+    planner = next((u.id for u in world.users if "planner" in u.roles and tenant in u.tenants and "*" in u.regions), None)
+    approver = next(
+        (
+            u.id
+            for u in world.users
+            if {"approver", "dispatcher"} <= u.roles and tenant in u.tenants and u.id != planner
+        ),
+        None,
+    )
+    if planner is None or approver is None:
+        raise InvalidArgument(f"the world's users.json needs a planner and an approver+dispatcher of {tenant}")
+    return planner, approver
+
+
+def _report_in(world_dir: Path, draft: dict[str, Any], when: datetime) -> list[str]:
+    """The demo's vehicles are live: stamp their telemetry time in the demo's own copy of the world.
+
+    Dispatch re-checks telemetry freshness on a fresh snapshot; in the field the
+    fleet feed does this, in the demo the simulated vehicles stand in for it.
+    """
+    path = world_dir / "fleet.json"
+    fleet = json.loads(path.read_text(encoding="utf-8"))
+    drones = sorted({s["drone"] for s in draft["sorties"]})
+    for d in fleet["drones"]:
+        if d["id"] in drones:
+            d["last_telemetry_at"] = when.isoformat()
+    path.write_text(json.dumps(fleet, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return drones
+
+
+def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[Any], dict[str, str]]:
+    """One simulated vehicle per drone of the plan (first sorties), each on a loopback port the OS picks."""
+    from flows.sim.vehicle import SimVehicle
+
+    world = _service().load_world_at(world_dir)
+    sims: list[Any] = []
+    links: dict[str, str] = {}
+    for drone_id in sorted({s["drone"] for s in summary["sorties"]}):
+        drone = world.drone(drone_id)
+        dock = world.dock(drone.dock_id)
+        sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m))
+        sims.append(sim.start())
+        links[drone_id] = sim.address  # bound by the simulator itself: no pick-then-bind race
+    return sims, links
+
+
+def _demo_fly(draft: dict[str, Any], sims: list[Any], actor: str, when: datetime, say: Any, as_json: bool,
+              recall_at: int | None = None) -> dict[str, Any]:
+    """Steps 4 and 5 of the demo: the simulators fly what they hold, the monitor follows, the report is written;
+    with ``recall_at`` the mission is recalled (``sortie recall``'s use case) once that many items were reached."""
+    from flows.sim.fly import fly_and_report
+    from flows.sim.recall_at import RecallAt
+
+    say("[bold]4. fly and monitor[/] (simulated time, 100× faster)", highlight=False)
+    recaller = None if not recall_at else RecallAt(draft["draft_id"], recall_at, actor=actor, now=when,
+                                                  say=lambda text: say(text, markup=False, highlight=False))
+    with err_console.status("flying…", spinner="dots") if not as_json else _null():
+        flown = fly_and_report(draft["draft_id"], draft["version"], sims, actor=actor, now=when, speedup=100.0,
+                               on_update=recaller)
+    if recaller is not None:
+        flown["recall"] = recaller.result()
+    mon = flown["monitor"]
+    say(f"mission {mon.get('state', '?')}: {mon.get('reason') or ''}", markup=False, highlight=False)
+    return flown
+
+
+@app.command("demo")
+def demo_cmd(
+    as_json: JsonOpt = False,
+    world: WorldOpt = None,
+    now: NowOpt = None,
+    as_user: AsOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the dispatch but send nothing.")] = False,
+    recall_at: Annotated[
+        int | None, typer.Option("--recall-at", min=1, help="Recall the mission (RTL) once N items were reached.")
+    ] = None,
+) -> None:
+    """The whole path on the demo world in a fresh folder: plan → findings and map → approve → dispatch → log."""
+
+    def body() -> dict[str, Any]:
+        service = _service()
+        base = sortie_home()
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        home = base / "demo" / f"{stamp}-{os.getpid()}"
+        home.mkdir(parents=True, exist_ok=False)
+        os.environ["SORTIE_HOME"] = str(home)
+        world_dir = home / "world"  # a private copy: the demo's vehicles update their telemetry in it
+        shutil.copytree(resolve_world_dir(world) if world else DEMO_WORLD_DIR, world_dir)
+        when = resolve_now(now or os.environ.get("SORTIE_NOW") or DEMO_NOW)
+        from flows.ledger import open_ledger
+
+        ledger = open_ledger(home)  # opened once: every step below records into it
+        region_tenant = service.load_world_at(world_dir).region(DEMO_REGION).tenant
+        planner, approver = _demo_users(world_dir, region_tenant)
+        steps: list[dict[str, Any]] = []
+        say = (lambda *a, **k: None) if as_json else console.print
+
+        say(f"[bold]1. plan[/] as {planner}: {DEMO_TEXT} ({DEMO_REGION}, now {when.isoformat()})", highlight=False)
+        with err_console.status("planning…", spinner="dots") if not as_json else _null():
+            draft = service.plan_draft(
+                text=DEMO_TEXT, region_id=DEMO_REGION, requested_by=planner, world_dir=world_dir, now=when,
+                ledger=ledger,
+            ).to_dict()
+        steps.append({"step": "plan", "draft": draft})
+        if not as_json:
+            render_draft(draft)
+        if draft["status"] != "DRAFT" or draft["verdict"] == "block":
+            say(f"the draft is {draft['status']} ({draft['verdict']}): nothing to approve", highlight=False)
+            return {"home": str(home), "steps": steps, "outcome": draft["status"]}
+        say(f"map picture: {draft['files'].get('map', '–')}", markup=False, highlight=False)
+
+        say(f"[bold]2. approve[/] as {approver}", highlight=False)
+        approved = service.approve(
+            draft["draft_id"], draft["version"], approver=approver, plan_hash=draft["plan_hash"],
+            comment="demo approval", now=when, world_dir=world_dir, ledger=ledger,
+        ).to_dict()
+        steps.append({"step": "approve", "status": approved["status"]})
+        say(f"draft is {approved['status']}", highlight=False)
+
+        say("[bold]3. dispatch[/]", highlight=False)
+        sims = None if dry_run else _start_simulators(draft, world_dir)
+        fresh = _report_in(world_dir, draft, when)
+        say(f"the demo's vehicles report in: telemetry of {', '.join(fresh)} at {when.isoformat()}", markup=False,
+            highlight=False)
+        try:
+            if sims is None:
+                if not dry_run:
+                    say("(no vehicle simulator in this build: dry run)", highlight=False)
+                result = service.dispatch(
+                    draft["draft_id"], draft["version"], actor=approver, now=when, dry_run=True, world_dir=world_dir,
+                    ledger=ledger,
+                ).to_dict()
+            else:
+                links = sims[1]
+                say(f"to the built-in vehicle simulator: {', '.join(f'{k} {v}' for k, v in links.items())}",
+                    highlight=False)
+                with err_console.status("uploading…", spinner="dots") if not as_json else _null():
+                    result = service.dispatch(
+                        draft["draft_id"], draft["version"], actor=approver, now=when,
+                        link=links if len(links) > 1 else next(iter(links.values())), world_dir=world_dir,
+                        timeout_s=20.0, ledger=ledger,
+                    ).to_dict()
+                if not as_json:
+                    render_dispatch(result)
+                if result["status"] == "ACKED":
+                    flown = _demo_fly(draft, sims[0], approver, when, say, as_json, recall_at)
+                    steps.append({"step": "dispatch", "result": result})
+                    if flown.get("recall") is not None:
+                        steps.append({"step": "recall", "result": flown["recall"]})
+                    steps.append({"step": "monitor", "result": flown["monitor"]})
+                    steps.append({"step": "report", "files": flown["report"]["files"]})
+        finally:
+            if sims is not None:
+                for sim in sims[0]:
+                    sim.stop()
+        if not any(st["step"] == "dispatch" for st in steps):
+            steps.append({"step": "dispatch", "result": result})
+            if not as_json and sims is None:
+                render_dispatch(result)
+
+        log = service.draft_log(draft["draft_id"], ledger=ledger)
+        steps.append({"step": "log", "events": log["events"]})
+        if not as_json:
+            say("[bold]5. what happened[/]", highlight=False)
+            render_log(log)
+            report = next((st for st in steps if st["step"] == "report"), None)
+            if report is not None:
+                say("[bold]6. report[/]", highlight=False)
+                console.print(Path(report["files"]["report"]).read_text(encoding="utf-8"), markup=False, highlight=False)
+            say(f"ledger and files: {home}", markup=False, highlight=False)
+        monitored = next((st["result"] for st in steps if st["step"] == "monitor"), None)
+        outcome = monitored["state"] if monitored else result["status"]  # SUCCEEDED/ABORTED once flown
+        return {"home": str(home), "draft_id": draft["draft_id"], "steps": steps, "outcome": outcome,
+                "mode": "local", "identity": "asserted"}
+
+    def audited() -> dict[str, Any]:
+        started, t0, code = datetime.now(timezone.utc), time.perf_counter(), "OK"
+        try:
+            return body()
+        except SortieError as exc:
+            code = exc.code
+            raise
+        finally:
+            try:
+                from flows.ledger import open_ledger
+
+                open_ledger().audit(
+                    actor=as_user or os.environ.get("SORTIE_USER") or None, command="demo",
+                    args={"world": world, "now": now, "dry_run": dry_run, "recall_at": recall_at, "mode": "local",
+                          "identity": "asserted"},
+                    result_code=code, duration_s=time.perf_counter() - t0, started=started,
+                )
+            except SortieError:
+                pass
+
+    run(audited, as_json, lambda d: None)

@@ -1,0 +1,261 @@
+"""``sortie server``, ``sortie admin …`` and ``sortie watch``: running the authority and following it.
+
+``sortie server --world DIR --home DIR --listen 127.0.0.1:PORT [--clock ISO]``
+starts the authority (``flows.server``). The admin commands run on the server
+host against its ``--home`` (default ``$SORTIE_HOME``): tokens are issued and
+revoked there, one-time-code secrets enrolled there, the policy changed there
+(an audited act: a row in the ledger's audit table). A token is printed once
+and stored only as a hash. ``sortie watch`` is a client: it prints the
+server's live events.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from flows.cli.app import JsonOpt, WorldOpt, app, console, run
+from flows.context import resolve_world_dir, sortie_home
+from planner.errors import InvalidArgument
+
+__all__ = ["admin_app", "token_app", "totp_app", "policy_app"]
+
+admin_app = typer.Typer(help="Administer the authority on its host: tokens, one-time codes, policy.",
+                        no_args_is_help=True)
+token_app = typer.Typer(help="Bearer tokens: create (shown once), list, revoke.", no_args_is_help=True)
+totp_app = typer.Typer(help="One-time codes (TOTP, RFC 6238) for approvals at a shared screen.",
+                       no_args_is_help=True)
+policy_app = typer.Typer(help="The approval policy: four-eyes, approval window.", no_args_is_help=True)
+admin_app.add_typer(token_app, name="token")
+admin_app.add_typer(totp_app, name="totp")
+admin_app.add_typer(policy_app, name="policy")
+app.add_typer(admin_app, name="admin")
+
+HomeOpt = Annotated[Path | None, typer.Option("--home", help="The server's home (default: $SORTIE_HOME).")]
+
+
+def _home(home: Path | None) -> Path:
+    return Path(home).expanduser() if home else sortie_home()
+
+
+def _known_user(user: str, world: str | None, home: Path) -> None:
+    """USER must be in the server's users.json: ``--world``, else the world the server last started with."""
+    import json
+
+    from flows.usecases.common import load_world_at, user_of
+
+    if world is None and (home / "server.json").is_file():
+        world = json.loads((home / "server.json").read_text(encoding="utf-8")).get("world")
+    user_of(load_world_at(resolve_world_dir(world)), user, "hold a token")
+
+
+def _admin_audit(home: Path, command: str, args: dict[str, Any], code: str = "OK") -> None:
+    from flows.ledger import open_ledger
+
+    started = datetime.now(timezone.utc)
+    open_ledger(home).ensure().audit(
+        actor=os.environ.get("USER") or "admin", command=f"admin.{command}",
+        args={**args, "mode": "server", "identity": "host"}, result_code=code, duration_s=0.0, started=started,
+    )
+
+
+@app.command("server")
+def server_cmd(
+    world: Annotated[Path, typer.Option("--world", help="The authority's world folder (the only one it uses).")],
+    home: Annotated[Path, typer.Option("--home", help="The authority's home: ledger, tokens, TOTP, policy.")],
+    listen: Annotated[str, typer.Option("--listen", help="HOST:PORT to listen on.")] = "127.0.0.1:8770",
+    clock: Annotated[str | None, typer.Option(
+        "--clock", help="Start the server's clock at this instant and let it run (demos and simulation only)."
+    )] = None,
+    rules: Annotated[Path | None, typer.Option(
+        "--rules", help="The rule set it plans inside and judges with (default: $SORTIE_RULES, then the bundled one)."
+    )] = None,
+) -> None:
+    """Run the authority: the only writer of the ledger; identity, time, world and policy are its own."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.run import make_config, parse_listen, serve
+
+        parse_listen(listen)
+        config = make_config(world, home, clock, rules)
+        console.print(f"sortie server on http://{listen}  world {config.world}  home {config.home}  "
+                      f"clock {config.clock.describe()}", markup=False, highlight=False)
+        serve(config, listen)
+        return {}
+
+    run(body, False, lambda d: None)
+
+
+@token_app.command("create")
+def token_create(
+    user: Annotated[str, typer.Argument(help="The user id (from the server world's users.json).")],
+    expires: Annotated[str | None, typer.Option("--expires", help="Lifetime, e.g. 30d, 12h (default: never).")] = None,
+    scope: Annotated[str, typer.Option(
+        "--scope", help="Comma-separated: read, plan, approve, dispatch, admin. A Prefect worker: plan,read,dispatch."
+    )] = "read,plan,approve,dispatch",
+    label: Annotated[str, typer.Option("--label", help="A note for the token list (e.g. the machine).")] = "",
+    home: HomeOpt = None,
+    world: WorldOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Issue a token for USER; it is printed once and stored only as a hash."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.tokens import TokenStore, parse_duration
+
+        _known_user(user, world, _home(home))
+        scopes = tuple(s.strip() for s in scope.split(",") if s.strip())
+        info, token = TokenStore(_home(home)).create(
+            user, expires=parse_duration(expires) if expires else None, scopes=scopes, label=label
+        )
+        _admin_audit(_home(home), "token.create", {"user": user, "token_id": info.token_id, "scopes": list(scopes),
+                                                   "expires": info.expires})
+        return {"token": token, "token_id": info.token_id, "user": user, "scopes": sorted(info.scopes),
+                "expires": info.expires}
+
+    def show(d: dict[str, Any]) -> None:
+        console.print(d["token"], markup=False, highlight=False)
+        console.print(f"token {d['token_id']} for {d['user']} ({', '.join(d['scopes'])}), expires "
+                      f"{d['expires'] or 'never'}; shown once: export SORTIE_TOKEN=…", markup=False, highlight=False,
+                      style="dim")
+
+    run(body, as_json, show)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: Annotated[str | None, typer.Argument(help="The token id (see `sortie admin token list`).")] = None,
+    user: Annotated[str | None, typer.Option("--user", help="Revoke every live token of this user.")] = None,
+    home: HomeOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Revoke a token (or all of a user's); the next request with it gets UNAUTHENTICATED."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.tokens import TokenStore
+
+        done = TokenStore(_home(home)).revoke(token_id, user=user)
+        _admin_audit(_home(home), "token.revoke", {"token_id": token_id, "user": user, "revoked": done})
+        return {"revoked": done}
+
+    run(body, as_json, lambda d: console.print(f"revoked: {', '.join(d['revoked']) or 'none'}", highlight=False))
+
+
+@token_app.command("list")
+def token_list(home: HomeOpt = None, as_json: JsonOpt = False) -> None:
+    """Every token (never the token itself, nor its hash)."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.tokens import TokenStore
+
+        return {"tokens": TokenStore(_home(home)).list()}
+
+    def show(d: dict[str, Any]) -> None:
+        for t in d["tokens"]:
+            state = f"revoked {t['revoked']}" if t.get("revoked") else f"expires {t.get('expires') or 'never'}"
+            console.print(f"{t['token_id']}  {t['user']}  {','.join(t['scopes'])}  {state}  {t.get('label', '')}",
+                          markup=False, highlight=False)
+
+    run(body, as_json, show)
+
+
+@totp_app.command("enroll")
+def totp_enroll(
+    user: Annotated[str, typer.Argument(help="The approver's user id.")],
+    home: HomeOpt = None,
+    world: WorldOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Make USER's one-time-code secret: prints the otpauth URI and a QR code to scan."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.totp import TotpStore
+
+        _known_user(user, world, _home(home))
+        uri = TotpStore(str(_home(home))).enroll(user)
+        _admin_audit(_home(home), "totp.enroll", {"user": user})
+        return {"user": user, "otpauth_uri": uri}
+
+    def show(d: dict[str, Any]) -> None:
+        import io
+
+        import segno
+
+        buf = io.StringIO()
+        segno.make(d["otpauth_uri"], error="m").terminal(out=buf, compact=True)
+        console.print(buf.getvalue(), markup=False, highlight=False)
+        console.print(d["otpauth_uri"], markup=False, highlight=False)
+
+    run(body, as_json, show)
+
+
+@policy_app.command("show")
+def policy_show(home: HomeOpt = None, as_json: JsonOpt = False) -> None:
+    """The approval policy the server applies now."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.config import PolicyStore
+
+        return PolicyStore(_home(home)).current().to_dict()
+
+    run(body, as_json, None)
+
+
+@policy_app.command("set")
+def policy_set(
+    four_eyes: Annotated[str | None, typer.Option("--four-eyes", help="on | off")] = None,
+    approval_window: Annotated[str | None, typer.Option("--approval-window", help="e.g. 30m")] = None,
+    home: HomeOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Change the policy (an audited admin act; every later approval records the new one)."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.config import PolicyStore
+        from flows.server.tokens import parse_duration
+
+        fe = None
+        if four_eyes is not None:
+            if four_eyes.lower() not in ("on", "off"):
+                raise InvalidArgument("--four-eyes is on or off")
+            fe = four_eyes.lower() == "on"
+        before, after = PolicyStore(_home(home)).set(
+            four_eyes=fe, approval_ttl=parse_duration(approval_window) if approval_window else None
+        )
+        _admin_audit(_home(home), "policy.set", {"before": before.to_dict(), "after": after.to_dict()})
+        return {"before": before.to_dict(), "after": after.to_dict()}
+
+    run(body, as_json, None)
+
+
+@app.command("watch")
+def watch_cmd(
+    count: Annotated[int | None, typer.Option("--count", help="Stop after this many events.")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Stop after this many seconds.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the server's live events (SORTIE_SERVER, SORTIE_TOKEN): drafts, approvals, dispatches."""
+
+    def body() -> dict[str, Any]:
+        import json
+
+        from flows.client.http import SortieClient
+
+        client = SortieClient.from_env()
+        seen = 0
+        t0 = time.monotonic()
+        for ev in client.events(max_events=count, timeout_s=timeout):
+            seen += 1
+            if as_json:
+                print(json.dumps(ev, ensure_ascii=False, sort_keys=True), flush=True)
+            else:
+                what = " ".join(f"{k}={ev[k]}" for k in ("draft_id", "version", "status", "draft_status") if k in ev)
+                console.print(f"{ev['type']:<20} {what}", markup=False, highlight=False)
+        return {"events": seen, "seconds": round(time.monotonic() - t0, 1)}
+
+    run(body, False, lambda d: None)

@@ -1,0 +1,141 @@
+"""A small httpx client of ``sortie server``: one method per endpoint, coded errors back as exceptions.
+
+Every refusal the server sends (``{"error": {"code", "message", "details"}}``)
+becomes the same ``SortieError`` subclass the use case raised on the server,
+so a command exits with the same code and prints the same ``CODE: message``
+in both modes. A server that cannot be reached, or answers something that is
+not the API, is ``ServerUnavailable``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from planner.errors import ERROR_CODES, ServerUnavailable, SortieError, Unauthenticated
+
+__all__ = ["SortieClient", "error_from"]
+
+
+def error_from(status: int, body: Any) -> SortieError:
+    """The exception for an error response."""
+    err = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(err, dict) or "code" not in err:
+        return ServerUnavailable(f"the server answered HTTP {status} without an error body")
+    cls = ERROR_CODES.get(str(err["code"]))
+    message = str(err.get("message", ""))
+    if cls is None:
+        exc = SortieError(message, details=err.get("details"))
+        exc.code = str(err["code"])  # a code this client does not know yet: keep it as the server said
+        return exc
+    return cls(message, details=err.get("details"))
+
+
+class SortieClient:
+    """``SortieClient(base_url, token)``; ``from_env()`` reads ``SORTIE_SERVER`` and ``SORTIE_TOKEN``."""
+
+    def __init__(self, base_url: str, token: str | None, *, timeout_s: float = 120.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout_s)
+
+    @classmethod
+    def from_env(cls, url: str | None = None) -> SortieClient:
+        base = url or os.environ.get("SORTIE_SERVER", "")
+        if not base:
+            raise ServerUnavailable("SORTIE_SERVER is not set")
+        token = os.environ.get("SORTIE_TOKEN", "").strip()
+        if not token:
+            raise Unauthenticated("SORTIE_SERVER is set but SORTIE_TOKEN is not: ask an admin for a token "
+                                  "(sortie admin token create USER on the server host)")
+        return cls(base, token)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(self, method: str, path: str, *, body: dict[str, Any] | None = None,
+                params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One call; the JSON result, or the server's refusal raised as its ``SortieError``."""
+        clean = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            r = self._http.request(method, path, json=body, params=clean)
+        except httpx.HTTPError as exc:
+            raise ServerUnavailable(f"the sortie server at {self.base_url} cannot be reached: {exc}") from None
+        try:
+            data = r.json()
+        except ValueError:
+            raise ServerUnavailable(f"the server at {self.base_url} answered HTTP {r.status_code}, not JSON") from None
+        if r.status_code >= 400:
+            raise error_from(r.status_code, data)
+        return data
+
+    # -- the API
+
+    def whoami(self) -> dict[str, Any]:
+        return self.request("GET", "/v1/whoami")
+
+    def plan(self, text: str, region_id: str | None = None, area: dict[str, Any] | None = None,
+             on_behalf_of: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"text": text, "region_id": region_id, "area": area}
+        if on_behalf_of:
+            body["on_behalf_of"] = on_behalf_of
+        return self.request("POST", "/v1/plan", body=body)
+
+    def drafts(self, limit: int = 50) -> dict[str, Any]:
+        return self.request("GET", "/v1/drafts", params={"limit": limit})
+
+    def show(self, draft_id: str, version: int | None = None) -> dict[str, Any]:
+        return self.request("GET", f"/v1/drafts/{draft_id}", params={"version": version})
+
+    def diff(self, draft_id: str, v1: int, v2: int) -> dict[str, Any]:
+        return self.request("GET", f"/v1/drafts/{draft_id}/diff", params={"v1": v1, "v2": v2})
+
+    def log(self, draft_id: str) -> dict[str, Any]:
+        return self.request("GET", f"/v1/drafts/{draft_id}/log")
+
+    def export(self, draft_id: str, fmt: str, version: int | None = None, sortie: int = 0) -> dict[str, Any]:
+        return self.request("GET", f"/v1/drafts/{draft_id}/export",
+                            params={"format": fmt, "version": version, "sortie": sortie})
+
+    def replan(self, draft_id: str) -> dict[str, Any]:
+        return self.request("POST", f"/v1/drafts/{draft_id}/replan", body={})
+
+    def approve(self, draft_id: str, version: int, plan_hash: str | None = None, comment: str = "",
+                totp: dict[str, str] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"version": version, "plan_hash": plan_hash, "comment": comment}
+        if totp is not None:
+            body["totp"] = totp
+        return self.request("POST", f"/v1/drafts/{draft_id}/approve", body=body)
+
+    def reject(self, draft_id: str, version: int, reason: str, totp: dict[str, str] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"version": version, "reason": reason}
+        if totp is not None:
+            body["totp"] = totp
+        return self.request("POST", f"/v1/drafts/{draft_id}/reject", body=body)
+
+    def expire(self, draft_id: str, version: int) -> dict[str, Any]:
+        return self.request("POST", f"/v1/drafts/{draft_id}/expire", body={"version": version})
+
+    def dispatch(self, draft_id: str, version: int | None = None, *, dry_run: bool = False,
+                 link: str | dict[str, str] | None = None) -> dict[str, Any]:
+        return self.request("POST", f"/v1/drafts/{draft_id}/dispatch",
+                            body={"version": version, "dry_run": dry_run, "link": link})
+
+    def events(self, *, max_events: int | None = None, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
+        """Server-Sent Events as dicts (``type`` plus the event's data), until the server ends the stream."""
+        params = {k: v for k, v in {"max_events": max_events, "timeout_s": timeout_s}.items() if v is not None}
+        try:
+            with self._http.stream("GET", "/v1/events", params=params, timeout=None) as r:
+                if r.status_code >= 400:
+                    r.read()
+                    raise error_from(r.status_code, r.json())
+                for line in r.iter_lines():
+                    if line.startswith("data: "):
+                        yield json.loads(line[6:])
+        except httpx.HTTPError as exc:
+            raise ServerUnavailable(f"the event stream of {self.base_url} broke: {exc}") from None

@@ -1,0 +1,1 @@
+"""The authority: ``sortie server`` owns identity, time, the world and the ledger (see ``api``)."""

@@ -1,0 +1,63 @@
+"""Request bodies of the authority's API: strict, closed, small.
+
+Every body forbids unknown fields (a ``world`` or ``now`` sent along with an
+approval is an error, not silently ignored) and is strict about types (``"1"``
+is not a version). A refused body is ``INVALID_ARGUMENT`` (HTTP 422) and writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "DispatchBody", "ReplanBody", "ExpireBody"]
+
+_CLOSED = ConfigDict(extra="forbid", strict=True)
+
+
+class PlanBody(BaseModel):
+    model_config = _CLOSED
+    text: str = Field(min_length=1, max_length=2000)
+    region_id: str | None = Field(default=None, max_length=200)
+    area: dict[str, Any] | None = None
+    on_behalf_of: str | None = Field(default=None, max_length=200, description="service tokens only: the requester")
+
+
+class Totp(BaseModel):
+    """The approver's user id and a one-time code, typed at a shared screen (say the Prefect approval form)."""
+
+    model_config = _CLOSED
+    user: str = Field(min_length=1, max_length=200)
+    code: str = Field(min_length=6, max_length=6, pattern=r"^[0-9]{6}$")
+
+
+class ApproveBody(BaseModel):
+    model_config = _CLOSED
+    version: int = Field(ge=1, le=1_000_000)
+    plan_hash: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    comment: str = Field(default="", max_length=2000)
+    totp: Totp | None = None
+
+
+class RejectBody(BaseModel):
+    model_config = _CLOSED
+    version: int = Field(ge=1, le=1_000_000)
+    reason: str = Field(min_length=1, max_length=2000)
+    totp: Totp | None = None
+
+
+class DispatchBody(BaseModel):
+    model_config = _CLOSED
+    version: int | None = Field(default=None, ge=1, le=1_000_000)
+    dry_run: bool = False
+    link: str | dict[str, str] | None = None
+
+
+class ReplanBody(BaseModel):
+    model_config = _CLOSED
+
+
+class ExpireBody(BaseModel):
+    model_config = _CLOSED
+    version: int = Field(ge=1, le=1_000_000)

@@ -1,0 +1,60 @@
+"""Start the authority: check the world and home, build the app, serve it with uvicorn.
+
+The world is checked strictly before the server listens (a server whose world
+has no readable zone data does not start); the same check runs again on every
+request, so a world that breaks while the server runs blocks everything until
+it is fixed.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from flows.server.config import ServerClock, ServerConfig
+from flows.usecases.common import load_rules, load_world_at
+from planner.errors import InvalidArgument
+
+__all__ = ["parse_listen", "make_config", "serve"]
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """``HOST:PORT`` → (host, port)."""
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise InvalidArgument(f"--listen {listen!r}: expected HOST:PORT, e.g. 127.0.0.1:8770")
+    return host, int(port)
+
+
+def make_config(world: str | Path, home: str | Path, clock: str | None = None,
+                rules: str | Path | None = None) -> ServerConfig:
+    """The server's configuration; the world must load strictly now."""
+    world_dir = Path(world).expanduser().resolve()
+    home_dir = Path(home).expanduser().resolve()
+    start = None
+    if clock:
+        try:
+            start = datetime.fromisoformat(clock)
+        except ValueError as exc:
+            raise InvalidArgument(f"--clock {clock!r} is not an ISO 8601 time: {exc}") from None
+    load_world_at(world_dir, strict=True)
+    rules_file = None if rules is None else Path(rules).expanduser().resolve()
+    if rules_file is not None:
+        load_rules(rules_file)  # a rule file that does not load stops the server here, not at the first plan
+    home_dir.mkdir(parents=True, exist_ok=True)
+    config = ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start), rules=rules_file)
+    # So the admin commands on this host check user ids against the server's own world by default.
+    (home_dir / "server.json").write_text(json.dumps({"world": str(world_dir)}, indent=1) + "\n", encoding="utf-8")
+    return config
+
+
+def serve(config: ServerConfig, listen: str) -> None:
+    """Run until interrupted."""
+    import uvicorn
+
+    from flows.server.api import create_app
+
+    host, port = parse_listen(listen)
+    uvicorn.run(create_app(config), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2,
+                access_log=False)

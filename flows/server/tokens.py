@@ -1,0 +1,119 @@
+"""Bearer tokens: issued per user by an admin on the server host, shown once, stored only as a hash.
+
+A token is ``sortie_<id>_<secret>``: the id finds the record, the sha256 of
+the whole token is compared in constant time. A record holds the user, the
+scopes the token may use (a service token for Prefect workers is narrowed to
+``plan,read,dispatch``), when it was created, when it expires and whether it
+was revoked. Expiry is judged by the wall clock of the server host, never by a
+caller and never by a demo ``--clock`` (a credential's lifetime is real time).
+
+The user's roles and tenants are NOT in the token: they are looked up in the
+server's own users.json on every request, so a change there takes effect at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from flows.server.filestore import locked_json, read_json
+from planner.errors import InvalidArgument, NotFound, Unauthenticated
+
+__all__ = ["SCOPES", "TokenInfo", "TokenStore", "parse_duration"]
+
+#: What a token may be used for. ``approve`` covers approve and reject; ``admin`` the admin API.
+SCOPES = frozenset({"read", "plan", "approve", "dispatch", "admin"})
+DEFAULT_SCOPES = ("read", "plan", "approve", "dispatch")
+_TOKEN = re.compile(r"^sortie_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})$")
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90s``, ``15m``, ``12h``, ``30d`` → a positive duration."""
+    m = re.fullmatch(r"\s*(\d+)\s*([smhd])\s*", text or "")
+    if not m or int(m.group(1)) <= 0:
+        raise InvalidArgument(f"duration {text!r}: expected a positive number with s, m, h or d (e.g. 30d)")
+    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m.group(2)]
+    return timedelta(**{unit: int(m.group(1))})
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """A verified token: who it speaks for and what it may do."""
+
+    token_id: str
+    user: str
+    scopes: frozenset[str]
+    expires: str | None
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+class TokenStore:
+    """``<home>/auth/tokens.json``: token id → {user, sha256, scopes, created, expires, revoked}."""
+
+    def __init__(self, home: str | Path) -> None:
+        self.path = Path(home) / "auth" / "tokens.json"
+
+    def create(self, user: str, *, expires: timedelta | None = None, scopes: tuple[str, ...] = DEFAULT_SCOPES,
+               label: str = "") -> tuple[TokenInfo, str]:
+        """A new token for ``user``: returns its record and the token itself (the only time it is seen)."""
+        bad = set(scopes) - SCOPES
+        if bad or not scopes:
+            raise InvalidArgument(f"scopes {sorted(bad) or '(none)'}: expected some of {', '.join(sorted(SCOPES))}")
+        token_id = secrets.token_hex(8)
+        token = f"sortie_{token_id}_{secrets.token_urlsafe(32)}"
+        created = _now()
+        until = None if expires is None else (created + expires).isoformat()
+        with locked_json(self.path, {"tokens": {}}) as data:
+            data["tokens"][token_id] = {
+                "user": user, "sha256": _hash(token), "scopes": sorted(set(scopes)), "created": created.isoformat(),
+                "expires": until, "revoked": None, "label": label,
+            }
+        return TokenInfo(token_id, user, frozenset(scopes), until), token
+
+    def verify(self, token: str | None) -> TokenInfo:
+        """The token's record, or ``Unauthenticated`` (missing, malformed, unknown, wrong, expired, revoked)."""
+        if not token:
+            raise Unauthenticated("no token: set SORTIE_TOKEN (ask an admin: sortie admin token create USER)")
+        m = _TOKEN.match(token.strip())
+        if not m:
+            raise Unauthenticated("the token is not a sortie token")
+        rec = read_json(self.path, {"tokens": {}})["tokens"].get(m.group(1))
+        if rec is None or not hmac.compare_digest(rec["sha256"], _hash(token.strip())):
+            raise Unauthenticated("the token is not known to this server")
+        if rec.get("revoked"):
+            raise Unauthenticated(f"the token was revoked at {rec['revoked']}")
+        if rec.get("expires") and _now() >= datetime.fromisoformat(rec["expires"]):
+            raise Unauthenticated(f"the token expired at {rec['expires']}")
+        return TokenInfo(m.group(1), rec["user"], frozenset(rec["scopes"]), rec.get("expires"))
+
+    def revoke(self, token_id: str | None = None, *, user: str | None = None) -> list[str]:
+        """Revoke one token (by id) or every live token of a user; returns the ids revoked."""
+        if not token_id and not user:
+            raise InvalidArgument("revoke which token? give its id or --user USER")
+        done: list[str] = []
+        with locked_json(self.path, {"tokens": {}}) as data:
+            for tid, rec in data["tokens"].items():
+                if (tid == token_id or (user and rec["user"] == user)) and not rec.get("revoked"):
+                    rec["revoked"] = _now().isoformat()
+                    done.append(tid)
+        if token_id and not done:
+            raise NotFound(f"no live token with id {token_id!r}")
+        return done
+
+    def list(self) -> list[dict[str, Any]]:
+        """Every token's record without its hash."""
+        data = read_json(self.path, {"tokens": {}})["tokens"]
+        return [{"token_id": tid, **{k: v for k, v in rec.items() if k != "sha256"}} for tid, rec in sorted(data.items())]

@@ -1,0 +1,180 @@
+"""The dispatch use case: one approved version to the vehicles, once ever.
+
+gather: the version, the dispatching user, the matching unexpired approval,
+a fresh snapshot of the world (the server's own, strictly loaded, in server
+mode) and the rule set; decide: ``drafting.recheck`` (the rules again, now);
+apply: claim the idempotency key in the ledger, upload over MAVLink
+(``flows.vehicle.upload``), record the outcome.
+
+In server mode an approval is accepted only if it was itself made in server
+mode: an approval recorded by an embedded (local, asserted) sortie never
+satisfies the authority.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from flows.ledger import DispatchRecord, Ledger, idempotency_key, kill_point, params_hash
+from flows.usecases import drafting
+from flows.usecases.actor import Actor
+from flows.usecases.common import load_rules, load_world_at, user_of
+from flows.usecases.draftfiles import files_of
+from flows.usecases.views import DispatchSummary, dispatch_summary
+from planner.errors import (
+    ApprovalRequired,
+    Conflict,
+    DeviceUnavailable,
+    DispatchFailed,
+    DispatchUncertain,
+    Forbidden,
+    InvalidArgument,
+    SortieError,
+)
+from planner.plan import plan_from_dict
+
+__all__ = ["dispatch", "first_outcome"]
+
+
+def dispatch(
+    draft_id: str,
+    version: int | None = None,
+    *,
+    actor: str | Actor,
+    now: datetime,
+    link: str | Mapping[str, str] | None = None,
+    dry_run: bool = False,
+    world_dir: str | Path | None = None,
+    rules_path: str | Path | None = None,
+    timeout_s: float = 30.0,
+    ledger: Ledger,
+) -> DispatchSummary:
+    """Dispatch one approved version (the latest when ``version`` is None), once ever.
+
+    Order: the dispatcher role; an earlier dispatch of this version → its first
+    outcome (PENDING while in flight; other parameters → ``Conflict``); a
+    matching unexpired approval (``ApprovalRequired``/``ApprovalStale``; in
+    server mode one made in server mode); the rules on a FRESH world snapshot
+    (``DeviceUnavailable``/``AirspaceBlocked``); then ``dry_run`` stops and
+    reports. Otherwise the idempotency key is claimed in the ledger, the plan
+    uploaded, and the outcome recorded: ACKED → DISPATCHED, a refusal → FAILED
+    (draft ABORTED), an unknown outcome → UNCERTAIN (never re-sent blind).
+    """
+    who = actor if isinstance(actor, Actor) else Actor(actor)
+    rec = ledger.get_draft(draft_id, version)
+    world = load_world_at(world_dir or rec.world_dir, strict=who.mode == "server")
+    user = user_of(world, who.id, "dispatch")
+    if not user.may("dispatcher", rec.tenant, rec.region_id):
+        raise Forbidden(f"{user.id} may not dispatch drafts of tenant {rec.tenant}")
+    if rec.plan_hash is None:
+        raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state} and has no plan to dispatch")
+    key = idempotency_key(draft_id, rec.version, rec.plan_hash)
+    params = {"link": dict(link) if isinstance(link, Mapping) else link}
+    earlier = ledger.get_dispatch(key)
+    if earlier is not None:
+        if earlier.params_hash != params_hash(params):
+            raise Conflict(
+                f"draft {draft_id} v{rec.version} was already dispatched with other parameters "
+                f"({json.dumps(earlier.params)}); a version is dispatched once"
+            )
+        return first_outcome(ledger, earlier, now=now)
+    approval = ledger.valid_approval(draft_id, rec.version, now=now)
+    if who.mode == "server" and approval.evidence.get("mode") != "server":
+        raise ApprovalRequired(
+            f"the approval of {draft_id} v{rec.version} by {approval.approver} was made in "
+            f"{approval.evidence.get('mode', 'local')} mode (identity asserted); the server accepts only its own "
+            "approvals: approve it through the server"
+        )
+    checks = ["approval matches this version and plan hash and has not expired"]
+    checks += drafting.recheck(rec, world, load_rules(rules_path), now)
+    if dry_run:
+        return DispatchSummary(
+            draft_id=draft_id, version=rec.version, idempotency_key=key, status="DRY_RUN", first=True, dry_run=True,
+            draft_status=rec.state, message="dry run: every check passed; nothing was claimed or sent",
+            checks=checks, files=files_of(draft_id, rec.version, ledger.path.parent),
+        )
+    from flows.vehicle.upload import upload_plan as upload  # pymavlink is heavy: only a real dispatch loads it
+
+    drones = sorted({s["drone_id"] for s in (rec.plan or {}).get("sorties", [])})
+    if isinstance(link, str) and len(drones) > 1:
+        raise InvalidArgument(
+            f"--link names one vehicle but the plan flies {len(drones)} drones ({', '.join(drones)}); "
+            "give no --link (each drone's own link is used)"
+        )
+    claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now)
+    if not claim.claimed:
+        return first_outcome(ledger, claim.dispatch, now=now)
+    kill_point("dispatch:after_claim")
+    plan = plan_from_dict(rec.plan or {})
+
+    def on_attempt(entry: dict[str, Any]) -> None:
+        try:
+            ledger.record_attempt(key, entry, now=now)
+        except SortieError:
+            pass  # the outcome below is recorded regardless; an attempt log line is not worth failing for
+
+    try:
+        outcome = upload(plan, world, link=link, timeout_s=timeout_s, on_attempt=on_attempt)
+        status, result = "ACKED", _outcome_dict(outcome)
+        result["message"] = "the vehicle accepted the mission"
+    except (DispatchFailed, DeviceUnavailable) as exc:
+        status, result = "FAILED", {"message": exc.message, "outcome": exc.details}
+    except DispatchUncertain as exc:
+        status, result = "UNCERTAIN", {"message": exc.message, "outcome": exc.details}
+    except SortieError as exc:
+        status, result = "FAILED", {"message": exc.message, "code": exc.code}
+    except Exception as exc:  # noqa: BLE001 - a crash mid-upload: what the vehicle holds is unknown
+        status, result = "UNCERTAIN", {"message": f"the upload stopped with {type(exc).__name__}: {exc}"}
+    kill_point("dispatch:after_upload")
+    done = ledger.finish_dispatch(key, status=status, result=result, actor=user.id, now=now)
+    draft_now = ledger.get_draft(draft_id, rec.version).state
+    if status == "UNCERTAIN":
+        raise DispatchUncertain(
+            f"{result['message']} (draft {draft_id} v{rec.version} stays {draft_now}; read the mission back, "
+            "do not re-send)",
+            details=dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"]).to_dict(),
+        )
+    if status == "FAILED":
+        raise DispatchFailed(
+            f"{result['message']} (draft {draft_id} v{rec.version} is now {draft_now})",
+            details=dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"]).to_dict(),
+        )
+    return dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"], checks=checks)
+
+
+def _outcome_dict(outcome: Any) -> dict[str, Any]:
+    if hasattr(outcome, "to_dict"):
+        return dict(outcome.to_dict())
+    if isinstance(outcome, Mapping):
+        return dict(outcome)
+    return {"outcome": str(outcome)}
+
+
+def first_outcome(ledger: Ledger, d: DispatchRecord, *, now: datetime) -> DispatchSummary:
+    """The answer to a repeated dispatch: the first one's outcome, never a second upload."""
+    state = ledger.get_draft(d.draft_id, d.version).state
+    if d.status == "PENDING" and not d.owner_alive():
+        msg = (
+            f"the first dispatch (pid {d.owner_pid}, {d.created_time}) died before recording its outcome; "
+            "what reached the vehicle is unknown: read its mission back before anything else, never re-send blind"
+        )
+        try:
+            d = ledger.finish_dispatch(
+                d.idempotency_key, status="UNCERTAIN", result={"message": msg}, actor="sortie", now=now,
+                expected_status=("PENDING",),
+            )
+        except Conflict:
+            d = ledger.get_dispatch(d.idempotency_key) or d
+        return dispatch_summary(d, first=False, draft_status=state, message=msg)
+    msg = {
+        "PENDING": "a dispatch of this version is in flight; this is its outcome so far",
+        "ACKED": "already dispatched: the vehicle accepted the mission",
+        "SENT": "already dispatched",
+        "UNCERTAIN": "the first dispatch's outcome is unknown; read the mission back, do not re-send",
+        "FAILED": "the first dispatch failed; replan to try again",
+    }[d.status]
+    return dispatch_summary(d, first=False, draft_status=state, message=msg)

@@ -1,0 +1,287 @@
+"""Use cases that make drafts: ``plan_draft``, ``replan`` and the read-only ``what_if``.
+
+Each is gather → decide → apply:
+
+    gather  the world (a fresh snapshot; strict in server mode), the rule set,
+            the acting user, the intent (extracted, or the recorded one on replan)
+    decide  ``drafting.draft_versions``: alternatives over fleets → version rows
+    apply   draft files first, then one ledger transaction (``record_versions``)
+
+The ledger, the actor (``Actor``: id, mode, how it was proven) and ``now`` come
+in from the entry point (CLI, server, Prefect); nothing here reads the clock or
+opens the ledger from the environment. The same request (user, text, area,
+world snapshot, ``now``) is the same draft: planning it again returns the
+recorded draft, which is what makes a killed ``sortie plan`` safe to rerun.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from shapely.geometry import shape
+from shapely.geometry.base import BaseGeometry
+
+from flows.context import resolve_world_dir
+from flows.ledger import DraftRecord, Ledger, NewVersion, kill_point
+from flows.usecases import drafting
+from flows.usecases.actor import Actor
+from flows.usecases.common import load_rules, load_world_at, user_of
+from flows.usecases.draftfiles import files_of, write_files
+from flows.usecases.views import DraftSummary, summarize
+from planner.errors import Conflict, Forbidden, InvalidArgument, SortieError
+from planner.plan import Plan, plan_from_dict
+from planner.world import World
+
+__all__ = ["plan_draft", "replan", "what_if", "ensure_files", "read_area"]
+
+_SUPERSEDABLE = {"DRAFT", "APPROVED", "WAITING_RESOURCE"}
+_REPLANNABLE = _SUPERSEDABLE | {"REJECTED", "EXPIRED"}
+
+
+def read_area(area_geojson: Any) -> BaseGeometry:
+    """The area as given: a GeoJSON dict or text, or a path to a GeoJSON file (read here, at the edge)."""
+    data = area_geojson
+    if isinstance(data, Path) or (isinstance(data, str) and not data.lstrip().startswith("{")):
+        path = Path(data).expanduser()
+        if not path.is_file():
+            raise InvalidArgument(f"area file {str(path)!r} does not exist")
+        data = path.read_text(encoding="utf-8")
+    return drafting.parse_area(data)
+
+
+def ensure_files(rec: DraftRecord, home: Path, world: World | None = None) -> dict[str, str]:
+    """A version's files, rewritten from the ledger when missing (say after a crash between commit and write)."""
+    files = files_of(rec.draft_id, rec.version, home)
+    if "draft" in files and ("map" in files or rec.plan is None):
+        return files
+    if world is None:
+        try:
+            world = load_world_at(rec.world_dir)
+        except SortieError:
+            return files
+    plan = None if rec.plan is None else plan_from_dict(rec.plan)
+    return write_files(rec.draft_id, rec.version, plan, world, summarize(rec, files={}).to_dict(), home)
+
+
+def _extract(text: str, *, region_id: str | None, now: datetime, world: World, llm_settings: Any | None) -> Any:
+    from intents.extract import extract_intent
+
+    return extract_intent(text, region_id=region_id, now=now, timezone=world.timezone, settings=llm_settings)
+
+
+def _apply(
+    ledger: Ledger, rows: list[NewVersion], reasons: list[str], plans: list[Plan | None], world: World, *,
+    actor: Actor, now: datetime, supersede: DraftRecord | None,
+) -> list[DraftRecord]:
+    """Files first (atomically, per version), then the versions in one ledger transaction."""
+    home = ledger.path.parent
+    for row, plan in zip(rows, plans):
+        pre = DraftRecord(
+            draft_id=row.draft_id, version=row.version, state=row.state, row_version=1, request_key=row.request_key,
+            tenant=row.tenant, region_id=row.region_id, requested_by=row.requested_by, request_text=row.request_text,
+            intent=row.intent, plan=row.plan, plan_hash=row.plan_hash, findings=row.findings, verdict=row.verdict,
+            missing=row.missing, notes=row.notes, world_name=row.world_name, world_dir=row.world_dir,
+            world_hash=row.world_hash, created_time=now.isoformat(), updated_time=now.isoformat(),
+        )
+        write_files(row.draft_id, row.version, plan, world, summarize(pre, files={}).to_dict(), home)
+    kill_point("plan:after_files")
+    recs = ledger.record_versions(rows, actor=actor.id, now=now, supersede=supersede, reasons=reasons[:-1])
+    kill_point("plan:after_commit")
+    return recs
+
+
+def _gather_request(
+    *, text: str, region_id: str | None, area_geojson: Any, actor: Actor, world: World, now: datetime,
+    llm_settings: Any | None,
+) -> tuple[Any, BaseGeometry, str | None, str, dict[str, Any] | None]:
+    """Validate the request, extract the intent, settle the area, region and tenant, check the planner role."""
+    if not text or not text.strip():
+        raise InvalidArgument("the request text is empty")
+    if region_id is not None and area_geojson is not None:
+        raise InvalidArgument("give either --region or --area, not both")
+    if now.tzinfo is None:
+        raise InvalidArgument("now needs a timezone offset")
+    user = user_of(world, actor.id, "plan")
+    area: BaseGeometry | None = None
+    area_doc = None
+    if area_geojson is not None:
+        area = read_area(area_geojson)
+        area_doc = drafting.area_dict(area)
+    extraction = _extract(text, region_id=region_id, now=now, world=world, llm_settings=llm_settings)
+    intent = extraction.intent if hasattr(extraction, "intent") else extraction
+    if region_id is None and area is None and intent.area.kind == "region" and intent.area.region_id:
+        region_id = intent.area.region_id
+    if region_id is not None:
+        area = world.region(region_id).area
+    if area is None:
+        raise InvalidArgument("where? give --region ID or --area FILE.geojson")
+    tenant = drafting.tenant_for(world, user, region_id, area)
+    if not user.may("planner", tenant, region_id):
+        raise Forbidden(
+            f"{user.id} may not plan for tenant {tenant}" + ("" if region_id is None else f" in region {region_id}")
+        )
+    return extraction, area, region_id, tenant, area_doc
+
+
+def _intent_doc(extraction: Any) -> dict[str, Any]:
+    return extraction.to_dict() if hasattr(extraction, "to_dict") else {"intent": extraction.model_dump(mode="json")}
+
+
+def plan_draft(
+    *,
+    text: str,
+    region_id: str | None = None,
+    area_geojson: Any = None,
+    requested_by: str | Actor,
+    world_dir: str | Path | None = None,
+    now: datetime,
+    rules_path: str | Path | None = None,
+    llm_settings: Any | None = None,
+    ledger: Ledger,
+) -> DraftSummary:
+    """Extract, plan, evaluate and record a new draft; return its current version.
+
+    ``area_geojson`` is a GeoJSON geometry/Feature/FeatureCollection (dict, text
+    or file path); exactly one of it and ``region_id`` is needed (a region the
+    request names itself also works). The requester needs the planner role for
+    the tenant and region. The same request at the same ``now`` on the same
+    world returns the already recorded draft (``created=False``).
+    """
+    actor = requested_by if isinstance(requested_by, Actor) else Actor(requested_by)
+    wdir = resolve_world_dir(world_dir)
+    world = load_world_at(wdir, strict=actor.mode == "server")
+    extraction, area, region_id, tenant, area_doc = _gather_request(
+        text=text, region_id=region_id, area_geojson=area_geojson, actor=actor, world=world, now=now,
+        llm_settings=llm_settings,
+    )
+    key = drafting.request_key("plan", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash)
+    draft_id = "d-" + key[:12]
+    ledger.ensure()
+    existing = ledger.find_by_request_key(key)
+    if existing is not None:
+        return _existing(ledger, existing.draft_id, world)
+    req = drafting.Request(
+        draft_id=draft_id, request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id, text=text,
+        intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),
+    )
+    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, load_rules(rules_path), now, 1)
+    try:
+        recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=None)
+    except Conflict:
+        # The same request recorded concurrently: the first one is the draft.
+        if ledger.find_by_request_key(key) is None:
+            raise
+        return _existing(ledger, draft_id, world)
+    last = recs[-1]
+    home = ledger.path.parent
+    return summarize(last, files=files_of(last.draft_id, last.version, home), versions=[r.version for r in recs])
+
+
+def what_if(
+    *,
+    text: str,
+    region_id: str | None = None,
+    area_geojson: Any = None,
+    requested_by: str | Actor,
+    world_dir: str | Path | None = None,
+    now: datetime,
+    rules_path: str | Path | None = None,
+    llm_settings: Any | None = None,
+) -> dict[str, Any]:
+    """Plan without recording anything: gather and decide, no apply (``sortie plan --what-if``).
+
+    This is the one place a caller's own world and time are fine: nothing it
+    returns can be approved or dispatched.
+    """
+    actor = requested_by if isinstance(requested_by, Actor) else Actor(requested_by)
+    wdir = resolve_world_dir(world_dir)
+    world = load_world_at(wdir)
+    extraction, area, region_id, tenant, area_doc = _gather_request(
+        text=text, region_id=region_id, area_geojson=area_geojson, actor=actor, world=world, now=now,
+        llm_settings=llm_settings,
+    )
+    key = drafting.request_key("what-if", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash)
+    req = drafting.Request(
+        draft_id="what-if-" + key[:8], request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id,
+        text=text, intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),
+    )
+    rows, reasons, _plans = drafting.draft_versions(req, extraction, area, world, load_rules(rules_path), now, 1)
+    last = rows[-1]
+    stamp = now.isoformat()
+    rec = DraftRecord(
+        draft_id=last.draft_id, version=last.version, state="WHAT_IF", row_version=0, request_key=key,
+        tenant=last.tenant, region_id=last.region_id, requested_by=last.requested_by, request_text=text,
+        intent=last.intent, plan=last.plan, plan_hash=last.plan_hash, findings=last.findings, verdict=last.verdict,
+        missing=last.missing, notes={**last.notes, "would_be": last.state, "alternatives": reasons},
+        world_name=last.world_name, world_dir=last.world_dir, world_hash=last.world_hash, created_time=stamp,
+        updated_time=stamp,
+    )
+    out = summarize(rec, files={}, versions=[r.version for r in rows]).to_dict()
+    out["what_if"] = True
+    return out
+
+
+def _existing(ledger: Ledger, draft_id: str, world: World) -> DraftSummary:
+    versions = ledger.versions(draft_id)
+    latest = versions[-1]
+    home = ledger.path.parent
+    for v in versions:
+        ensure_files(v, home, world)
+    return summarize(latest, files=files_of(latest.draft_id, latest.version, home),
+                     versions=[v.version for v in versions], created=False)
+
+
+def replan(
+    draft_id: str,
+    *,
+    requested_by: str | Actor,
+    world_dir: str | Path | None = None,
+    now: datetime,
+    rules_path: str | Path | None = None,
+    ledger: Ledger,
+) -> DraftSummary:
+    """Plan the draft's request again on a fresh world at ``now``: a new version; the old one SUPERSEDED.
+
+    The intent recorded with the draft is reused (no second extraction); the
+    area is the one recorded. Two concurrent replans: one wins, the other gets
+    ``Conflict``.
+    """
+    actor = requested_by if isinstance(requested_by, Actor) else Actor(requested_by)
+    latest = ledger.get_draft(draft_id)
+    if latest.state not in _REPLANNABLE:
+        raise Conflict(f"draft {draft_id} v{latest.version} is {latest.state}; it can no longer be replanned")
+    wdir = resolve_world_dir(world_dir or latest.world_dir)
+    world = load_world_at(wdir, strict=actor.mode == "server")
+    user = user_of(world, actor.id, "replan")
+    if not user.may("planner", latest.tenant, latest.region_id):
+        raise Forbidden(f"{user.id} may not plan for tenant {latest.tenant}")
+    from intents.extract import Extraction
+    from intents.intent import Intent
+    from intents.timeresolve import resolve_clock, resolve_date, resolve_start
+
+    doc = latest.intent or {}
+    intent = Intent.model_validate(doc.get("intent", doc))
+    extraction = Extraction(
+        intent=intent,
+        extractor=str(doc.get("extractor", "ledger")),
+        start_at=resolve_start(intent.when, now, world.timezone),
+        date=resolve_date(intent.when, now, world.timezone),
+        start_time=resolve_clock(intent.when),
+    )
+    area = shape(latest.notes["area"]) if latest.notes.get("area") else world.region(str(latest.region_id)).area
+    req = drafting.Request(
+        draft_id=draft_id, request_key=latest.request_key, tenant=latest.tenant, region_id=latest.region_id,
+        requested_by=latest.requested_by, text=latest.request_text, intent_doc=_intent_doc(extraction),
+        area=drafting.area_dict(area), world_dir=str(wdir),
+    )
+    rows, reasons, plans = drafting.draft_versions(
+        req, extraction, area, world, load_rules(rules_path), now, latest.version + 1
+    )
+    supersede = latest if latest.state in _SUPERSEDABLE else None
+    recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=supersede)
+    last = recs[-1]
+    home = ledger.path.parent
+    return summarize(last, files=files_of(last.draft_id, last.version, home),
+                     versions=[v.version for v in ledger.versions(draft_id)])

@@ -1,0 +1,133 @@
+"""Use cases that read: drafts of a user's tenants, one version, a diff, the log, an export.
+
+Visibility is by tenant: a user sees only drafts of their tenants. In local
+mode a draft of another tenant is ``Forbidden`` (the operator asserted who
+they are and is told why); behind the server it is ``NotFound``, so a token
+of one tenant cannot even learn which draft ids another tenant has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from flows.ledger import Ledger
+from flows.usecases import drafting
+from flows.usecases.actor import Actor
+from flows.usecases.common import load_world_at, user_of
+from flows.usecases.draftfiles import draft_dir, files_of
+from flows.usecases.views import DraftSummary, summarize
+from planner.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from planner.plan import plan_from_dict, plan_to_geojson
+
+__all__ = ["EXPORT_FORMATS", "check_visible", "list_drafts", "show_draft", "diff_versions", "draft_log", "export",
+           "export_bytes"]
+
+EXPORT_FORMATS = ("geojson", "qgc", "waypoints", "kml")
+
+
+def check_visible(draft_id: str, user: str | Actor, *, world_dir: str | Path | None = None, ledger: Ledger) -> None:
+    """Refuse unless ``user`` belongs to the draft's tenant (``Forbidden`` locally, ``NotFound`` on a server)."""
+    actor = user if isinstance(user, Actor) else Actor(user)
+    rec = ledger.get_draft(draft_id)
+    world = load_world_at(world_dir or rec.world_dir, strict=actor.mode == "server")
+    u = user_of(world, actor.id, "see drafts")
+    if rec.tenant not in u.tenants and "*" not in u.tenants:
+        if actor.mode == "server":
+            raise NotFound(f"draft {draft_id!r} is not in the ledger")
+        raise Forbidden(f"{u.id} does not see drafts of tenant {rec.tenant}")
+
+
+def list_drafts(*, user: str | Actor | None = None, world_dir: str | Path | None = None, limit: int = 200,
+                ledger: Ledger) -> list[DraftSummary]:
+    """The latest version of each draft, newest first; only the user's tenants when ``user`` is given."""
+    tenants: list[str] | None = None
+    if user:
+        actor = user if isinstance(user, Actor) else Actor(user)
+        world = load_world_at(world_dir, strict=actor.mode == "server")
+        u = user_of(world, actor.id, "see drafts")
+        tenants = None if "*" in u.tenants else sorted(u.tenants)
+    home = ledger.path.parent
+    return [summarize(r, files=files_of(r.draft_id, r.version, home)) for r in ledger.list_drafts(tenants=tenants, limit=limit)]
+
+
+def show_draft(draft_id: str, version: int | None = None, *, ledger: Ledger) -> DraftSummary:
+    """One version (the latest by default) with its files, approvals and dispatch in ``notes``."""
+    rec = ledger.get_draft(draft_id, version)
+    versions = [v.version for v in ledger.versions(draft_id)]
+    approvals = [asdict(a) for a in ledger.approvals(draft_id, rec.version)]
+    dispatches = [
+        {"idempotency_key": d.idempotency_key, "status": d.status, "attempts": d.attempts, "result": d.result}
+        for d in ledger.dispatches(draft_id)
+        if d.version == rec.version
+    ]
+    s = summarize(rec, files=files_of(rec.draft_id, rec.version, ledger.path.parent), versions=versions)
+    return replace(s, notes={**s.notes, "approvals": approvals, "dispatches": dispatches})
+
+
+def diff_versions(draft_id: str, v1: int, v2: int, *, ledger: Ledger) -> dict[str, Any]:
+    """What changed between two versions: state, hash, verdict, sorties and findings."""
+    a, b = ledger.get_draft(draft_id, v1), ledger.get_draft(draft_id, v2)
+    return drafting.diff(a, b, summarize(a, files={}), summarize(b, files={}))
+
+
+def draft_log(draft_id: str, *, ledger: Ledger) -> dict[str, Any]:
+    """Every event, approval and dispatch of a draft, in order."""
+    ledger.get_draft(draft_id)  # NotFound for an unknown id
+    return {
+        "draft_id": draft_id,
+        "events": [asdict(e) for e in ledger.events(draft_id)],
+        "approvals": [asdict(a) for a in ledger.approvals(draft_id)],
+        "dispatches": [
+            {k: v for k, v in asdict(d).items() if k not in ("attempt_log",)} for d in ledger.dispatches(draft_id)
+        ],
+    }
+
+
+def export_bytes(draft_id: str, version: int | None, fmt: str, *, world_dir: str | Path | None = None,
+                 sortie: int = 0, ledger: Ledger) -> tuple[int, bytes, str]:
+    """A version's plan as geojson | qgc | waypoints | kml: (version, bytes, file suffix); nothing written."""
+    if fmt not in EXPORT_FORMATS:
+        raise InvalidArgument(f"format {fmt!r}: expected one of {', '.join(EXPORT_FORMATS)}")
+    rec = ledger.get_draft(draft_id, version)
+    if rec.plan is None:
+        raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state} and has no plan to export")
+    plan = plan_from_dict(rec.plan)
+    suffix = {"geojson": ".geojson", "qgc": ".plan", "waypoints": ".waypoints", "kml": ".kml"}[fmt]
+    from planner import export_files as files
+
+    if fmt == "geojson":
+        data: Any = (json.dumps(plan_to_geojson(plan), ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode()
+    elif fmt == "kml":
+        data = files.plan_kml(plan)
+    else:
+        world = load_world_at(world_dir or rec.world_dir)
+        if sortie < 0 or sortie >= len(plan.sorties):
+            raise InvalidArgument(f"sortie {sortie} is not in the plan (it has {len(plan.sorties)})")
+        maker = files.qgc_plan if fmt == "qgc" else files.mission_planner_waypoints
+        data = maker(plan, world, sortie)
+    return rec.version, data if isinstance(data, bytes) else str(data).encode("utf-8"), suffix
+
+
+def write_export(target: Path, data: bytes) -> None:
+    """Write an export atomically (a temporary file renamed into place)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, target)
+
+
+def export(draft_id: str, version: int | None, fmt: str, *, out: str | Path | None = None,
+           world_dir: str | Path | None = None, sortie: int = 0, ledger: Ledger) -> dict[str, Any]:
+    """Write a version's plan as geojson | qgc | waypoints | kml (``planner.export_files``); returns the path.
+
+    QGroundControl ``.plan`` and Mission Planner ``.waypoints`` hold one vehicle's
+    mission: ``sortie`` picks which (default the first).
+    """
+    ver, data, suffix = export_bytes(draft_id, version, fmt, world_dir=world_dir, sortie=sortie, ledger=ledger)
+    target = Path(out) if out else draft_dir(draft_id, ver, ledger.path.parent) / f"mission{suffix}"
+    write_export(target, data)
+    return {"draft_id": draft_id, "version": ver, "format": fmt, "path": str(target), "bytes": target.stat().st_size}

@@ -1,0 +1,136 @@
+"""A real ``sortie server`` process on 127.0.0.1 with real tokens, for the tests of the authority.
+
+One server per module, on a copy of the demo world (its zones kept) under a
+fresh home; the clock starts at the demo world's reference time and runs.
+Tokens are issued with the real ``sortie admin token create`` command. The
+drones' telemetry is stamped at the server's time before a dispatch, as the
+fleet feed does in the field (``report_in``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from flows.context import DEMO_WORLD_DIR
+from testkit import free_port, stop_process_group
+
+ROOT = Path(__file__).resolve().parents[2]
+SORTIE = Path(sys.executable).parent / "sortie"
+CLOCK = "2026-11-29T07:00:00+02:00"
+TEXT = "这块地今天巡一遍消防通道"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SORTIE_") and not k.startswith("PREFECT_")}
+    env.update({"COLUMNS": "200", **extra})
+    return env
+
+
+def sortie(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SORTIE), *args], env=clean_env(**env), cwd=ROOT, capture_output=True, text=True,
+                          timeout=280)
+
+
+@dataclass
+class Authority:
+    url: str
+    world: Path
+    home: Path
+    proc: subprocess.Popen[bytes]
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    sortie_bin = SORTIE
+
+    @staticmethod
+    def env(**extra: str) -> dict[str, str]:
+        return clean_env(**extra)
+
+    @staticmethod
+    def sortie(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+        return sortie(args, **env)
+
+    def token(self, user: str, *args: str) -> str:
+        p = sortie(["admin", "token", "create", user, "--home", str(self.home), "--world", str(self.world), "--json",
+                    *args])
+        assert p.returncode == 0, p.stderr + p.stdout
+        return json.loads(p.stdout)["token"]
+
+    def client(self, user: str | None = None, token: str | None = None) -> httpx.Client:
+        tok = token if token is not None else (self.tokens[user] if user else None)
+        headers = {"Authorization": f"Bearer {tok}"} if tok else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=240)
+
+    def call(self, user: str, method: str, path: str, **kw: Any) -> httpx.Response:
+        with self.client(user) as c:
+            return c.request(method, path, **kw)
+
+    def report_in(self) -> None:
+        """The drones report: telemetry stamped at the server's current time."""
+        now = self.call("chen.jing", "GET", "/v1/drafts", params={"limit": 1}).json()["server_time"]
+        path = self.world / "fleet.json"
+        fleet = json.loads(path.read_text(encoding="utf-8"))
+        for d in fleet["drones"]:
+            d["last_telemetry_at"] = now
+        path.write_text(json.dumps(fleet), encoding="utf-8")
+
+    def plan(self, user: str = "li.wei") -> dict[str, Any]:
+        r = self.call(user, "POST", "/v1/plan", json={"text": TEXT, "region_id": "region-1001"})
+        assert r.status_code == 200, r.text
+        d = r.json()
+        assert d["status"] == "DRAFT" and d["verdict"] != "block", d
+        return d
+
+
+def _wait_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"sortie server exited: {log.read_text(errors='replace')}")
+        try:
+            if httpx.get(f"{url}/v1/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"sortie server did not come up: {log.read_text(errors='replace')}")
+
+
+@pytest.fixture(scope="module")
+def authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authority]:
+    base = tmp_path_factory.mktemp("authority")
+    world, home = base / "world", base / "home"
+    shutil.copytree(DEMO_WORLD_DIR, world)
+    fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
+    for d in fleet["drones"]:
+        d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"
+    (world / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = base / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [str(SORTIE), "server", "--world", str(world), "--home", str(home), "--listen", f"127.0.0.1:{port}",
+             "--clock", CLOCK],
+            env=clean_env(), cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        _wait_up(url, proc, log)
+        a = Authority(url=url, world=world, home=home, proc=proc)
+        for user in ("li.wei", "chen.jing", "aino.virtanen", "demo.approver"):
+            a.tokens[user] = a.token(user)
+        a.tokens["worker"] = a.token("chen.jing", "--scope", "plan,read,dispatch", "--label", "prefect worker")
+        yield a
+    finally:
+        stop_process_group(proc)

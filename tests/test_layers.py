@@ -1,0 +1,63 @@
+"""The layering is a checked contract: import-linter's contracts in pyproject.toml hold.
+
+``[tool.importlinter]`` in pyproject.toml declares the layers (bench > flows > rules | intents >
+planner; within flows cli > orchestration | server > client > usecases > vehicle > ledger >
+context), that no production module imports a simulator (``flows.sim``: only the CLI's demo and
+sim commands, and tests), that the core imports no database, workflow engine or LLM client, and
+that no sibling modules import each other in a cycle. This test runs ``lint-imports`` on them,
+so ``uv run pytest`` enforces them; the second test shows the same machinery fails on a breach.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(cwd: Path, extra_path: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if extra_path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(extra_path), env.get("PYTHONPATH", "")])
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_import_contracts_of_pyproject_hold() -> None:
+    done = _lint(ROOT)
+    report = done.stdout + done.stderr
+    assert done.returncode == 0, report
+    for contract in ("bench > flows > rules | intents > planner", "no production module imports a simulator",
+                     "no cycles between sibling modules"):
+        assert contract in report
+    assert "BROKEN" not in report
+
+
+def test_a_breach_of_the_same_contract_kinds_is_reported(tmp_path: Path) -> None:
+    """A toy project with an upward import, a simulator import and a cycle: every contract breaks."""
+    pkg = tmp_path / "toy"
+    for sub, text in {
+        "__init__.py": "",
+        "low.py": "import toy.high\n",  # upward
+        "high.py": "import toy.low\n",  # ... and so a cycle
+        "sim.py": "",
+        "prod.py": "import toy.sim\n",
+    }.items():
+        (pkg / sub).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / sub).write_text(text, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.importlinter]\nroot_packages = ["toy"]\n'
+        '[[tool.importlinter.contracts]]\nname = "layers"\ntype = "layers"\nlayers = ["toy.high", "toy.low"]\n'
+        '[[tool.importlinter.contracts]]\nname = "no sim"\ntype = "forbidden"\n'
+        'source_modules = ["toy.prod"]\nforbidden_modules = ["toy.sim"]\n'
+        '[[tool.importlinter.contracts]]\nname = "acyclic"\ntype = "acyclic_siblings"\nancestors = ["toy"]\n',
+        encoding="utf-8",
+    )
+    done = _lint(tmp_path, extra_path=tmp_path)
+    report = done.stdout + done.stderr
+    assert done.returncode != 0, report
+    assert "Contracts: 0 kept, 3 broken." in report, report
