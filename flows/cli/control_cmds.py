@@ -65,8 +65,13 @@ def cancel_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Withdraw a draft or its approval before dispatch (approver or dispatcher)."""
+    def wake(rec: Any, actor: str, why: str) -> str | None:
+        from flows.orchestration.resume import wake_cancelled_run  # a no-op without PREFECT_API_URL
+
+        return wake_cancelled_run(rec, actor, why)
+
     run(lambda: _call("cancel", draft_id=draft_id, version=version, actor=_actor(as_user), reason=reason,
-                      world_dir=world, now=now), as_json, _render)
+                      world_dir=world, now=now, wake_run=wake), as_json, _render)
 
 
 @app.command("pause")

@@ -57,7 +57,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from flows.context import draft_dir
 from flows.ledger import DraftRecord, Ledger
+from flows.usecases.actor import Actor, as_actor
 from planner.errors import Conflict, DeviceUnavailable, Forbidden, InvalidArgument, SortieError
 
 __all__ = [
@@ -99,23 +101,28 @@ class ControlResult:
 
 
 def _authorise(rec: DraftRecord, actor: str, roles: tuple[str, ...], what: str, world_dir: str | Path | None) -> str:
-    from flows.usecases.service import load_world_at
+    from flows.usecases.common import load_world_at, user_of
 
-    if not actor:
-        raise InvalidArgument(f"who is acting? give --as USER or set SORTIE_USER to {what}")
-    world = load_world_at(world_dir or rec.world_dir)
-    try:
-        user = world.user(actor)
-    except SortieError:
-        raise Forbidden(f"{actor!r} is not a user of world {world.name!r}: they may not {what}") from None
+    user = user_of(load_world_at(world_dir or rec.world_dir), actor, what)
     if not any(user.may(role, rec.tenant, rec.region_id) for role in roles):
         raise Forbidden(f"{user.id} may not {what} drafts of tenant {rec.tenant} (needs the {' or '.join(roles)} role)")
     return user.id
 
 
+def _who(actor: str | Actor | None) -> str:
+    """The acting user's id (a plain id is the local, asserted identity)."""
+    who = as_actor(actor)
+    return "" if who is None else who.id
+
+
 @contextmanager
-def _audited(ledger: Ledger, actor: str, action: str, args: Mapping[str, Any], now: datetime) -> Iterator[None]:
-    """One audit row per action, whatever its outcome (the code of the error, else OK)."""
+def _audited(ledger: Ledger, actor: str, action: str, args: Mapping[str, Any], now: datetime,
+             enabled: bool = True) -> Iterator[None]:
+    """One audit row per action, whatever its outcome (the code of the error, else OK); off where the caller
+    audits every request itself (the authority server)."""
+    if not enabled:
+        yield
+        return
     t0 = time.perf_counter()
     code = "OK"
     try:
@@ -137,8 +144,6 @@ def _audited(ledger: Ledger, actor: str, action: str, args: Mapping[str, Any], n
 @contextmanager
 def _vehicle_lock(draft_id: str, budget_s: float = LOCK_WAIT_S) -> Iterator[None]:
     """One commander per draft at a time (processes and threads): a resume and a recall never interleave."""
-    from flows.usecases.service import draft_dir
-
     path = draft_dir(draft_id, 1).parent / "control.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -206,21 +211,24 @@ def cancel(
     draft_id: str,
     version: int | None = None,
     *,
-    actor: str,
+    actor: str | Actor,
     reason: str,
     now: datetime,
     world_dir: str | Path | None = None,
     wake_run: Callable[[DraftRecord, str, str], str | None] | None = None,
+    audit: bool = True,
 ) -> ControlResult:
     """Withdraw a draft version before dispatch (DRAFT/APPROVED → CANCELLED); a second cancel is a no-op.
 
     Refused (``Conflict``) once a dispatch was claimed: a dispatched or flying
-    mission is stopped by ``recall``. ``wake_run(rec, actor, reason)`` wakes a
-    Prefect run waiting on the version (default: ``resume_waiting_run``, a
-    no-op without ``PREFECT_API_URL``); it re-reads the ledger and ends CANCELLED.
+    mission is stopped by ``recall``. ``wake_run(rec, actor, reason)``, given by
+    the caller (the CLI and the server pass
+    ``flows.orchestration.resume.wake_cancelled_run``), wakes a Prefect run
+    waiting on the version; it re-reads the ledger and ends CANCELLED.
     """
     args = {"draft_id": draft_id, "version": version, "reason": reason}
-    with _audited(ledger, actor, "cancel", args, now):
+    actor = _who(actor)
+    with _audited(ledger, actor, "cancel", args, now, audit):
         if not reason or not reason.strip():
             raise InvalidArgument("a cancel needs a reason (--reason)")
         rec = ledger.get_draft(draft_id, version)
@@ -228,7 +236,7 @@ def cancel(
         if rec.state == "CANCELLED":
             return ControlResult(draft_id, rec.version, "cancel", rec.state, False, "already cancelled; nothing changed")
         done = _cancel_once(ledger, rec, user, reason.strip(), now)
-        run_id = (wake_run or _wake_prefect_run)(done, user, reason.strip())
+        run_id = wake_run(done, user, reason.strip()) if wake_run is not None else None
         return ControlResult(draft_id, done.version, "cancel", done.state, True,
                              f"cancelled by {user}: {reason.strip()}; a later dispatch is refused", run_id=run_id)
 
@@ -253,14 +261,6 @@ def _cancel_once(ledger: Ledger, rec: DraftRecord, actor: str, reason: str, now:
     return ledger._write(work, what=f"cancel {rec.draft_id} v{rec.version}")
 
 
-def _wake_prefect_run(rec: DraftRecord, actor: str, reason: str) -> str | None:
-    from flows.orchestration.resume import resume_waiting_run
-
-    run_id = resume_waiting_run(rec.draft_id, rec.version, plan_hash=rec.plan_hash or "0" * 64, approver=actor,
-                                decision="reject", comment=f"cancelled: {reason}"[:500])
-    return None if run_id is None else str(run_id)
-
-
 # --------------------------------------------------------------------------- pause / resume
 
 
@@ -270,17 +270,19 @@ def _hold_or_go(
     version: int | None,
     *,
     action: str,
-    actor: str,
+    actor: str | Actor,
     reason: str,
     now: datetime,
     link: str | Mapping[str, str] | None,
     world_dir: str | Path | None,
     options: Any | None,
+    audit: bool = True,
 ) -> ControlResult:
     from flows.vehicle.commands import VehicleController, hold_command, pause_command, resume_command
 
     args = {"draft_id": draft_id, "version": version, "reason": reason, "link": link}
-    with _audited(ledger, actor, action, args, now):
+    actor = _who(actor)
+    with _audited(ledger, actor, action, args, now, audit):
         rec = ledger.get_draft(draft_id, version)
         user = _authorise(rec, actor, FLIGHT_ROLES, action, world_dir)
         if rec.state in ("RECALLING", "RECALLED"):
@@ -333,20 +335,20 @@ def _hold_or_go(
         return ControlResult(draft_id, rec.version, action, rec.state, bool(acted), message, vehicles)
 
 
-def pause(ledger: Ledger, draft_id: str, version: int | None = None, *, actor: str, now: datetime, reason: str = "",
-          link: str | Mapping[str, str] | None = None, world_dir: str | Path | None = None,
-          options: Any | None = None) -> ControlResult:
+def pause(ledger: Ledger, draft_id: str, version: int | None = None, *, actor: str | Actor, now: datetime,
+          reason: str = "", link: str | Mapping[str, str] | None = None, world_dir: str | Path | None = None,
+          options: Any | None = None, audit: bool = True) -> ControlResult:
     """Hold the mission's vehicles where they are (the mission is kept); the vehicle must confirm."""
     return _hold_or_go(ledger, draft_id, version, action="pause", actor=actor, reason=reason, now=now, link=link,
-                       world_dir=world_dir, options=options)
+                       world_dir=world_dir, options=options, audit=audit)
 
 
-def resume(ledger: Ledger, draft_id: str, version: int | None = None, *, actor: str, now: datetime, reason: str = "",
-           link: str | Mapping[str, str] | None = None, world_dir: str | Path | None = None,
-           options: Any | None = None) -> ControlResult:
+def resume(ledger: Ledger, draft_id: str, version: int | None = None, *, actor: str | Actor, now: datetime,
+           reason: str = "", link: str | Mapping[str, str] | None = None, world_dir: str | Path | None = None,
+           options: Any | None = None, audit: bool = True) -> ControlResult:
     """Continue a held mission; abandoned (``Conflict``) as soon as a recall is recorded."""
     return _hold_or_go(ledger, draft_id, version, action="resume", actor=actor, reason=reason, now=now, link=link,
-                       world_dir=world_dir, options=options)
+                       world_dir=world_dir, options=options, audit=audit)
 
 
 # --------------------------------------------------------------------------- recall
@@ -357,7 +359,7 @@ def recall(
     draft_id: str,
     version: int | None = None,
     *,
-    actor: str,
+    actor: str | Actor,
     now: datetime,
     land_here: bool = False,
     reason: str = "",
@@ -365,6 +367,7 @@ def recall(
     world_dir: str | Path | None = None,
     options: Any | None = None,
     wait_s: float = 0.0,
+    audit: bool = True,
 ) -> ControlResult:
     """Bring the mission's vehicles home (RTL) or down where they are (``land_here``).
 
@@ -380,7 +383,8 @@ def recall(
 
     kind = "land in place" if land_here else "return to launch"
     args = {"draft_id": draft_id, "version": version, "land_here": land_here, "reason": reason, "link": link}
-    with _audited(ledger, actor, "recall", args, now):
+    actor = _who(actor)
+    with _audited(ledger, actor, "recall", args, now, audit):
         rec = ledger.get_draft(draft_id, version)
         user = _authorise(rec, actor, FLIGHT_ROLES, "recall", world_dir)
         if rec.state == "RECALLED":
@@ -444,7 +448,7 @@ def _follow_to_landing(ledger: Ledger, rec: DraftRecord, controllers: list[tuple
                        vehicles: list[dict[str, Any]], actor: str, now: datetime, wait_s: float,
                        world_dir: str | Path | None) -> DraftRecord:
     """Follow each recalled vehicle to its landing (bounded) and record the end the vehicle shows."""
-    from flows.usecases.service import load_world_at
+    from flows.usecases.common import load_world_at
     from flows.vehicle.commands import distance_m
 
     world = load_world_at(world_dir or rec.world_dir)

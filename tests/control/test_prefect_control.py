@@ -71,7 +71,7 @@ def _read_run(run_id: Any) -> Any:
 def test_cancel_ends_the_run_waiting_for_approval_as_cancelled(prefect_api: str, templates: dict[str, Template],
                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from flows.orchestration.flows import dispatch_mission
-    from flows.orchestration.resume import find_waiting_runs
+    from flows.orchestration.resume import find_waiting_runs, wake_cancelled_run
 
     t = templates["unapproved"]
     home = tmp_path / "home"
@@ -92,7 +92,8 @@ def test_cancel_ends_the_run_waiting_for_approval_as_cancelled(prefect_api: str,
     while not (runs := find_waiting_runs(t.draft_id, t.version)):
         assert time.monotonic() < deadline and thread.is_alive(), f"no run waits: {box}"
         time.sleep(0.3)
-    out = control.cancel(open_ledger(), t.draft_id, actor=APPROVER_ONLY, reason="request withdrawn", now=NOW)
+    out = control.cancel(open_ledger(), t.draft_id, actor=APPROVER_ONLY, reason="request withdrawn", now=NOW,
+                         wake_run=wake_cancelled_run)  # as `sortie cancel` does
     assert out.state == "CANCELLED" and out.run_id == str(runs[0].id)
     thread.join(60)
     assert not thread.is_alive()
