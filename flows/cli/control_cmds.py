@@ -10,7 +10,10 @@
   draft ends RECALLED, or ABORTED with the vehicle's reason.
 
 Each calls ``flows.usecases.control`` (role-checked and audited there, so the
-Prefect flow and a server are audited the same way).
+Prefect flow and a server are audited the same way). With ``SORTIE_SERVER``
+set the command is a client of the authority (``POST
+/v1/drafts/{id}/cancel|pause|resume|recall``): the token says who acts and
+``--as``/``--world``/``--now`` are refused, as for every workflow command.
 """
 
 from __future__ import annotations
@@ -46,12 +49,36 @@ def _render(d: dict[str, Any]) -> None:
 
 
 def _call(action: str, **kw: Any) -> dict[str, Any]:
+    from flows.cli.backend import backend, server_url
+
+    if server_url() is not None:
+        return _remote(action, backend(command=action, as_user=kw["actor"] if kw.get("as_user") else None,
+                                       world=kw.get("world_dir"), now=kw.get("now")), kw)
     from flows.context import resolve_now
     from flows.ledger import open_ledger
     from flows.usecases import control
 
+    kw.pop("as_user", None)
     now = resolve_now(kw.pop("now"))
     return getattr(control, action)(open_ledger(), now=now, **kw).to_dict()
+
+
+def _remote(action: str, b: Any, kw: dict[str, Any]) -> dict[str, Any]:
+    """The same action through ``sortie server``; a cancelled draft's waiting Prefect run is woken from here."""
+    body: dict[str, Any] = {"version": kw.get("version")}
+    if action == "cancel":
+        body["reason"] = kw.get("reason", "")
+    else:
+        body.update(reason=kw.get("reason", ""), link=kw.get("link"))
+    if action == "recall":
+        body.update(land_here=kw.get("land_here", False), wait_s=min(float(kw.get("wait_s", 0.0)), 120.0))
+    out = b.client.request("POST", f"/v1/drafts/{kw['draft_id']}/{action}", body=body)
+    if action == "cancel" and out.get("changed") and kw.get("wake_run") is not None:
+        from types import SimpleNamespace
+
+        rec = SimpleNamespace(draft_id=out["draft_id"], version=out["version"], plan_hash=None)
+        out["run_id"] = kw["wake_run"](rec, "sortie-server", kw.get("reason", ""))
+    return out
 
 
 @app.command("cancel")
@@ -70,7 +97,7 @@ def cancel_cmd(
 
         return wake_cancelled_run(rec, actor, why)
 
-    run(lambda: _call("cancel", draft_id=draft_id, version=version, actor=_actor(as_user), reason=reason,
+    run(lambda: _call("cancel", draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user, reason=reason,
                       world_dir=world, now=now, wake_run=wake), as_json, _render)
 
 
@@ -86,7 +113,7 @@ def pause_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Hold a flying mission where it is (dispatcher); the vehicle must confirm."""
-    run(lambda: _call("pause", draft_id=draft_id, version=version, actor=_actor(as_user), reason=reason, link=link,
+    run(lambda: _call("pause", draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user, reason=reason, link=link,
                       world_dir=world, now=now), as_json, _render)
 
 
@@ -102,7 +129,7 @@ def resume_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Continue a held mission (dispatcher); never once a recall is recorded."""
-    run(lambda: _call("resume", draft_id=draft_id, version=version, actor=_actor(as_user), reason=reason, link=link,
+    run(lambda: _call("resume", draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user, reason=reason, link=link,
                       world_dir=world, now=now), as_json, _render)
 
 
@@ -121,6 +148,6 @@ def recall_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Bring a flying mission home (RTL) or land it in place (dispatcher)."""
-    run(lambda: _call("recall", draft_id=draft_id, version=version, actor=_actor(as_user), land_here=land_here,
+    run(lambda: _call("recall", draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user, land_here=land_here,
                       reason=reason, link=link, world_dir=world, now=now, wait_s=timeout if wait else 0.0),
         as_json, _render)

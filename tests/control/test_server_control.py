@@ -54,6 +54,8 @@ def test_cancel_through_the_server_is_role_checked_idempotent_and_audited(author
     assert r.status_code == 403 and _code(r) == "FORBIDDEN", r.text
     r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/pause", json={})
     assert r.status_code == 409 and _code(r) == "CONFLICT" and "in flight" in r.json()["error"]["message"], r.text
+    cli = authority.sortie(["pause", d, "--json"], SORTIE_SERVER=authority.url, SORTIE_TOKEN=authority.tokens["chen.jing"])
+    assert cli.returncode == 2 and '"CONFLICT"' in cli.stdout, cli.stdout + cli.stderr  # the CLI as the server's client
     r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/recall", json={"wait_s": 500})
     assert r.status_code == 422, r.text  # an HTTP call follows a landing for at most 120 s
 
@@ -76,4 +78,4 @@ def test_cancel_through_the_server_is_role_checked_idempotent_and_audited(author
     audit = [(a.command, a.result_code, a.actor) for a in open_ledger(authority.home).audit_rows(limit=50)
              if a.command in ("server.cancel", "server.pause", "server.recall")]
     assert ("server.cancel", "FORBIDDEN", "li.wei") in audit and ("server.cancel", "OK", "demo.approver") in audit
-    assert ("server.pause", "CONFLICT", "chen.jing") in audit
+    assert audit.count(("server.pause", "CONFLICT", "chen.jing")) == 2  # over HTTP, and from the CLI
