@@ -2,9 +2,16 @@
 
 Each corpus line is ``{"text", "now", "timezone", "region"?, "expect": {...}}``
 (``../shared/bench/README.md`` section 6). The extractor runs through the same
-``extract_intent`` the CLI uses, so the score is the product's score. A request
-whose extraction raises (LLM down, invalid answer) counts as wrong on every field
-and is listed among the failures with its error code.
+``extract_intent`` the CLI uses, so the score is the product's score.
+
+Scoring (section 6): when ``expect.needs_clarification`` is true only that field
+is compared. A request is **exact** when every expected field matches; **asked**
+when the extractor asks although nothing needed asking (safe, not exact);
+**silent_wrong** when it does not ask and some field is wrong, or should have
+asked and did not. ``asked`` and ``silent_wrong`` are counts; ``exact`` and the
+per-field accuracies are fractions (a field's accuracy is over the requests that
+compare it). A request whose extraction raises (LLM down, invalid answer) is
+wrong on every field, neither asked nor silent, and listed with kind ``error``.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from planner.errors import InvalidArgument, SortieError
 
 __all__ = ["FIELDS", "load_corpus", "observed", "run", "score"]
 
-FIELDS = ("mission_type", "date", "start_time", "sensors", "needs_clarification")
+FIELDS = ("mission_type", "date", "start_time", "sensors", "altitude_m", "needs_clarification")
+ALTITUDE_TOLERANCE_M = 0.01
 
 
 def load_corpus(path: str | Path) -> list[dict[str, Any]]:
@@ -43,26 +51,31 @@ def load_corpus(path: str | Path) -> list[dict[str, Any]]:
 
 
 def observed(extraction: Extraction) -> dict[str, Any]:
-    """The fields the corpus labels, as the extractor produced them.
-
-    ``needs_clarification`` follows the bench's definition (the mission type
-    cannot be determined), which is narrower than ``Intent.needs_clarification``
-    (that one is also true when, say, a vague "next week" left the day missing).
-    """
+    """The fields the corpus labels, as the extractor produced them."""
     intent = extraction.intent
     return {
         "mission_type": intent.mission_type.value if intent.mission_type else None,
         "date": extraction.date.isoformat(),
         "start_time": extraction.start_time,
         "sensors": sorted(s.value for s in intent.sensors),
-        "needs_clarification": intent.mission_type is None,
+        "altitude_m": intent.altitude_m,
+        "needs_clarification": intent.needs_clarification,
     }
 
 
+def _same(key: str, got: Any, want: Any) -> bool:
+    if key == "sensors":
+        return isinstance(got, list) and sorted(got) == sorted(want)
+    if key == "altitude_m" and got is not None and want is not None:
+        return abs(float(got) - float(want)) <= ALTITUDE_TOLERANCE_M
+    return bool(got == want)
+
+
 def score(rows: list[dict[str, Any]], extractor: str) -> dict[str, Any]:
-    """Exact-match and per-field accuracy of ``extractor`` ("offline" or "llm") over ``rows``."""
+    """Exact, asked, silent-wrong and per-field accuracy of ``extractor`` ("offline" or "llm") over ``rows``."""
     hits = dict.fromkeys(FIELDS, 0)
-    exact = 0
+    compared = dict.fromkeys(FIELDS, 0)
+    exact = asked = silent_wrong = 0
     failures: list[dict[str, Any]] = []
     for row in rows:
         expect = row["expect"]
@@ -78,19 +91,31 @@ def score(rows: list[dict[str, Any]], extractor: str) -> dict[str, Any]:
             )
         except SortieError as exc:
             got = {"error": exc.code, "message": exc.message}
-        keys = [k for k in FIELDS if k in expect]
-        ok = {k: k in got and got[k] == (sorted(expect[k]) if k == "sensors" else expect[k]) for k in keys}
+        must_ask = bool(expect.get("needs_clarification"))
+        keys = ["needs_clarification"] if must_ask else [k for k in FIELDS if k in expect]
+        ok = {k: k in got and _same(k, got[k], expect[k]) for k in keys}
         for k, good in ok.items():
+            compared[k] += 1
             hits[k] += good
         if all(ok.values()):
             exact += 1
+            continue
+        if "error" in got:
+            kind = "error"
+        elif got["needs_clarification"] and not must_ask:
+            kind = "asked"
+            asked += 1
         else:
-            failures.append({"text": row["text"], "expected": {k: expect[k] for k in keys}, "got": got})
+            kind = "silent_wrong"
+            silent_wrong += 1
+        failures.append({"text": row["text"], "expected": {k: expect[k] for k in keys}, "got": got, "kind": kind})
     n = len(rows)
     return {
         "n": n,
         "exact": round(exact / n, 4) if n else 0.0,
-        "fields": {k: round(hits[k] / n, 4) if n else 0.0 for k in FIELDS},
+        "asked": asked,
+        "silent_wrong": silent_wrong,
+        "fields": {k: round(hits[k] / compared[k], 4) if compared[k] else 1.0 for k in FIELDS},
         "failures": failures,
     }
 

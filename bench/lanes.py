@@ -3,8 +3,12 @@
 Reads the instance (section 3 of ``../shared/bench/README.md``), plans with
 ``planner.arc_routing.route_lanes`` (deadheads around the ``nofly`` polygons
 through ``planner.transit.TransitGraph``) and returns the sorties' paths, the
-total, the baseline figure and our ratio to it. The planner is deterministic and
-has no time-dependent search, so ``--budget-s`` is accepted and reported only.
+total, the baseline figure and our ratio to it, and ``engine``: what produced the
+sorties (``"ortools-ils"``, or ``"pyvrp-start+ortools"`` when the budget buys
+OR-Tools' search too few solutions for the model's size). ``--budget-s`` (default
+``planner.arc_routing.DEFAULT_BUDGET_S``) sets the search's solution / iteration
+count, not a deadline: same instance and budget → same sorties. ``--baseline``
+plans with the replaced hand-written search instead (``bench/lanes_baseline.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 from shapely.geometry import Polygon
 
-from planner.arc_routing import ArcDepot, route_lanes
+from planner.arc_routing import DEFAULT_BUDGET_S, ArcDepot, route_lanes
 from planner.transit import TransitGraph
 
 __all__ = ["BASELINE_M", "run"]
@@ -53,7 +57,15 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
     depots = [ArcDepot(float(d["x"]), float(d["y"]), cap) for d in inst["depots"]]
     polys = _nofly(inst)
     transit = TransitGraph(polys, 0.0) if polys else None
-    res = route_lanes(lines, depots, transit)
+    budget_s = float(getattr(args, "budget_s", None) or DEFAULT_BUDGET_S)
+    if getattr(args, "baseline", False):  # the replaced hand-written search, for comparison only
+        from bench.lanes_baseline import route_lanes as baseline_lanes
+
+        res = baseline_lanes(lines, depots, transit)
+        engine = "hand-written-baseline"
+    else:
+        res = route_lanes(lines, depots, transit, budget_s=budget_s)
+        engine = res.engine
     seconds = time.perf_counter() - t0
     sorties = [
         {
@@ -78,6 +90,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
         "unserved": [{"line": req[k].get("id", k), "reason": r} for k, r in res.unserved.items()],
         "baseline_m": base,
         "ratio_to_baseline": round(total / base, 5) if base else None,
-        "budget_s": getattr(args, "budget_s", None),
+        "budget_s": budget_s,
+        "engine": engine,
         "seconds": round(seconds, 3),
     }

@@ -46,7 +46,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
     """Plan the instance and return the output object of the bench contract."""
     inst = json.loads(Path(instance_path).read_text(encoding="utf-8"))
     budget_s = float(getattr(args, "budget_s", None) or DEFAULT_BUDGET_S)
-    solver = getattr(args, "solver", None) or "pyvrp"
+    solver = getattr(args, "solver", None) or "ortools"
     t0 = time.perf_counter()
     depots, sites, vehicles = inst["depots"], inst["sites"], inst["vehicles"]
     depot_index = {d["id"]: i for i, d in enumerate(depots)}
@@ -77,7 +77,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
     best = BEST_KNOWN_M.get(inst.get("name", ""))
     print(
         f"routes {inst.get('name')}: total {total} m, {len(routes)} sorties, {len(sol.unserved)} unserved, "
-        f"{sol.iterations} iterations ({sol.stopped_by}), {seconds:.2f} s",
+        f"{sol.iterations} iterations ({sol.stopped_by}), engine {sol.engine}, {seconds:.2f} s",
         file=sys.stderr,
     )
     return {
@@ -89,6 +89,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
         "ratio_to_best_known": round(total / best, 5) if best and not sol.unserved else None,
         "budget_s": budget_s,
         "solver": sol.solver,
+        "engine": sol.engine,
         "search_lanes": SEARCH_LANES,
         "iterations": sol.iterations,
         "stopped_by": sol.stopped_by,

@@ -51,7 +51,8 @@ from planner.world import (
     WorldDefaults,
     ZoneVolume,
 )
-from rules import EvaluationContext, evaluate, load_rules
+from flows.rule_file import load_rules
+from rules import EvaluationContext, evaluate
 from rules.spatial import ZoneIndex
 
 __all__ = ["make_plan", "make_world", "run"]

@@ -78,6 +78,6 @@ def draft_dir(draft_id: str, version: int, home: Path | None = None) -> Path:
 
 def load_world_at(world_dir: str | Path | None) -> World:
     """Load the world folder (``--world``, ``SORTIE_WORLD``, else the demo world); a fresh snapshot each call."""
-    from planner.world_files import load_world
+    from flows.world_folder import load_world
 
     return load_world(resolve_world_dir(world_dir))

@@ -2,7 +2,8 @@
 
 The only place a language model is used, and it only proposes. ``extract_intent``
 picks the extractor (LLM via instructor, or the offline grammar), attaches the
-caller's area and resolves the time. Imports nothing of sortie but ``planner.errors``.
+caller's area and resolves the time (``intents.timeresolve`` is the one definition
+of *when*). Imports nothing of sortie but ``planner.errors``.
 """
 
 from intents.extract import Extraction, extract_intent
@@ -17,14 +18,16 @@ from intents.intent import (
     Target,
     TimeSpec,
 )
+from intents.limits import Limits
 from intents.llm import LlmSettings, extract_with_llm
-from intents.offline import parse_offline
-from intents.timeresolve import PART_OF_DAY_CLOCK, resolve_clock, resolve_date, resolve_start
+from intents.offline import parse_offline, read_offline
+from intents.timeresolve import PART_OF_DAY_CLOCK, planned_start, resolve_clock, resolve_date, resolve_start
 
 __all__ = [
     "AreaRef",
     "Extraction",
     "Intent",
+    "Limits",
     "LlmSettings",
     "MissionType",
     "PART_OF_DAY_CLOCK",
@@ -37,6 +40,8 @@ __all__ = [
     "extract_intent",
     "extract_with_llm",
     "parse_offline",
+    "planned_start",
+    "read_offline",
     "resolve_clock",
     "resolve_date",
     "resolve_start",

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from intents.intent import AreaRef, Intent
+from intents.limits import Limits
 from intents.llm import LlmSettings, extract_with_llm
-from intents.offline import EXTRACTOR_NAME, parse_offline
-from intents.timeresolve import resolve_clock, resolve_date, resolve_start
+from intents.offline import EXTRACTOR_NAME, read_offline
+from intents.timeresolve import day_start, local_zone, pinned, resolve_clock, resolve_date, resolve_start
+from intents.verify import check_against_text
 from planner.errors import InvalidArgument
 
 __all__ = ["Extraction", "extract_intent"]
@@ -39,10 +42,34 @@ class Extraction:
     start_at: datetime | None
     date: date
     start_time: str | None
+    timezone: str | None = None
 
     @property
     def needs_clarification(self) -> bool:
         return self.intent.needs_clarification
+
+    @property
+    def planned_start(self) -> datetime:
+        """The start a plan uses (``timeresolve.planned_start``: a later day without a time starts at its default)."""
+        if self.start_at is not None:
+            return self.start_at
+        if self.timezone is None:
+            raise InvalidArgument("this extraction has no timezone; resolve it with Extraction.resolve")
+        return day_start(self.date, self.timezone)
+
+    @classmethod
+    def resolve(cls, intent: Intent, extractor: str, *, now: datetime, timezone: str) -> Extraction:
+        """Resolve ``intent``'s time against ``now`` in ``timezone`` (the one place it is done), pinning the date."""
+        when = pinned(intent.when, now, timezone)
+        intent = intent.model_copy(update={"when": when})
+        return cls(
+            intent=intent,
+            extractor=extractor,
+            start_at=resolve_start(when, now, timezone),
+            date=resolve_date(when, now, timezone),
+            start_time=resolve_clock(when),
+            timezone=timezone,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form for the CLI and the ledger."""
@@ -65,6 +92,8 @@ def extract_intent(
     timezone: str,
     settings: LlmSettings | None = None,
     extractor: Literal["auto", "offline", "llm"] = "auto",
+    limits: Limits | None = None,
+    places: Mapping[str, str] | None = None,
 ) -> Extraction:
     """Extract and resolve the Intent of ``text``.
 
@@ -92,19 +121,16 @@ def extract_intent(
         settings = LlmSettings.from_env()
     if extractor == "llm" and settings is None:
         raise InvalidArgument("the LLM extractor needs SORTIE_LLM_BASE_URL and SORTIE_LLM_MODEL")
+    local_now = now.astimezone(local_zone(timezone))
+    reading = read_offline(text, now=local_now, limits=limits, places=places)
     if extractor != "offline" and settings is not None:
-        intent = extract_with_llm(text, settings, now=now, timezone=timezone)
+        proposed = extract_with_llm(text, settings, now=now, timezone=timezone)
+        intent = check_against_text(proposed, reading, limits=limits or Limits(), today=local_now.date())
         name = settings.extractor_name
     else:
-        intent = parse_offline(text)
+        intent = reading.intent
         name = EXTRACTOR_NAME
 
     if area is not None:
         intent = intent.model_copy(update={"area": area})
-    return Extraction(
-        intent=intent,
-        extractor=name,
-        start_at=resolve_start(intent.when, now, timezone),
-        date=resolve_date(intent.when, now, timezone),
-        start_time=resolve_clock(intent.when),
-    )
+    return Extraction.resolve(intent, name, now=now, timezone=timezone)

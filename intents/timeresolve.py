@@ -1,4 +1,8 @@
-"""Turn a relative ``TimeSpec`` into a local date and an aware start time.
+"""Turn a ``TimeSpec`` into a local date and an aware start time: the one definition.
+
+Every caller that needs to know *when* (extraction, ``sortie plan``, a replan of
+a recorded draft) goes through this module; nothing else combines a day and a
+clock time.
 
 Extractors only say *which* day and *which* clock time the user meant
 ("明天上午9点" → TOMORROW, 09:00); this module, given an injected ``now`` and
@@ -7,6 +11,8 @@ the user's IANA timezone, says *when* that is. Nothing here reads the clock.
 Conventions (documented because the corpus labels and the LLM prompt rely on them):
 
 * The day is taken in the user's timezone: ``now`` is first converted to ``tz``.
+* An absolute ``date`` wins over the relative ``day`` (extraction pins the date
+  it resolved, so a replan on a later day still flies the day that was asked).
 * ``THIS_<WEEKDAY>`` ("周五", "on Friday") is the next such weekday on or after
   today (today itself when it matches).
 * ``NEXT_<WEEKDAY>`` ("下周一", "next Monday") is that weekday in the following
@@ -34,7 +40,20 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from intents.intent import PartOfDay, RelativeDay, TimeSpec
 from planner.errors import InvalidArgument
 
-__all__ = ["PART_OF_DAY_CLOCK", "local_zone", "resolve_date", "resolve_clock", "resolve_start"]
+__all__ = [
+    "DAY_DEFAULT_CLOCK",
+    "PART_OF_DAY_CLOCK",
+    "day_start",
+    "local_zone",
+    "pinned",
+    "planned_start",
+    "resolve_clock",
+    "resolve_date",
+    "resolve_start",
+]
+
+DAY_DEFAULT_CLOCK = "09:00"
+"""Start of a later day named without any time ("明天巡一遍"): what the planner plans for."""
 
 PART_OF_DAY_CLOCK: dict[PartOfDay, str] = {
     PartOfDay.MORNING: "09:00",
@@ -64,6 +83,8 @@ def _local_now(now: datetime, tz: str) -> datetime:
 def resolve_date(when: TimeSpec, now: datetime, tz: str) -> date:
     """The local calendar date ``when.day`` names, seen from ``now`` in ``tz``."""
     today = _local_now(now, tz).date()
+    if when.date is not None:
+        return when.date
     day = when.day
     if day is RelativeDay.TODAY:
         return today
@@ -108,6 +129,24 @@ def resolve_start(when: TimeSpec, now: datetime, tz: str) -> datetime | None:
     clock = resolve_clock(when)
     if clock is not None:
         return _combine(resolve_date(when, now, tz), clock, zone)
-    if when.day is RelativeDay.TODAY:
+    if when.date is None and when.day is RelativeDay.TODAY or when.date == local_now.date():
         return local_now
     return None
+
+
+def day_start(day: date, tz: str) -> datetime:
+    """``DAY_DEFAULT_CLOCK`` on ``day`` in ``tz``: where a plan starts on a day named without a time."""
+    return _combine(day, DAY_DEFAULT_CLOCK, local_zone(tz))
+
+
+def planned_start(when: TimeSpec, now: datetime, tz: str) -> datetime:
+    """The start a plan uses: ``resolve_start``, or ``DAY_DEFAULT_CLOCK`` on a later day named without a time."""
+    start = resolve_start(when, now, tz)
+    if start is not None:
+        return start
+    return day_start(resolve_date(when, now, tz), tz)
+
+
+def pinned(when: TimeSpec, now: datetime, tz: str) -> TimeSpec:
+    """``when`` with its resolved date made absolute, so resolving it again later gives the same day."""
+    return when.model_copy(update={"date": resolve_date(when, now, tz)})

@@ -15,11 +15,15 @@ This module is a leaf: it imports nothing of sortie, so every package
     ├── Conflict (RuntimeError)                   CONFLICT
     ├── AirspaceBlocked (RuntimeError)            AIRSPACE_BLOCKED
     ├── DeviceUnavailable (RuntimeError)          DEVICE_UNAVAILABLE
+    │   └── DeviceMismatch                        DEVICE_MISMATCH
     ├── ApprovalRequired (PermissionError)        APPROVAL_REQUIRED
     ├── ApprovalStale (RuntimeError)              APPROVAL_STALE
     ├── DispatchFailed (RuntimeError)             DISPATCH_FAILED
     ├── DispatchUncertain (RuntimeError)          DISPATCH_UNCERTAIN
     ├── LedgerUnavailable (RuntimeError)          LEDGER_UNAVAILABLE
+    │   └── LedgerTampered                        LEDGER_TAMPERED
+    ├── ApprovalInvalid (PermissionError)         APPROVAL_INVALID
+    ├── DeviceBusy (RuntimeError)                 DEVICE_BUSY
     ├── LlmUnavailable (ConnectionError)          LLM_UNAVAILABLE
     ├── IntentInvalid (ValueError)                INTENT_INVALID
     ├── PlanInfeasible (RuntimeError)             PLAN_INFEASIBLE
@@ -48,11 +52,15 @@ __all__ = [
     "Conflict",
     "AirspaceBlocked",
     "DeviceUnavailable",
+    "DeviceMismatch",
     "ApprovalRequired",
     "ApprovalStale",
     "DispatchFailed",
     "DispatchUncertain",
     "LedgerUnavailable",
+    "LedgerTampered",
+    "ApprovalInvalid",
+    "DeviceBusy",
     "LlmUnavailable",
     "IntentInvalid",
     "PlanInfeasible",
@@ -123,6 +131,13 @@ class DeviceUnavailable(SortieError, RuntimeError):
     code = "DEVICE_UNAVAILABLE"
 
 
+class DeviceMismatch(DeviceUnavailable):
+    """The vehicle on the link is not the drone of the fleet entry (system id, autopilot, signing key):
+    for dispatch the bound drone is not available there, and nothing is sent."""
+
+    code = "DEVICE_MISMATCH"
+
+
 class ApprovalRequired(SortieError, PermissionError):
     """Dispatch needs a matching, unexpired approval that does not exist."""
 
@@ -151,6 +166,26 @@ class LedgerUnavailable(SortieError, RuntimeError):
     """The ledger file is locked by another writer past the retry budget, or corrupt."""
 
     code = "LEDGER_UNAVAILABLE"
+
+
+class LedgerTampered(LedgerUnavailable):
+    """The ledger fails its integrity check (a hash chain break, a forged row, an older copy, a missing
+    file where one existed); nothing is dispatched from it. The message names the first break."""
+
+    code = "LEDGER_TAMPERED"
+
+
+class ApprovalInvalid(SortieError, PermissionError):
+    """The approval does not verify: bad or missing signature, or the plan, its files or the mission
+    items about to be uploaded are not the ones the approval signed. Nothing was sent."""
+
+    code = "APPROVAL_INVALID"
+
+
+class DeviceBusy(SortieError, RuntimeError):
+    """The drone's last dispatch is not finished (in flight, or its outcome unsettled): no new one."""
+
+    code = "DEVICE_BUSY"
 
 
 class LlmUnavailable(SortieError, ConnectionError):
@@ -198,11 +233,15 @@ ERROR_CODES: dict[str, type[SortieError]] = {
         Conflict,
         AirspaceBlocked,
         DeviceUnavailable,
+        DeviceMismatch,
         ApprovalRequired,
         ApprovalStale,
         DispatchFailed,
         DispatchUncertain,
         LedgerUnavailable,
+        LedgerTampered,
+        ApprovalInvalid,
+        DeviceBusy,
         LlmUnavailable,
         IntentInvalid,
         PlanInfeasible,

@@ -12,7 +12,9 @@ ceiling/floor band, and a drone whose flight window is windier than its wind
 limit less the rule's margin is not used.
 
 The mission kinds are the ``PIPELINES`` table: mission type → the function that
-turns the job into sorties (one per pipeline below).
+turns the job into sorties, one module each (``planner.patrol_plan``,
+``planner.survey_plan``, ``planner.inspection_plan``); what they share — a drone's
+planning rates, sortie pieces and the builder — is ``planner.sortie_parts``.
 
 * FIRE_LANE_PATROL — the world's lanes of ``job.lane_kinds`` inside the area,
   minus the no-fly zones, noded at junctions → ``planner.arc_routing`` (one
@@ -55,26 +57,21 @@ Nothing here raises for a fleet too small: what cannot be flown is listed in
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-
-import numpy as np
-from shapely.geometry import LineString, Point
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
 
 from planner.airspace import blocking_zones, flight_window, no_fly_polygons
-from planner.energy import EnergyModel, wind_level_mps
-from planner.arc_routing import ArcDepot, deadhead_matrix, route_lanes
-from planner.assignment import SurveyDrone, assign_survey, connections_from_path, split_long_sweeps
+from planner.energy import wind_level_mps
 from planner.errors import AirspaceBlocked, InvalidArgument
+from planner.inspection_plan import ROUTING_BUDGET_S, plan_points
 from planner.job import Job
-from planner.lanes import required_lane_edges
 from planner.limits import PlanningLimits
-from planner.legs import inspect_leg, landing_leg, lane_leg, sortie_totals, sweep_leg, takeoff_leg, transit_leg
-from planner.plan import Leg, Plan, Sortie, Unserved
-from planner.points import inspection_points
-from planner.routing import RoutingProblem, RoutingVehicle, solve_routing
+from planner.patrol_plan import plan_patrol
+from planner.plan import Plan
+from planner.sortie_parts import BATTERY_SWAP_S, MAX_SORTIES_PER_DRONE, XY, Rates, SortieBuilder, rates
+from planner.survey_plan import plan_survey
 from planner.transit import TransitGraph
 from planner.world import Drone, WeatherHour, World
 
@@ -83,44 +80,13 @@ __all__ = [
     "MAX_SORTIES_PER_DRONE",
     "ROUTING_BUDGET_S",
     "PIPELINES",
+    "Pipeline",
     "airspace_window",
     "plan_mission",
 ]
 
-BATTERY_SWAP_S = 600.0  # dock battery swap / top-up between two sorties of one drone
-MAX_SORTIES_PER_DRONE = 3  # point inspection: vehicle copies per drone; the airspace window's sorties
-ROUTING_BUDGET_S = 1.0  # sets the routing iteration count (deterministic), not a deadline
-SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's reach are cut
-_MWH = 1000.0  # routing works in integer milli-watt-hours
-_HEADING_STEP_DEG = 5  # headings tried for the worst per-metre cost in the wind
-_RATE_MARGIN = 1.01  # planning figures 1 % above the model's, so flown figures stay inside
-
-XY = tuple[float, float]
-
-
-@dataclass(frozen=True)
-class _Rates:
-    """What a metre, a second of hover and a sortie's climb/descent cost one drone, planned safe.
-
-    Per-metre figures are the worst over every heading in the forecast wind
-    (``EnergyModel`` gives the true, heading-dependent figure when the legs are
-    built), so a route planned within ``usable_wh`` stays within it when flown.
-    """
-
-    model: EnergyModel
-    usable_wh: float
-    cruise_mps: float
-    work_mps: float
-    transit_wh_per_m: float
-    work_wh_per_m: float
-    hover_w: float
-    fixed_wh: float
-    fixed_s: float
-
-    def reach_m(self) -> float:
-        """Metres of the dearer kind of flight the usable energy buys after climb and descent."""
-        return max(0.0, (self.usable_wh - self.fixed_wh) / max(self.transit_wh_per_m, self.work_wh_per_m))
-
+#: (world, job, usable drones as (drone, rates, dock xy), transit graph, builder) → (sorties, unserved, extra)
+Pipeline = Callable[..., tuple[list[Any], list[Any], dict[str, Any]]]
 
 def airspace_window(job: Job, drones: Sequence[Drone]) -> tuple[datetime, datetime]:
     """``(job.start_at, until)``: the window whose zones the plan keeps clear of (module docstring).
@@ -143,93 +109,6 @@ def _too_windy(drone: Drone, world: World, hours: Sequence[WeatherHour], altitud
         if gust_cap is not None and h.wind_gusts_10m_mps is not None and h.wind_gusts_10m_mps > gust_cap:
             return True
     return False
-
-
-def _worst_wh_per_m(model: EnergyModel, speed_mps: float) -> float:
-    worst = max(model.power_w(model.airspeed_mps(speed_mps, h)) for h in range(0, 360, _HEADING_STEP_DEG))
-    worst = max(worst, model.power_w(model.airspeed_mps(speed_mps, None)))
-    return worst * _RATE_MARGIN / 3600.0 / speed_mps
-
-
-def _rates(drone: Drone, job: Job, world: World, usable_wh: float) -> _Rates:
-    model = EnergyModel.for_drone(drone, world.weather.hour_at(job.start_at), job.altitude_m)
-    up = model.leg(0.0, 1.0, climb_m=job.altitude_m)
-    down = model.leg(0.0, 1.0, climb_m=-job.altitude_m)
-    return _Rates(
-        model=model,
-        usable_wh=usable_wh,
-        cruise_mps=drone.cruise_speed_mps,
-        work_mps=drone.inspection_speed_mps,
-        transit_wh_per_m=_worst_wh_per_m(model, drone.cruise_speed_mps),
-        work_wh_per_m=_worst_wh_per_m(model, drone.inspection_speed_mps),
-        hover_w=model.power_w(model.wind_speed_mps) * _RATE_MARGIN,
-        fixed_wh=(up.energy_wh + down.energy_wh) * _RATE_MARGIN,
-        fixed_s=up.duration_s + down.duration_s,
-    )
-
-
-# ------------------------------------------------------------------ sortie building
-@dataclass(frozen=True)
-class _Piece:
-    """One leg to build: a polyline (transit, lane, survey run) or a hover at a point."""
-
-    kind: str  # transit | sweep | lane | inspect
-    points: tuple[XY, ...]
-    target_id: str | None = None
-    hold_s: float = 0.0
-    reverse: bool = False
-    sweeps: tuple[tuple[XY, XY], ...] = ()
-
-
-class _Builder:
-    """Strings ``planner.legs`` builders into a ``Sortie``."""
-
-    def __init__(self, job: Job) -> None:
-        self.job = job
-        self.frame = job.frame
-        self.alt = job.altitude_m
-
-    def sortie(self, drone: Drone, rates: _Rates, dock_xy: XY, pieces: Sequence[_Piece], start_at) -> Sortie:
-        m, f, alt = rates.model, self.frame, self.alt
-        legs: list[Leg] = [takeoff_leg(dock_xy, alt, f, m)]
-        for p in pieces:
-            if p.kind == "transit":
-                if len(p.points) < 2 or LineString(p.points).length <= 1e-6:
-                    continue
-                legs.append(transit_leg(p.points, alt, f, m, rates.cruise_mps))
-            elif p.kind == "lane":
-                legs.append(lane_leg(p.points, alt, f, m, rates.work_mps, lane_edge_id=p.target_id or "", reverse=p.reverse))
-            elif p.kind == "sweep":
-                legs.append(sweep_leg(p.points, p.sweeps, alt, f, m, rates.work_mps, target_id=p.target_id))
-            elif p.kind == "inspect":
-                legs.append(inspect_leg(p.points[0], alt, f, m, target_id=p.target_id or "", hold_s=p.hold_s))
-            else:  # pragma: no cover - internal
-                raise ValueError(p.kind)
-        legs.append(landing_leg(dock_xy, alt, f, m))
-        distance, duration, energy, fraction = sortie_totals(legs, drone.battery_wh)
-        return Sortie(
-            index=0,
-            drone_id=drone.id,
-            dock_id=drone.dock_id,
-            start_at=start_at,
-            legs=tuple(legs),
-            distance_m=distance,
-            duration_s=duration,
-            energy_wh=energy,
-            battery_fraction=fraction,
-        )
-
-
-def _schedule(job: Job, items: Sequence[tuple[int, float, object]]) -> list[tuple[int, object, object]]:
-    """(drone, duration_s, payload) in flight order per drone → (drone, start_at, payload)."""
-    free: dict[int, object] = {}
-    out = []
-    for d, dur, payload in items:
-        start = free.get(d, job.start_at)
-        out.append((d, start, payload))
-        free[d] = start + timedelta(seconds=dur + BATTERY_SWAP_S)  # type: ignore[operator]
-    return out
-
 
 # ------------------------------------------------------------------ public entry
 def plan_mission(
@@ -294,7 +173,7 @@ def _plan_in_window(
     raw_nofly = no_fly_polygons(world, job.start_at, job.altitude_m, frame, 0.0, zone_ids, until=until)
     transit = TransitGraph(raw_nofly, limits.safety_margin_m)
     temps = [h.temperature_2m_c for h in world.weather.hours_between(job.start_at, until)]
-    usable: list[tuple[Drone, _Rates, XY]] = []
+    usable: list[tuple[Drone, Rates, XY]] = []
     skipped: list[str] = []
     for d, energy_wh in zip(drones, usable_wh):
         dock = world.dock(d.dock_id)
@@ -307,12 +186,12 @@ def _plan_in_window(
         except AirspaceBlocked:
             skipped.append(d.id)
             continue
-        rates = _rates(d, job, world, energy_wh)
-        if rates.reach_m() <= 0:
+        r = rates(d, job, world, energy_wh)
+        if r.reach_m() <= 0:
             skipped.append(d.id)
             continue
-        usable.append((d, rates, (float(xy[0]), float(xy[1]))))
-    builder = _Builder(job)
+        usable.append((d, r, (float(xy[0]), float(xy[1]))))
+    builder = SortieBuilder(job)
     params: dict = {
         "battery_swap_s": BATTERY_SWAP_S,
         "reserve_fraction": limits.reserve_fraction,
@@ -329,6 +208,7 @@ def _plan_in_window(
         raise InvalidArgument(f"unknown mission type {job.mission_type!r}")
     sorties, unserved, extra = pipeline(world, job, usable, transit, builder)
     coverage = extra.pop("coverage_fraction", None)
+    dark = extra.pop("unimaged_local", None)  # surveys: where the sweeps leave the area dark
     params.update(extra)
     sorties = sorted(sorties, key=lambda s: (s.start_at, s.drone_id))
     sorties = [replace(s, index=i) for i, s in enumerate(sorties)]
@@ -341,259 +221,15 @@ def _plan_in_window(
         unserved=tuple(sorted(unserved, key=lambda u: u.target_id)),
         coverage_fraction=coverage,
         parameters=params,
+        unimaged_wgs84=None if dark is None else job.frame.to_wgs84(dark),
     )
 
 
-# ------------------------------------------------------------------ fire-lane patrol
-def _lane_edges(world: World, job: Job, transit: TransitGraph) -> tuple[list[tuple[str, LineString]], list[Unserved]]:
-    """Lane pieces to fly (``planner.lanes``: junction to junction, clipped to the area), minus no-fly parts.
-
-    Each entry is (lane edge id, local line); a piece cut in two by a zone keeps
-    its id with ``/k`` appended per part.
-    """
-    frame = job.frame
-    blocked = transit.obstacles_local
-    out: list[tuple[str, LineString]] = []
-    unserved: list[Unserved] = []
-    for edge in required_lane_edges(world, job.area_wgs84, sorted(job.lane_kinds)):
-        line = LineString(edge.coords_local(frame))
-        if line.length < 0.5:
-            continue
-        free = line.difference(blocked) if not blocked.is_empty and line.intersects(blocked) else line
-        parts = [g for g in getattr(free, "geoms", [free]) if isinstance(g, LineString) and g.length >= 0.5]
-        if not parts:
-            unserved.append(Unserved(edge.id, "in a no-fly zone"))
-            continue
-        lost = line.length - sum(g.length for g in parts)
-        if lost > 0.5:
-            unserved.append(Unserved(f"{edge.id}:no-fly", f"{lost:.0f} m of it in a no-fly zone"))
-        if len(parts) == 1:
-            out.append((edge.id, parts[0]))
-        else:
-            out.extend((f"{edge.id}/{k}", g) for k, g in enumerate(parts))
-    return out, unserved
-
-
-def _lanes(world, job, usable, transit, builder):
-    edges, unserved = _lane_edges(world, job, transit)
-    if not edges:
-        return [], unserved, {"lane_edges": 0}
-    if not usable:
-        return [], unserved + [Unserved(l, "no usable drone") for l in sorted({e[0] for e in edges})], {}
-    docks: dict[str, list[int]] = {}
-    for k, (d, _, _) in enumerate(usable):
-        docks.setdefault(d.dock_id, []).append(k)
-    dock_ids = sorted(docks)
-    depots = []
-    for dk in dock_ids:
-        members = docks[dk]
-        depots.append(ArcDepot(*usable[members[0]][2], max(usable[k][1].reach_m() for k in members)))
-    lines = [list(g.coords) for _, g in edges]
-    res = route_lanes(lines, depots, transit)
-    for k, reason in res.unserved.items():
-        unserved.append(Unserved(edges[k][0], "out of range of every dock's drones"))
-    lane_len = [g.length for _, g in edges]
-    # sorties to the dock's drones: longest first, to the drone free soonest that can fly it
-    free_at = {k: 0.0 for k in range(len(usable))}
-    items: list[tuple[int, float, object]] = []
-    order = sorted(range(len(res.sorties)), key=lambda i: (-res.sorties[i].length_m, i))
-    for i in order:
-        s = res.sorties[i]
-        work = sum(lane_len[k] for k, _ in s.lines)
-        best = None
-        for k in docks[dock_ids[s.depot]]:
-            r = usable[k][1]
-            energy = r.fixed_wh + r.transit_wh_per_m * (s.length_m - work) + r.work_wh_per_m * work
-            if energy > r.usable_wh + 1e-9:
-                continue
-            dur = r.fixed_s + (s.length_m - work) / r.cruise_mps + work / r.work_mps
-            if best is None or (free_at[k], k) < (free_at[best[0]], best[0]):
-                best = (k, dur)
-        if best is None:
-            for k, _ in s.lines:
-                unserved.append(Unserved(edges[k][0], "no drone at the dock has the energy for its sortie"))
-            continue
-        k, dur = best
-        items.append((k, free_at[k], (i, dur)))
-        free_at[k] += dur + BATTERY_SWAP_S
-    items.sort(key=lambda t: (t[0], t[1]))
-    sorties = []
-    for d, offset_s, (i, _dur) in items:
-        s = res.sorties[i]
-        drone, rates, dock_xy = usable[d]
-        pieces = _lane_pieces(s, edges, dock_xy)
-        start = job.start_at + timedelta(seconds=offset_s)
-        sorties.append(builder.sortie(drone, rates, dock_xy, pieces, start))
-    return sorties, unserved, {"lane_edges": len(edges), "lane_length_m": round(sum(lane_len), 2)}
-
-
-def _lane_pieces(s, edges, dock_xy: XY) -> list[_Piece]:
-    """Split a sortie path back into transits and lane legs (the lanes appear in it in order)."""
-    path = [tuple(p) for p in s.path]
-    pieces: list[_Piece] = []
-    pos = 0
-    for k, rev in s.lines:
-        coords = [tuple(map(float, c)) for c in edges[k][1].coords]
-        if rev:
-            coords = coords[::-1]
-        j = pos + int(np.argmin([math.dist(coords[0], q) for q in path[pos:]]))
-        pieces.append(_Piece("transit", tuple(path[pos : j + 1])))
-        pieces.append(_Piece("lane", tuple(coords), edges[k][0]))
-        # the lane's points follow in the path (consecutive repeats dropped); a closed lane
-        # starts and ends at one point, so look for its end after its start
-        n_pts = 1 + sum(1 for a, b in zip(coords, coords[1:]) if a != b)
-        pos = j + n_pts - 1
-        if pos >= len(path) or math.dist(path[pos], coords[-1]) > 1e-6:
-            pos = j + 1 + int(np.argmin([math.dist(coords[-1], q) for q in path[j + 1 :]]))
-    pieces.append(_Piece("transit", tuple(path[pos:])))
-    return pieces
-
-
-# ------------------------------------------------------------------ area survey
-def _survey(world, job, usable, transit, builder):
-    from planner.coverage import plan_coverage
-
-    area = job.area_local
-    blocked = transit.obstacles_local
-    free = area.difference(blocked) if not blocked.is_empty else area
-    if free.is_empty or free.area < 1.0:
-        return [], [Unserved("area", "wholly inside no-fly zones")], {"coverage_fraction": 0.0}
-    if not usable:
-        return [], [Unserved("area", "no usable drone")], {"coverage_fraction": 0.0}
-    swaths, why = [], None
-    for d, _, _ in usable:  # a drone without a camera model has no footprint of its own
-        try:
-            swaths.append(job.swath_for(d))
-        except InvalidArgument as exc:
-            why = why or exc
-    if not swaths:
-        raise why  # type: ignore[misc]
-    swath = min(swaths)  # every drone images at least this wide
-    first_dock = usable[0][2]
-    # bridge: when a zone splits the area, the hop between its parts goes around the zone
-    cov = plan_coverage(
-        free, swath, coverage_target=job.coverage_target, start=first_dock, end=first_dock, bridge=transit.path
-    )
-    conns = connections_from_path(cov.sweeps, cov.path)
-    reach = max(r.reach_m() for _, r, _ in usable)
-    pieces = split_long_sweeps(cov.sweeps, conns, SURVEY_PIECE_FRACTION * reach)
-    docks = [xy for _, _, xy in usable]
-    pts = np.asarray([p.start for p in pieces] + [p.end for p in pieces] + docks, dtype=float)
-    D, dh = deadhead_matrix(pts, transit)
-    n = len(pieces)
-    index = {}
-    for i, p in enumerate(pieces):
-        index.setdefault(p.start, i)
-        index.setdefault(p.end, n + i)
-    for k, xy in enumerate(docks):
-        index.setdefault(xy, 2 * n + k)
-
-    def transit_m(a: XY, b: XY) -> float:
-        return float(D[index[a], index[b]])
-
-    sdrones = [
-        SurveyDrone(
-            xy, r.usable_wh, r.transit_wh_per_m, r.work_wh_per_m, 1.0 / r.cruise_mps, 1.0 / r.work_mps,
-            r.fixed_wh, r.fixed_s, BATTERY_SWAP_S,
-        )
-        for _, r, xy in usable
-    ]
-    res = assign_survey(pieces, sdrones, transit_m)
-    sorties = []
-    for s in res.sorties:
-        drone, rates, dock_xy = usable[s.drone]
-        legs: list[_Piece] = [_Piece("transit", tuple(dh.path(index[dock_xy], index[pieces[s.first].start])))]
-        run: list[XY] = []  # the survey part: sweeps and the connections between them, inside the area
-        for i in range(s.first, s.last + 1):
-            p = pieces[i]
-            run += [p.start, p.end]
-            if i < s.last and pieces[i + 1].sweep_index != p.sweep_index:
-                run += list(conns[p.sweep_index])
-        segs = tuple((pieces[i].start, pieces[i].end) for i in range(s.first, s.last + 1))
-        legs.append(_Piece("sweep", tuple(run), "area", sweeps=segs))
-        legs.append(_Piece("transit", tuple(dh.path(index[pieces[s.last].end], index[dock_xy]))))
-        start = job.start_at + timedelta(seconds=s.start_offset_s)
-        sorties.append(builder.sortie(drone, rates, dock_xy, legs, start))
-    unserved = [Unserved(f"sweep-{pieces[i].sweep_index}.{i}", "out of range of every drone") for i in res.unserved]
-    flown = sum(pieces[i].length_m for s in res.sorties for i in range(s.first, s.last + 1))
-    total = sum(p.length_m for p in pieces)
-    fraction = cov.coverage_fraction * (flown / total if total > 0 else 0.0)
-    return sorties, unserved, {
-        "coverage_fraction": fraction,
-        "swath_m": round(swath, 3),
-        "sweeps": len(cov.sweeps),
-        "sweep_angle_deg": round(cov.angle_deg, 3),
-        "makespan_s": round(res.makespan_s, 1),
-    }
-
-
-# ------------------------------------------------------------------ point inspection
-def _points(world, job, usable, transit, builder):
-    frame = job.frame
-    blocked = transit.obstacles_local
-    targets: list[tuple[str, XY]] = []
-    hover: list[float] = []
-    unserved: list[Unserved] = []
-    for pt in inspection_points(world, job.area_wgs84, sorted(job.poi_kinds), job.hover_s):
-        xy = pt.xy(frame)
-        if not blocked.is_empty and blocked.contains(Point(xy)):
-            unserved.append(Unserved(pt.id, "in a no-fly zone"))
-            continue
-        targets.append((pt.id, (float(xy[0]), float(xy[1]))))
-        hover.append(pt.hover_s)
-    if not targets:
-        return [], unserved, {"points": 0}
-    if not usable:
-        return [], unserved + [Unserved(t, "no usable drone") for t, _ in targets], {"points": len(targets)}
-    dock_xy = sorted({xy for _, _, xy in usable})
-    nd = len(dock_xy)
-    pts = np.asarray(dock_xy + [xy for _, xy in targets], dtype=float)
-    D, dh = deadhead_matrix(pts, transit)
-    # one profile per drone: energy in mWh of arc i → j, hover at i and climb/descent folded in
-    matrices, vehicles, owners = [], [], []
-    is_point = np.arange(len(pts)) >= nd
-    hover_s = np.concatenate([np.zeros(nd), np.asarray(hover)])
-    for k, (drone, r, xy) in enumerate(usable):
-        leave = np.where(is_point, r.hover_w * hover_s / 3600.0, r.fixed_wh)[:, None]
-        m = np.ceil((D * r.transit_wh_per_m + leave) * _MWH).astype(np.int64)
-        matrices.append(m)
-        for _ in range(MAX_SORTIES_PER_DRONE):
-            vehicles.append(RoutingVehicle(dock_xy.index(xy), int(math.floor(r.usable_wh * _MWH)), profile=k))
-            owners.append(k)
-    problem = RoutingProblem(tuple(matrices), tuple(vehicles), tuple(range(nd, len(pts))), coords=pts)
-    sol = solve_routing(problem, budget_s=ROUTING_BUDGET_S)
-    for node, reason in sol.unserved.items():
-        why = "out of range of every drone" if reason == "out_of_range" else "the fleet has no energy left for it"
-        unserved.append(Unserved(targets[node - nd][0], why))
-    items = []
-    for v, route in enumerate(sol.routes):
-        if not route:
-            continue
-        k = owners[v]
-        r = usable[k][1]
-        dur = r.fixed_s
-        walk = [vehicles[v].start_node, *route, vehicles[v].start_node]
-        dur += sum(float(D[a, b]) for a, b in zip(walk[:-1], walk[1:])) / r.cruise_mps + float(hover_s[route].sum())
-        items.append((k, dur, (v, route)))
-    sorties = []
-    for k, start, (v, route) in _schedule(job, items):
-        drone, rates, xy = usable[k]
-        node_dock = vehicles[v].start_node
-        legs: list[_Piece] = []
-        prev = node_dock
-        for node in route:
-            legs.append(_Piece("transit", tuple(dh.path(prev, node))))
-            legs.append(_Piece("inspect", (targets[node - nd][1],), targets[node - nd][0], float(hover_s[node])))
-            prev = node
-        legs.append(_Piece("transit", tuple(dh.path(prev, node_dock))))
-        sorties.append(builder.sortie(drone, rates, xy, legs, start))
-    return sorties, unserved, {"points": len(targets), "routing_solver": sol.solver, "routing_iterations": sol.iterations}
-
-
-#: Mission type → the pipeline that turns a job into (sorties, unserved, extra parameters).
 #: ``extra["coverage_fraction"]``, when a pipeline measures one, becomes ``Plan.coverage_fraction``.
-PIPELINES = {
-    "FIRE_LANE_PATROL": _lanes,
-    "AREA_SURVEY": _survey,
-    "POINT_INSPECTION": _points,
+#: Mission type → the pipeline that turns a job into (sorties, unserved, extra parameters); one module each.
+#: ``extra["coverage_fraction"]``, when a pipeline measures one, becomes ``Plan.coverage_fraction``.
+PIPELINES: dict[str, Pipeline] = {
+    "FIRE_LANE_PATROL": plan_patrol,
+    "AREA_SURVEY": plan_survey,
+    "POINT_INSPECTION": plan_points,
 }

@@ -1,9 +1,9 @@
 """Point routing: multi-depot vehicle routing under a per-vehicle capacity.
 
-The one module that imports a vehicle-routing solver (OR-Tools, and PyVRP for
-improvement). Everything else in sortie hands it plain integer matrices and gets
-plain routes back (``list[list[int]]`` of node indices), so the solvers stay
-swappable and their versions pinned (``ortools==9.15.6755``, ``pyvrp==0.14.1``).
+Everything else in sortie hands this module plain integer matrices and gets plain
+routes back (``list[list[int]]`` of node indices). Every constraint lives in the
+one OR-Tools model of ``planner.ortools_model`` (the only module importing
+OR-Tools); PyVRP (pinned ``pyvrp==0.14.1``) may only supply a starting point.
 
 Model
     Nodes ``0..n-1``. Each vehicle starts and ends at its own node (a dock) and
@@ -12,23 +12,26 @@ Model
     folds the service at ``i`` into the arcs leaving ``i``) and costs the same in
     the objective. Optional ``durations[profile]`` (seconds, service included
     the same way) with ``max_duration_s`` per vehicle express the job's time window.
-    Every visit node may be dropped at a penalty, so a solve never ends in "no
-    solution": nodes that no vehicle can reach and back are reported as
+    Every visit node is its own disjunction with a large penalty, so a solve never
+    ends in "no solution" (that is also what makes a tight 500-site fleet solvable
+    at all): nodes that no vehicle can reach and back are reported as
     ``out_of_range`` up front, nodes the fleet has no room for as ``capacity``.
 
+Engines (``RoutingSolution.engine``)
+    ``"ortools-ils"`` (default): OR-Tools' iterated local search with
+    ruin-and-recreate, one run per node renumbering from a fixed seed list, the
+    best kept. ``"pyvrp-start+ortools"`` (when the budget buys ILS too few
+    solutions for the model's size, ``planner.pyvrp_start.needs_start``; e.g.
+    500 sites at 20 s, where ILS stays 5-9 % off): PyVRP's
+    iterated local search supplies routes, which are loaded into the same
+    OR-Tools model (``ReadAssignmentFromRoutes``: a feasibility proof under every
+    dimension) and searched on with guided local search. ``solver="pyvrp"``
+    keeps PyVRP alone (comparison only).
+
 Determinism
-    Searches stop on an iteration / solution count derived from ``budget_s``;
+    Searches stop on a solution / iteration count derived from ``budget_s``;
     the wall clock is only a safety net (OR-Tools #1331: a time-limited search is
     not reproducible). Same problem and budget → same routes.
-
-Solvers (measured on the public routes instances, see bench/routes.py)
-    ``"pyvrp"`` (default): PyVRP's iterated local search, the best of up to four
-    runs with seeds 0, 1, … sharing one ``MaxIterations`` budget; ``lanes``
-    independent such searches (seeds after each other) may run side by side in
-    worker processes. ``"ortools"``: PARALLEL_CHEAPEST_INSERTION then guided
-    local search with a ``solution_limit``. OR-Tools GLS was +3.7 % above the
-    best-known on md_n100 after 5 s and left 44 sites unserved on md_n500 early
-    in its search; PyVRP matched md_n100 in 3 000 iterations (~2.5 s).
 """
 
 from __future__ import annotations
@@ -40,7 +43,12 @@ from typing import Literal
 
 import numpy as np
 
+from planner.ortools_model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
+from planner.pyvrp_start import ils_cap, needs_start, pyvrp_routes, start_then_gls
+
 __all__ = [
+    "ENGINE_ILS",
+    "ENGINE_PYVRP_START",
     "RoutingVehicle",
     "RoutingProblem",
     "RoutingSolution",
@@ -62,8 +70,19 @@ UNSERVED_CAPACITY = "capacity"
 _PYVRP_WORK_PER_S = 250_000  # visits × iterations per second
 _PYVRP_MAX_RATE = 1_200
 _PYVRP_MIN_ITERATIONS = 100
-# OR-Tools GLS: accepted solutions per second fall with size (~100/s at 100 visits).
-_ORTOOLS_WORK_PER_S = 10_000
+# OR-Tools ILS: improving local-search solutions per second fall with size (measured on this
+# loaded 2-core machine kind: ~250/s at 100 visits, ~70/s at 200). md_n100 and md_n200_lines reach
+# the best-known within ~3 000 solutions; the count is a pure function of (size, budget).
+_ILS_WORK_PER_S = 15_000  # visits × solutions per second of one core (measured ~22 000, loaded)
+_ILS_MAX_RATE = 600
+_ILS_MIN_SOLUTIONS = 20
+_ILS_RUNS = 1  # node renumberings per lane, the lane's solutions shared between them
+_ILS_SEEDS = (0, 1, 2, 3, 4, 5, 6, 7)  # the fixed list of renumberings (0: the nodes as given)
+_PYVRP_START_SHARE = 0.85  # of the budget, for PyVRP; the rest for GLS on the OR-Tools model
+_GLS_SOLUTIONS_PER_VISIT = 0.2  # GLS solutions per visit and second of the remaining budget
+ENGINE_ILS = "ortools-ils"
+_MIN_PENALTY = 1_000_000  # a dropped visit costs at least this (FACTS.md: what makes md_n500 solvable)
+ENGINE_PYVRP_START = "pyvrp-start+ortools"
 _SAFETY_FACTOR = 10.0  # wall-clock net = factor × budget + 2 s: generous, a loaded machine must not cut the count short
 # Restarts: the iterations are shared by up to _PYVRP_MAX_RUNS runs (seeds 0, 1, ...) of at least
 # this many iterations per visit each; on md_n100 one seed stalled at +1.8 % for 24 000
@@ -127,6 +146,7 @@ class RoutingSolution:
     solver: str
     iterations: int
     stopped_by: str  # "iterations" | "time_limit" | "trivial"
+    engine: str = ""  # what produced the routes: "ortools-ils", "pyvrp-start+ortools", "pyvrp"
 
 
 def euclidean_matrix(xy: np.ndarray) -> np.ndarray:
@@ -171,55 +191,12 @@ def _penalty(problem: RoutingProblem) -> int:
     if problem.drop_penalty is not None:
         return int(problem.drop_penalty)
     big = max(int(m.max()) for m in problem.matrices) if problem.matrices else 1
-    return 20 * max(big, 1)
+    return max(_MIN_PENALTY, 20 * max(big, 1))
 
 
 def _pyvrp_iterations(n_visits: int, budget_s: float) -> int:
     rate = min(_PYVRP_MAX_RATE, _PYVRP_WORK_PER_S / max(n_visits, 1))
     return max(_PYVRP_MIN_ITERATIONS, int(budget_s * rate))
-
-
-# ---------------------------------------------------------------- PyVRP: build → solve → extract
-def _pyvrp_build(problem: RoutingProblem, visits: list[int]):
-    import pyvrp
-
-    depot_nodes = sorted({v.start_node for v in problem.vehicles})
-    order = depot_nodes + visits  # pyvrp location index → our node
-    idx = np.asarray(order, dtype=np.int64)
-    coords = problem.coords
-    locations = [
-        pyvrp.Location(float(coords[n][0]), float(coords[n][1])) if coords is not None else pyvrp.Location(0, 0)
-        for n in order
-    ]
-    depots = [pyvrp.Depot(location=i) for i in range(len(depot_nodes))]
-    prize = _penalty(problem)
-    clients = [
-        pyvrp.Client(location=len(depot_nodes) + k, prize=prize if problem.droppable else 0, required=not problem.droppable)
-        for k in range(len(visits))
-    ]
-    dpos = {n: i for i, n in enumerate(depot_nodes)}
-    vtypes = []
-    for k, v in enumerate(problem.vehicles):
-        kwargs = dict(
-            num_available=1,
-            start_depot=dpos[v.start_node],
-            end_depot=dpos[v.start_node],
-            max_distance=int(v.capacity),
-            profile=v.profile,
-            name=str(k),
-        )
-        if v.max_duration_s is not None:
-            kwargs["shift_duration"] = int(v.max_duration_s)
-        vtypes.append(pyvrp.VehicleType(**kwargs))
-    dist = [np.ascontiguousarray(m[np.ix_(idx, idx)], dtype=np.int64) for m in problem.matrices]
-    if problem.durations is not None:
-        dur = [np.ascontiguousarray(m[np.ix_(idx, idx)], dtype=np.int64) for m in problem.durations]
-    else:
-        dur = [np.zeros_like(d) for d in dist]
-    for m in (*dist, *dur):  # self-arcs are never flown; service folded into them must not count
-        np.fill_diagonal(m, 0)
-    data = pyvrp.ProblemData(locations, clients, depots, vtypes, dist, dur)
-    return data, order, len(depot_nodes)
 
 
 def _pyvrp_runs(n_visits: int, iterations: int) -> int:
@@ -228,123 +205,102 @@ def _pyvrp_runs(n_visits: int, iterations: int) -> int:
     return max(1, min(_PYVRP_MAX_RUNS, iterations // per_run))
 
 
-def _pyvrp_lane(data, seeds: tuple[int, ...], each: int, net_s: float) -> tuple[tuple[bool, int], list[tuple[int, list[int]]], int]:
-    """One lane of search: a run per seed in turn. Returns (key, routes, iterations) as plain data.
+# ---------------------------------------------------------------- OR-Tools: the one routing model
+def _model(problem: RoutingProblem, visits: list[int]) -> RouteModel:
+    """The problem as ``planner.ortools_model`` sees it: every visit its own disjunction."""
+    wanted = set(visits)
+    docks = {v.start_node for v in problem.vehicles}
+    return RouteModel(
+        costs=tuple(np.asarray(m, dtype=np.int64) for m in problem.matrices),
+        vehicles=tuple(
+            ModelVehicle(v.start_node, v.start_node, int(v.capacity), v.profile, v.max_duration_s)
+            for v in problem.vehicles
+        ),
+        groups=tuple((n,) for n in visits),
+        penalty=_penalty(problem),
+        durations=None if problem.durations is None else tuple(np.asarray(m, dtype=np.int64) for m in problem.durations),
+        # out-of-range visits, and nodes that are neither a visit nor a vehicle's dock (a dock with
+        # no vehicle here): OR-Tools would otherwise make them mandatory stops
+        excluded=tuple(n for n in range(problem.matrices[0].shape[0]) if n not in wanted and n not in docks),
+    )
 
-    ``routes`` are (vehicle type, client indices); ``key`` orders results (feasible first, then cost).
-    Module-level so a worker process can run it.
+
+def _ils_limit(n_visits: int, budget_s: float) -> int:
+    """ILS solution count for a budget: a pure function of (size, budget), so runs repeat anywhere."""
+    rate = min(_ILS_MAX_RATE, _ILS_WORK_PER_S / max(n_visits, 1))
+    return max(_ILS_MIN_SOLUTIONS, int(budget_s * rate))
+
+
+def _ils_lane(model: RouteModel, seeds: tuple[int, ...], limit: int, net_s: float) -> tuple[tuple[int, int], list[list[int]]]:
+    """One lane of search: an ILS run per node renumbering in turn; the best (fewest dropped, cheapest).
+
+    Module-level so a worker process can run it; OR-Tools is imported inside the worker.
     """
-    import pyvrp
-    from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
-
-    best, done = None, 0
+    best = None
     for seed in seeds:
-        stop = MultipleCriteria([MaxIterations(each), MaxRuntime(net_s)])
-        res = pyvrp.solve(data, stop, seed=seed, collect_stats=False, display=False)
-        done += int(res.num_iterations)
-        key = (not res.is_feasible(), int(res.cost()) if res.is_feasible() else 0)
+        out = solve_model(model, Search("ils", limit, net_s, seed))
+        key = (-sum(len(r) for r in out.routes), _routes_cost(model, out.routes))
         if best is None or key < best[0]:
-            routes = [
-                (int(r.vehicle_type()), [int(a.idx) for a in r.schedule() if a.is_client()]) for r in res.best.routes()
-            ]
-            best = (key, routes)
+            best = (key, out.routes)
     assert best is not None
-    return best[0], best[1], done
+    return best
 
 
-def _pyvrp_solve(data, n_visits: int, iterations: int, budget_s: float, lanes: int, workers: int):
-    """Best over ``lanes`` lanes of ``_pyvrp_runs`` seeded runs each (seeds 0, 1, … in lane order).
+def _routes_cost(model: RouteModel, routes: list[list[int]]) -> int:
+    total = 0
+    for v, r in zip(model.vehicles, routes):
+        if r:
+            walk = np.asarray([v.start, *r, v.end])
+            total += int(model.costs[v.profile][walk[:-1], walk[1:]].sum())
+    return total
 
-    The result depends on ``lanes`` only; ``workers`` > 1 runs lanes in parallel processes.
-    Returns (routes, iterations done, iterations planned).
-    """
-    runs = _pyvrp_runs(n_visits, iterations)
-    each = iterations // runs
-    net_s = (_SAFETY_FACTOR * budget_s + 2.0) / runs
-    jobs = [(data, tuple(range(k * runs, (k + 1) * runs)), each, net_s) for k in range(lanes)]
-    if workers > 1 and lanes > 1:
+
+def _map_lanes(fn, jobs: list[tuple], workers: int) -> list:
+    if workers > 1 and len(jobs) > 1:
         import multiprocessing
 
-        with multiprocessing.get_context(_MP_CONTEXT).Pool(min(workers, lanes)) as pool:
-            outs = pool.starmap(_pyvrp_lane, jobs)
-    else:
-        outs = [_pyvrp_lane(*job) for job in jobs]
+        with multiprocessing.get_context(_MP_CONTEXT).Pool(min(workers, len(jobs))) as pool:
+            return pool.starmap(fn, jobs)
+    return [fn(*job) for job in jobs]
+
+
+def _ortools_ils(problem: RoutingProblem, visits: list[int], budget_s: float, lanes: int, workers: int):
+    """ILS on the OR-Tools model: ``lanes`` lanes of ``_ILS_RUNS`` renumberings each, the best kept."""
+    model = _model(problem, visits)
+    limit = ils_cap(_ils_limit(len(visits), budget_s), model.n_nodes)
+    each = max(_ILS_MIN_SOLUTIONS, limit // _ILS_RUNS)
+    net_s = (_SAFETY_FACTOR * budget_s + 2.0) / _ILS_RUNS
+    jobs = [(model, tuple(_ILS_SEEDS[(k * _ILS_RUNS + i) % len(_ILS_SEEDS)] for i in range(_ILS_RUNS)), each, net_s) for k in range(lanes)]
+    outs = _map_lanes(_ils_lane, jobs, workers)
     best = min(range(len(outs)), key=lambda k: (outs[k][0], k))
-    return outs[best][1], sum(o[2] for o in outs), lanes * runs * each
+    return outs[best][1], lanes * _ILS_RUNS * each
 
 
-def _pyvrp_extract(found: list[tuple[int, list[int]]], order: list[int], n_depots: int, n_vehicles: int) -> list[list[int]]:
-    routes: list[list[int]] = [[] for _ in range(n_vehicles)]
-    for k, clients in found:
-        routes[k] = [order[n_depots + c] for c in clients]
-    return routes
+def _pyvrp_start_ortools(problem: RoutingProblem, visits: list[int], budget_s: float, lanes: int, workers: int):
+    """PyVRP's best routes loaded into the OR-Tools model, which proves them feasible and searches on (GLS).
+
+    For instances where ILS does not reach the quality goal within the budget
+    (measured: md_n500 +9 % at 20 s, PyVRP +0.8 %). Returns (routes, work done,
+    work planned, whether the start loaded).
+    """
+    model = _model(problem, visits)
+    iterations = _pyvrp_iterations(len(visits), _PYVRP_START_SHARE * budget_s)
+    runs = _pyvrp_runs(len(visits), iterations)
+    each = iterations // runs
+    net_s = _SAFETY_FACTOR * budget_s + 2.0
+    jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, not problem.droppable) for k in range(lanes)]
+    outs = _map_lanes(pyvrp_routes, jobs, workers)
+    keyed = [(_start_key(model, r), k) for k, (r, _) in enumerate(outs)]
+    start = outs[min(keyed)[1]][0]
+    limit = max(_ILS_MIN_SOLUTIONS, int(_GLS_SOLUTIONS_PER_VISIT * len(visits) * budget_s * (1 - _PYVRP_START_SHARE)))
+    routes, loaded = start_then_gls(model, start, limit, net_s)
+    done = sum(d for _, d in outs) + limit
+    return routes, done, lanes * runs * each + limit, loaded
 
 
-# ---------------------------------------------------------------- OR-Tools: build → solve → extract
-def _ortools_build(problem: RoutingProblem, visits: list[int]):
-    from ortools.constraint_solver import pywrapcp
-
-    n = problem.matrices[0].shape[0]
-    starts = [v.start_node for v in problem.vehicles]
-    manager = pywrapcp.RoutingIndexManager(n, len(problem.vehicles), starts, starts)
-    model = pywrapcp.RoutingModel(manager)
-    callbacks = [model.RegisterTransitMatrix(m.astype(np.int64).tolist()) for m in problem.matrices]
-    per_vehicle = [callbacks[v.profile] for v in problem.vehicles]
-    for k, cb in enumerate(per_vehicle):
-        model.SetArcCostEvaluatorOfVehicle(cb, k)
-    model.AddDimensionWithVehicleTransitAndCapacity(
-        per_vehicle, 0, [int(v.capacity) for v in problem.vehicles], True, "load"
-    )
-    if problem.durations is not None:
-        dcbs = [model.RegisterTransitMatrix(m.astype(np.int64).tolist()) for m in problem.durations]
-        horizon = max((v.max_duration_s or 0) for v in problem.vehicles) or int(
-            max(int(m.sum()) for m in problem.durations)
-        )
-        caps = [int(v.max_duration_s) if v.max_duration_s is not None else horizon for v in problem.vehicles]
-        model.AddDimensionWithVehicleTransitAndCapacity(
-            [dcbs[v.profile] for v in problem.vehicles], 0, caps, True, "time"
-        )
-    penalty = _penalty(problem)
-    wanted = set(visits)
-    for node in problem.visit_nodes:
-        index = manager.NodeToIndex(node)
-        if node in wanted:
-            model.AddDisjunction([index], penalty)
-        else:  # out of range: keep it out of every route
-            model.AddDisjunction([index], 0)
-            model.ActiveVar(index).SetValue(0)
-    return manager, model
-
-
-def _ortools_solve(model, solution_limit: int, budget_s: float):
-    from ortools.constraint_solver import pywrapcp, routing_enums_pb2
-
-    params = pywrapcp.DefaultRoutingSearchParameters()
-    params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PARALLEL_CHEAPEST_INSERTION
-    params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
-    params.solution_limit = solution_limit
-    params.time_limit.FromMilliseconds(int((_SAFETY_FACTOR * budget_s + 2.0) * 1000))
-    return model.SolveWithParameters(params)
-
-
-def _ortools_extract(manager, model, assignment, n_vehicles: int) -> list[list[int]]:
-    routes: list[list[int]] = []
-    for k in range(n_vehicles):
-        route: list[int] = []
-        if assignment is not None:
-            index = assignment.Value(model.NextVar(model.Start(k)))
-            while not model.IsEnd(index):
-                route.append(manager.IndexToNode(index))
-                index = assignment.Value(model.NextVar(index))
-        routes.append(route)
-    return routes
-
-
-def routing_status_name(status: int) -> str:
-    """OR-Tools' routing status as its enum name."""
-    from ortools.constraint_solver import routing_enums_pb2
-
-    return routing_enums_pb2.RoutingSearchStatus.Value.Name(status)
+def _start_key(model: RouteModel, routes: list[list[int]]) -> tuple[bool, int, int]:
+    """Order PyVRP results: within every limit first, then most visits, then cheapest."""
+    return (not routes_fit(model, routes), -sum(len(r) for r in routes), _routes_cost(model, routes))
 
 
 # ---------------------------------------------------------------- repair + public entry
@@ -375,7 +331,7 @@ def solve_routing(
     problem: RoutingProblem,
     *,
     budget_s: float = 5.0,
-    solver: Solver = "pyvrp",
+    solver: Solver = "ortools",
     lanes: int = 1,
     workers: int = 1,
 ) -> RoutingSolution:
@@ -396,24 +352,29 @@ def solve_routing(
     if not visits or not n_vehicles:
         for node in visits:
             unserved[node] = UNSERVED_CAPACITY
-        return RoutingSolution([[] for _ in range(n_vehicles)], unserved, 0, solver, 0, "trivial")
+        return RoutingSolution([[] for _ in range(n_vehicles)], unserved, 0, solver, 0, "trivial", "none")
 
     if solver == "pyvrp":
-        data, order, n_depots = _pyvrp_build(problem, visits)
+        model = _model(problem, visits)
         iterations = _pyvrp_iterations(len(visits), budget_s)
-        found, done, iterations = _pyvrp_solve(data, len(visits), iterations, budget_s, max(1, lanes), workers)
-        routes = _pyvrp_extract(found, order, n_depots, n_vehicles)
+        runs = _pyvrp_runs(len(visits), iterations)
+        each = iterations // runs
+        net_s = _SAFETY_FACTOR * budget_s + 2.0
+        jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, not problem.droppable) for k in range(max(1, lanes))]
+        outs = _map_lanes(pyvrp_routes, jobs, workers)
+        routes = outs[min((_start_key(model, r), k) for k, (r, _) in enumerate(outs))[1]][0]
+        done, iterations = sum(d for _, d in outs), max(1, lanes) * runs * each
         stopped_by = "iterations" if done >= iterations else "time_limit"
+        engine = "pyvrp"
     elif solver == "ortools":
-        manager, model = _ortools_build(problem, visits)
-        limit = max(10, int(budget_s * _ORTOOLS_WORK_PER_S / max(len(visits), 1)))
-        assignment = _ortools_solve(model, limit, budget_s)
-        routes = _ortools_extract(manager, model, assignment, n_vehicles)
-        done = limit
-        # OR-Tools does not say which limit ended a search that found something; a timeout
-        # without any solution is reported as such (the visits are then all unserved).
-        timeout = routing_status_name(model.status()) == "ROUTING_FAIL_TIMEOUT"
-        stopped_by = "time_limit" if timeout else "iterations"
+        n_nodes = len(visits) + len({v.start_node for v in problem.vehicles})
+        if needs_start(_ils_limit(len(visits), budget_s), n_nodes):
+            routes, done, planned, loaded = _pyvrp_start_ortools(problem, visits, budget_s, max(1, lanes), workers)
+            engine = ENGINE_PYVRP_START if loaded else "pyvrp"
+        else:
+            routes, done = _ortools_ils(problem, visits, budget_s, max(1, lanes), workers)
+            planned, engine = done, ENGINE_ILS
+        stopped_by = "iterations" if done >= planned else "time_limit"
     else:
         raise ValueError(f"unknown solver {solver!r}")
 
@@ -432,5 +393,6 @@ def solve_routing(
         cost=cost,
         solver=solver,
         iterations=done,
+        engine=engine,
         stopped_by=stopped_by,
     )

@@ -1,6 +1,7 @@
 """The world snapshot: fleet, docks, geozones, lanes, regions, POIs, weather, users.
 
-A ``World`` is built once at the edge (``planner.world_files.load_world``) and
+A ``World`` is built once at the edge (``flows.world_folder.load_world`` reads the folder,
+``planner.world_files.parse_world`` builds it) and
 never changes; a test derives a variant with ``dataclasses.replace``. Inside the
 core everything is a frozen dataclass or a Shapely geometry in WGS84 lon/lat;
 metric work happens in a per-job local frame (``planner.projection``).
@@ -113,6 +114,12 @@ class Drone:
     last_telemetry_at: datetime
     autopilot: Literal["ardupilot", "px4"]
     link: str
+    # The vehicle's identity on its link (optional: an older fleet.json has none). With a system id
+    # the dispatcher refuses a heartbeat from any other system; with a signing key reference it
+    # signs every message and ignores unsigned replies (the key itself lives in a secret store).
+    mavlink_system_id: int | None = None
+    mavlink_component_id: int | None = None
+    signing_key: str | None = None
 
     @property
     def cruise_power_w(self) -> float:

@@ -1,17 +1,24 @@
-"""The world folder (``../shared/WORLD.md``) read into one immutable ``World``.
+"""The world folder's files (``../shared/WORLD.md``), already read, into one immutable ``World``.
 
-This is the file boundary of the world: pydantic models describe every file
-(``extra="forbid"`` everywhere except under an ``"extensions"`` key, so a typo
-never passes silently), then semantic checks run that a schema cannot express
-(valid polygons, closed rings, ids unique, a drone's dock exists, coordinates
-that look like swapped lat/lon). Every problem is *located*: file, JSON path
+The input is the folder's content as a mapping ``{relative path: bytes}`` (``"fleet.json"``,
+``"zones/helx.json"``); ``flows.world_folder`` reads a folder into one and is the only
+place that touches the disk. Here: each file is decoded and checked against its pydantic
+model (``planner.world_schema``), then semantic checks run that a schema cannot express
+(valid polygons, closed rings, ids unique, a drone's dock exists, coordinates that look
+like swapped lat/lon). Every problem is *located*: file, JSON path
 (``$.drones[2].battery_pct``) and a sentence.
 
-``load_world`` is all-or-nothing: it returns a complete ``World`` or raises
+``parse_world`` is all-or-nothing: it returns a complete ``World`` or raises
 ``InvalidArgument`` whose ``details`` lists **all** problems — a world is never
-half-loaded. ``validate_world`` returns the same list without raising.
+half-loaded. ``world_problems`` returns the same list without raising.
 
-The only I/O here is reading the folder's files once; "now" is never read.
+Pure: no files, no clock, no environment (``tests/test_import_contract.py``).
+
+Longer than most modules (~580 lines) on purpose: the cross-file checks (a drone's dock
+exists and shares its tenant, a user's regions exist, every point lies near the others)
+need every file's partial result at once, and one ``_read`` that sees them all keeps the
+"every problem, never half a world" promise in one place. The file shapes are
+``planner.world_schema``; the zone formats ``planner.geozones``.
 """
 
 from __future__ import annotations
@@ -23,15 +30,14 @@ import re
 import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from collections.abc import Mapping
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Any, TypeVar
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 from shapely.geometry import MultiPolygon
 
-from planner.errors import InvalidArgument, NotFound
+from planner.errors import InvalidArgument
 from planner.geozones import (
     ZoneProblem,
     check_position,
@@ -40,11 +46,6 @@ from planner.geozones import (
     polygon_from_coordinates,
 )
 from planner.world import (
-    CAPABILITIES,
-    DRONE_STATUSES,
-    LANE_KINDS,
-    POI_KINDS,
-    ROLES,
     Camera,
     Dock,
     Drone,
@@ -59,12 +60,29 @@ from planner.world import (
     WorldDefaults,
 )
 
+from planner.world_schema import (
+    WorldFileModel,
+    DroneModel,
+    FleetFileModel,
+    DockModel,
+    DocksFileModel,
+    UserModel,
+    UsersFileModel,
+    LaneFeature,
+    RegionFeature,
+    PoiFeature,
+    LanesFileModel,
+    RegionsFileModel,
+    PoisFileModel,
+    WeatherFileModel,
+)
+
 __all__ = [
     "WorldProblem",
     "WORLD_FILES",
     "MAX_WORLD_SPAN_M",
-    "load_world",
-    "validate_world",
+    "parse_world",
+    "world_problems",
     "snapshot_hash",
 ]
 
@@ -92,203 +110,6 @@ class WorldProblem:
         return f"{self.file} {self.path}: {self.message}"
 
 
-# --------------------------------------------------------------------------- pydantic file models
-
-
-def _member_of(known: frozenset[str], what: str) -> AfterValidator:
-    def check(value: str) -> str:
-        if value not in known:
-            raise ValueError(f"unknown {what} {value!r}; known: {', '.join(sorted(known))}")
-        return value
-
-    return AfterValidator(check)
-
-
-NonEmpty = Annotated[str, Field(min_length=1)]
-Capability = Annotated[str, _member_of(CAPABILITIES, "capability")]
-Status = Annotated[str, _member_of(DRONE_STATUSES, "drone status")]
-Role = Annotated[str, _member_of(ROLES, "role")]
-LaneKind = Annotated[str, _member_of(LANE_KINDS, "lane kind")]
-PoiKind = Annotated[str, _member_of(POI_KINDS, "POI kind")]
-_LINK = re.compile(r"^(udp|udpin|udpout|udpbcast|tcp|tcpin):[^:\s]+:\d{1,5}$|^(/dev/|COM)\S+$")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-    extensions: dict[str, Any] | None = None
-
-
-class DefaultsModel(_Model):
-    altitude_m: float = Field(50.0, gt=0, le=500)
-    ceiling_m: float | None = Field(None, gt=0, le=500)  # a site limit: only tightens the rule set's
-    reserve_fraction: float | None = Field(None, ge=0, lt=1)  # a site limit: only tightens the rule set's
-
-
-class WorldFileModel(_Model):
-    name: NonEmpty
-    timezone: NonEmpty
-    defaults: DefaultsModel = DefaultsModel()
-    attribution: str = ""
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_timezone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown IANA time zone {value!r} (for example Europe/Helsinki)") from None
-        return value
-
-
-class CameraModel(_Model):
-    hfov_deg: float = Field(gt=0, lt=180)
-    vfov_deg: float = Field(gt=0, lt=180)
-
-
-class DroneModel(_Model):
-    id: NonEmpty
-    model: NonEmpty
-    dock: NonEmpty
-    tenant: NonEmpty
-    capabilities: list[Capability]
-    battery_wh: float = Field(gt=0)
-    battery_pct: float = Field(ge=0, le=100)
-    flight_time_s: float = Field(gt=0)
-    hover_time_s: float = Field(gt=0)
-    cruise_speed_mps: float = Field(gt=0, le=60)
-    inspection_speed_mps: float = Field(gt=0, le=60)
-    max_wind_mps: float = Field(ge=0, le=60)
-    min_temp_c: float
-    max_temp_c: float
-    ip_rating: str | None = None
-    camera: CameraModel | None = None
-    status: Status
-    last_telemetry_at: AwareDatetime
-    autopilot: Literal["ardupilot", "px4"]
-    link: NonEmpty
-
-    @field_validator("link")
-    @classmethod
-    def _pymavlink_link(cls, value: str) -> str:
-        if not _LINK.match(value):
-            raise ValueError(f"not a pymavlink connection string: {value!r} (for example udpout:127.0.0.1:14550)")
-        return value
-
-
-class FleetFileModel(_Model):
-    drones: list[DroneModel]
-
-
-class DockModel(_Model):
-    id: NonEmpty
-    name: NonEmpty
-    tenant: NonEmpty
-    lon: float = Field(ge=-180, le=180)
-    lat: float = Field(ge=-90, le=90)
-    ground_alt_m: float = Field(ge=-500, le=9000)
-    radius_m: float = Field(gt=0)
-    max_wind_mps: float = Field(ge=0, le=60)
-
-
-class DocksFileModel(_Model):
-    docks: list[DockModel]
-
-
-class UserModel(_Model):
-    id: NonEmpty
-    name: NonEmpty
-    roles: Annotated[list[Role], Field(min_length=1)]
-    tenants: Annotated[list[NonEmpty], Field(min_length=1)]
-    regions: Annotated[list[NonEmpty], Field(min_length=1)] = ["*"]
-
-
-class UsersFileModel(_Model):
-    users: list[UserModel]
-
-
-class LaneProps(_Model):
-    id: NonEmpty
-    kind: LaneKind
-    name: str = ""
-
-
-class RegionProps(_Model):
-    id: NonEmpty
-    name: NonEmpty
-    tenant: NonEmpty
-
-
-class PoiProps(_Model):
-    id: NonEmpty
-    kind: PoiKind
-    name: str = ""
-
-
-class _Feature(_Model):
-    type: Literal["Feature"]
-    id: str | int | None = None
-    geometry: dict[str, Any]
-    bbox: list[float] | None = None
-
-
-class LaneFeature(_Feature):
-    properties: LaneProps
-
-
-class RegionFeature(_Feature):
-    properties: RegionProps
-
-
-class PoiFeature(_Feature):
-    properties: PoiProps
-
-
-class _Collection(_Model):
-    type: Literal["FeatureCollection"]
-    name: str | None = None
-    description: str | None = None
-    attribution: str | None = None
-    source: str | None = None
-    bbox: list[float] | None = None
-
-
-class LanesFileModel(_Collection):
-    features: list[LaneFeature]
-
-
-class RegionsFileModel(_Collection):
-    features: list[RegionFeature]
-
-
-class PoisFileModel(_Collection):
-    features: list[PoiFeature]
-
-
-class HourlyModel(BaseModel):
-    """Open-Meteo ``hourly``: ``time`` plus one list per requested variable (any Open-Meteo name)."""
-
-    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
-    time: list[str]
-
-
-class WeatherFileModel(_Model):
-    """The Open-Meteo /v1/forecast response shape, as is."""
-
-    latitude: float = Field(ge=-90, le=90)
-    longitude: float = Field(ge=-180, le=180)
-    generationtime_ms: float | None = None
-    utc_offset_seconds: int = 0
-    timezone: str | None = None
-    timezone_abbreviation: str | None = None
-    elevation: float | None = None
-    hourly_units: dict[str, str] = {}
-    hourly: HourlyModel
-    current: dict[str, Any] | None = None
-    current_units: dict[str, str] | None = None
-    daily: dict[str, Any] | None = None
-    daily_units: dict[str, str] | None = None
-
-
 # --------------------------------------------------------------------------- reading helpers
 
 
@@ -314,10 +135,10 @@ def _pydantic_problems(file: str, exc: ValidationError) -> list[WorldProblem]:
 
 
 class _Reader:
-    """Collects problems while reading one folder."""
+    """Collects problems while decoding one folder's files."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self.files = files
         self.problems: list[WorldProblem] = []
         self.zone_paths: dict[tuple[str, str], str] = {}
 
@@ -330,12 +151,11 @@ class _Reader:
 
     def decode(self, rel: str, required: bool) -> Any:
         """The decoded JSON of ``rel``; ``None`` (with a problem if required/broken) when unusable."""
-        path = self.root / rel
-        if not path.is_file():
+        raw = self.files.get(rel)
+        if raw is None:
             if required:
                 self.add(rel, "$", "file is missing")
             return None
-        raw = path.read_bytes()
         if not raw.strip():
             self.add(rel, "$", "file is empty")
             return None
@@ -400,17 +220,12 @@ def _duplicates(reader: _Reader, file: str, ids: list[tuple[str, str]], what: st
             first[ident] = path
 
 
-def snapshot_hash(root: str | Path) -> str:
-    """sha256 over the folder's file names and bytes, in sorted order (hidden files skipped)."""
-    base = Path(root)
+def snapshot_hash(files: Mapping[str, bytes]) -> str:
+    """sha256 over the folder's file names (relative, ``/``-separated) and bytes, in sorted order."""
     h = hashlib.sha256()
-    files = sorted(
-        p for p in base.rglob("*")
-        if p.is_file() and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(base).parts)
-    )
-    for p in files:
-        data = p.read_bytes()
-        h.update(p.relative_to(base).as_posix().encode("utf-8") + b"\0")
+    for name in sorted(files):
+        data = files[name]
+        h.update(name.encode("utf-8") + b"\0")
         h.update(str(len(data)).encode("ascii") + b"\0")
         h.update(data)
     return h.hexdigest()
@@ -581,13 +396,11 @@ def _zone_paths(data: Any) -> dict[str, str]:
 
 
 def _zones(reader: _Reader) -> list[Geozone]:
-    folder = reader.root / "zones"
-    if not folder.is_dir():
-        return []
+    """Every ``zones/*.json`` and ``zones/*.geojson`` file (not in sub-folders), by name."""
     out: list[Geozone] = []
     first: dict[str, str] = {}
-    for path in sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".json", ".geojson")):
-        rel = f"zones/{path.name}"
+    names = [n for n in reader.files if n.startswith("zones/") and "/" not in n[6:] and n.endswith((".json", ".geojson"))]
+    for rel in sorted(names):
         data = reader.decode(rel, required=True)
         if data is None:
             continue
@@ -635,8 +448,8 @@ def _check_locality(reader: _Reader, items: list[tuple[str, str, float, float]])
                                    f"{MAX_WORLD_SPAN_M / 1000:.0f} km")
 
 
-def _read(root: Path) -> tuple[World | None, list[WorldProblem]]:
-    reader = _Reader(root)
+def _read(files: Mapping[str, bytes], root: str) -> tuple[World | None, list[WorldProblem]]:
+    reader = _Reader(files)
     world_m = reader.model("world.json", WorldFileModel)
     fleet_m = reader.model("fleet.json", FleetFileModel)
     docks_m = reader.model("docks.json", DocksFileModel)
@@ -684,6 +497,8 @@ def _read(root: Path) -> tuple[World | None, list[WorldProblem]]:
                 inspection_speed_mps=d.inspection_speed_mps, max_wind_mps=d.max_wind_mps, min_temp_c=d.min_temp_c,
                 max_temp_c=d.max_temp_c, ip_rating=d.ip_rating, camera=camera, status=d.status,
                 last_telemetry_at=d.last_telemetry_at.replace(tzinfo=timezone(d.last_telemetry_at.utcoffset() or timedelta(0))), autopilot=d.autopilot, link=d.link,
+                mavlink_system_id=d.mavlink_system_id, mavlink_component_id=d.mavlink_component_id,
+                signing_key=d.signing_key,
             ))
         _duplicates(reader, "fleet.json", [(d.id, f"$.drones[{i}].id") for i, d in _present(fleet_m.drones)], "drone")
     users: list[User] = []
@@ -743,39 +558,30 @@ def _read(root: Path) -> tuple[World | None, list[WorldProblem]]:
         pois=tuple(sorted(pois, key=lambda x: x.id)),
         weather=weather,
         users=tuple(sorted(users, key=lambda x: x.id)),
-        snapshot_hash=snapshot_hash(root),
-        root=str(root),
+        snapshot_hash=snapshot_hash(files),
+        root=root,
     )
     return world, []
 
 
-def _root(path: str | Path) -> Path:
-    root = Path(path).expanduser()
-    if not root.exists():
-        raise NotFound(f"world folder {str(root)!r} does not exist")
-    if not root.is_dir():
-        raise InvalidArgument(f"world {str(root)!r} is not a folder", details=[
-            {"file": root.name, "path": "$", "message": "a world is a folder of files (see WORLD.md)"}])
-    return root
-
-
-def validate_world(path: str | Path) -> list[WorldProblem]:
-    """Every problem in the world folder at ``path`` (empty when it loads). A missing folder is ``NotFound``."""
-    _, problems = _read(_root(path))
+def world_problems(files: Mapping[str, bytes]) -> list[WorldProblem]:
+    """Every problem in a world folder's ``files`` (empty when it parses)."""
+    _, problems = _read(files, "")
     return problems
 
 
-def load_world(path: str | Path) -> World:
-    """The complete ``World`` of the folder at ``path``, or ``InvalidArgument`` listing every problem.
+def parse_world(files: Mapping[str, bytes], root: str = "") -> World:
+    """The complete ``World`` of a folder's ``files``, or ``InvalidArgument`` listing every problem.
 
-    Never half-succeeds: one bad value anywhere and nothing is returned.
+    ``root`` is where the files came from (kept on the ``World`` for messages and for
+    re-reading a fresh snapshot; never opened here). Never half-succeeds: one bad value
+    anywhere and nothing is returned.
     """
-    root = _root(path)
-    world, problems = _read(root)
+    world, problems = _read(files, root)
     if world is None:
         first = problems[0] if problems else WorldProblem("?", "$", "unknown problem")
         raise InvalidArgument(
-            f"world {str(root)!r} has {len(problems)} problem(s); first: {first}",
+            f"world {root or '(in memory)'!r} has {len(problems)} problem(s); first: {first}",
             details=[p.to_dict() for p in problems],
         )
     return world

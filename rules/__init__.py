@@ -1,9 +1,8 @@
 """The declarative rule set: schema, loading, evaluation, findings with evidence, fleet eligibility.
 
 Pure like ``planner``: the plan, the world, the time and the rule set are
-arguments; a violation is a ``Finding``, never an exception. Only
-``load_rules``/``validate_rules_file`` read a file (the text-in ``parse_rules``
-is the pure part).
+arguments; a violation is a ``Finding``, never an exception. Nothing here reads
+a file: ``parse_rules`` takes the rule file's text (``flows.rule_file`` reads it).
 """
 
 from __future__ import annotations
@@ -21,13 +20,7 @@ from rules.eligibility import (
 from rules.evaluate import evaluate
 from rules.evaluators import EVALUATORS
 from rules.findings import Finding, Verdict
-from rules.loading import (
-    RuleProblem,
-    RuleSet,
-    load_rules,
-    parse_rules,
-    validate_rules_file,
-)
+from rules.loading import RuleProblem, RuleSet, parse_rules
 from rules.schema import RULE_KINDS
 
 __all__ = [
@@ -45,8 +38,6 @@ __all__ = [
     "candidate_fleets",
     "evaluate",
     "fleet_eligibility",
-    "load_rules",
     "parse_rules",
-    "validate_rules_file",
     "waiting_resource_reasons",
 ]

@@ -1,8 +1,9 @@
 """Load and validate a rule file: every problem located by file, line, rule id and field.
 
-``parse_rules(text, source)`` is the pure part (text in, ``RuleSet`` or problems
-out); ``load_rules(path)`` and ``validate_rules_file(path)`` only add reading the
-file, so the CLI and the flows share one definition of "valid".
+``parse_rules(text, source)`` turns a rule file's text into a ``RuleSet`` or its
+problems; it reads nothing (``flows.rule_file.load_rules`` and
+``validate_rules_file`` read the file at the edge and call it), so the CLI and the
+flows share one definition of "valid".
 
 Problems found: YAML syntax (with line and column), a wrong top-level shape,
 pydantic errors per field (unknown kind, unknown or missing key, out-of-range
@@ -24,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import string
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, overload
 
 import yaml
@@ -34,7 +34,7 @@ from planner.errors import InvalidArgument
 from rules.guards import Guard, GuardError, compile_guard
 from rules.schema import RULE_KINDS, TEMPLATE_FIELDS, Rule, RuleFile
 
-__all__ = ["RuleProblem", "RuleSet", "load_rules", "parse_rules", "validate_rules_file"]
+__all__ = ["RuleProblem", "RuleSet", "parse_rules"]
 
 
 @dataclass(frozen=True)
@@ -243,28 +243,3 @@ def _parse(text: str, source: str) -> tuple[list[RuleProblem], RuleSet | None]:
     guards = {r.id: compile_guard(r.when) for r in model.rules if r.when}
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return [], RuleSet(source=source, version=model.version, rules=tuple(model.rules), guards=guards, sha256=digest)
-
-
-def _read(path: str | Path) -> tuple[str, str]:
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8"), str(p)
-    except FileNotFoundError:
-        raise InvalidArgument(f"rule file {p} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidArgument(f"rule file {p} cannot be read: {exc}") from None
-
-
-def load_rules(path: str | Path) -> RuleSet:
-    """Read and validate a rule file; ``InvalidArgument`` lists every problem (also in ``details``)."""
-    text, source = _read(path)
-    return parse_rules(text, source)
-
-
-def validate_rules_file(path: str | Path) -> list[RuleProblem]:
-    """Every problem of a rule file (empty list when valid); a missing file is one problem."""
-    try:
-        text, source = _read(path)
-    except InvalidArgument as exc:
-        return [RuleProblem(str(path), None, None, exc.message)]
-    return parse_rules(text, source, raise_on_problem=False)

@@ -133,15 +133,10 @@ _IO_CALLS = {"open", "input", "os.listdir", "os.scandir", "os.walk", "os.remove"
 _CLOCK_CALLS = {"datetime.now", "datetime.utcnow", "datetime.today", "date.today", "time.time", "time.time_ns",
                 "time.monotonic", "time.perf_counter", "time.sleep", "datetime.datetime.now", "datetime.date.today"}
 _FORBIDDEN_MODULES = ("random", "subprocess", "shutil", "socket", "tempfile", "secrets", "uuid")
-#: The one documented exception: reading the world folder and the rule file (the loaders).
-#: Narrow on purpose: (file, function) pairs, so I/O anywhere else in these modules still fails.
-IO_ALLOWED = {
-    ("planner/world_files.py", "_Reader.decode"),
-    ("planner/world_files.py", "snapshot_hash"),
-    ("planner/world_files.py", "_zones"),
-    ("planner/world_files.py", "_root"),
-    ("rules/loading.py", "_read"),
-}
+#: Exceptions, as (file, function) pairs so that I/O anywhere else still fails: none. The world
+#: folder and the rule file are read at the edge (``flows.world_folder``, ``flows.rule_file``);
+#: ``planner.world_files`` and ``rules.loading`` parse their content.
+IO_ALLOWED: set[tuple[str, str]] = set()
 
 
 def impurities(path: Path, root: Path = ROOT) -> list[str]:

@@ -22,12 +22,13 @@ from planner.job import Job
 from planner.mission import plan_mission
 from planner.plan import Plan, canonical_json, plan_from_dict
 from planner.world import World
-from planner.world_files import load_world
+from flows.world_folder import load_world
 from rules.context import EvaluationContext
 from rules.evaluate import evaluate
 from rules.findings import Verdict
 from rules.limits import planning_limits
-from rules.loading import RuleSet, load_rules
+from flows.rule_file import load_rules
+from rules.loading import RuleSet
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")  # the demo world's reference time: cold, calm
 

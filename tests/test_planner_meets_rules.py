@@ -15,11 +15,11 @@ from flows.context import DEMO_WORLD_DIR, RULES_FILE
 from planner.job import Job
 from planner.mission import plan_mission
 from planner.plan import canonical_json, plan_from_dict
-from planner.world_files import load_world
+from flows.world_folder import load_world
 from rules.context import EvaluationContext
 from rules.evaluate import evaluate
 from rules.limits import planning_limits
-from rules.loading import load_rules
+from flows.rule_file import load_rules
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
 

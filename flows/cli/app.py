@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from flows.integrity.text import clean, clean_tree, escape_json_text
 from planner.errors import SortieError
 
 __all__ = ["app", "console", "err_console", "run", "JsonOpt", "WorldOpt", "NowOpt", "RulesOpt", "AsOpt", "DraftArg", "EXIT_USER", "EXIT_INTERNAL"]
@@ -55,7 +56,7 @@ DraftArg = Annotated[str, typer.Argument(help="Draft id.")]
 
 
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+    return escape_json_text(json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, default=str))
 
 
 def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dict[str, Any]], None] | None = None) -> None:
@@ -67,7 +68,7 @@ def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dic
             print(_dump({"error": exc.to_dict()}))
         else:
             # Plain text: a message may contain "[lon, lat]" (not markup) and must not be wrapped.
-            print(f"{exc.code}: {exc.message}", file=sys.stderr)
+            print(f"{exc.code}: {clean(exc.message)}", file=sys.stderr)
         raise typer.Exit(EXIT_USER) from None
     except typer.Exit:
         raise
@@ -80,11 +81,12 @@ def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dic
         if as_json:
             print(_dump({"error": payload}))
         else:
-            print(f"INTERNAL: {type(exc).__name__}: {exc} (set SORTIE_DEBUG=1 for a traceback)", file=sys.stderr)
+            print(f"INTERNAL: {type(exc).__name__}: {clean(str(exc))} (set SORTIE_DEBUG=1 for a traceback)",
+                  file=sys.stderr)
         raise typer.Exit(EXIT_INTERNAL) from None
     if as_json:
         print(_dump(result))
     elif render is not None:
-        render(result)
+        render(clean_tree(result))  # every string a render prints is terminal-safe (flows.integrity.text)
     else:
-        console.print(_dump(result), highlight=False, markup=False)
+        console.print(_dump(clean_tree(result)), highlight=False, markup=False)

@@ -79,7 +79,7 @@ def load_selection(path: Path) -> dict[str, Any]:
 def _world_timezone_and_regions(world: str | None) -> tuple[str, frozenset[str] | None]:
     """The world's timezone and region ids; the default zone if the loader is not there."""
     try:
-        from planner.world_files import load_world
+        from flows.world_folder import load_world
     except ImportError:  # pragma: no cover - only before the world loader existed
         return DEFAULT_TIMEZONE, None
     loaded = load_world(resolve_world_dir(world))

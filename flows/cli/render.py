@@ -31,6 +31,15 @@ def render_draft(d: dict[str, Any]) -> None:
         highlight=False,
         markup=False,
     )
+    from flows.integrity.text import approver_view  # integrity hook: where the plan came from
+
+    seen = approver_view(d)
+    console.print(f"request (as written): {seen['request_text']}", markup=False, highlight=False)
+    console.print(
+        f"read by: {seen['extractor']}; clarifications answered: "
+        f"{'; '.join(map(str, seen['clarifications_answered'])) or 'none'}",
+        markup=False, highlight=False,
+    )
     if d.get("sorties"):
         from rich.table import Table
 

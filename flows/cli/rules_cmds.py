@@ -27,7 +27,7 @@ FileArg = Annotated[Path | None, typer.Argument(help="Rule file (default: the bu
 
 def rules_problems(path: Path) -> dict[str, Any]:
     """``{"file", "valid": True, "rules": n}`` or ``InvalidArgument`` whose details list every problem."""
-    from rules.loading import load_rules, validate_rules_file  # rule-engine and the evaluators: only when used
+    from flows.rule_file import load_rules, validate_rules_file  # rule-engine and the evaluators: only when used
 
     problems = validate_rules_file(path)
     if problems:
@@ -38,7 +38,7 @@ def rules_problems(path: Path) -> dict[str, Any]:
 
 def rules_listing(path: Path) -> dict[str, Any]:
     """The loaded rules as JSON-able data (what ``rules list`` prints)."""
-    from rules.loading import load_rules
+    from flows.rule_file import load_rules
 
     rs = load_rules(path)
     return {"file": rs.source, "sha256": rs.sha256, "version": rs.version, "rules": rs.to_dicts()}

@@ -30,6 +30,7 @@ DEPLOYMENT_NAME = "sortie"
 DEFAULT_REGIONS = ("region-1001", "region-1002")
 DAILY_CRON = "0 6 * * *"
 DAILY_TIMEZONE = "Europe/Helsinki"
+BACKUP_CRON = "15 2 * * *"
 
 
 def build_deployments(
@@ -71,6 +72,14 @@ def build_deployments(
                 description=f"Daily patrol of {region}: plan, publish the draft, wait for approval.",
             )
         )
+    from flows.orchestration.backup_flow import backup_ledger  # the nightly ledger backup (prefect.yaml: nightly)
+
+    deployments.append(
+        backup_ledger.to_deployment(
+            name="nightly", schedules=[Cron(BACKUP_CRON, timezone=timezone)], tags=["sortie", "backup"],
+            description="Back up the ledger (consistent copy, verified, manifest); keeps the newest 14.",
+        )
+    )
     return deployments
 
 

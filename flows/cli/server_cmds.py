@@ -96,7 +96,7 @@ def token_create(
     user: Annotated[str, typer.Argument(help="The user id (from the server world's users.json).")],
     expires: Annotated[str | None, typer.Option("--expires", help="Lifetime, e.g. 30d, 12h (default: never).")] = None,
     scope: Annotated[str, typer.Option(
-        "--scope", help="Comma-separated: read, plan, approve, dispatch, admin. A Prefect worker: plan,read,dispatch."
+        "--scope", help="Comma-separated: read, plan, approve, dispatch, service. A Prefect worker: service,plan,read,dispatch."
     )] = "read,plan,approve,dispatch",
     label: Annotated[str, typer.Option("--label", help="A note for the token list (e.g. the machine).")] = "",
     home: HomeOpt = None,

@@ -132,7 +132,7 @@ def show(world: WorldOpt = None, now: NowOpt = None, as_json: JsonOpt = False) -
     """Counts, geozones (and whether they apply now), drones with status and telemetry age."""
 
     def body() -> dict[str, Any]:
-        from planner.world_files import load_world
+        from flows.world_folder import load_world
 
         when = resolve_now(now)
         return world_summary(load_world(resolve_world_dir(world)), when)
@@ -142,7 +142,7 @@ def show(world: WorldOpt = None, now: NowOpt = None, as_json: JsonOpt = False) -
 
 def world_problems(folder: str) -> dict[str, Any]:
     """Validate ``folder``: a summary when clean, else ``InvalidArgument`` listing every problem."""
-    from planner.world_files import load_world, validate_world
+    from flows.world_folder import load_world, validate_world
 
     root = resolve_world_dir(folder)
     problems = validate_world(root)

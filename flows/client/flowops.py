@@ -1,7 +1,7 @@
 """The Prefect flows' side of server mode: each task's operation as one request to the authority.
 
 With ``SORTIE_SERVER`` set, a worker holds a *service token* with a narrow
-scope (``sortie admin token create WORKER --scope plan,read,dispatch``): it
+scope (``sortie admin token create WORKER --scope service,plan,read,dispatch``): it
 plans on behalf of the requester named in the flow's parameters, reads a
 draft's state while it waits, relays an approval typed into the Prefect form
 (the approver's user id AND a one-time code: the server verifies the code, so

@@ -108,6 +108,32 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE approvals ADD COLUMN evidence_json VARCHAR;
         """,
     ),
+    (
+        3,
+        "hash chain over events and approvals, signed approvals and chain head, dispatch items hash",
+        """
+        ALTER TABLE events ADD COLUMN chain_seq BIGINT;
+        ALTER TABLE events ADD COLUMN prev_hash VARCHAR;
+        ALTER TABLE events ADD COLUMN draft_prev_hash VARCHAR;
+        ALTER TABLE events ADD COLUMN entry_hash VARCHAR;
+        ALTER TABLE approvals ADD COLUMN statement_json VARCHAR;
+        ALTER TABLE approvals ADD COLUMN signature VARCHAR;
+        ALTER TABLE approvals ADD COLUMN key_id VARCHAR;
+        ALTER TABLE approvals ADD COLUMN chain_seq BIGINT;
+        ALTER TABLE approvals ADD COLUMN prev_hash VARCHAR;
+        ALTER TABLE approvals ADD COLUMN draft_prev_hash VARCHAR;
+        ALTER TABLE approvals ADD COLUMN entry_hash VARCHAR;
+        ALTER TABLE dispatches ADD COLUMN items_hash VARCHAR;
+        ALTER TABLE dispatches ADD COLUMN approval_id VARCHAR;
+        CREATE TABLE chain_head (
+            id             INTEGER PRIMARY KEY,
+            seq            BIGINT NOT NULL,
+            head_hash      VARCHAR NOT NULL,
+            signature      VARCHAR,
+            key_id         VARCHAR
+        );
+        """,
+    ),
 )
 
 SCHEMA_VERSION = max(number for number, _, _ in MIGRATIONS)

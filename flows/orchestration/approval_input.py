@@ -67,11 +67,19 @@ def validate_approval(raw: Any) -> ApprovalInput:
         raise InvalidArgument(f"approval input is invalid: {problems}") from None
 
 
-def approval_form(draft_id: str, version: int, plan_hash: str) -> type[ApprovalInput]:
-    """The form a run shows while it waits: the draft fields pre-filled, decision and approver empty."""
+def approval_form(draft_id: str, version: int, plan_hash: str, *, request_text: str | None = None,
+                  extractor: str | None = None) -> type[ApprovalInput]:
+    """The form a run shows while it waits: the draft fields pre-filled, decision and approver empty; the
+    request as written (escaped) and who read it, so the approver sees where the plan came from."""
+    from flows.integrity.text import markdown_text
+
+    origin = ""
+    if request_text:
+        origin = (f" Request as written: “{markdown_text(request_text)}” (read by "
+                  f"{markdown_text(extractor or 'unknown')}; clarifications answered: none).")
     return ApprovalInput.with_initial_data(
         description=(
-            f"Approve or reject draft **{draft_id} v{version}** (plan hash `{plan_hash[:12]}…`). "
+            f"Approve or reject draft **{draft_id} v{version}** (plan hash `{plan_hash[:12]}…`).{origin} "
             "Read the draft artifact first. Or from a terminal: "
             f"`sortie approve {draft_id} --version {version} --as <you>`."
         ),

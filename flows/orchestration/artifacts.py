@@ -100,9 +100,16 @@ def draft_markdown(summary: Mapping[str, Any], png: bytes | None = None) -> str:
         f"- **Status:** {status}",
         f"- **Plan hash:** `{plan_hash}`",
     ]
-    for label, key in (("Requested by", "requested_by"), ("Region", "region_id"), ("Request", "text"), ("Verdict", "verdict")):
+    for label, key in (("Requested by", "requested_by"), ("Region", "region_id"), ("Verdict", "verdict")):
         if summary.get(key):
             lines.append(f"- **{label}:** {_cell(summary[key])}")
+    from flows.integrity.text import approver_view, markdown_text  # integrity hook: the request, escaped
+
+    seen = approver_view(dict(summary))
+    lines.append(f"- **Request (as written):** {markdown_text(seen['request_text']) or '–'}")
+    lines.append(f"- **Read by:** {markdown_text(seen['extractor'])}")
+    answered = "; ".join(markdown_text(str(c)) for c in seen["clarifications_answered"]) or "none"
+    lines.append(f"- **Clarifications answered:** {answered}")
     lines += ["", "## Sorties", ""]
     sorties = list(summary.get("sorties") or [])
     if sorties:

@@ -134,6 +134,8 @@ def _draft_state(draft_id: str, version: int) -> dict[str, Any]:
         "verdict": rec.verdict,
         "requested_by": rec.requested_by,
         "created_time": rec.created_time,
+        "request_text": rec.request_text,
+        "extractor": (rec.intent or {}).get("extractor"),
     }
 
 
@@ -352,7 +354,8 @@ def _gate_and_dispatch(
             timer = threading.Timer(remaining_s, contextvars.copy_context().run, args=(_on_deadline,))
             timer.daemon = True
             timer.start()
-        form = approval_form(draft_id, version, state["plan_hash"] or "")
+        form = approval_form(draft_id, version, state["plan_hash"] or "", request_text=state.get("request_text"),
+                             extractor=state.get("extractor"))
         try:
             for attempt in range(1, MAX_APPROVAL_ATTEMPTS + 1):
                 key = f"approval-{attempt}"

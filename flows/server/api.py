@@ -6,7 +6,7 @@ every request it establishes:
 - **who**: the bearer token (``flows.server.tokens``) names the user; roles
   and tenants come from the server's own users.json, never from the caller;
   the token's scopes narrow what it may do (a Prefect worker's service token:
-  plan, read, dispatch). An approval relayed from a shared screen carries the
+  service, plan, read, dispatch — never approve). An approval relayed from a shared screen carries the
   approver's id and a one-time code (``flows.server.totp``) instead;
 - **when**: the server's clock (``ServerClock``) stamps plans, approvals,
   expiry and dispatches; no body has a time field;
@@ -54,7 +54,7 @@ from flows.server.totp import TotpStore
 from flows.usecases import control, decisions, dispatching, planning, reading
 from flows.usecases.actor import Actor
 from flows.usecases.common import load_world_at, user_of
-from planner.errors import Forbidden, InvalidArgument, SortieError
+from planner.errors import Forbidden, SortieError
 
 __all__ = ["create_app", "Caller"]
 
@@ -72,7 +72,11 @@ def create_app(config: ServerConfig) -> Any:
     and one clock."""
     app = FastAPI(title="sortie authority", version="1", description=__doc__)
     install(app)
-    ledger: Ledger = open_ledger(config.home).ensure()
+    from flows.integrity.verify import verify_ledger  # integrity hook: never serve from a ledger that fails
+    from flows.ledger.signing import KeyStore
+
+    ledger: Ledger = Ledger(open_ledger(config.home).path, keys=KeyStore(config.home, mode="server")).ensure()
+    verify_ledger(ledger)  # LEDGER_TAMPERED naming the first break; the server does not start
     tokens = TokenStore(config.home)
     totps = TotpStore(str(config.home))
     bus = EventBus()
@@ -155,9 +159,9 @@ def create_app(config: ServerConfig) -> Any:
     def plan(body: PlanBody, c: Who) -> dict[str, Any]:
         requester = c.actor
         if body.on_behalf_of is not None:
-            if "approve" in c.token.scopes or "admin" in c.token.scopes:
-                raise InvalidArgument("on_behalf_of is for narrow service tokens (plan, read, dispatch) only")
-            requester = Actor(body.on_behalf_of, "server", "token")
+            if "service" not in c.token.scopes:
+                raise Forbidden("only a service token (scope service; it cannot approve) plans on behalf of others")
+            requester = Actor(body.on_behalf_of, "server", "asserted")  # the service says who asked; audited with it
 
         def work(now: datetime) -> Any:
             return planning.plan_draft(text=body.text, region_id=body.region_id, area_geojson=body.area,

@@ -3,7 +3,7 @@
 A token is ``sortie_<id>_<secret>``: the id finds the record, the sha256 of
 the whole token is compared in constant time. A record holds the user, the
 scopes the token may use (a service token for Prefect workers is narrowed to
-``plan,read,dispatch``), when it was created, when it expires and whether it
+``service,plan,read,dispatch``), when it was created, when it expires and whether it
 was revoked. Expiry is judged by the wall clock of the server host, never by a
 caller and never by a demo ``--clock`` (a credential's lifetime is real time).
 
@@ -27,8 +27,9 @@ from planner.errors import InvalidArgument, NotFound, Unauthenticated
 
 __all__ = ["SCOPES", "TokenInfo", "TokenStore", "parse_duration"]
 
-#: What a token may be used for. ``approve`` covers approve and reject; ``admin`` the admin API.
-SCOPES = frozenset({"read", "plan", "approve", "dispatch", "admin"})
+#: What a token may be used for. ``approve`` covers approve and reject; ``service`` lets a worker plan on
+#: behalf of the requester named in a flow's parameters (never together with ``approve``); ``admin`` is reserved.
+SCOPES = frozenset({"read", "plan", "approve", "dispatch", "service", "admin"})
 DEFAULT_SCOPES = ("read", "plan", "approve", "dispatch")
 _TOKEN = re.compile(r"^sortie_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})$")
 
@@ -72,6 +73,8 @@ class TokenStore:
         bad = set(scopes) - SCOPES
         if bad or not scopes:
             raise InvalidArgument(f"scopes {sorted(bad) or '(none)'}: expected some of {', '.join(sorted(SCOPES))}")
+        if "service" in scopes and ("approve" in scopes or "admin" in scopes):
+            raise InvalidArgument("a service token (plans on behalf of others) may not also approve or administer")
         token_id = secrets.token_hex(8)
         token = f"sortie_{token_id}_{secrets.token_urlsafe(32)}"
         created = _now()

@@ -55,7 +55,7 @@ def load_world_at(world_dir: str | Path | None, *, strict: bool = False) -> Worl
 
     ``strict`` (the server) checks the zone data first and refuses a world without it.
     """
-    from planner.world_files import load_world
+    from flows.world_folder import load_world
 
     root = resolve_world_dir(world_dir)
     if strict:
@@ -66,7 +66,7 @@ def load_world_at(world_dir: str | Path | None, *, strict: bool = False) -> Worl
 def load_rules(rules_path: str | Path | None) -> Any:
     """The rule set (``--rules``, ``SORTIE_RULES``, else the bundled ``data/rules.yaml``); a missing file is an
     error, never a skip."""
-    from rules.loading import load_rules as _load
+    from flows.rule_file import load_rules as _load
 
     path = resolve_rules_file(rules_path)
     if not path.is_file():

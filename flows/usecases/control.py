@@ -243,10 +243,10 @@ def cancel(
 
 def _cancel_once(ledger: Ledger, rec: DraftRecord, actor: str, reason: str, now: datetime) -> DraftRecord:
     """The check and the transition in one ledger transaction: no dispatch claim can slip in between."""
-    from flows.ledger.store import Ledger as _L
+    from flows.ledger.states import apply_transition
 
     def work(con: Any) -> DraftRecord:
-        draft = _L._get(con, rec.draft_id, rec.version)
+        draft = ledger._get(con, rec.draft_id, rec.version)
         if draft.state not in ("DRAFT", "APPROVED"):
             hint = " (it is in the air: `sortie recall`)" if draft.state in FLYING + ("RECALLING",) else ""
             raise Conflict(f"draft {draft.draft_id} v{draft.version} is {draft.state}; only a DRAFT or APPROVED "
@@ -256,7 +256,7 @@ def _cancel_once(ledger: Ledger, rec: DraftRecord, actor: str, reason: str, now:
         if claimed is not None:
             raise Conflict(f"a dispatch of draft {draft.draft_id} v{draft.version} was already claimed "
                            f"(status {claimed[0]}); stop it with `sortie recall`")
-        return _L._transition(con, draft, "CANCELLED", actor=actor, reason=f"cancelled by {actor}: {reason}", now=now)
+        return apply_transition(con, draft, "CANCELLED", actor=actor, reason=f"cancelled by {actor}: {reason}", now=now)
 
     return ledger._write(work, what=f"cancel {rec.draft_id} v{rec.version}")
 

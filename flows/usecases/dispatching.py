@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from flows.context import draft_dir
 from flows.ledger import DispatchRecord, Ledger, idempotency_key, kill_point, params_hash
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
@@ -35,7 +36,6 @@ from planner.errors import (
     InvalidArgument,
     SortieError,
 )
-from planner.plan import plan_from_dict
 
 __all__ = ["dispatch", "first_outcome"]
 
@@ -81,7 +81,7 @@ def dispatch(
                 f"draft {draft_id} v{rec.version} was already dispatched with other parameters "
                 f"({json.dumps(earlier.params)}); a version is dispatched once"
             )
-        return first_outcome(ledger, earlier, now=now)
+        return first_outcome(ledger, earlier, now=now, wait_s=timeout_s + 15.0)
     approval = ledger.valid_approval(draft_id, rec.version, now=now)
     if who.mode == "server" and approval.evidence.get("mode") != "server":
         raise ApprovalRequired(
@@ -90,6 +90,12 @@ def dispatch(
             "approvals: approve it through the server"
         )
     checks = ["approval matches this version and plan hash and has not expired"]
+    from flows.integrity.seal import seal_dispatch  # integrity hook: chain, signature, plan hash, items
+
+    seal = seal_dispatch(ledger, rec, world, now=now, require_mode="server" if who.mode == "server" else None,
+                         plan_file=draft_dir(draft_id, rec.version, ledger.path.parent) / "plan.json")
+    checks += list(seal.checks)
+    ledger.check_drones_free(draft_id, rec.version)
     checks += drafting.recheck(rec, world, load_rules(rules_path), now)
     if dry_run:
         return DispatchSummary(
@@ -97,25 +103,25 @@ def dispatch(
             draft_status=rec.state, message="dry run: every check passed; nothing was claimed or sent",
             checks=checks, files=files_of(draft_id, rec.version, ledger.path.parent),
         )
+    from flows.vehicle.linkspec import check_links
     from flows.vehicle.upload import upload_plan as upload  # pymavlink is heavy: only a real dispatch loads it
 
     drones = sorted({s["drone_id"] for s in (rec.plan or {}).get("sorties", [])})
-    if isinstance(link, str) and len(drones) > 1:
-        raise InvalidArgument(
-            f"--link names one vehicle but the plan flies {len(drones)} drones ({', '.join(drones)}); "
-            "give no --link (each drone's own link is used)"
-        )
-    claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now)
+    check_links(drones, link)  # before the claim: a wrong --link must not use up the dispatch
+    claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now,
+                                  items_hash=seal.items_hash, approval_id=seal.approval_id)
     if not claim.claimed:
-        return first_outcome(ledger, claim.dispatch, now=now)
+        return first_outcome(ledger, claim.dispatch, now=now, wait_s=timeout_s + 15.0)
     kill_point("dispatch:after_claim")
-    plan = plan_from_dict(rec.plan or {})
+    plan = seal.plan  # the plan whose hash was recomputed and whose items were hashed
 
     def on_attempt(entry: dict[str, Any]) -> None:
         try:
             ledger.record_attempt(key, entry, now=now)
         except SortieError:
             pass  # the outcome below is recorded regardless; an attempt log line is not worth failing for
+        if entry.get("kind") == "upload":
+            kill_point(f"upload:after_{entry.get('mission_type')}")  # crash tests: killed between transfers
 
     try:
         outcome = upload(plan, world, link=link, timeout_s=timeout_s, on_attempt=on_attempt)
@@ -132,17 +138,14 @@ def dispatch(
     kill_point("dispatch:after_upload")
     done = ledger.finish_dispatch(key, status=status, result=result, actor=user.id, now=now)
     draft_now = ledger.get_draft(draft_id, rec.version).state
-    if status == "UNCERTAIN":
-        raise DispatchUncertain(
-            f"{result['message']} (draft {draft_id} v{rec.version} stays {draft_now}; read the mission back, "
-            "do not re-send)",
-            details=dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"]).to_dict(),
-        )
-    if status == "FAILED":
-        raise DispatchFailed(
-            f"{result['message']} (draft {draft_id} v{rec.version} is now {draft_now})",
-            details=dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"]).to_dict(),
-        )
+    from flows.integrity.outcomes import outcome_error  # integrity hook: a non-success is an error, same code
+
+    error = outcome_error(
+        status, draft_id, f"{result['message']} (draft {draft_id} v{rec.version} is {draft_now})",
+        dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"]).to_dict(),
+    )
+    if error is not None:
+        raise error
     return dispatch_summary(done, first=True, draft_status=draft_now, message=result["message"], checks=checks)
 
 
@@ -154,8 +157,15 @@ def _outcome_dict(outcome: Any) -> dict[str, Any]:
     return {"outcome": str(outcome)}
 
 
-def first_outcome(ledger: Ledger, d: DispatchRecord, *, now: datetime) -> DispatchSummary:
-    """The answer to a repeated dispatch: the first one's outcome, never a second upload."""
+def first_outcome(ledger: Ledger, d: DispatchRecord, *, now: datetime, wait_s: float = 0.0) -> DispatchSummary:
+    """The answer to a repeated dispatch: the first one's outcome, never a second upload.
+
+    While the first is still uploading (PENDING, its process alive) the repeat waits for it, at most
+    ``wait_s``, so it can answer with the first one's outcome and code.
+    """
+    from flows.integrity.outcomes import wait_while_pending  # integrity hook: answer with the first's outcome
+
+    d = wait_while_pending(ledger, d, wait_s)
     state = ledger.get_draft(d.draft_id, d.version).state
     if d.status == "PENDING" and not d.owner_alive():
         msg = (
@@ -169,12 +179,18 @@ def first_outcome(ledger: Ledger, d: DispatchRecord, *, now: datetime) -> Dispat
             )
         except Conflict:
             d = ledger.get_dispatch(d.idempotency_key) or d
-        return dispatch_summary(d, first=False, draft_status=state, message=msg)
-    msg = {
-        "PENDING": "a dispatch of this version is in flight; this is its outcome so far",
-        "ACKED": "already dispatched: the vehicle accepted the mission",
-        "SENT": "already dispatched",
-        "UNCERTAIN": "the first dispatch's outcome is unknown; read the mission back, do not re-send",
-        "FAILED": "the first dispatch failed; replan to try again",
-    }[d.status]
-    return dispatch_summary(d, first=False, draft_status=state, message=msg)
+    else:
+        msg = {
+            "PENDING": "a dispatch of this version is in progress",
+            "ACKED": "already dispatched: the vehicle accepted the mission",
+            "SENT": "already dispatched",
+            "UNCERTAIN": "the first dispatch's outcome is unknown",
+            "FAILED": "the first dispatch failed",
+        }[d.status]
+    from flows.integrity.outcomes import outcome_error  # integrity hook: the first outcome's code, again
+
+    summary = dispatch_summary(d, first=False, draft_status=state, message=msg)
+    error = outcome_error(d.status, d.draft_id, msg, summary.to_dict())
+    if error is not None:
+        raise error
+    return summary

@@ -23,7 +23,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, time as dtime
+from datetime import datetime
 from typing import Any
 
 from shapely.geometry import mapping, shape
@@ -116,15 +116,11 @@ def request_key(*parts: Any) -> str:
 
 
 def start_at(extraction: Any, world: World) -> datetime:
-    """When the mission starts: the extraction's resolved start, else its date at its clock (09:00 by default)."""
-    start = getattr(extraction, "start_at", None)
-    if start is not None:
-        return start
-    from zoneinfo import ZoneInfo
+    """When the mission starts: ``intents.timeresolve`` is the one definition (a day without a time starts at its default)."""
+    from intents.timeresolve import day_start
 
-    clock = getattr(extraction, "start_time", None) or "09:00"
-    hh, mm = (int(x) for x in clock.split(":"))
-    return datetime.combine(extraction.date, dtime(hh, mm), tzinfo=ZoneInfo(world.timezone))
+    start = getattr(extraction, "start_at", None)
+    return start if start is not None else day_start(extraction.date, world.timezone)
 
 
 def tenant_for(world: World, user: User, region_id: str | None, area: BaseGeometry) -> str:
@@ -314,11 +310,10 @@ def draft_versions(
     """The whole decision of a plan or replan: clarify-or-plan, try the alternatives, build the rows."""
     intent = extraction.intent if hasattr(extraction, "intent") else extraction
     if intent.needs_clarification:
-        questions = list(intent.clarification_questions) or [f"missing: {', '.join(intent.missing)}"]
-        raise InvalidArgument(
-            "the request needs clarification: " + " ".join(questions),
-            details={"missing": list(intent.missing), "questions": questions},
-        )
+        # Every path (CLI, Prefect, server) plans through here: a request that asks is never recorded as a draft.
+        from intents.errors import NeedsClarification
+
+        raise NeedsClarification.for_intent_questions(intent.clarification_questions, intent.missing, intent.instructions)
     from rules.limits import planning_limits
 
     job = build_job(world, intent, start_at(extraction, world), area, planning_limits(rules, world))

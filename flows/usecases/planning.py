@@ -37,7 +37,7 @@ from planner.world import World
 __all__ = ["plan_draft", "replan", "what_if", "ensure_files", "read_area"]
 
 _SUPERSEDABLE = {"DRAFT", "APPROVED", "WAITING_RESOURCE"}
-_REPLANNABLE = _SUPERSEDABLE | {"REJECTED", "EXPIRED"}
+_REPLANNABLE = _SUPERSEDABLE | {"REJECTED", "EXPIRED", "ABORTED"}  # ABORTED: a failed dispatch is replanned
 
 
 def read_area(area_geojson: Any) -> BaseGeometry:
@@ -65,10 +65,26 @@ def ensure_files(rec: DraftRecord, home: Path, world: World | None = None) -> di
     return write_files(rec.draft_id, rec.version, plan, world, summarize(rec, files={}).to_dict(), home)
 
 
-def _extract(text: str, *, region_id: str | None, now: datetime, world: World, llm_settings: Any | None) -> Any:
+def _intent_limits(world: World, rules_path: str | Path | None) -> Any:
+    """The altitudes a request may state: the planning limits of the rule set and the site (``rules.limits``)."""
+    from intents.limits import Limits
+    from rules.limits import planning_limits
+
+    limits = planning_limits(load_rules(rules_path), world)
+    default = Limits()  # 10 m minimum safe height, 120 m when neither the rules nor the site set a ceiling
+    ceiling = default.max_altitude_m if limits.ceiling_m is None else float(limits.ceiling_m)
+    return Limits(min_altitude_m=max(default.min_altitude_m, float(limits.floor_m)), max_altitude_m=ceiling)
+
+
+def _extract(
+    text: str, *, region_id: str | None, now: datetime, world: World, llm_settings: Any | None,
+    rules_path: str | Path | None = None,
+) -> Any:
     from intents.extract import extract_intent
 
-    return extract_intent(text, region_id=region_id, now=now, timezone=world.timezone, settings=llm_settings)
+    places = {name: r.id for r in world.regions for name in (r.id, r.name)}
+    return extract_intent(text, region_id=region_id, now=now, timezone=world.timezone, settings=llm_settings,
+                          limits=_intent_limits(world, rules_path), places=places)
 
 
 def _apply(
@@ -94,7 +110,7 @@ def _apply(
 
 def _gather_request(
     *, text: str, region_id: str | None, area_geojson: Any, actor: Actor, world: World, now: datetime,
-    llm_settings: Any | None,
+    llm_settings: Any | None, rules_path: str | Path | None = None,
 ) -> tuple[Any, BaseGeometry, str | None, str, dict[str, Any] | None]:
     """Validate the request, extract the intent, settle the area, region and tenant, check the planner role."""
     if not text or not text.strip():
@@ -109,7 +125,8 @@ def _gather_request(
     if area_geojson is not None:
         area = read_area(area_geojson)
         area_doc = drafting.area_dict(area)
-    extraction = _extract(text, region_id=region_id, now=now, world=world, llm_settings=llm_settings)
+    extraction = _extract(text, region_id=region_id, now=now, world=world, llm_settings=llm_settings,
+                          rules_path=rules_path)
     intent = extraction.intent if hasattr(extraction, "intent") else extraction
     if region_id is None and area is None and intent.area.kind == "region" and intent.area.region_id:
         region_id = intent.area.region_id
@@ -154,7 +171,7 @@ def plan_draft(
     world = load_world_at(wdir, strict=actor.mode == "server")
     extraction, area, region_id, tenant, area_doc = _gather_request(
         text=text, region_id=region_id, area_geojson=area_geojson, actor=actor, world=world, now=now,
-        llm_settings=llm_settings,
+        llm_settings=llm_settings, rules_path=rules_path,
     )
     key = drafting.request_key("plan", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash)
     draft_id = "d-" + key[:12]
@@ -200,7 +217,7 @@ def what_if(
     world = load_world_at(wdir)
     extraction, area, region_id, tenant, area_doc = _gather_request(
         text=text, region_id=region_id, area_geojson=area_geojson, actor=actor, world=world, now=now,
-        llm_settings=llm_settings,
+        llm_settings=llm_settings, rules_path=rules_path,
     )
     key = drafting.request_key("what-if", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash)
     req = drafting.Request(
@@ -259,17 +276,10 @@ def replan(
         raise Forbidden(f"{user.id} may not plan for tenant {latest.tenant}")
     from intents.extract import Extraction
     from intents.intent import Intent
-    from intents.timeresolve import resolve_clock, resolve_date, resolve_start
 
     doc = latest.intent or {}
     intent = Intent.model_validate(doc.get("intent", doc))
-    extraction = Extraction(
-        intent=intent,
-        extractor=str(doc.get("extractor", "ledger")),
-        start_at=resolve_start(intent.when, now, world.timezone),
-        date=resolve_date(intent.when, now, world.timezone),
-        start_time=resolve_clock(intent.when),
-    )
+    extraction = Extraction.resolve(intent, str(doc.get("extractor", "ledger")), now=now, timezone=world.timezone)
     area = shape(latest.notes["area"]) if latest.notes.get("area") else world.region(str(latest.region_id)).area
     req = drafting.Request(
         draft_id=draft_id, request_key=latest.request_key, tenant=latest.tenant, region_id=latest.region_id,

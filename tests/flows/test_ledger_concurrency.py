@@ -281,8 +281,28 @@ def _sim(world: Path, draft: str, home: Path):
     return SimVehicle(f"udpin:127.0.0.1:{port}", drone.autopilot).start(), f"udpout:127.0.0.1:{port}"
 
 
-@pytest.mark.parametrize("point", ["ledger:claim:in_transaction", "dispatch:after_claim", "dispatch:after_upload"])
-def test_dispatch_killed_then_rerun(tmp_path: Path, approved_home: tuple[Path, str, Path], point: str) -> None:
+RECONCILE = """
+import json, sys
+from datetime import datetime
+from flows.integrity.reconcile import reconcile
+from planner.errors import SortieError
+try:
+    out = reconcile(sys.argv[1], actor="chen.jing", link=sys.argv[2], timeout_s=15,
+                    now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+    print(json.dumps({"result": out["status"], "draft_status": out["draft_status"]}))
+except SortieError as e:
+    print(json.dumps({"result": e.code, "message": e.message}))
+"""
+
+
+@pytest.mark.parametrize(
+    "point",
+    ["ledger:claim:in_transaction", "dispatch:after_claim", "upload:after_fence", "upload:after_mission",
+     "dispatch:after_upload"],
+)
+def test_dispatch_killed_then_rerun_then_reconciled(tmp_path: Path, approved_home: tuple[Path, str, Path],
+                                                    point: str) -> None:
+    """SIGKILL at each step of dispatch; a rerun never re-sends; ``reconcile`` settles to what the vehicle holds."""
     src, draft, world = approved_home
     home = tmp_path / "home"
     shutil.copytree(src, home)
@@ -294,25 +314,48 @@ def test_dispatch_killed_then_rerun(tmp_path: Path, approved_home: tuple[Path, s
         killed = _py(DISPATCH, _env(home, SORTIE_TEST_KILL_AT=point, SORTIE_WORLD=str(world)), draft, link)
         assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
         uploads_after_kill = sim.stats.uploads_completed
+        held_after_kill = {t: len(items) for t, items in sim.missions.items()}
         rerun = _py(DISPATCH, _env(home, SORTIE_WORLD=str(world)), draft, link)
         assert rerun.returncode == 0, rerun.stderr[-2000:]
         out = json.loads(rerun.stdout.strip().splitlines()[-1])
+        assert sim.stats.uploads_completed == (uploads_after_kill if point != "ledger:claim:in_transaction"
+                                               else sim.stats.uploads_completed)
+        settled = _py(RECONCILE, _env(home, SORTIE_WORLD=str(world)), draft, link)
+        assert settled.returncode == 0, settled.stderr[-2000:]
+        rec = json.loads(settled.stdout.strip().splitlines()[-1])
+        uploads_final = sim.stats.uploads_completed
     finally:
         sim.stop()
     dispatches = ledger.dispatches(draft)
     assert len(dispatches) == 1  # never two dispatches of one version
     if point == "ledger:claim:in_transaction":
         # the claim never committed: the rerun is the first dispatch and it reaches the vehicle
-        assert uploads_after_kill == 0 and sim.stats.uploads_completed > 0
+        assert uploads_after_kill == 0 and uploads_final > 0
         assert out == {"result": "ACKED", "first": True}
+        assert rec["result"] == "ACKED"  # nothing to settle: the last dispatch is ACKED
         assert dispatches[0].status == "ACKED" and ledger.get_draft(draft, 1).state == "DISPATCHED"
     else:
-        # a claim without an outcome: the rerun does not send again; it reports the unknown outcome
-        assert out["result"] == "UNCERTAIN" and out["first"] is False
-        assert sim.stats.uploads_completed == uploads_after_kill  # nothing re-sent
-        assert (uploads_after_kill > 0) is (point == "dispatch:after_upload")
-        assert dispatches[0].status == "UNCERTAIN" and ledger.get_draft(draft, 1).state == "APPROVED"
+        # a claim without an outcome: the rerun does not send again; it reports the unknown outcome as an error
+        assert out["result"] == "DISPATCH_UNCERTAIN" and "reconcile" in out["message"], out
+        assert uploads_final == uploads_after_kill  # nothing re-sent, by the rerun nor by reconcile
+        whole = point == "dispatch:after_upload"
+        expected = {"dispatch:after_claim": 0, "upload:after_fence": 1, "upload:after_mission": 2}
+        assert uploads_after_kill == expected[point] if point in expected else uploads_after_kill >= 2
+        if whole:
+            # the vehicle holds exactly the approved mission: ACKED, the draft DISPATCHED
+            assert rec == {"result": "ACKED", "draft_status": "DISPATCHED"}
+            assert dispatches[0].status == "ACKED" and dispatches[0].result["reconciled"] is True
+            assert ledger.get_draft(draft, 1).state == "DISPATCHED"
+        else:
+            # nothing or only part of it reached the vehicle: FAILED, with what the vehicle now holds
+            assert rec["result"] == "DISPATCH_FAILED" and "replan" in rec["message"], rec
+            assert dispatches[0].status == "FAILED" and ledger.get_draft(draft, 1).state == "ABORTED"
+            holds = next(iter(dispatches[0].result["vehicle_holds"].values()))["counts"]
+            assert sum(holds.values()) == sum(held_after_kill.values())
     _consistent(ledger, draft)
+    from flows.integrity.verify import verify_ledger
+
+    assert verify_ledger(ledger).ok
 
 
 # --------------------------------------------------------------------------- locked, missing, corrupt

@@ -22,7 +22,8 @@ mavsdk = pytest.importorskip("mavsdk_grpc")
 
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from planner.export_files import qgc_plan  # noqa: E402
-from planner.mission_items import FENCE, MISSION, RALLY, MissionItem, compare_items, mission_set  # noqa: E402
+from planner.mission_items import FENCE, MISSION, RALLY, MissionItem, mission_set  # noqa: E402
+from planner.mission_wire import compare_items  # noqa: E402
 from testkit import free_port, wire_plan, wire_world  # noqa: E402
 
 

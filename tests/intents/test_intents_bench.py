@@ -1,4 +1,4 @@
-"""``python -m bench intents``: the scorer's output contract and the offline grammar's score."""
+"""``python -m bench intents``: the scorer's output contract (bench README §6) and the offline reader's score."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,57 +19,92 @@ from testkit import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).with_name("corpus.jsonl")
+HELDOUT = Path(__file__).with_name("heldout.jsonl")
+KEYS = {"corpus", "extractor", "n", "exact", "asked", "silent_wrong", "fields", "failures", "seconds"}
 
 
-def test_the_shipped_corpus_is_big_varied_and_well_formed() -> None:
-    rows = load_corpus(CORPUS)
-    assert len(rows) >= 80
+@pytest.mark.parametrize("path", [CORPUS, HELDOUT])
+def test_the_shipped_corpora_are_varied_and_well_formed(path: Path) -> None:
+    rows = load_corpus(path)
     texts = [r["text"] for r in rows]
     assert len(set(texts)) == len(texts)
     chinese = sum(any("\u4e00" <= ch <= "\u9fff" for ch in t) for t in texts)
-    assert chinese >= 30 and len(rows) - chinese >= 30
-    assert sum(r["expect"]["needs_clarification"] for r in rows) >= 8
-    assert len({r["now"] for r in rows}) >= 5
-    assert len({__import__("datetime").datetime.fromisoformat(r["now"]).weekday() for r in rows}) >= 5
+    assert chinese >= len(rows) // 4 and len(rows) - chinese >= len(rows) // 4
+    must_ask = [r for r in rows if r["expect"]["needs_clarification"]]
+    assert len(must_ask) >= len(rows) // 6
+    assert len({r["now"] for r in rows}) >= 2
+    for r in rows:
+        expect = r["expect"]
+        assert set(expect) <= set(FIELDS) and "needs_clarification" in expect, r["text"]
+        if not expect["needs_clarification"]:
+            assert {"mission_type", "date", "start_time", "sensors"} <= set(expect), r["text"]
+            assert expect["mission_type"] is not None, r["text"]
+            assert expect["sensors"] == sorted(expect["sensors"])
+            datetime.fromisoformat(expect["date"])
+
+
+def test_the_corpus_grew_with_operator_phrasings() -> None:
+    rows = load_corpus(CORPUS)
+    texts = [r["text"] for r in rows]
+    assert len(rows) >= 270
+    assert len({datetime.fromisoformat(r["now"]).weekday() for r in rows}) >= 5
     assert any("不要用热成像" in t for t in texts)
     assert sum(("ignore" in t.lower() or "忽略" in t) for t in texts) >= 3
-    for r in rows:
-        assert set(r["expect"]) == set(FIELDS), r["text"]
-        assert r["expect"]["needs_clarification"] is (r["expect"]["mission_type"] is None), r["text"]
-        assert r["expect"]["sensors"] == sorted(r["expect"]["sensors"])
+    assert sum(r["expect"].get("altitude_m") is not None for r in rows) >= 20
 
 
-def test_offline_grammar_reaches_95_percent_exact_via_the_bench_command() -> None:
+def _bench(path: Path) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SORTIE_LLM_")}
-    out = subprocess.run([sys.executable, "-m", "bench", "intents", str(CORPUS), "--extractor", "offline"],
+    out = subprocess.run([sys.executable, "-m", "bench", "intents", str(path), "--extractor", "offline"],
                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=env, check=False)
     assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout)
-    assert set(result) == {"corpus", "extractor", "n", "exact", "fields", "failures", "seconds"}
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def test_offline_reader_on_its_corpus_is_exact_and_never_silently_wrong() -> None:
+    result = _bench(CORPUS)
+    assert set(result) == KEYS
     assert result["extractor"] == "offline" and result["n"] == len(load_corpus(CORPUS))
     assert set(result["fields"]) == set(FIELDS)
     assert all(0.0 <= v <= 1.0 for v in result["fields"].values())
-    assert result["exact"] >= 0.95, json.dumps(result["failures"], ensure_ascii=False, indent=1)
+    assert result["silent_wrong"] == 0, json.dumps(result["failures"], ensure_ascii=False, indent=1)
+    assert result["exact"] >= 0.97, json.dumps(result["failures"], ensure_ascii=False, indent=1)
     assert len(result["failures"]) == round((1 - result["exact"]) * result["n"])
+    assert {f["kind"] for f in result["failures"]} <= {"asked"}
 
 
-def test_wrong_labels_are_reported_as_failures(tmp_path: Path) -> None:
-    corpus = tmp_path / "c.jsonl"
+def test_offline_reader_on_the_held_out_set_is_never_silently_wrong() -> None:
+    """Written before any tuning and never tuned to: the number reported is whatever this measures."""
+    result = _bench(HELDOUT)
+    assert result["n"] == len(load_corpus(HELDOUT)) >= 40
+    assert result["silent_wrong"] == 0, json.dumps(result["failures"], ensure_ascii=False, indent=1)
+
+
+def _row(text: str, **expect: Any) -> dict[str, Any]:
+    return {"text": text, "now": "2026-12-02T07:30:00+02:00", "timezone": "Europe/Helsinki", "expect": expect}
+
+
+def test_exact_asked_and_silent_wrong_are_told_apart(tmp_path: Path) -> None:
+    good = dict(mission_type="FIRE_LANE_PATROL", date="2026-12-03", start_time="09:00", sensors=[], needs_clarification=False)
     rows = [
-        {"text": "明天上午9点巡查消防通道", "now": "2026-12-02T07:30:00+02:00", "timezone": "Europe/Helsinki",
-         "expect": {"mission_type": "FIRE_LANE_PATROL", "date": "2026-12-03", "start_time": "09:00", "sensors": [],
-                    "needs_clarification": False}},
-        {"text": "明天上午9点巡查消防通道", "now": "2026-12-02T07:30:00+02:00", "timezone": "Europe/Helsinki",
-         "expect": {"mission_type": "AREA_SURVEY", "date": "2026-12-04", "start_time": "09:00", "sensors": [],
-                    "needs_clarification": False}},
+        _row("明天上午9点巡查消防通道", **good),                                   # exact
+        _row("明天上午9点巡查消防通道", **dict(good, mission_type="AREA_SURVEY")),  # silent-wrong: a wrong field
+        _row("明天上午9点巡查消防通道", needs_clarification=True),                  # silent-wrong: should have asked
+        _row("明天上午9点巡查消防通道，高度500米", **good),                          # asked
+        _row("patrol at 100 ft", mission_type="FIRE_LANE_PATROL", date="2026-12-02", start_time=None, sensors=[],
+             altitude_m=30.48, needs_clarification=False),                       # exact, altitude in feet
+        _row("巡一遍消防通道，高度5000米", needs_clarification=True),                 # exact: asked when it must
     ]
+    corpus = tmp_path / "c.jsonl"
     corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n\n", encoding="utf-8")
     result = run(str(corpus), argparse.Namespace(extractor="offline"))
-    assert result["n"] == 2 and result["exact"] == 0.5
-    assert result["fields"] == {"mission_type": 0.5, "date": 0.5, "start_time": 1.0, "sensors": 1.0,
-                                "needs_clarification": 1.0}
-    (failure,) = result["failures"]
-    assert failure["got"]["mission_type"] == "FIRE_LANE_PATROL" and failure["expected"]["mission_type"] == "AREA_SURVEY"
+    assert result["n"] == 6 and result["exact"] == 0.5
+    assert (result["asked"], result["silent_wrong"]) == (1, 2)
+    assert [f["kind"] for f in result["failures"]] == ["silent_wrong", "silent_wrong", "asked"]
+    assert result["fields"]["mission_type"] == 0.75  # compared only where no question was expected
+    assert result["fields"]["altitude_m"] == 1.0
+    assert result["fields"]["needs_clarification"] == 4 / 6 or result["fields"]["needs_clarification"] == 0.6667
 
 
 def test_llm_extractor_without_settings_is_invalid_argument(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,7 +123,7 @@ def test_malformed_corpus_line_names_the_line(tmp_path: Path) -> None:
         load_corpus(bad)
 
 
-def test_llm_errors_count_as_wrong_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_llm_errors_count_as_wrong_rows_but_not_as_silent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     port = free_port()  # a closed port: every extraction is LLM_UNAVAILABLE
     monkeypatch.setenv("SORTIE_LLM_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("SORTIE_LLM_MODEL", "m")
@@ -95,5 +132,8 @@ def test_llm_errors_count_as_wrong_rows(tmp_path: Path, monkeypatch: pytest.Monk
     corpus.write_text("\n".join(CORPUS.read_text(encoding="utf-8").splitlines()[:2]) + "\n", encoding="utf-8")
     result = run(str(corpus), argparse.Namespace(extractor="llm"))
     assert result["extractor"] == "llm" and result["n"] == 2 and result["exact"] == 0.0
-    assert set(result["fields"].values()) == {0.0}
-    assert [f["got"]["error"] for f in result["failures"]] == ["LLM_UNAVAILABLE", "LLM_UNAVAILABLE"]
+    assert result["silent_wrong"] == 0 and result["asked"] == 0
+    assert {k: v for k, v in result["fields"].items() if k != "altitude_m"} == dict.fromkeys(
+        [k for k in FIELDS if k != "altitude_m"], 0.0
+    )
+    assert [(f["kind"], f["got"]["error"]) for f in result["failures"]] == [("error", "LLM_UNAVAILABLE")] * 2

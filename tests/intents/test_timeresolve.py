@@ -134,3 +134,41 @@ def test_a_clock_time_lands_on_its_date_and_clock(offset_min: int, day: Relative
     assert local.date() == resolve_date(when, now, HEL)
     if local.strftime("%H:%M") != when.clock:  # only inside the one-hour spring-forward gap
         assert local.month == 3 and hh == 3
+
+
+# ---------------------------------------------------------------- absolute dates, pinning, the plan's start (issue 16)
+
+
+def test_an_absolute_date_wins_over_the_relative_day() -> None:
+    when = spec(day="TOMORROW", date=date(2026, 12, 24), clock="10:00")
+    assert resolve_date(when, WED, HEL) == date(2026, 12, 24)
+    assert resolve_start(when, WED, HEL) == datetime.fromisoformat("2026-12-24T10:00:00+02:00")
+
+
+def test_pinning_keeps_the_day_when_resolved_again_later() -> None:
+    from intents.timeresolve import pinned
+
+    when = pinned(spec(day="TOMORROW", clock="09:00"), WED, HEL)
+    three_days_later = WED + timedelta(days=3)
+    assert resolve_date(when, three_days_later, HEL) == date(2026, 12, 3)
+
+
+def test_the_plans_start_is_the_day_default_when_a_later_day_has_no_time() -> None:
+    from intents import planned_start
+    from intents.timeresolve import DAY_DEFAULT_CLOCK
+
+    assert planned_start(spec(day="TOMORROW"), WED, HEL) == datetime.fromisoformat(f"2026-12-03T{DAY_DEFAULT_CLOCK}:00+02:00")
+    assert planned_start(spec(), WED, HEL) == WED  # today without a time: now
+    assert planned_start(spec(date=date(2026, 12, 2)), WED, HEL) == WED
+
+
+def test_an_extraction_resolves_once_and_replans_the_same_day() -> None:
+    from intents import Intent
+    from intents.extract import Extraction
+
+    intent = Intent(mission_type="FIRE_LANE_PATROL", when=spec(day="TOMORROW"))
+    first = Extraction.resolve(intent, "test", now=WED, timezone=HEL)
+    assert first.intent.when.date == date(2026, 12, 3) and first.start_at is None
+    assert first.planned_start == datetime.fromisoformat("2026-12-03T09:00:00+02:00")
+    again = Extraction.resolve(first.intent, "ledger", now=WED + timedelta(days=1, hours=2), timezone=HEL)
+    assert again.date == date(2026, 12, 3)  # not "tomorrow" of the replan

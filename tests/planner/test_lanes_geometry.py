@@ -144,7 +144,7 @@ def test_area_wholly_inside_a_zone_is_left_unserved() -> None:
 
 def _demo_world():
     from flows.context import DEMO_WORLD_DIR
-    from planner.world_files import load_world
+    from flows.world_folder import load_world
 
     if not DEMO_WORLD_DIR.exists():
         pytest.skip("demo world not present")
@@ -155,7 +155,7 @@ def test_golden_survey_with_a_no_fly_hole(golden) -> None:
     """One drone surveys around HELX001 (HELX002 starts at 50 m), inside the bundled rule set's limits."""
     from flows.context import RULES_FILE
     from rules.limits import planning_limits
-    from rules.loading import load_rules
+    from flows.rule_file import load_rules
 
     w = _demo_world()
     drone = w.drone("M30T-01")

@@ -13,9 +13,9 @@ from planner.energy import usable_energy_wh
 from planner.job import Job
 from planner.mission import BATTERY_SWAP_S, plan_mission as plan_within
 from planner.plan import canonical_json
-from planner.world_files import load_world
+from flows.world_folder import load_world
 from rules.limits import planning_limits
-from rules.loading import load_rules
+from flows.rule_file import load_rules
 
 START = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 PATROL_FLEET = ("M3TD-01", "M3TD-02", "M4TD-01")
@@ -189,7 +189,7 @@ def _airspace_blocks(plan, world) -> list[str]:
     from planner.plan import plan_from_dict
     from rules.context import EvaluationContext
     from rules.evaluate import evaluate
-    from rules.loading import load_rules
+    from flows.rule_file import load_rules
 
     stored = plan_from_dict(json.loads(canonical_json(plan)))
     now = datetime(2026, 11, 29, 7, tzinfo=timezone.utc)

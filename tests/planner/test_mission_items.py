@@ -15,7 +15,8 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from planner.errors import InvalidArgument  # noqa: E402
-from planner.mission_items import (  # noqa: E402
+from planner.mission_items import (
+    # noqa: E402,
     FENCE,
     FRAME_GLOBAL,
     FRAME_GLOBAL_RELATIVE_ALT,
@@ -23,17 +24,13 @@ from planner.mission_items import (  # noqa: E402
     MISSION,
     RALLY,
     MissionItem,
-    compare_items,
     fence_items,
     fence_params,
-    from_wire,
     mission_items,
     mission_set,
-    normalise_as_vehicle,
     rally_items,
-    to_wire,
-    wire_frame,
 )
+from planner.mission_wire import compare_items, from_wire, normalise_as_vehicle, to_wire, wire_frame
 from planner.world import Applicability, CircleArea, Restriction, VerticalReference, WeeklySlot  # noqa: E402
 from testkit import agl_zone, dispatch_plan, dispatch_world  # noqa: E402
 

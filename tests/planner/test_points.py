@@ -46,7 +46,7 @@ def test_bad_input(kwargs) -> None:
 
 def test_golden_hydrants_of_a_region(golden) -> None:
     from flows.context import DEMO_WORLD_DIR
-    from planner.world_files import load_world
+    from flows.world_folder import load_world
 
     if not DEMO_WORLD_DIR.exists():
         pytest.skip("demo world not present")

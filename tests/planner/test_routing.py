@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from planner.routing import (
+    ENGINE_ILS,
+    ENGINE_PYVRP_START,
     UNSERVED_CAPACITY,
     UNSERVED_OUT_OF_RANGE,
     RoutingProblem,
@@ -120,3 +122,23 @@ def test_parallel_lanes_give_the_same_routes_as_sequential() -> None:
     assert seq.routes == par.routes and seq.cost == par.cost
     one = solve_routing(problem, budget_s=0.2, lanes=1)
     assert seq.cost <= one.cost  # lane 0 is the one-lane search; more lanes never do worse
+
+
+def test_default_engine_is_ortools_ils() -> None:
+    problem = _grid_problem(seed=7)
+    sol = solve_routing(problem, budget_s=0.5)
+    assert sol.solver == "ortools" and sol.engine == ENGINE_ILS
+    _check_feasible(problem, sol)
+    assert not sol.unserved
+
+
+def test_pyvrp_start_when_the_budget_buys_ils_too_few_solutions() -> None:
+    # 120 sites at a tiny budget: ILS would get a handful of solutions for 122 nodes, so PyVRP
+    # supplies the start, the OR-Tools model loads it (a feasibility proof) and polishes it
+    problem = _grid_problem(n_sites=120, caps=(15000, 15000, 15000, 15000), seed=9)
+    a = solve_routing(problem, budget_s=0.05)
+    assert a.engine == ENGINE_PYVRP_START
+    _check_feasible(problem, a)
+    assert not a.unserved
+    b = solve_routing(problem, budget_s=0.05)
+    assert a.routes == b.routes

@@ -1,4 +1,5 @@
-"""planner.world_files: the demo world loads; every bad input is a located INVALID_ARGUMENT, never half a world."""
+"""planner.world_files (with flows.world_folder reading the folder): the demo world loads; every bad input
+is a located INVALID_ARGUMENT, never half a world."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 
 from planner.errors import InvalidArgument, NotFound
 from planner.world import Restriction
-from planner.world_files import load_world, snapshot_hash, validate_world
+from flows.world_folder import load_world, read_world_folder, validate_world
+from planner.world_files import parse_world, snapshot_hash, world_problems
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo-helsinki"
 SHARED_ED318 = Path(__file__).resolve().parent / "geozones_ed318_example.geojson"  # byte copy of shared/data/geozones/ed318_example.geojson
@@ -93,9 +95,21 @@ def test_world_is_frozen_and_variants_come_from_replace() -> None:
 
 def test_snapshot_hash_is_stable_and_tracks_bytes(tmp_path: Path) -> None:
     root = _copy_demo(tmp_path)
-    assert snapshot_hash(root) == snapshot_hash(DEMO) == load_world(root).snapshot_hash
+    demo = snapshot_hash(read_world_folder(DEMO))
+    assert snapshot_hash(read_world_folder(root)) == demo == load_world(root).snapshot_hash
     _edit(root, "fleet.json", lambda d: d["drones"][0].update(battery_pct=95))
-    assert load_world(root).snapshot_hash != snapshot_hash(DEMO)
+    assert load_world(root).snapshot_hash != demo
+
+
+def test_a_world_parses_from_content_in_memory_without_a_folder() -> None:
+    """The planner side reads no file: the same bytes give the same World wherever they came from."""
+    files = read_world_folder(DEMO)
+    world = parse_world(dict(files))
+    assert world == dataclasses.replace(load_world(DEMO), root="") and world.snapshot_hash == snapshot_hash(files)
+    broken = {k: v for k, v in files.items() if k != "fleet.json"}
+    assert [(p.file, p.message) for p in world_problems(broken)] == [("fleet.json", "file is missing")]
+    with pytest.raises(InvalidArgument, match="fleet.json"):
+        parse_world(broken)
 
 
 def test_extensions_are_allowed_anywhere(tmp_path: Path) -> None:

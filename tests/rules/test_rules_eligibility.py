@@ -8,12 +8,12 @@ import pytest
 from shapely.geometry import box
 
 from flows.context import DEMO_WORLD_DIR, RULES_FILE
-from planner.world_files import load_world
+from flows.rule_file import load_rules
+from flows.world_folder import load_world
 from rules import (
     JobRequirements,
     candidate_fleets,
     fleet_eligibility,
-    load_rules,
     waiting_resource_reasons,
 )
 from testkit import T0, at, calm_weather, dock, drone, world

@@ -17,8 +17,9 @@ from shapely.geometry import box
 
 from flows.context import DEMO_WORLD_DIR, RULES_FILE
 from planner.plan import Leg, Plan, Sortie, Waypoint
-from planner.world_files import load_world
-from rules import EvaluationContext, evaluate, load_rules
+from flows.world_folder import load_world
+from flows.rule_file import load_rules
+from rules import EvaluationContext, evaluate
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")  # the demo's reference now
 

@@ -8,7 +8,8 @@ import pytest
 
 from flows.context import RULES_FILE
 from planner.errors import InvalidArgument
-from rules import RULE_KINDS, load_rules, parse_rules, validate_rules_file
+from flows.rule_file import load_rules, validate_rules_file
+from rules import RULE_KINDS, parse_rules
 from rules.schema import AltitudeCeilingRule
 
 BAD = """\

@@ -130,7 +130,7 @@ def authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authority]:
         a = Authority(url=url, world=world, home=home, proc=proc)
         for user in ("li.wei", "chen.jing", "aino.virtanen", "demo.approver"):
             a.tokens[user] = a.token(user)
-        a.tokens["worker"] = a.token("chen.jing", "--scope", "plan,read,dispatch", "--label", "prefect worker")
+        a.tokens["worker"] = a.token("chen.jing", "--scope", "service,plan,read,dispatch", "--label", "prefect worker")
         yield a
     finally:
         stop_process_group(proc)

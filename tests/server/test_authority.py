@@ -10,6 +10,7 @@ import json
 import shutil
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,15 @@ def test_a_planners_token_cannot_approve(authority: Any, draft: dict[str, Any]) 
     r = authority.call("worker", "POST", f"/v1/drafts/{draft['draft_id']}/approve", json=body)
     assert r.status_code == 403 and "scopes" in r.json()["error"]["message"], r.text
     assert authority.call("li.wei", "GET", f"/v1/drafts/{draft['draft_id']}").json()["status"] == "DRAFT"
+
+
+def test_only_a_service_token_plans_on_behalf_of_someone_else_and_it_cannot_approve(authority: Any) -> None:
+    r = authority.call("chen.jing", "POST", "/v1/plan",
+                       json={"text": "巡一遍消防通道", "region_id": "region-1001", "on_behalf_of": "li.wei"})
+    assert r.status_code == 403 and _code(r) == "FORBIDDEN" and "service token" in r.json()["error"]["message"], r.text
+    p = authority.sortie(["admin", "token", "create", "chen.jing", "--scope", "service,approve", "--home",
+                          str(authority.home), "--world", str(authority.world), "--json"])
+    assert p.returncode == 2 and json.loads(p.stdout)["error"]["code"] == "INVALID_ARGUMENT", p.stdout
 
 
 def test_another_tenants_token_gets_404_not_403(authority: Any, draft: dict[str, Any]) -> None:
@@ -312,6 +322,13 @@ def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, m
     (a,) = open_ledger(authority.home).approvals(d["draft_id"], d["version"])
     assert a.approver == "demo.approver" and a.evidence["identity"] == "totp" and a.evidence["relayed_by"] == "chen.jing"
     assert f._last_approver(d["draft_id"], d["version"]) == "demo.approver"
+    # A drone flies one mission at a time (DEVICE_BUSY otherwise): the racing test's mission ends first.
+    led = open_ledger(authority.home)
+    for r in led.list_drafts():
+        if r.state == "DISPATCHED":
+            led.transition(r.draft_id, r.version, expected_state="DISPATCHED", expected_row_version=r.row_version,
+                           to_state="ABORTED", actor="test", reason="cancelled before take-off",
+                           now=datetime.now(timezone.utc))
     authority.report_in()
     out = f.dispatch_task.fn(d["draft_id"], d["version"], "ignored", None, None, True, None)
     assert out["status"] == "DRY_RUN" and out["mode"] == "server", out

@@ -1,0 +1,177 @@
+"""Settle an unsettled dispatch by reading the vehicle back: never by re-sending, never by forgetting.
+
+Why: a dispatch whose final ack was lost, or whose process was killed
+mid-upload, is UNCERTAIN — the vehicle may hold the approved mission, part of
+it, or its previous one. Such a dispatch holds its drones (``DEVICE_BUSY`` for
+every new dispatch, see ``flows.ledger.claims``) until this runs:
+
+- read fence, mission and rally back (``flows.vehicle.upload.verify_plan``,
+  which uploads nothing) and compare them with the items of the approved plan;
+- equal → ACKED (the draft becomes DISPATCHED): the vehicle holds exactly what
+  was approved;
+- different → FAILED (the draft becomes ABORTED), recording what the vehicle
+  now holds (counts and the first differences per mission type);
+- unreadable → still UNCERTAIN, the attempt recorded, the drone still held;
+- a FAILED dispatch that may have left part of its upload on the vehicle
+  (``flows.ledger.claims.left_on_vehicle``) also holds its drone: reconcile
+  reads it back and records what it holds (it stays FAILED).
+
+A PENDING dispatch whose process is gone is first marked UNCERTAIN (the same
+as a repeated ``dispatch`` does). Exit code follows the outcome: 0 only for
+ACKED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from flows.integrity.outcomes import outcome_error
+from flows.ledger import DispatchRecord, Ledger, open_ledger
+from flows.ledger.claims import left_on_vehicle
+from planner.errors import (
+    Conflict,
+    DeviceUnavailable,
+    DispatchUncertain,
+    Forbidden,
+    LedgerTampered,
+    NotFound,
+    SortieError,
+)
+
+__all__ = ["reconcile", "UNSETTLED"]
+
+UNSETTLED = ("UNCERTAIN", "PENDING")
+
+
+def _unsettled(ledger: Ledger, draft_id: str) -> DispatchRecord | None:
+    rows = [d for d in ledger.dispatches(draft_id) if d.status in UNSETTLED or left_on_vehicle(d.status, d.result)]
+    return rows[-1] if rows else None
+
+
+def _summary(d: DispatchRecord, state: str, message: str, verify: Any = None) -> dict[str, Any]:
+    return {
+        "draft_id": d.draft_id,
+        "version": d.version,
+        "idempotency_key": d.idempotency_key,
+        "status": d.status,
+        "draft_status": state,
+        "message": message,
+        "verify": verify,
+    }
+
+
+def reconcile(
+    draft_id: str,
+    *,
+    actor: str,
+    now: datetime,
+    link: str | Mapping[str, str] | None = None,
+    world_dir: str | Path | None = None,
+    timeout_s: float = 30.0,
+    ledger: Ledger | None = None,
+) -> dict[str, Any]:
+    """Read the vehicle(s) of the draft's unsettled dispatch back and record the truth; see the module doc."""
+    from flows.context import resolve_world_dir
+    from planner.plan import plan_from_dict, plan_hash
+    from planner.world_files import load_world
+
+    ledger = ledger or open_ledger()
+    ledger.get_draft(draft_id)  # NotFound for an unknown id
+    d = _unsettled(ledger, draft_id)
+    if d is None:
+        done = ledger.dispatches(draft_id)
+        if not done:
+            raise NotFound(f"draft {draft_id} has no dispatch to reconcile")
+        last = done[-1]
+        state = ledger.get_draft(draft_id, last.version).state
+        summary = _summary(last, state, f"nothing to settle: the last dispatch is {last.status}")
+        error = outcome_error(last.status, draft_id, summary["message"], summary)
+        if error is not None and last.status != "FAILED":
+            raise error
+        return summary
+    if d.status == "PENDING":
+        if d.owner_alive():
+            raise Conflict(
+                f"the dispatch of {draft_id} v{d.version} is still in progress (pid {d.owner_pid}); reconcile it "
+                "once it has ended or died"
+            )
+        msg = (
+            f"the dispatch (pid {d.owner_pid}, {d.created_time}) died before recording its outcome; "
+            "reading the vehicle back"
+        )
+        try:
+            d = ledger.finish_dispatch(d.idempotency_key, status="UNCERTAIN", result={"message": msg},
+                                       actor=actor, now=now, expected_status=("PENDING",))
+        except Conflict:
+            d = ledger.get_dispatch(d.idempotency_key) or d
+            if d.status not in UNSETTLED:
+                return reconcile(draft_id, actor=actor, now=now, link=link, world_dir=world_dir,
+                                 timeout_s=timeout_s, ledger=ledger)
+    rec = ledger.get_draft(draft_id, d.version)
+    if rec.plan is None:
+        raise Conflict(f"draft {draft_id} v{d.version} has no plan to compare with")
+    plan = plan_from_dict(rec.plan)
+    if plan_hash(plan) != d.plan_hash:
+        raise LedgerTampered(
+            f"the stored plan of {draft_id} v{d.version} no longer hashes to the dispatched plan hash "
+            f"{d.plan_hash[:12]}…: the ledger was edited; restore a backup (`sortie ledger restore`)"
+        )
+    world = load_world(resolve_world_dir(world_dir or rec.world_dir))
+    try:
+        user = world.user(actor)
+    except NotFound:
+        raise Forbidden(f"{actor!r} is not a user of world {world.name!r}: they may not reconcile") from None
+    if not user.may("dispatcher", rec.tenant, rec.region_id):
+        raise Forbidden(f"{actor} may not reconcile dispatches of tenant {rec.tenant} (the dispatcher role is needed)")
+    use_link = link if link is not None else d.params.get("link")
+
+    def on_attempt(entry: dict[str, Any]) -> None:
+        try:
+            ledger.record_attempt(d.idempotency_key, {**entry, "by": "reconcile"}, now=now)
+        except SortieError:
+            pass
+
+    from flows.vehicle.upload import verify_plan  # pymavlink is heavy: only a real reconcile loads it
+
+    try:
+        result = verify_plan(plan, world, link=use_link, timeout_s=timeout_s, on_attempt=on_attempt)
+    except (DeviceUnavailable, DispatchUncertain) as exc:
+        state = ledger.get_draft(draft_id, d.version).state
+        raise DispatchUncertain(
+            f"reconcile could not read the vehicle back ({exc.message}); the dispatch of {draft_id} v{d.version} "
+            f"stays UNCERTAIN and its drones stay held; run `sortie reconcile {draft_id}` again when the vehicle "
+            "answers",
+            details=_summary(d, state, exc.message),
+        ) from None
+    verify = result.to_dict()
+    holds = {v["drone_id"]: {"counts": v["counts"], "differences": v["differences"]} for v in verify["vehicles"]}
+    if d.status == "FAILED":  # a failed upload that may have left items: record what is there, free the drone
+        done = ledger.settle_failed(d.idempotency_key, {"vehicle_holds": holds, "verify": verify}, now=now)
+        state = ledger.get_draft(draft_id, d.version).state
+        message = "reconciled: the failed dispatch's vehicle was read back and what it holds is recorded"
+        summary = _summary(done, state, message, verify)
+        error = outcome_error("FAILED", draft_id, f"{message} (it holds: {holds})", summary)
+        assert error is not None
+        raise error
+    if result.matches:
+        message = "reconciled: the vehicle holds exactly the approved mission"
+        done = ledger.finish_dispatch(d.idempotency_key, status="ACKED",
+                                      result={"message": message, "reconciled": True, "verify": verify},
+                                      actor=actor, now=now, expected_status=("UNCERTAIN",))
+        state = ledger.get_draft(draft_id, d.version).state
+        return _summary(done, state, message, verify)
+    message = "reconciled: the vehicle does not hold the approved mission"
+    done = ledger.finish_dispatch(
+        d.idempotency_key, status="FAILED",
+        result={"message": message, "reconciled": True, "vehicle_holds": holds, "verify": verify},
+        actor=actor, now=now, expected_status=("UNCERTAIN",),
+    )
+    state = ledger.get_draft(draft_id, d.version).state
+    summary = _summary(done, state, message, verify)
+    error = outcome_error("FAILED", draft_id, f"{message} (it holds: {holds}); draft {draft_id} v{d.version} is "
+                                              f"{state}", summary)
+    assert error is not None
+    raise error

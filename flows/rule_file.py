@@ -1,0 +1,40 @@
+"""Reading a rule file from disk: the edge in front of ``rules.loading.parse_rules``.
+
+The rules package parses text and never opens a file; this module reads the file once
+(UTF-8) and hands the text over, so the CLI, the use cases and the flows share one
+definition of "valid". Which file is ``flows.context.resolve_rules_file``'s to say.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planner.errors import InvalidArgument
+from rules.loading import RuleProblem, RuleSet, parse_rules
+
+__all__ = ["load_rules", "validate_rules_file"]
+
+
+def _read(path: str | Path) -> tuple[str, str]:
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8"), str(p)
+    except FileNotFoundError:
+        raise InvalidArgument(f"rule file {p} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidArgument(f"rule file {p} cannot be read: {exc}") from None
+
+
+def load_rules(path: str | Path) -> RuleSet:
+    """Read and validate a rule file; ``InvalidArgument`` lists every problem (also in ``details``)."""
+    text, source = _read(path)
+    return parse_rules(text, source)
+
+
+def validate_rules_file(path: str | Path) -> list[RuleProblem]:
+    """Every problem of a rule file (empty list when valid); a missing file is one problem."""
+    try:
+        text, source = _read(path)
+    except InvalidArgument as exc:
+        return [RuleProblem(str(path), None, None, exc.message)]
+    return parse_rules(text, source, raise_on_problem=False)

@@ -1,0 +1,30 @@
+"""The limits a stated number is checked against, given by the caller as plain values.
+
+intents/ does not know the world or the rule set; the caller (``flows``) passes
+the minimum safe height and the ceiling it plans with (world defaults, the rule
+set's ``altitude_ceiling`` ceiling and floor). A stated altitude outside them is
+a question, never clamped and never replaced by a default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["FEET_TO_M", "Limits"]
+
+FEET_TO_M = 0.3048
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Altitude bounds in metres above ground. The defaults are the Intent's historical 10–120 m."""
+
+    min_altitude_m: float = 10.0
+    max_altitude_m: float = 120.0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_altitude_m <= self.max_altitude_m:
+            raise ValueError(f"altitude limits {self.min_altitude_m}–{self.max_altitude_m} m are not a range")
+
+    def altitude_ok(self, altitude_m: float) -> bool:
+        return self.min_altitude_m <= altitude_m <= self.max_altitude_m

@@ -1,0 +1,300 @@
+"""The offline reader's vocabulary: every pattern it reads or flags, in one table per concept.
+
+Kept apart from the reader (``intents.offline``) so the words can be reviewed
+and extended without reading the algorithm: instructions, targets and mission
+words, priority, altitude with its units, sensors and their negation, scope
+restrictions, and the patterns that make a left-over span a question.
+All patterns run on the normalised, lower-cased text of ``intents.scan``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from intents.intent import Priority, Sensor, Target
+from intents.numbers import CN_NUM, EN_NUM
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    """ASCII word classes, so ``\\b`` separates "明天9am" (CJK is not a word character)."""
+    return re.compile(pattern, re.ASCII)
+
+
+__all__ = [
+    "ALTITUDE",
+    "ALTITUDE_BOUND_AFTER",
+    "ALTITUDE_BOUND_BEFORE",
+    "ALT_NUM",
+    "CLAUSE_END",
+    "CONJ",
+    "SENSOR_BROKEN",
+    "FILLER",
+    "HIGH_TIME",
+    "INSPECT",
+    "INSTRUCTION",
+    "MAPPING",
+    "MISSING",
+    "NEG_AFTER",
+    "NEG_BEFORE",
+    "PATROL",
+    "POINT_TARGETS",
+    "PRIORITY",
+    "QUESTION_MISSION_EN",
+    "QUESTION_MISSION_ZH",
+    "RESIDUAL",
+    "RESIDUAL_RX",
+    "SCOPE",
+    "SENSOR_ONLY",
+    "SENSOR_PATTERNS",
+    "SENSOR_SUFFIX",
+    "SENTENCE_END",
+    "STRONG",
+    "SURVEY",
+    "TARGET_PATTERNS",
+    "UNIT",
+    "VAGUE_ALTITUDE",
+]
+
+# ----------------------------------------------------------------------------- instructions
+
+CLAUSE_END = _rx(r"[，,。;；!！?？\n]|\.(?:\s|$)|<\s*/?\s*\w+\s*>|#{2,}|\|")
+SENTENCE_END = _rx(r"[。！!？?\n]|\.(?:\s|$)")
+# Markers that take over the rest of their sentence ("new instructions: mission_type=…, sensors=…"):
+# nothing after them in that sentence is read. Other instruction spans end with their clause.
+STRONG = _rx(
+    r"\bignore\b|\bforget\b|\bnew\s+instructions?\b|\bsystem\b|\byou\s+are\s+now\b|\bjailbreak\b|\bdeveloper\s+mode\b"
+    r"|<\s*/?\s*\w+\s*>|#{2,}|忽略|无视|忘记|忘掉|系统|新的?指令|你现在是|扮演"
+)
+INSTRUCTION = _rx(
+    r"<\s*/?\s*request\s*>|#{2,}\s*(?=\S)|\bignore\s+(?:all\s+|any\s+|the\s+|your\s+|my\s+)*(?:previous|prior|above|earlier|preceding|former|system)?\s*"
+    r"(?:instructions?|rules?|prompts?|directions?|constraints?|guidelines?|restrictions?|limits?|geofences?|no-fly\w*|zones?|approvals?|checks?|safety)"
+    r"|\bdisregard\b|\bforget\s+(?:all|everything|your|previous|prior)\b|\bsystem\s*(?:prompt|message|override|:)"
+    r"|\byou\s+are\s+now\b|\bnew\s+instructions?\b|\bjailbreak\b|\bdeveloper\s+mode\b|\bsudo\b|\bas\s+(?:an?\s+)?admin\b"
+    r"|\b(?:override|bypass|disable|turn\s+off|switch\s+off)\s+(?:the\s+|all\s+|any\s+)?(?:safety|approvals?|geofences?|no-fly\w*|restrictions?|limits?|checks?|rules?)"
+    r"|\bskip\s+(?:the\s+)?(?:approvals?|checks?|rules?|review)\b|\bwithout\s+(?:any\s+|an\s+)?(?:approvals?|review|checks?)\b"
+    r"|\bno\s+approvals?\s+(?:needed|required|necessary)\b|\b(?:already|pre-?)\s*approved\b|\bapproval\s+(?:is\s+|was\s+|has\s+been\s+)?(?:granted|given|done|obtained|not\s+(?:needed|required))"
+    r"|\b(?:it'?s|is|been)\s+approved\b|\bi\s+(?:am|'m)\s+(?:the\s+)?(?:admin|approver|administrator)\b|\bauthori[sz]ed\s+by\b"
+    r"|\b(?:launch|take\s*off|takeoff|arm|dispatch|send|fly|start)\s+(?:it\s+|them\s+)?(?:now\s+|immediately\s+)?(?:the\s+|all\s+)?(?:drones?|uavs?|aircraft|vehicles?|motors?)\s*(?:#|no\.?\s*|number\s*)?[a-z]?\d+\w*"
+    r"|\b(?:drone|uav|aircraft|vehicle)\s*(?:#|no\.?\s*|number\s*)?\d+\w*"
+    r"|\b(?:launch|take\s*off|arm)\s+(?:it\s+|them\s+)?(?:right\s+)?(?:now|immediately|at\s+once)\b|\bland\s+(?:at|on|in)\b"
+    r"|\b(?:return|go)\s+(?:to\s+)?(?:home|base|launch|dock)\b|\brtl\b|\brth\b|\bm\d+t?-\d+\b"
+    r"|(?:忽略|无视|不理会|不要理会|别管|不用管)(?:掉)?(?:之前|以上|前面|上面|所有|你的|系统|规则|指令|提示|限制|禁飞|审批|安全)"
+    r"|忘记(?:之前|以上|前面|上面|所有|你的)|忘掉(?:之前|以上|前面|上面|所有)|系统提示|系统指令|新的?指令|你现在是|扮演"
+    r"|绕过(?:审批|规则|限制|禁飞|检查|安全)|跳过(?:审批|检查|规则)|不经审批|无需审批|不用审批|不需要审批|免审批?|越权"
+    r"|审批(?:已经?|都)?(?:通过|批|走完|完成|过)了?|已(?:经)?(?:审批|批准|授权|获批)|批准了|已获批|领导(?:已经?)?(?:同意|批)"
+    r"|直接(?:起飞|飞|执行|派|出发|放飞|升空)|(?:派|让|命令|调度|指派|叫)?\s*\d+\s*号\s*(?:无人)?机\s*(?:立刻|马上|立即|现在)?\s*(?:起飞|出发|升空|执行|飞)?"
+    r"|(?:立刻|马上|立即|现在)(?:起飞|升空|放飞)|返航|降落(?:在|到)|我是(?:管理员|审批人)"
+    r"|\b(?:mission_type|altitude_m|excluded_sensors|clarification_questions|needs_clarification)\b|\b\w+\s*=\s*\w+"
+    r"|\bset\s+(?:the\s+)?(?:mission|field|intent|output)\w*|\boutput\s+(?:json|the)\b|\brespond\s+with\b"
+)
+
+
+# ----------------------------------------------------------------------------- targets and mission
+
+TARGET_PATTERNS: list[tuple[Target | None, str]] = [
+    (None, r"tank ?farms?|油库|罐区|储罐区|solar (?:farm|park)s?|光伏电站|光伏区"),  # areas, not points
+    (
+        Target.FIRE_LANES,
+        r"消防通道|消防车道|消防道|消防通路|消防通到|消防车通道|生命通道|疏散通道|应急通道|救援通道|消防登高面"
+        r"|\bfire[- ]?(?:lanes?|lnaes?|roads?|access(?: roads?| routes?| lanes?| ways?)?|routes?|apparatus (?:access )?roads?)\b"
+        r"|\bemergency (?:vehicle )?(?:access )?(?:lanes?|roads?|routes?|access(?: roads?| routes?| ways?)?)\b|\bfirelanes?\b"
+        r"|\bevacuation (?:routes?|lanes?|roads?)\b|\baccess roads?\b",
+    ),
+    (Target.HYDRANTS, r"消防栓|消火栓|消防拴|消防桩|\bhydr[ae]nts?\b|\bhydrnts?\b|\bfire plugs?\b"),
+    (Target.ROOFS, r"屋顶|楼顶|房顶|天台|屋面|顶棚|\broof(?:s|tops?)?\b|\broves\b"),
+    (Target.MASTS, r"铁塔|通信塔|信号塔|基站|桅杆|电塔|\bmasts?\b|\btowers?\b|\bantennas?\b"),
+    (Target.GATES, r"大门|门口|闸口|出入口|\bgates?\b|\bentrances?\b"),
+    (Target.ASSETS, r"变压器|光伏板|太阳能板|储罐|\btransformers?\b|\bsolar panels?\b|\btanks?\b"),
+]
+POINT_TARGETS = {Target.HYDRANTS, Target.ROOFS, Target.MASTS, Target.GATES, Target.ASSETS}
+
+MAPPING = _rx(
+    r"测绘|航测|侧绘|测一?下?图|建模|三维|正射|地形图|全覆盖|\bmapping\b|\bmap (?:the|this|that|it|out|our|a|of)\b"
+    r"|\bortho\w*|\bphotogrammetry\b|\b3d model\w*|\bdigital twin\b|\bcover (?:the )?(?:whole|entire)\b"
+)
+SURVEY = _rx(
+    r"扫一遍|扫一下|扫描|扫一圈|航拍|拍一遍|测量|测一遍|测一下|\bsurvey\w*|\bsurvay\w*|\bservey\w*|\bscan(?:s|ning)?\b"
+    r"|\baerial (?:photos?|images?|imagery|shots?)\b|\bgrid\b|\b(?:pass|fly|flight) over\b|\boverfly\b|\bflyover\b"
+)
+INSPECT = _rx(
+    r"检查|检测|排查|查验|查看|查一遍|\binspect\w*|\binspct\w*|\binsepct\w*|\bexamine\b"
+    r"|\blook at\b|\btake a look\b|\bhave a look\b|\bcheck\w*(?!\s+(?:the\s+|on\s+|if\s+|whether\s+)?(?:weather|forecast|status|battery|if|whether|wind))"
+)
+PATROL = _rx(
+    r"巡一遍|巡一下|巡一圈|巡逻|巡查|巡检|巡视|巡航|寻检|巡|转一圈|飞一圈|绕一圈|溜一圈|走一遍"
+    r"|\bpatrol\w*|\bpartol\w*|\bpatrl\w*|\bpatorl\w*|\bsweep\w*|\bdo a round\b|\bdo the rounds\b|\bfly (?:along|down)\b"
+)
+
+
+# ----------------------------------------------------------------------------- priority, altitude, sensors
+
+PRIORITY = [
+    (Priority.URGENT, r"紧急|加急|特急|十万火急|急件|\burgent\w*|\bemergency\b|\bcritical\b"),
+    (Priority.LOW, r"不急|不着急|有空的?时候|有空|闲时|低优先级?|\blow priority\b|\bwhenever\b|\bno rush\b|\bwhen convenient\b|\bwhen you can\b"),
+    (Priority.HIGH, r"优先|抓紧|高优先级?|\bhigh priority\b|\bpriority\b|\bimportant\b"),
+]
+HIGH_TIME = _rx(r"尽快|\basap\b|\bas soon as possible\b")  # HIGH, but the time reader claims them
+
+UNIT = (
+    r"(?P<u>米|公尺|英尺|呎|m\b|meters?\b|metres?\b|ft\b|feet\b|foot\b|')"
+    r"(?!\s*(?:/|per\b|每|一秒|a second|an? (?:second|minute|hour)|ps\b|ph\b))"  # 15 m/s, 5 米每秒: a speed
+)
+ALT_NUM = rf"(?P<v>\d{{1,5}}(?:\.\d+)?|{CN_NUM}|{EN_NUM})"
+ALTITUDE = [
+    _rx(
+        r"(?:飞行高度|高度|航高|离地|对地|高)\s*(?:设为|设成|设置为|为|是|在|保持|保持在|定在|控制在|:|=)?\s*(?:约|大约)?\s*"
+        + ALT_NUM + r"\s*" + UNIT
+    ),
+    _rx(ALT_NUM + r"\s*" + UNIT + r"\s*(?:的)?\s*(?:高度|高空|高|航高)"),
+    _rx(r"(?:飞|在)\s*" + ALT_NUM + r"\s*" + UNIT),
+    _rx(
+        r"\b(?:at|@|altitude(?: of)?|height(?: of)?|alt\.?|agl|fly(?:ing)? at|flight level|keep(?: it)? at|stay at|hold)\s*(?:[:=]\s*)?"
+        + ALT_NUM + r"\s*" + UNIT + r"(?:\s*(?:altitude|agl|above ground(?: level)?|high|height|alt)\b)?"
+    ),
+    _rx(ALT_NUM + r"\s*" + UNIT + r"\s*(?:altitude|agl|above ground(?: level)?|high|height|up|alt)\b"),
+    # a length standing alone as a clause ("航测，60米，热成像"): in a flight request that is the height
+    _rx(r"(?:^|(?<=[，,;；、]))\s*" + ALT_NUM + r"\s*" + UNIT + r"\s*(?=$|[，,。;；、])"),
+]
+ALTITUDE_BOUND_AFTER = _rx(r"\s*(?:以下|以上|以内|之内|之下|之上|左右|上下|or (?:less|more|lower|higher|below|above)|max\b|maximum\b|min\b|minimum\b|tops\b|at most\b|at least\b)")
+ALTITUDE_BOUND_BEFORE = _rx(
+    r"(?:不超过|不低于|不高于|最高|最低|至少|最多|大约|约|\b(?:below|under|above|over|max(?:imum)?|min(?:imum)?|at most|at least|up to|no higher than"
+    r"|no lower than|not above|not below|not more than|not less than|less than|more than|about|around|approx\.?|approximately|roughly)(?:\s+at)?)\s*$"
+)
+VAGUE_ALTITUDE = _rx(
+    r"飞?(?:高|低)一?(?:点|些)|飞低|飞高|低空|高空|\b(?:fly\s+|stay\s+|go\s+)?(?:higher|lower)\b|\b(?:low|high)(?:er)?\s+(?:altitude|level|pass)\b"
+    r"|\bas (?:low|high) as\b"
+)
+
+SENSOR_PATTERNS: list[tuple[Sensor, str]] = [
+    (Sensor.LASER_RANGEFINDER, r"激光测距仪?|测距仪|测距|\brange ?finder\b|\blaser rang\w*"),
+    (Sensor.LIDAR, r"激光雷达|激光扫描|激光(?!测距)|点云|\blidar\b|\bli-dar\b|\blaser scan\w*"),
+    (
+        Sensor.THERMAL_CAMERA,
+        r"热成像|热成象|热像|热红外|红外|热感|热力图|\bthermal\w*|\bthermla\b|\bthemal\b|\btermal\b|\bthremal\b"
+        r"|\binfra-?red\b|\bir\b|\bflir\b|\bheat camera\b",
+    ),
+    (Sensor.ZOOM_CAMERA, r"变焦|长焦|\bzoom\w*|\btelephoto\b"),
+    (
+        Sensor.RGB_CAMERA,
+        r"可见光|普通相机|光学相机|彩色相机|\brgb\b|\bvisible(?:[- ]light)?\b|\bcolou?r camera\b|\bvisual camera\b|\boptical camera\b",
+    ),
+    (Sensor.SPOTLIGHT, r"探照灯|照明灯|补光灯|\bspot ?lights?\b|\bsearch ?lights?\b"),
+    (Sensor.SPEAKER, r"喊话器?|喇叭|扬声器|\b(?:loud)?speakers?\b|\bmegaphone\b"),
+]
+SENSOR_SUFFIX = _rx(
+    r"^\s*(?:相机|摄像头|摄像机|镜头|传感器|模块|cameras?|cams?|sensors?|imag(?:ing|er|ery)|payload|scanner)?(?:\s*(?:only|就行|就好|就可以))?"
+)
+SENSOR_ONLY = _rx(
+    r"(?:\b(?:only|just)\s+(?:use\s+|with\s+|the\s+)?|\b(?:don'?t|do not) forget (?:the\s+|to (?:bring|use) (?:the\s+)?)?"
+    r"|\bremember (?:the\s+|to (?:bring|use) (?:the\s+)?)|只用|仅用|光用|只要|只开|记得带上?|别忘了带上?|别忘了)\s*$"
+)
+NEG_BEFORE = _rx(
+    r"(?:不要|不用|别|甭|不需要|不需|无需|不必|不带|不开|别开|关掉|关闭|不使用|禁用|勿|除了|不准|不许)"
+    r"\s*(?:再)?\s*(?:用|使用|开|带|上|开启|启用|要)?\s*(?:的)?\s*$"
+    r"|\b(?:no|without|not|don'?t|dont|do not|never|skip|except|minus|w/o|exclude|excluding|no need for|leave (?:off|out)"
+    r"|don'?t bother with|don'?t need|no use of)\b"
+    r"(?:\s+(?:use|using|need|needed|the|any|a|an|with|bring|take|turn on|want|for|camera|cameras|sensor|sensors|bother))*\s*$"
+)
+NEG_AFTER = _rx(
+    r"^\s*(?:相机|摄像头|镜头|camera|cameras|sensor)?\s*(?:就|也|可以)?\s*"
+    r"(?:不用了?|不要了?|不需要了?|不必了?|免了|关掉|别开|不开|\boff\b|\bnot needed\b|\bis not needed\b|\bisn'?t needed\b"
+    r"|\bnot required\b|\bnot necessary\b)"
+)
+SENSOR_BROKEN = _rx(
+    r"^\s*(?:相机|摄像头|镜头|cameras?|cams?|sensors?)?\s*(?:is|are|was|seems)?\s*"
+    r"(?:broken|not working|out of order|unavailable|down|faulty|dead|offline|失灵|坏了|故障|不能用|用不了|不好使|没电|不行)"
+)
+CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|,|，|/|or|and|nor|或|或者)\s*$")
+
+
+# ----------------------------------------------------------------------------- scope and what is left
+
+SCOPE = _rx(
+    r"\b(?:except(?:\s+for)?|excluding|exclude|apart from|other than|but not|not including|leave out|skip(?:ping)?|avoid(?:ing)?"
+    r"|stay (?:away from|out of|clear of)|keep (?:away from|out of|clear of)|without the|only|just the)\b"
+    r"|除了|除去|除开|跳过|避开|绕开|绕过|不要去|别去|不去|不用去|不包括|不含|以外|之外|只|仅|光"
+)
+FILLER = _rx(
+    r"\b(?:quick|this|that|which|no|each) one\b"
+    r"|快一点|早一点|一点儿|一下|一遍|一圈|一趟|一次|一个|一片|一块|一带(?=的)|一样|一起|\bquick(?:ly)?\b|\bone more time\b"
+)
+RESIDUAL: list[tuple[str, str, str, str]] = [
+    (
+        "instruction",
+        r"\b(?:ignore|disregard|forget|override|approv\w*|authori[sz]\w*|permission|admin\w*|system|prompt|instructions?"
+        r"|sudo)\b|忽略|无视|审批|批准|授权|指令|命令|管理员|系统|直接|派机",
+        "is this an instruction? it is not carried out; please confirm what you need",
+        "这是一条指令吗？它不会被执行，请确认需求",
+    ),
+    (
+        "number",
+        r"\d+(?:[.:,/]\d+)*\s*(?:%|[a-z]+|[\u4e00-\u9fff])?|"
+        rf"(?:{CN_NUM}|半)\s*(?:个\s*)?(?:点|时|分|秒|号|日|月|天|周|年|米|尺|度|倍|架|台|次|遍|趟|圈|层|栋|号楼|公里|千米|小时|钟头|分钟|个)"
+        rf"|\b(?:{EN_NUM}|half|quarter|dozen|couple|several|few)\b|[零〇二两三四五六七八九十百千万]+",
+        "this number is not a time, a date or an altitude the reader can use; what does it set?",
+        "这个数字不是可用的时间、日期或高度，它指的是什么？",
+    ),
+    (
+        "time",
+        r"\b(?:a\.?m\.?|p\.?m\.?|o'?clock|hours?|hrs?|minutes?|mins?|days?|weeks?|weekends?|months?|years?|tonight"
+        r"|morning|afternoon|evening|night|noon|midnight|dawn|dusk|sunrise|sunset|daybreak|first light|last light"
+        r"|lunch|breakfast|dinner|later|soon\w*|shortly|early|earlier|late|before|after|until|till|asap|eod|cob|shift|schedule\w*"
+        r"|in a (?:bit|while|moment|sec|second|minute|jiffy)|when (?:it|the)|once (?:it|the)|twice|thrice|times|ish"
+        r"|tbd|tba|tbc|to be (?:confirmed|decided|determined|announced)|christmas|xmas|new year|easter|midsummer|holidays?"
+        r"|hourly|nightly|every|each (?:day|morning|night|week)|regularly|periodically|recurring"
+        r"|this time|same time|usual time|as usual|as before|same as|like last|last time|next"
+        r"|daily|weekly|every|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|fortnight|first thing"
+        r"|jan(?:uary)?|feb(?:ruary)?|march|april|june|july|august|sept?(?:ember)?|october|november|december|dec|nov|oct)\b"
+        r"|点钟|小时|钟头|分钟|凌晨|黎明|天亮|日出|日落|天黑|傍晚|稍后|待会|一会|回头|等下|等会|过会|改天|随后|之前|以前|之后|以后|左右|周末|月底|月初|年底"
+        r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|后儿|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|交接班|换班|待定|再定|再说|另行|择时|择日|回头|改天|春节|元旦|国庆|中秋|圣诞|除夕|清明|端午|节后|节前|假期|周[一二三四五六日天]|老时间|同一时间|这个时候|这个点|上次|照旧|老样子|早|晚|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
+        "when exactly?",
+        "具体是什么时间？",
+    ),
+    (
+        "parameter",
+        r"(?<!check )(?<!see )(?<!me )(?<!know )(?<!report )\bif\b|\bunless\b|\botherwise\b|\bin case\b|如果|要是|万一|假如|除非|否则|的话",
+        "this is a condition; what should be planned?",
+        "这是一个条件，应该按哪种情况规划？",
+    ),
+    (
+        "parameter",
+        r"\b(?:don'?t|do not|does not|doesn'?t|not|never|no need to|cancel\w*|call off|abort|stop|instead|actually|rather"
+        r"|scratch that|correction|change (?:it|that|this) to|make (?:it|that)|wait|hold on|hang on|on second thought)\b"
+        r"|不要|不用|不需要|无需|不必|别|取消|停止|不对|改成|改为|改到|换成|还是|算了|重新|等等|等一下",
+        "this negates or corrects part of the request; what exactly should be planned?",
+        "这里否定或更正了请求的一部分，具体应该规划什么？",
+    ),
+    (
+        "scope",
+        r"\b(?:along|near|nearby|next to|beside|behind|by the|opposite|around|between|north of|south of|east of|west of|outside|inside|within"
+        r"|section|part|half|portion|corner|perimeter|side|sides|edge|end|(?:in|on|at|to) the (?:north|south|east|west)(?:ern)?(?=\s*(?:$|[,.;!?]|of\b))|(?:block|zone|area|sector|building|hangar|pier|berth|lot|bay|wing|unit|dock|pad|site) [a-z])\b"
+        r"|\b(?:also|as well as|as well|plus|in addition|additionally)\b|另外|还有|顺便|再加上|以及"
+        r"|沿着?|附近|旁边|周围|周边|一带|那段|这段|[东南西北]段|那边|这边|那一段|一半|半边|部分|范围|区域内|外围|以北|以南|以东|以西",
+        "which part of the area is meant? only the selected area or a named region can be planned",
+        "具体是哪一部分？只能按选定区域或已命名区域规划",
+    ),
+    (
+        "sensor",
+        r"\b(?:cameras?|cams?|sensors?|payloads?|gimbal|multispectral|hyperspectral|gas|night vision|ndvi|video|record\w*|photos? of)\b"
+        r"|相机|摄像|镜头|传感器|载荷|云台|多光谱|高光谱|气体|夜视|录像|视频",
+        "which sensor is meant?",
+        "需要哪种传感器？",
+    ),
+    (
+        "parameter",
+        r"\b(?:altitude|height|elevation|agl|high|low|ceiling|speed|fast|slow(?:ly)?|overlap|sidelap|resolution|gsd|heading|angle"
+        r"|direction|distance|radius|buffer|margin|battery|return|land|hover|loiter|orbit|circle|waypoints?|km/h|mph|knots?|kts)\b"
+        r"|高度|速度|航速|重叠|分辨率|航向|角度|方向|距离|半径|电池|电量|降落|机场|机库|悬停|盘旋|航线|航点|路线|高|低|快速|慢",
+        "this parameter cannot be set from the request; what is needed?",
+        "这个参数无法从请求中设置，具体需要什么？",
+    ),
+]
+RESIDUAL_RX = [(kind, _rx(pattern), en, zh) for kind, pattern, en, zh in RESIDUAL]
+
+QUESTION_MISSION_ZH = "请说明任务：巡查消防通道、区域测绘，还是检查消防栓/屋顶等点位？"
+QUESTION_MISSION_EN = "What should the drone do: patrol the fire lanes, survey the area, or inspect points (hydrants, roofs)?"
+MISSING = {
+    "time": "start time", "day": "day", "altitude": "altitude", "number": "a number", "scope": "scope",
+    "place": "scope", "sensor": "sensor", "parameter": "a parameter", "instruction": "confirmation of instructions",
+    "mission": "mission type",
+}
