@@ -21,6 +21,9 @@ BEING_SPLIT = {
     "planner/arc_routing.py",
     "flows/vehicle/monitor.py",
     "intents/offline.py",
+    # arrived over the limit from parallel work after the check landed: split, or say why, then drop here
+    "intents/timeparse.py",
+    "bench/lanes_baseline.py",
 }
 
 
