@@ -20,6 +20,9 @@ BEING_SPLIT = {
     "planner/patrol/arc_routing.py",
     "flows/vehicle/monitor.py",
     "intents/offline.py",
+    # arrived over the limit from parallel work after the check landed: split, or say why, then drop here
+    "intents/timeparse.py",
+    "bench/lanes_baseline.py",
 }
 
 
