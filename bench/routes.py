@@ -9,7 +9,7 @@ same routes (the budget sets an iteration count, not a deadline).
 ``"engine"`` says what produced the routes: ``"ortools-ils"`` (OR-Tools' iterated
 local search on the one routing model) or ``"pyvrp-start+ortools"`` (PyVRP's routes
 loaded into that model and searched on, when the budget buys ILS too few solutions
-for the size; see ``planner/routing.py``).
+for the size; see ``planner/routing/vrp.py``).
 
 Measured at ``--budget-s 20`` (2 search lanes, 2026-12-01, under load: load average
 10-46 on the 2 cores, so wall times are 4-8 × the CPU per lane):

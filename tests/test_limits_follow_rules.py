@@ -22,7 +22,7 @@ from flows.context import DEMO_WORLD_DIR, RULES_FILE
 from planner.job import Job
 from planner.mission import plan_mission
 from planner.plan import Plan, canonical_json, plan_from_dict
-from planner.world import World
+from planner.world.model import World
 from flows.world_folder import load_world
 from rules.context import EvaluationContext
 from rules.evaluate import evaluate

@@ -3,7 +3,7 @@
 Point inspections (``planner.routing.vrp``) and lane patrols (``planner.patrol.arc_routing``)
 both reduce their problem to plain integers and hand it to this module; it is
 the only place they reach OR-Tools through (the survey order still builds its
-own model in ``planner.coverage_order``; pinned ``ortools==9.15.6755``: the Python
+own model in ``planner.survey.order``; pinned ``ortools==9.15.6755``: the Python
 import paths moved in 9.12+, OR-Tools #4553). Build → solve → extract, and the
 caller gets plain routes back (``list[list[int]]`` of node ids per vehicle).
 
