@@ -63,6 +63,16 @@ def _entries(path: Path) -> int:
         con.close()
 
 
+def _home_with_ledger(tmp_path: Path) -> Path:
+    """A fresh SORTIE_HOME whose ledger one WRITER process has filled (in its own process, as in use)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    w = subprocess.run([sys.executable, "-c", textwrap.dedent(WRITER), str(home / "ledger.duckdb"), "w", "1"],
+                       env=_env(home), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert w.returncode == 0, w.stderr[-2000:]
+    return home
+
+
 def test_backup_restore_verify_round_trips_under_concurrent_writes(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
@@ -108,11 +118,7 @@ def test_backup_restore_verify_round_trips_under_concurrent_writes(tmp_path: Pat
 
 
 def test_a_tampered_backup_is_not_restored(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    w = subprocess.run([sys.executable, "-c", textwrap.dedent(WRITER), str(home / "ledger.duckdb"), "w", "1"],
-                       env=_env(home), cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert w.returncode == 0, w.stderr[-2000:]
+    home = _home_with_ledger(tmp_path)
     dest = tmp_path / "b"
     assert _sortie(home, "ledger", "backup", str(dest)).returncode == 0
     before = (home / "ledger.duckdb").read_bytes()
@@ -133,11 +139,7 @@ def test_a_tampered_backup_is_not_restored(tmp_path: Path) -> None:
 
 
 def test_restore_brings_back_a_deleted_ledger(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    w = subprocess.run([sys.executable, "-c", textwrap.dedent(WRITER), str(home / "ledger.duckdb"), "w", "1"],
-                       env=_env(home), cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert w.returncode == 0, w.stderr[-2000:]
+    home = _home_with_ledger(tmp_path)
     dest = tmp_path / "b"
     assert _sortie(home, "ledger", "backup", str(dest)).returncode == 0
     (home / "ledger.duckdb").unlink()
@@ -155,11 +157,7 @@ def test_the_scheduled_backup_flow_writes_verified_backups_and_prunes(tmp_path: 
 
     from flows.orchestration.backup_flow import run_backup
 
-    home = tmp_path / "home"
-    home.mkdir()
-    w = subprocess.run([sys.executable, "-c", textwrap.dedent(WRITER), str(home / "ledger.duckdb"), "w", "1"],
-                       env=_env(home), cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert w.returncode == 0, w.stderr[-2000:]
+    home = _home_with_ledger(tmp_path)
     monkeypatch.setenv("SORTIE_HOME", str(home))
     start = datetime(2026, 11, 29, 0, 15, tzinfo=timezone.utc)
     results = [run_backup(tmp_path / "backups", keep=2, now=start + timedelta(days=i)) for i in range(3)]
