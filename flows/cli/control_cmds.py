@@ -19,6 +19,7 @@ set the command is a client of the authority (``POST
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -101,36 +102,32 @@ def cancel_cmd(
                       world_dir=world, now=now, wake_run=wake), as_json, _render)
 
 
-@app.command("pause")
-def pause_cmd(
-    draft_id: DraftArg,
-    reason: ReasonOpt = "",
-    version: VersionOpt = None,
-    link: LinkOpt = None,
-    as_json: JsonOpt = False,
-    world: WorldOpt = None,
-    now: NowOpt = None,
-    as_user: AsOpt = None,
-) -> None:
-    """Hold a flying mission where it is (dispatcher); the vehicle must confirm."""
-    run(lambda: _call("pause", draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user, reason=reason, link=link,
-                      world_dir=world, now=now), as_json, _render)
+def _hold_command(action: str, doc: str) -> Callable[..., None]:
+    """Register ``sortie pause`` or ``sortie resume``: the same options and call, only the action differs.
+
+    One definition so the two cannot drift apart (a flag added to one and not the other).
+    """
+
+    def command(
+        draft_id: DraftArg,
+        reason: ReasonOpt = "",
+        version: VersionOpt = None,
+        link: LinkOpt = None,
+        as_json: JsonOpt = False,
+        world: WorldOpt = None,
+        now: NowOpt = None,
+        as_user: AsOpt = None,
+    ) -> None:
+        run(lambda: _call(action, draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user, reason=reason,
+                          link=link, world_dir=world, now=now), as_json, _render)
+
+    command.__doc__ = doc
+    command.__name__ = f"{action}_cmd"
+    return app.command(action)(command)
 
 
-@app.command("resume")
-def resume_cmd(
-    draft_id: DraftArg,
-    reason: ReasonOpt = "",
-    version: VersionOpt = None,
-    link: LinkOpt = None,
-    as_json: JsonOpt = False,
-    world: WorldOpt = None,
-    now: NowOpt = None,
-    as_user: AsOpt = None,
-) -> None:
-    """Continue a held mission (dispatcher); never once a recall is recorded."""
-    run(lambda: _call("resume", draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user, reason=reason, link=link,
-                      world_dir=world, now=now), as_json, _render)
+pause_cmd = _hold_command("pause", "Hold a flying mission where it is (dispatcher); the vehicle must confirm.")
+resume_cmd = _hold_command("resume", "Continue a held mission (dispatcher); never once a recall is recorded.")
 
 
 @app.command("recall")
