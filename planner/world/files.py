@@ -323,10 +323,8 @@ def _features(
 
 def _lanes(reader: _Reader, m: LanesFileModel) -> list[Lane]:
     def build(f: Any, path: str, probs: list[ZoneProblem]) -> Lane | None:
-        if f.geometry.get("type") != "LineString":
-            probs.append((f"{path}.type", f"a lane must be a LineString, got {f.geometry.get('type')!r}"))
+        if not _geometry_of(f.geometry, "LineString", "a lane", path, probs):
             return None
-        _geometry_keys(f.geometry, path, probs)
         line = linestring_from_coordinates(f.geometry.get("coordinates"), f"{path}.coordinates", probs)
         p = f.properties
         return None if line is None else Lane(id=p.id, kind=p.kind, name=p.name, line=line)
@@ -337,6 +335,18 @@ def _lanes(reader: _Reader, m: LanesFileModel) -> list[Lane]:
 def _geometry_keys(geom: dict[str, Any], path: str, probs: list[ZoneProblem]) -> None:
     for key in sorted(set(geom) - {"type", "coordinates", "bbox"}):
         probs.append((f"{path}.{key}", f"unknown key {key!r}"))
+
+
+def _geometry_of(geom: dict[str, Any], kind: str, what: str, path: str, probs: list[ZoneProblem]) -> bool:
+    """Whether ``geom`` is the one geometry type a lane or POI may have (its unknown keys reported too).
+
+    Lanes and POIs check their geometry the same way; one place keeps their messages alike.
+    """
+    if geom.get("type") != kind:
+        probs.append((f"{path}.type", f"{what} must be a {kind}, got {geom.get('type')!r}"))
+        return False
+    _geometry_keys(geom, path, probs)
+    return True
 
 
 def _regions(reader: _Reader, m: RegionsFileModel) -> list[Region]:
@@ -367,10 +377,8 @@ def _regions(reader: _Reader, m: RegionsFileModel) -> list[Region]:
 
 def _pois(reader: _Reader, m: PoisFileModel) -> list[Poi]:
     def build(f: Any, path: str, probs: list[ZoneProblem]) -> Poi | None:
-        if f.geometry.get("type") != "Point":
-            probs.append((f"{path}.type", f"a POI must be a Point, got {f.geometry.get('type')!r}"))
+        if not _geometry_of(f.geometry, "Point", "a POI", path, probs):
             return None
-        _geometry_keys(f.geometry, path, probs)
         pos = check_position(f.geometry.get("coordinates"), f"{path}.coordinates", probs)
         p = f.properties
         return None if pos is None else Poi(id=p.id, kind=p.kind, name=p.name, lon=pos[0], lat=pos[1])
