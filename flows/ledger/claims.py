@@ -108,6 +108,18 @@ def raise_if_busy(
     raise DeviceBusy(f"drone {', '.join(b['drones'])} is busy: {why}; nothing was sent", details={"busy": busy})
 
 
+def _dispatch_by_key(con: duckdb.DuckDBPyConnection, key: str) -> DispatchRecord:
+    """The dispatch row of one idempotency key, read inside the caller's transaction; ``NotFound`` if none.
+
+    Settling, recording an attempt and finishing each load the dispatch first and
+    re-read it after their UPDATE; one reader keeps those six reads the same.
+    """
+    row = con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
+    if row is None:
+        raise NotFound(f"no dispatch with key {key[:12]}…")
+    return _dispatch(row)
+
+
 class ClaimsRoom(ApprovalsRoom):
     """Claiming a dispatch (after the approval check of ``ApprovalsRoom``) and recording its outcome."""
 
@@ -215,10 +227,7 @@ class ClaimsRoom(ApprovalsRoom):
         """Record what the vehicle holds after a FAILED dispatch (read back by reconcile); it stays FAILED."""
 
         def work(con: duckdb.DuckDBPyConnection) -> DispatchRecord:
-            row = con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
-            if row is None:
-                raise NotFound(f"no dispatch with key {key[:12]}…")
-            d = _dispatch(row)
+            d = _dispatch_by_key(con, key)
             if d.status != "FAILED":
                 raise Conflict(f"dispatch {key[:12]}… is {d.status}, not FAILED")
             result = {**(d.result or {}), **dict(findings), "reconciled": True}
@@ -226,9 +235,7 @@ class ClaimsRoom(ApprovalsRoom):
                 "UPDATE dispatches SET result_json = ?, updated_time = ? WHERE idempotency_key = ? AND status = 'FAILED'",
                 [_dumps(result), _iso(now), key],
             )
-            return _dispatch(
-                con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
-            )
+            return _dispatch_by_key(con, key)
 
         return self._write(work, what=f"settle failed dispatch {key[:12]}")
 
@@ -236,19 +243,14 @@ class ClaimsRoom(ApprovalsRoom):
         """Append one upload attempt (what was sent, what came back) to a dispatch."""
 
         def work(con: duckdb.DuckDBPyConnection) -> DispatchRecord:
-            row = con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
-            if row is None:
-                raise NotFound(f"no dispatch with key {key[:12]}…")
-            d = _dispatch(row)
+            d = _dispatch_by_key(con, key)
             log = [*d.attempt_log, {**dict(attempt), "time": _iso(now)}]
             con.execute(
                 "UPDATE dispatches SET attempts = attempts + 1, attempts_json = ?, updated_time = ? "
                 "WHERE idempotency_key = ? AND attempts = ?",
                 [_dumps(log), _iso(now), key, d.attempts],
             )
-            return _dispatch(
-                con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
-            )
+            return _dispatch_by_key(con, key)
 
         return self._write(work, what=f"record attempt of {key[:12]}")
 
@@ -272,10 +274,7 @@ class ClaimsRoom(ApprovalsRoom):
             raise InvalidArgument(f"unknown dispatch outcome {status!r}")
 
         def work(con: duckdb.DuckDBPyConnection) -> DispatchRecord:
-            row = con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
-            if row is None:
-                raise NotFound(f"no dispatch with key {key[:12]}…")
-            d = _dispatch(row)
+            d = _dispatch_by_key(con, key)
             if d.status not in expected_status:
                 raise Conflict(f"dispatch {key[:12]}… is {d.status}; expected one of {', '.join(expected_status)}")
             stamp = _iso(now)
@@ -291,8 +290,6 @@ class ClaimsRoom(ApprovalsRoom):
                 draft = self._get(con, d.draft_id, d.version)
                 why = result.get("message") or f"dispatch {status}"
                 apply_transition(con, draft, to_state, actor=actor, reason=str(why), now=now)
-            return _dispatch(
-                con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
-            )
+            return _dispatch_by_key(con, key)
 
         return self._write(work, what=f"finish dispatch {key[:12]}")
