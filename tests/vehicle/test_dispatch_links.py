@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,8 +27,8 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from flows.cli import app  # noqa: E402
 from flows.vehicle.linkspec import parse_links  # noqa: E402
-from flows.context import DEMO_WORLD_DIR  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
+from integrity import kit  # noqa: E402  (tests/ is on the path)
 from planner.errors import InvalidArgument  # noqa: E402
 from planner.output.mission_items import FENCE, MISSION, RALLY  # noqa: E402
 
@@ -45,13 +44,9 @@ SYSIDS = {"M3TD-01": 11, "M3TD-02": 12}
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     root = tmp_path_factory.mktemp("links")
-    world = root / "world"
-    shutil.copytree(DEMO_WORLD_DIR, world)
-    for z in (world / "zones").iterdir():
-        z.unlink()
+    world = kit.make_world(root)  # the demo world without geozones, telemetry fresh
     fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
     for d in fleet["drones"]:
-        d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"
         d["battery_pct"] = 36  # one drone's usable charge no longer covers the whole patrol
         if d["id"] in SYSIDS:
             d["mavlink_system_id"], d["mavlink_component_id"] = SYSIDS[d["id"]], 1
