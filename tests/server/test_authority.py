@@ -10,6 +10,7 @@ import json
 import shutil
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -305,7 +306,7 @@ def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, m
     monkeypatch.setenv("SORTIE_HOME", str(authority.home.parent / "not-the-ledger"))
     with pytest.raises(InvalidArgument, match="refused"):
         f.plan_draft_task.fn("巡一遍消防通道", "region-1001", None, "li.wei", None, "2026-12-06T07:00:00+02:00")
-    d = f.plan_draft_task.fn("这块地今天巡一遍消防通道 第二次", "region-1001", None, "li.wei", None, None)
+    d = f.plan_draft_task.fn("这块地今天巡一遍消防通道", "region-1001", None, "li.wei", None, None)
     assert d["requested_by"] == "li.wei" and d["mode"] == "server", d
     state = f.read_draft_task.fn(d["draft_id"], d["version"])
     assert state["state"] == d["status"] and state["plan_hash"] == d["plan_hash"]
@@ -321,6 +322,13 @@ def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, m
     (a,) = open_ledger(authority.home).approvals(d["draft_id"], d["version"])
     assert a.approver == "demo.approver" and a.evidence["identity"] == "totp" and a.evidence["relayed_by"] == "chen.jing"
     assert f._last_approver(d["draft_id"], d["version"]) == "demo.approver"
+    # A drone flies one mission at a time (DEVICE_BUSY otherwise): the racing test's mission ends first.
+    led = open_ledger(authority.home)
+    for r in led.list_drafts():
+        if r.state == "DISPATCHED":
+            led.transition(r.draft_id, r.version, expected_state="DISPATCHED", expected_row_version=r.row_version,
+                           to_state="ABORTED", actor="test", reason="cancelled before take-off",
+                           now=datetime.now(timezone.utc))
     authority.report_in()
     out = f.dispatch_task.fn(d["draft_id"], d["version"], "ignored", None, None, True, None)
     assert out["status"] == "DRY_RUN" and out["mode"] == "server", out
