@@ -24,10 +24,27 @@ ledger_app = typer.Typer(help="Check, back up and restore the ledger.", no_args_
 app.add_typer(ledger_app, name="ledger")
 
 
-def _open() -> Any:
-    from flows.ledger import open_ledger
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option("--home", help="The SORTIE_HOME whose ledger this is (on the authority's host: its --home)."),
+]
 
-    return open_ledger()
+
+def _open(home: Path | None) -> Any:
+    """The ledger of ``--home`` (default SORTIE_HOME). With a server configured, the ledger is the server's:
+    these commands run on its host with its ``--home``, never against a client's own folder."""
+    import os
+
+    from flows.ledger import Ledger, LEDGER_FILE, open_ledger
+    from flows.ledger.signing import KeyStore
+
+    if home is None and os.environ.get("SORTIE_SERVER"):
+        raise InvalidArgument(
+            "SORTIE_SERVER is set: the ledger belongs to the authority; run this on its host with --home DIR"
+        )
+    if home is not None and (Path(home) / "server.json").is_file():  # the authority's home: its keys sign as server
+        return Ledger(Path(home) / LEDGER_FILE, keys=KeyStore(home, mode="server"))
+    return open_ledger(home)
 
 
 def _say(text: str) -> None:
@@ -45,6 +62,7 @@ def reconcile_cmd(
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
+    home: HomeOpt = None,
 ) -> None:
     """Settle an UNCERTAIN (or died-while-PENDING) dispatch by reading the vehicle back; never re-sends."""
     import os
@@ -56,20 +74,21 @@ def reconcile_cmd(
 
         if not actor:
             raise InvalidArgument("who is acting? give --as USER or set SORTIE_USER")
-        return reconcile(draft_id, actor=actor, now=resolve_now(now), link=link, world_dir=world, timeout_s=timeout)
+        return reconcile(draft_id, actor=actor, now=resolve_now(now), link=link, world_dir=world, timeout_s=timeout,
+                         ledger=_open(home))
 
     run(work, as_json, lambda d: _say(f"{d['draft_id']} v{d['version']}: dispatch {d['status']}, draft "
                                       f"{d['draft_status']} — {d['message']}"))
 
 
 @ledger_app.command("verify")
-def verify_cmd(as_json: JsonOpt = False) -> None:
+def verify_cmd(as_json: JsonOpt = False, home: HomeOpt = None) -> None:
     """Walk the hash chain, every draft's states and every approval signature; name the first break."""
 
     def work() -> dict[str, Any]:
         from flows.integrity.verify import verify_ledger
 
-        return verify_ledger(_open()).to_dict()
+        return verify_ledger(_open(home)).to_dict()
 
     run(work, as_json, lambda d: _say(f"ledger OK: {d['entries']} entries, {d['drafts']} drafts, "
                                       f"{d['approvals']} signed approvals, head at entry {d['head_seq']}"))
@@ -79,13 +98,14 @@ def verify_cmd(as_json: JsonOpt = False) -> None:
 def backup_cmd(
     dest: Annotated[Path, typer.Argument(help="A new (or empty) folder for this backup.")],
     as_json: JsonOpt = False,
+    home: HomeOpt = None,
 ) -> None:
     """Copy the ledger consistently (writers wait for the copy), verify the copy, write its manifest."""
 
     def work() -> dict[str, Any]:
         from flows.integrity.backup import backup
 
-        return backup(_open(), dest)
+        return backup(_open(home), dest)
 
     run(work, as_json, lambda d: _say(f"backed up {d['entries']} entries ({d['bytes']} bytes) to {d['dir']}; "
                                       "verified"))
@@ -95,13 +115,14 @@ def backup_cmd(
 def restore_cmd(
     src: Annotated[Path, typer.Argument(help="A folder made by `sortie ledger backup`.")],
     as_json: JsonOpt = False,
+    home: HomeOpt = None,
 ) -> None:
     """Verify a backup and put it in place of the ledger (the current file is moved aside, not deleted)."""
 
     def work() -> dict[str, Any]:
         from flows.integrity.backup import restore
 
-        return restore(_open(), src)
+        return restore(_open(home), src)
 
     run(work, as_json, lambda d: _say(f"restored {d['entries']} entries from {d['restored_from']}; verified"
                                       + (f"; moved aside: {', '.join(d['moved_aside'])}" if d["moved_aside"] else "")))
