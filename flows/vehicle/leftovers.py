@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from planner.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, MissionSet
-from planner.mission_wire import compare_items
+from planner.output.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, MissionSet
+from planner.output.mission_wire import compare_items
 
 if TYPE_CHECKING:
     from flows.vehicle.link import MavLink

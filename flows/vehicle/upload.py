@@ -2,7 +2,7 @@
 
 ``upload_plan`` is what ``flows.usecases.service.dispatch`` calls once the approval and
 the idempotency claim are settled. Per drone it builds the fence, mission and
-rally items (``planner.mission_items``), opens the drone's link (or the
+rally items (``planner.output.mission_items``), opens the drone's link (or the
 ``link`` override), and uploads fence first, then the mission, then the rally
 points, each a separate transfer of the MAVLink mission protocol.
 
@@ -64,7 +64,7 @@ from planner.errors import (
     DispatchUncertain,
     InvalidArgument,
 )
-from planner.mission_items import (
+from planner.output.mission_items import (
     FENCE,
     MISSION,
     MISSION_TYPE_NAMES,
@@ -73,9 +73,9 @@ from planner.mission_items import (
     MissionSet,
     mission_set,
 )
-from planner.mission_wire import compare_items
+from planner.output.mission_wire import compare_items
 from planner.plan import Plan, Sortie
-from planner.world import World
+from planner.world.model import World
 
 __all__ = [
     "VehicleBinding",

@@ -64,7 +64,7 @@ def _vehicle(approved: tuple[Path, Path, str], **faults: Any) -> Any:
 
 
 def test_failed_dispatch_exits_2_every_time_and_replan_works(home: Path, approved: tuple[Path, Path, str]) -> None:
-    from planner.mission_items import FENCE
+    from planner.output.mission_items import FENCE
 
     _, world, draft = approved
     with _vehicle(approved, reject="MAV_MISSION_ERROR") as sim:

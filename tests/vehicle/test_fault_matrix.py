@@ -28,8 +28,8 @@ os.environ.setdefault("MAVLINK20", "1")
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from flows.vehicle.upload import UploadResult, upload_plan  # noqa: E402
 from planner.errors import DispatchFailed, DispatchUncertain  # noqa: E402
-from planner.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, mission_set  # noqa: E402
-from planner.mission_wire import compare_items  # noqa: E402
+from planner.output.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, mission_set  # noqa: E402
+from planner.output.mission_wire import compare_items  # noqa: E402
 from testkit import wire_plan, wire_world  # noqa: E402
 
 FAST = dict(timeout_s=8.0, retry_s=0.05, max_retries=10, heartbeat_timeout_s=3.0)

@@ -44,8 +44,8 @@ from pymavlink import mavutil  # noqa: E402
 
 from flows.vehicle.upload import UploadResult, VehicleBinding, read_back, upload_mission_set  # noqa: E402
 from planner.errors import DispatchFailed, DispatchUncertain  # noqa: E402
-from planner.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
-from planner.mission_wire import compare_items  # noqa: E402
+from planner.output.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
+from planner.output.mission_wire import compare_items  # noqa: E402
 from testkit import free_port, wire_plan, wire_world  # noqa: E402
 
 M = mavutil.mavlink
