@@ -64,6 +64,7 @@ def leave_nothing_behind(
     result.holds = holds
     touched_names = {MISSION_TYPE_NAMES[t] for t in touched}
     known_empty = all(holds.get(n) is not None and holds[n]["count"] == 0 for n in touched_names)
+    result.left_nothing = known_empty  # also when nothing was touched: all(...) of nothing
     if not touched_names:
         summary = "nothing of this dispatch reached the vehicle"
     elif known_empty:

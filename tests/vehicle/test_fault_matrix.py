@@ -137,6 +137,7 @@ def test_issue_15_ardupilot_lost_item_lost_request_lost_final_ack_is_acked_after
 def test_fence_accepted_mission_refused_leaves_nothing_behind(dialect: str) -> None:
     sim, result, exc = _dispatch(dialect, reject="MAV_MISSION_NO_SPACE")
     assert isinstance(exc, DispatchFailed) and "MAV_MISSION_NO_SPACE" in exc.message
+    assert exc.details["vehicle_cleared"] is True, "the ledger may free the drone: nothing of the dispatch is left"
     assert result is not None and result.cleared == ("fence",)
     assert result.holds == {"fence": {"count": 0, "matches_plan": False}, "mission": {"count": 0, "matches_plan": False},
                             "rally": {"count": 0, "matches_plan": False}}
