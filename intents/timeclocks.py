@@ -8,12 +8,10 @@ A mixin over the reader's state, so the two halves share one scan.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
 
-from intents.intent import PartOfDay, RelativeDay
+from intents.intent import PartOfDay
 from intents.numbers import number
-from intents.scan import Scan
-from intents.timereading import TimeReading
+from intents.timereading import ReaderState
 from intents.timewords import (
     AFTER_MOD,
     ASAP,
@@ -63,21 +61,8 @@ def cn_minutes(token: str | None) -> float | None:
     return {"半": 30, "一刻": 15, "三刻": 45}.get(token, number(token))
 
 
-class ClockReading:
+class ClockReading(ReaderState):
     """The clock-reading steps of the time reader."""
-
-    # the reader's state, set up by ``intents.timeparse``'s reader
-    scan: Scan
-    now: datetime | None
-    today: date | None
-    out: TimeReading
-    days: list[tuple[int, int, RelativeDay | date]]
-    clocks: list[tuple[int, int, str]]
-    parts: list[tuple[int, int, PartOfDay]]
-    offset: tuple[int, int, datetime] | None
-
-    def problem(self, start: int, end: int, why_en: str, why_zh: str, kind: str = "time") -> None:
-        raise NotImplementedError
 
     def part_words(self) -> None:
         for part, pattern in PART_WORDS:

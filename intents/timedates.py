@@ -8,12 +8,11 @@ to a date. A mixin over the reader's state, so the two halves share one scan.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 
-from intents.intent import PartOfDay, RelativeDay
+from intents.intent import RelativeDay
 from intents.numbers import number
-from intents.scan import Scan
-from intents.timereading import TimeReading
+from intents.timereading import ReaderState
 from intents.timewords import (
     CN_MD,
     CN_WEEKDAY,
@@ -80,21 +79,8 @@ def resolve_relative(day: RelativeDay, today: date) -> date:
     return today + timedelta(days=7 - today.weekday()) + timedelta(days=target)
 
 
-class DateReading:
+class DateReading(ReaderState):
     """The day-reading steps of the time reader."""
-
-    # the reader's state, set up by ``intents.timeparse``'s reader
-    scan: Scan
-    now: datetime | None
-    today: date | None
-    out: TimeReading
-    days: list[tuple[int, int, RelativeDay | date]]
-    clocks: list[tuple[int, int, str]]
-    parts: list[tuple[int, int, PartOfDay]]
-    offset: tuple[int, int, datetime] | None
-
-    def problem(self, start: int, end: int, why_en: str, why_zh: str, kind: str = "time") -> None:
-        raise NotImplementedError
 
     def offsets(self) -> None:
         for pattern, zh in ((OFFSET_EN, False), (OFFSET_ZH, True)):
