@@ -76,7 +76,7 @@ def reconcile(
     """Read the vehicle(s) of the draft's unsettled dispatch back and record the truth; see the module doc."""
     from flows.context import resolve_world_dir
     from planner.plan import plan_from_dict, plan_hash
-    from planner.world_files import load_world
+    from flows.world_folder import load_world
 
     ledger = ledger or open_ledger()
     ledger.get_draft(draft_id)  # NotFound for an unknown id
