@@ -1,10 +1,14 @@
 """``python -m bench coverage INSTANCE.json``: plan a survey of a benchmark instance.
 
 Reads the instance (outer polygon, holes, swath), plans with
-``planner.coverage.plan_coverage`` (timed after reading), and returns the
+``planner.coverage.plan_coverage`` at the planner's default coverage target
+(``DEFAULT_COVERAGE_TARGET``, what an operator gets; ``--coverage-target`` is
+not a bench option on purpose), timed after reading, and returns the
 contract's keys (instance, sweeps, path, path_length_m, seconds) plus figures:
-coverage (flat-ended strips, as the verifier computes it), the lower bound
-free area / swath, path / LB, the Fields2Cover reference path and our ratio to it.
+coverage (flat-ended strips, as the verifier computes it), the unimaged area,
+the lower bound free area / swath, path / LB, ``engine`` (what ordered the
+sweeps), the cells with their own direction, the extra passes, the
+Fields2Cover reference path and our ratio to it.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 from shapely.geometry import Polygon
 
-from planner.coverage import plan_coverage
+from planner.coverage import DEFAULT_COVERAGE_TARGET, plan_coverage
 
 __all__ = ["run", "F2C_REFERENCE_M"]
 
@@ -40,7 +44,7 @@ def run(instance_path: str, args: Any = None) -> dict[str, Any]:
     swath = float(inst["swath_width_m"])
     if float(inst.get("turn_radius_m", 0.0) or 0.0) != 0.0:
         print("bench coverage: turn_radius_m is ignored (point turns)", file=sys.stderr)
-    res = plan_coverage(free, swath, coverage_target=0.9999)
+    res = plan_coverage(free, swath, coverage_target=DEFAULT_COVERAGE_TARGET)
     seconds = time.perf_counter() - t0
     cpu_seconds = time.process_time() - c0
     name = inst["name"]
@@ -51,7 +55,12 @@ def run(instance_path: str, args: Any = None) -> dict[str, Any]:
         "path_length_m": round(res.path_length_m, 3),
         "seconds": round(seconds, 4),
         "cpu_seconds": round(cpu_seconds, 4),  # wall time on a shared machine includes waiting for a core
+        "engine": res.engine,
         "coverage": round(res.coverage_fraction, 5),
+        "coverage_target": res.coverage_target,
+        "unimaged_m2": round(res.unimaged_local.area, 1) if res.unimaged_local is not None else None,
+        "direction_cells": res.direction_cells,
+        "extra_passes": res.extra_passes,
         "lower_bound_m": round(res.lower_bound_m, 1),
         "path_over_lb": round(res.ratio_to_lower_bound, 4),
         "angle_deg": round(res.angle_deg, 3),

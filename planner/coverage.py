@@ -22,18 +22,17 @@ The stages, each a small function:
    of a MultiPolygon no inside path joins are connected by ``bridge`` (the
    transit graph around the zone between them).
 4. **Order**: the pieces form an open travelling-salesman path where each piece
-   may be flown either way. Starts: whole boustrophedon cells flown as snakes
-   and ordered (``_cells``), and nearest-neighbour tours. Each start is improved
-   by best-improvement local search evaluated as numpy matrices: 2-opt (which
-   also flips single pieces), or-opt moves of 1–3 pieces and moves of whole
-   runs between long hops, both orientations; the best directions then get
-   seeded double-bridge kicks (iterated local search). All deterministic.
+   may be flown either way, solved as one OR-Tools routing problem
+   (``planner.coverage_order``, in the manner of Fields2Cover's route
+   planner): first the boustrophedon cells, each flown as a snake in one of
+   four ways, then the pieces themselves from that order; guided local search
+   bounded by a solution count, so deterministic.
 5. **Direction** θ: candidates are every edge direction of the area and its
    holes plus a 2° grid. A cheap estimate (sweep length + spacing per turn + a
    detour per extra piece) ranks them; the best few and always 0° and 90° are
-   planned in full; the shortest plan that reaches the coverage target wins
-   (else the shortest close to the best coverage seen), so the chosen direction
-   is never worse than 0° or 90° at equal coverage.
+   built and ordered by construction, the best ``POLISH_DIRECTIONS`` of those
+   by the routing model; the shortest plan that reaches the coverage target
+   wins (else the shortest close to the best coverage seen).
 6. **Edge sweeps**: a connection that runs along the boundary (the turn between
    two sweeps ending on the same edge) keeps the camera on: it images the band
    along a slanted edge that flat-ended sweeps leave as triangles, for no extra
@@ -42,15 +41,15 @@ The stages, each a small function:
 Coverage is measured like the benchmark: the union of the sweeps buffered by
 half a swath with flat ends, intersected with the free area, over its area.
 
-Every search is bounded (``MAX_*`` constants): candidate directions, full
-evaluations, pieces, local-search moves, kicks; the effort per direction shrinks
-with the square of the piece count beyond ``EFFORT_PIECES``.
+Every search is bounded (``MAX_*`` and ``*_SOLUTIONS`` constants): candidate
+directions, full evaluations, pieces, routing-model solutions.
 
-Measured on ``../shared/bench/coverage`` (swath 40 m, CPU seconds on this
-machine, cold process): 01 rectangle 3 360.0 m (= Fields2Cover, 1.120 × LB),
-03 U 5 725.2 m (F2C 5 960.0; 1.174 × LB), 04 two holes 6 100.6 m (F2C 6 847.9;
-1.205 × LB), 06 2 km² 51 285.4 m at coverage 0.993 (F2C 51 558.7 at 0.9898;
-1.087 × LB); 0.09–0.7 s CPU each.
+Measured on ``../shared/bench/coverage`` (swath 40 m, default target 0.99, CPU
+seconds on this machine kind under load): 01 rectangle 3 360.0 m (= Fields2Cover,
+1.120 × LB), 03 U 5 691.7 m (F2C 5 960.0), 04 two holes 6 100.6 m (F2C 6 847.9),
+06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.07–0.9 s.
+Stages 3b (a direction per cell) and 7 (extra passes) live in
+``planner.coverage_cells`` and ``planner.coverage_repair``.
 """
 
 from __future__ import annotations
@@ -65,9 +64,13 @@ from shapely.geometry import LineString, MultiPolygon, Polygon
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
+from planner.coverage_cells import CUT_GAP_M, decompose
+from planner.coverage_repair import MIN_RATE, repair_passes, unimaged_area
+from planner.coverage_order import ENGINE, order_pieces, solve_open_tour, tour_cost
 from planner.transit import InsideGraph
 
 __all__ = [
+    "DEFAULT_COVERAGE_TARGET",
     "CoverageResult",
     "plan_coverage",
     "coverage_fraction",
@@ -80,25 +83,33 @@ __all__ = [
 XY = tuple[float, float]
 Segment = tuple[XY, XY]
 
+# The share of the free area the sweeps must image unless the operator asks otherwise. Why 0.99:
+# a careful ground-station survey (QGroundControl, Mission Planner: parallel lines clipped to
+# the polygon, no holes) leaves the triangles beside every line end on a slanted edge and the
+# tips of sharp corners dark, 1-3 % of a real parcel; Fields2Cover, tuned per parcel, reaches
+# 0.96-0.99 on real parcels with buildings and on corridors (bench README, issue 19). 0.99
+# asks for more than either; beyond it, extra passes image slivers at a few m² per metre
+# flown, which ``coverage_repair.MIN_RATE`` refuses, and the plan reports what it reached.
+DEFAULT_COVERAGE_TARGET = 0.99
 MAX_CANDIDATE_ANGLES = 120
 MAX_FULL_EVALUATIONS = 5
 MAX_PIECES = 1500
-MAX_LOCAL_SEARCH_PASSES = 60
-MAX_LOCAL_SEARCH_MOVES_PER_PIECE = 8  # improving moves per start, per piece
-LOCAL_SEARCH_WORK = 1_000_000  # ... and at most this many n² matrix elements' worth of moves
-MIN_MOVES = 30
-MAX_RUN_MOVES = 16  # whole-run moves evaluated per step (the longest runs)
 GRID_STEP_DEG = 2.0
 MIN_PIECE_M = 1e-3
 MAX_COVERAGE_CHECKS = 5
-ILS_SEED = 20261129
-OR_OPT_MAX_BLOCK = 3  # or-opt moves blocks of up to this many pieces
-PHASE1_KICKS = 0  # iterated-local-search kicks per direction when ranking directions
-POLISH_DIRECTIONS = 5  # the best few directions get a stronger order search
-POLISH_KICKS = 6
-EFFORT_PIECES = 100  # up to this many pieces the full effort; beyond, directions/kicks scale by (100/n)³
+POLISH_DIRECTIONS = 3  # the best few directions (by their construction) get the routing model's search
+PIECE_DIRECTIONS = 2  # ... and of those the best two get a search over the pieces
+PIECE_SOLUTIONS = 8  # then the pieces: guided local search solutions (each a full descent, ~10 ms)
+LOSS_WEIGHT = 2.0  # cells: a metre of sweep per swath-width of unimaged area, twice over (coverage first)
+DARK_PRICE = 2.0 / MIN_RATE  # choosing a plan: dark area priced as extra passes at the least rate flown
+COT_CAP = 4.0  # a sweep nearly parallel to an edge loses at most this × (w/2)² / 2 at its end
+CELL_GRID_DEG = 6.0  # ... edge directions first, then a grid this coarse
+CELL_ANGLES = 45  # candidate directions per cell when decomposing
+CELL_PRICE_SWATHS = 1.0  # a cell of its own costs about one swath of extra hop
+CELL_SOLUTIONS = 30  # the cell order: a small model (four variants per cell), cheap to search well
 COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
 DETOUR_FACTOR = 0.35  # estimate: extra pieces cost this fraction of a mean piece (calibrated)
+CONNECTION_GAIN = 0.02  # a connection keeps the camera on when it images this × swath m² of new area per metre
 EDGE_TOL_M = 1e-5  # a connection within this of the boundary runs along it
 Bridge = Callable[[XY, XY], Sequence[XY]]
 CHUNK_ELEMENTS = 2_000_000  # largest temporary array in the distance products (16 MB)
@@ -125,7 +136,12 @@ class CoverageResult:
     sweep_length_m: float
     # (angle, path length) of every plan made in full, shortest first
     candidates: tuple[tuple[float, float], ...] = field(default=(), compare=False)
-    coverage_target: float = 0.995
+    coverage_target: float = DEFAULT_COVERAGE_TARGET
+    # the free area no swath strip reaches (local metres): what the operator must know is left dark
+    unimaged_local: BaseGeometry | None = field(default=None, compare=False)
+    direction_cells: int = 1  # cells swept in their own direction (1: one direction throughout)
+    extra_passes: int = 0  # passes added along edges and over dark patches (``planner.coverage_repair``)
+    engine: str = ENGINE  # what ordered the sweeps
 
     @property
     def target_met(self) -> bool:
@@ -166,7 +182,9 @@ def coverage_fraction(free_area_local: BaseGeometry, sweeps: Sequence[Segment], 
     return float(strips.intersection(free_area_local).area / area)
 
 
-def candidate_angles(free_area_local: BaseGeometry, max_angles: int = MAX_CANDIDATE_ANGLES) -> list[float]:
+def candidate_angles(
+    free_area_local: BaseGeometry, max_angles: int = MAX_CANDIDATE_ANGLES, grid_step_deg: float = GRID_STEP_DEG
+) -> list[float]:
     """Sweep directions to try, degrees in [0, 180): edge directions (longest edges first) and a grid.
 
     0° and 90° are always included. Near-duplicates (within 0.25°) are merged.
@@ -199,7 +217,7 @@ def candidate_angles(free_area_local: BaseGeometry, max_angles: int = MAX_CANDID
     k = 0.0
     while k < 180.0 and len(chosen) < max_angles:
         add(k)
-        k += GRID_STEP_DEG
+        k += grid_step_deg
     return chosen
 
 
@@ -271,13 +289,18 @@ def _ring_segments(geom: BaseGeometry) -> np.ndarray:
     return np.vstack(segs)
 
 
-def _estimate(segs_c: np.ndarray, angle: float, swath_m: float) -> tuple[float, int]:
+def _estimate(segs_c: np.ndarray, angle: float, swath_m: float, loss_weight: float = 0.0) -> tuple[float, int]:
     """Cheap path estimate for one direction, to rank directions before planning the best in full.
 
     Sweep length + one spacing per turn + a detour per extra piece (a line split
     by a hole or notch costs about a third of a typical piece to come back for,
     calibrated on planned paths). Pure numpy over the ring edges. Also returns
     the piece count, which sizes the search effort.
+
+    ``loss_weight`` > 0 adds the area flat sweep ends leave unimaged, in metres
+    of sweep it would take to image it (× the weight): where a sweep ends on an
+    edge at angle φ, a triangle of w²·|cot φ|/8 beside its end stays dark. It
+    makes a direction across a corridor's slanted sides dear, as it is.
     """
     c, s = _rot(angle)
     x1 = segs_c[:, 0] * c + segs_c[:, 1] * s
@@ -301,7 +324,12 @@ def _estimate(segs_c: np.ndarray, angle: float, swath_m: float) -> tuple[float, 
     if pieces == 0:
         return math.inf, 0
     mean = total / pieces
-    return total + spacing * (pieces - 1) + DETOUR_FACTOR * (pieces - n_lines) * mean, pieces
+    cost = total + spacing * (pieces - 1) + DETOUR_FACTOR * (pieces - n_lines) * mean
+    if loss_weight > 0:
+        cot = np.minimum(np.abs((x2 - x1) / dy), COT_CAP)
+        loss = float((mask * cot[None]).sum()) * swath_m**2 / 8.0
+        cost += loss_weight * loss / swath_m
+    return cost, pieces
 
 
 # --------------------------------------------------------------------------- stage 3: distances
@@ -444,15 +472,6 @@ def _augmented(D: np.ndarray, dstart: np.ndarray | None, dend: np.ndarray | None
     return X
 
 
-def _tour_cost(order: np.ndarray, dirs: np.ndarray, X: np.ndarray) -> float:
-    m = len(X) - 2
-    s = 2 * order + dirs
-    e = 2 * order + 1 - dirs
-    E = np.concatenate([[m], e])
-    S = np.concatenate([s, [m + 1]])
-    return float(X[E, S].sum())
-
-
 def _nearest_neighbour(first: int, first_dir: int, X: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     order = [first]
     dirs = [first_dir]
@@ -473,89 +492,6 @@ def _nearest_neighbour(first: int, first_dir: int, X: np.ndarray, n: int) -> tup
         left[p] = False
         cur_end = 2 * p + 1 - d
     return np.asarray(order), np.asarray(dirs)
-
-
-def _improve(order: np.ndarray, dirs: np.ndarray, X: np.ndarray, max_moves: int) -> tuple[np.ndarray, np.ndarray]:
-    """Best-improvement local search: 2-opt reversals (single flips included) and or-opt moves.
-
-    Each step evaluates the whole neighbourhood as numpy matrices and applies the
-    best move; at most ``max_moves`` steps.
-    """
-    n = len(order)
-    m = len(X) - 2
-    order = order.copy()
-    dirs = dirs.copy()
-    idx = np.arange(n)
-    upper = idx[None, :] >= idx[:, None]
-    for _ in range(max_moves):
-        s = 2 * order + dirs
-        e = 2 * order + 1 - dirs
-        E = np.concatenate([[m], e])  # E[k]: tail of connection k (k = 0..n)
-        S = np.concatenate([s, [m + 1]])  # S[k]: head of connection k
-        link = X[E, S]  # (n+1,)
-        XE = X.take(E, axis=0)  # rows of the connection tails (take: far faster than fancy 2-D indexing)
-        XS = X.take(S, axis=1)  # columns of the connection heads
-        # 2-opt: reverse [i..j]: connections i and j+1 change
-        d2 = XE[:n].take(e, axis=1) + XS.take(s, axis=0)[:, 1:] - link[:n, None] - link[None, 1:]
-        d2 = np.where(upper, d2, np.inf)
-        k2 = int(np.argmin(d2))
-        best = float(d2.flat[k2])
-        move: tuple = ("2opt", k2 // n, k2 % n)
-        # or-opt: move block [i, i+L) into connection k (k < i or k > i+L), either orientation
-        for L in range(1, OR_OPT_MAX_BLOCK + 1):
-            if L >= n:
-                break
-            i = np.arange(n - L + 1)
-            bs_f, be_f = s[i], e[i + L - 1]
-            removal = link[i + L] + link[i] - X[E[i], S[i + L]]  # gain of closing the gap
-            k = np.arange(n + 1)
-            valid = (k[None, :] < i[:, None]) | (k[None, :] > (i + L)[:, None])
-            for rev in (0, 1):
-                bs, be = (be_f, bs_f) if rev else (bs_f, be_f)
-                ins = XE.take(bs, axis=1).T + XS.take(be, axis=0) - link[None, :]
-                delta = np.where(valid, ins - removal[:, None], np.inf)
-                kk = int(np.argmin(delta))
-                if delta.flat[kk] < best:
-                    best = float(delta.flat[kk])
-                    move = ("or", int(i[kk // (n + 1)]), L, rev, kk % (n + 1))
-        # run moves: blocks between long hops (whole cells or parts of them), any length
-        inner = link[1:n]
-        if n > 4:
-            cut = 1.5 * float(np.sort(inner)[len(inner) // 2])  # median without numpy.ma (slow first import)
-            breaks = np.nonzero(inner > cut)[0] + 1  # a run starts at each break
-            bounds = np.concatenate([[0], breaks, [n]])
-            k = np.arange(n + 1)
-            runs = [(b0 - a0, a0) for a0, b0 in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-            runs = sorted((r for r in runs if OR_OPT_MAX_BLOCK < r[0] < n), reverse=True)[:MAX_RUN_MOVES]
-            for L, a0 in sorted(runs, key=lambda r: r[1]):
-                removal = link[a0 + L] + link[a0] - X[E[a0], S[a0 + L]]
-                valid = (k < a0) | (k > a0 + L)
-                for rev in (0, 1):
-                    bs, be = (e[a0 + L - 1], s[a0]) if rev else (s[a0], e[a0 + L - 1])
-                    ins = XE[:, bs] + XS[be] - link
-                    delta = np.where(valid, ins - removal, np.inf)
-                    kk = int(np.argmin(delta))
-                    if delta[kk] < best:
-                        best = float(delta[kk])
-                        move = ("or", a0, L, rev, kk)
-        if best >= -1e-7:
-            break
-        if move[0] == "2opt":
-            _, a, b = move
-            order[a : b + 1] = order[a : b + 1][::-1].copy()
-            dirs[a : b + 1] = 1 - dirs[a : b + 1][::-1]
-        else:
-            _, a, L, rev, k = move
-            blk_o, blk_d = order[a : a + L].copy(), dirs[a : a + L].copy()
-            if rev:
-                blk_o, blk_d = blk_o[::-1], 1 - blk_d[::-1]
-            if k < a:
-                order = np.concatenate([order[:k], blk_o, order[k:a], order[a + L :]])
-                dirs = np.concatenate([dirs[:k], blk_d, dirs[k:a], dirs[a + L :]])
-            else:
-                order = np.concatenate([order[:a], order[a + L : k], blk_o, order[k:]])
-                dirs = np.concatenate([dirs[:a], dirs[a + L : k], blk_d, dirs[k:]])
-    return order, dirs
 
 
 def _cells(pieces_rot: np.ndarray) -> list[list[int]]:
@@ -604,17 +540,17 @@ def _cell_variant(cell: list[int], v: int) -> tuple[list[int], list[int]]:
     return ps, [d0 ^ (k & 1) for k in range(len(ps))]
 
 
-def _order_cells(X: np.ndarray, cells: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """A start for the piece order: whole cells, each flown as a snake, ordered among themselves.
+def _order_cells(X: np.ndarray, cells: list[list[int]], solution_limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """A start for the piece order: whole cells, each flown as a snake, ordered by the routing model.
 
-    A cell can be flown four ways: from its first or its last line (two
-    *modes*; the one with the shorter internal turns is kept) and starting left
-    or right (the super-piece's two directions). The super-pieces are ordered
-    with the same numpy local search as pieces, then expanded to pieces.
+    A cell can be flown four ways (from its first or its last line, starting
+    left or right): the four variants form one disjunction, and a variant's
+    own turns are folded into the arcs that reach it. The first solution
+    chains the cells nearest-first (a construction; the model improves it).
     """
     m = len(X) - 2
     C = len(cells)
-    entry = np.zeros((C, 4), int)  # piece end point where variant v starts
+    entry = np.zeros((C, 4), int)
     exit_ = np.zeros((C, 4), int)
     internal = np.zeros((C, 4))
     for c, cell in enumerate(cells):
@@ -623,110 +559,93 @@ def _order_cells(X: np.ndarray, cells: list[list[int]]) -> tuple[np.ndarray, np.
             entry[c, v] = 2 * ps[0] + ds[0]
             exit_[c, v] = 2 * ps[-1] + 1 - ds[-1]
             internal[c, v] = sum(X[2 * a + 1 - da, 2 * b + db] for a, da, b, db in zip(ps, ds, ps[1:], ds[1:]))
-    # the variant that flies mode v's path backwards
-    partner = np.zeros((C, 4), int)
-    for c in range(C):
-        for v in range(4):
-            partner[c, v] = next(
-                (w for w in range(4) if entry[c, w] == exit_[c, v] and exit_[c, w] == entry[c, v] and w != v), v
-            )
-    mode_v = np.argmin(internal[:, [0, 2]], axis=1) * 2  # cheaper of the two modes, left start
-    # super-piece c has ends 2c (= entry of mode_v[c]) and 2c+1 (= its exit)
-    ends = np.empty(2 * C, int)
-    ends[0::2] = entry[np.arange(C), mode_v]
-    ends[1::2] = exit_[np.arange(C), mode_v]
-    idx = np.concatenate([ends, [m, m + 1]])
-    Xs = X[np.ix_(idx, idx)]
-    o, d = _nearest_neighbour(0, 0, Xs, C)
-    o, d = _improve(o, d, Xs, _move_cap(C))
+    left = np.ones(C, bool)
+    cur = m  # the start row
+    initial: list[int] = []
+    for _ in range(C):
+        cost = np.where(left[:, None], X[cur, entry] + internal, np.inf)
+        k = int(np.argmin(cost))
+        initial.append(k)
+        left[k // 4] = False
+        cur = int(exit_[k // 4, k % 4])
+    en, ex, it = entry.ravel(), exit_.ravel(), internal.ravel()
+    seq = initial
+    if C > 1 and solution_limit > 0:
+        seq = solve_open_tour(
+            X[np.ix_(ex, en)] + it[None, :], X[m, en] + it, X[ex, m + 1],
+            [[4 * c + v for v in range(4)] for c in range(C)], initial, solution_limit,
+        )
     order: list[int] = []
     dirs: list[int] = []
-    for c, dd in zip(o.tolist(), d.tolist()):
-        v = int(mode_v[c]) if dd == 0 else int(partner[c, mode_v[c]])
-        ps, ds = _cell_variant(cells[c], v)
+    for k in seq:
+        ps, ds = _cell_variant(cells[k // 4], k % 4)
         order += ps
         dirs += ds
     return np.asarray(order), np.asarray(dirs)
 
 
-def _move_cap(n: int) -> int:
-    """Improving moves allowed per local-search run: per piece, and by total work (each move is O(n²))."""
-    return max(MIN_MOVES, min(MAX_LOCAL_SEARCH_MOVES_PER_PIECE * max(1, n), LOCAL_SEARCH_WORK // max(1, n * n)))
+def _insert_rest(X: np.ndarray, n: int, prefix: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pieces ``0..prefix-1`` in that order and direction, the others each put where it adds least.
+
+    The start for a plan with extra passes: the order already found for the
+    sweeps, the passes inserted cheapest-first (a construction).
+    """
+    m = 2 * n
+    order, dirs = list(range(prefix)), [0] * prefix
+    for p in range(prefix, n):
+        tails = np.asarray([m] + [2 * o + 1 - d for o, d in zip(order, dirs)])  # end before each gap
+        heads = np.asarray([2 * o + d for o, d in zip(order, dirs)] + [m + 1])  # start after each gap
+        base = X[tails, heads]
+        best = None
+        for d in (0, 1):
+            a, b = 2 * p + d, 2 * p + 1 - d
+            delta = X[tails, a] + X[b, heads] - base
+            k = int(np.argmin(delta))
+            if best is None or delta[k] < best[0]:
+                best = (float(delta[k]), k, d)
+        assert best is not None
+        order.insert(best[1], p)
+        dirs.insert(best[1], best[2])
+    return np.asarray(order), np.asarray(dirs)
 
 
 def _order_pieces(
-    X: np.ndarray,
-    n: int,
-    has_start: bool,
-    cells: list[list[int]] | None,
-    nn_starts: int,
-    kicks: int = 0,
+    X: np.ndarray, n: int, has_start: bool, cells: list[list[int]] | None, solution_limit: int,
+    prefix: int | None = None, cell_limit: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Best of a few starts (a cell-snake order, nearest-neighbour tours), each improved by local search."""
+    """The cheapest construction (cell snakes, nearest-neighbour, or the given ``prefix`` order with the
+    rest inserted), then the routing model's search.
+
+    ``solution_limit`` 0 returns the construction alone (used to rank directions).
+    """
     m = 2 * n
     inits: list[tuple[np.ndarray, np.ndarray]] = []
+    if prefix is not None:
+        inits.append(_insert_rest(X, n, prefix))
     if cells is not None and len(cells) > 1:
-        inits.append(_order_cells(X, cells))
-    starts: list[tuple[int, int]] = []
-    if has_start:
-        k = int(np.argmin(X[m, :m]))
-        starts.append((k // 2, k % 2))
-    for cand in [(0, 0), (n - 1, 0), (0, 1), (n - 1, 1)]:
-        if cand not in starts:
-            starts.append(cand)
-    for p, d in starts[:nn_starts]:
-        inits.append(_nearest_neighbour(p, d, X, n))
-    best: tuple[float, np.ndarray, np.ndarray] | None = None
-    max_moves = _move_cap(n)
-    for o, ds in inits:
-        o, ds = _improve(o, ds, X, max_moves)
-        c = _tour_cost(o, ds, X)
-        if best is None or c < best[0] - 1e-9:
-            best = (c, o, ds)
-    assert best is not None
-    if kicks > 0 and n >= 8:
-        best = _perturb(best, X, kicks, max_moves)
-    return best[1], best[2]
-
-
-def _perturb(
-    best: tuple[float, np.ndarray, np.ndarray], X: np.ndarray, kicks: int, max_moves: int
-) -> tuple[float, np.ndarray, np.ndarray]:
-    """Iterated local search: a seeded double-bridge kick, local search, keep if shorter; ``kicks`` rounds."""
-    rng = np.random.default_rng(ILS_SEED)
-    n = len(best[1])
-    for _ in range(kicks):
-        a, b, c = sorted(rng.choice(np.arange(1, n), size=3, replace=False).tolist())
-        o, d = best[1], best[2]
-        o2 = np.concatenate([o[:a], o[b:c], o[a:b], o[c:]])
-        d2 = np.concatenate([d[:a], d[b:c], d[a:b], d[c:]])
-        o2, d2 = _improve(o2, d2, X, max_moves)
-        cost = _tour_cost(o2, d2, X)
-        if cost < best[0] - 1e-9:
-            best = (cost, o2, d2)
-    return best
+        inits.append(_order_cells(X, cells, cell_limit))
+    k = int(np.argmin(X[m, :m])) if has_start else 0
+    inits.append(_nearest_neighbour(k // 2, k % 2, X, n))
+    best = min(inits, key=lambda od: tour_cost(od[0], od[1], X))
+    if solution_limit <= 0 or n < 3:
+        return best
+    return order_pieces(X, best, solution_limit)
 
 
 # --------------------------------------------------------------------------- one direction, in full
-@dataclass
+@dataclass(eq=False)
 class _Planned:
     angle: float
     path: list[XY]
     camera: list[bool]  # per path segment
     length: float
+    source: "_Routing | None" = None  # the pieces and distances it was ordered from
+    cells: int = 1  # cells with their own direction (1: one direction for the whole area)
+    order: tuple[np.ndarray, np.ndarray] | None = None  # (pieces, directions) as flown
 
 
-def _plan_direction(
-    free_c: BaseGeometry,
-    angle: float,
-    swath_m: float,
-    start_c: XY | None,
-    end_c: XY | None,
-    graph_cache: dict[float, InsideGraph],
-    nn_starts: int = 1,
-    kicks: int = 0,
-    bridge: Bridge | None = None,
-) -> _Planned | None:
+def _direction_pieces(free_c: BaseGeometry, angle: float, swath_m: float) -> tuple[np.ndarray, list[list[int]]]:
+    """Sweep pieces (n, 2, 2) in the area frame for direction ``angle``, and their boustrophedon cells."""
     c, s = _rot(angle)
     # rotate by -angle: sweeps along x
     fwd = lambda a: np.column_stack([a[:, 0] * c + a[:, 1] * s, -a[:, 0] * s + a[:, 1] * c])  # noqa: E731
@@ -734,18 +653,126 @@ def _plan_direction(
     free_rot = shapely.transform(free_c, fwd)
     pieces, _spacing, _n = _pieces(free_rot, swath_m)
     if len(pieces) == 0:
+        return pieces, []
+    return back(pieces.reshape(-1, 2)).reshape(-1, 2, 2), _cells(pieces)
+
+
+def _cell_estimate(swath_m: float) -> Callable[[BaseGeometry], tuple[float, float]]:
+    """(estimated path m, best angle) of one cell swept in one direction (the ranking estimate)."""
+
+    def est(cell: BaseGeometry) -> tuple[float, float]:
+        segs = _ring_segments(cell)
+        return min((_estimate(segs, a, swath_m, LOSS_WEIGHT)[0], a) for a in candidate_angles(cell, CELL_ANGLES, CELL_GRID_DEG))
+
+    return est
+
+
+def _extend_across_cuts(
+    free_c: BaseGeometry, pieces: np.ndarray, cuts: list[LineString], swath_m: float
+) -> np.ndarray:
+    """Pieces that end on a cut between cells, lengthened past it so their flat ends leave no triangle.
+
+    A sweep meeting a cut at angle φ images nothing in the triangle of legs
+    w/2 and (w/2)·|cot φ| beside its end; lengthening it by that much (at most
+    one swath, never out of the free area) closes the gap.
+    """
+    if not cuts:
+        return pieces
+    out = pieces.copy()
+    bnd = free_c.boundary
+    knife = shapely.union_all(cuts)
+    for p in range(len(pieces)):
+        for k in (0, 1):
+            e = pieces[p, k]
+            other = pieces[p, 1 - k]
+            u = e - other
+            L = math.hypot(*u)
+            if L < 1e-9:
+                continue
+            u = u / L
+            pt = shapely.Point(e)
+            if pt.distance(bnd) < 1e-3 or pt.distance(knife) > 1e-2:
+                continue
+            cut = min(cuts, key=lambda c: c.distance(pt))
+            cc = np.asarray(cut.coords)
+            dv = cc[-1] - cc[0]
+            dv = dv / max(1e-12, math.hypot(*dv))
+            sin_phi = abs(u[0] * dv[1] - u[1] * dv[0])
+            cos_phi = abs(u @ dv)
+            # at least across the hair-line gap between the cells
+            ext = max(2 * CUT_GAP_M, min(swath_m, swath_m / 2.0 * cos_phi / max(sin_phi, 1e-6)))
+            seg = LineString([e, e + u * ext])
+            hit = seg.intersection(bnd)
+            if not hit.is_empty:
+                ext = min(ext, max(0.0, pt.distance(hit) - 1e-6))
+            out[p, k] = e + u * ext
+    return out
+
+
+def _multi_cell_pieces(
+    free_c: BaseGeometry, swath_m: float
+) -> tuple[np.ndarray, list[list[int]], float, int] | None:
+    """Pieces of every cell in its own direction (``planner.coverage_cells``), or None when one cell is best.
+
+    Returns pieces, their boustrophedon cells, the direction of the largest cell and the cell count.
+    """
+    cells, cuts = decompose(free_c, _cell_estimate(swath_m), min_cell_m=swath_m, cell_price_m=CELL_PRICE_SWATHS * swath_m)
+    if len(cells) < 2:
         return None
-    pieces_c = back(pieces.reshape(-1, 2)).reshape(-1, 2, 2)  # back in the (centred) area frame
-    pts = pieces_c.reshape(-1, 2)  # endpoint 2p = piece start (low x), 2p+1 = end
-    graph = graph_cache.get(0.0)
-    if graph is None:
-        graph = InsideGraph(free_c)
-        graph_cache[0.0] = graph
+    all_pieces: list[np.ndarray] = []
+    all_cells: list[list[int]] = []
+    offset = 0
+    for cell, angle in cells:
+        pieces, sub = _direction_pieces(cell, angle, swath_m)
+        if len(pieces) == 0:
+            continue
+        all_pieces.append(_extend_across_cuts(free_c, pieces, cuts, swath_m))
+        all_cells += [[offset + i for i in c] for c in sub]
+        offset += len(pieces)
+    if not all_pieces:
+        return None
+    largest = max(cells, key=lambda t: t[0].area)[1]
+    return np.concatenate(all_pieces), all_cells, largest, len(cells)
+
+
+@dataclass
+class _Routing:
+    """What one piece set needs to be ordered: the pieces, their cells and the inside distances."""
+
+    pieces: np.ndarray  # (n, 2, 2), area frame; end 2p = pieces[p, 0], 2p+1 = pieces[p, 1]
+    cells: list[list[int]]
+    conn: _Connector
+    X: np.ndarray
+    n_direction_cells: int = 1
+    prefix: int | None = None  # pieces 0..prefix-1 come already ordered (a re-plan with extra passes)
+
+
+def _prepare(
+    free_c: BaseGeometry,
+    pieces: np.ndarray,
+    cells: list[list[int]],
+    start_c: XY | None,
+    end_c: XY | None,
+    graph: InsideGraph,
+    bridge: Bridge | None,
+) -> _Routing:
+    pts = pieces.reshape(-1, 2)
     conn = _Connector(graph, pts, bridge)
     dstart = np.hypot(*(pts - np.asarray(start_c)).T) if start_c is not None else None
     dend = np.hypot(*(pts - np.asarray(end_c)).T) if end_c is not None else None
-    X = _augmented(conn.D, dstart, dend)
-    order, dirs = _order_pieces(X, len(pieces), start_c is not None, _cells(pieces), nn_starts, kicks)
+    return _Routing(pieces, cells, conn, _augmented(conn.D, dstart, dend))
+
+
+def _route(
+    r: _Routing, angle: float, has_start: bool, solution_limit: int, cell_limit: int = 0,
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+) -> _Planned:
+    """Order the pieces (construction or the given ``start``, then the routing model) and build the polyline."""
+    pts = r.pieces.reshape(-1, 2)
+    if start is not None:
+        order, dirs = order_pieces(r.X, start, solution_limit) if solution_limit > 0 else start
+    else:
+        order, dirs = _order_pieces(r.X, len(r.pieces), has_start, r.cells, solution_limit, r.prefix, cell_limit)
     path: list[XY] = []
     camera: list[bool] = []  # per path segment: a sweep (camera on) or a connection
 
@@ -762,23 +789,26 @@ def _plan_direction(
         b = (float(pts[b_idx][0]), float(pts[b_idx][1]))
         if k > 0:
             prev_end = 2 * order[k - 1] + 1 - dirs[k - 1]
-            for q in conn.path(int(prev_end), a_idx)[1:-1]:
+            for q in r.conn.path(int(prev_end), a_idx)[1:-1]:
                 go(q, False)
         go(a, False)
         if path[-1] == b:  # a zero-length piece cannot happen (MIN_PIECE_M) but keep the invariant
             continue
         go(b, True)
     length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
-    return _Planned(angle, path, camera, length)
+    return _Planned(angle, path, camera, length, r, r.n_direction_cells, (order, dirs))
 
 
-def _edge_sweeps(free_c: BaseGeometry, planned: _Planned) -> list[bool]:
-    """Camera flags with connections that run along the area's boundary switched on.
+def _edge_sweeps(free_c: BaseGeometry, planned: _Planned, swath_m: float) -> list[bool]:
+    """Camera flags with the connections that image new area switched on.
 
-    A turn from one sweep's end to the next sweep's start often runs along a
-    boundary edge; keeping the camera on there images the band along the edge
-    that straight sweeps ending on a slanted boundary leave as small triangles.
-    It costs no extra flight.
+    A turn from one sweep's end to the next sweep's start often runs along or
+    near a boundary edge; keeping the camera on there images the band along
+    the edge that straight sweeps ending on a slanted boundary leave as small
+    triangles. Any connection (it lies inside the free area, flown at survey
+    height and speed) whose strip images at least ``CONNECTION_GAIN`` × swath
+    m² per metre of area no sweep images keeps the camera on; runs along the
+    boundary always do. It costs no extra flight.
     """
     flags = list(planned.camera)
     conn_idx = [i for i, on in enumerate(flags) if not on]
@@ -789,8 +819,19 @@ def _edge_sweeps(free_c: BaseGeometry, planned: _Planned) -> list[bool]:
     P = np.asarray(planned.path)
     segs = shapely.linestrings(np.stack([P[conn_idx], P[np.asarray(conn_idx) + 1]], axis=1))
     along = shapely.covers(band, segs)
-    for i, on in zip(conn_idx, along.tolist()):
-        if on:
+    sweeps = [(planned.path[i], planned.path[i + 1]) for i, on in enumerate(flags) if on]
+    dark = unimaged_area(free_c, sweeps, swath_m)
+    lengths = shapely.length(segs)
+    gain = np.zeros(len(conn_idx))
+    if not dark.is_empty:
+        shapely.prepare(dark)
+        strips = shapely.buffer(segs, swath_m / 2.0, cap_style="flat")
+        gain = shapely.area(shapely.intersection(strips, dark))
+    inside_area = free_c.buffer(EDGE_TOL_M, quad_segs=1)
+    shapely.prepare(inside_area)
+    inside = shapely.covers(inside_area, segs)  # a hop bridged around a zone between parts is not
+    for i, on, g, L, ok in zip(conn_idx, along.tolist(), gain.tolist(), lengths.tolist(), inside.tolist()):
+        if on or (ok and L > 0 and g >= CONNECTION_GAIN * swath_m * L):
             flags[i] = True
     return flags
 
@@ -800,7 +841,7 @@ def plan_coverage(
     free_area_local: Polygon | MultiPolygon,
     swath_m: float,
     *,
-    coverage_target: float = 0.995,
+    coverage_target: float = DEFAULT_COVERAGE_TARGET,
     start: XY | None = None,
     end: XY | None = None,
     angles_deg: Sequence[float] | None = None,
@@ -808,6 +849,8 @@ def plan_coverage(
     max_full: int = MAX_FULL_EVALUATIONS,
     edge_sweeps: bool = True,
     polish: bool = True,
+    decompose_cells: bool = True,
+    repair: bool = True,
     bridge: Bridge | None = None,
 ) -> CoverageResult:
     """Plan a boustrophedon survey of ``free_area_local`` with sweeps ``swath_m`` apart.
@@ -883,64 +926,95 @@ def plan_coverage(
         always = []
     segs_c = _ring_segments(free_c)
     ranked = sorted((*_estimate(segs_c, a, swath_m), i, a) for i, a in enumerate(cands))
-    # effort shrinks with the cube of the piece count (O(n) moves of O(n²) each)
-    pieces_of = {a: n for _, n, _, a in ranked}
-    n_est = max(1, max(n for _, n, _, _ in ranked[: max(1, max_full)]), *(pieces_of.get(a, 0) for a in always))
-    scale = min(1.0, (EFFORT_PIECES / n_est) ** 3)
-    nn_starts = 2 if n_est <= 1.5 * EFFORT_PIECES else 1
-    polish_dirs = max(1, round(POLISH_DIRECTIONS * scale)) if polish else 0
-    polish_kicks = max(2, round(POLISH_KICKS * scale))
-    full = [a for *_, a in ranked[: max(1, round(max_full * scale))]]
+    full = [a for *_, a in ranked[: max(1, max_full)]]
     for a in always:
         if a not in full:
             full.append(a)
-    graph_cache: dict[float, InsideGraph] = {}
+    graph = InsideGraph(free_c)
+    has_start = start_c is not None
     planned_all: list[_Planned] = []
-    for a in full:  # one nearest-neighbour start each: enough to rank directions
-        planned = _plan_direction(
-            free_c, a, swath_m, start_c, end_c, graph_cache, nn_starts=nn_starts, kicks=PHASE1_KICKS, bridge=bridge_c
-        )
-        if planned is not None:
-            planned_all.append(planned)
+    for a in full:  # constructions only: enough to rank directions
+        pieces, cells = _direction_pieces(free_c, a, swath_m)
+        if len(pieces) == 0:
+            continue
+        planned_all.append(_route(_prepare(free_c, pieces, cells, start_c, end_c, graph, bridge_c), a, has_start, 0))
+    if decompose_cells and angles_deg is None:  # a direction per cell, where the area bends
+        multi = _multi_cell_pieces(free_c, swath_m)
+        if multi is not None:
+            pieces, cells, a, k = multi
+            r = _prepare(free_c, pieces, cells, start_c, end_c, graph, bridge_c)
+            r.n_direction_cells = k
+            planned_all.append(_route(r, a, has_start, 0))
     if not planned_all:
         raise InvalidArgument("no sweep fits in the free area")
     planned_all.sort(key=lambda p: (p.length, p.angle))
-    # the shortest plan that reaches the coverage target; if none does, the shortest
-    # of those close to the best coverage seen (bounded number of coverage checks)
-    cov_of: dict[int, tuple[float, list[bool]]] = {}  # id(plan) → (coverage, camera flags)
+    cov_of: dict[int, tuple[float, list[bool], _Planned]] = {}  # id(plan) → (coverage, flags, the plan: kept alive)
 
     def coverage_of(p: _Planned) -> float:
         if id(p) not in cov_of:
-            flags = _edge_sweeps(free_c, p) if edge_sweeps else p.camera
+            flags = _edge_sweeps(free_c, p, swath_m) if edge_sweeps else p.camera
             segs = [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on]
-            cov_of[id(p)] = (coverage_fraction(free_c, segs, swath_m), flags)
+            cov_of[id(p)] = (coverage_fraction(free_c, segs, swath_m), flags, p)
         return cov_of[id(p)][0]
 
-    # polish: the best few directions again with a stronger order search (seeded kicks)
-    for cand in planned_all[:polish_dirs]:
-        polished = _plan_direction(
-            free_c, cand.angle, swath_m, start_c, end_c, graph_cache,
-            nn_starts=nn_starts, kicks=polish_kicks, bridge=bridge_c,
-        )
-        if polished is not None and polished.length < cand.length - 1e-6:
-            planned_all.append(polished)
+    # the best few directions again, ordered by the routing model
+    # (the cell order for the best few, then the pieces of the best of those)
+    polished: list[_Planned] = []
+    for cand in list(planned_all[: POLISH_DIRECTIONS if polish else 0]):
+        assert cand.source is not None
+        routed = _route(cand.source, cand.angle, has_start, 0, CELL_SOLUTIONS)
+        polished.append(routed if routed.length < cand.length - 1e-6 else cand)
+    for top in sorted(polished, key=lambda p: (p.length, p.angle))[:PIECE_DIRECTIONS]:
+        assert top.source is not None
+        polished.append(_route(top.source, top.angle, has_start, PIECE_SOLUTIONS, start=top.order))
+    planned_all += [p for p in polished if all(p is not q for q in planned_all)]
     planned_all.sort(key=lambda p: (p.length, p.angle))
     # the shortest plan that reaches the coverage target; if none does, the shortest
     # within COVERAGE_SLACK of the best coverage seen (a bounded number of coverage checks)
     checked = planned_all[:MAX_COVERAGE_CHECKS]
+    checked += [p for p in planned_all[MAX_COVERAGE_CHECKS:] if p.cells > 1]  # the per-cell plan is always a candidate
     reach = [p for p in checked if coverage_of(p) >= coverage_target]
-    if reach:
-        best = reach[0]
-    else:
-        top = max(coverage_of(p) for p in checked)
-        best = next(p for p in checked if coverage_of(p) >= top - COVERAGE_SLACK)
     tried = tuple((p.angle, p.length) for p in planned_all)
+
+    def score(p: _Planned) -> tuple[float, float]:
+        """Path + the price of the area left dark (what extra passes would have to image)."""
+        return (p.length + DARK_PRICE * (1.0 - coverage_of(p)) * area / swath_m, p.angle)
+
+    def with_passes(p: _Planned) -> tuple[_Planned, int]:
+        """``p`` with extra passes where its sweeps leave the area dark, ordered again with the sweeps."""
+        if not repair or coverage_of(p) >= coverage_target or p.source is None:
+            return p, 0
+        flags = cov_of[id(p)][1]
+        segs = [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on]
+        passes = repair_passes(free_c, segs, swath_m, coverage_target, p.path)
+        if not passes:
+            return p, 0
+        # the camera-on segments flown so far (sweeps and edge runs) in flight order, then the passes
+        pieces = np.concatenate([np.asarray(segs, float).reshape(-1, 2, 2), np.asarray(passes, float).reshape(-1, 2, 2)])
+        r = _prepare(free_c, pieces, [], start_c, end_c, graph, bridge_c)
+        r.n_direction_cells = p.source.n_direction_cells
+        r.prefix = len(segs)
+        repaired = _route(r, p.angle, has_start, PIECE_SOLUTIONS if polish else 0)
+        return (repaired, len(passes)) if coverage_of(repaired) > coverage_of(p) else (p, 0)
+
+    if reach:
+        best, n_passes = reach[0], 0
+    else:
+        # two candidates: the least path + price of the dark area, and the shortest close to the best
+        # coverage; each gets its extra passes, and the better score after them wins
+        top_cov = max(coverage_of(p) for p in checked)
+        short = next(p for p in checked if coverage_of(p) >= top_cov - COVERAGE_SLACK)
+        lead = min(checked, key=score)
+        bases = [lead] if lead is short else [lead, short]
+        options = [(p, 0) for p in bases] + [with_passes(p) for p in bases]
+        best, n_passes = min(options, key=lambda o: score(o[0]))
     coverage_of(best)
     flags = cov_of[id(best)][1]
     path = tuple((p[0] + cx, p[1] + cy) for p in best.path)
     sweeps = tuple((path[i], path[i + 1]) for i, on in enumerate(flags) if on)
     length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
     cov = coverage_fraction(free_area_local, sweeps, swath_m)
+    dark = unimaged_area(free_area_local, sweeps, swath_m)
     return CoverageResult(
         sweeps=sweeps,
         path=path,
@@ -953,6 +1027,10 @@ def plan_coverage(
         sweep_length_m=float(sum(math.dist(a, b) for a, b in sweeps)),
         candidates=tried,
         coverage_target=float(coverage_target),
+        unimaged_local=dark,
+        direction_cells=best.cells,
+        extra_passes=n_passes,
+        engine=ENGINE,
     )
 
 

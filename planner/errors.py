@@ -15,6 +15,7 @@ This module is a leaf: it imports nothing of sortie, so every package
     ├── Conflict (RuntimeError)                   CONFLICT
     ├── AirspaceBlocked (RuntimeError)            AIRSPACE_BLOCKED
     ├── DeviceUnavailable (RuntimeError)          DEVICE_UNAVAILABLE
+    │   └── DeviceMismatch                        DEVICE_MISMATCH
     ├── ApprovalRequired (PermissionError)        APPROVAL_REQUIRED
     ├── ApprovalStale (RuntimeError)              APPROVAL_STALE
     ├── DispatchFailed (RuntimeError)             DISPATCH_FAILED
@@ -51,6 +52,7 @@ __all__ = [
     "Conflict",
     "AirspaceBlocked",
     "DeviceUnavailable",
+    "DeviceMismatch",
     "ApprovalRequired",
     "ApprovalStale",
     "DispatchFailed",
@@ -127,6 +129,13 @@ class DeviceUnavailable(SortieError, RuntimeError):
     """The drone or dock is offline, stale, busy or unreachable."""
 
     code = "DEVICE_UNAVAILABLE"
+
+
+class DeviceMismatch(DeviceUnavailable):
+    """The vehicle on the link is not the drone of the fleet entry (system id, autopilot, signing key):
+    for dispatch the bound drone is not available there, and nothing is sent."""
+
+    code = "DEVICE_MISMATCH"
 
 
 class ApprovalRequired(SortieError, PermissionError):
@@ -224,6 +233,7 @@ ERROR_CODES: dict[str, type[SortieError]] = {
         Conflict,
         AirspaceBlocked,
         DeviceUnavailable,
+        DeviceMismatch,
         ApprovalRequired,
         ApprovalStale,
         DispatchFailed,

@@ -33,6 +33,7 @@ from functools import cached_property
 from shapely.geometry import MultiPolygon, Polygon
 from shapely.geometry.base import BaseGeometry
 
+from planner.coverage import DEFAULT_COVERAGE_TARGET
 from planner.errors import InvalidArgument
 from planner.projection import LocalFrame
 from planner.world import CAPABILITIES, LANE_KINDS, POI_KINDS, Drone
@@ -89,7 +90,7 @@ class Job:
     swath_m: float | None = None
     side_overlap: float = 0.7
     hover_s: float = 20.0
-    coverage_target: float = 0.995
+    coverage_target: float = DEFAULT_COVERAGE_TARGET  # planner.coverage says why 0.99
     max_area_m2: float = 5_000_000.0
     authorised_zone_ids: frozenset[str] = field(default_factory=frozenset)
 

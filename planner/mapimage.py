@@ -1,6 +1,6 @@
 """The map picture of a plan: one PNG an approver can judge at a glance.
 
-It shows the area (blue), the geozones active at any moment of the sorties
+It shows the area (blue), what a survey leaves unimaged (magenta, hatched), the geozones active at any moment of the sorties
 (red prohibited, orange authorisation required, yellow conditional), each
 labelled with its id and height band, the lanes (fire lanes in brown),
 each sortie as a line coloured by its drone, the docks, a scale bar and the
@@ -29,7 +29,7 @@ from planner.errors import InvalidArgument
 from planner.plan import Plan
 from planner.world import CircleArea, Geozone, Restriction, World, ZoneVolume
 
-__all__ = ["render_plan_png", "DRONE_COLOURS", "METRES_PER_DEG_LAT"]
+__all__ = ["render_plan_png", "DRONE_COLOURS", "METRES_PER_DEG_LAT", "UNIMAGED_COLOUR"]
 
 METRES_PER_DEG_LAT = 111_320.0
 DPI = 100
@@ -45,6 +45,7 @@ DRONE_COLOURS = (
     "#7f7f7f",
     "#bcbd22",
 )
+UNIMAGED_COLOUR = "#c51b7d"  # magenta: no zone, lane or drone uses it
 _ZONE_STYLE = {
     Restriction.PROHIBITED: ("#d62728", 0.25),
     Restriction.REQ_AUTHORISATION: ("#ff7f0e", 0.20),
@@ -222,6 +223,17 @@ def render_plan_png(
         for hole in poly.interiors:
             ax.add_patch(MplPolygon(ring(hole.coords), closed=True, facecolor="#f4f4f0", edgecolor="#1f77b4",
                                     lw=1.0, ls="--", zorder=3))
+
+    # ---- what a survey leaves unimaged: the operator must see it before the flight, not in the orthophoto
+    dark = plan.unimaged_wgs84
+    if dark is not None and not dark.is_empty:
+        for poly in _polygons(dark):
+            ax.add_patch(MplPolygon(ring(poly.exterior.coords), closed=True, facecolor=to_rgba(UNIMAGED_COLOUR, 0.55),
+                                    edgecolor=UNIMAGED_COLOUR, lw=0.8, hatch="////", zorder=3.5))
+        share = "" if plan.coverage_fraction is None else f" ({1.0 - plan.coverage_fraction:.1%} of the free area)"
+        ax.text(0.012, 0.11, f"■ unimaged{share}", transform=ax.transAxes, color=UNIMAGED_COLOUR, fontsize=9,
+                va="bottom", ha="left", zorder=8,
+                bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1.5})
 
     # ---- sorties, coloured by drone
     drones = sorted({s.drone_id for s in plan.sorties})

@@ -208,6 +208,7 @@ def _plan_in_window(
         raise InvalidArgument(f"unknown mission type {job.mission_type!r}")
     sorties, unserved, extra = pipeline(world, job, usable, transit, builder)
     coverage = extra.pop("coverage_fraction", None)
+    dark = extra.pop("unimaged_local", None)  # surveys: where the sweeps leave the area dark
     params.update(extra)
     sorties = sorted(sorties, key=lambda s: (s.start_at, s.drone_id))
     sorties = [replace(s, index=i) for i, s in enumerate(sorties)]
@@ -220,6 +221,7 @@ def _plan_in_window(
         unserved=tuple(sorted(unserved, key=lambda u: u.target_id)),
         coverage_fraction=coverage,
         parameters=params,
+        unimaged_wgs84=None if dark is None else job.frame.to_wgs84(dark),
     )
 
 

@@ -129,6 +129,8 @@ class Plan:
     unserved: tuple[Unserved, ...] = ()
     coverage_fraction: float | None = None
     parameters: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # surveys: the part of the area no planned sweep images (None: not a survey, or not computed)
+    unimaged_wgs84: BaseGeometry | None = None
 
     @property
     def distance_m(self) -> float:
@@ -174,8 +176,11 @@ def _waypoint_dict(wp: Waypoint) -> dict[str, Any]:
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    """The plan as plain JSON-able data at canonical precision."""
-    return {
+    """The plan as plain JSON-able data at canonical precision.
+
+    ``unimaged`` appears only for a survey that computed it, so other plans keep their bytes.
+    """
+    out = {
         "mission_type": plan.mission_type,
         "planned_for": plan.planned_for.isoformat(),
         "area": _geometry_dict(plan.area_wgs84),
@@ -210,6 +215,9 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             for s in plan.sorties
         ],
     }
+    if plan.unimaged_wgs84 is not None:
+        out["unimaged"] = _geometry_dict(plan.unimaged_wgs84)
+    return out
 
 
 def plan_from_dict(data: dict[str, Any]) -> Plan:
@@ -247,6 +255,7 @@ def plan_from_dict(data: dict[str, Any]) -> Plan:
         unserved=tuple(Unserved(**u) for u in data["unserved"]),
         coverage_fraction=data["coverage_fraction"],
         parameters=dict(data.get("parameters") or {}),
+        unimaged_wgs84=shape(data["unimaged"]) if data.get("unimaged") else None,
     )
 
 
@@ -261,7 +270,7 @@ def plan_hash(plan: Plan) -> str:
 
 
 def plan_to_geojson(plan: Plan) -> dict[str, Any]:
-    """RFC 7946 FeatureCollection: the area, one LineString per sortie, its waypoints."""
+    """RFC 7946 FeatureCollection: the area, what a survey leaves unimaged, one LineString per sortie, its waypoints."""
     features: list[dict[str, Any]] = [
         {
             "type": "Feature",
@@ -269,6 +278,19 @@ def plan_to_geojson(plan: Plan) -> dict[str, Any]:
             "properties": {"role": "area", "mission_type": plan.mission_type},
         }
     ]
+    if plan.unimaged_wgs84 is not None and not plan.unimaged_wgs84.is_empty:
+        features.append(
+            {
+                "type": "Feature",
+                "geometry": _geometry_dict(plan.unimaged_wgs84),
+                "properties": {
+                    "role": "unimaged",
+                    "coverage_fraction": None
+                    if plan.coverage_fraction is None
+                    else _r(plan.coverage_fraction, FRACTION_DECIMALS),
+                },
+            }
+        )
     for s in plan.sorties:
         wps = s.waypoints
         coords = [[_r(w.lon, LONLAT_DECIMALS), _r(w.lat, LONLAT_DECIMALS)] for w in wps]

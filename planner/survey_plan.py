@@ -25,6 +25,7 @@ SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's rea
 # ------------------------------------------------------------------ area survey
 def plan_survey(world, job, usable, transit, builder):
     from planner.coverage import plan_coverage
+    from planner.coverage_repair import reportable_unimaged, unimaged_area
 
     area = job.area_local
     blocked = transit.obstacles_local
@@ -90,9 +91,14 @@ def plan_survey(world, job, usable, transit, builder):
     unserved = [Unserved(f"sweep-{pieces[i].sweep_index}.{i}", "out of range of every drone") for i in res.unserved]
     flown = sum(pieces[i].length_m for s in res.sorties for i in range(s.first, s.last + 1))
     total = sum(p.length_m for p in pieces)
-    fraction = cov.coverage_fraction * (flown / total if total > 0 else 0.0)
+    # what the flown sweeps leave dark (pieces out of every drone's range included), for the map
+    flown_segs = [(pieces[i].start, pieces[i].end) for s in res.sorties for i in range(s.first, s.last + 1)]
+    dark = unimaged_area(free, flown_segs, swath)
+    fraction = 1.0 - dark.area / free.area if free.area > 0 else 0.0
+    del flown, total  # the length ratio was an estimate; the strips are the figure
     return sorties, unserved, {
         "coverage_fraction": fraction,
+        "unimaged_local": reportable_unimaged(dark),
         "swath_m": round(swath, 3),
         "sweeps": len(cov.sweeps),
         "sweep_angle_deg": round(cov.angle_deg, 3),

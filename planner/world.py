@@ -114,6 +114,12 @@ class Drone:
     last_telemetry_at: datetime
     autopilot: Literal["ardupilot", "px4"]
     link: str
+    # The vehicle's identity on its link (optional: an older fleet.json has none). With a system id
+    # the dispatcher refuses a heartbeat from any other system; with a signing key reference it
+    # signs every message and ignores unsigned replies (the key itself lives in a secret store).
+    mavlink_system_id: int | None = None
+    mavlink_component_id: int | None = None
+    signing_key: str | None = None
 
     @property
     def cruise_power_w(self) -> float:

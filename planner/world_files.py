@@ -497,6 +497,8 @@ def _read(files: Mapping[str, bytes], root: str) -> tuple[World | None, list[Wor
                 inspection_speed_mps=d.inspection_speed_mps, max_wind_mps=d.max_wind_mps, min_temp_c=d.min_temp_c,
                 max_temp_c=d.max_temp_c, ip_rating=d.ip_rating, camera=camera, status=d.status,
                 last_telemetry_at=d.last_telemetry_at.replace(tzinfo=timezone(d.last_telemetry_at.utcoffset() or timedelta(0))), autopilot=d.autopilot, link=d.link,
+                mavlink_system_id=d.mavlink_system_id, mavlink_component_id=d.mavlink_component_id,
+                signing_key=d.signing_key,
             ))
         _duplicates(reader, "fleet.json", [(d.id, f"$.drones[{i}].id") for i, d in _present(fleet_m.drones)], "drone")
     users: list[User] = []

@@ -111,6 +111,11 @@ class DroneModel(_Model):
     last_telemetry_at: AwareDatetime
     autopilot: Literal["ardupilot", "px4"]
     link: NonEmpty
+    # optional binding (fleet.json without them loads as before): the vehicle's MAVLink ids and a
+    # reference to its MAVLink 2 signing key in the secret store (never the key itself)
+    mavlink_system_id: int | None = Field(default=None, ge=1, le=255)
+    mavlink_component_id: int | None = Field(default=None, ge=1, le=255)
+    signing_key: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
     @field_validator("link")
     @classmethod

@@ -47,7 +47,7 @@ class Backend:
     def replan(self, draft_id: str) -> dict[str, Any]: raise NotImplementedError
     def approve(self, draft_id: str, version: int, plan_hash: str | None, comment: str) -> dict[str, Any]: raise NotImplementedError
     def reject(self, draft_id: str, version: int, reason: str) -> dict[str, Any]: raise NotImplementedError
-    def dispatch(self, draft_id: str, version: int | None, link: str | None, dry_run: bool) -> dict[str, Any]: raise NotImplementedError
+    def dispatch(self, draft_id: str, version: int | None, link: str | dict[str, str] | None, dry_run: bool) -> dict[str, Any]: raise NotImplementedError
     def export(self, draft_id: str, version: int | None, fmt: str, out: Path | None, sortie: int) -> dict[str, Any]: raise NotImplementedError
 
 
@@ -160,7 +160,7 @@ class LocalBackend(Backend):
             ledger=self.ledger,
         ).to_dict()
 
-    def dispatch(self, draft_id: str, version: int | None, link: str | None, dry_run: bool) -> dict[str, Any]:
+    def dispatch(self, draft_id: str, version: int | None, link: str | dict[str, str] | None, dry_run: bool) -> dict[str, Any]:
         return self._svc().dispatch(
             draft_id, version, actor=self._actor(), now=self._now(), link=link, dry_run=dry_run,
             world_dir=self.world, rules_path=self.rules, ledger=self.ledger,

@@ -58,7 +58,7 @@ class RemoteBackend:
     def reject(self, draft_id: str, version: int, reason: str) -> dict[str, Any]:
         return self.client.reject(draft_id, version, reason)
 
-    def dispatch(self, draft_id: str, version: int | None, link: str | None, dry_run: bool) -> dict[str, Any]:
+    def dispatch(self, draft_id: str, version: int | None, link: str | dict[str, str] | None, dry_run: bool) -> dict[str, Any]:
         return self.client.dispatch(draft_id, version, dry_run=dry_run, link=link)
 
     def export(self, draft_id: str, version: int | None, fmt: str, out: Path | None, sortie: int) -> dict[str, Any]:

@@ -101,9 +101,18 @@ def sim_vehicle_cmd(
         float | None, typer.Option("--duration", help="Stop after this many seconds (default: until Ctrl-C).")
     ] = None,
     heartbeat_s: Annotated[float, typer.Option("--heartbeat-s", help="Heartbeat period in seconds.")] = 1.0,
+    lose: Annotated[
+        list[str] | None,
+        typer.Option("--lose", help="Lose one message once per mission type: count:TYPE, item:TYPE:SEQ, request:TYPE:SEQ, "
+                                    "ack:TYPE (TYPE mission|fence|rally|*); repeatable."),
+    ] = None,
+    system_id: Annotated[int, typer.Option("--system-id", help="The vehicle's MAVLink system id.")] = 1,
+    signing_key: Annotated[
+        str | None, typer.Option("--signing-key", help="Sign with this key of the key store (SORTIE_HOME/keys/NAME.key).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a simulated vehicle that answers the MAVLink mission protocol, with fault injection."""
+    """Run a simulated vehicle that answers the MAVLink mission protocol as ArduPilot or PX4 does, with faults."""
 
     def body() -> dict[str, Any]:
         check_dialect(dialect)
@@ -111,9 +120,18 @@ def sim_vehicle_cmd(
             raise InvalidArgument(f"--drop {drop} must be between 0 and 0.9")
         if duration is not None and duration <= 0:
             raise InvalidArgument("--duration must be > 0")
+        key = None
+        if signing_key:
+            from flows.context import sortie_home
+            from flows.vehicle.keys import load_signing_key
+
+            key = load_signing_key(sortie_home() / "keys", signing_key)
+        if not 1 <= system_id <= 255:
+            raise InvalidArgument("--system-id must be 1–255")
         sim = open_sim(
             listen, dialect, as_json=as_json, drop=drop, lose_final_ack=lose_final_ack,
             reject=reject_result if reject else None, seed=seed, heartbeat_s=heartbeat_s,
+            lose=tuple(lose or ()), system_id=system_id, signing_key=key,
         )
         if not as_json:
             err_console.print(

@@ -21,7 +21,8 @@ from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, RulesOpt, WorldOpt, 
 from flows.cli.backend import Backend, LocalBackend, backend
 from flows.cli.render import render_diff, render_dispatch, render_draft, render_list, render_log
 from flows.context import resolve_now
-from planner.errors import InvalidArgument
+from flows.vehicle.linkspec import parse_links
+from planner.errors import InvalidArgument, SortieError
 
 __all__ = ["VersionOpt"]
 
@@ -236,7 +237,11 @@ def dispatch_cmd(
     version: VersionOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Run every check; claim and send nothing.")] = False,
     link: Annotated[
-        str | None, typer.Option("--link", help="pymavlink connection string overriding the drone's link.")
+        list[str] | None,
+        typer.Option(
+            "--link",
+            help="Override a drone's link: DRONE=CONN (repeat per drone), or one pymavlink CONN for a one-drone plan.",
+        ),
     ] = None,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
@@ -246,10 +251,16 @@ def dispatch_cmd(
 ) -> None:
     """Dispatch an approved version: re-check on a fresh world, claim once, upload over MAVLink."""
     args = {"draft_id": draft_id, "version": version, "dry_run": dry_run, "link": link, "now": now, "rules": rules}
+    if link:
+        try:
+            args["link"] = parse_links(link)  # the audit records which vehicle each drone's mission went to
+        except SortieError:
+            pass  # recorded as given; the command fails below with the parse error
 
     def work(b: Backend) -> dict[str, Any]:
+        links = parse_links(link)
         with _spinner("dispatching…", as_json or dry_run):
-            return b.dispatch(draft_id, version, link, dry_run)
+            return b.dispatch(draft_id, version, links, dry_run)
 
     _go("dispatch", args, work, as_json=as_json, render=render_dispatch, as_user=as_user, world=world, now=now,
         rules=rules)

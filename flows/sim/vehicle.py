@@ -7,23 +7,32 @@ UDP. It speaks for one vehicle (system 1, component 1 by default):
 - heartbeats at ``heartbeat_s``;
 - mission upload (MISSION_COUNT → MISSION_REQUEST[_INT]… → MISSION_ACK) and
   download (MISSION_REQUEST_LIST → MISSION_COUNT → MISSION_ITEM_INT…) of the
-  mission, the fence and the rally points, stored per ``mission_type``;
-  MISSION_CLEAR_ALL. An upload that makes no progress for
-  ``transfer_timeout_s`` is cancelled (ack OPERATION_CANCELLED). Both dialects
-  store an upload only when it is complete (real ArduPilot writes items as
-  they arrive; the dispatcher's wording allows for that).
-- the dialect's habits: ``ardupilot`` asks with the legacy MISSION_REQUEST,
-  re-asks after 1 s, answers a duplicate item with an INVALID_SEQUENCE ack,
-  returns its home as mission seq 0, stores altitudes in centimetres and
-  unused (NaN) params as 0; ``px4`` asks with MISSION_REQUEST_INT, re-asks
-  after 250 ms and acknowledges a repeated last item again.
+  mission, the fence and the rally points, stored per ``mission_type``, and
+  MISSION_CLEAR_ALL — each the way its autopilot's own code does it
+  (``flows.sim.mission_protocol`` has the behaviour table with the source
+  file and function of each habit): ArduPilot asks with the legacy
+  MISSION_REQUEST, answers a stray item with INVALID_SEQUENCE and an item
+  after the transfer with ERROR, writes mission and rally items as they
+  arrive and returns its home as mission seq 0; PX4 asks with
+  MISSION_REQUEST_INT every 250 ms, ignores an item out of order, acks a
+  repeated last item again and has no home slot. Stored altitudes are in
+  centimetres on ArduPilot and unused (NaN) params come back as 0.
 - PARAM_SET / PARAM_REQUEST_READ of the dialect's own parameters (the fence
   ceiling ``FENCE_ALT_MAX`` or ``GF_MAX_VER_DIST`` among them), answered with
   PARAM_VALUE; an unknown name is ignored, as autopilots do.
 - faults: ``drop`` drops that fraction of incoming and of outgoing messages
-  (seeded RNG), ``lose_final_ack`` never delivers the ACCEPTED ack that ends an
-  upload, ``reject`` answers every upload of ``reject_types`` with that
-  MAV_MISSION_RESULT.
+  (seeded RNG); ``lose`` names single messages to lose once each (a loss
+  point: ``count:fence``, ``item:mission:3``, ``request:rally:0``,
+  ``ack:mission`` — the ACCEPTED ack that ends an upload; ``*`` for every
+  mission type); ``lose_final_ack`` never delivers that ack; ``reject``
+  answers every upload of ``reject_types`` with that MAV_MISSION_RESULT, at
+  its COUNT or, with ``reject_at_seq``, at that item (after ArduPilot wrote
+  the ones before it).
+- binding: ``system_id``/``component_id`` are the vehicle's MAVLink ids; with
+  ``signing_key`` (32 bytes) it signs everything it sends and drops every
+  message that is unsigned or signed with another key (pymavlink
+  ``setup_signing`` without an unsigned callback), as a vehicle with
+  MAVLink 2 signing enabled does.
 
 Flying the mission is left to a ``VehicleBehaviour`` passed as ``flight``:
 it sees every message first (``on_message``), is told when a mission is
@@ -39,28 +48,29 @@ import random
 import struct
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Literal, Protocol
 
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from planner.errors import InvalidArgument  # noqa: E402
-from planner.mission_items import (
-    # noqa: E402,
+from flows.sim.mission_protocol import MissionProtocol, protocol_for  # noqa: E402
+from planner.mission_items import (  # noqa: E402
     FENCE,
     FRAME_GLOBAL,
     MISSION,
     RALLY,
     MissionItem,
 )
-from planner.mission_wire import from_wire, normalise_as_vehicle, to_wire
+from planner.mission_wire import normalise_as_vehicle  # noqa: E402
 
 __all__ = ["SimVehicle", "SimStats", "VehicleBehaviour", "result_code"]
 
 _M = mavutil.mavlink
 
-_REREQUEST_S = {"ardupilot": 1.0, "px4": 0.25}
+_REREQUEST_S = {"ardupilot": 1.0, "px4": 0.25}  # MissionItemProtocol::update; MAVLINK_MISSION_RETRY_TIMEOUT_DEFAULT
+_TRANSFER_TIMEOUT_S = {"ardupilot": 8.0, "px4": 5.0}  # upload_timeout_ms; MAVLINK_MISSION_PROTOCOL_TIMEOUT_DEFAULT
 _DEFAULT_PARAMS = {
     "ardupilot": {"FENCE_ALT_MAX": 100.0, "FENCE_ENABLE": 0.0, "FENCE_TYPE": 7.0, "RTL_ALT": 1500.0},
     "px4": {"GF_MAX_VER_DIST": 0.0, "GF_ACTION": 1.0, "RTL_RETURN_ALT": 60.0},
@@ -108,29 +118,29 @@ class SimStats:
     uploads_rejected: int = 0
     downloads_served: int = 0
     final_acks_lost: int = 0
+    lost_on_purpose: int = 0
 
 
-@dataclass
-class _Upload:
-    mission_type: int
-    count: int
-    items: list[MissionItem | None]
-    expected: int = 0
-    last_activity_s: float = 0.0  # last request sent or item received: drives the re-request timer
-    progress_s: float = 0.0  # last time ``expected`` advanced: drives the transfer timeout
-    partner: tuple[int, int] = (255, 0)
+_LOSS_KINDS = ("count", "item", "request", "ack")
+_TYPE_BY_NAME = {"mission": MISSION, "fence": FENCE, "rally": RALLY}
 
 
-@dataclass
-class _Done:
-    count: int
-    partner: tuple[int, int]
-
-
-@dataclass
-class _State:
-    uploads: dict[int, _Upload] = field(default_factory=dict)
-    done: dict[int, _Done] = field(default_factory=dict)
+def parse_loss(spec: str) -> tuple[str, int | None, int | None]:
+    """``item:mission:3`` → ("item", MISSION, 3); ``ack:*`` → ("ack", None, None) (any type, any seq)."""
+    parts = spec.strip().split(":")
+    kind = parts[0]
+    if kind not in _LOSS_KINDS or len(parts) > 3:
+        raise InvalidArgument(f"loss point {spec!r}: expected KIND[:TYPE[:SEQ]], KIND one of {', '.join(_LOSS_KINDS)}")
+    mtype: int | None = None
+    if len(parts) > 1 and parts[1] not in ("*", ""):
+        if parts[1] not in _TYPE_BY_NAME:
+            raise InvalidArgument(f"loss point {spec!r}: type must be mission, fence, rally or *")
+        mtype = _TYPE_BY_NAME[parts[1]]
+    try:
+        seq = int(parts[2]) if len(parts) > 2 else None
+    except ValueError:
+        raise InvalidArgument(f"loss point {spec!r}: SEQ must be a number") from None
+    return kind, mtype, seq
 
 
 class SimVehicle:
@@ -150,12 +160,15 @@ class SimVehicle:
         lose_final_ack: bool = False,
         reject: str | None = None,
         reject_types: tuple[int, ...] = (MISSION,),
+        reject_at_seq: int | None = None,
+        lose: tuple[str, ...] | list[str] = (),
+        signing_key: bytes | None = None,
         seed: int = 0,
         system_id: int = 1,
         component_id: int = 1,
         heartbeat_s: float = 1.0,
         rerequest_s: float | None = None,
-        transfer_timeout_s: float = 5.0,
+        transfer_timeout_s: float | None = None,
         home: tuple[float, float, float] | None = None,
         flight: VehicleBehaviour | None = None,
         log: Callable[[str], None] | None = None,
@@ -170,11 +183,15 @@ class SimVehicle:
         self.lose_final_ack = lose_final_ack
         self.reject_result = result_code(reject) if reject else None
         self.reject_types = reject_types
+        self.reject_at_seq = reject_at_seq
+        # loss points: each (kind, type or any, seq or any) loses one message per mission type it matches
+        self._losses = [parse_loss(x) for x in lose]
+        self._lost: set[tuple[int, str, int]] = set()
         self.system_id = system_id
         self.component_id = component_id
         self.heartbeat_s = heartbeat_s
         self.rerequest_s = rerequest_s if rerequest_s is not None else _REREQUEST_S[dialect]
-        self.transfer_timeout_s = transfer_timeout_s
+        self.transfer_timeout_s = transfer_timeout_s if transfer_timeout_s is not None else _TRANSFER_TIMEOUT_S[dialect]
         self.home = home
         self.flight = flight
         self.stats = SimStats()
@@ -183,11 +200,15 @@ class SimVehicle:
         self._lock = threading.Lock()
         self._missions: dict[int, tuple[MissionItem, ...]] = {MISSION: (), FENCE: (), RALLY: ()}
         self._params: dict[str, float] = dict(_DEFAULT_PARAMS[dialect])
-        self._state = _State()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_hb_s = 0.0
         self.conn = mavutil.mavlink_connection(listen, source_system=system_id, source_component=component_id)
+        if signing_key is not None:
+            if len(signing_key) != 32:
+                raise InvalidArgument("a MAVLink 2 signing key is 32 bytes")
+            self.conn.setup_signing(signing_key, sign_outgoing=True)
+        self._protocol: MissionProtocol = protocol_for(self)
         self._address = self._bound_address()
 
     # --- public surface -------------------------------------------------------------------
@@ -256,17 +277,29 @@ class SimVehicle:
                 self._receive(msg, now)
             self._periodic(now)
 
-    def send(self, build: Callable[[Any], None]) -> bool:
+    def send(self, build: Callable[[Any], None], loss: tuple[str, int, int] | None = None) -> bool:
         """Send one message through the fault model; ``build(mav)`` calls a ``*_send``.
 
-        Returns whether it went out (False when the fault model dropped it).
+        ``loss`` names the message as a loss point (kind, mission type, seq) so a
+        ``lose`` entry can drop it. Returns whether it went out.
         """
+        if loss is not None and self._loses(*loss):
+            self.stats.dropped_out += 1
+            return False
         if self.drop and self._rng.random() < self.drop:
             self.stats.dropped_out += 1
             return False
         build(self.conn.mav)
         self.stats.sent += 1
         return True
+
+    def _loses(self, kind: str, mtype: int, seq: int) -> bool:
+        for n, (k, t, s) in enumerate(self._losses):
+            if k == kind and (t is None or t == mtype) and (s is None or s == seq) and (n, kind, mtype) not in self._lost:
+                self._lost.add((n, kind, mtype))
+                self.stats.lost_on_purpose += 1
+                return True
+        return False
 
     def log(self, text: str) -> None:
         if self._log is not None:
@@ -282,14 +315,7 @@ class SimVehicle:
                     _M.MAV_TYPE_QUADROTOR, _AUTOPILOT[self.dialect], _M.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, 0, _M.MAV_STATE_STANDBY
                 )
             )
-        for mtype, up in list(self._state.uploads.items()):
-            if now - up.progress_s > self.transfer_timeout_s:
-                del self._state.uploads[mtype]
-                self.log(f"upload of type {mtype} made no progress for {self.transfer_timeout_s:g} s at seq {up.expected}; cancelled, old one kept")
-                self._ack(up.partner, mtype, _M.MAV_MISSION_OPERATION_CANCELLED)
-            elif now - up.last_activity_s >= self.rerequest_s:
-                up.last_activity_s = now
-                self._request(up)
+        self._protocol.tick(now)
         if self.flight is not None:
             self.flight.tick(self, now)
 
@@ -298,6 +324,10 @@ class SimVehicle:
             return
         self.stats.received += 1
         if self.drop and self._rng.random() < self.drop:
+            self.stats.dropped_in += 1
+            return
+        kind = {"MISSION_COUNT": "count", "MISSION_ITEM_INT": "item", "MISSION_ITEM": "item"}.get(msg.get_type())
+        if kind is not None and self._loses(kind, int(getattr(msg, "mission_type", MISSION)), int(getattr(msg, "seq", -1))):
             self.stats.dropped_in += 1
             return
         if self.flight is not None and self.flight.on_message(self, msg):
@@ -309,102 +339,36 @@ class SimVehicle:
         if handler is not None:
             handler(msg, now)
 
-    # --- upload --------------------------------------------------------------------------------
-
-    def _partner(self, msg: Any) -> tuple[int, int]:
-        return (msg.get_srcSystem(), msg.get_srcComponent())
-
-    def _ack(self, partner: tuple[int, int], mission_type: int, result: int) -> bool:
-        return self.send(lambda m: m.mission_ack_send(partner[0], partner[1], result, mission_type))
-
-    def _request(self, up: _Upload) -> None:
-        if self.dialect == "ardupilot":
-            self.send(lambda m: m.mission_request_send(up.partner[0], up.partner[1], up.expected, up.mission_type))
-        else:
-            self.send(lambda m: m.mission_request_int_send(up.partner[0], up.partner[1], up.expected, up.mission_type))
+    # --- mission protocol (flows.sim.mission_protocol, per autopilot) --------------------------
 
     def _on_mission_count(self, msg: Any, now: float) -> None:
-        mtype = int(getattr(msg, "mission_type", MISSION))
-        partner = self._partner(msg)
-        if self.reject_result is not None and mtype in self.reject_types:
-            self.stats.uploads_rejected += 1
-            self._ack(partner, mtype, self.reject_result)
-            return
-        current = self._state.uploads.get(mtype)
-        if current is not None and current.expected == 0 and current.count == msg.count:
-            current.last_activity_s = now
-            self._request(current)  # a repeated COUNT: our first request was lost
-            return
-        if current is not None and current.expected > 0:
-            return  # a late duplicate COUNT mid-transfer; UDP here keeps order, so ignore it
-        if msg.count == 0:
-            self._store(mtype, ())
-            self._state.done[mtype] = _Done(0, partner)
-            self._ack(partner, mtype, _M.MAV_MISSION_ACCEPTED)
-            return
-        up = _Upload(mtype, int(msg.count), [None] * int(msg.count), 0, now, now, partner)
-        self._state.uploads[mtype] = up
-        self._state.done.pop(mtype, None)
-        self._request(up)
+        self._protocol.on_count(msg, now)
 
     def _on_mission_item_int(self, msg: Any, now: float) -> None:
-        self._on_item(msg, now)
+        self._protocol.on_item(msg, now)
 
     def _on_mission_item(self, msg: Any, now: float) -> None:
-        self._on_item(msg, now)
+        self._protocol.on_item(msg, now)
 
-    def _on_item(self, msg: Any, now: float) -> None:
-        mtype = int(getattr(msg, "mission_type", MISSION))
-        partner = self._partner(msg)
-        up = self._state.uploads.get(mtype)
-        if up is None:
-            done = self._state.done.get(mtype)
-            if done is not None and self.dialect == "px4" and done.count and msg.seq == done.count - 1:
-                self._final_ack(partner, mtype)  # PX4 acknowledges a repeated last item again
-            return
-        if msg.seq != up.expected:
-            if self.dialect == "ardupilot":
-                self._ack(partner, mtype, _M.MAV_MISSION_INVALID_SEQUENCE)
-            else:
-                up.last_activity_s = now
-                self._request(up)
-            return
-        up.items[up.expected] = normalise_as_vehicle(from_wire(msg), self.dialect)
-        up.expected += 1
-        up.last_activity_s = up.progress_s = now
-        if up.expected < up.count:
-            self._request(up)
-            return
-        del self._state.uploads[mtype]
-        items = tuple(i for i in up.items if i is not None)
-        self._store(mtype, items)
-        self._state.done[mtype] = _Done(up.count, partner)
-        self.stats.uploads_completed += 1
-        self._final_ack(partner, mtype)
-        if self.flight is not None:
-            self.flight.on_mission_stored(self, mtype, items)
+    def _on_mission_request_list(self, msg: Any, now: float) -> None:
+        self._protocol.on_request_list(msg, now)
 
-    def _final_ack(self, partner: tuple[int, int], mtype: int) -> None:
-        if self.lose_final_ack:
-            self.stats.final_acks_lost += 1
-            return
-        self._ack(partner, mtype, _M.MAV_MISSION_ACCEPTED)
+    def _on_mission_request_int(self, msg: Any, now: float) -> None:
+        self._protocol.on_request(msg, now)
+
+    def _on_mission_request(self, msg: Any, now: float) -> None:
+        self._protocol.on_request(msg, now)
+
+    def _on_mission_clear_all(self, msg: Any, now: float) -> None:
+        self._protocol.on_clear_all(msg, now)
+
+    def _on_mission_ack(self, msg: Any, now: float) -> None:
+        self._protocol.on_ack(msg, now)
 
     def _store(self, mtype: int, items: tuple[MissionItem, ...]) -> None:
         with self._lock:
             self._missions[mtype] = items
         self.log(f"stored {len(items)} items of mission type {mtype}")
-
-    def _on_mission_clear_all(self, msg: Any, now: float) -> None:
-        mtype = int(getattr(msg, "mission_type", MISSION))
-        self._state.uploads.pop(mtype, None)
-        self._store(mtype, ())
-        self._ack(self._partner(msg), mtype, _M.MAV_MISSION_ACCEPTED)
-
-    def _on_mission_ack(self, msg: Any, now: float) -> None:
-        return  # the end of a download; nothing to keep
-
-    # --- download --------------------------------------------------------------------------
 
     def _as_downloaded(self, mtype: int, items: tuple[MissionItem, ...]) -> tuple[MissionItem, ...]:
         if self.dialect != "ardupilot" or mtype != MISSION or not items:
@@ -413,31 +377,6 @@ class SimVehicle:
         lat, lon, alt = self.home if self.home is not None else (first.lat, first.lon, 0.0)
         home = MissionItem(seq=0, command=_M.MAV_CMD_NAV_WAYPOINT, frame=FRAME_GLOBAL, lat=lat, lon=lon, alt_m=alt)
         return (normalise_as_vehicle(home, "ardupilot"),) + items[1:]
-
-    def _on_mission_request_list(self, msg: Any, now: float) -> None:
-        mtype = int(getattr(msg, "mission_type", MISSION))
-        partner = self._partner(msg)
-        with self._lock:
-            n = len(self._missions.get(mtype, ()))
-        self.send(lambda m: m.mission_count_send(partner[0], partner[1], n, mtype))
-
-    def _on_mission_request_int(self, msg: Any, now: float) -> None:
-        self._serve_item(msg)
-
-    def _on_mission_request(self, msg: Any, now: float) -> None:
-        self._serve_item(msg)
-
-    def _serve_item(self, msg: Any) -> None:
-        mtype = int(getattr(msg, "mission_type", MISSION))
-        partner = self._partner(msg)
-        with self._lock:
-            items = self._as_downloaded(mtype, self._missions.get(mtype, ()))
-        if not 0 <= msg.seq < len(items):
-            self._ack(partner, mtype, _M.MAV_MISSION_INVALID_SEQUENCE)
-            return
-        wire = to_wire(items[msg.seq])
-        self.stats.downloads_served += 1
-        self.send(lambda m: m.mission_item_int_send(partner[0], partner[1], **wire))
 
     # --- parameters ------------------------------------------------------------------------
 

@@ -103,14 +103,11 @@ def dispatch(
             draft_status=rec.state, message="dry run: every check passed; nothing was claimed or sent",
             checks=checks, files=files_of(draft_id, rec.version, ledger.path.parent),
         )
+    from flows.vehicle.linkspec import check_links
     from flows.vehicle.upload import upload_plan as upload  # pymavlink is heavy: only a real dispatch loads it
 
     drones = sorted({s["drone_id"] for s in (rec.plan or {}).get("sorties", [])})
-    if isinstance(link, str) and len(drones) > 1:
-        raise InvalidArgument(
-            f"--link names one vehicle but the plan flies {len(drones)} drones ({', '.join(drones)}); "
-            "give no --link (each drone's own link is used)"
-        )
+    check_links(drones, link)  # before the claim: a wrong --link must not use up the dispatch
     claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now,
                                   items_hash=seal.items_hash, approval_id=seal.approval_id)
     if not claim.claimed:

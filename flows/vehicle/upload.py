@@ -11,12 +11,28 @@ Outcomes, per transfer:
 - ACCEPTED: the vehicle's final ack was seen.
 - REJECTED: a NACK → ``DispatchFailed`` naming the MAV_MISSION_RESULT; nothing
   after it is uploaded.
-- UNCERTAIN (items went out, the final ack never came) or NO_ANSWER: the
-  mission is read back and compared with the plan (±1 degE7, float32, seq 0
-  of ArduPilot is its home). Equal → counted as accepted, "verified by
-  download"; different or unreadable → ``DispatchUncertain``. Never a blind
-  re-upload: ArduPilot writes items as they arrive, so a second upload could
-  leave a mix behind and still look like success.
+- UNCERTAIN (every item went out but the answer was silence or anything
+  other than ACCEPTED — ArduPilot's ERROR to a re-sent last item, a DENIED or
+  CANCELLED for a finished transfer) or NO_ANSWER: the mission is read back
+  and compared with the plan (±1 degE7, float32, seq 0 of ArduPilot is its
+  home, unused params as 0). Equal → counted as accepted, "verified by
+  download"; different after a NACK → ``DispatchFailed``; different after
+  silence, or unreadable → ``DispatchUncertain``. Never a blind re-upload:
+  ArduPilot writes items as they arrive, so a second upload could leave a mix
+  behind and still look like success.
+
+Partial uploads leave nothing behind: when an upload fails after an earlier
+one of the same vehicle was accepted (or after ArduPilot wrote some items),
+every mission type this dispatch touched is cleared (MISSION_CLEAR_ALL with
+its mission_type), then fence, mission and rally are read back and the
+result records exactly what the vehicle now holds (``holds``; None where it
+could not be read). When the clearing is confirmed, an unknown outcome
+becomes a known one: FAILED, the vehicle holds nothing of this dispatch.
+
+Vehicles are bound (``VehicleBinding``): the fleet entry's MAVLink system id,
+component id and autopilot must be the heartbeat's (``DeviceMismatch``
+otherwise, nothing sent), and a drone with a signing key reference gets
+every message signed with the key from the key store (``flows.vehicle.keys``).
 
 After the fence, its altitude ceiling is set as autopilot parameters
 (``FENCE_ALT_MAX`` / ``GF_MAX_VER_DIST``) and confirmed by the vehicle's echo;
@@ -32,12 +48,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
+from flows.vehicle.binding import AUTOPILOT_DIALECT, DIALECT_AUTOPILOT, VehicleBinding, binding_for
+from flows.vehicle.leftovers import leave_nothing_behind
 from flows.vehicle.link import MavLink, Transfer
+from flows.vehicle.linkspec import check_links
 from planner.errors import (
+    DeviceMismatch,
     DeviceUnavailable,
     DispatchFailed,
     DispatchUncertain,
@@ -57,6 +78,8 @@ from planner.plan import Plan, Sortie
 from planner.world import World
 
 __all__ = [
+    "VehicleBinding",
+    "binding_for",
     "UploadResult",
     "DispatchOutcome",
     "VerifyResult",
@@ -69,8 +92,7 @@ __all__ = [
 
 UPLOAD_ORDER: tuple[int, ...] = (FENCE, MISSION, RALLY)
 """Fence first: a mission must never be flyable on a vehicle whose fence is stale."""
-
-_AUTOPILOT_DIALECT = {3: "ardupilot", 12: "px4"}  # MAV_AUTOPILOT_ARDUPILOTMEGA, MAV_AUTOPILOT_PX4
+MISSION_TYPE_NAMES_ORDER = tuple(MISSION_TYPE_NAMES[t] for t in UPLOAD_ORDER)
 
 AttemptCallback = Callable[[dict[str, Any]], None]
 
@@ -89,6 +111,9 @@ class UploadResult:
     params_set: dict[str, float] = field(default_factory=dict)
     attempts: list[dict[str, Any]] = field(default_factory=list)
     detail: str = ""
+    binding: dict[str, Any] = field(default_factory=dict)
+    cleared: tuple[str, ...] = ()
+    holds: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +127,9 @@ class UploadResult:
             "params_set": dict(self.params_set),
             "attempts": list(self.attempts),
             "detail": self.detail,
+            "binding": dict(self.binding),
+            "cleared": list(self.cleared),
+            "holds": self.holds,
         }
 
 
@@ -143,7 +171,7 @@ def _link_for(drone_id: str, world: World, link: str | Mapping[str, str] | None,
     if isinstance(link, str):
         if n_drones > 1:
             raise InvalidArgument(
-                f"--link names one vehicle but the plan flies {n_drones} drones; give a link per drone or none"
+                f"--link names one vehicle but the plan flies {n_drones} drones; give --link DRONE=CONN per drone or none"
             )
         return link
     if drone_id not in link:
@@ -162,6 +190,7 @@ def upload_plan(
     max_retries: int = 8,
     heartbeat_timeout_s: float = 5.0,
     end: EndAction = "land",
+    key_store: Path | None = None,
 ) -> DispatchOutcome:
     """Upload the plan's next sortie of every drone; ACCEPTED or raise.
 
@@ -175,15 +204,19 @@ def upload_plan(
 
     Raises ``DispatchFailed`` (a NACK: its MAV_MISSION_RESULT is in the message),
     ``DispatchUncertain`` (no final ack and the read-back did not match or could
-    not be made), ``DeviceUnavailable`` (no heartbeat): each with the outcome as
-    ``details``; ``on_attempt`` has seen every attempt by then.
+    not be made), ``DeviceUnavailable`` (no heartbeat), ``DeviceMismatch``
+    (another vehicle answers): each with the outcome as ``details``;
+    ``on_attempt`` has seen every attempt by then. ``key_store`` is where the
+    drones' signing keys are (default SORTIE_HOME/keys).
     """
     if timeout_s <= 0:
         raise InvalidArgument("timeout_s must be > 0")
     if not plan.sorties:
         raise InvalidArgument("the plan has no sorties to dispatch")
+    check_links((s.drone_id for s in plan.sorties), link)
     sorties, later = _first_sorties(plan)
     outcome = DispatchOutcome(status="ACCEPTED", uploads=[], not_uploaded=later)
+    bindings = {s.drone_id: binding_for(world.drone(s.drone_id), key_store) for s in sorties}
     for s in sorties:
         conn = _link_for(s.drone_id, world, link, len(sorties))
         ms = mission_set(plan, s, world, end=end)
@@ -199,8 +232,9 @@ def upload_plan(
                 retry_s=retry_s,
                 max_retries=max_retries,
                 heartbeat_timeout_s=heartbeat_timeout_s,
+                binding=bindings[s.drone_id],
             )
-        except (DispatchFailed, DispatchUncertain, DeviceUnavailable) as exc:
+        except (DispatchFailed, DispatchUncertain, DeviceUnavailable) as exc:  # DeviceMismatch is a DeviceUnavailable
             outcome.status = result.status
             raise type(exc)(exc.message, details=outcome.to_dict()) from None
     return outcome
@@ -234,14 +268,18 @@ def upload_mission_set(
     retry_s: float = 1.0,
     max_retries: int = 8,
     heartbeat_timeout_s: float = 5.0,
+    binding: VehicleBinding | None = None,
 ) -> UploadResult:
     """Fence, mission, rally to one vehicle over ``conn``; fills ``result`` and raises on failure.
 
     After the hello, the uploads may use 70 % of the time left; the rest is kept
-    for a read-back, so an upload that used up its time can still be settled.
+    for a read-back (and, after a failure, the clearing), so an upload that used
+    up its time can still be settled.
     """
     deadline = time.monotonic() + timeout_s
+    binding = binding or VehicleBinding(autopilot=DIALECT_AUTOPILOT.get(ms.dialect))
     result.counts = {MISSION_TYPE_NAMES[t]: len(ms.items_of(t)) for t in UPLOAD_ORDER}
+    result.binding = binding.to_dict()
 
     def record(kind: str, tr: Transfer | None, **extra: Any) -> None:
         entry: dict[str, Any] = {
@@ -260,71 +298,104 @@ def upload_mission_set(
         if on_attempt is not None:
             on_attempt(dict(entry))
 
-    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s) as ml:
+    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s,
+                 **binding.link_kwargs()) as ml:
         try:
             ml.wait_vehicle(deadline)
+        except DeviceMismatch as exc:
+            result.status, result.detail = "FAILED", f"{ms.drone_id}: {exc.message}"
+            record("hello", None, outcome="MISMATCH", detail=exc.message)
+            raise DeviceMismatch(result.detail) from None
         except DeviceUnavailable as exc:
             result.status, result.detail = "UNREACHABLE", exc.message
             record("hello", None, outcome="NO_ANSWER", detail=exc.message)
             raise
-        seen = _AUTOPILOT_DIALECT.get(ml.autopilot or -1)
-        record("hello", None, outcome="HEARTBEAT", detail=f"system {ml.target_system} component {ml.target_component} autopilot {ml.autopilot}")
+        seen = AUTOPILOT_DIALECT.get(ml.autopilot or -1)
+        record("hello", None, outcome="HEARTBEAT",
+               detail=f"system {ml.target_system} component {ml.target_component} autopilot {ml.autopilot}"
+               + (" (signed)" if ml.signed else ""))
         if seen is not None and seen != ms.dialect:
             result.status = "FAILED"
             result.detail = f"{ms.drone_id}: the vehicle reports a {seen} autopilot but the world says {ms.dialect}; nothing uploaded"
-            raise DispatchFailed(result.detail)
+            record("hello", None, outcome="MISMATCH", detail=result.detail)
+            raise DeviceMismatch(result.detail)
         after_hello = time.monotonic()
         upload_deadline = after_hello + 0.7 * max(0.0, deadline - after_hello)
         verified: list[str] = []
-        for mtype in UPLOAD_ORDER:
-            name = MISSION_TYPE_NAMES[mtype]
-            items = ms.items_of(mtype)
-            tr = ml.upload(items, mtype, upload_deadline)
-            record("upload", tr)
-            if tr.outcome == "ACCEPTED":
-                if mtype == FENCE:
-                    _set_ceiling(ml, ms, result, record, deadline)
-                continue
-            if tr.outcome == "REJECTED":
-                result.status = "FAILED"
-                done = [MISSION_TYPE_NAMES[t] for t in UPLOAD_ORDER[: UPLOAD_ORDER.index(mtype)]]
-                result.detail = (
-                    f"{ms.drone_id} rejected the {name} upload with {tr.result}"
-                    + (f" (already uploaded: {', '.join(done)})" if done else "")
-                    + (
-                        f"; ArduPilot writes items as they arrive, so its {name} may now hold part of this upload"
-                        if ms.dialect == "ardupilot" and tr.items_sent
-                        else ""
-                    )
-                )
-                raise DispatchFailed(result.detail)
-            # UNCERTAIN or NO_ANSWER: read back and compare, never re-send blind.
-            dl = ml.download(mtype, deadline)
-            if dl.outcome != "DOWNLOADED":
-                record("verify", dl)
-                result.status = "UNCERTAIN"
-                result.detail = (
-                    f"{ms.drone_id}: the {name} upload ended without a final ack ({tr.detail}) "
-                    f"and reading it back failed ({dl.detail}); the vehicle's {name} is unknown"
-                )
-                raise DispatchUncertain(result.detail)
-            diffs = compare_items(items, dl.items, dialect=ms.dialect, mission_type=mtype)  # type: ignore[arg-type]
-            record("verify", dl, matches=not diffs, differences=list(diffs[:10]))
-            if diffs:
-                result.status = "UNCERTAIN"
-                how = "was never asked for an item" if tr.outcome == "NO_ANSWER" else "ended without a final ack"
-                result.detail = (
-                    f"{ms.drone_id}: the {name} upload {how} ({tr.detail}) and the vehicle holds a different "
-                    f"{name} ({len(diffs)} differences, first: {diffs[0]})"
-                )
-                raise DispatchUncertain(result.detail)
-            verified.append(name)
-            if mtype == FENCE:
-                _set_ceiling(ml, ms, result, record, deadline)
+        touched: list[int] = []  # mission types this dispatch may have changed on the vehicle
+        try:
+            for mtype in UPLOAD_ORDER:
+                _upload_one(ml, ms, mtype, result, record, upload_deadline, deadline, verified, touched)
+        except (DispatchFailed, DispatchUncertain) as exc:
+            leave_nothing_behind(ml, ms, result, record, deadline, touched)
+            if isinstance(exc, DispatchUncertain) and result.status == "FAILED":
+                raise DispatchFailed(result.detail) from None
+            raise type(exc)(result.detail) from None
         result.verified_by_download = tuple(verified)
         result.status = "ACCEPTED"
         result.detail = "accepted" + (f" ({', '.join(verified)} verified by read-back)" if verified else "")
     return result
+
+
+def _upload_one(
+    ml: MavLink, ms: MissionSet, mtype: int, result: UploadResult, record: Any,
+    upload_deadline: float, deadline: float, verified: list[str], touched: list[int],
+) -> None:
+    """One mission type: upload, and settle any outcome but ACCEPTED/REJECTED by reading back."""
+    name = MISSION_TYPE_NAMES[mtype]
+    items = ms.items_of(mtype)
+    tr = ml.upload(items, mtype, upload_deadline)
+    record("upload", tr)
+    if tr.requests_seen or tr.outcome == "ACCEPTED":
+        touched.append(mtype)
+    if tr.outcome == "ACCEPTED":
+        if mtype == FENCE:
+            _set_ceiling(ml, ms, result, record, deadline)
+        return
+    if tr.outcome == "REJECTED":
+        result.status = "FAILED"
+        done = [MISSION_TYPE_NAMES[t] for t in UPLOAD_ORDER[: UPLOAD_ORDER.index(mtype)]]
+        result.detail = (
+            f"{ms.drone_id} rejected the {name} upload with {tr.result}"
+            + (f" (already uploaded: {', '.join(done)})" if done else "")
+            + (
+                f"; ArduPilot writes items as they arrive, so its {name} may hold part of this upload"
+                if ms.dialect == "ardupilot" and tr.requests_seen and mtype != FENCE
+                else ""
+            )
+        )
+        raise DispatchFailed(result.detail)
+    # UNCERTAIN (every item out, no ACCEPTED) or NO_ANSWER: read back and compare, never re-send blind.
+    dl = ml.download(mtype, deadline)
+    if dl.outcome != "DOWNLOADED":
+        record("verify", dl)
+        result.status = "UNCERTAIN"
+        if mtype not in touched:
+            touched.append(mtype)
+        result.detail = (
+            f"{ms.drone_id}: the {name} upload ended without a final ack ({tr.detail}) "
+            f"and reading it back failed ({dl.detail}); the vehicle's {name} is unknown"
+        )
+        raise DispatchUncertain(result.detail)
+    diffs = compare_items(items, dl.items, dialect=ms.dialect, mission_type=mtype)  # type: ignore[arg-type]
+    record("verify", dl, matches=not diffs, differences=list(diffs[:10]), answer=tr.result)
+    if diffs:
+        how = "was never asked for an item" if tr.outcome == "NO_ANSWER" else (
+            f"ended with {tr.result}" if tr.result else "ended without a final ack")
+        result.detail = (
+            f"{ms.drone_id}: the {name} upload {how} ({tr.detail}) and the vehicle holds a different "
+            f"{name} ({len(diffs)} differences, first: {diffs[0]})"
+        )
+        if tr.result:  # the vehicle answered, and what it holds is not the plan: a refusal, now known
+            result.status = "FAILED"
+            raise DispatchFailed(result.detail)
+        result.status = "UNCERTAIN"
+        raise DispatchUncertain(result.detail)
+    if mtype not in touched:
+        touched.append(mtype)
+    verified.append(name)
+    if mtype == FENCE:
+        _set_ceiling(ml, ms, result, record, deadline)
 
 
 # --- reading back without uploading -------------------------------------------------------------
@@ -338,19 +409,22 @@ def read_back(
     max_retries: int = 8,
     heartbeat_timeout_s: float = 5.0,
     on_attempt: AttemptCallback | None = None,
+    binding: VehicleBinding | None = None,
 ) -> tuple[dict[int, tuple[Any, ...]], dict[str, Any]]:
     """Download fence, mission and rally from the vehicle on ``conn``; sends nothing else.
 
     Returns the rows per mission type and the vehicle's ids. Raises
-    ``DeviceUnavailable`` without a heartbeat and ``DispatchUncertain`` when a
+    ``DeviceUnavailable`` without a heartbeat, ``DeviceMismatch`` when another
+    vehicle than ``binding`` answers, and ``DispatchUncertain`` when a
     download does not complete in time.
     """
     deadline = time.monotonic() + timeout_s
     held: dict[int, tuple[Any, ...]] = {}
-    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s) as ml:
+    kwargs = binding.link_kwargs() if binding is not None else {}
+    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s, **kwargs) as ml:
         ml.wait_vehicle(deadline)
         vehicle = {"system": ml.target_system, "component": ml.target_component, "autopilot": ml.autopilot,
-                   "dialect": _AUTOPILOT_DIALECT.get(ml.autopilot or -1)}
+                   "dialect": AUTOPILOT_DIALECT.get(ml.autopilot or -1)}
         for mtype in UPLOAD_ORDER:
             dl = ml.download(mtype, deadline)
             if on_attempt is not None:
@@ -386,6 +460,7 @@ def verify_plan(
     max_retries: int = 8,
     heartbeat_timeout_s: float = 5.0,
     end: EndAction = "land",
+    key_store: Path | None = None,
 ) -> VerifyResult:
     """Read every drone's fence, mission and rally back and compare them with the plan.
 
@@ -402,6 +477,7 @@ def verify_plan(
         held, vehicle = read_back(
             conn, timeout_s=timeout_s, retry_s=retry_s, max_retries=max_retries,
             heartbeat_timeout_s=heartbeat_timeout_s, on_attempt=on_attempt,
+            binding=binding_for(world.drone(s.drone_id), key_store),
         )
         diffs = {
             MISSION_TYPE_NAMES[t]: list(compare_items(ms.items_of(t), held[t], dialect=ms.dialect, mission_type=t))  # type: ignore[arg-type]

@@ -117,3 +117,21 @@ def test_a_nack_ends_the_upload_at_once_with_its_name() -> None:
     conn.close()
     assert (tr.outcome, tr.result) == ("REJECTED", "MAV_MISSION_UNSUPPORTED_FRAME")
     assert time.monotonic() - t0 < 1.0 and tr.items_sent == 0
+
+
+def test_a_px4_still_busy_with_an_unacked_download_is_waited_for_not_taken_as_a_refusal() -> None:
+    """PX4 ``handle_mission_count``: ERROR (in the busy transfer's type) until its protocol timeout; then it accepts."""
+    from flows.sim.vehicle import SimVehicle
+
+    # busy for 0.6 s; six silent retries (0.3 s) would give up, the busy budget (24 × 50 ms) does not
+    with SimVehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.05, rerequest_s=0.05, transfer_timeout_s=0.6) as sim:
+        station = mavutil.mavlink_connection(sim.address, source_system=255, source_component=190)
+        station.mav.heartbeat_send(M.MAV_TYPE_GCS, M.MAV_AUTOPILOT_INVALID, 0, 0, 0)
+        station.mav.mission_request_list_send(1, 1, 1)  # a fence download that is never acked: PX4 stays in SENDLIST
+        assert station.recv_match(type="MISSION_COUNT", blocking=True, timeout=3) is not None
+        station.close()
+        with MavLink(sim.address, retry_s=0.05, max_retries=6) as ml:
+            ml.wait_vehicle(time.monotonic() + 3)
+            tr = ml.upload(_items(3), MISSION, time.monotonic() + 5)
+        assert tr.outcome == "ACCEPTED" and tr.busy_nacks >= 1, tr.to_dict()
+        assert len(sim.missions[MISSION]) == 3

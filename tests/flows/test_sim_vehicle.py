@@ -1,4 +1,10 @@
-"""The vehicle simulator's protocol habits, driven by a raw pymavlink ground station over UDP."""
+"""The vehicle simulator's protocol habits, driven by a raw pymavlink ground station over UDP.
+
+Each test pins one row of the behaviour table in ``flows.sim.mission_protocol``
+(ArduPilot's ``libraries/GCS_MAVLink/MissionItemProtocol*.cpp`` and
+``GCS_Common.cpp``, PX4's ``mavlink_mission.cpp``), so a change to the
+simulator that drifts from the autopilots' code fails here.
+"""
 
 from __future__ import annotations
 
@@ -92,7 +98,8 @@ def test_ardupilot_asks_with_the_legacy_request_and_flags_a_duplicate(ardupilot:
     assert len(ardupilot.missions[MISSION]) == 3
 
 
-def test_a_stalled_upload_is_cancelled_and_the_old_mission_kept(px4: SimVehicle) -> None:
+def test_px4_gives_up_a_stalled_upload_silently_and_keeps_the_old_mission(px4: SimVehicle) -> None:
+    """PX4 ``MavlinkMissionManager::send``: protocol timeout → idle, no ack; the mission slot is double-buffered."""
     gs = Station(px4.address)
     gs.mav.mission_count_send(1, 1, 1, MISSION)
     gs.expect("MISSION_REQUEST_INT", seq=0)
@@ -101,8 +108,90 @@ def test_a_stalled_upload_is_cancelled_and_the_old_mission_kept(px4: SimVehicle)
     gs.mav.mission_count_send(1, 1, 3, MISSION)
     assert gs.expect("MISSION_REQUEST_INT", seq=0) is not None
     gs.item(0)  # …and then the station goes quiet
+    assert gs.expect("MISSION_ACK", timeout_s=1.5) is None, "PX4 sends no ack when it gives up"
+    assert len(px4.missions[MISSION]) == 1, "the new items went to the inactive slot"
+    gs.mav.mission_count_send(1, 1, 1, MISSION)
+    assert gs.expect("MISSION_REQUEST_INT", seq=0) is not None, "idle again after the timeout"
+
+
+def test_ardupilot_cancels_a_stalled_upload_and_keeps_what_it_wrote(ardupilot: SimVehicle) -> None:
+    """ArduPilot ``MissionItemProtocol::update``: OPERATION_CANCELLED; items were written as they came (not atomic)."""
+    gs = Station(ardupilot.address)
+    gs.mav.mission_count_send(1, 1, 3, MISSION)
+    assert gs.expect("MISSION_REQUEST", seq=0) is not None
+    gs.item(0)
+    gs.item(1)
+    assert gs.expect("MISSION_REQUEST", seq=2) is not None
     assert gs.expect("MISSION_ACK", timeout_s=3.0, type=M.MAV_MISSION_OPERATION_CANCELLED) is not None
-    assert len(px4.missions[MISSION]) == 1
+    assert len(ardupilot.missions[MISSION]) == 2, "a half upload stays on an ArduPilot"
+
+
+def test_ardupilot_answers_error_to_an_item_after_the_transfer(ardupilot: SimVehicle) -> None:
+    """``GCS_MAVLINK::handle_mission_item``: ``if (!prot->receiving)`` → MAV_MISSION_ERROR (issue 15)."""
+    gs = Station(ardupilot.address)
+    gs.mav.mission_count_send(1, 1, 2, MISSION)
+    gs.expect("MISSION_REQUEST", seq=0)
+    gs.item(0)
+    gs.expect("MISSION_REQUEST", seq=1)
+    gs.item(1)
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED) is not None
+    gs.item(1)  # the station did not see that ack and re-sends its last item
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ERROR) is not None
+    assert len(ardupilot.missions[MISSION]) == 2, "and the mission is stored all the same"
+
+
+def test_ardupilot_restarts_on_a_repeated_count_and_denies_a_download_meanwhile(ardupilot: SimVehicle) -> None:
+    gs = Station(ardupilot.address)
+    gs.mav.mission_count_send(1, 1, 3, MISSION)
+    gs.expect("MISSION_REQUEST", seq=0)
+    gs.item(0)
+    gs.expect("MISSION_REQUEST", seq=1)
+    gs.mav.mission_request_list_send(1, 1, MISSION)
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_DENIED) is not None, "handle_mission_request_list while receiving"
+    gs.mav.mission_count_send(1, 1, 3, MISSION)
+    assert gs.expect("MISSION_REQUEST", seq=0) is not None, "handle_mission_count: same sender starts again"
+
+
+def test_ardupilot_writes_the_fence_whole_and_px4_in_place(ardupilot: SimVehicle, px4: SimVehicle) -> None:
+    """``MissionItemProtocol_Fence::complete`` keeps the fence aside; PX4 ``dm_write(DM_KEY_FENCE_POINTS, seq + 1)`` does not."""
+    for sim, request in ((ardupilot, "MISSION_REQUEST"), (px4, "MISSION_REQUEST_INT")):
+        gs = Station(sim.address)
+        gs.mav.mission_count_send(1, 1, 2, FENCE)
+        gs.expect(request, seq=0, mission_type=FENCE)
+        gs.item(0, FENCE)
+        gs.expect(request, seq=1, mission_type=FENCE)
+        gs.item(1, FENCE)
+        assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED, mission_type=FENCE) is not None
+        gs.mav.mission_count_send(1, 1, 3, FENCE)  # a second, longer fence that stops after one point
+        gs.expect(request, seq=0, mission_type=FENCE)
+        moved = to_wire(ITEMS[2])
+        moved["seq"], moved["mission_type"] = 0, FENCE
+        gs.mav.mission_item_int_send(1, 1, **moved)
+        assert gs.expect(request, seq=1, mission_type=FENCE) is not None
+        held = sim.missions[FENCE]
+        assert len(held) == 2
+        changed = round(held[0].lat * 1e7) == round(ITEMS[2].lat * 1e7)
+        assert changed is (sim.dialect == "px4"), f"{sim.dialect}: first fence point rewritten in place: {changed}"
+
+
+def test_px4_ignores_an_item_out_of_order_and_is_busy_after_a_download_without_ack(px4: SimVehicle) -> None:
+    gs = Station(px4.address)
+    gs.mav.mission_count_send(1, 1, 2, MISSION)
+    gs.expect("MISSION_REQUEST_INT", seq=0)
+    gs.item(1)  # out of order: "Item sequence not expected, ignore item"
+    assert gs.expect("MISSION_ACK", timeout_s=0.3) is None
+    assert gs.expect("MISSION_REQUEST_INT", seq=0) is not None, "it asks again for what it misses"
+    gs.item(0)
+    gs.expect("MISSION_REQUEST_INT", seq=1)
+    gs.item(1)
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED) is not None
+    gs.mav.mission_request_list_send(1, 1, MISSION)
+    assert gs.expect("MISSION_COUNT", count=2) is not None
+    gs.mav.mission_request_int_send(1, 1, 0, MISSION)
+    assert gs.expect("MISSION_ITEM_INT", seq=0) is not None
+    gs.mav.mission_count_send(1, 1, 1, FENCE)  # no download ack yet: still SENDLIST
+    assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ERROR) is not None, "handle_mission_count: busy"
+    assert px4.missions[MISSION][0].seq == 0 and len(px4.missions[MISSION]) == 2, "no home slot on PX4"
 
 
 def test_reject_is_sticky_for_its_type_only_and_lost_acks_still_store() -> None:

@@ -16,6 +16,7 @@ EXPECTED = {
     "CONFLICT": RuntimeError,
     "AIRSPACE_BLOCKED": RuntimeError,
     "DEVICE_UNAVAILABLE": RuntimeError,
+    "DEVICE_MISMATCH": RuntimeError,
     "APPROVAL_REQUIRED": PermissionError,
     "APPROVAL_STALE": RuntimeError,
     "DISPATCH_FAILED": RuntimeError,

@@ -113,3 +113,22 @@ def test_empty_plan_draws_docks_and_bad_size_is_refused() -> None:
     assert _png_size(render_plan_png(empty, _world(), width_px=400))[0] == 400
     with pytest.raises(InvalidArgument):
         render_plan_png(_plan(), _world(), width_px=10)
+
+
+def test_unimaged_area_is_drawn_in_its_colour() -> None:
+    """A survey's unimaged patch is painted magenta (#c51b7d → rgb 197,27,125), hatched."""
+    import matplotlib.image as mpimg
+    from dataclasses import replace
+
+    from planner.mapimage import UNIMAGED_COLOUR
+
+    assert UNIMAGED_COLOUR == "#c51b7d"
+    patch = box(24.9445, 60.1705, 24.9465, 60.1712)
+    dark = replace(_plan(("D1",)), mission_type="AREA_SURVEY", unimaged_wgs84=patch, coverage_fraction=0.97)
+
+    def magenta(plan: Plan) -> int:
+        arr = mpimg.imread(io.BytesIO(render_plan_png(plan, _world(), width_px=600)))
+        rgb = (arr[..., :3] * 255).round().astype(int)
+        return int(((abs(rgb[..., 0] - 197) < 40) & (rgb[..., 1] < 120) & (abs(rgb[..., 2] - 125) < 50)).sum())
+
+    assert magenta(dark) > magenta(replace(dark, unimaged_wgs84=None)) + 2000

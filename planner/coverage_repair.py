@@ -1,0 +1,179 @@
+"""Extra camera passes for what the boustrophedon sweeps leave unimaged.
+
+Straight sweeps with flat ends leave triangles where they meet a slanted edge,
+the tips of sharp corners and the strips beside small holes dark. Measured on
+the test parcels (``tests/planner/parcels``), most of that area lies in a band
+along the boundary of the outer ring and of the holes. A pass along an edge,
+half a swath inside it (a piece of a perimeter / headland pass), images that
+band; a short pass along the long axis of a dark patch images a patch the edge
+passes miss. Candidates are both kinds, each clipped to the free area.
+
+A pass is worth flying when it images enough new area per metre *including
+the detour to reach it*: at least ``MIN_RATE`` × swath m² per m (a sweep of the
+boustrophedon images one swath per metre at best). Passes are chosen greedily,
+best rate first, until the coverage target is met or no pass is worth it; the
+gain of a pass only shrinks as others are chosen, so a lazy priority queue
+(re-score the top, accept it if it stays on top) picks the same passes as a
+full re-scoring. The routing model then orders them with the sweeps.
+
+Pure geometry on shapely and numpy; deterministic (ties broken by index).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import shapely
+from shapely.geometry import LineString, MultiPolygon, Polygon
+from shapely.geometry.base import BaseGeometry
+
+__all__ = ["repair_passes", "unimaged_area", "reportable_unimaged", "MIN_RATE", "MAX_PASSES"]
+
+MIN_RATE = 0.15  # a pass must image at least this × swath m² per metre flown (detour included)
+MAX_PASSES = 80  # at most this many extra passes
+MIN_PASS_M = 1.0  # shorter candidate passes are not worth a turn
+MIN_PATCH_FRACTION = 0.02  # dark patches smaller than this × swath² get no axis pass of their own
+MAX_CANDIDATES = 600
+REPORT_TOLERANCE_M = 0.5
+REPORT_MIN_M2 = 1.0
+
+XY = tuple[float, float]
+Segment = tuple[XY, XY]
+
+
+def _polygons(geom: BaseGeometry) -> list[Polygon]:
+    return [g for g in shapely.get_parts(geom) if isinstance(g, Polygon) and not g.is_empty]
+
+
+def unimaged_area(free: BaseGeometry, sweeps: Sequence[Segment], swath_m: float) -> BaseGeometry:
+    """The free area no flat-ended swath strip reaches (what the coverage figure leaves out)."""
+    lines = [LineString(s) for s in sweeps if math.dist(s[0], s[1]) > 1e-9]
+    if not lines:
+        return free
+    strips = shapely.union_all(shapely.buffer(lines, swath_m / 2.0, cap_style="flat"))
+    return free.difference(strips)
+
+
+def reportable_unimaged(dark: BaseGeometry) -> MultiPolygon:
+    """An unimaged area as a layer for the plan: simplified to 0.5 m, slivers under 1 m² dropped."""
+    parts = [g.simplify(REPORT_TOLERANCE_M) for g in _polygons(dark) if g.area >= REPORT_MIN_M2]
+    parts = [g for g in parts if isinstance(g, Polygon) and not g.is_empty and g.area > 0]
+    return MultiPolygon(parts) if parts else MultiPolygon()
+
+
+def _clip_longest(free: BaseGeometry, line: LineString) -> LineString | None:
+    """The longest straight part of ``line`` inside ``free``."""
+    inside = line.intersection(free)
+    best = None
+    for g in shapely.get_parts(inside):
+        if g.geom_type == "LineString" and g.length >= MIN_PASS_M:
+            c = list(g.coords)
+            seg = LineString([c[0], c[-1]])
+            if best is None or seg.length > best.length:
+                best = seg
+    return best
+
+
+def _edge_candidates(free: BaseGeometry, swath_m: float) -> list[LineString]:
+    """Every ring edge offset half a swath into the free area (or a quarter, where half leaves it)."""
+    out: list[LineString] = []
+    inner = free.buffer(-1e-6)
+    for poly in _polygons(free):
+        rings = [shapely.geometry.polygon.orient(poly, 1.0).exterior]
+        rings += [r for r in shapely.geometry.polygon.orient(poly, 1.0).interiors]
+        for ring in rings:
+            c = np.asarray(ring.coords)
+            for a, b in zip(c[:-1], c[1:]):
+                d = b - a
+                L = math.hypot(*d)
+                if L < MIN_PASS_M:
+                    continue
+                # the free area is on the left of an oriented exterior ring and of its (clockwise) holes
+                nrm = np.array([-d[1], d[0]]) / L
+                for off in (swath_m / 2.0, swath_m / 4.0):
+                    p, q = a + nrm * off - d / L * swath_m, b + nrm * off + d / L * swath_m
+                    seg = _clip_longest(inner, LineString([p, q]))
+                    if seg is not None:
+                        out.append(seg)
+                        break
+    return out
+
+
+def _patch_candidates(dark: BaseGeometry, free: BaseGeometry, swath_m: float) -> list[LineString]:
+    """For each dark patch, a pass along its long axis through its middle, clipped to the free area."""
+    out: list[LineString] = []
+    inner = free.buffer(-1e-6)
+    for patch in _polygons(dark):
+        if patch.area < MIN_PATCH_FRACTION * swath_m**2:
+            continue
+        rect = np.asarray(patch.minimum_rotated_rectangle.exterior.coords)[:4]
+        e1, e2 = rect[1] - rect[0], rect[2] - rect[1]
+        axis = e1 if math.hypot(*e1) >= math.hypot(*e2) else e2
+        L = math.hypot(*axis)
+        if L < 1e-6:
+            continue
+        u = axis / L
+        centre = np.asarray(patch.representative_point().coords[0])
+        seg = _clip_longest(inner, LineString([centre - u * (L + swath_m), centre + u * (L + swath_m)]))
+        if seg is None:
+            continue
+        # keep only the stretch beside the patch (plus half a swath), not the whole chord
+        c = np.asarray(seg.coords)
+        t = (np.asarray(patch.exterior.coords) - c[0]) @ u
+        lo, hi = max(0.0, t.min() - swath_m / 2), min(seg.length, t.max() + swath_m / 2)
+        if hi - lo >= MIN_PASS_M:
+            out.append(LineString([c[0] + u * lo, c[0] + u * hi]))
+    return out
+
+
+def repair_passes(
+    free: Polygon | MultiPolygon,
+    sweeps: Sequence[Segment],
+    swath_m: float,
+    target: float,
+    path: Sequence[XY],
+) -> list[Segment]:
+    """Extra passes (in no particular order) that lift the coverage towards ``target``.
+
+    ``path`` is the planned flight: a pass's detour is priced as the distance
+    from each of its ends to it (leave the path, fly the pass, rejoin it).
+    """
+    area = free.area
+    if area <= 0:
+        return []
+    dark = unimaged_area(free, sweeps, swath_m)
+    covered = 1.0 - dark.area / area
+    if covered >= target or dark.area < 1e-6:
+        return []
+    cands = _edge_candidates(free, swath_m) + _patch_candidates(dark, free, swath_m)
+    cands = cands[:MAX_CANDIDATES]
+    if not cands:
+        return []
+    strips = shapely.buffer(cands, swath_m / 2.0, cap_style="flat")
+    flown = LineString(path) if len(path) > 1 else shapely.Point(path[0])
+    tips = shapely.points(np.asarray([np.asarray(c.coords)[[0, -1]] for c in cands]).reshape(-1, 2))
+    detour = shapely.distance(tips, flown).reshape(-1, 2).sum(axis=1)
+    cost = np.asarray([c.length for c in cands]) + detour
+    shapely.prepare(dark)
+    gains = shapely.area(shapely.intersection(strips, dark))
+    heap = [(-g / cst, i) for i, (g, cst) in enumerate(zip(gains, cost)) if g / cst >= MIN_RATE * swath_m]
+    heapq.heapify(heap)
+    chosen: list[Segment] = []
+    dark_area = dark.area
+    while heap and len(chosen) < MAX_PASSES and 1.0 - dark_area / area < target:
+        neg, i = heapq.heappop(heap)
+        g = float(strips[i].intersection(dark).area)
+        rate = g / cost[i]
+        if rate < MIN_RATE * swath_m:
+            continue
+        if heap and rate < -heap[0][0] - 1e-9:
+            heapq.heappush(heap, (-rate, i))  # no longer the best: re-queue with its true rate
+            continue
+        c = np.asarray(cands[i].coords)
+        chosen.append(((float(c[0][0]), float(c[0][1])), (float(c[-1][0]), float(c[-1][1]))))
+        dark = dark.difference(strips[i])
+        dark_area = dark.area
+    return chosen

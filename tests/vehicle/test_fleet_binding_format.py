@@ -1,0 +1,40 @@
+"""The fleet's optional binding keys: loaded when present, refused when malformed, absent in older worlds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flows.context import DEMO_WORLD_DIR
+from planner.errors import InvalidArgument
+from flows.world_folder import load_world
+
+
+def _world(tmp_path: Path, **fields: object) -> Path:
+    w = tmp_path / "world"
+    shutil.copytree(DEMO_WORLD_DIR, w)
+    fleet = json.loads((w / "fleet.json").read_text(encoding="utf-8"))
+    fleet["drones"][0].update(fields)
+    (w / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
+    return w
+
+
+def test_an_older_fleet_has_no_binding() -> None:
+    d = load_world(DEMO_WORLD_DIR).drones[0]
+    assert (d.mavlink_system_id, d.mavlink_component_id, d.signing_key) == (None, None, None)
+
+
+def test_binding_keys_load(tmp_path: Path) -> None:
+    d = load_world(_world(tmp_path, mavlink_system_id=11, mavlink_component_id=1, signing_key="m30t-01")).drones[0]
+    assert (d.mavlink_system_id, d.mavlink_component_id, d.signing_key) == (11, 1, "m30t-01")
+
+
+@pytest.mark.parametrize("fields", [{"mavlink_system_id": 0}, {"mavlink_system_id": 256}, {"mavlink_component_id": -1},
+                                    {"signing_key": "../keys/x"}, {"signing_key": ""}, {"signing_key_hex": "00"}])
+def test_malformed_binding_is_refused_with_its_path(tmp_path: Path, fields: dict[str, object]) -> None:
+    with pytest.raises(InvalidArgument) as info:
+        load_world(_world(tmp_path, **fields))
+    assert "fleet.json" in json.dumps(info.value.to_dict(), default=str)
