@@ -1,7 +1,7 @@
 """``python -m bench coverage INSTANCE.json``: plan a survey of a benchmark instance.
 
 Reads the instance (outer polygon, holes, swath), plans with
-``planner.coverage.plan_coverage`` at the planner's default coverage target
+``planner.survey.coverage.plan_coverage`` at the planner's default coverage target
 (``DEFAULT_COVERAGE_TARGET``, what an operator gets; ``--coverage-target`` is
 not a bench option on purpose), timed after reading, and returns the
 contract's keys (instance, sweeps, path, path_length_m, seconds) plus figures:
@@ -21,7 +21,7 @@ from typing import Any
 
 from shapely.geometry import Polygon
 
-from planner.coverage import DEFAULT_COVERAGE_TARGET, plan_coverage
+from planner.survey.coverage import DEFAULT_COVERAGE_TARGET, plan_coverage
 
 __all__ = ["run", "F2C_REFERENCE_M"]
 

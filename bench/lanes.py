@@ -1,12 +1,12 @@
 """``python -m bench lanes INSTANCE.geojson [--budget-s S]``: fire-lane patrol from docks.
 
 Reads the instance (section 3 of ``../shared/bench/README.md``), plans with
-``planner.arc_routing.route_lanes`` (deadheads around the ``nofly`` polygons
-through ``planner.transit.TransitGraph``) and returns the sorties' paths, the
+``planner.patrol.arc_routing.route_lanes`` (deadheads around the ``nofly`` polygons
+through ``planner.geo.transit.TransitGraph``) and returns the sorties' paths, the
 total, the baseline figure and our ratio to it, and ``engine``: what produced the
 sorties (``"ortools-ils"``, or ``"pyvrp-start+ortools"`` when the budget buys
 OR-Tools' search too few solutions for the model's size). ``--budget-s`` (default
-``planner.arc_routing.DEFAULT_BUDGET_S``) sets the search's solution / iteration
+``planner.patrol.arc_routing.DEFAULT_BUDGET_S``) sets the search's solution / iteration
 count, not a deadline: same instance and budget → same sorties. ``--baseline``
 plans with the replaced hand-written search instead (``bench/lanes_baseline.py``).
 """
@@ -22,8 +22,8 @@ from typing import Any
 
 from shapely.geometry import Polygon
 
-from planner.arc_routing import DEFAULT_BUDGET_S, ArcDepot, route_lanes
-from planner.transit import TransitGraph
+from planner.patrol.arc_routing import DEFAULT_BUDGET_S, ArcDepot, route_lanes
+from planner.geo.transit import TransitGraph
 
 __all__ = ["BASELINE_M", "run"]
 

@@ -1,14 +1,14 @@
-"""Bench-only comparison: the hand-written lane planner that ``planner.arc_routing`` replaced.
+"""Bench-only comparison: the hand-written lane planner that ``planner.patrol.arc_routing`` replaced.
 
 Kept here (never imported by ``planner/``) so the OR-Tools model can be measured against it on
 instances without a published baseline: ``python -m bench lanes X --baseline``. Unchanged
-from its last version in ``planner/arc_routing.py`` except this paragraph.
+from its last version in ``planner/patrol/arc_routing.py`` except this paragraph.
 
 Lane patrol as capacitated arc routing: required lines → depot-to-depot sorties.
 
 Every required line must be flown along once (either direction). Between lines
 the drone flies straight, except around no-fly polygons (shortest paths through
-``planner.transit.TransitGraph``). Each sortie starts and ends at the same depot
+``planner.geo.transit.TransitGraph``). Each sortie starts and ends at the same depot
 and is at most that depot's ``max_sortie_m`` long. Objective: total length.
 
 Method (route first, cluster second, then improve), all deterministic:
@@ -424,7 +424,7 @@ def route_lanes(
 ) -> ArcRoutingResult:
     """Plan sorties flying along every line of ``lines_local`` (metres, local frame).
 
-    ``transit`` is a ``planner.transit.TransitGraph`` (or ``None`` when nothing is
+    ``transit`` is a ``planner.geo.transit.TransitGraph`` (or ``None`` when nothing is
     forbidden); deadheads go around its obstacles. Returns the sorties in a fixed
     order (by depot, then by first line), the indices of lines no depot can
     reach within its limit, and the total length.

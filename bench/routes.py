@@ -1,21 +1,27 @@
 """``python -m bench routes INSTANCE.json [--budget-s S]``: multi-depot point routing.
 
 Reads the instance (section 2 of ``../shared/bench/README.md``), routes it with
-``planner.routing.solve_routing`` (integer Euclidean legs, one sortie per vehicle,
+``planner.routing.vrp.solve_routing`` (integer Euclidean legs, one sortie per vehicle,
 ``max_distance_m`` as the capacity) and returns the routes themselves plus the
 total, the best-known figure and our ratio to it. Same instance and budget →
 same routes (the budget sets an iteration count, not a deadline).
 
-Measured (2 search lanes, 2026-11-29, totals in m, gap to the best-known):
+``"engine"`` says what produced the routes: ``"ortools-ils"`` (OR-Tools' iterated
+local search on the one routing model) or ``"pyvrp-start+ortools"`` (PyVRP's routes
+loaded into that model and searched on, when the budget buys ILS too few solutions
+for the size; see ``planner/routing/vrp.py``).
 
-    instance        1 s               5 s               20 s
-    md_n020         23731  +0.00 %    23731  +0.00 %    23731  +0.00 %  (1 lane)
-    md_n100         61464  +1.55 %    60524  +0.00 %    60524  +0.00 %  (1 lane)
-    md_n200_lines   27743  +0.31 %    27656  +0.00 %    27656  +0.00 %  (1 lane)
-    md_n500        197951  +7.97 %   189900  +3.58 %   184732  +0.76 %
+Measured at ``--budget-s 20`` (2 search lanes, 2026-12-01, under load: load average
+10-46 on the 2 cores, so wall times are 4-8 × the CPU per lane):
 
-A second lane can only lower a total (lane 0 is the one-lane search). Repeated runs
-gave identical routes. CPU ≈ 2 × budget; wall ≈ budget on an idle 2-core machine.
+    instance        total    gap        engine                CPU (2 lanes)   wall
+    md_n020         23731   +0.00 %     ortools-ils            3 s             21 s
+    md_n100         60524   +0.00 %     ortools-ils           36 s            203 s
+    md_n200_lines   27656   +0.00 %     pyvrp-start+ortools   30 s            176 s
+    md_n500        184892   +0.84 %     pyvrp-start+ortools   39 s            424 s
+
+Lane 0 is the one-lane search; a second lane can only lower a total. Repeated runs
+gave identical routes.
 """
 
 from __future__ import annotations
@@ -29,14 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from planner.routing import RoutingProblem, RoutingVehicle, euclidean_matrix, route_load, solve_routing
+from planner.routing.vrp import RoutingProblem, RoutingVehicle, euclidean_matrix, route_load, solve_routing
 
 __all__ = ["BEST_KNOWN_M", "DEFAULT_BUDGET_S", "run"]
 
 # Best-known totals from ../shared/bench/README.md section 5 (PyVRP, several seeds, ≤ 60 s).
 BEST_KNOWN_M: dict[str, int] = {"md_n020": 23731, "md_n100": 60524, "md_n200_lines": 27656, "md_n500": 183343}
 DEFAULT_BUDGET_S = 5.0
-# Two independent search lanes (seeds 0.. and runs.. after them), one per core of the 2-core
+# Two independent search lanes (node renumberings / seeds 0.. and 1..), one per core of the 2-core
 # machine: the routes depend on the lanes, not on how many processes ran them.
 SEARCH_LANES = 2
 WORKERS = 2

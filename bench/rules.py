@@ -35,8 +35,8 @@ from shapely.geometry import Polygon, box
 
 from flows.context import RULES_FILE
 from planner.plan import Leg, Plan, Sortie, Waypoint
-from planner.projection import LocalFrame
-from planner.world import (
+from planner.geo.projection import LocalFrame
+from planner.world.model import (
     Applicability,
     CircleArea,
     Dock,

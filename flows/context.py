@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from planner.errors import InvalidArgument
 
 if TYPE_CHECKING:
-    from planner.world import World
+    from planner.world.model import World
 
 __all__ = [
     "DATA_DIR",

@@ -1,4 +1,4 @@
-"""Reading a world folder from disk: the edge in front of ``planner.world_files``.
+"""Reading a world folder from disk: the edge in front of ``planner.world.files``.
 
 The planner parses a folder's content (``{relative path: bytes}``) and never opens a file;
 this module reads the folder once into that mapping — every file below it, hidden files
@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from planner.errors import InvalidArgument, NotFound
-from planner.world import World
-from planner.world_files import WorldProblem, parse_world, world_problems
+from planner.world.model import World
+from planner.world.files import WorldProblem, parse_world, world_problems
 
 __all__ = ["load_world", "read_world_folder", "validate_world"]
 

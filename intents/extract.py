@@ -3,15 +3,17 @@
 Chooses the extractor (the LLM when ``SORTIE_LLM_BASE_URL`` or explicit settings
 say so, else the offline grammar), attaches the caller's area (the model never
 supplies geometry; a caller's region id or map selection always wins), and
-resolves the relative time against ``now`` in the user's timezone. The result
-says which extractor made it, so a plan can always be traced back to it.
+resolves the time against ``now`` in the user's timezone, pinning the resolved
+date into ``Intent.when.date`` so that a replan on a later day flies the day
+that was asked. The result says which extractor made it, so a plan can always
+be traced back to it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from intents.intent import AreaRef, Intent

@@ -27,7 +27,7 @@ The model (documented here because every figure in a plan comes from it):
 
 Example::
 
-    >>> from planner.world import Camera, Drone
+    >>> from planner.world.model import Camera, Drone
     >>> from datetime import datetime, timezone
     >>> d = Drone("D", "M30T", "A", "t", frozenset(), 263.2, 100, 2460, 2160, 12.0, 7.0, 12.0,
     ...           -20, 50, None, Camera(84, 66), "ONLINE", datetime(2026, 1, 1, tzinfo=timezone.utc),
@@ -47,7 +47,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from planner.errors import InvalidArgument
-from planner.world import Drone, WeatherHour
+from planner.world.model import Drone, WeatherHour
 
 __all__ = [
     "cold_derating",

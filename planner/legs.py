@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from planner.energy import EnergyModel, LegCost
 from planner.errors import InvalidArgument
 from planner.plan import Leg, LegKind, Waypoint, WaypointAction
-from planner.projection import LocalFrame
+from planner.geo.projection import LocalFrame
 
 __all__ = [
     "takeoff_leg",

@@ -12,19 +12,19 @@ ceiling/floor band, and a drone whose flight window is windier than its wind
 limit less the rule's margin is not used.
 
 The mission kinds are the ``PIPELINES`` table: mission type → the function that
-turns the job into sorties, one module each (``planner.patrol_plan``,
-``planner.survey_plan``, ``planner.inspection_plan``); what they share — a drone's
+turns the job into sorties, one module each (``planner.patrol.pipeline``,
+``planner.survey.pipeline``, ``planner.inspection.pipeline``); what they share — a drone's
 planning rates, sortie pieces and the builder — is ``planner.sortie_parts``.
 
 * FIRE_LANE_PATROL — the world's lanes of ``job.lane_kinds`` inside the area,
-  minus the no-fly zones, noded at junctions → ``planner.arc_routing`` (one
+  minus the no-fly zones, noded at junctions → ``planner.patrol.arc_routing`` (one
   depot per dock; sorties go to that dock's drones, longest first, to the
   drone free soonest that can fly them).
-* AREA_SURVEY — the area minus the no-fly zones → ``planner.coverage`` sweeps →
-  ``planner.assignment`` (battery-feasible sorties, spread over the drones for
+* AREA_SURVEY — the area minus the no-fly zones → ``planner.survey.coverage`` sweeps →
+  ``planner.routing.assignment`` (battery-feasible sorties, spread over the drones for
   the soonest finish).
 * POINT_INSPECTION — the world's POIs of ``job.poi_kinds`` inside the area →
-  ``planner.routing`` (multi-depot routing on an energy matrix; each drone may
+  ``planner.routing.vrp`` (multi-depot routing on an energy matrix; each drone may
   fly up to ``MAX_SORTIES_PER_DRONE`` sorties).
 
 Timing: a drone's first sortie starts at ``job.start_at``; each later sortie of
@@ -62,18 +62,18 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from planner.airspace import blocking_zones, flight_window, no_fly_polygons
+from planner.geo.airspace import blocking_zones, flight_window, no_fly_polygons
 from planner.energy import wind_level_mps
 from planner.errors import AirspaceBlocked, InvalidArgument
-from planner.inspection_plan import ROUTING_BUDGET_S, plan_points
+from planner.inspection.pipeline import ROUTING_BUDGET_S, plan_points
 from planner.job import Job
 from planner.limits import PlanningLimits
-from planner.patrol_plan import plan_patrol
+from planner.patrol.pipeline import plan_patrol
 from planner.plan import Plan
 from planner.sortie_parts import BATTERY_SWAP_S, MAX_SORTIES_PER_DRONE, XY, Rates, SortieBuilder, rates
-from planner.survey_plan import plan_survey
-from planner.transit import TransitGraph
-from planner.world import Drone, WeatherHour, World
+from planner.survey.pipeline import plan_survey
+from planner.geo.transit import TransitGraph
+from planner.world.model import Drone, WeatherHour, World
 
 __all__ = [
     "BATTERY_SWAP_S",
@@ -92,7 +92,7 @@ def airspace_window(job: Job, drones: Sequence[Drone]) -> tuple[datetime, dateti
     """``(job.start_at, until)``: the window whose zones the plan keeps clear of (module docstring).
 
     ``until`` is ``MAX_SORTIES_PER_DRONE`` × (longest endurance of ``drones`` +
-    ``BATTERY_SWAP_S``) after the start (``planner.airspace.flight_window``).
+    ``BATTERY_SWAP_S``) after the start (``planner.geo.airspace.flight_window``).
     """
     return flight_window(job.start_at, drones, sorties=MAX_SORTIES_PER_DRONE, turnaround_s=BATTERY_SWAP_S)
 

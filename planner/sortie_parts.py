@@ -21,7 +21,7 @@ from planner.energy import EnergyModel
 from planner.job import Job
 from planner.legs import inspect_leg, landing_leg, lane_leg, sortie_totals, sweep_leg, takeoff_leg, transit_leg
 from planner.plan import Leg, Sortie
-from planner.world import Drone, World
+from planner.world.model import Drone, World
 
 __all__ = ["BATTERY_SWAP_S", "MAX_SORTIES_PER_DRONE", "XY", "Piece", "Rates", "SortieBuilder", "rates", "schedule"]
 

@@ -2,7 +2,7 @@
 
 ``Geozone.applies_at`` answers for one instant; a leg is a window
 ``[start, end]``, and a zone that opens one minute into the leg must count.
-The interval arithmetic lives in ``planner.world``
+The interval arithmetic lives in ``planner.world.model``
 (``Applicability.applies_during`` / ``Geozone.applies_during``) so that the
 planner, which keeps a job's whole flight window clear, and the rules, which
 judge each leg's window, share one definition. This module keeps the names the
@@ -15,7 +15,7 @@ safe reading, the same in ``applies_at`` and ``applies_during``.
 Example::
 
     >>> from datetime import datetime, time, timezone
-    >>> from planner.world import Applicability, WeeklySlot
+    >>> from planner.world.model import Applicability, WeeklySlot
     >>> fri = Applicability(permanent=False, schedule=(WeeklySlot(frozenset({4}), time(14), time(22)),))
     >>> utc = timezone.utc
     >>> applicability_overlaps(fri, datetime(2026, 12, 4, 13, 50, tzinfo=utc), datetime(2026, 12, 4, 14, 0, tzinfo=utc))
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from planner.world import Applicability, Geozone
+from planner.world.model import Applicability, Geozone
 
 __all__ = ["applicability_overlaps", "zone_applies_during"]
 

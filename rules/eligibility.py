@@ -40,8 +40,8 @@ import shapely
 from shapely.geometry.base import BaseGeometry
 
 from planner.energy import usable_energy_wh
-from planner.projection import LocalFrame
-from planner.world import Dock, Drone, World
+from planner.geo.projection import LocalFrame
+from planner.world.model import Dock, Drone, World
 from rules.evaluators._common import fmt
 from rules.evaluators.weather import wind_at_altitude
 from rules.loading import RuleSet

@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 from planner.plan import Plan, Sortie
-from planner.world import World
+from planner.world.model import World
 from rules.context import EvaluationContext
 from rules.evaluators import EVALUATORS, Env
 from rules.findings import Finding, Verdict

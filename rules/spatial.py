@@ -1,6 +1,6 @@
 """Metric geometry for the rules: a sortie's segments and a spatial index of geozones.
 
-Horizontal work happens in the job's local frame (``planner.projection.LocalFrame``,
+Horizontal work happens in the job's local frame (``planner.geo.projection.LocalFrame``,
 the UTM zone of the plan area's centroid), the same frame the planner builds
 its paths in, so a path the planner keeps 30 m from a zone measures 30 m here.
 
@@ -14,7 +14,7 @@ identity of the zones tuple and the frame, so re-evaluating against the same
 Vertical references: zone limits in AGL are compared with waypoint ``alt_m``
 (AGL) directly; AMSL and WGS84 limits are converted to AGL by subtracting the
 sortie's dock ``ground_alt_m`` — flat ground around the dock is assumed (no
-terrain model); WGS84 is treated as AMSL (see ``planner.world.VerticalReference``).
+terrain model); WGS84 is treated as AMSL (see ``planner.world.model.VerticalReference``).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from shapely.geometry import Point, Polygon
 from shapely.strtree import STRtree
 
 from planner.plan import Sortie
-from planner.projection import LocalFrame
-from planner.world import CircleArea, Geozone, VerticalReference, ZoneVolume
+from planner.geo.projection import LocalFrame
+from planner.world.model import CircleArea, Geozone, VerticalReference, ZoneVolume
 
 __all__ = [
     "SortieSegments",
@@ -216,7 +216,7 @@ class ZoneIndex:
         """Every (segment, item) pair closer than ``buffer_m`` horizontally, or touching (to the millimetre).
 
         A path exactly ``buffer_m`` away is clear: that is where the planner's transit
-        graph puts it (``planner.transit`` flies along the zone grown by its margin).
+        graph puts it (``planner.geo.transit`` flies along the zone grown by its margin).
         """
         if len(seg) == 0 or not self.items:
             z = np.zeros(0, dtype=int)

@@ -36,7 +36,7 @@ def imported_modules(path: Path, package_root: Path = ROOT) -> list[tuple[int, s
             else:
                 module = node.module or ""
             out.append((node.lineno, module))
-            # "from planner import world_files" imports planner.world_files
+            # "from planner.world import files as world_files" imports planner.world.files
             out.extend((node.lineno, f"{module}.{alias.name}") for alias in node.names if alias.name != "*")
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             func = node.func
@@ -117,7 +117,7 @@ def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
     reasons = {m: _planner_rule(m) for m in mods}
     assert all(reasons[m] for m in ("duckdb", "prefect.flows", "flows.cli", "openai", "instructor", "rules.engine"))
     assert reasons["planner.errors"] is None
-    assert _intents_rule("planner.world") and _intents_rule("planner.errors") is None
+    assert _intents_rule("planner.world.model") and _intents_rule("planner.errors") is None
     assert _intents_rule("planner.errors.InvalidArgument") is None
 
 
@@ -135,7 +135,7 @@ _CLOCK_CALLS = {"datetime.now", "datetime.utcnow", "datetime.today", "date.today
 _FORBIDDEN_MODULES = ("random", "subprocess", "shutil", "socket", "tempfile", "secrets", "uuid")
 #: Exceptions, as (file, function) pairs so that I/O anywhere else still fails: none. The world
 #: folder and the rule file are read at the edge (``flows.world_folder``, ``flows.rule_file``);
-#: ``planner.world_files`` and ``rules.loading`` parse their content.
+#: ``planner.world.files`` and ``rules.loading`` parse their content.
 IO_ALLOWED: set[tuple[str, str]] = set()
 
 

@@ -5,7 +5,7 @@ pyproject.toml). Two families live here:
 
 * rule builders (``world``, ``drone``, ``dock``, ``simple_plan``, ``ctx`` ...):
   points are placed in metres with the same local frame the rules measure in
-  (``planner.projection.LocalFrame`` of the area), so boundary tests are exact;
+  (``planner.geo.projection.LocalFrame`` of the area), so boundary tests are exact;
 * dispatch builders (``dispatch_world``, ``dispatch_plan``, ``wire_plan``):
   the small Helsinki world (a DJI M30T at DOCK-A, a handful of zones) and the
   hand-made plans that mission items, ground-station files and uploads are
@@ -25,8 +25,8 @@ from datetime import datetime, time, timedelta, timezone
 from shapely.geometry import Polygon, box
 
 from planner.plan import Leg, Plan, Sortie, Waypoint
-from planner.projection import LocalFrame
-from planner.world import (
+from planner.geo.projection import LocalFrame
+from planner.world.model import (
     Applicability,
     Camera,
     CircleArea,

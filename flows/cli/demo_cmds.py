@@ -93,13 +93,21 @@ def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[An
     return sims, links
 
 
-def _demo_fly(draft: dict[str, Any], sims: list[Any], actor: str, when: datetime, say: Any, as_json: bool) -> dict[str, Any]:
-    """Steps 4 and 5 of the demo: the simulators fly what they hold, the monitor follows, the report is written."""
+def _demo_fly(draft: dict[str, Any], sims: list[Any], actor: str, when: datetime, say: Any, as_json: bool,
+              recall_at: int | None = None) -> dict[str, Any]:
+    """Steps 4 and 5 of the demo: the simulators fly what they hold, the monitor follows, the report is written;
+    with ``recall_at`` the mission is recalled (``sortie recall``'s use case) once that many items were reached."""
     from flows.sim.fly import fly_and_report
+    from flows.sim.recall_at import RecallAt
 
     say("[bold]4. fly and monitor[/] (simulated time, 100× faster)", highlight=False)
+    recaller = None if not recall_at else RecallAt(draft["draft_id"], recall_at, actor=actor, now=when,
+                                                  say=lambda text: say(text, markup=False, highlight=False))
     with err_console.status("flying…", spinner="dots") if not as_json else _null():
-        flown = fly_and_report(draft["draft_id"], draft["version"], sims, actor=actor, now=when, speedup=100.0)
+        flown = fly_and_report(draft["draft_id"], draft["version"], sims, actor=actor, now=when, speedup=100.0,
+                               on_update=recaller)
+    if recaller is not None:
+        flown["recall"] = recaller.result()
     mon = flown["monitor"]
     say(f"mission {mon.get('state', '?')}: {mon.get('reason') or ''}", markup=False, highlight=False)
     return flown
@@ -112,6 +120,9 @@ def demo_cmd(
     now: NowOpt = None,
     as_user: AsOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the dispatch but send nothing.")] = False,
+    recall_at: Annotated[
+        int | None, typer.Option("--recall-at", min=1, help="Recall the mission (RTL) once N items were reached.")
+    ] = None,
 ) -> None:
     """The whole path on the demo world in a fresh folder: plan → findings and map → approve → dispatch → log."""
 
@@ -181,8 +192,10 @@ def demo_cmd(
                 if not as_json:
                     render_dispatch(result)
                 if result["status"] == "ACKED":
-                    flown = _demo_fly(draft, sims[0], approver, when, say, as_json)
+                    flown = _demo_fly(draft, sims[0], approver, when, say, as_json, recall_at)
                     steps.append({"step": "dispatch", "result": result})
+                    if flown.get("recall") is not None:
+                        steps.append({"step": "recall", "result": flown["recall"]})
                     steps.append({"step": "monitor", "result": flown["monitor"]})
                     steps.append({"step": "report", "files": flown["report"]["files"]})
         finally:
@@ -222,7 +235,8 @@ def demo_cmd(
 
                 open_ledger().audit(
                     actor=as_user or os.environ.get("SORTIE_USER") or None, command="demo",
-                    args={"world": world, "now": now, "dry_run": dry_run, "mode": "local", "identity": "asserted"},
+                    args={"world": world, "now": now, "dry_run": dry_run, "recall_at": recall_at, "mode": "local",
+                          "identity": "asserted"},
                     result_code=code, duration_s=time.perf_counter() - t0, started=started,
                 )
             except SortieError:

@@ -2,8 +2,8 @@
 
 It serves, from this one process, the deployments that ``prefect.yaml`` would
 put on a work pool: ``plan-mission/sortie``, ``dispatch-mission/sortie``,
-``expire-draft/sortie`` (scheduled by a waiting run at its draft's deadline)
-and one ``daily-patrol/<region>`` per region with its cron schedule
+``expire-draft/sortie`` (scheduled by a waiting run at its draft's deadline),
+``recall-mission/sortie`` (an operator's recall, started from the UI) and one ``daily-patrol/<region>`` per region with its cron schedule
 (``0 6 * * *`` Europe/Helsinki by default). Runs execute as subprocesses of
 this process; a suspended run holds no process and is picked up again when it
 is resumed.
@@ -48,6 +48,7 @@ def build_deployments(
     from prefect.schedules import Cron
 
     from flows.orchestration.flows import daily_patrol, dispatch_mission, expire_draft, plan_mission
+    from flows.orchestration.recall import recall_mission
 
     common: dict[str, Any] = {"world": world} if world else {}
     gate: dict[str, Any] = dict(common, expiry_deployment=f"expire-draft/{name}")
@@ -59,6 +60,7 @@ def build_deployments(
         plan_mission.to_deployment(name=name, parameters=common, tags=["sortie"]),
         dispatch_mission.to_deployment(name=name, parameters=gate, tags=["sortie"]),
         expire_draft.to_deployment(name=name, tags=["sortie"]),
+        recall_mission.to_deployment(name=name, parameters=common, tags=["sortie", "control"]),
     ]
     for region in regions:
         deployments.append(

@@ -27,7 +27,7 @@ __all__ = ["sim_vehicle_cmd", "sim_summary", "read_mission_cmd", "held_summary",
 
 def held_summary(held: dict[int, tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
     """Rows per mission type as JSON-able dicts (command names, not numbers)."""
-    from planner.mission_items import MISSION_TYPE_NAMES, command_name  # pymavlink: only when a command runs
+    from planner.output.mission_items import MISSION_TYPE_NAMES, command_name  # pymavlink: only when a command runs
 
     return {
         MISSION_TYPE_NAMES[t]: [

@@ -20,7 +20,7 @@ from planner.errors import InvalidArgument
 if TYPE_CHECKING:  # the world model pulls in shapely/numpy: load it only when a command runs
     from datetime import datetime
 
-    from planner.world import World
+    from planner.world.model import World
 
 __all__ = ["world_app", "world_summary", "world_problems"]
 
@@ -42,7 +42,7 @@ def _age(seconds: float) -> str:
 
 def world_summary(world: World, now: datetime) -> dict[str, Any]:
     """A JSON-able overview of ``world`` at ``now`` (what ``world show`` prints)."""
-    from planner.world import CircleArea
+    from planner.world.model import CircleArea
 
     hour = world.weather.hour_at(now)
     zones = []

@@ -32,7 +32,7 @@ from flows.ledger.chain import approval_problem, check_draft, check_head
 from flows.ledger.signing import verify_statement
 from planner.errors import ApprovalInvalid, LedgerTampered
 from planner.plan import Plan, plan_from_dict, plan_hash
-from planner.world import World
+from planner.world.model import World
 
 __all__ = ["Seal", "seal_dispatch", "check_ledger", "mission_items_hash"]
 
@@ -79,8 +79,8 @@ def _approval_row(ledger: Ledger, approval_id: str) -> dict[str, Any]:
 
 def mission_items_hash(plan: Plan, world: World) -> str:
     """sha256 over the wire form of every sortie's fence, mission, rally and ceiling parameters."""
-    from planner.mission_items import mission_set
-    from planner.mission_wire import to_wire
+    from planner.output.mission_items import mission_set
+    from planner.output.mission_wire import to_wire
 
     sets = []
     for s in plan.sorties:

@@ -79,7 +79,7 @@ class ApprovalsRoom(Store):
         """Approve one draft version bound to its plan hash, or raise.
 
         ``may_approve(tenant, region_id)`` says whether the approver holds the
-        approver role there (``planner.world.User.may`` bound to the role).
+        approver role there (``planner.world.model.User.may`` bound to the role).
         Refusals: ``NotFound``; ``ApprovalStale`` for a superseded version or a
         plan hash that is not this version's; ``Forbidden`` for a missing role or
         (four-eyes) the requester approving their own draft; ``Conflict`` for a

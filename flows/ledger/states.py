@@ -5,6 +5,15 @@ it, and it is made only by ``apply_transition`` — a conditional update on
 (id, version, state, row_version) plus its event row, in the caller's
 transaction. Everything that moves a draft (drafts, approvals, claims, the
 flight monitor) goes through it, so the event log is a complete replay.
+
+    (new) ─► DRAFT ─► APPROVED ─► DISPATCHED ─► IN_FLIGHT ─► SUCCEEDED | ABORTED
+    (new) ─► WAITING_RESOURCE        plus REJECTED, EXPIRED, SUPERSEDED
+    DRAFT | APPROVED ─► CANCELLED    (withdrawn before dispatch)
+    IN_FLIGHT ─► RECALLING ─► RECALLED | ABORTED | SUCCEEDED   (an operator's recall)
+
+A pause is not a state: the mission is still in flight and ends the same ways;
+it is an IN_FLIGHT → IN_FLIGHT event (actor, reason) and the vehicle's own
+telemetry shows it (``flows.usecases.control`` says why).
 """
 
 from __future__ import annotations
@@ -33,6 +42,9 @@ STATES = frozenset(
         "IN_FLIGHT",
         "SUCCEEDED",
         "ABORTED",
+        "CANCELLED",
+        "RECALLING",
+        "RECALLED",
     }
 )
 
@@ -56,6 +68,14 @@ TRANSITIONS: Mapping[tuple[str | None, str], str] = {
     ("DISPATCHED", "ABORTED"): "the mission was cancelled before take-off",
     ("IN_FLIGHT", "SUCCEEDED"): "the mission completed and the drone is back at its dock",
     ("IN_FLIGHT", "ABORTED"): "the mission was aborted in flight",
+    ("DRAFT", "CANCELLED"): "withdrawn before approval by an approver or dispatcher",
+    ("APPROVED", "CANCELLED"): "the approval was withdrawn before dispatch; this version can no longer be dispatched",
+    ("IN_FLIGHT", "IN_FLIGHT"): "held or resumed in flight by an operator, as the vehicle confirmed",
+    ("IN_FLIGHT", "RECALLING"): "an operator recalled the vehicle (return to launch or land in place)",
+    ("RECALLING", "RECALLING"): "the recall was changed (return to launch → land in place)",
+    ("RECALLING", "RECALLED"): "the recalled vehicle landed where it was sent",
+    ("RECALLING", "ABORTED"): "the recalled vehicle ended elsewhere or was lost (the vehicle's reason)",
+    ("RECALLING", "SUCCEEDED"): "the mission completed before the recall took effect",
 }
 
 DISPATCH_STATUSES = frozenset({"PENDING", "SENT", "ACKED", "UNCERTAIN", "FAILED"})

@@ -9,7 +9,9 @@ state; Prefect's database only knows about runs.
                      record the draft) → markdown artifact ``draft-<id>-v<n>``
     dispatch_mission draft id + version → wait for approval → record it in the
                      ledger → flows.usecases.service.dispatch (rules again on a fresh
-                     world; one dispatch per version, guarded by the ledger)
+                     world; one dispatch per version, guarded by the ledger); a
+                     draft cancelled meanwhile (``sortie cancel``) ends the run
+                     CANCELLED
     daily_patrol     plan today's patrol of a region + artifact + the same wait;
                      never dispatches without an approval
     expire_draft     scheduled at a draft's deadline: DRAFT → EXPIRED in the
@@ -86,8 +88,9 @@ EXPIRY_ACTOR = "prefect:expiry"
 #: Prefect's own pause timeout = our window + this; only fires if our expiry machinery is gone.
 SAFETY_MARGIN_S = 600
 MAX_APPROVAL_ATTEMPTS = 5
-TERMINAL_STATES = frozenset({"REJECTED", "EXPIRED", "SUPERSEDED", "WAITING_RESOURCE", "ABORTED", "SUCCEEDED"})
-DISPATCHED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "SUCCEEDED"})
+TERMINAL_STATES = frozenset({"REJECTED", "EXPIRED", "SUPERSEDED", "WAITING_RESOURCE", "ABORTED", "SUCCEEDED",
+                             "CANCELLED", "RECALLED"})
+DISPATCHED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "SUCCEEDED", "RECALLING", "RECALLED"})
 
 
 # --------------------------------------------------------------------------- helpers
@@ -388,10 +391,24 @@ def _gate_and_dispatch(
         return outcome | {"outcome": state["state"], "state": state["state"]}
     if state["state"] == "APPROVED" or state["state"] in DISPATCHED_STATES:
         actor = dispatched_by or approver or _last_approver(draft_id, version)
-        result = dispatch_task(draft_id, version, actor, world, now, dry_run, link)
+        try:
+            result = dispatch_task(draft_id, version, actor, world, now, dry_run, link)
+        except SortieError:
+            if read_draft_task(draft_id, version)["state"] != "CANCELLED":
+                raise
+            return outcome | {"outcome": "CANCELLED", "state": "CANCELLED"}  # cancelled between the gate and the claim
         final = read_draft_task(draft_id, version)["state"]
         return outcome | {"outcome": "DISPATCHED" if final in DISPATCHED_STATES else final, "state": final, "dispatch": result}
     return outcome | {"outcome": state["state"], "state": state["state"]}
+
+
+def _ended(result: dict[str, Any]) -> Any:
+    """A draft cancelled in the ledger (``sortie cancel``) ends its run as Prefect's CANCELLED, data kept."""
+    if result.get("outcome") != "CANCELLED":
+        return result
+    from prefect.states import Cancelled
+
+    return Cancelled(message=f"draft {result['draft_id']} v{result['version']} was cancelled in the ledger", data=result)
 
 
 def _last_approver(draft_id: str, version: int) -> str:
@@ -446,10 +463,10 @@ def dispatch_mission(
     """
     if int(version) < 1:
         raise InvalidArgument("version must be ≥ 1")
-    return _gate_and_dispatch(
+    return _ended(_gate_and_dispatch(
         draft_id, int(version), world=world, now=now, approval_window_s=approval_window_s, dry_run=dry_run,
         link=link, dispatched_by=dispatched_by, expiry_deployment=expiry_deployment, poll_interval_s=poll_interval_s,
-    )
+    ))
 
 
 @flow(name="daily-patrol", log_prints=True, persist_result=True)
@@ -474,7 +491,7 @@ def daily_patrol(
         summary["draft_id"], int(summary["version"]), world=world, now=now, approval_window_s=approval_window_s,
         dry_run=dry_run, link=link, dispatched_by=None, expiry_deployment=expiry_deployment, poll_interval_s=poll_interval_s,
     )
-    return result | {"artifact_key": key}
+    return _ended(result | {"artifact_key": key})
 
 
 @flow(name="expire-draft")

@@ -21,7 +21,7 @@ import os
 from typing import Any
 from uuid import UUID
 
-__all__ = ["draft_tags", "find_waiting_runs", "resume_waiting_run"]
+__all__ = ["draft_tags", "find_waiting_runs", "resume_waiting_run", "wake_cancelled_run"]
 
 log = logging.getLogger(__name__)
 
@@ -104,3 +104,11 @@ def resume_waiting_run(
     except Exception as exc:  # noqa: BLE001 - the ledger decision stands; resuming is a convenience
         log.warning("could not resume the run waiting for %s v%s: %s", draft_id, version, exc)
     return None
+
+
+def wake_cancelled_run(rec: Any, actor: str, reason: str) -> str | None:
+    """After ``flows.usecases.control.cancel``: wake the run waiting on this version; it re-reads the ledger,
+    finds CANCELLED and ends as Prefect's CANCELLED (its input is ignored). Returns the run id, or None."""
+    run_id = resume_waiting_run(rec.draft_id, rec.version, plan_hash=rec.plan_hash or "0" * 64, approver=actor,
+                                decision="reject", comment=f"cancelled: {reason}"[:500])
+    return None if run_id is None else str(run_id)

@@ -38,10 +38,20 @@ from flows.ledger import Ledger, open_ledger
 from flows.server.config import ServerConfig
 from flows.server.events import EventBus, sse
 from flows.server.http_errors import BodyLimit, install
-from flows.server.models import ApproveBody, DispatchBody, ExpireBody, PlanBody, RejectBody, ReplanBody
+from flows.server.models import (
+    ApproveBody,
+    CancelBody,
+    DispatchBody,
+    ExpireBody,
+    HoldBody,
+    PlanBody,
+    RecallBody,
+    RejectBody,
+    ReplanBody,
+)
 from flows.server.tokens import TokenInfo, TokenStore
 from flows.server.totp import TotpStore
-from flows.usecases import decisions, dispatching, planning, reading
+from flows.usecases import control, decisions, dispatching, planning, reading
 from flows.usecases.actor import Actor
 from flows.usecases.common import load_world_at, user_of
 from planner.errors import Forbidden, SortieError
@@ -305,6 +315,51 @@ def create_app(config: ServerConfig) -> Any:
         if not out.get("dry_run") and out.get("first"):
             publish(f"dispatch.{str(out.get('status', '')).lower()}", out)
         return out
+
+    # ------------------------------------------------------------------ stopping a mission (flows.usecases.control)
+    # Roles are the use case's (cancel: approver or dispatcher; pause/resume/recall: dispatcher); the token's
+    # scope is "approve" or "dispatch" for a cancel, "dispatch" for the rest. The server audits each request.
+
+    @app.post("/v1/drafts/{draft_id}/cancel")
+    def cancel(draft_id: str, body: CancelBody, c: Who) -> dict[str, Any]:
+        """Withdraw a version before dispatch; the client that asked wakes a waiting Prefect run (as for approve)."""
+        visible(c, draft_id)
+        scope = "dispatch" if "dispatch" in c.token.scopes else "approve"
+
+        def work(now: datetime) -> Any:
+            return control.cancel(ledger, draft_id, body.version, actor=c.actor, reason=body.reason, now=now,
+                                  world_dir=config.world, audit=False)
+
+        out = call(c, "cancel", scope, {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
+        if out.get("changed"):
+            publish("draft.cancelled", out)
+        return out
+
+    def _flight_control(action: str, draft_id: str, c: Caller, args: dict[str, Any],
+                        work: Callable[[datetime], Any]) -> dict[str, Any]:
+        visible(c, draft_id)
+        out = call(c, action, "dispatch", {"draft_id": draft_id, **args}, work, draft_id=draft_id)
+        if out.get("changed"):
+            publish(f"flight.{action}", out)
+        return out
+
+    @app.post("/v1/drafts/{draft_id}/pause")
+    def pause(draft_id: str, body: HoldBody, c: Who) -> dict[str, Any]:
+        return _flight_control("pause", draft_id, c, body.model_dump(), lambda now: control.pause(
+            ledger, draft_id, body.version, actor=c.actor, now=now, reason=body.reason, link=body.link,
+            world_dir=config.world, audit=False))
+
+    @app.post("/v1/drafts/{draft_id}/resume")
+    def resume(draft_id: str, body: HoldBody, c: Who) -> dict[str, Any]:
+        return _flight_control("resume", draft_id, c, body.model_dump(), lambda now: control.resume(
+            ledger, draft_id, body.version, actor=c.actor, now=now, reason=body.reason, link=body.link,
+            world_dir=config.world, audit=False))
+
+    @app.post("/v1/drafts/{draft_id}/recall")
+    def recall(draft_id: str, body: RecallBody, c: Who) -> dict[str, Any]:
+        return _flight_control("recall", draft_id, c, body.model_dump(), lambda now: control.recall(
+            ledger, draft_id, body.version, actor=c.actor, now=now, land_here=body.land_here, reason=body.reason,
+            link=body.link, world_dir=config.world, wait_s=body.wait_s, audit=False))
 
     # ------------------------------------------------------------------ live events
 

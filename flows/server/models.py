@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "DispatchBody", "ReplanBody", "ExpireBody"]
+__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "DispatchBody", "ReplanBody", "ExpireBody", "CancelBody",
+           "HoldBody", "RecallBody"]
 
 _CLOSED = ConfigDict(extra="forbid", strict=True)
 
@@ -61,3 +62,31 @@ class ReplanBody(BaseModel):
 class ExpireBody(BaseModel):
     model_config = _CLOSED
     version: int = Field(ge=1, le=1_000_000)
+
+
+class CancelBody(BaseModel):
+    """Withdraw a DRAFT/APPROVED version before dispatch (``flows.usecases.control.cancel``)."""
+
+    model_config = _CLOSED
+    version: int | None = Field(default=None, ge=1, le=1_000_000)
+    reason: str = Field(min_length=1, max_length=2000)
+
+
+class HoldBody(BaseModel):
+    """Pause or resume a flying mission (``flows.usecases.control.pause``/``resume``)."""
+
+    model_config = _CLOSED
+    version: int | None = Field(default=None, ge=1, le=1_000_000)
+    reason: str = Field(default="", max_length=2000)
+    link: str | dict[str, str] | None = None
+
+
+class RecallBody(BaseModel):
+    """Recall a flying mission home, or land it in place; ``wait_s`` follows it down (bounded for an HTTP call)."""
+
+    model_config = _CLOSED
+    version: int | None = Field(default=None, ge=1, le=1_000_000)
+    land_here: bool = False
+    reason: str = Field(default="", max_length=2000)
+    link: str | dict[str, str] | None = None
+    wait_s: float = Field(default=0.0, ge=0.0, le=120.0)

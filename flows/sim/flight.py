@@ -31,6 +31,22 @@ Faults (``FlightFaults``):
   RTL ("mission aborted") and comes home.
 - ``inject_text``: a STATUSTEXT that reads like a command is sent at item
   ``inject_at_seq``. The vehicle itself ignores it too: it changes nothing.
+- ``lose_ack_of``: the first COMMAND_ACK of each of these MAV_CMDs is lost on
+  the way back (the command WAS executed); ``lose_command_of``: the first
+  COMMAND_LONG/INT of each of these is lost on the way in (nothing happens).
+  A command listed k times loses its first k ACKs (commands).
+
+Commands (COMMAND_LONG / COMMAND_INT, answered with COMMAND_ACK), with each
+autopilot's own semantics (see ``_on_command`` for the sources mimicked):
+
+- ``MAV_CMD_DO_PAUSE_CONTINUE``: ArduPilot holds position in AUTO (the mode
+  stays AUTO; MISSION_CURRENT reports ``MISSION_STATE_PAUSED``) and continues
+  on param1 = 1; PX4 does not implement it (UNSUPPORTED): a PX4 ground
+  station switches to AUTO.LOITER (hold) with ``MAV_CMD_DO_SET_MODE`` and back
+  to AUTO.MISSION.
+- ``MAV_CMD_DO_SET_MODE`` to AUTO, LOITER, RTL or LAND.
+- ``MAV_CMD_NAV_RETURN_TO_LAUNCH`` (mode RTL: climb, return home, land) and
+  ``MAV_CMD_NAV_LAND`` (mode LAND: descend where it is).
 
 The simulator takes over the vehicle's heartbeat while a flight is loaded
 (``SimVehicle.heartbeat_s`` is set to infinity and the flight sends its own),
@@ -42,6 +58,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +67,7 @@ from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; 
 
 from planner.errors import InvalidArgument  # noqa: E402
 from flows.vehicle.modes import NAV_COMMANDS, NAV_LAND, NAV_RTL, NAV_TAKEOFF, NAV_WAYPOINT, custom_mode, mode_name, nav_seqs  # noqa: E402,F401
-from planner.mission_items import MISSION, MissionItem  # noqa: E402
+from planner.output.mission_items import MISSION, MissionItem  # noqa: E402
 
 __all__ = [
     "FlightFaults",
@@ -76,6 +93,8 @@ class FlightFaults:
     abort_at_seq: int | None = None
     inject_text: str | None = None
     inject_at_seq: int = 2
+    lose_ack_of: tuple[int, ...] = ()
+    lose_command_of: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0.1 <= self.drain_factor <= 50.0:
@@ -95,6 +114,10 @@ class FlightFaults:
             out.append(f"mission aborted (RTL) at item {self.abort_at_seq}")
         if self.inject_text is not None:
             out.append(f"injected STATUSTEXT at item {self.inject_at_seq}: {self.inject_text!r}")
+        if self.lose_ack_of:
+            out.append(f"first COMMAND_ACK lost for command(s) {', '.join(map(str, self.lose_ack_of))}")
+        if self.lose_command_of:
+            out.append(f"first COMMAND lost for command(s) {', '.join(map(str, self.lose_command_of))}")
         return out
 
 
@@ -172,6 +195,10 @@ class SimFlight:
         self._saved_heartbeat_s: float | None = None
         self._injected = False
         self._rtl_stage = ""
+        self.paused = False  # ArduPilot's AUTO pause (wp_nav paused): holds position, mode stays AUTO
+        self.commands: list[dict[str, Any]] = []  # every command received: (t_s, command, params, result)
+        self._lost_acks: Counter[int] = Counter()
+        self._lost_commands: Counter[int] = Counter()
 
     # --- VehicleBehaviour ---------------------------------------------------------------
 
@@ -184,7 +211,12 @@ class SimFlight:
             self._last_protocol_s = time.monotonic()
         elif kind == "HEARTBEAT" and msg.type == _M.MAV_TYPE_GCS:
             self._gcs_seen_s = time.monotonic()
-        return False  # never consumes: the mission protocol stays the simulator's
+        elif kind in ("COMMAND_LONG", "COMMAND_INT"):
+            target = int(getattr(msg, "target_system", 0))
+            if target in (0, getattr(vehicle, "system_id", 1)):
+                self._on_command(vehicle, msg)
+            return True
+        return False  # the mission protocol stays the simulator's
 
     def on_mission_stored(self, vehicle: Any, mission_type: int, items: tuple[MissionItem, ...]) -> None:
         if mission_type != MISSION or not items:
@@ -275,10 +307,18 @@ class SimFlight:
         if faults.link_loss_after_s is not None and not self.link_lost and self.sim_t >= faults.link_loss_after_s:
             self.link_lost = True
             vehicle.log(f"flight: link lost at t={self.sim_t:.0f} s (fault)")
-        if self.mode == "AUTO" and self.battery_pct < self.options.failsafe_pct:
+        if self.mode in ("AUTO", "LOITER") and self.battery_pct < self.options.failsafe_pct:
             self._start_rtl(vehicle, f"Battery failsafe {self.battery_pct:.0f}%: RTL")
         if self.mode == "RTL":
             self._rtl_step(vehicle, dt)
+            return
+        if self.mode == "LAND":
+            self._battery_step(self.options.hover_power_w, dt)
+            if self._descend(dt):
+                self._land_done(vehicle)
+            return
+        if self.mode == "LOITER" or self.paused:
+            self._battery_step(self.options.hover_power_w, dt)  # holding position: hover power, no progress
             return
         if self.cur >= len(self.items):
             self._land_done(vehicle)
@@ -366,11 +406,12 @@ class SimFlight:
             return
         self._send_current(vehicle)
 
-    def _start_rtl(self, vehicle: Any, why: str) -> None:
+    def _start_rtl(self, vehicle: Any, why: str, severity: int = _M.MAV_SEVERITY_CRITICAL) -> None:
         self.mode = "RTL"
+        self.paused = False
         self._hold_left_s = None
         self._rtl_stage = "climb"
-        self._text(vehicle, _M.MAV_SEVERITY_CRITICAL, why)
+        self._text(vehicle, severity, why)
         self._heartbeat(vehicle, time.monotonic(), period_s=0.0)  # a mode change is announced at once
 
     def _rtl_step(self, vehicle: Any, dt: float) -> None:
@@ -397,6 +438,111 @@ class SimFlight:
         self._heartbeat(vehicle, time.monotonic(), period_s=0.0)
         vehicle.log(f"flight: landed at t={self.sim_t:.0f} s, mode {self.mode}, battery {self.battery_pct:.1f} %")
 
+    # --- commands --------------------------------------------------------------------------------
+
+    def _on_command(self, vehicle: Any, msg: Any) -> None:
+        """One COMMAND_LONG/COMMAND_INT: execute it, then answer COMMAND_ACK to its sender (faults aside).
+
+        Both autopilots answer every command with exactly one COMMAND_ACK
+        (ArduPilot ``GCS_MAVLINK::handle_command_long``/``handle_command_int``
+        in ``libraries/GCS_MAVLink/GCS_Common.cpp``; PX4 ``Commander::answer_command``
+        in ``src/modules/commander/Commander.cpp``); a repeated command is simply
+        executed again, which is why a ground station must not re-send blind.
+        """
+        cmd = int(msg.command)
+        faults = self.options.faults
+        if self._lost_commands[cmd] < faults.lose_command_of.count(cmd):
+            self._lost_commands[cmd] += 1
+            vehicle.log(f"flight: command {cmd} lost on the way in (fault)")
+            return
+        params = [float(msg.param1), float(msg.param2), float(msg.param3), float(msg.param4)]
+        if msg.get_type() == "COMMAND_INT":
+            params += [msg.x / 1e7, msg.y / 1e7, float(msg.z)]
+        else:
+            params += [float(msg.param5), float(msg.param6), float(msg.param7)]
+        result = self._execute(vehicle, cmd, params)
+        self.commands.append({"t_s": round(self.sim_t, 2), "command": cmd, "params": params[:4],
+                              "confirmation": int(getattr(msg, "confirmation", 0)), "result": result, "mode": self.mode,
+                              "lat": self.lat, "lon": self.lon})
+        if self._lost_acks[cmd] < faults.lose_ack_of.count(cmd):
+            self._lost_acks[cmd] += 1
+            vehicle.log(f"flight: COMMAND_ACK of {cmd} lost on the way back (fault); the command was executed")
+            return
+        src = (msg.get_srcSystem(), msg.get_srcComponent())
+        vehicle.send(lambda m: m.command_ack_send(cmd, result, 0, 0, src[0], src[1]))
+
+    def _execute(self, vehicle: Any, cmd: int, p: list[float]) -> int:
+        flying = self.phase == "FLYING"
+        if cmd == _M.MAV_CMD_DO_PAUSE_CONTINUE:
+            if self._dialect == "px4":
+                # PX4 src/modules/commander/Commander.cpp Commander::handle_command(): no case for
+                # VEHICLE_CMD_DO_PAUSE_CONTINUE, so the default branch answers VEHICLE_CMD_RESULT_UNSUPPORTED.
+                return _M.MAV_RESULT_UNSUPPORTED
+            # ArduCopter GCS_Mavlink.cpp GCS_MAVLINK_Copter::handle_command_pause_continue(): param1 0 →
+            # flightmode->pause(), 1 → flightmode->resume(), else DENIED; a refusal says "Failed to pause"/
+            # "Failed to resume" and answers FAILED. ArduCopter mode_auto.cpp ModeAuto::pause() refuses when
+            # already paused or not flying a waypoint leg (SubMode::WP); resume() refuses when not paused; other
+            # modes (RTL, LAND, LOITER) keep Mode::pause()/resume()'s default "false".
+            if int(p[0]) == 0:
+                if flying and self.mode == "AUTO" and not self.paused and self._on_leg():
+                    self.paused = True
+                    self._send_current(vehicle)
+                    return _M.MAV_RESULT_ACCEPTED
+                self._text(vehicle, _M.MAV_SEVERITY_INFO, "Failed to pause")
+                return _M.MAV_RESULT_FAILED
+            if int(p[0]) == 1:
+                if flying and self.mode == "AUTO" and self.paused:
+                    self.paused = False
+                    self._send_current(vehicle)
+                    return _M.MAV_RESULT_ACCEPTED
+                self._text(vehicle, _M.MAV_SEVERITY_INFO, "Failed to resume")
+                return _M.MAV_RESULT_FAILED
+            return _M.MAV_RESULT_DENIED
+        if cmd == _M.MAV_CMD_DO_SET_MODE:
+            # ArduPilot GCS_MAVLINK::handle_command_do_set_mode (GCS_Common.cpp): param1 base mode with
+            # MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, param2 the custom mode number. PX4 Commander::handle_command
+            # (VEHICLE_CMD_DO_SET_MODE): param2 custom main mode, param3 custom sub mode (px4_custom_mode.h).
+            if not int(p[0]) & _M.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED:
+                return _M.MAV_RESULT_DENIED
+            if self._dialect == "px4":
+                wanted = mode_name((int(p[1]) << 16) | (int(p[2]) << 24), _M.MAV_AUTOPILOT_PX4)
+            else:
+                wanted = mode_name(int(p[1]), _M.MAV_AUTOPILOT_ARDUPILOTMEGA)
+            if wanted not in ("AUTO", "LOITER", "RTL", "LAND"):
+                return _M.MAV_RESULT_DENIED
+            return self._enter(vehicle, wanted) if flying else _M.MAV_RESULT_FAILED
+        if cmd == _M.MAV_CMD_NAV_RETURN_TO_LAUNCH:
+            # ArduPilot GCS_MAVLINK::handle_command_int_packet → set_mode(RTL, GCS_COMMAND); PX4
+            # Commander::handle_command VEHICLE_CMD_NAV_RETURN_TO_LAUNCH → NAVIGATION_STATE_AUTO_RTL.
+            return self._enter(vehicle, "RTL") if flying else _M.MAV_RESULT_FAILED
+        if cmd == _M.MAV_CMD_NAV_LAND:
+            # ArduCopter GCS_MAVLINK_Copter::handle_command_int_packet MAV_CMD_NAV_LAND → set_mode(LAND): descend
+            # where it is; PX4 VEHICLE_CMD_NAV_LAND → NAVIGATION_STATE_AUTO_LAND.
+            return self._enter(vehicle, "LAND") if flying else _M.MAV_RESULT_FAILED
+        return _M.MAV_RESULT_UNSUPPORTED
+
+    def _on_leg(self) -> bool:
+        """Flying towards a waypoint (ArduCopter's SubMode::WP), not taking off, landing or returning."""
+        if self.cur >= len(self.items):
+            return False
+        return self.items[self.cur].command == NAV_WAYPOINT
+
+    def _enter(self, vehicle: Any, mode: str) -> int:
+        """Switch flight mode on a ground station's request (ArduCopter Copter::set_mode: same mode → true)."""
+        if mode == self.mode:
+            return _M.MAV_RESULT_ACCEPTED
+        if mode == "RTL":
+            self._start_rtl(vehicle, "RTL: returning home (GCS command)", _M.MAV_SEVERITY_INFO)
+            return _M.MAV_RESULT_ACCEPTED
+        self.paused = False
+        self.mode = mode
+        # AUTO again: ArduCopter ModeAuto::init → mission.start_or_resume(): the current item is flown on.
+        self._text(vehicle, _M.MAV_SEVERITY_INFO, {"LAND": "Landing here (GCS command)", "LOITER": "Holding position",
+                                                    "AUTO": "Mission resumed"}[mode])
+        self._heartbeat(vehicle, time.monotonic(), period_s=0.0)
+        self._send_current(vehicle)
+        return _M.MAV_RESULT_ACCEPTED
+
     # --- telemetry ------------------------------------------------------------------------------
 
     def _text(self, vehicle: Any, severity: int, text: str) -> None:
@@ -413,7 +559,14 @@ class SimFlight:
         if self.link_lost or not self.items:
             return
         seq = self.items[min(self.cur, len(self.items) - 1)].seq
-        vehicle.send(lambda m: m.mission_current_send(seq, len(self.items)))
+        if self.phase == "LANDED":
+            state = _M.MISSION_STATE_COMPLETE if self.completed else _M.MISSION_STATE_ACTIVE
+        elif self.phase != "FLYING":
+            state = _M.MISSION_STATE_NOT_STARTED
+        else:
+            # ArduCopter GCS_MAVLINK_Copter::mission_state(): PAUSED while ModeAuto::paused()
+            state = _M.MISSION_STATE_PAUSED if self.paused else _M.MISSION_STATE_ACTIVE
+        vehicle.send(lambda m: m.mission_current_send(seq, len(self.items), state))
 
     def _send_position(self, vehicle: Any) -> None:
         lat, lon, alt = int(round(self.lat * 1e7)), int(round(self.lon * 1e7)), int(round(self.alt_m * 1000))

@@ -40,8 +40,8 @@ from typing import Any, Callable, Protocol
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
-from planner.mission_items import MISSION, MissionItem  # noqa: E402
-from planner.mission_wire import from_wire, normalise_as_vehicle, to_wire  # noqa: E402
+from planner.output.mission_items import MISSION, MissionItem  # noqa: E402
+from planner.output.mission_wire import from_wire, normalise_as_vehicle, to_wire  # noqa: E402
 
 
 

@@ -56,14 +56,14 @@ from pymavlink import mavutil  # noqa: E402
 
 from planner.errors import InvalidArgument  # noqa: E402
 from flows.sim.mission_protocol import MissionProtocol, protocol_for  # noqa: E402
-from planner.mission_items import (  # noqa: E402
+from planner.output.mission_items import (  # noqa: E402
     FENCE,
     FRAME_GLOBAL,
     MISSION,
     RALLY,
     MissionItem,
 )
-from planner.mission_wire import normalise_as_vehicle  # noqa: E402
+from planner.output.mission_wire import normalise_as_vehicle  # noqa: E402
 
 __all__ = ["SimVehicle", "SimStats", "VehicleBehaviour", "result_code"]
 

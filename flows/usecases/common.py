@@ -17,7 +17,7 @@ from typing import Any
 
 from flows.context import resolve_rules_file, resolve_world_dir
 from planner.errors import Forbidden, InvalidArgument, NotFound, WorldUnavailable
-from planner.world import User, World
+from planner.world.model import User, World
 
 __all__ = ["load_world_at", "check_zones_readable", "load_rules", "user_of"]
 

@@ -22,7 +22,7 @@ from flows.usecases.common import load_world_at, user_of
 from flows.usecases.reading import show_draft
 from flows.usecases.views import DraftSummary
 from planner.errors import Conflict
-from planner.world import User
+from planner.world.model import User
 
 __all__ = ["approve", "reject", "expire_if_due"]
 

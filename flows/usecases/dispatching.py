@@ -129,6 +129,8 @@ def dispatch(
         result["message"] = "the vehicle accepted the mission"
     except (DispatchFailed, DeviceUnavailable) as exc:
         status, result = "FAILED", {"message": exc.message, "outcome": exc.details}
+        if isinstance(exc.details, dict) and exc.details.get("vehicle_cleared"):
+            result["vehicle_cleared"] = True  # the uploader cleared what it had put up: the drones are free
     except DispatchUncertain as exc:
         status, result = "UNCERTAIN", {"message": exc.message, "outcome": exc.details}
     except SortieError as exc:

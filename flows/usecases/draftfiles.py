@@ -18,7 +18,7 @@ from typing import Any
 
 from flows.context import draft_dir
 from planner.plan import Plan, canonical_json, plan_to_geojson
-from planner.world import World
+from planner.world.model import World
 
 __all__ = ["draft_dir", "files_of", "write_files"]
 
@@ -50,7 +50,7 @@ def write_files(
             (tmp / "plan.geojson").write_text(
                 json.dumps(plan_to_geojson(plan), ensure_ascii=False, sort_keys=True), encoding="utf-8"
             )
-            from planner.mapimage import render_plan_png
+            from planner.output.mapimage import render_plan_png
 
             (tmp / "map.png").write_bytes(render_plan_png(plan, world))
         if final.exists():

@@ -33,7 +33,7 @@ from flows.ledger import DraftRecord, NewVersion
 from flows.usecases.views import DraftSummary
 from planner.errors import AirspaceBlocked, DeviceUnavailable, InvalidArgument, NotFound, PlanInfeasible, SortieError
 from planner.plan import Plan, plan_from_dict, plan_hash, plan_to_dict
-from planner.world import Drone, User, World
+from planner.world.model import Drone, User, World
 
 __all__ = [
     "MAX_ALTERNATIVES",

@@ -32,7 +32,7 @@ from flows.usecases.draftfiles import files_of, write_files
 from flows.usecases.views import DraftSummary, summarize
 from planner.errors import Conflict, Forbidden, InvalidArgument, SortieError
 from planner.plan import Plan, plan_from_dict
-from planner.world import World
+from planner.world.model import World
 
 __all__ = ["plan_draft", "replan", "what_if", "ensure_files", "read_area"]
 

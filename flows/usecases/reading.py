@@ -97,7 +97,7 @@ def export_bytes(draft_id: str, version: int | None, fmt: str, *, world_dir: str
         raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state} and has no plan to export")
     plan = plan_from_dict(rec.plan)
     suffix = {"geojson": ".geojson", "qgc": ".plan", "waypoints": ".waypoints", "kml": ".kml"}[fmt]
-    from planner import export_files as files
+    from planner.output import export_files as files
 
     if fmt == "geojson":
         data: Any = (json.dumps(plan_to_geojson(plan), ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode()
@@ -122,7 +122,7 @@ def write_export(target: Path, data: bytes) -> None:
 
 def export(draft_id: str, version: int | None, fmt: str, *, out: str | Path | None = None,
            world_dir: str | Path | None = None, sortie: int = 0, ledger: Ledger) -> dict[str, Any]:
-    """Write a version's plan as geojson | qgc | waypoints | kml (``planner.export_files``); returns the path.
+    """Write a version's plan as geojson | qgc | waypoints | kml (``planner.output.export_files``); returns the path.
 
     QGroundControl ``.plan`` and Mission Planner ``.waypoints`` hold one vehicle's
     mission: ``sortie`` picks which (default the first).

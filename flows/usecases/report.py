@@ -175,7 +175,7 @@ def build_report(draft_id: str, version: int | None = None, *, with_map: bool = 
     png: bytes | None = None
     if with_map and plan is not None:
         try:
-            from planner.mapimage import render_plan_png
+            from planner.output.mapimage import render_plan_png
 
             png = render_plan_png(plan, load_world_at(rec.world_dir), flown_wgs84=tracks or None)
         except SortieError:
@@ -214,8 +214,12 @@ def build_report(draft_id: str, version: int | None = None, *, with_map: bool = 
         ],
         "flown": None if flight is None else {
             "outcome": flight.get("outcome"), "reason": flight.get("reason"),
-            "drones": [_flown_row(f, plan) for f in flights],
+            "drones": [_flown_row(f, plan, _planned_seqs(flight, f)) for f in flights],
         },
+        "operator_stops": [
+            {"time": e.event_time, "actor": e.actor, "from": e.from_state, "to": e.to_state, "reason": e.reason}
+            for e in events if (e.from_state, e.to_state) in _STOP_STEPS or e.to_state == "CANCELLED"
+        ],
         "coverage": coverage,
         "alerts": alerts,
         "vehicle_messages": texts,
@@ -223,7 +227,20 @@ def build_report(draft_id: str, version: int | None = None, *, with_map: bool = 
     return Report(draft_id, version, rec.state, _render(data, plan), data, png)
 
 
-def _flown_row(f: dict[str, Any], plan: Plan | None) -> dict[str, Any]:
+#: Ledger steps that an operator's cancel, pause/resume or recall writes (flows.usecases.control).
+_STOP_STEPS = frozenset({("IN_FLIGHT", "IN_FLIGHT"), ("IN_FLIGHT", "RECALLING"), ("RECALLING", "RECALLING"),
+                         ("RECALLING", "RECALLED"), ("RECALLING", "ABORTED"), ("RECALLING", "SUCCEEDED")})
+
+
+def _planned_seqs(flight: dict[str, Any], f: dict[str, Any]) -> list[int]:
+    """The navigation items the plan gave this vehicle (the monitor's expectation), in order."""
+    for e in flight.get("expectations", []):
+        if e.get("drone_id") == f.get("drone_id") and e.get("sortie_index") == f.get("sortie_index"):
+            return [int(s) for s in e.get("nav_seqs", [])]
+    return []
+
+
+def _flown_row(f: dict[str, Any], plan: Plan | None, planned_seqs: list[int] | None = None) -> dict[str, Any]:
     sortie = None if plan is None else next((s for s in plan.sorties if s.index == f.get("sortie_index")), None)
     used_pct = None
     if f.get("battery_start_pct") is not None and f.get("battery_pct") is not None:
@@ -243,6 +260,10 @@ def _flown_row(f: dict[str, Any], plan: Plan | None) -> dict[str, Any]:
             "items_reached": len(set(f.get("reached", []))), "items_total": f.get("nav_total"),
             "battery_end_pct": f.get("battery_pct"),
         },
+        "items_flown": sorted(set(f.get("reached", []))),
+        "items_not_flown": [s for s in (planned_seqs or []) if s not in set(f.get("reached", []))],
+        "pauses": f.get("pauses", []),
+        "recall": f.get("recall"),
     }
 
 
@@ -261,6 +282,8 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
         add(f"- **Aborted:** {_md(flown.get('reason', ''))}")
     elif flown and flown.get("outcome") == "SUCCEEDED":
         add(f"- **Completed:** {_md(flown.get('reason', ''))}")
+    elif flown and flown.get("outcome") == "RECALLED":
+        add(f"- **Recalled:** {_md(flown.get('reason', ''))}")
     add(f"- **Request:** {_md(d['request_text'])} (by {_md(d['requested_by'])}, tenant {_md(d['tenant'])}, "
         f"region {_md(d['region_id'] or '–')})")
     add(f"- **Plan hash:** `{d['plan_hash'] or '–'}`")
@@ -286,6 +309,24 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
             if r["status"] != "SUCCEEDED":
                 add("")
                 add(f"**{_md(r['drone_id'])}: {r['status']}**: {_md(r['reason'])}")
+        if any(r["items_not_flown"] or r["pauses"] for r in flown["drones"]):
+            add("")
+            add("### What was flown and what was not")
+            add("")
+            for r in flown["drones"]:
+                flown_items = ", ".join(map(str, r["items_flown"])) or "none"
+                left = ", ".join(map(str, r["items_not_flown"])) or "none"
+                add(f"- {_md(r['drone_id'])}: flown items {flown_items}; **not flown: {left}**")
+                for pz in r["pauses"]:
+                    add(f"  - {pz['what']} at t={pz['t_s']:g} s, item {pz.get('seq')} (mode {pz.get('mode')})")
+                if r.get("recall"):
+                    rc = r["recall"]
+                    add(f"  - recall took effect at t={rc['t_s']:g} s, item {rc.get('seq')}, mode {rc.get('mode')}")
+    stops = d.get("operator_stops") or []
+    if stops:
+        heading("Stopped by an operator")
+        for e in stops:
+            add(f"- {e['time']} {_md(e['actor'])}: {e['from']} → {e['to']}: {_md(e['reason'])}")
     cov = d.get("coverage")
     if cov:
         add("")

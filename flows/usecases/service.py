@@ -34,7 +34,7 @@ from flows.usecases.common import load_world_at
 from flows.usecases.drafting import MAX_ALTERNATIVES
 from flows.usecases.reading import EXPORT_FORMATS
 from flows.usecases.views import DispatchSummary, DraftSummary, SortieSummary
-from planner.world import World
+from planner.world.model import World
 
 __all__ = [
     "MAX_ALTERNATIVES",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planner.world import Drone
+from planner.world.model import Drone
 
 __all__ = ["AUTOPILOT_DIALECT", "DIALECT_AUTOPILOT", "VehicleBinding", "binding_for"]
 

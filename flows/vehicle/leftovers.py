@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from planner.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, MissionSet
-from planner.mission_wire import compare_items
+from planner.output.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, MissionSet
+from planner.output.mission_wire import compare_items
 
 if TYPE_CHECKING:
     from flows.vehicle.link import MavLink
@@ -64,6 +64,7 @@ def leave_nothing_behind(
     result.holds = holds
     touched_names = {MISSION_TYPE_NAMES[t] for t in touched}
     known_empty = all(holds.get(n) is not None and holds[n]["count"] == 0 for n in touched_names)
+    result.left_nothing = known_empty  # also when nothing was touched: all(...) of nothing
     if not touched_names:
         summary = "nothing of this dispatch reached the vehicle"
     elif known_empty:

@@ -50,8 +50,8 @@ import struct  # noqa: E402
 
 from flows.vehicle.transfer import Transfer, TransferOutcome, result_name  # noqa: E402
 from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument  # noqa: E402
-from planner.mission_items import FENCE, MissionItem  # noqa: E402
-from planner.mission_wire import from_wire, to_wire  # noqa: E402
+from planner.output.mission_items import FENCE, MissionItem  # noqa: E402
+from planner.output.mission_wire import from_wire, to_wire  # noqa: E402
 
 __all__ = ["MavLink", "Transfer", "TransferOutcome", "result_name", "GCS_SYSTEM_ID", "GCS_COMPONENT_ID"]
 

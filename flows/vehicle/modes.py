@@ -17,7 +17,7 @@ import os
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
-from planner.mission_items import MissionItem  # noqa: E402
+from planner.output.mission_items import MissionItem  # noqa: E402
 
 __all__ = ["NAV_COMMANDS", "NAV_TAKEOFF", "NAV_WAYPOINT", "NAV_LAND", "NAV_RTL", "custom_mode", "mode_name", "nav_seqs"]
 

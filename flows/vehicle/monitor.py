@@ -11,6 +11,14 @@ vehicle has landed, the link is lost, or the time/message budget runs out:
   ABORTED with the reason; telemetry silent for ``link_lost_s`` → ABORTED
   ("link lost"). Every transition goes through ``Ledger.transition`` and so
   writes an event with actor, time and reason.
+- a hold shows as PAUSED (ArduPilot: MISSION_CURRENT ``mission_state``
+  PAUSED in AUTO, or LOITER; PX4: mode AUTO.LOITER) and following simply goes on; the
+  pauses are kept with the flight. A recall (ledger RECALLING, set by
+  ``flows.usecases.control``) is judged at landing: landed in RTL at the
+  launch point, or in LAND where the landing began → RECALLED; anywhere
+  else → ABORTED with the vehicle's reason; the mission finished first →
+  SUCCEEDED. A RECALLING/pause event written by another process meanwhile is
+  re-read, never overwritten.
 - alerts (battery below the plan's expectation by ``battery_margin_pct``,
   link silent for ``link_alert_s``, a mode change away from AUTO) are written
   as audit rows (``command = "monitor.alert"``, ``result_code`` = the kind)
@@ -40,7 +48,7 @@ from typing import Any
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
 
-from flows.ledger import open_ledger  # noqa: E402
+from flows.ledger import TRANSITIONS, open_ledger  # noqa: E402
 from flows.vehicle.modes import mode_name, nav_seqs  # noqa: E402
 from planner.errors import Conflict, InvalidArgument, NotFound, SortieError  # noqa: E402
 
@@ -58,7 +66,14 @@ __all__ = [
 
 GCS_SYSTEM_ID = 255
 MONITOR_COMPONENT_ID = 191
-TERMINAL = frozenset({"SUCCEEDED", "ABORTED", "LINK_LOST", "NO_CONTACT", "NOT_STARTED", "TIMEOUT"})
+TERMINAL = frozenset({"SUCCEEDED", "ABORTED", "RECALLED", "LINK_LOST", "NO_CONTACT", "NOT_STARTED", "TIMEOUT"})
+#: Ledger states in which a flight is followed, and those in which it has ended.
+FOLLOWED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "RECALLING"})
+ENDED_STATES = frozenset({"SUCCEEDED", "ABORTED", "RECALLED"})
+#: How far from its launch point a vehicle recalled home may land and still count as "at the dock", and how far
+#: from where its landing began a vehicle told to land in place may come down.
+RECALL_HOME_M = 25.0
+RECALL_LAND_M = 60.0
 _SEVERITY = {v.name.replace("MAV_SEVERITY_", ""): k for k, v in _M.enums["MAV_SEVERITY"].items()}
 _SEVERITY_NAME = {k: n for n, k in _SEVERITY.items()}
 
@@ -107,7 +122,7 @@ class DroneFlight:
     drone_id: str
     link: str
     sortie_index: int
-    status: str = "WAITING"  # WAITING | IN_FLIGHT | SUCCEEDED | ABORTED | LINK_LOST | NO_CONTACT | NOT_STARTED | TIMEOUT
+    status: str = "WAITING"  # WAITING | IN_FLIGHT | PAUSED | SUCCEEDED | ABORTED | RECALLED | LINK_LOST | NO_CONTACT | NOT_STARTED | TIMEOUT
     reason: str = ""
     mode: str = ""
     armed: bool = False
@@ -115,6 +130,10 @@ class DroneFlight:
     nav_total: int = 0
     reached: list[int] = field(default_factory=list)
     current_seq: int | None = None
+    mission_state: int | None = None
+    paused: bool = False
+    pauses: list[dict[str, Any]] = field(default_factory=list)  # {"t_s", "what": paused|resumed, "seq", "mode"}
+    recall: dict[str, Any] | None = None  # {"t_s", "mode", "seq", "lat", "lon"} when an RTL/LAND after a recall began
     track: list[list[float]] = field(default_factory=list)  # [t_s, lon, lat, rel_alt_m]
     battery_start_pct: float | None = None
     battery_pct: float | None = None
@@ -172,6 +191,18 @@ class MonitorResult:
         }
 
 
+def _seqs(seqs: list[int], most: int = 8) -> str:
+    """``1, 2, 3`` or, for a long list, ``90, 92, 94, 96, 98, 99 … 353`` (the report lists them all)."""
+    if len(seqs) <= most:
+        return ", ".join(map(str, seqs))
+    return ", ".join(map(str, seqs[: most - 2])) + f" … {seqs[-1]}"
+
+
+def _dist_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    kx = math.cos(math.radians((lat1 + lat2) / 2.0)) * 111_320.0
+    return math.hypot((lon2 - lon1) * kx, (lat2 - lat1) * 111_320.0)
+
+
 def _track_length_m(track: list[list[float]]) -> float:
     total = 0.0
     for a, b in zip(track, track[1:]):
@@ -186,8 +217,10 @@ def _track_length_m(track: list[list[float]]) -> float:
 class _Follower:
     """One link, one vehicle: turns received messages into a ``DroneFlight``. Never sends a command."""
 
-    def __init__(self, exp: Expectation, opts: MonitorOptions, notify: Callable[[DroneFlight, str, dict[str, Any]], None]):
+    def __init__(self, exp: Expectation, opts: MonitorOptions, notify: Callable[[DroneFlight, str, dict[str, Any]], None],
+                 recalled: Callable[[], bool] | None = None):
         self.exp = exp
+        self.recalled = recalled or (lambda: False)
         self.opts = opts
         self.notify = notify
         self.flight = DroneFlight(exp.drone_id, exp.link, exp.sortie_index, nav_total=len(exp.nav_seqs))
@@ -272,9 +305,16 @@ class _Follower:
         mode = mode_name(int(msg.custom_mode), self.autopilot)
         if f.mode and mode != f.mode and f.ever_armed and not f.terminal:
             reached = len(set(f.reached))
-            self.alert("mode_change", f"vehicle switched from {f.mode} to {mode} at item {f.current_seq} "
-                       f"({reached} of {f.nav_total} items reached)", from_mode=f.mode, to_mode=mode)
+            hold = {f.mode, mode} == {"AUTO", "LOITER"}  # an operator's hold and its end: shown as PAUSED
+            if mode in ("RTL", "LAND") and f.recall is None and self.recalled():
+                f.recall = {"t_s": round(f.last_t_s, 1), "mode": mode, "seq": f.current_seq,
+                            "lat": f.track[-1][2] if f.track else None, "lon": f.track[-1][1] if f.track else None}
+                self.notify(f, "recall", dict(f.recall))
+            elif not hold:
+                self.alert("mode_change", f"vehicle switched from {f.mode} to {mode} at item {f.current_seq} "
+                           f"({reached} of {f.nav_total} items reached)", from_mode=f.mode, to_mode=mode)
         f.mode = mode
+        self._check_pause()
         if armed and not f.ever_armed:
             f.ever_armed = True
             f.takeoff_t_s = f.last_t_s
@@ -285,20 +325,67 @@ class _Follower:
             self._landed()
         f.armed = armed
 
+    def _check_pause(self) -> None:
+        """PAUSED while the vehicle holds in its mission (ArduPilot: AUTO + mission_state PAUSED; PX4: AUTO.LOITER)."""
+        f = self.flight
+        if not f.ever_armed or f.terminal:
+            return
+        paused = f.mode == "LOITER" or (self.autopilot != _M.MAV_AUTOPILOT_PX4 and f.mode == "AUTO"
+                                         and f.mission_state == _M.MISSION_STATE_PAUSED)
+        if paused == f.paused:
+            return
+        f.paused = paused
+        f.status = "PAUSED" if paused else "IN_FLIGHT"
+        entry = {"t_s": round(f.last_t_s, 1), "what": "paused" if paused else "resumed", "seq": f.current_seq,
+                 "mode": f.mode}
+        f.pauses.append(entry)
+        self.notify(f, entry["what"], entry)
+
     def _landed(self) -> None:
         f = self.flight
+        f.paused = False
         reached = set(f.reached)
         missing = [s for s in self.exp.nav_seqs if s not in reached]
         if f.mode == "AUTO" and not missing:
             self.finish("SUCCEEDED", f"landed after all {f.nav_total} items were reached")
             return
         last = max(reached) if reached else None
+        if f.recall is not None or (f.mode in ("RTL", "LAND") and self.recalled()):
+            self._landed_after_recall(reached, missing, last)
+            return
         why = [f"landed in mode {f.mode} with {len(reached)} of {f.nav_total} items reached"
                + (f" (last item {last})" if last is not None else "")]
         for a in f.alerts:
             if a["kind"] in ("battery_low", "mode_change"):
                 why.append(a["message"])
         self.finish("ABORTED", "; ".join(why))
+
+    def _landed_after_recall(self, reached: set[int], missing: list[int], last: int | None) -> None:
+        """Landed after an operator's recall: RECALLED where it was sent (launch point, or in place), else ABORTED."""
+        f = self.flight
+        flown = f"{len(reached)} of {f.nav_total} items reached" + (f" (last item {last})" if last is not None else "")
+        not_flown = f"{len(missing)} not flown: items {_seqs(missing)}" if missing else "nothing left unflown"
+        here = f.track[-1] if f.track else None
+        if f.mode == "RTL" and here is not None and f.track:
+            launch = f.track[0]
+            off = _dist_m(here[2], here[1], launch[2], launch[1])
+            if off <= RECALL_HOME_M:
+                self.finish("RECALLED", f"recalled: returned to launch and landed {off:.0f} m from the launch point; "
+                            f"{flown}; {not_flown}")
+                return
+            self.finish("ABORTED", f"recalled to launch but landed {off:.0f} m from the launch point "
+                        f"(limit {RECALL_HOME_M:g} m); {flown}; {not_flown}")
+            return
+        if f.mode == "LAND" and here is not None:
+            start = f.recall or {}
+            lat, lon = start.get("lat"), start.get("lon")
+            off = 0.0 if lat is None else _dist_m(here[2], here[1], lat, lon)
+            if off <= RECALL_LAND_M:
+                self.finish("RECALLED", f"recalled: landed in place at {here[2]:.6f},{here[1]:.6f}; {flown}; {not_flown}")
+                return
+            self.finish("ABORTED", f"told to land in place but came down {off:.0f} m away; {flown}; {not_flown}")
+            return
+        self.finish("ABORTED", f"recalled, but landed in mode {f.mode}; {flown}; {not_flown}")
 
     def _on_global_position_int(self, msg: Any) -> None:
         f = self.flight
@@ -343,6 +430,9 @@ class _Follower:
 
     def _on_mission_current(self, msg: Any) -> None:
         self.flight.current_seq = int(msg.seq)
+        state = getattr(msg, "mission_state", 0)
+        self.flight.mission_state = int(state) if state else None
+        self._check_pause()
 
     def _on_mission_item_reached(self, msg: Any) -> None:
         f = self.flight
@@ -396,18 +486,21 @@ def follow_flight(
     expectations: list[Expectation],
     options: MonitorOptions | None = None,
     notify: Notify | None = None,
+    recalled: Callable[[], bool] | None = None,
 ) -> list[DroneFlight]:
     """Follow every vehicle until each has ended (or the budget runs out); bounded in time and messages.
 
     ``notify(flight, what, data)`` is called on "armed", "progress", "alert",
-    "text" and "end"; it may record things but its return value is ignored:
-    nothing received ever turns into something sent.
+    "text", "paused", "resumed", "recall" and "end"; it may record things but
+    its return value is ignored: nothing received ever turns into something
+    sent. ``recalled()`` says whether an operator recalled the mission (asked
+    only when the vehicle switches to RTL/LAND or lands).
     """
     opts = options or MonitorOptions()
     if not expectations:
         raise InvalidArgument("nothing to monitor: no dispatched vehicle")
     sink: Notify = notify or (lambda f, what, data: None)
-    followers = [_Follower(e, opts, sink) for e in expectations]
+    followers = [_Follower(e, opts, sink, recalled) for e in expectations]
     deadline = time.monotonic() + opts.timeout_s
     last_hb = 0.0
     total = 0
@@ -461,7 +554,7 @@ def load_flight(draft_id: str, version: int) -> dict[str, Any] | None:
 def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] | None = None) -> list[Expectation]:
     """One ``Expectation`` per vehicle the dispatch uploaded to, from the plan and the dispatch record."""
     from flows.context import load_world_at
-    from planner.mission_items import mission_items
+    from planner.output.mission_items import mission_items
     from planner.plan import plan_from_dict
 
     result = (dispatch.result or {}) if dispatch is not None else {}
@@ -499,12 +592,15 @@ def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] |
 
 
 def _overall(flights: list[DroneFlight]) -> tuple[str, str]:
-    """SUCCEEDED when every vehicle succeeded; ABORTED when one aborted or was lost; else not ended."""
+    """SUCCEEDED when every vehicle succeeded; ABORTED when one aborted or was lost; RECALLED when every vehicle
+    ended and at least one came home on a recall; else not ended."""
     bad = [f for f in flights if f.status in ("ABORTED", "LINK_LOST")]
     if bad:
         return "ABORTED", "; ".join(f"{f.drone_id}: {f.reason}" for f in bad)
     if all(f.status == "SUCCEEDED" for f in flights):
         return "SUCCEEDED", "; ".join(f"{f.drone_id}: {f.reason}" for f in flights)
+    if all(f.status in ("SUCCEEDED", "RECALLED") for f in flights):
+        return "RECALLED", "; ".join(f"{f.drone_id}: {f.reason}" for f in flights)
     return "OPEN", "; ".join(f"{f.drone_id}: {f.status} ({f.reason})" for f in flights)
 
 
@@ -520,20 +616,22 @@ def monitor_mission(
 ) -> MonitorResult:
     """Follow a dispatched version to its end and record it; the function the CLI and Prefect call.
 
-    A version already SUCCEEDED or ABORTED returns what was recorded (no new
-    monitoring); one not dispatched yet is a ``Conflict``.
+    A version already SUCCEEDED, ABORTED or RECALLED returns what was recorded
+    (no new monitoring); one not dispatched yet is a ``Conflict``. A recall or
+    a pause recorded by another process while following is re-read: the
+    state this run writes is always a legal step from the ledger's current one.
     """
     t0 = time.monotonic()
     ledger = open_ledger()
     rec = ledger.get_draft(draft_id, version)
     version = rec.version
-    if rec.state in ("SUCCEEDED", "ABORTED"):
+    if rec.state in ENDED_STATES:
         stored = load_flight(draft_id, version) or {}
         flights = [DroneFlight(**{k: v for k, v in f.items() if k in DroneFlight.__dataclass_fields__})
                    for f in stored.get("flights", [])]
         return MonitorResult(draft_id, version, rec.state, rec.state, stored.get("reason", ""), flights,
                              already_ended=True, flight_file=str(flight_path(draft_id, version)))
-    if rec.state not in ("DISPATCHED", "IN_FLIGHT"):
+    if rec.state not in FOLLOWED_STATES:
         raise Conflict(f"draft {draft_id} v{version} is {rec.state}; only a dispatched mission can be monitored")
     dispatch = next((d for d in ledger.dispatches(draft_id) if d.version == version), None)
     if dispatch is None:
@@ -549,15 +647,30 @@ def monitor_mission(
     current = [rec]  # the last record this run read or wrote: saves a ledger open per step
 
     def move(to_state: str, reason: str, f: DroneFlight | None) -> None:
-        cur = current[0]
-        if cur.state == to_state:
-            return
-        if cur.state == "DISPATCHED" and to_state == "SUCCEEDED":
-            move("IN_FLIGHT", "the vehicle took off (seen late)", f)
+        for _ in range(4):  # another process (a pause, a recall) may move the row between our read and write
             cur = current[0]
-        current[0] = ledger.transition(draft_id, version, expected_state=cur.state,
-                                       expected_row_version=cur.row_version, to_state=to_state, actor=actor,
-                                       reason=reason, now=stamp(f))
+            if cur.state == to_state:
+                return
+            if cur.state == "DISPATCHED" and to_state != "IN_FLIGHT" and ("IN_FLIGHT", to_state) in TRANSITIONS:
+                move("IN_FLIGHT", "the vehicle took off (seen late)", f)
+                continue
+            if cur.state == "RECALLING" and to_state == "RECALLED" or (cur.state, to_state) in TRANSITIONS:
+                try:
+                    current[0] = ledger.transition(draft_id, version, expected_state=cur.state,
+                                                   expected_row_version=cur.row_version, to_state=to_state,
+                                                   actor=actor, reason=reason, now=stamp(f))
+                    return
+                except Conflict:
+                    current[0] = ledger.get_draft(draft_id, version)
+                    continue
+            return  # not a step from where the ledger is now (say the recall already recorded RECALLED): theirs stands
+
+    def recalled() -> bool:
+        try:
+            current[0] = ledger.get_draft(draft_id, version)
+        except SortieError:
+            return False
+        return current[0].state == "RECALLING"
 
     def notify(f: DroneFlight, what: str, data: dict[str, Any]) -> None:
         if what == "armed":
@@ -572,10 +685,10 @@ def monitor_mission(
         if on_update is not None:
             on_update(f, what, data)
 
-    flights = follow_flight(exps, options, notify)
+    flights = follow_flight(exps, options, notify, recalled)
     outcome, reason = _overall(flights)
     last = max(flights, key=lambda f: f.last_t_s)
-    ended = outcome in ("SUCCEEDED", "ABORTED")
+    ended = outcome in ENDED_STATES
     # the flight record first, then the state: a crash in between leaves a re-runnable IN_FLIGHT, never an end
     # without its record
     state = outcome if ended else current[0].state

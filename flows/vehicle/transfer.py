@@ -14,7 +14,7 @@ from typing import Any, Literal
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
-from planner.mission_items import MISSION_TYPE_NAMES, MissionItem  # noqa: E402
+from planner.output.mission_items import MISSION_TYPE_NAMES, MissionItem  # noqa: E402
 
 __all__ = ["Transfer", "TransferOutcome", "result_name"]
 

@@ -2,7 +2,7 @@
 
 ``upload_plan`` is what ``flows.usecases.service.dispatch`` calls once the approval and
 the idempotency claim are settled. Per drone it builds the fence, mission and
-rally items (``planner.mission_items``), opens the drone's link (or the
+rally items (``planner.output.mission_items``), opens the drone's link (or the
 ``link`` override), and uploads fence first, then the mission, then the rally
 points, each a separate transfer of the MAVLink mission protocol.
 
@@ -64,7 +64,7 @@ from planner.errors import (
     DispatchUncertain,
     InvalidArgument,
 )
-from planner.mission_items import (
+from planner.output.mission_items import (
     FENCE,
     MISSION,
     MISSION_TYPE_NAMES,
@@ -73,9 +73,9 @@ from planner.mission_items import (
     MissionSet,
     mission_set,
 )
-from planner.mission_wire import compare_items
+from planner.output.mission_wire import compare_items
 from planner.plan import Plan, Sortie
-from planner.world import World
+from planner.world.model import World
 
 __all__ = [
     "VehicleBinding",
@@ -114,6 +114,7 @@ class UploadResult:
     binding: dict[str, Any] = field(default_factory=dict)
     cleared: tuple[str, ...] = ()
     holds: dict[str, Any] | None = None
+    left_nothing: bool = False  # a failed upload whose vehicle holds nothing of it (never reached, or cleared and read back)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -130,6 +131,7 @@ class UploadResult:
             "binding": dict(self.binding),
             "cleared": list(self.cleared),
             "holds": self.holds,
+            "left_nothing": self.left_nothing,
         }
 
 
@@ -148,6 +150,8 @@ class DispatchOutcome:
     def to_dict(self) -> dict[str, Any]:
         return {
             "status": self.status,
+            # True when no vehicle of this dispatch holds any part of it (ledger: the drones are free again)
+            "vehicle_cleared": self.status != "ACCEPTED" and all(u.left_nothing for u in self.uploads),
             "uploads": [u.to_dict() for u in self.uploads],
             "not_uploaded": list(self.not_uploaded),
         }
@@ -303,11 +307,11 @@ def upload_mission_set(
         try:
             ml.wait_vehicle(deadline)
         except DeviceMismatch as exc:
-            result.status, result.detail = "FAILED", f"{ms.drone_id}: {exc.message}"
+            result.status, result.detail, result.left_nothing = "FAILED", f"{ms.drone_id}: {exc.message}", True
             record("hello", None, outcome="MISMATCH", detail=exc.message)
             raise DeviceMismatch(result.detail) from None
         except DeviceUnavailable as exc:
-            result.status, result.detail = "UNREACHABLE", exc.message
+            result.status, result.detail, result.left_nothing = "UNREACHABLE", exc.message, True
             record("hello", None, outcome="NO_ANSWER", detail=exc.message)
             raise
         seen = AUTOPILOT_DIALECT.get(ml.autopilot or -1)
@@ -317,6 +321,7 @@ def upload_mission_set(
         if seen is not None and seen != ms.dialect:
             result.status = "FAILED"
             result.detail = f"{ms.drone_id}: the vehicle reports a {seen} autopilot but the world says {ms.dialect}; nothing uploaded"
+            result.left_nothing = True
             record("hello", None, outcome="MISMATCH", detail=result.detail)
             raise DeviceMismatch(result.detail)
         after_hello = time.monotonic()

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from planner.plan import Plan, Sortie
-from planner.projection import LocalFrame
-from planner.world import Dock, Drone, WeatherHour, World
+from planner.geo.projection import LocalFrame
+from planner.world.model import Dock, Drone, WeatherHour, World
 from rules.context import EvaluationContext
 from rules.findings import Finding
 from rules.schema import TEMPLATE_FIELDS, Severity

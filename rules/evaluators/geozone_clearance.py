@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from planner.plan import Sortie
-from planner.world import Restriction
+from planner.world.model import Restriction
 from rules.applicability import zone_applies_during
 from rules.evaluators._common import Env, fmt, make_finding
 from rules.findings import Finding

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from planner.energy import wind_level_mps
 from planner.plan import Sortie
-from planner.world import WeatherHour
+from planner.world.model import WeatherHour
 from rules.evaluators._common import Env, make_finding
 from rules.findings import Finding
 from rules.schema import WeatherRule

@@ -34,7 +34,7 @@ HEAVY = (
     "pyproj",
     "flows.usecases.service",
     "flows.ledger",
-    "planner.world",
+    "planner.world.model",
     "rules",
     "intents",
 )
@@ -63,14 +63,14 @@ def test_loading_the_cli_imports_none_of_the_heavy_libraries() -> None:
 def test_mission_constants_do_not_load_every_mavlink_dialect() -> None:
     loaded = _loaded_after(
         "import sys\n"
-        "import planner.export_files, planner.mission_items\n"
+        "import planner.output.export_files, planner.output.mission_items\n"
         "assert 'pymavlink.mavutil' not in sys.modules, 'mavutil loads the all dialect of v1 and v2'\n"
         "assert 'pymavlink.dialects.v20.all' not in sys.modules\n"
-        "assert planner.mission_items.command_name(16) == 'MAV_CMD_NAV_WAYPOINT'\n"
+        "assert planner.output.mission_items.command_name(16) == 'MAV_CMD_NAV_WAYPOINT'\n"
         "from pymavlink.dialects.v20 import all as every, common\n"
         "vendor = min(set(every.enums['MAV_CMD']) - set(common.enums['MAV_CMD']))\n"
-        "assert planner.mission_items.command_name(vendor) == every.enums['MAV_CMD'][vendor].name, vendor\n"
-        "assert planner.mission_items.command_name(1) == '1'\n"
+        "assert planner.output.mission_items.command_name(vendor) == every.enums['MAV_CMD'][vendor].name, vendor\n"
+        "assert planner.output.mission_items.command_name(1) == '1'\n"
     )
     assert "pymavlink" in loaded  # the constants do come from pymavlink
 

@@ -20,7 +20,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from flows.vehicle.link import MavLink  # noqa: E402
-from planner.mission_items import FRAME_GLOBAL_RELATIVE_ALT, MISSION, MissionItem  # noqa: E402
+from planner.output.mission_items import FRAME_GLOBAL_RELATIVE_ALT, MISSION, MissionItem  # noqa: E402
 
 M = mavutil.mavlink
 

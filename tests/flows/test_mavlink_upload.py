@@ -26,10 +26,10 @@ from planner.errors import (  # noqa: E402
     DispatchUncertain,
     InvalidArgument,
 )
-from planner.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
-from planner.mission_wire import compare_items  # noqa: E402
+from planner.output.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
+from planner.output.mission_wire import compare_items  # noqa: E402
 from planner.plan import Plan  # noqa: E402
-from planner.world import World  # noqa: E402
+from planner.world.model import World  # noqa: E402
 from testkit import wire_plan, wire_world  # noqa: E402
 
 FAST = dict(timeout_s=10.0, retry_s=0.05, max_retries=12, heartbeat_timeout_s=3.0)

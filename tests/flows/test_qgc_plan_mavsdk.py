@@ -3,7 +3,7 @@
 MAVSDK imports a ``.plan`` only for a connected system, so the simulated
 vehicle plays that system on a free UDP port; mavsdk_server gets its own free
 gRPC port (its default 50051 may be taken). The imported mission, fence and
-rally rows must equal the ones sortie uploads (``planner.mission_items``).
+rally rows must equal the ones sortie uploads (``planner.output.mission_items``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ os.environ.setdefault("MAVLINK20", "1")
 mavsdk = pytest.importorskip("mavsdk_grpc")
 
 from flows.sim.vehicle import SimVehicle  # noqa: E402
-from planner.export_files import qgc_plan  # noqa: E402
-from planner.mission_items import FENCE, MISSION, RALLY, MissionItem, mission_set  # noqa: E402
-from planner.mission_wire import compare_items  # noqa: E402
+from planner.output.export_files import qgc_plan  # noqa: E402
+from planner.output.mission_items import FENCE, MISSION, RALLY, MissionItem, mission_set  # noqa: E402
+from planner.output.mission_wire import compare_items  # noqa: E402
 from testkit import free_port, wire_plan, wire_world  # noqa: E402
 
 

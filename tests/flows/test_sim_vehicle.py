@@ -19,13 +19,13 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from flows.sim.vehicle import SimVehicle  # noqa: E402
-from planner.mission_items import (  # noqa: E402
+from planner.output.mission_items import (  # noqa: E402
     FENCE,
     FRAME_GLOBAL_RELATIVE_ALT,
     MISSION,
     MissionItem,
 )
-from planner.mission_wire import to_wire  # noqa: E402
+from planner.output.mission_wire import to_wire  # noqa: E402
 
 M = mavutil.mavlink
 ITEMS = tuple(

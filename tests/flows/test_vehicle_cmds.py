@@ -22,7 +22,7 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from flows.vehicle.upload import upload_plan  # noqa: E402
 from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
-from planner.world import Camera, Dock, Drone, World  # noqa: E402
+from planner.world.model import Camera, Dock, Drone, World  # noqa: E402
 from testkit import bare_world, free_port  # noqa: E402
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)

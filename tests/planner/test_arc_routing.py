@@ -1,4 +1,4 @@
-"""planner.arc_routing: every required line flown once, limits kept, no-fly avoided, deterministic."""
+"""planner.patrol.arc_routing: every required line flown once, limits kept, no-fly avoided, deterministic."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from shapely.geometry import LineString, Point, box
 
-from planner.arc_routing import ENGINE, ENGINE_PYVRP_START, UNSERVED_OUT_OF_RANGE, ArcDepot, route_lanes
-from planner.transit import TransitGraph
+from planner.patrol.arc_routing import ENGINE, ENGINE_PYVRP_START, UNSERVED_OUT_OF_RANGE, ArcDepot, route_lanes
+from planner.geo.transit import TransitGraph
 
 
 def _grid_lines(n: int = 4, block: float = 200.0) -> list[list[tuple[float, float]]]:
@@ -96,8 +96,8 @@ def test_circle_no_fly_like_the_bench() -> None:
 
 
 def test_engine_is_named_and_budget_sets_the_work_not_the_answer() -> None:
-    lines = _grid_lines(3)
-    depots = [ArcDepot(0.0, 0.0, 2000.0), ArcDepot(600.0, 600.0, 2000.0)]
+    lines = _grid_lines(2)
+    depots = [ArcDepot(0.0, 0.0, 1200.0), ArcDepot(400.0, 400.0, 1200.0)]
     a = route_lanes(lines, depots, budget_s=2.0)
     assert a.engine == ENGINE
     _check(lines, depots, a)

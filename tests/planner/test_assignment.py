@@ -1,4 +1,4 @@
-"""planner.assignment: survey sweeps split into battery-feasible sorties over drones, soonest finish."""
+"""planner.routing.assignment: survey sweeps split into battery-feasible sorties over drones, soonest finish."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from planner.assignment import (
+from planner.routing.assignment import (
     SurveyDrone,
     assign_survey,
     connections_from_path,

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shapely.geometry import LineString, MultiPolygon, Point, Polygon, box
 
-from planner.coverage import candidate_angles, coverage_fraction, plan_coverage
+from planner.survey.coverage import candidate_angles, coverage_fraction, plan_coverage
 from planner.errors import InvalidArgument
 
 BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "coverage"  # ../shared beside the repo
@@ -181,8 +181,8 @@ def test_bench_instances_beat_fields2cover(name, ref, ref_cov) -> None:
 
 def test_routing_model_orders_the_sweeps() -> None:
     """The order comes from OR-Tools (the coverage modules hold no hand-written tour search)."""
-    import planner.coverage as cov
-    import planner.coverage_order as order
+    import planner.survey.coverage as cov
+    import planner.survey.order as order
 
     assert order.ENGINE == "ortools-gls"
     for name in ("_improve", "_perturb", "_two_opt", "_or_opt"):
@@ -194,7 +194,7 @@ def test_routing_model_orders_the_sweeps() -> None:
 
 def test_l_shape_gets_a_direction_per_leg() -> None:
     """A long thin L: each leg swept along itself, not one leg across."""
-    from planner.coverage_cells import decompose
+    from planner.survey.cells import decompose
 
     ell = Polygon([(0, 0), (800, 0), (800, 80), (80, 80), (80, 800), (0, 800)])
     res = plan_coverage(ell, 40.0)
@@ -203,7 +203,7 @@ def test_l_shape_gets_a_direction_per_leg() -> None:
     one = plan_coverage(ell, 40.0, decompose_cells=False)  # one leg swept across: 18 turns
     assert res.path_length_m < 0.9 * one.path_length_m
     assert res.coverage_fraction >= one.coverage_fraction
-    import planner.coverage as cov
+    import planner.survey.coverage as cov
 
     cells, cuts = decompose(ell, cov._cell_estimate(40.0), 40.0, 40.0)
     assert len(cells) == 2 and len(cuts) >= 1

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from shapely.geometry import LineString, Polygon
 
-from planner.coverage import DEFAULT_COVERAGE_TARGET, coverage_fraction, plan_coverage
+from planner.survey.coverage import DEFAULT_COVERAGE_TARGET, coverage_fraction, plan_coverage
 
 PARCELS = Path(__file__).parent / "parcels"
 # coverage at least what Fields2Cover reaches on parcels of the kind (issue 19)

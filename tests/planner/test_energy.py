@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from planner.energy import EnergyModel, LegCost, wind_at_altitude
 from planner.errors import InvalidArgument
-from planner.world import WeatherHour
+from planner.world.model import WeatherHour
 from testkit import m30t
 
 T0 = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)

@@ -13,7 +13,7 @@ from lxml import etree
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil, mavwp  # noqa: E402
 
-from planner.export_files import (  # noqa: E402
+from planner.output.export_files import (  # noqa: E402
     dji_wpml,
     export_files,
     mission_planner_waypoints,
@@ -21,7 +21,7 @@ from planner.export_files import (  # noqa: E402
     plan_kml,
     qgc_plan,
 )
-from planner.mission_items import mission_set  # noqa: E402
+from planner.output.mission_items import mission_set  # noqa: E402
 from testkit import dispatch_plan, dispatch_world  # noqa: E402
 
 M = mavutil.mavlink
@@ -140,7 +140,7 @@ def test_dji_kmz_holds_template_and_waylines_that_lxml_parses() -> None:
     import io
     import zipfile
 
-    from planner.export_files import dji_kmz
+    from planner.output.export_files import dji_kmz
 
     world, plan = dispatch_world(), dispatch_plan()
     blob = dji_kmz(plan, world)
@@ -172,7 +172,7 @@ def test_dji_kmz_holds_template_and_waylines_that_lxml_parses() -> None:
 
 def test_dji_files_only_for_dji_drones() -> None:
     from planner.errors import InvalidArgument
-    from planner.export_files import dji_kmz
+    from planner.output.export_files import dji_kmz
 
     world = dispatch_world()
     other = replace(world, drones=(replace(world.drones[0], model="Holybro X500"),))

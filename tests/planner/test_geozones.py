@@ -1,4 +1,4 @@
-"""planner.geozones: ED-269 and ED-318 give the same zones; real-data quirks are normalised."""
+"""planner.world.geozones: ED-269 and ED-318 give the same zones; real-data quirks are normalised."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from shapely.geometry import Polygon
 
 from planner.errors import InvalidArgument
-from planner.geozones import FT_TO_M, detect_format, parse_geozones, read_geozones
-from planner.world import Applicability, CircleArea, Restriction, VerticalReference, WeeklySlot
+from planner.world.geozones import FT_TO_M, detect_format, parse_geozones, read_geozones
+from planner.world.model import Applicability, CircleArea, Restriction, VerticalReference, WeeklySlot
 
 HERE = Path(__file__).resolve().parent
 ED269_FILE = HERE.parents[1] / "data" / "demo-helsinki" / "zones" / "helx.json"  # copy of shared ed269_example.json

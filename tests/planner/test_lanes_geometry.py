@@ -12,13 +12,13 @@ from planner.energy import EnergyModel
 from planner.errors import InvalidArgument
 import testkit
 from planner.job import Job
-from planner.lanes import lane_graph, required_lane_edges, split_lanes
+from planner.patrol.lanes import lane_graph, required_lane_edges, split_lanes
 from planner.limits import PlanningLimits
 from planner.mission import plan_mission
 from planner.legs import inspect_leg, lane_leg, landing_leg, sweep_leg, takeoff_leg, transit_leg
 from planner.plan import Plan
-from planner.projection import LocalFrame
-from planner.world import (
+from planner.geo.projection import LocalFrame
+from planner.world.model import (
     Applicability,
     CircleArea,
     Geozone,

@@ -10,9 +10,9 @@ import pytest
 from shapely.geometry import LineString, Polygon, box
 
 from planner.errors import InvalidArgument
-from planner.mapimage import render_plan_png
+from planner.output.mapimage import render_plan_png
 from planner.plan import Leg, Plan, Sortie, Waypoint
-from planner.world import (
+from planner.world.model import (
     Applicability,
     CircleArea,
     Dock,
@@ -120,7 +120,7 @@ def test_unimaged_area_is_drawn_in_its_colour() -> None:
     import matplotlib.image as mpimg
     from dataclasses import replace
 
-    from planner.mapimage import UNIMAGED_COLOUR
+    from planner.output.mapimage import UNIMAGED_COLOUR
 
     assert UNIMAGED_COLOUR == "#c51b7d"
     patch = box(24.9445, 60.1705, 24.9465, 60.1712)

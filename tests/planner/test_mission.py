@@ -136,7 +136,7 @@ def test_survey_split_by_a_zone_never_crosses_it(world) -> None:
     """A prohibited strip cuts the area in two: the hop between the halves goes around it."""
     from shapely.geometry import Polygon
 
-    from planner.world import Applicability, Geozone, Restriction, VerticalReference, ZoneVolume
+    from planner.world.model import Applicability, Geozone, Restriction, VerticalReference, ZoneVolume
 
     area = Polygon([(24.9400, 60.1670), (24.9460, 60.1670), (24.9460, 60.1700), (24.9400, 60.1700)])
     strip = Polygon([(24.9426, 60.1660), (24.9434, 60.1660), (24.9434, 60.1710), (24.9426, 60.1710)])
@@ -170,7 +170,7 @@ def plan_in_gusts(world, job, drones):
 
 def _helx003_as(world, **changes):
     """The demo world with HELX003 (Rautatientori, inside region-1001) made PROHIBITED and changed further."""
-    from planner.world import Restriction
+    from planner.world.model import Restriction
 
     helx003 = next(z for z in world.zones if z.id == "HELX003")
     zone = dataclasses.replace(helx003, restriction=Restriction.PROHIBITED, **changes)
@@ -219,7 +219,7 @@ def test_survey_starting_ten_minutes_before_a_scheduled_zone_opens_routes_around
 
 
 def test_zone_closed_before_the_job_starts_does_not_block(world) -> None:
-    from planner.world import Applicability
+    from planner.world.model import Applicability
 
     closed = Applicability(permanent=False, start=FRI_1350 - timedelta(hours=2), end=FRI_1350)
     zone, w = _helx003_as(world, applicability=(closed,))
@@ -235,7 +235,7 @@ def test_sorties_past_the_airspace_window_widen_it(world) -> None:
     """A weak battery needs many sorties; a zone that opens after the first window but before the
     last landing is found by widening the window to the last landing and planning again."""
     from planner.mission import airspace_window
-    from planner.world import Applicability
+    from planner.world.model import Applicability
 
     drone = dataclasses.replace(world.drone("M3TD-01"), battery_pct=25.0)
     job = Job("AREA_SURVEY", world.region("region-1001").area, START, altitude_m=40.0, sensors=frozenset({"THERMAL_CAMERA"}))

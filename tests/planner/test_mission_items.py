@@ -15,7 +15,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from planner.errors import InvalidArgument  # noqa: E402
-from planner.mission_items import (
+from planner.output.mission_items import (
     # noqa: E402,
     FENCE,
     FRAME_GLOBAL,
@@ -30,8 +30,8 @@ from planner.mission_items import (
     mission_set,
     rally_items,
 )
-from planner.mission_wire import compare_items, from_wire, normalise_as_vehicle, to_wire, wire_frame
-from planner.world import Applicability, CircleArea, Restriction, VerticalReference, WeeklySlot  # noqa: E402
+from planner.output.mission_wire import compare_items, from_wire, normalise_as_vehicle, to_wire, wire_frame
+from planner.world.model import Applicability, CircleArea, Restriction, VerticalReference, WeeklySlot  # noqa: E402
 from testkit import agl_zone, dispatch_plan, dispatch_world  # noqa: E402
 
 M = mavutil.mavlink

@@ -1,11 +1,11 @@
-"""planner.ortools_model: the one OR-Tools model — disjunction pairs, limits, starts, determinism."""
+"""planner.routing.model: the one OR-Tools model — disjunction pairs, limits, starts, determinism."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from planner.ortools_model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
-from planner.routing import euclidean_matrix
+from planner.routing.model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
+from planner.routing.vrp import euclidean_matrix
 
 
 def _points_model(n: int = 30, cap: int = 9000, seed: int = 2) -> RouteModel:

@@ -7,7 +7,7 @@ from datetime import datetime, time, timedelta, timezone
 import pytest
 from shapely.geometry import Point, box
 
-from planner.airspace import (
+from planner.geo.airspace import (
     DEFAULT_SORTIE_S,
     blocking_zones,
     circle_polygon_local,
@@ -17,8 +17,8 @@ from planner.airspace import (
     no_fly_zones,
 )
 from planner.errors import InvalidArgument
-from planner.projection import LocalFrame
-from planner.world import (
+from planner.geo.projection import LocalFrame
+from planner.world.model import (
     Applicability,
     CircleArea,
     Drone,

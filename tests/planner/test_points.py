@@ -8,9 +8,9 @@ import pytest
 from shapely.geometry import box
 
 from planner.errors import InvalidArgument
-from planner.points import inspection_points
-from planner.projection import LocalFrame
-from planner.world import Poi
+from planner.inspection.points import inspection_points
+from planner.geo.projection import LocalFrame
+from planner.world.model import Poi
 from testkit import bare_world
 
 POIS = (

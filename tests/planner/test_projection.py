@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from shapely.geometry import Polygon, box
 
 from planner.errors import InvalidArgument
-from planner.projection import LocalFrame, utm_epsg_for
+from planner.geo.projection import LocalFrame, utm_epsg_for
 
 
 def _metres_between(lon1: float, lat1: float, lon2: float, lat2: float) -> float:

@@ -1,4 +1,4 @@
-"""planner.routing: feasibility, determinism, unserved reporting, both solvers."""
+"""planner.routing.vrp: feasibility, determinism, unserved reporting, both solvers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planner.routing import (
+from planner.routing.vrp import (
     ENGINE_ILS,
     ENGINE_PYVRP_START,
     UNSERVED_CAPACITY,
@@ -126,7 +126,7 @@ def test_parallel_lanes_give_the_same_routes_as_sequential() -> None:
 
 def test_default_engine_is_ortools_ils() -> None:
     problem = _grid_problem(seed=7)
-    sol = solve_routing(problem, budget_s=0.5)
+    sol = solve_routing(problem, budget_s=1.0)
     assert sol.solver == "ortools" and sol.engine == ENGINE_ILS
     _check_feasible(problem, sol)
     assert not sol.unserved

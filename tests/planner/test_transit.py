@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from shapely.geometry import LineString, Point, Polygon, box
 
 from planner.errors import AirspaceBlocked, InvalidArgument
-from planner.transit import InsideGraph, TransitGraph, polyline_length
+from planner.geo.transit import InsideGraph, TransitGraph, polyline_length
 
 U_SHAPE = Polygon([(0, 0), (600, 0), (600, 500), (450, 500), (450, 150), (150, 150), (150, 500), (0, 500)])
 

@@ -1,4 +1,4 @@
-"""planner.world: ``applies_during`` over a window agrees with ``applies_at`` at the instants in it.
+"""planner.world.model: ``applies_during`` over a window agrees with ``applies_at`` at the instants in it.
 
 Every limit the strategies draw (dates, slot starts and ends) falls on a whole
 minute, except the loader's end of day (23:59:59.999999), so a window between
@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.errors import InvalidArgument
-from planner.world import Applicability, Geozone, Restriction, WeeklySlot
+from planner.world.model import Applicability, Geozone, Restriction, WeeklySlot
 
 UTC = timezone.utc
 BASE = datetime(2026, 11, 30, tzinfo=UTC)  # a Monday
-END_OF_DAY = time(23, 59, 59, 999999)  # what planner.geozones writes for 24:00
+END_OF_DAY = time(23, 59, 59, 999999)  # what planner.world.geozones writes for 24:00
 
 clock = st.builds(lambda m: time(m // 60, m % 60), st.integers(0, 24 * 60 - 1))
 # any start/end pair: ordinary (start < end), crossing midnight (end < start), whole day (end == start),
@@ -90,7 +90,7 @@ def test_slot_crossing_midnight_runs_into_the_next_day() -> None:
 
 
 def test_split_overnight_slots_of_the_loader_leave_no_gap() -> None:
-    # planner.geozones turns FRI 22:00-02:00 into FRI 22:00-23:59:59.999999 and SAT 00:00-02:00
+    # planner.world.geozones turns FRI 22:00-02:00 into FRI 22:00-23:59:59.999999 and SAT 00:00-02:00
     split = Applicability(
         False,
         schedule=(WeeklySlot(frozenset({4}), time(22), END_OF_DAY), WeeklySlot(frozenset({5}), time(0), time(2))),

@@ -1,4 +1,4 @@
-"""planner.world_files (with flows.world_folder reading the folder): the demo world loads; every bad input
+"""planner.world.files (with flows.world_folder reading the folder): the demo world loads; every bad input
 is a located INVALID_ARGUMENT, never half a world."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from planner.errors import InvalidArgument, NotFound
-from planner.world import Restriction
+from planner.world.model import Restriction
 from flows.world_folder import load_world, read_world_folder, validate_world
-from planner.world_files import parse_world, snapshot_hash, world_problems
+from planner.world.files import parse_world, snapshot_hash, world_problems
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo-helsinki"
 SHARED_ED318 = Path(__file__).resolve().parent / "geozones_ed318_example.geojson"  # byte copy of shared/data/geozones/ed318_example.geojson
@@ -77,7 +77,7 @@ def test_demo_region_1001_holds_lanes_and_hydrants_and_docks_avoid_helx001() -> 
     helx001 = next(z for z in w.zones if z.id == "HELX001")
     circle = helx001.volumes[0].horizontal
     assert helx001.restriction is Restriction.PROHIBITED and circle.radius_m == 150
-    from planner.world_files import _distance_m
+    from planner.world.files import _distance_m
 
     for dock in w.docks:
         assert _distance_m(dock.lon, dock.lat, circle.lon, circle.lat) > 200, dock.id

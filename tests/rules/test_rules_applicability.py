@@ -7,7 +7,7 @@ from datetime import datetime, time, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.world import Applicability, WeeklySlot
+from planner.world.model import Applicability, WeeklySlot
 from rules.applicability import applicability_overlaps
 
 UTC = timezone.utc

@@ -6,7 +6,7 @@ import pytest
 
 from rules import evaluate
 from testkit import calm_weather, ctx, drone, one_rule, simple_plan, world
-from planner.world import Weather
+from planner.world.model import Weather
 
 # 200 Wh × 80 % charge × (1 − 0.25) = 120 Wh usable; × 0.8 in the cold = 96 Wh
 RULES = one_rule("battery_reserve", params="{reserve_fraction: 0.25, cold_below_c: 0.0, cold_derating: 0.8}")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.world import Restriction, VerticalReference
+from planner.world.model import Restriction, VerticalReference
 from rules import evaluate
 from testkit import (
     UTC,
@@ -143,7 +143,7 @@ def test_overnight_slot_is_checked_past_midnight() -> None:
     """A hand-built FRI 22:00-02:00 slot (end before start) runs into Saturday, as in the planner."""
     from datetime import time
 
-    from planner.world import Applicability, WeeklySlot
+    from planner.world.model import Applicability, WeeklySlot
 
     night = (Applicability(permanent=False, schedule=(WeeklySlot(frozenset({4}), time(22), time(2)),)),)
     z = box_zone("T3", 500, -200, 900, 200, applicability=night)

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from planner.limits import EnergyReserve, PlanningLimits
-from planner.world import WorldDefaults
+from planner.world.model import WorldDefaults
 from rules.limits import planning_limits
 from rules.loading import parse_rules
 from testkit import world

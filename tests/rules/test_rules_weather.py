@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.world import Weather
+from planner.world.model import Weather
 from rules import evaluate
 from rules.evaluators.weather import wind_at_altitude
 from testkit import T0, calm_weather, ctx, dock, drone, hour, one_rule, simple_plan, world

@@ -21,9 +21,9 @@ from flows.sim.vehicle import SimVehicle  # noqa: E402
 from flows.vehicle.keys import load_signing_key, write_signing_key  # noqa: E402
 from flows.vehicle.upload import read_back, binding_for, upload_plan  # noqa: E402
 from planner.errors import DeviceMismatch, InvalidArgument, NotFound  # noqa: E402
-from planner.mission_items import MISSION, mission_set  # noqa: E402
-from planner.mission_wire import compare_items  # noqa: E402
-from planner.world import World  # noqa: E402
+from planner.output.mission_items import MISSION, mission_set  # noqa: E402
+from planner.output.mission_wire import compare_items  # noqa: E402
+from planner.world.model import World  # noqa: E402
 from testkit import wire_plan, wire_world  # noqa: E402
 
 FAST = dict(timeout_s=8.0, retry_s=0.05, max_retries=10, heartbeat_timeout_s=1.0)

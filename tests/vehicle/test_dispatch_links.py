@@ -31,7 +31,7 @@ from flows.vehicle.linkspec import parse_links  # noqa: E402
 from flows.context import DEMO_WORLD_DIR  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
-from planner.mission_items import FENCE, MISSION, RALLY  # noqa: E402
+from planner.output.mission_items import FENCE, MISSION, RALLY  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -28,8 +28,8 @@ os.environ.setdefault("MAVLINK20", "1")
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from flows.vehicle.upload import UploadResult, upload_plan  # noqa: E402
 from planner.errors import DispatchFailed, DispatchUncertain  # noqa: E402
-from planner.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, mission_set  # noqa: E402
-from planner.mission_wire import compare_items  # noqa: E402
+from planner.output.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, mission_set  # noqa: E402
+from planner.output.mission_wire import compare_items  # noqa: E402
 from testkit import wire_plan, wire_world  # noqa: E402
 
 FAST = dict(timeout_s=8.0, retry_s=0.05, max_retries=10, heartbeat_timeout_s=3.0)
@@ -137,6 +137,7 @@ def test_issue_15_ardupilot_lost_item_lost_request_lost_final_ack_is_acked_after
 def test_fence_accepted_mission_refused_leaves_nothing_behind(dialect: str) -> None:
     sim, result, exc = _dispatch(dialect, reject="MAV_MISSION_NO_SPACE")
     assert isinstance(exc, DispatchFailed) and "MAV_MISSION_NO_SPACE" in exc.message
+    assert exc.details["vehicle_cleared"] is True, "the ledger may free the drone: nothing of the dispatch is left"
     assert result is not None and result.cleared == ("fence",)
     assert result.holds == {"fence": {"count": 0, "matches_plan": False}, "mission": {"count": 0, "matches_plan": False},
                             "rally": {"count": 0, "matches_plan": False}}

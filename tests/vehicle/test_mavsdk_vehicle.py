@@ -42,10 +42,11 @@ mavsdk = pytest.importorskip("mavsdk_grpc")
 
 from pymavlink import mavutil  # noqa: E402
 
+from flows.vehicle.link import MavLink  # noqa: E402
 from flows.vehicle.upload import UploadResult, VehicleBinding, read_back, upload_mission_set  # noqa: E402
 from planner.errors import DispatchFailed, DispatchUncertain  # noqa: E402
-from planner.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
-from planner.mission_wire import compare_items  # noqa: E402
+from planner.output.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
+from planner.output.mission_wire import compare_items  # noqa: E402
 from testkit import free_port, wire_plan, wire_world  # noqa: E402
 
 M = mavutil.mavlink
@@ -173,6 +174,14 @@ def _upload(address: str, timeout_s: float) -> tuple[UploadResult, Exception | N
     return result, None
 
 
+def _clear(address: str) -> None:
+    with MavLink(address, **FAST, **BINDING.link_kwargs()) as ml:  # type: ignore[arg-type]
+        ml.wait_vehicle(time.monotonic() + 10)
+        for t in (FENCE, MISSION, RALLY):
+            assert ml.clear(t, time.monotonic() + 5).outcome == "CLEARED"
+    assert all(items == () for items in _held(address).values())
+
+
 def _held(address: str) -> dict[int, tuple[Any, ...]]:
     held, who = read_back(address, binding=BINDING, timeout_s=10.0, **FAST)  # type: ignore[arg-type]
     assert who["system"] == 1 and who["component"] == 1
@@ -193,6 +202,7 @@ def test_mavsdk_vehicle_accepts_our_uploads_and_reads_them_back_equal(vehicle: M
 @pytest.mark.parametrize("drop", [0.1, 0.3])
 def test_mavsdk_vehicle_behind_a_lossy_link_holds_the_plan_or_we_say_not(vehicle: MavsdkVehicle, drop: float) -> None:
     ms = mission_set(wire_plan(), 0, wire_world("px4"))
+    _clear(vehicle.address)  # start empty: a read-back must not be fooled by the same items from an earlier case
     with LossyRelay(vehicle.udp_port, drop) as relay:
         result, exc = _upload(relay.address, 20.0)
     assert relay.dropped > 0

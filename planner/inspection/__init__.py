@@ -1,0 +1,1 @@
+"""Point inspection pipeline: points to visit and the inspection plan."""

@@ -1,0 +1,325 @@
+"""Lane patrol as capacitated arc routing: required lines → depot-to-depot sorties.
+
+Every required line must be flown along once (either direction). Between lines
+the drone flies straight, except around no-fly polygons (shortest paths through
+``planner.geo.transit.TransitGraph``). Each sortie starts and ends at the same depot
+and is at most that depot's ``max_sortie_m`` long. Objective: total length.
+
+Method (capacitated arc routing as node routing on the one OR-Tools model of
+``planner.routing.model``), deterministic:
+
+1. Lines meeting at a node of required degree 2 are merged into chains (up to
+   ``_CHAIN_FRACTION`` of the shortest sortie limit, so a sortie can still end
+   between pieces), so a road is not cut where nothing branches.
+2. All deadheads are one matrix over the chain end points and depots: straight
+   when legal, otherwise the shortest path through the obstacles' corners
+   (visibility graph + Floyd–Warshall, min-plus in numpy).
+3. Each chain becomes a pair of directed nodes (entered at its start, or at its
+   end) in ONE disjunction: flown once, in either direction. An arc a → b costs
+   the deadhead from a's exit to b's entry plus b's length; the same figure is
+   the capacity dimension (the sortie limit). Every dock is a depot with as many
+   sorties as could be useful (``_fleet_per_depot``).
+4. OR-Tools' iterated local search (ruin-and-recreate) searches it, stopped by a
+   solution count derived from ``budget_s``. When that count is too small for
+   the model's size (``planner.routing.pyvrp_start.needs_start``), PyVRP searches the
+   same model and its routes are loaded into the OR-Tools model (which proves
+   them within every limit) and polished there. ``ArcRoutingResult.engine``
+   says which.
+
+A line that no depot can serve alone within ``max_sortie_m`` is reported as
+unserved (``out_of_range``) rather than raising.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.geo.deadheads import Deadheads
+from planner.routing.model import ModelVehicle, RouteModel, Search, solve_model
+from planner.routing.pyvrp_start import ils_cap, needs_start, pyvrp_routes, start_then_gls
+
+__all__ = [
+    "ArcDepot",
+    "ArcSortie",
+    "ArcRoutingResult",
+    "UNSERVED_OUT_OF_RANGE",
+    "route_lanes",
+]
+
+UNSERVED_OUT_OF_RANGE = "out_of_range"
+_KEY_DECIMALS = 3  # end points closer than 1 mm are one node
+_CAP_SLACK_M = 0.25  # keep planned sorties this far below the limit (geometry round-off)
+_CHAIN_FRACTION = 0.1  # chains merged through degree-2 nodes up to this share of a sortie
+_MM = 1000.0  # the routing model counts millimetres
+_PENALTY_FACTOR = 100  # an unflown chain costs 100 sortie limits: never worth it while it fits
+ENGINE = "ortools-ils"
+ENGINE_PYVRP_START = "pyvrp-start+ortools"
+# When the budget buys ILS too few solutions for the model's size (``needs_start``; e.g.
+# helsinki_service_nofly, 310 nodes: ~20 s for a few hundred solutions, still above the
+# baseline), PyVRP searches the same model and OR-Tools loads and polishes its routes.
+_FIRST = "PARALLEL_CHEAPEST_INSERTION"  # first solution: the best of four tried on the lane models
+_PYVRP_START_SHARE = 0.9
+_PYVRP_WORK_PER_S = 120_000  # PyVRP iterations × model nodes per CPU second (measured ~85 000, loaded)
+_MIN_ITERATIONS = 200
+_GLS_POLISH_SOLUTIONS = 5  # GLS moves after the load: each scans the whole neighbourhood (slow here)
+DEFAULT_BUDGET_S = 4.0
+# ILS solutions per CPU second × model nodes (measured ~18 000 on the grid, loaded 2-core
+# machine); sets the deterministic solution_limit from the budget
+_SOLUTIONS_PER_S_X_NODES = 18_000
+_MIN_SOLUTIONS = 50
+_SEEDS = (0,)  # node renumberings (ILS) or PyVRP seeds searched one after the other, the budget shared
+_NET_FACTOR = 10.0  # wall-clock safety net = factor × budget + 2 s
+
+XY = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class ArcDepot:
+    """A place sorties start and end, and the longest sortie flown from it (metres)."""
+
+    x: float
+    y: float
+    max_sortie_m: float
+
+
+@dataclass(frozen=True)
+class ArcSortie:
+    """One sortie: depot index, the required lines flown in order with direction, its path."""
+
+    depot: int
+    lines: tuple[tuple[int, bool], ...]  # (line index, reversed?) in flight order
+    path: tuple[XY, ...]
+    length_m: float
+
+
+@dataclass(frozen=True)
+class ArcRoutingResult:
+    sorties: tuple[ArcSortie, ...]
+    unserved: dict[int, str]
+    total_length_m: float
+    engine: str = ""  # what produced the sorties, e.g. "ortools-ils"
+
+
+# ------------------------------------------------------------------ chains
+def _merge_chains(lines: list[np.ndarray], lengths: np.ndarray, cap_m: float) -> list[list[tuple[int, bool]]]:
+    """Group lines into chains through nodes of required degree 2 (each at most ``cap_m``)."""
+    key = lambda p: (round(float(p[0]), _KEY_DECIMALS), round(float(p[1]), _KEY_DECIMALS))  # noqa: E731
+    ends = [(key(a[0]), key(a[-1])) for a in lines]
+    incident: dict[XY, list[int]] = {}
+    for k, (u, v) in enumerate(ends):
+        incident.setdefault(u, []).append(k)
+        if v != u:
+            incident.setdefault(v, []).append(k)
+    used = [False] * len(lines)
+    chains: list[list[tuple[int, bool]]] = []
+
+    def extend(chain: list[tuple[int, bool]], node: XY, total: float) -> float:
+        while True:
+            nxt = [k for k in incident.get(node, []) if not used[k]]
+            if len(incident.get(node, [])) != 2 or len(nxt) != 1:
+                return total
+            k = nxt[0]
+            if total + lengths[k] > cap_m:
+                return total
+            u, v = ends[k]
+            rev = v == node and u != node
+            used[k] = True
+            chain.append((k, rev))
+            total += float(lengths[k])
+            node = u if rev else v
+
+    for k in range(len(lines)):
+        if used[k]:
+            continue
+        used[k] = True
+        fwd: list[tuple[int, bool]] = [(k, False)]
+        total = extend(fwd, ends[k][1], float(lengths[k]))
+        back: list[tuple[int, bool]] = []
+        extend(back, ends[k][0], total)
+        # `back` walks away from the start: flip it in front of the chain
+        chain = [(j, not r) for j, r in reversed(back)] + fwd
+        chains.append(chain)
+    return chains
+
+
+# ------------------------------------------------------------------ the routing model
+def _entry(t: int, rev: bool) -> int:
+    """Point id (in the chain-end numbering: 2t start, 2t+1 end) where chain t is entered."""
+    return 2 * t + (1 if rev else 0)
+
+
+def _exit(t: int, rev: bool) -> int:
+    return 2 * t + (0 if rev else 1)
+
+
+def _fleet_per_depot(chain_len: np.ndarray, caps: Sequence[float]) -> int:
+    """Sorties each depot may fly: enough for every chain from one depot, with room to spare.
+
+    Unused sorties cost nothing; too few would force lines out. A sortie flies at
+    most its limit, at least half of it on lines in any sensible plan beyond the
+    first few, so 2 × required / limit + 2 is generous.
+    """
+    need = 2.0 * float(chain_len.sum()) / max(min(caps), 1.0)
+    return int(min(len(chain_len), math.ceil(need) + 2))
+
+
+def _solve_sorties(
+    D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget_s: float
+) -> tuple[list[tuple[int, list[tuple[int, bool]]]], str]:
+    """Sorties as (depot, [(chain, reversed?)]) from one OR-Tools model, and the engine that found them.
+
+    Nodes: one per depot, then two per chain (entered at its start, or at its
+    end), the pair in one disjunction so each chain is flown once, either way.
+    Arc a → b costs the deadhead from a's exit to b's entry plus b's own length
+    (millimetres, rounded up so planned sorties never exceed the true limit);
+    the same figure fills the capacity dimension, the sortie limit.
+    """
+    T, nd = len(chain_len), len(caps)
+    entry = np.concatenate([[_entry(t, r) for t in range(T) for r in (False, True)], 2 * T + np.arange(nd)])
+    exit_ = np.concatenate([[_exit(t, r) for t in range(T) for r in (False, True)], 2 * T + np.arange(nd)])
+    length = np.concatenate([np.repeat(chain_len, 2), np.zeros(nd)])
+    metres = D[np.ix_(exit_, entry)] + length[None, :]
+    cost = np.ceil(metres * _MM).astype(np.int64)
+    # the model numbers depots first: node q of the model is node order[q] here
+    order = np.concatenate([2 * T + np.arange(nd), np.arange(2 * T)])
+    cost = cost[np.ix_(order, order)]
+    np.fill_diagonal(cost, 0)
+    per_depot = _fleet_per_depot(chain_len, caps)
+    vehicles = tuple(
+        ModelVehicle(d, d, int(math.floor((caps[d] - _CAP_SLACK_M) * _MM))) for d in range(nd) for _ in range(per_depot)
+    )
+    groups = tuple((nd + 2 * t, nd + 2 * t + 1) for t in range(T))
+    penalty = int(_PENALTY_FACTOR * max(v.capacity for v in vehicles))
+    model = RouteModel((cost,), vehicles, groups, penalty)
+    net_s = _NET_FACTOR * budget_s + 2.0
+    limit = max(_MIN_SOLUTIONS, int(budget_s * _SOLUTIONS_PER_S_X_NODES / model.n_nodes))
+    if needs_start(limit, model.n_nodes):
+        iterations = max(_MIN_ITERATIONS, int(budget_s * _PYVRP_START_SHARE * _PYVRP_WORK_PER_S / model.n_nodes))
+        start, _ = pyvrp_routes(model, iterations // len(_SEEDS), _SEEDS, net_s)
+        gls = _GLS_POLISH_SOLUTIONS
+        routes, loaded = start_then_gls(model, start, gls, net_s)
+        if not loaded:  # cannot happen: PyVRP kept every limit; fall back to the model's own search
+            routes = solve_model(model, Search("ils", _MIN_SOLUTIONS, net_s, first=_FIRST)).routes
+        best = (None, routes)
+        engine = ENGINE_PYVRP_START if loaded else ENGINE
+    else:
+        limit = ils_cap(limit, model.n_nodes)
+        best = None
+        for seed in _SEEDS:
+            out = solve_model(model, Search("ils", limit // len(_SEEDS), net_s / len(_SEEDS), seed, first=_FIRST))
+            key = (-sum(len(r) for r in out.routes), sum(_route_cost(model, v, r) for v, r in zip(vehicles, out.routes)))
+            if best is None or key < best[0]:
+                best = (key, out.routes)
+        engine = ENGINE
+    assert best is not None
+    sorties = []
+    for v, route in zip(vehicles, best[1]):
+        if route:
+            sorties.append((v.start, [divmod(q - nd, 2) for q in route]))
+    return [(d, [(int(t), bool(r)) for t, r in seq]) for d, seq in sorties], engine
+
+
+def _route_cost(model: RouteModel, v: ModelVehicle, route: list[int]) -> int:
+    if not route:
+        return 0
+    walk = np.asarray([v.start, *route, v.end])
+    return int(model.costs[v.profile][walk[:-1], walk[1:]].sum())
+
+
+# ------------------------------------------------------------------ public entry
+def route_lanes(
+    lines_local: Sequence[Sequence[XY]],
+    depots: Sequence[ArcDepot],
+    transit=None,
+    *,
+    budget_s: float = DEFAULT_BUDGET_S,
+) -> ArcRoutingResult:
+    """Plan sorties flying along every line of ``lines_local`` (metres, local frame).
+
+    ``transit`` is a ``planner.geo.transit.TransitGraph`` (or ``None`` when nothing is
+    forbidden); deadheads go around its obstacles. Returns the sorties in a fixed
+    order (by depot, then by first line), the indices of lines no depot can
+    reach within its limit, and the total length.
+    """
+    if not depots:
+        raise ValueError("at least one depot is needed")
+    lines = [np.asarray(l, dtype=float) for l in lines_local]
+    lengths = np.asarray([float(np.hypot(*np.diff(a, axis=0).T).sum()) if len(a) > 1 else 0.0 for a in lines])
+    depot_xy = np.asarray([(d.x, d.y) for d in depots], dtype=float)
+    caps = [float(d.max_sortie_m) for d in depots]
+
+    # 0. lines no depot can serve alone
+    ends = np.asarray([[a[0], a[-1]] for a in lines]) if lines else np.zeros((0, 2, 2))
+    pts0 = np.vstack([ends.reshape(-1, 2), depot_xy]) if lines else depot_xy
+    dh0 = Deadheads(pts0, transit)
+    nl = len(lines)
+    unserved: dict[int, str] = {}
+    keep: list[int] = []
+    for k in range(nl):
+        best = min(
+            min(dh0.D[2 * nl + d, 2 * k] + dh0.D[2 * k + 1, 2 * nl + d], dh0.D[2 * nl + d, 2 * k + 1] + dh0.D[2 * k, 2 * nl + d])
+            + lengths[k]
+            - caps[d]
+            for d in range(len(depots))
+        )
+        if best > -_CAP_SLACK_M:
+            unserved[k] = UNSERVED_OUT_OF_RANGE
+        else:
+            keep.append(k)
+    if not keep:
+        return ArcRoutingResult((), unserved, 0.0)
+
+    # 1. chains (cap: a third of the smallest sortie, so a chain always fits with room to spare)
+    chain_cap = max(min(caps) * _CHAIN_FRACTION, float(lengths[keep].max()))
+    chains_local = _merge_chains([lines[k] for k in keep], lengths[keep], chain_cap)
+    chains = [[(keep[j], r) for j, r in c] for c in chains_local]
+    T = len(chains)
+    chain_geom: list[np.ndarray] = []
+    for c in chains:
+        parts = []
+        for k, r in c:
+            a = lines[k][::-1] if r else lines[k]
+            parts.append(a if not parts else a[1:])
+        chain_geom.append(np.vstack(parts))
+    chain_len = np.asarray([sum(float(lengths[k]) for k, _ in c) for c in chains])
+
+    # 2. deadhead matrix over chain ends + depots (a subset of the line ends already measured)
+    idx = []
+    for c in chains:
+        (k0, r0), (k1, r1) = c[0], c[-1]
+        idx += [2 * k0 + (1 if r0 else 0), 2 * k1 + (0 if r1 else 1)]
+    dh = dh0.subset(idx + [2 * nl + d for d in range(len(depots))])
+    depot_pts = [2 * T + d for d in range(len(depots))]
+
+    # 3. the routing model: OR-Tools searches it, every sortie limit is a dimension there
+    sorties, engine = _solve_sorties(dh.D, chain_len, caps, budget_s)
+
+    # 4. geometry
+    out: list[ArcSortie] = []
+    for d, seq in sorties:
+        if not seq:
+            continue
+        path: list[XY] = []
+        prev = depot_pts[d]
+        for t, r in seq:
+            s_pt = _entry(t, r)
+            for p in dh.path(prev, s_pt):
+                if not path or path[-1] != p:
+                    path.append(p)
+            g = chain_geom[t][::-1] if r else chain_geom[t]
+            for p in map(tuple, g.tolist()):
+                if path[-1] != p:
+                    path.append(p)
+            prev = _exit(t, r)
+        for p in dh.path(prev, depot_pts[d]):
+            if path[-1] != p:
+                path.append(p)
+        flown = [(k, rr != r) for t, r in seq for k, rr in (chains[t][::-1] if r else chains[t])]
+        length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum())
+        out.append(ArcSortie(depot=d, lines=tuple(flown), path=tuple(path), length_m=length))
+    out.sort(key=lambda s: (s.depot, s.lines[0][0]))
+    return ArcRoutingResult(tuple(out), unserved, float(sum(s.length_m for s in out)), engine)

@@ -1,0 +1,106 @@
+"""AREA_SURVEY: the area minus the no-fly zones, swept, cut into battery-sized pieces, shared out.
+
+``planner.survey.coverage`` lays the sweeps (the hop between the parts of an area a zone splits
+goes around the zone), long sweeps are cut to a share of a battery's reach, and
+``planner.routing.assignment`` gives the pieces to the drones for the soonest finish. The swath
+is the narrowest camera footprint of the drones (every drone images at least that wide).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+
+from planner.geo.deadheads import deadhead_matrix
+from planner.routing.assignment import SurveyDrone, assign_survey, connections_from_path, split_long_sweeps
+from planner.errors import InvalidArgument
+from planner.plan import Unserved
+from planner.sortie_parts import BATTERY_SWAP_S, XY, Piece
+
+__all__ = ["plan_survey"]
+
+SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's reach are cut
+
+# ------------------------------------------------------------------ area survey
+def plan_survey(world, job, usable, transit, builder):
+    from planner.survey.coverage import plan_coverage
+    from planner.survey.repair import reportable_unimaged, unimaged_area
+
+    area = job.area_local
+    blocked = transit.obstacles_local
+    free = area.difference(blocked) if not blocked.is_empty else area
+    if free.is_empty or free.area < 1.0:
+        return [], [Unserved("area", "wholly inside no-fly zones")], {"coverage_fraction": 0.0}
+    if not usable:
+        return [], [Unserved("area", "no usable drone")], {"coverage_fraction": 0.0}
+    swaths, why = [], None
+    for d, _, _ in usable:  # a drone without a camera model has no footprint of its own
+        try:
+            swaths.append(job.swath_for(d))
+        except InvalidArgument as exc:
+            why = why or exc
+    if not swaths:
+        raise why  # type: ignore[misc]
+    swath = min(swaths)  # every drone images at least this wide
+    first_dock = usable[0][2]
+    # bridge: when a zone splits the area, the hop between its parts goes around the zone
+    cov = plan_coverage(
+        free, swath, coverage_target=job.coverage_target, start=first_dock, end=first_dock, bridge=transit.path
+    )
+    conns = connections_from_path(cov.sweeps, cov.path)
+    reach = max(r.reach_m() for _, r, _ in usable)
+    pieces = split_long_sweeps(cov.sweeps, conns, SURVEY_PIECE_FRACTION * reach)
+    docks = [xy for _, _, xy in usable]
+    pts = np.asarray([p.start for p in pieces] + [p.end for p in pieces] + docks, dtype=float)
+    D, dh = deadhead_matrix(pts, transit)
+    n = len(pieces)
+    index = {}
+    for i, p in enumerate(pieces):
+        index.setdefault(p.start, i)
+        index.setdefault(p.end, n + i)
+    for k, xy in enumerate(docks):
+        index.setdefault(xy, 2 * n + k)
+
+    def transit_m(a: XY, b: XY) -> float:
+        return float(D[index[a], index[b]])
+
+    sdrones = [
+        SurveyDrone(
+            xy, r.usable_wh, r.transit_wh_per_m, r.work_wh_per_m, 1.0 / r.cruise_mps, 1.0 / r.work_mps,
+            r.fixed_wh, r.fixed_s, BATTERY_SWAP_S,
+        )
+        for _, r, xy in usable
+    ]
+    res = assign_survey(pieces, sdrones, transit_m)
+    sorties = []
+    for s in res.sorties:
+        drone, rates, dock_xy = usable[s.drone]
+        legs: list[Piece] = [Piece("transit", tuple(dh.path(index[dock_xy], index[pieces[s.first].start])))]
+        run: list[XY] = []  # the survey part: sweeps and the connections between them, inside the area
+        for i in range(s.first, s.last + 1):
+            p = pieces[i]
+            run += [p.start, p.end]
+            if i < s.last and pieces[i + 1].sweep_index != p.sweep_index:
+                run += list(conns[p.sweep_index])
+        segs = tuple((pieces[i].start, pieces[i].end) for i in range(s.first, s.last + 1))
+        legs.append(Piece("sweep", tuple(run), "area", sweeps=segs))
+        legs.append(Piece("transit", tuple(dh.path(index[pieces[s.last].end], index[dock_xy]))))
+        start = job.start_at + timedelta(seconds=s.start_offset_s)
+        sorties.append(builder.sortie(drone, rates, dock_xy, legs, start))
+    unserved = [Unserved(f"sweep-{pieces[i].sweep_index}.{i}", "out of range of every drone") for i in res.unserved]
+    flown = sum(pieces[i].length_m for s in res.sorties for i in range(s.first, s.last + 1))
+    total = sum(p.length_m for p in pieces)
+    # what the flown sweeps leave dark (pieces out of every drone's range included), for the map
+    flown_segs = [(pieces[i].start, pieces[i].end) for s in res.sorties for i in range(s.first, s.last + 1)]
+    dark = unimaged_area(free, flown_segs, swath)
+    fraction = 1.0 - dark.area / free.area if free.area > 0 else 0.0
+    del flown, total  # the length ratio was an estimate; the strips are the figure
+    return sorties, unserved, {
+        "coverage_fraction": fraction,
+        "unimaged_local": reportable_unimaged(dark),
+        "swath_m": round(swath, 3),
+        "sweeps": len(cov.sweeps),
+        "sweep_angle_deg": round(cov.angle_deg, 3),
+        "makespan_s": round(res.makespan_s, 1),
+    }

@@ -1,0 +1,101 @@
+"""Fixtures of the control tests: approved drafts per dialect, and ``fly`` (a dispatched, flying simulator).
+
+See ``controlkit`` for what they are made of.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("MAVLINK20", "1")
+
+from control.controlkit import MONITOR, NOW, OPERATOR, Flight, Template, _plan_approved  # noqa: E402,F401
+from flows.context import DEMO_WORLD_DIR  # noqa: E402
+from flows.ledger import open_ledger  # noqa: E402
+from flows.sim.flight import FlightFaults, FlightOptions, SimFlight  # noqa: E402
+from flows.sim.vehicle import SimVehicle  # noqa: E402
+from flows.usecases import service  # noqa: E402
+from flows.vehicle.monitor import monitor_mission  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Template]:
+    """One approved draft, flown by a PX4 vehicle as planned, or by an ArduPilot one: the same ledger dispatched
+    against a copy of the world whose M3TD-01 runs ArduPilot (dispatch and the monitor take the dialect from it)."""
+    home = tmp_path_factory.mktemp("approved")
+    draft_id, version = _plan_approved(home, None)
+    world = tmp_path_factory.mktemp("ardupilot-world") / "world"
+    shutil.copytree(DEMO_WORLD_DIR, world)
+    fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
+    for d in fleet["drones"]:
+        if d["id"] == "M3TD-01":
+            d["autopilot"] = "ardupilot"
+    (world / "fleet.json").write_text(json.dumps(fleet, indent=2), encoding="utf-8")
+    return {"px4": Template(home, draft_id, version, "px4", None),
+            "ardupilot": Template(home, draft_id, version, "ardupilot", world),
+            "unapproved": Template(home.with_name(home.name + "-unapproved"), draft_id, version, "px4", None)}
+
+
+@pytest.fixture
+def approved_home(templates: dict[str, Template], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Template:
+    """A private SORTIE_HOME holding the approved draft (nothing dispatched)."""
+    t = templates["px4"]
+    home = tmp_path / "approved"
+    shutil.copytree(t.home, home)
+    monkeypatch.setenv("SORTIE_HOME", str(home))
+    return Template(home, t.draft_id, t.version, t.dialect, None)
+
+
+@pytest.fixture
+def fly(templates: dict[str, Template], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Flight]]:
+    """``fly(dialect, faults=…, monitor=True, speedup=…)`` → a dispatched, flying ``Flight``."""
+    started: list[Flight] = []
+
+    def start(dialect: str = "px4", *, faults: FlightFaults | None = None, monitor: bool = True,
+              speedup: float = 150.0) -> Flight:
+        t = templates[dialect]
+        home = tmp_path / f"home-{dialect}-{len(started)}"
+        shutil.copytree(t.home, home)
+        monkeypatch.setenv("SORTIE_HOME", str(home))
+        rec = open_ledger().get_draft(t.draft_id, t.version)
+        world = service.load_world_at(t.world_dir or rec.world_dir)
+        drone = world.drone(rec.plan["sorties"][0]["drone_id"])
+        dock = world.dock(drone.dock_id)
+        options = FlightOptions(speedup=speedup, wait_for_gcs=monitor, start_delay_s=0.2,
+                                default_speed_mps=drone.cruise_speed_mps, faults=faults or FlightFaults())
+        flight = SimFlight(options)
+        sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
+                         heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
+        f = Flight(t.draft_id, t.version, dialect, sim, flight, open_ledger(), (dock.lat, dock.lon))
+        started.append(f)
+        disp = service.dispatch(t.draft_id, t.version, actor=OPERATOR, now=NOW, link=sim.address, timeout_s=15.0,
+                                world_dir=t.world_dir)
+        assert disp.status == "ACKED", disp
+        if monitor:
+            def follow() -> None:
+                f.monitor_result.append(monitor_mission(
+                    t.draft_id, t.version, actor="monitor", now=NOW, options=MONITOR,
+                    on_update=lambda fl, what, data: f.updates.append((what, dict(data)))))
+
+            f.monitor_thread = threading.Thread(target=follow, daemon=True)
+            f.monitor_thread.start()
+        deadline = time.monotonic() + 15.0
+        while flight.phase != "FLYING":
+            assert time.monotonic() < deadline, f"the simulated vehicle did not take off ({flight.phase})"
+            time.sleep(0.01)
+        return f
+
+    yield start
+    for f in started:
+        if f.monitor_thread is not None:
+            f.monitor_thread.join(MONITOR.timeout_s + 5)
+        f.sim.stop()

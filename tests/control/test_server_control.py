@@ -1,0 +1,81 @@
+"""Cancel and the flight controls through a real ``sortie server`` on 127.0.0.1 (the authority's API).
+
+The same use cases as the CLI (``flows.usecases.control``), with the identity
+from the bearer token: a planner's token may not cancel (403), an approver's
+may (CANCELLED, once: a repeat changes nothing), a dispatch after it is
+refused (409), and a pause of a mission that is not in the air is a 409
+CONFLICT. Every request is audited by the server (``server.cancel``, …).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+_SERVER_CONFTEST = Path(__file__).resolve().parents[1] / "server" / "conftest.py"
+
+
+def _server_kit() -> Any:
+    """tests/server/conftest.py: a real ``sortie server`` process with real tokens (the authority's own kit)."""
+    spec = importlib.util.spec_from_file_location("sortie_authority_kit", _SERVER_CONFTEST)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    yield from _server_kit().authority.__wrapped__(tmp_path_factory)
+
+
+def _code(r: Any) -> str:
+    return r.json()["error"]["code"]
+
+
+def test_cancel_through_the_server_is_role_checked_idempotent_and_audited(authority: Any) -> None:
+    r = authority.call("li.wei", "POST", "/v1/plan", json={"text": "inspect the hydrants today",
+                                                         "region_id": "region-1002"})
+    assert r.status_code == 200, r.text
+    draft = r.json()
+    d, v = draft["draft_id"], draft["version"]
+    r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/approve", json={"version": v, "plan_hash": draft["plan_hash"]})
+    assert r.status_code == 200 and r.json()["status"] == "APPROVED", r.text
+
+    r = authority.call("li.wei", "POST", f"/v1/drafts/{d}/cancel", json={"reason": "not needed"})
+    assert r.status_code == 403 and _code(r) == "FORBIDDEN", r.text
+    r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/pause", json={})
+    assert r.status_code == 409 and _code(r) == "CONFLICT" and "in flight" in r.json()["error"]["message"], r.text
+    cli = authority.sortie(["pause", d, "--json"], SORTIE_SERVER=authority.url, SORTIE_TOKEN=authority.tokens["chen.jing"])
+    assert cli.returncode == 2 and '"CONFLICT"' in cli.stdout, cli.stdout + cli.stderr  # the CLI as the server's client
+    r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/recall", json={"wait_s": 500})
+    assert r.status_code == 422, r.text  # an HTTP call follows a landing for at most 120 s
+
+    r = authority.call("demo.approver", "POST", f"/v1/drafts/{d}/cancel", json={"reason": "done by hand"})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert (out["state"], out["changed"], out["mode"], out["identity"]) == ("CANCELLED", True, "server", "token")
+    again = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/cancel", json={"reason": "twice"}).json()
+    assert (again["state"], again["changed"]) == ("CANCELLED", False)
+
+    r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/dispatch", json={"version": v, "link": "udpout:127.0.0.1:9"})
+    assert r.status_code == 409, r.text
+    log = authority.call("chen.jing", "GET", f"/v1/drafts/{d}/log").json()
+    last = log["events"][-1]
+    assert (last["from_state"], last["to_state"], last["actor"]) == ("APPROVED", "CANCELLED", "demo.approver"), last
+    assert "done by hand" in last["reason"]
+
+    from flows.ledger import open_ledger
+
+    audit = [(a.command, a.result_code, a.actor) for a in open_ledger(authority.home).audit_rows(limit=50)
+             if a.command in ("server.cancel", "server.pause", "server.recall")]
+    assert ("server.cancel", "FORBIDDEN", "li.wei") in audit and ("server.cancel", "OK", "demo.approver") in audit
+    assert audit.count(("server.pause", "CONFLICT", "chen.jing")) == 2  # over HTTP, and from the CLI
