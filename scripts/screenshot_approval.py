@@ -187,7 +187,7 @@ def main() -> int:
     import prefect.context
 
     prefect.context.refresh_global_settings_context()
-    from flows.orchestration.flows import dispatch_mission, plan_mission
+    from flows.orchestration.mission_flows import dispatch_mission, plan_mission
     from flows.orchestration.resume import find_waiting_runs
 
     chrome: Chromium | None = None

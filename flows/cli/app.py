@@ -59,8 +59,14 @@ def _dump(obj: Any) -> str:
     return escape_json_text(json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True, default=str))
 
 
-def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dict[str, Any]], None] | None = None) -> None:
-    """Run a command body and report its result or error; never a traceback for a user error."""
+def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dict[str, Any]], None] | None = None,
+        succeeded: Callable[[dict[str, Any]], bool] | None = None) -> None:
+    """Run a command body and report its result or error; never a traceback for a user error.
+
+    ``succeeded`` judges a result that reports an outcome (a flight that ended ABORTED is
+    reported in full, then exits ``EXIT_USER``): the exit code follows the outcome, 0 only
+    for success, so a script never mistakes a reported failure for a success.
+    """
     try:
         result = body()
     except SortieError as exc:
@@ -90,3 +96,5 @@ def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dic
         render(clean_tree(result))  # every string a render prints is terminal-safe (flows.integrity.text)
     else:
         console.print(_dump(clean_tree(result)), highlight=False, markup=False)
+    if succeeded is not None and not succeeded(result):
+        raise typer.Exit(EXIT_USER)

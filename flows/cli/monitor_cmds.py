@@ -104,7 +104,9 @@ def monitor_cmd(
         if r.get("report_files"):
             console.print(f"report: {r['report_files']['report']}", markup=False, highlight=False)
 
-    run(body, as_json, render)
+    # 0 only when the flight ended as the operators meant it to: flown (SUCCEEDED) or brought
+    # home on their order (RECALLED); ABORTED or still flying when the watch ended exits 2
+    run(body, as_json, render, succeeded=lambda r: r["state"] in ("SUCCEEDED", "RECALLED"))
 
 
 @app.command("report")

@@ -47,7 +47,7 @@ def build_deployments(
     """The ``RunnerDeployment`` objects ``prefect.serve`` runs (the same set as ``prefect.yaml``)."""
     from prefect.schedules import Cron
 
-    from flows.orchestration.flows import daily_patrol, dispatch_mission, expire_draft, plan_mission
+    from flows.orchestration.mission_flows import daily_patrol, dispatch_mission, expire_draft, plan_mission
     from flows.orchestration.recall import recall_mission
 
     common: dict[str, Any] = {"world": world} if world else {}

@@ -70,7 +70,7 @@ def _read_run(run_id: Any) -> Any:
 
 def test_cancel_ends_the_run_waiting_for_approval_as_cancelled(prefect_api: str, templates: dict[str, Template],
                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from flows.orchestration.flows import dispatch_mission
+    from flows.orchestration.mission_flows import dispatch_mission
     from flows.orchestration.resume import find_waiting_runs, wake_cancelled_run
 
     t = templates["unapproved"]

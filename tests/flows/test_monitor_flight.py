@@ -196,6 +196,16 @@ def test_faults_abort_with_the_reason_and_the_report_says_so(
         assert word in md.split("## Planned vs flown")[0]
     cov = out["report"]["data"]["coverage"]["points"]
     assert cov["reached"] < cov["planned"] and cov["missed"]
+    # the command reports the ended flight in full and exits non-zero: the outcome is not a success
+    import json
+
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    res = CliRunner().invoke(app, ["monitor", draft_id, "--json", "--timeout", "5"])
+    assert res.exit_code == 2, res.output
+    assert json.loads(res.output)["state"] == "ABORTED"
 
 
 def test_a_draft_that_was_not_dispatched_cannot_be_monitored(

@@ -228,7 +228,7 @@ def test_plan_mission_publishes_the_draft_artifact(home: Path, world: str, serve
     from prefect.artifacts import Artifact
 
     from flows.orchestration.artifacts import artifact_key
-    from flows.orchestration.flows import plan_mission
+    from flows.orchestration.mission_flows import plan_mission
 
     out = plan_mission(text="巡一遍消防通道", requested_by="li.wei", region_id="region-1001", world=world, now=fresh_now())
     assert out["artifact_key"] == artifact_key(out["draft_id"], out["version"])
@@ -251,7 +251,7 @@ def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, w
     from prefect import get_client
 
     from flows.usecases import service
-    from flows.orchestration.flows import dispatch_mission
+    from flows.orchestration.mission_flows import dispatch_mission
 
     now = fresh_now()
     draft = plan(now, world)
@@ -290,7 +290,7 @@ def test_form_input_goes_through_the_ledger_checks_and_a_rejection_ends_the_run(
     """The requester approving their own draft is refused by the ledger (four-eyes) and the run waits again; a reject ends it."""
     from prefect import get_client
 
-    from flows.orchestration.flows import dispatch_mission
+    from flows.orchestration.mission_flows import dispatch_mission
 
     now = fresh_now()
     draft = plan(now, world, region_id="region-1002")
@@ -353,7 +353,7 @@ def test_daily_patrol_waits_and_an_unapproved_draft_expires(home: Path, world: s
     """daily_patrol plans, publishes and waits; nobody approves → the draft is EXPIRED with an event, the run Completes."""
     from prefect.artifacts import Artifact
 
-    from flows.orchestration.flows import EXPIRY_ACTOR, daily_patrol
+    from flows.orchestration.mission_flows import EXPIRY_ACTOR, daily_patrol
 
     thread, box = in_thread(daily_patrol, region_id="region-1001", world=world, now=fresh_now(), approval_window_s=3, poll_interval_s=1)
     thread.join(90)
@@ -368,7 +368,7 @@ def test_daily_patrol_waits_and_an_unapproved_draft_expires(home: Path, world: s
 
 def test_expire_draft_flow_expires_and_wakes_the_waiting_run(home: Path, world: str) -> None:
     """What the scheduled ``expire-draft`` run does at the deadline: DRAFT → EXPIRED, then the waiting run ends cleanly."""
-    from flows.orchestration.flows import EXPIRY_ACTOR, dispatch_mission, expire_draft
+    from flows.orchestration.mission_flows import EXPIRY_ACTOR, dispatch_mission, expire_draft
 
     now = fresh_now()
     draft = plan(now, world, region_id="region-1003")
@@ -421,9 +421,9 @@ def test_prefect_yaml_matches_the_served_deployments() -> None:
         by_entry.setdefault(d["entrypoint"], []).append(d)
     served = {d.entrypoint for d in build_deployments()}
     assert served == set(by_entry)
-    patrols = by_entry["flows/orchestration/flows.py:daily_patrol"]
+    patrols = by_entry["flows/orchestration/mission_flows.py:daily_patrol"]
     assert {p["parameters"]["region_id"] for p in patrols} >= {"region-1001", "region-1002"}
     first = [p for p in patrols if p["parameters"]["region_id"] == "region-1001"][0]
     assert first["schedules"] == [{"cron": DAILY_CRON, "timezone": DAILY_TIMEZONE}]
-    gate = by_entry["flows/orchestration/flows.py:dispatch_mission"][0]["parameters"]
+    gate = by_entry["flows/orchestration/mission_flows.py:dispatch_mission"][0]["parameters"]
     assert gate["expiry_deployment"] == "expire-draft/sortie"

@@ -182,11 +182,13 @@ def test_bench_instances_beat_fields2cover(name, ref, ref_cov) -> None:
 def test_routing_model_orders_the_sweeps() -> None:
     """The order comes from OR-Tools (the coverage modules hold no hand-written tour search)."""
     import planner.survey.coverage as cov
+    import planner.survey.direction as direction
     import planner.survey.order as order
+    import planner.survey.tour as tour
 
     assert order.ENGINE == "ortools-gls"
     for name in ("_improve", "_perturb", "_two_opt", "_or_opt"):
-        assert not hasattr(cov, name) and not hasattr(order, name)
+        assert not any(hasattr(m, name) for m in (cov, direction, order, tour))
     polished = plan_coverage(TWO_HOLES, 40.0, coverage_target=0.9999)
     construction = plan_coverage(TWO_HOLES, 40.0, coverage_target=0.9999, polish=False)
     assert polished.path_length_m <= construction.path_length_m + 1e-6
@@ -203,9 +205,9 @@ def test_l_shape_gets_a_direction_per_leg() -> None:
     one = plan_coverage(ell, 40.0, decompose_cells=False)  # one leg swept across: 18 turns
     assert res.path_length_m < 0.9 * one.path_length_m
     assert res.coverage_fraction >= one.coverage_fraction
-    import planner.survey.coverage as cov
+    from planner.survey.direction import cell_estimate
 
-    cells, cuts = decompose(ell, cov._cell_estimate(40.0), 40.0, 40.0)
+    cells, cuts = decompose(ell, cell_estimate(40.0), 40.0, 40.0)
     assert len(cells) == 2 and len(cuts) >= 1
     angles = sorted(round(a) % 180 for _, a in cells)
     assert angles == [0, 90]

@@ -294,7 +294,7 @@ def test_racing_clients_settle_to_one_decision_and_one_dispatch(authority: Any) 
 
 def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The flow tasks' bodies in server mode: plan on behalf, read, relay a one-time code, dispatch; no ledger."""
-    from flows.orchestration import flows as f
+    from flows.orchestration import mission_flows as f
     from planner.errors import InvalidArgument, Unauthenticated
 
     p = authority.sortie(["admin", "totp", "enroll", "demo.approver", "--home", str(authority.home), "--world",
@@ -306,7 +306,7 @@ def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, m
     monkeypatch.setenv("SORTIE_HOME", str(authority.home.parent / "not-the-ledger"))
     with pytest.raises(InvalidArgument, match="refused"):
         f.plan_draft_task.fn("巡一遍消防通道", "region-1001", None, "li.wei", None, "2026-12-06T07:00:00+02:00")
-    d = f.plan_draft_task.fn("这块地今天巡一遍消防通道 第二次", "region-1001", None, "li.wei", None, None)
+    d = f.plan_draft_task.fn("这块地今天巡一遍消防通道", "region-1001", None, "li.wei", None, None)
     assert d["requested_by"] == "li.wei" and d["mode"] == "server", d
     state = f.read_draft_task.fn(d["draft_id"], d["version"])
     assert state["state"] == d["status"] and state["plan_hash"] == d["plan_hash"]

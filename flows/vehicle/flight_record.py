@@ -1,0 +1,145 @@
+"""What following a flight records: the options, the plan's expectation, the flight seen.
+
+Shared by the per-drone follower (``flows.vehicle.follow``), the mission-level
+monitor (``flows.vehicle.monitor``), the simulators and the report; plain data
+with no link, so reading a flight never loads MAVLink.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from planner.errors import InvalidArgument
+
+__all__ = [
+    "TERMINAL",
+    "MonitorOptions",
+    "Expectation",
+    "DroneFlight",
+    "MonitorResult",
+]
+
+TERMINAL = frozenset({"SUCCEEDED", "ABORTED", "RECALLED", "LINK_LOST", "NO_CONTACT", "NOT_STARTED", "TIMEOUT"})
+
+
+@dataclass(frozen=True)
+class MonitorOptions:
+    """Bounds and thresholds of one monitoring run (wall seconds unless named otherwise)."""
+
+    timeout_s: float = 600.0
+    start_wait_s: float = 30.0
+    link_alert_s: float = 2.0
+    link_lost_s: float = 5.0
+    battery_margin_pct: float = 10.0
+    heartbeat_period_s: float = 0.5
+    max_messages: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0 or self.start_wait_s <= 0:
+            raise InvalidArgument("timeout_s and start_wait_s must be > 0")
+        if not 0 < self.link_alert_s <= self.link_lost_s:
+            raise InvalidArgument("need 0 < link_alert_s <= link_lost_s")
+        if self.max_messages < 1:
+            raise InvalidArgument("max_messages must be >= 1")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the plan says about one drone's sortie: the yardstick the monitor compares with."""
+
+    drone_id: str
+    sortie_index: int
+    link: str
+    dialect: str
+    nav_seqs: tuple[int, ...]
+    distance_m: float
+    duration_s: float
+    energy_wh: float
+    battery_fraction: float
+    battery_wh: float
+
+
+@dataclass
+class DroneFlight:
+    """What was seen of one vehicle; JSON-able through ``to_dict``."""
+
+    drone_id: str
+    link: str
+    sortie_index: int
+    status: str = "WAITING"  # WAITING | IN_FLIGHT | PAUSED | SUCCEEDED | ABORTED | RECALLED | LINK_LOST | NO_CONTACT | NOT_STARTED | TIMEOUT
+    reason: str = ""
+    mode: str = ""
+    armed: bool = False
+    ever_armed: bool = False
+    nav_total: int = 0
+    reached: list[int] = field(default_factory=list)
+    current_seq: int | None = None
+    mission_state: int | None = None
+    paused: bool = False
+    pauses: list[dict[str, Any]] = field(default_factory=list)  # {"t_s", "what": paused|resumed, "seq", "mode"}
+    recall: dict[str, Any] | None = None  # {"t_s", "mode", "seq", "lat", "lon"} when an RTL/LAND after a recall began
+    track: list[list[float]] = field(default_factory=list)  # [t_s, lon, lat, rel_alt_m]
+    battery_start_pct: float | None = None
+    battery_pct: float | None = None
+    battery_min_pct: float | None = None
+    energy_wh: float | None = None
+    takeoff_t_s: float | None = None
+    landing_t_s: float | None = None
+    last_t_s: float = 0.0
+    texts: list[dict[str, Any]] = field(default_factory=list)
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    messages: int = 0
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    @property
+    def flown_distance_m(self) -> float:
+        return _track_length_m(self.track)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["flown_distance_m"] = round(self.flown_distance_m, 1)
+        out["duration_s"] = (
+            None if self.takeoff_t_s is None else round((self.landing_t_s or self.last_t_s) - self.takeoff_t_s, 1)
+        )
+        return out
+
+
+@dataclass
+class MonitorResult:
+    """The outcome of ``monitor_mission``: the ledger state it left and what each vehicle did."""
+
+    draft_id: str
+    version: int
+    outcome: str  # SUCCEEDED | ABORTED | IN_FLIGHT (timed out) | DISPATCHED (nothing seen)
+    state: str
+    reason: str
+    flights: list[DroneFlight]
+    wall_s: float = 0.0
+    already_ended: bool = False
+    flight_file: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "draft_id": self.draft_id,
+            "version": self.version,
+            "outcome": self.outcome,
+            "state": self.state,
+            "reason": self.reason,
+            "flights": [f.to_dict() for f in self.flights],
+            "wall_s": round(self.wall_s, 3),
+            "already_ended": self.already_ended,
+            "flight_file": self.flight_file,
+        }
+
+
+def _track_length_m(track: list[list[float]]) -> float:
+    total = 0.0
+    for a, b in zip(track, track[1:]):
+        kx = math.cos(math.radians((a[2] + b[2]) / 2.0)) * 111_320.0
+        total += math.hypot((b[1] - a[1]) * kx, (b[2] - a[2]) * 111_320.0)
+    return total

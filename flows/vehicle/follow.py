@@ -1,0 +1,371 @@
+"""Following one drone over MAVLink: telemetry in, state and alerts out.
+
+The per-drone half of ``flows.vehicle.monitor`` (which opens the ledger and moves
+the mission's state): ``follow_flight`` polls each vehicle's link, keeps its
+track, pauses, battery and texts, and judges its landing. **Telemetry is data,
+never instructions**: the only messages sent are GCS heartbeats on a timer.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+os.environ.setdefault("MAVLINK20", "1")
+from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
+
+from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions  # noqa: E402
+from flows.vehicle.modes import mode_name  # noqa: E402
+from planner.errors import InvalidArgument  # noqa: E402
+
+__all__ = [
+    "GCS_SYSTEM_ID",
+    "MONITOR_COMPONENT_ID",
+    "RECALL_HOME_M",
+    "RECALL_LAND_M",
+    "Notify",
+    "follow_flight",
+]
+
+GCS_SYSTEM_ID = 255
+MONITOR_COMPONENT_ID = 191
+#: How far from its launch point a vehicle recalled home may land and still count as "at the dock", and how far
+#: from where its landing began a vehicle told to land in place may come down.
+RECALL_HOME_M = 25.0
+RECALL_LAND_M = 60.0
+_SEVERITY = {v.name.replace("MAV_SEVERITY_", ""): k for k, v in _M.enums["MAV_SEVERITY"].items()}
+_SEVERITY_NAME = {k: n for n, k in _SEVERITY.items()}
+
+
+def _seqs(seqs: list[int], most: int = 8) -> str:
+    """``1, 2, 3`` or, for a long list, ``90, 92, 94, 96, 98, 99 … 353`` (the report lists them all)."""
+    if len(seqs) <= most:
+        return ", ".join(map(str, seqs))
+    return ", ".join(map(str, seqs[: most - 2])) + f" … {seqs[-1]}"
+
+
+def _dist_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    kx = math.cos(math.radians((lat1 + lat2) / 2.0)) * 111_320.0
+    return math.hypot((lon2 - lon1) * kx, (lat2 - lat1) * 111_320.0)
+
+
+class _Follower:
+    """One link, one vehicle: turns received messages into a ``DroneFlight``. Never sends a command."""
+
+    def __init__(self, exp: Expectation, opts: MonitorOptions, notify: Callable[[DroneFlight, str, dict[str, Any]], None],
+                 recalled: Callable[[], bool] | None = None):
+        self.exp = exp
+        self.recalled = recalled or (lambda: False)
+        self.opts = opts
+        self.notify = notify
+        self.flight = DroneFlight(exp.drone_id, exp.link, exp.sortie_index, nav_total=len(exp.nav_seqs))
+        from pymavlink import mavutil  # loads every dialect: only when a flight is actually followed
+
+        self.conn = mavutil.mavlink_connection(exp.link, source_system=GCS_SYSTEM_ID, source_component=MONITOR_COMPONENT_ID)
+        self.started_wall = time.monotonic()
+        self.last_rx_wall: float | None = None
+        self.link_alerted = False
+        self.battery_alerted = False
+        self.vehicle_system: int | None = None
+        self.autopilot = _M.MAV_AUTOPILOT_ARDUPILOTMEGA if exp.dialect != "px4" else _M.MAV_AUTOPILOT_PX4
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+
+    def heartbeat(self) -> None:
+        try:
+            self.conn.mav.heartbeat_send(_M.MAV_TYPE_GCS, _M.MAV_AUTOPILOT_INVALID, 0, 0, _M.MAV_STATE_ACTIVE)
+        except OSError:
+            pass
+
+    def alert(self, kind: str, message: str, **data: Any) -> None:
+        entry = {"kind": kind, "t_s": round(self.flight.last_t_s, 1), "drone_id": self.flight.drone_id,
+                 "message": message, **data}
+        self.flight.alerts.append(entry)
+        self.notify(self.flight, "alert", entry)
+
+    def finish(self, status: str, reason: str) -> None:
+        if self.flight.terminal:
+            return
+        self.flight.status = status
+        self.flight.reason = reason
+        self.notify(self.flight, "end", {"status": status, "reason": reason})
+
+    def poll(self, budget: int) -> int:
+        """Read up to ``budget`` waiting messages; returns how many were read."""
+        n = 0
+        while n < budget:
+            try:
+                msg = self.conn.recv_match(blocking=False)
+            except OSError:
+                return n
+            if msg is None:
+                break
+            n += 1
+            self.handle(msg)
+            if self.flight.terminal:
+                break
+        return n
+
+    def handle(self, msg: Any) -> None:
+        kind = msg.get_type()
+        if kind == "BAD_DATA":
+            return
+        src = msg.get_srcSystem()
+        if src in (0, GCS_SYSTEM_ID):
+            return
+        if kind == "HEARTBEAT" and msg.type == _M.MAV_TYPE_GCS:
+            return
+        if self.vehicle_system is None:
+            self.vehicle_system = src
+        elif src != self.vehicle_system:
+            return
+        f = self.flight
+        f.messages += 1
+        self.last_rx_wall = time.monotonic()
+        self.link_alerted = False
+        handler = getattr(self, "_on_" + kind.lower(), None)
+        if handler is not None:
+            handler(msg)
+
+    # --- per message type: observations only ---------------------------------------------
+
+    def _on_heartbeat(self, msg: Any) -> None:
+        f = self.flight
+        self.autopilot = int(msg.autopilot)
+        armed = bool(msg.base_mode & _M.MAV_MODE_FLAG_SAFETY_ARMED)
+        mode = mode_name(int(msg.custom_mode), self.autopilot)
+        if f.mode and mode != f.mode and f.ever_armed and not f.terminal:
+            reached = len(set(f.reached))
+            hold = {f.mode, mode} == {"AUTO", "LOITER"}  # an operator's hold and its end: shown as PAUSED
+            if mode in ("RTL", "LAND") and f.recall is None and self.recalled():
+                f.recall = {"t_s": round(f.last_t_s, 1), "mode": mode, "seq": f.current_seq,
+                            "lat": f.track[-1][2] if f.track else None, "lon": f.track[-1][1] if f.track else None}
+                self.notify(f, "recall", dict(f.recall))
+            elif not hold:
+                self.alert("mode_change", f"vehicle switched from {f.mode} to {mode} at item {f.current_seq} "
+                           f"({reached} of {f.nav_total} items reached)", from_mode=f.mode, to_mode=mode)
+        f.mode = mode
+        self._check_pause()
+        if armed and not f.ever_armed:
+            f.ever_armed = True
+            f.takeoff_t_s = f.last_t_s
+            f.status = "IN_FLIGHT"
+            self.notify(f, "armed", {"mode": mode})
+        if f.ever_armed and f.armed and not armed:
+            f.landing_t_s = f.last_t_s
+            self._landed()
+        f.armed = armed
+
+    def _check_pause(self) -> None:
+        """PAUSED while the vehicle holds in its mission (ArduPilot: AUTO + mission_state PAUSED; PX4: AUTO.LOITER)."""
+        f = self.flight
+        if not f.ever_armed or f.terminal:
+            return
+        paused = f.mode == "LOITER" or (self.autopilot != _M.MAV_AUTOPILOT_PX4 and f.mode == "AUTO"
+                                         and f.mission_state == _M.MISSION_STATE_PAUSED)
+        if paused == f.paused:
+            return
+        f.paused = paused
+        f.status = "PAUSED" if paused else "IN_FLIGHT"
+        entry = {"t_s": round(f.last_t_s, 1), "what": "paused" if paused else "resumed", "seq": f.current_seq,
+                 "mode": f.mode}
+        f.pauses.append(entry)
+        self.notify(f, entry["what"], entry)
+
+    def _landed(self) -> None:
+        f = self.flight
+        f.paused = False
+        reached = set(f.reached)
+        missing = [s for s in self.exp.nav_seqs if s not in reached]
+        if f.mode == "AUTO" and not missing:
+            self.finish("SUCCEEDED", f"landed after all {f.nav_total} items were reached")
+            return
+        last = max(reached) if reached else None
+        if f.recall is not None or (f.mode in ("RTL", "LAND") and self.recalled()):
+            self._landed_after_recall(reached, missing, last)
+            return
+        why = [f"landed in mode {f.mode} with {len(reached)} of {f.nav_total} items reached"
+               + (f" (last item {last})" if last is not None else "")]
+        for a in f.alerts:
+            if a["kind"] in ("battery_low", "mode_change"):
+                why.append(a["message"])
+        self.finish("ABORTED", "; ".join(why))
+
+    def _landed_after_recall(self, reached: set[int], missing: list[int], last: int | None) -> None:
+        """Landed after an operator's recall: RECALLED where it was sent (launch point, or in place), else ABORTED."""
+        f = self.flight
+        flown = f"{len(reached)} of {f.nav_total} items reached" + (f" (last item {last})" if last is not None else "")
+        not_flown = f"{len(missing)} not flown: items {_seqs(missing)}" if missing else "nothing left unflown"
+        here = f.track[-1] if f.track else None
+        if f.mode == "RTL" and here is not None and f.track:
+            launch = f.track[0]
+            off = _dist_m(here[2], here[1], launch[2], launch[1])
+            if off <= RECALL_HOME_M:
+                self.finish("RECALLED", f"recalled: returned to launch and landed {off:.0f} m from the launch point; "
+                            f"{flown}; {not_flown}")
+                return
+            self.finish("ABORTED", f"recalled to launch but landed {off:.0f} m from the launch point "
+                        f"(limit {RECALL_HOME_M:g} m); {flown}; {not_flown}")
+            return
+        if f.mode == "LAND" and here is not None:
+            start = f.recall or {}
+            lat, lon = start.get("lat"), start.get("lon")
+            off = 0.0 if lat is None else _dist_m(here[2], here[1], lat, lon)
+            if off <= RECALL_LAND_M:
+                self.finish("RECALLED", f"recalled: landed in place at {here[2]:.6f},{here[1]:.6f}; {flown}; {not_flown}")
+                return
+            self.finish("ABORTED", f"told to land in place but came down {off:.0f} m away; {flown}; {not_flown}")
+            return
+        self.finish("ABORTED", f"recalled, but landed in mode {f.mode}; {flown}; {not_flown}")
+
+    def _on_global_position_int(self, msg: Any) -> None:
+        f = self.flight
+        f.last_t_s = msg.time_boot_ms / 1000.0
+        point = [round(f.last_t_s, 2), msg.lon / 1e7, msg.lat / 1e7, round(msg.relative_alt / 1000.0, 2)]
+        if not f.track or f.track[-1][1:] != point[1:]:
+            f.track.append(point)
+        self._check_battery()
+
+    def _on_battery_status(self, msg: Any) -> None:
+        f = self.flight
+        if msg.battery_remaining < 0:
+            return
+        pct = float(msg.battery_remaining)
+        if f.battery_start_pct is None:
+            f.battery_start_pct = pct
+        f.battery_pct = pct
+        f.battery_min_pct = pct if f.battery_min_pct is None else min(f.battery_min_pct, pct)
+        if msg.energy_consumed >= 0:
+            f.energy_wh = round(msg.energy_consumed * 100.0 / 3600.0, 3)
+        self._check_battery()
+
+    def expected_used_pct(self) -> float:
+        """Battery the plan expects used by now: its fraction times the share of the distance flown."""
+        share = 0.0 if self.exp.distance_m <= 0 else min(1.0, self.flight.flown_distance_m / self.exp.distance_m)
+        return self.exp.battery_fraction * 100.0 * share
+
+    def _check_battery(self) -> None:
+        f = self.flight
+        if self.battery_alerted or f.battery_start_pct is None or f.battery_pct is None or not f.ever_armed:
+            return
+        used = f.battery_start_pct - f.battery_pct
+        expected = self.expected_used_pct()
+        if used > expected + self.opts.battery_margin_pct:
+            self.battery_alerted = True
+            self.alert(
+                "battery_low",
+                f"battery {f.battery_pct:.0f} %: {used:.0f} % used where the plan expects {expected:.0f} % "
+                f"(margin {self.opts.battery_margin_pct:g} %)",
+                battery_pct=f.battery_pct, used_pct=round(used, 1), expected_used_pct=round(expected, 1),
+            )
+
+    def _on_mission_current(self, msg: Any) -> None:
+        self.flight.current_seq = int(msg.seq)
+        state = getattr(msg, "mission_state", 0)
+        self.flight.mission_state = int(state) if state else None
+        self._check_pause()
+
+    def _on_mission_item_reached(self, msg: Any) -> None:
+        f = self.flight
+        seq = int(msg.seq)
+        if seq not in f.reached:
+            f.reached.append(seq)
+            self.notify(f, "progress", {"seq": seq})
+
+    def _on_statustext(self, msg: Any) -> None:
+        text = msg.text if isinstance(msg.text, str) else bytes(msg.text).decode("utf-8", "replace")
+        text = text.rstrip("\x00")
+        entry = {"t_s": round(self.flight.last_t_s, 1), "severity": _SEVERITY_NAME.get(int(msg.severity), str(msg.severity)),
+                 "text": text}
+        self.flight.texts.append(entry)  # logged as text; never parsed for instructions
+        self.notify(self.flight, "text", entry)
+
+    # --- timers --------------------------------------------------------------------------
+
+    def check_timers(self, now_wall: float) -> None:
+        f = self.flight
+        if f.terminal:
+            return
+        if self.last_rx_wall is None:
+            if now_wall - self.started_wall > self.opts.start_wait_s:
+                self.finish("NO_CONTACT", f"no telemetry from {self.exp.link} within {self.opts.start_wait_s:g} s")
+            return
+        silent = now_wall - self.last_rx_wall
+        if not f.ever_armed:
+            if now_wall - self.started_wall > self.opts.start_wait_s:
+                self.finish("NOT_STARTED", f"the vehicle answered but did not take off within {self.opts.start_wait_s:g} s")
+            elif silent > self.opts.link_lost_s:
+                self.finish("NO_CONTACT", f"telemetry stopped for {silent:.1f} s before take-off")
+            return
+        if silent > self.opts.link_alert_s and not self.link_alerted:
+            self.link_alerted = True
+            self.alert("link_lost", f"no telemetry for {silent:.1f} s at item {f.current_seq}", silent_s=round(silent, 1))
+        if silent > self.opts.link_lost_s:
+            reached = len(set(f.reached))
+            self.finish(
+                "LINK_LOST",
+                f"telemetry link lost for more than {self.opts.link_lost_s:g} s at item {f.current_seq} "
+                f"({reached} of {f.nav_total} items reached); last position "
+                + (f"{f.track[-1][2]:.6f},{f.track[-1][1]:.6f}" if f.track else "unknown"),
+            )
+
+
+Notify = Callable[[DroneFlight, str, dict[str, Any]], None]
+
+
+def follow_flight(
+    expectations: list[Expectation],
+    options: MonitorOptions | None = None,
+    notify: Notify | None = None,
+    recalled: Callable[[], bool] | None = None,
+) -> list[DroneFlight]:
+    """Follow every vehicle until each has ended (or the budget runs out); bounded in time and messages.
+
+    ``notify(flight, what, data)`` is called on "armed", "progress", "alert",
+    "text", "paused", "resumed", "recall" and "end"; it may record things but
+    its return value is ignored: nothing received ever turns into something
+    sent. ``recalled()`` says whether an operator recalled the mission (asked
+    only when the vehicle switches to RTL/LAND or lands).
+    """
+    opts = options or MonitorOptions()
+    if not expectations:
+        raise InvalidArgument("nothing to monitor: no dispatched vehicle")
+    sink: Notify = notify or (lambda f, what, data: None)
+    followers = [_Follower(e, opts, sink, recalled) for e in expectations]
+    deadline = time.monotonic() + opts.timeout_s
+    last_hb = 0.0
+    total = 0
+    try:
+        while time.monotonic() < deadline and total < opts.max_messages:
+            now = time.monotonic()
+            if now - last_hb >= opts.heartbeat_period_s:  # a fixed timer, whatever was received
+                last_hb = now
+                for fo in followers:
+                    if not fo.flight.terminal:
+                        fo.heartbeat()
+            got = 0
+            for fo in followers:
+                if not fo.flight.terminal:
+                    got += fo.poll(min(500, opts.max_messages - total - got))
+            total += got
+            for fo in followers:
+                fo.check_timers(time.monotonic())
+            if all(fo.flight.terminal for fo in followers):
+                break
+            if got == 0:
+                time.sleep(0.005)
+        for fo in followers:
+            if not fo.flight.terminal:
+                fo.finish("TIMEOUT", f"monitoring stopped after {opts.timeout_s:g} s / {total} messages; "
+                          f"the vehicle was {fo.flight.status}")
+    finally:
+        for fo in followers:
+            fo.close()
+    return [fo.flight for fo in followers]

@@ -1,0 +1,206 @@
+"""Reading the clock time and the part of the day, for ``intents.timeparse``.
+
+The other half of the time reader (``intents.timedates`` reads the day): clock
+times in all their zh and en forms, the part of the day, "as soon as possible".
+A mixin over the reader's state, so the two halves share one scan.
+"""
+
+from __future__ import annotations
+
+import re
+
+from intents.intent import PartOfDay
+from intents.numbers import number
+from intents.timereading import ReaderState
+from intents.timewords import (
+    AFTER_MOD,
+    ASAP,
+    BARE_HOUR,
+    BEFORE_MOD,
+    CN_CLOCK,
+    CN_DIFF,
+    EN_AMPM,
+    EN_AT,
+    EN_IDIOM,
+    EN_OCLOCK,
+    H24,
+    HHMM,
+    NOON,
+    PART_WORDS,
+    PM_PARTS,
+    QUAL_PART,
+    rx,
+)
+
+__all__ = ["ClockReading", "to_24h", "clock_text", "cn_minutes"]
+
+
+def to_24h(hour: int, part: PartOfDay | None) -> int:
+    """Apply the part of the day; with none, a bare 1–5 is the afternoon."""
+    if part in PM_PARTS and hour < 12:
+        return hour + 12
+    if part is PartOfDay.NOON and 1 <= hour <= 5:
+        return hour + 12
+    if part is None and 1 <= hour <= 5:
+        return hour + 12
+    return hour
+
+
+def clock_text(hour: int | float | None, minute: int | float | None) -> str | None:
+    if hour is None or minute is None or hour != int(hour) or minute != int(minute):
+        return None
+    if not (0 <= hour <= 23 and 0 <= minute <= 59):
+        return None
+    return f"{int(hour):02d}:{int(minute):02d}"
+
+
+def cn_minutes(token: str | None) -> float | None:
+    if not token:
+        return 0
+    token = token.replace("分", "").strip()
+    return {"半": 30, "一刻": 15, "三刻": 45}.get(token, number(token))
+
+
+class ClockReading(ReaderState):
+    """The clock-reading steps of the time reader."""
+
+    def part_words(self) -> None:
+        for part, pattern in PART_WORDS:
+            for m in self.scan.finditer(rx(pattern)):
+                self.parts.append((m.start(), m.end(), part))
+
+    def _context_part(self) -> PartOfDay | None:
+        kinds = {p for _, _, p in self.parts}
+        return next(iter(kinds)) if len(kinds) == 1 else None
+
+    def _add_clock(self, start: int, end: int, value: str | None) -> None:
+        if value is None:
+            self.problem(start, end, "this is not a clock time", "这不是一个有效的时间")
+            return
+        after = AFTER_MOD.match(self.scan.text, end)
+        before = BEFORE_MOD.search(self.scan.text[max(0, start - 16) : start])
+        if after or before:
+            # "about 9", "9点左右", "before 10", "9点前", "9-11": a window or an estimate, not a start time.
+            s = start - (len(self.scan.text[max(0, start - 16) : start]) - before.start()) if before else start
+            e = after.end() if after else end
+            self.problem(s, e, "is this an exact start time?", "这是确切的开始时间吗？")
+            return
+        self.scan.claim(start, end)
+        self.out.found = True
+        self.clocks.append((start, end, value))
+
+    def clock_times(self) -> None:
+        part = self._context_part()
+        for m in self.scan.finditer(CN_DIFF):
+            qual = m.group("qual") or m.group("qual2")
+            hour, minutes = number(m.group("h") or m.group("h2")), cn_minutes(m.group("m") or m.group("m2"))
+            qpart = QUAL_PART.get(qual or "", PartOfDay.MORNING if qual else part)
+            if hour is None or minutes is None or not 0 < minutes < 60:
+                self._add_clock(m.start(), m.end(), None)
+                continue
+            h24 = to_24h(int(hour), qpart)
+            self._add_clock(m.start(), m.end(), clock_text((h24 - 1) % 24, 60 - minutes))
+        for m in self.scan.finditer(CN_CLOCK):
+            qual, h_tok, m_tok = m.group("qual"), m.group("h"), m.group("m")
+            hour = number(h_tok)
+            before = self.scan.text[max(0, m.start() - 1) : m.start()]
+            if not qual and not m_tok and h_tok == "一" and (re.match(r"[快早晚高低慢多少好近远大小轻重点些]", before) or
+                                                            self.scan.text[m.end() : m.end() + 1] in ("儿", "点")):
+                continue  # 快一点, 高一点: "a little", not one o'clock (the residual check still sees it)
+            qpart = QUAL_PART.get(qual or "", PartOfDay.MORNING if qual else part)
+            if qual in ("凌晨",) and hour is not None and hour <= 5:
+                qpart = PartOfDay.MORNING
+            if hour == 12 and qual in ("凌晨", "晚上", "晚", "夜里", "夜间", "半夜", "深夜"):
+                self._add_clock(m.start(), m.end(), None)  # midnight: which day's? ask
+                continue
+            minute = cn_minutes(m_tok)
+            self._add_clock(m.start(), m.end(), None if hour is None else clock_text(to_24h(int(hour), qpart), minute))
+        for m in self.scan.finditer(EN_IDIOM):
+            hour = number(m.group("h"))
+            if m.group("half"):
+                minutes: float | None = 30
+            elif m.group("quarter"):
+                minutes = 15
+            else:
+                minutes = number(m.group("n") or m.group("n3"))
+            if re.search(r"\b(?:from|between)\s*$", self.scan.text[max(0, m.start() - 10) : m.start()]):
+                self._add_clock(m.start(), m.end(), None)  # "from nine to eleven" is a window, not 10:51
+                continue
+            if hour is None or minutes is None or not 0 < minutes < 60 or not 1 <= hour <= 12:
+                self._add_clock(m.start(), m.end(), None)
+                continue
+            ampm = m.group("ampm")
+            h24 = int(hour) % 12 + (12 if ampm.startswith("p") else 0) if ampm else to_24h(int(hour), part)
+            forward = m.group("dir") in ("past", "after")
+            total = h24 * 60 + (minutes if forward else -minutes)
+            self._add_clock(m.start(), m.end(), clock_text((total // 60) % 24, total % 60))
+        for m in self.scan.finditer(EN_AMPM):
+            hour, minute = int(m.group("h")), int(m.group("m") or 0)
+            ok = 1 <= hour <= 12
+            hour = hour % 12 + (12 if m.group("ampm").startswith("p") else 0)
+            self._add_clock(m.start(), m.end(), clock_text(hour, minute) if ok else None)
+        for m in self.scan.finditer(HHMM):
+            hour, minute = int(m.group("h") or m.group("h2")), int(m.group("m") or m.group("m2"))
+            if part in PM_PARTS and hour < 12:
+                hour += 12
+            elif part is None and len(m.group("h") or m.group("h2")) == 1:
+                hour = to_24h(hour, None)  # "2:30" reads like "at 2"; "02:30" is a 24-hour time
+            self._add_clock(m.start(), m.end(), clock_text(hour, minute))
+        text = self.scan.view()
+        for m in H24.finditer(text):
+            if m.group("h") is not None:
+                context = self.scan.text[max(0, m.start() - 14) : m.start()]
+                after = self.scan.text[m.end() : m.end() + 14]
+                days = r"今天|明天|后天|今晚|明早|today|tomorrow|tonight|tmrw"
+                cued = (
+                    m.group("suf") is not None
+                    or m.group("h").startswith("0")
+                    or re.search(r"(?:\bat|@|\bfrom|\bstart\w*|\btime)\s*$", context)
+                    or re.search(days, context)
+                    or re.match(rf"\s*(?:{days})", after)
+                    or (re.search(r"(?:^|[，,;；])\s*$", context) and re.match(r"\s*(?:$|[，,。;；])", after))
+                )
+                if not cued:
+                    continue
+                self._add_clock(m.start(), m.end(), clock_text(int(m.group("h")), int(m.group("m"))))
+            else:
+                self._add_clock(m.start(), m.end(), clock_text(int(m.group("h2")), int(m.group("m2") or 0)))
+        view = self.scan.view()
+        for _, day_end, _ in self.days:
+            m = BARE_HOUR.match(view, day_end)
+            if m:
+                hour = int(m.group("h"))
+                self._add_clock(m.start("h"), m.end("h"), clock_text(to_24h(hour, part) if hour <= 12 else hour, 0))
+        for pattern in (EN_AT, EN_OCLOCK):
+            for m in self.scan.finditer(pattern):
+                hour = number(m.group("h"))
+                if hour is None or not 1 <= hour <= 23:
+                    continue  # "at 0", "at 40": left for the reader to ask about
+                hour = int(hour)
+                groups = m.groupdict()
+                words = re.sub(r"^o'?[- ]?", "", groups.get("mw") or "").replace("-", " ").strip()
+                minute = number(words) if words else 0
+                ampm = groups.get("ampm")
+                if ampm and 1 <= hour <= 12:
+                    h24 = hour % 12 + (12 if ampm.startswith("p") else 0)
+                elif ampm:
+                    h24 = -1  # "at 15 pm": not a clock time
+                else:
+                    h24 = to_24h(hour, part) if hour <= 12 else hour
+                self._add_clock(m.start(), m.end(), clock_text(h24, minute))
+        for m in self.scan.finditer(NOON):
+            self.scan.claim(m.start(), m.end())
+            self.out.found = True
+            self.parts.append((m.start(), m.end(), PartOfDay.NOON))
+
+    def claim_parts(self) -> None:
+        for part, pattern in PART_WORDS:
+            for m in self.scan.finditer(rx(pattern)):
+                self.scan.claim(m.start(), m.end())
+                self.out.found = True
+                if not any(s == m.start() for s, _, _ in self.parts):
+                    self.parts.append((m.start(), m.end(), part))
+        for m in self.scan.finditer(ASAP):
+            self.scan.claim(m.start(), m.end())
+            self.out.asap = True
+            self.out.found = True
