@@ -284,6 +284,14 @@ def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, w
     )
     assert again.first is False  # the ledger hands back the first outcome; nothing is sent twice
     assert len(ledger_view(draft["draft_id"], draft["version"])[2]) == 1
+    # A drone flies one mission at a time (DEVICE_BUSY otherwise): this mission ends, as the monitor
+    # would record a flight that never took off, before the module's next test dispatches to the drone.
+    from flows.ledger import open_ledger
+
+    led = open_ledger()
+    rec = led.get_draft(draft["draft_id"], draft["version"])
+    led.transition(rec.draft_id, rec.version, expected_state="DISPATCHED", expected_row_version=rec.row_version,
+                   to_state="ABORTED", actor="test", reason="cancelled before take-off", now=datetime.fromisoformat(now))
 
 
 def test_form_input_goes_through_the_ledger_checks_and_a_rejection_ends_the_run(home: Path, world: str) -> None:
