@@ -31,7 +31,7 @@ from intents.timewords import (
     rx,
 )
 
-__all__ = ["DateReading", "resolve_relative", "upcoming", "day_of_month", "weekday_day"]
+__all__ = ["DateReading", "upcoming", "day_of_month", "weekday_day"]
 
 
 def weekday_day(which: str, index: int) -> RelativeDay:
@@ -62,21 +62,6 @@ def day_of_month(today: date, day: int) -> date | None:
             return candidate
         month, year = (1, year + 1) if month == 12 else (month + 1, year)
     return None
-
-
-def resolve_relative(day: RelativeDay, today: date) -> date:
-    """The date a relative day names, seen from ``today`` (the same rules as ``timeresolve``)."""
-    if day is RelativeDay.TODAY:
-        return today
-    if day is RelativeDay.TOMORROW:
-        return today + timedelta(days=1)
-    if day is RelativeDay.DAY_AFTER_TOMORROW:
-        return today + timedelta(days=2)
-    which, _, name = day.value.partition("_")
-    target = WEEKDAYS.index(name)
-    if which == "THIS":
-        return today + timedelta(days=(target - today.weekday()) % 7)
-    return today + timedelta(days=7 - today.weekday()) + timedelta(days=target)
 
 
 class DateReading(ReaderState):

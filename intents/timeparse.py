@@ -35,7 +35,8 @@ from datetime import date, datetime
 from intents.intent import PartOfDay, RelativeDay
 from intents.scan import Scan
 from intents.timeclocks import ClockReading
-from intents.timedates import DateReading, resolve_relative
+from intents.timedates import DateReading
+from intents.timeresolve import resolve_relative
 from intents.timereading import Problem, TimeReading
 from intents.timewords import WEEKDAYS, rx
 

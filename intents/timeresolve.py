@@ -49,6 +49,7 @@ __all__ = [
     "planned_start",
     "resolve_clock",
     "resolve_date",
+    "resolve_relative",
     "resolve_start",
 ]
 
@@ -80,12 +81,8 @@ def _local_now(now: datetime, tz: str) -> datetime:
     return now.astimezone(local_zone(tz))
 
 
-def resolve_date(when: TimeSpec, now: datetime, tz: str) -> date:
-    """The local calendar date ``when.day`` names, seen from ``now`` in ``tz``."""
-    today = _local_now(now, tz).date()
-    if when.date is not None:
-        return when.date
-    day = when.day
+def resolve_relative(day: RelativeDay, today: date) -> date:
+    """The date a relative day names, seen from ``today``: the one rule for the reader and for planning."""
     if day is RelativeDay.TODAY:
         return today
     if day is RelativeDay.TOMORROW:
@@ -99,6 +96,14 @@ def resolve_date(when: TimeSpec, now: datetime, tz: str) -> date:
     # NEXT: the weekday of the following Monday-based calendar week.
     next_monday = today + timedelta(days=7 - today.weekday())
     return next_monday + timedelta(days=target)
+
+
+def resolve_date(when: TimeSpec, now: datetime, tz: str) -> date:
+    """The local calendar date ``when.day`` names, seen from ``now`` in ``tz``."""
+    today = _local_now(now, tz).date()
+    if when.date is not None:
+        return when.date
+    return resolve_relative(when.day, today)
 
 
 def resolve_clock(when: TimeSpec) -> str | None:

@@ -18,7 +18,7 @@ from datetime import date
 from intents.intent import Intent, Sensor, Target
 from intents.limits import Limits
 from intents.offline import Reading
-from intents.timedates import resolve_relative
+from intents.timeresolve import resolve_relative
 from intents.timeresolve import resolve_clock
 
 __all__ = ["check_against_text"]
