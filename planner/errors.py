@@ -10,6 +10,7 @@ This module is a leaf: it imports nothing of sortie, so every package
 
     SortieError (Exception)                       code
     ├── InvalidArgument (ValueError)              INVALID_ARGUMENT
+    │   └── OverrideRefused                       OVERRIDE_REFUSED
     ├── Forbidden (PermissionError)               FORBIDDEN
     ├── NotFound (LookupError)                    NOT_FOUND
     ├── Conflict (RuntimeError)                   CONFLICT
@@ -67,6 +68,7 @@ __all__ = [
     "Unauthenticated",
     "WorldUnavailable",
     "ServerUnavailable",
+    "OverrideRefused",
     "ERROR_CODES",
 ]
 
@@ -224,6 +226,13 @@ class ServerUnavailable(SortieError, ConnectionError):
     code = "SERVER_UNAVAILABLE"
 
 
+class OverrideRefused(InvalidArgument):
+    """A client tried to supply what the authority owns (its time, world, identity or a vehicle's link
+    address): refused, never silently ignored."""
+
+    code = "OVERRIDE_REFUSED"
+
+
 ERROR_CODES: dict[str, type[SortieError]] = {
     cls.code: cls
     for cls in (
@@ -248,5 +257,6 @@ ERROR_CODES: dict[str, type[SortieError]] = {
         Unauthenticated,
         WorldUnavailable,
         ServerUnavailable,
+        OverrideRefused,
     )
 }

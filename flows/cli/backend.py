@@ -3,8 +3,9 @@
 ``backend(...)`` is chosen once per command: with ``SORTIE_SERVER`` set, the
 command is a client of the authority (``flows.client``): the token says who
 acts, the server's clock and world are used, and ``--as``/``--world``/``--now``
-are refused (``--world``/``--now`` only mean something to ``plan --what-if``
-and the simulator, which never reach this). Without it, the same use cases run
+and ``SORTIE_USER``/``SORTIE_WORLD``/``SORTIE_NOW`` are refused with
+``OVERRIDE_REFUSED`` (a world and a time only mean something to ``plan
+--what-if`` and the simulator, which never reach this). Without it, the same use cases run
 in-process: the ledger is opened once here and handed to them, the identity is
 *asserted* (``--as``/``SORTIE_USER``), and every result and audit row says
 ``"mode": "local"``.
@@ -23,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from flows.context import resolve_now
-from planner.errors import InvalidArgument, LedgerUnavailable, SortieError
+from planner.errors import InvalidArgument, LedgerUnavailable, OverrideRefused, SortieError
 
-__all__ = ["Backend", "LocalBackend", "backend", "server_url"]
+__all__ = ["Backend", "LocalBackend", "backend", "server_url", "refuse_overrides", "LOCAL_ENV"]
 
 
 def server_url() -> str | None:
@@ -172,25 +173,37 @@ class LocalBackend(Backend):
                                   ledger=self.ledger)
 
 
+#: The environment a local (embedded) run reads for who, when and which world; a server owns all three.
+LOCAL_ENV = ("SORTIE_USER", "SORTIE_NOW", "SORTIE_WORLD")
+
+
+def refuse_overrides(command: str, *, as_user: str | None = None, world: str | None = None, now: str | None = None,
+                     rules: str | None = None) -> None:
+    """In server mode, ``OverrideRefused`` for any caller-supplied identity, time, world or rule set.
+
+    Options and the environment alike: a ``SORTIE_NOW`` left in a shell is refused, not silently ignored, so
+    nobody believes a command ran at a time (or as a user, or on a world) the server never used. Only
+    ``sortie plan --what-if`` and the simulators take a world and a time, and they never reach this.
+    """
+    given = [f"--{name}" for name, value in (("as", as_user), ("world", world), ("now", now), ("rules", rules))
+             if value]
+    given += [f"${name}" for name in LOCAL_ENV if os.environ.get(name, "").strip()]
+    if given:
+        raise OverrideRefused(
+            f"`sortie {command}` with SORTIE_SERVER set refuses {', '.join(given)}: the server's token says who "
+            "you are, its clock says when, its world and rule set say what (unset them; "
+            "`sortie plan --what-if` plans on any world and time and records nothing)",
+            details={"refused": given, "command": command},
+        )
+
+
 def backend(*, command: str, as_user: str | None, world: str | None, now: str | None,
             rules: str | None = None) -> Backend:
     """The backend for one command: the server when ``SORTIE_SERVER`` is set, else the local ledger."""
     url = server_url()
     if url is None:
         return LocalBackend(actor=as_user or os.environ.get("SORTIE_USER") or None, world=world, now=now, rules=rules)
-    if rules:
-        raise InvalidArgument(f"--rules is not accepted by `sortie {command}` with SORTIE_SERVER set: the server "
-                              "judges with its own rule set (try `sortie plan --what-if --rules FILE`)")
-    if as_user:
-        raise InvalidArgument(f"--as is not accepted with SORTIE_SERVER set: the token says who you are ({command})")
-    if world:
-        raise InvalidArgument(f"--world is not accepted by `sortie {command}` with SORTIE_SERVER set: the server "
-                              "plans, approves and dispatches on its own world (try `sortie plan --what-if`)")
-    if now:
-        raise InvalidArgument(f"--now is not accepted by `sortie {command}` with SORTIE_SERVER set: the server's "
-                              "clock stamps everything (try `sortie plan --what-if`)")
+    refuse_overrides(command, as_user=as_user, world=world, now=now, rules=rules)
     from flows.cli.remote_backend import RemoteBackend
 
     return RemoteBackend.from_env(url)  # type: ignore[return-value]
-
-

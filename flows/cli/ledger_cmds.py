@@ -70,7 +70,19 @@ def reconcile_cmd(
     actor = as_user or os.environ.get("SORTIE_USER")
 
     def work() -> dict[str, Any]:
+        from flows.cli.backend import refuse_overrides, server_url
         from flows.integrity.reconcile import reconcile
+
+        if server_url() is not None and home is None:  # a client: the server reads the vehicle back
+            from flows.client.http import SortieClient
+            from planner.errors import OverrideRefused
+
+            refuse_overrides("reconcile", as_user=as_user, world=world, now=now)
+            if link:
+                raise OverrideRefused("`sortie reconcile --link` with SORTIE_SERVER set: the server reads each "
+                                      "vehicle back at its own record of the link address",
+                                      details={"refused": ["--link"], "command": "reconcile"})
+            return SortieClient.from_env().reconcile(draft_id, timeout_s=min(timeout, 120.0))
 
         if not actor:
             raise InvalidArgument("who is acting? give --as USER or set SORTIE_USER")
@@ -103,12 +115,41 @@ def backup_cmd(
     """Copy the ledger consistently (writers wait for the copy), verify the copy, write its manifest."""
 
     def work() -> dict[str, Any]:
+        import os
+
         from flows.integrity.backup import backup
 
+        if home is None and os.environ.get("SORTIE_SERVER"):
+            return _backup_through_server(dest)
         return backup(_open(home), dest)
 
     run(work, as_json, lambda d: _say(f"backed up {d['entries']} entries ({d['bytes']} bytes) to {d['dir']}; "
                                       "verified"))
+
+
+def _backup_through_server(dest: Path) -> dict[str, Any]:
+    """An admin's client: the server backs its ledger up on its host and sends the copy, kept here in ``dest``
+    and checked against the manifest's sha256 (the signing key stays on the host)."""
+    import base64
+    import hashlib
+    import json
+
+    from flows.client.http import SortieClient
+    from flows.integrity.backup import MANIFEST
+    from planner.errors import LedgerTampered
+
+    out = Path(dest)
+    if out.exists() and any(out.iterdir()):
+        raise InvalidArgument(f"the backup folder {out} is not empty: give a new folder per backup")
+    got = SortieClient.from_env().ledger_backup(include_files=True)
+    files = {name: base64.b64decode(data) for name, data in got.pop("files").items()}
+    manifest = json.loads(files[MANIFEST])
+    if hashlib.sha256(files[manifest["file"]]).hexdigest() != manifest["sha256"]:
+        raise LedgerTampered("the backup the server sent does not match its own manifest (sha256)")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (out / Path(name).name).write_bytes(data)
+    return {**got, "server_dir": got["dir"], "dir": str(out)}
 
 
 @ledger_app.command("restore")

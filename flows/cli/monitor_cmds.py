@@ -54,6 +54,11 @@ def monitor_cmd(
 
         if timeout <= 0 or link_lost_s <= 0:
             raise InvalidArgument("--timeout and --link-lost-s must be > 0")
+        from flows.cli.backend import server_url
+
+        if server_url() is not None:
+            return _through_server(draft_id, version, link=link, now=now, as_user=as_user, timeout=timeout,
+                                   link_lost_s=link_lost_s, battery_margin=battery_margin)
         opts = MonitorOptions(timeout_s=timeout, link_lost_s=link_lost_s, link_alert_s=min(2.0, link_lost_s),
                               battery_margin_pct=battery_margin, start_wait_s=min(60.0, timeout))
         when = resolve_now(now) if (now or os.environ.get("SORTIE_NOW")) else None
@@ -107,6 +112,26 @@ def monitor_cmd(
     # 0 only when the flight ended as the operators meant it to: flown (SUCCEEDED) or brought
     # home on their order (RECALLED); ABORTED or still flying when the watch ended exits 2
     run(body, as_json, render, succeeded=lambda r: r["state"] in ("SUCCEEDED", "RECALLED"))
+
+
+def _through_server(draft_id: str, version: int | None, *, link: str | None, now: str | None, as_user: str | None,
+                    timeout: float, link_lost_s: float, battery_margin: float) -> dict[str, Any]:
+    """``sortie monitor`` as a client: the server follows the vehicle (its ledger, its link record) and publishes
+    ``flight.in_flight``/``flight.finished``; this waits for the end in bounded requests and prints the same result."""
+    from flows.cli.backend import refuse_overrides
+    from flows.client.http import SortieClient
+    from planner.errors import OverrideRefused
+
+    refuse_overrides("monitor", as_user=as_user, now=now)
+    if link:
+        raise OverrideRefused("`sortie monitor --link` with SORTIE_SERVER set: the server follows each vehicle at its "
+                              "own record of the link address", details={"refused": ["--link"], "command": "monitor"})
+    out = SortieClient.from_env().follow(draft_id, version, timeout_s=timeout, link_lost_s=link_lost_s,
+                                         battery_margin=battery_margin)
+    result = out.get("result") or {"draft_id": out["draft_id"], "version": out["version"], "outcome": out["state"],
+                                   "reason": "still followed by the server", "flights": []}
+    return {**result, "state": out["state"], "mode": out.get("mode"), "identity": out.get("identity"),
+            "clock": out.get("clock"), "server_time": out.get("server_time")}
 
 
 @app.command("report")

@@ -23,7 +23,7 @@ from flows.cli.app import JsonOpt, WorldOpt, app, console, run
 from flows.context import resolve_world_dir, sortie_home
 from planner.errors import InvalidArgument
 
-__all__ = ["admin_app", "token_app", "totp_app", "policy_app"]
+__all__ = ["admin_app", "token_app", "totp_app", "policy_app", "link_app"]
 
 admin_app = typer.Typer(help="Administer the authority on its host: tokens, one-time codes, policy.",
                         no_args_is_help=True)
@@ -31,7 +31,10 @@ token_app = typer.Typer(help="Bearer tokens: create (shown once), list, revoke."
 totp_app = typer.Typer(help="One-time codes (TOTP, RFC 6238) for approvals at a shared screen.",
                        no_args_is_help=True)
 policy_app = typer.Typer(help="The approval policy: four-eyes, approval window.", no_args_is_help=True)
+link_app = typer.Typer(help="The vehicles' link addresses the server dispatches to (over the fleet file's).",
+                       no_args_is_help=True)
 admin_app.add_typer(token_app, name="token")
+admin_app.add_typer(link_app, name="link")
 admin_app.add_typer(totp_app, name="totp")
 admin_app.add_typer(policy_app, name="policy")
 app.add_typer(admin_app, name="admin")
@@ -43,15 +46,22 @@ def _home(home: Path | None) -> Path:
     return Path(home).expanduser() if home else sortie_home()
 
 
-def _known_user(user: str, world: str | None, home: Path) -> None:
-    """USER must be in the server's users.json: ``--world``, else the world the server last started with."""
+def _server_world(world: str | None, home: Path) -> Any:
+    """The server's world: ``--world``, else the world the server last started with."""
     import json
 
-    from flows.usecases.common import load_world_at, user_of
+    from flows.usecases.common import load_world_at
 
     if world is None and (home / "server.json").is_file():
         world = json.loads((home / "server.json").read_text(encoding="utf-8")).get("world")
-    user_of(load_world_at(resolve_world_dir(world)), user, "hold a token")
+    return load_world_at(resolve_world_dir(world))
+
+
+def _known_user(user: str, world: str | None, home: Path) -> None:
+    """USER must be in the server's users.json."""
+    from flows.usecases.common import user_of
+
+    user_of(_server_world(world, home), user, "hold a token")
 
 
 def _admin_audit(home: Path, command: str, args: dict[str, Any], code: str = "OK") -> None:
@@ -233,13 +243,72 @@ def policy_set(
     run(body, as_json, None)
 
 
+@link_app.command("set")
+def link_set(
+    drone: Annotated[str, typer.Argument(help="The drone id (from the server world's fleet.json).")],
+    conn: Annotated[str, typer.Argument(help="Its pymavlink connection string, e.g. udpout:10.0.0.7:14550.")],
+    home: HomeOpt = None,
+    world: WorldOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Record where the server reaches DRONE (an audited admin act; dispatch, control, monitor use it)."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.links import LinkStore
+
+        fleet_link = _server_world(world, _home(home)).drone(drone).link  # NOT_FOUND for a drone not in the fleet
+        before = LinkStore(_home(home)).set(drone, conn)
+        _admin_audit(_home(home), "link.set", {"drone_id": drone, "before": before or fleet_link, "after": conn})
+        return {"drone_id": drone, "link": conn, "before": before or fleet_link}
+
+    run(body, as_json, lambda d: console.print(f"{d['drone_id']}: {d['before']} → {d['link']}", markup=False,
+                                               highlight=False))
+
+
+@link_app.command("unset")
+def link_unset(
+    drone: Annotated[str, typer.Argument(help="The drone id.")],
+    home: HomeOpt = None,
+    world: WorldOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Forget the server's own record of DRONE's link: the fleet file's is used again (audited)."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.links import LinkStore
+
+        fleet_link = _server_world(world, _home(home)).drone(drone).link
+        before = LinkStore(_home(home)).unset(drone)
+        _admin_audit(_home(home), "link.unset", {"drone_id": drone, "before": before, "after": fleet_link})
+        return {"drone_id": drone, "link": fleet_link, "before": before}
+
+    run(body, as_json, lambda d: console.print(f"{d['drone_id']}: {d['before']} → {d['link']} (fleet file)",
+                                               markup=False, highlight=False))
+
+
+@link_app.command("list")
+def link_list(home: HomeOpt = None, world: WorldOpt = None, as_json: JsonOpt = False) -> None:
+    """Each drone's link as the server uses it, and where it comes from (links.json or fleet.json)."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.links import LinkStore
+
+        recorded = LinkStore(_home(home)).all()
+        drones = _server_world(world, _home(home)).drones
+        return {"links": [{"drone_id": d.id, "link": recorded.get(d.id) or d.link,
+                           "source": "links.json" if d.id in recorded else "fleet.json"} for d in drones]}
+
+    run(body, as_json, lambda d: [console.print(f"{x['drone_id']}  {x['link']}  ({x['source']})", markup=False,
+                                                highlight=False) for x in d["links"]])
+
+
 @app.command("watch")
 def watch_cmd(
     count: Annotated[int | None, typer.Option("--count", help="Stop after this many events.")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Stop after this many seconds.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print the server's live events (SORTIE_SERVER, SORTIE_TOKEN): drafts, approvals, dispatches."""
+    """Print the server's live events (SORTIE_SERVER, SORTIE_TOKEN): drafts, approvals, dispatches, flights."""
 
     def body() -> dict[str, Any]:
         import json
@@ -254,7 +323,8 @@ def watch_cmd(
             if as_json:
                 print(json.dumps(ev, ensure_ascii=False, sort_keys=True), flush=True)
             else:
-                what = " ".join(f"{k}={ev[k]}" for k in ("draft_id", "version", "status", "draft_status") if k in ev)
+                what = " ".join(f"{k}={ev[k]}" for k in ("draft_id", "version", "status", "draft_status", "state",
+                                                           "drone_id", "reason") if k in ev)
                 console.print(f"{ev['type']:<20} {what}", markup=False, highlight=False)
         return {"events": seen, "seconds": round(time.monotonic() - t0, 1)}
 

@@ -18,9 +18,10 @@ import os
 from typing import Any
 
 from flows.client.http import SortieClient
-from planner.errors import InvalidArgument
+from planner.errors import InvalidArgument, OverrideRefused
 
-__all__ = ["server_mode", "refuse_local_inputs", "plan", "draft_state", "decide", "dispatch", "last_approver", "expire"]
+__all__ = ["server_mode", "refuse_local_inputs", "plan", "draft_state", "decide", "dispatch", "last_approver", "expire",
+           "monitor"]
 
 
 def server_mode() -> bool:
@@ -29,10 +30,12 @@ def server_mode() -> bool:
 
 
 def refuse_local_inputs(world: str | None, now: str | None) -> None:
-    """A caller's world or time has no meaning for the authority."""
-    if world or now:
-        raise InvalidArgument("world/now parameters are refused with SORTIE_SERVER set: the server's world and clock "
-                              "are the only ones")
+    """A caller's world or time has no meaning for the authority: parameters and the worker's environment alike."""
+    given = [name for name, value in (("world", world), ("now", now)) if value]
+    given += [f"${name}" for name in ("SORTIE_NOW", "SORTIE_WORLD", "SORTIE_USER") if os.environ.get(name, "").strip()]
+    if given:
+        raise OverrideRefused(f"{', '.join(given)} refused with SORTIE_SERVER set: the server's world and clock are "
+                              "the only ones, and the service token says who acts", details={"refused": given})
 
 
 def _client() -> SortieClient:
@@ -69,8 +72,16 @@ def decide(decision: dict[str, Any]) -> str:
 
 
 def dispatch(draft_id: str, version: int, dry_run: bool, link: str | dict[str, str] | None) -> dict[str, Any]:
-    """Dispatch as the service token's user (it needs the dispatcher role in the server's users.json)."""
+    """Dispatch as the service token's user (it needs the dispatcher role in the server's users.json); a ``link``
+    must match the server's record of each drone's address (the server owns them)."""
     return _client().dispatch(draft_id, version, dry_run=dry_run, link=link)
+
+
+def monitor(draft_id: str, version: int | None, timeout_s: float) -> dict[str, Any]:
+    """The server follows the flight (its ledger, its link record, its event feed); this waits for the end."""
+    out = _client().follow(draft_id, version, timeout_s=timeout_s)
+    return out.get("result") or {"draft_id": out["draft_id"], "version": out["version"], "outcome": out["state"],
+                                 "state": out["state"], "reason": "still followed by the server"}
 
 
 def last_approver(draft_id: str, version: int) -> str:

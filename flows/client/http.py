@@ -126,6 +126,35 @@ class SortieClient:
         return self.request("POST", f"/v1/drafts/{draft_id}/dispatch",
                             body={"version": version, "dry_run": dry_run, "link": link})
 
+    def monitor(self, draft_id: str, version: int | None = None, *, timeout_s: float = 600.0, link_lost_s: float = 5.0,
+                battery_margin: float = 10.0, wait_s: float = 0.0) -> dict[str, Any]:
+        """Start (or join) the server's follower of this version; wait at most ``wait_s`` for the flight's end."""
+        return self.request("POST", f"/v1/drafts/{draft_id}/monitor", body={
+            "version": version, "timeout_s": timeout_s, "link_lost_s": link_lost_s, "battery_margin": battery_margin,
+            "wait_s": wait_s})
+
+    def follow(self, draft_id: str, version: int | None = None, *, timeout_s: float = 600.0, link_lost_s: float = 5.0,
+               battery_margin: float = 10.0) -> dict[str, Any]:
+        """Follow to the end (or ``timeout_s``): one bounded request after another, each joining the same follower."""
+        import time
+
+        deadline = time.monotonic() + timeout_s + 30.0
+        while True:
+            left = max(1.0, deadline - time.monotonic())
+            out = self.monitor(draft_id, version, timeout_s=timeout_s, link_lost_s=link_lost_s,
+                               battery_margin=battery_margin, wait_s=min(60.0, left))
+            if not out["following"] or time.monotonic() >= deadline:
+                if out.get("error"):
+                    raise error_from(409, {"error": out["error"]})
+                return out
+            version = out["version"]
+
+    def reconcile(self, draft_id: str, *, timeout_s: float = 30.0) -> dict[str, Any]:
+        return self.request("POST", f"/v1/drafts/{draft_id}/reconcile", body={"timeout_s": timeout_s})
+
+    def ledger_backup(self, *, include_files: bool = False) -> dict[str, Any]:
+        return self.request("POST", "/v1/ledger/backup", body={"include_files": include_files})
+
     def events(self, *, max_events: int | None = None, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
         """Server-Sent Events as dicts (``type`` plus the event's data), until the server ends the stream."""
         params = {k: v for k, v in {"max_events": max_events, "timeout_s": timeout_s}.items() if v is not None}

@@ -379,7 +379,10 @@ def _gate_and_dispatch(
                     approver = decision.approver
                     break
                 except SortieError as exc:
-                    logger.warning("approval attempt %d refused: %s; waiting again", attempt, exc)
+                    logger.warning("approval attempt %d refused: %s", attempt, exc)
+                    current = read_draft_task(draft_id, version)["state"]
+                    if current != "DRAFT":  # decided meanwhile (a racing approval won): nothing left to wait for
+                        break
             else:
                 return outcome | {"outcome": "NO_VALID_DECISION", "state": current}
         finally:

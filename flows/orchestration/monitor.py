@@ -7,6 +7,9 @@ builds the report (``flows.usecases.report``) and creates the artifact
 The flow ``monitor_mission`` only orders the two. The monitor is bounded by
 its own ``timeout_s``, so a run never hangs on a silent vehicle; it is not
 retried (a second monitor of the same version returns the recorded end).
+With ``SORTIE_SERVER`` set the server follows the flight (``POST
+/v1/drafts/{id}/monitor``) and publishes its ``flight.*`` events; the report
+stays on the server host.
 """
 
 from __future__ import annotations
@@ -27,8 +30,17 @@ __all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", 
 def monitor_flight_task(
     draft_id: str, version: int | None, link: str | None, actor: str, now: datetime | None, timeout_s: float
 ) -> dict[str, Any]:
+    from flows.client import flowops
     from flows.vehicle.monitor import MonitorOptions, monitor_mission as follow
 
+    if flowops.server_mode():  # the authority follows (its ledger, its link record) and publishes the flight events
+        if link:
+            from planner.errors import OverrideRefused
+
+            raise OverrideRefused("link is refused with SORTIE_SERVER set: the server follows each vehicle at its "
+                                  "own record of the link address")
+        flowops.refuse_local_inputs(None, now.isoformat() if now else None)
+        return flowops.monitor(draft_id, version, timeout_s)
     return follow(draft_id, version, link=link, actor=actor, now=now,
                   options=MonitorOptions(timeout_s=timeout_s, start_wait_s=min(60.0, timeout_s))).to_dict()
 
@@ -58,7 +70,11 @@ def monitor_mission(
     timeout_s: float = 900.0,
 ) -> dict[str, Any]:
     """Follow the dispatched version to its end (ledger state and alerts), then publish the report."""
+    from flows.client import flowops
+
     result = monitor_flight_task(draft_id, version, link, actor, now, timeout_s)
+    if flowops.server_mode():  # the flight record and its report live on the server host (`sortie report` there)
+        return {k: result.get(k) for k in ("draft_id", "version", "outcome", "state", "reason")} | {"artifact_key": None}
     key = publish_report_task(draft_id, result["version"])
     print(f"{draft_id} v{result['version']}: {result['outcome']} — {result['reason']} (artifact {key})")
     return {"draft_id": draft_id, "version": result["version"], "outcome": result["outcome"],

@@ -36,27 +36,25 @@ from fastapi.responses import StreamingResponse
 
 from flows.ledger import Ledger, open_ledger
 from flows.server.config import ServerConfig
+from flows.server import ledger_api, vehicle_api
 from flows.server.events import EventBus, sse
+from flows.server.followers import Followers
 from flows.server.http_errors import BodyLimit, install
-from flows.server.models import (
-    ApproveBody,
-    CancelBody,
-    DispatchBody,
-    ExpireBody,
-    HoldBody,
-    PlanBody,
-    RecallBody,
-    RejectBody,
-    ReplanBody,
-)
+from flows.server.links import LinkStore
+from flows.server.models import ApproveBody, ExpireBody, PlanBody, RejectBody, ReplanBody
 from flows.server.tokens import TokenInfo, TokenStore
 from flows.server.totp import TotpStore
-from flows.usecases import control, decisions, dispatching, planning, reading
+from flows.usecases import decisions, planning, reading
 from flows.usecases.actor import Actor
 from flows.usecases.common import load_world_at, user_of
 from planner.errors import Forbidden, SortieError
 
-__all__ = ["create_app", "Caller"]
+__all__ = ["create_app", "Caller", "Kit"]
+
+
+#: The fields of a result that an event carries (never a plan, a path or a token).
+_EVENT_FIELDS = ("draft_id", "version", "status", "verdict", "plan_hash", "requested_by", "draft_status", "state",
+                 "outcome", "reason", "changed", "first")
 
 
 @dataclass(frozen=True)
@@ -65,6 +63,21 @@ class Caller:
 
     token: TokenInfo
     actor: Actor
+
+
+@dataclass(frozen=True)
+class Kit:
+    """What the route modules (``vehicle_api``, ``ledger_api``) share with this one: the server's state and the
+    one way a request is checked, run, stamped and audited."""
+
+    config: ServerConfig
+    ledger: Ledger
+    links: LinkStore
+    followers: Followers
+    Who: Any  # the Annotated dependency that yields the verified ``Caller``
+    call: Callable[..., dict[str, Any]]
+    visible: Callable[[Caller, str], None]
+    publish: Callable[[str, dict[str, Any]], None]
 
 
 def create_app(config: ServerConfig) -> Any:
@@ -132,9 +145,15 @@ def create_app(config: ServerConfig) -> Any:
         reading.check_visible(draft_id, c.actor, world_dir=config.world, ledger=ledger)
 
     def publish(type_: str, d: dict[str, Any]) -> None:
-        bus.publish(type_, d.get("tenant"), {k: d.get(k) for k in ("draft_id", "version", "status", "verdict",
-                                                                      "plan_hash", "requested_by", "draft_status")
-                                               if d.get(k) is not None})
+        tenant = d.get("tenant")
+        if tenant is None and d.get("draft_id"):
+            try:
+                tenant = ledger.get_draft(str(d["draft_id"])).tenant  # a result without its tenant (a dispatch)
+            except SortieError:
+                tenant = None
+        bus.publish(type_, tenant, {k: d.get(k) for k in _EVENT_FIELDS if d.get(k) is not None})
+
+    followers = Followers(bus.publish)
 
     # ------------------------------------------------------------------ who am I, policy
 
@@ -301,65 +320,10 @@ def create_app(config: ServerConfig) -> Any:
             publish("draft.expired", out)
         return out
 
-    # ------------------------------------------------------------------ dispatch
-
-    @app.post("/v1/drafts/{draft_id}/dispatch")
-    def dispatch(draft_id: str, body: DispatchBody, c: Who) -> dict[str, Any]:
-        def work(now: datetime) -> Any:
-            visible(c, draft_id)
-            return dispatching.dispatch(draft_id, body.version, actor=c.actor, now=now, link=body.link,
-                                        dry_run=body.dry_run, world_dir=config.world, rules_path=config.rules,
-                                        ledger=ledger)
-
-        out = call(c, "dispatch", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
-        if not out.get("dry_run") and out.get("first"):
-            publish(f"dispatch.{str(out.get('status', '')).lower()}", out)
-        return out
-
-    # ------------------------------------------------------------------ stopping a mission (flows.usecases.control)
-    # Roles are the use case's (cancel: approver or dispatcher; pause/resume/recall: dispatcher); the token's
-    # scope is "approve" or "dispatch" for a cancel, "dispatch" for the rest. The server audits each request.
-
-    @app.post("/v1/drafts/{draft_id}/cancel")
-    def cancel(draft_id: str, body: CancelBody, c: Who) -> dict[str, Any]:
-        """Withdraw a version before dispatch; the client that asked wakes a waiting Prefect run (as for approve)."""
-        visible(c, draft_id)
-        scope = "dispatch" if "dispatch" in c.token.scopes else "approve"
-
-        def work(now: datetime) -> Any:
-            return control.cancel(ledger, draft_id, body.version, actor=c.actor, reason=body.reason, now=now,
-                                  world_dir=config.world, audit=False)
-
-        out = call(c, "cancel", scope, {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
-        if out.get("changed"):
-            publish("draft.cancelled", out)
-        return out
-
-    def _flight_control(action: str, draft_id: str, c: Caller, args: dict[str, Any],
-                        work: Callable[[datetime], Any]) -> dict[str, Any]:
-        visible(c, draft_id)
-        out = call(c, action, "dispatch", {"draft_id": draft_id, **args}, work, draft_id=draft_id)
-        if out.get("changed"):
-            publish(f"flight.{action}", out)
-        return out
-
-    @app.post("/v1/drafts/{draft_id}/pause")
-    def pause(draft_id: str, body: HoldBody, c: Who) -> dict[str, Any]:
-        return _flight_control("pause", draft_id, c, body.model_dump(), lambda now: control.pause(
-            ledger, draft_id, body.version, actor=c.actor, now=now, reason=body.reason, link=body.link,
-            world_dir=config.world, audit=False))
-
-    @app.post("/v1/drafts/{draft_id}/resume")
-    def resume(draft_id: str, body: HoldBody, c: Who) -> dict[str, Any]:
-        return _flight_control("resume", draft_id, c, body.model_dump(), lambda now: control.resume(
-            ledger, draft_id, body.version, actor=c.actor, now=now, reason=body.reason, link=body.link,
-            world_dir=config.world, audit=False))
-
-    @app.post("/v1/drafts/{draft_id}/recall")
-    def recall(draft_id: str, body: RecallBody, c: Who) -> dict[str, Any]:
-        return _flight_control("recall", draft_id, c, body.model_dump(), lambda now: control.recall(
-            ledger, draft_id, body.version, actor=c.actor, now=now, land_here=body.land_here, reason=body.reason,
-            link=body.link, world_dir=config.world, wait_s=body.wait_s, audit=False))
+    kit = Kit(config=config, ledger=ledger, links=LinkStore(config.home), followers=followers, Who=Who, call=call,
+              visible=visible, publish=publish)
+    vehicle_api.register(app, kit)
+    ledger_api.register(app, kit)
 
     # ------------------------------------------------------------------ live events
 

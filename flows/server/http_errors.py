@@ -26,6 +26,7 @@ __all__ = ["STATUS", "install", "BodyLimit", "error_response"]
 
 STATUS: dict[str, int] = {
     "INVALID_ARGUMENT": 422,
+    "OVERRIDE_REFUSED": 422,
     "UNAUTHENTICATED": 401,
     "FORBIDDEN": 403,
     "NOT_FOUND": 404,

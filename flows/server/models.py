@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "DispatchBody", "ReplanBody", "ExpireBody", "CancelBody",
-           "HoldBody", "RecallBody"]
+           "HoldBody", "RecallBody", "MonitorBody", "ReconcileBody", "BackupBody"]
 
 _CLOSED = ConfigDict(extra="forbid", strict=True)
 
@@ -49,6 +49,8 @@ class RejectBody(BaseModel):
 
 
 class DispatchBody(BaseModel):
+    """``link``, if given, must equal the server's record of each drone's address (``flows.server.links``)."""
+
     model_config = _CLOSED
     version: int | None = Field(default=None, ge=1, le=1_000_000)
     dry_run: bool = False
@@ -90,3 +92,30 @@ class RecallBody(BaseModel):
     reason: str = Field(default="", max_length=2000)
     link: str | dict[str, str] | None = None
     wait_s: float = Field(default=0.0, ge=0.0, le=120.0)
+
+
+class MonitorBody(BaseModel):
+    """Follow a dispatched version on the server (``flows.server.followers``): one follower per version, joined by
+    later requests; each request waits at most ``wait_s`` for the end (bounded for an HTTP call)."""
+
+    model_config = _CLOSED
+    version: int | None = Field(default=None, ge=1, le=1_000_000)
+    timeout_s: float = Field(default=600.0, gt=0.0, le=6 * 3600.0)
+    link_lost_s: float = Field(default=5.0, gt=0.0, le=600.0)
+    battery_margin: float = Field(default=10.0, ge=0.0, le=100.0)
+    wait_s: float = Field(default=0.0, ge=0.0, le=120.0)
+
+
+class ReconcileBody(BaseModel):
+    """Settle an UNCERTAIN dispatch by reading the vehicle back at the server's record of its address."""
+
+    model_config = _CLOSED
+    timeout_s: float = Field(default=30.0, gt=0.0, le=120.0)
+
+
+class BackupBody(BaseModel):
+    """A consistent, verified ledger backup under the server's ``<home>/backups``; ``include_files`` sends the
+    copy back too (base64), so the admin's client keeps one off the host."""
+
+    model_config = _CLOSED
+    include_files: bool = False

@@ -48,7 +48,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from flows.ledger import TRANSITIONS, open_ledger
+from flows.ledger import TRANSITIONS, Ledger, open_ledger
 from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions, MonitorResult
 from flows.vehicle.follow import Notify, follow_flight
 from flows.vehicle.modes import nav_seqs
@@ -72,16 +72,16 @@ FOLLOWED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "RECALLING"})
 ENDED_STATES = frozenset({"SUCCEEDED", "ABORTED", "RECALLED"})
 
 
-def flight_path(draft_id: str, version: int) -> Path:
-    """``SORTIE_HOME/drafts/<id>/v<n>/flight.json``."""
+def flight_path(draft_id: str, version: int, home: Path | None = None) -> Path:
+    """``SORTIE_HOME/drafts/<id>/v<n>/flight.json`` (``home``: the ledger's folder, say the server's ``--home``)."""
     from flows.context import draft_dir
 
-    return draft_dir(draft_id, version) / "flight.json"
+    return draft_dir(draft_id, version, home) / "flight.json"
 
 
-def load_flight(draft_id: str, version: int) -> dict[str, Any] | None:
+def load_flight(draft_id: str, version: int, home: Path | None = None) -> dict[str, Any] | None:
     """The recorded flight of a version (what ``monitor_mission`` wrote), or None."""
-    path = flight_path(draft_id, version)
+    path = flight_path(draft_id, version, home)
     if not path.is_file():
         return None
     return json.loads(path.read_text(encoding="utf-8"))
@@ -149,6 +149,7 @@ def monitor_mission(
     now: datetime | None = None,
     options: MonitorOptions | None = None,
     on_update: Notify | None = None,
+    ledger: Ledger | None = None,
 ) -> MonitorResult:
     """Follow a dispatched version to its end and record it; the function the CLI and Prefect call.
 
@@ -156,17 +157,19 @@ def monitor_mission(
     (no new monitoring); one not dispatched yet is a ``Conflict``. A recall or
     a pause recorded by another process while following is re-read: the
     state this run writes is always a legal step from the ledger's current one.
+    ``ledger``: where to record (the authority passes its own; default ``SORTIE_HOME``'s).
     """
     t0 = time.monotonic()
-    ledger = open_ledger()
+    ledger = ledger if ledger is not None else open_ledger()
+    home = ledger.path.parent
     rec = ledger.get_draft(draft_id, version)
     version = rec.version
     if rec.state in ENDED_STATES:
-        stored = load_flight(draft_id, version) or {}
+        stored = load_flight(draft_id, version, home) or {}
         flights = [DroneFlight(**{k: v for k, v in f.items() if k in DroneFlight.__dataclass_fields__})
                    for f in stored.get("flights", [])]
         return MonitorResult(draft_id, version, rec.state, rec.state, stored.get("reason", ""), flights,
-                             already_ended=True, flight_file=str(flight_path(draft_id, version)))
+                             already_ended=True, flight_file=str(flight_path(draft_id, version, home)))
     if rec.state not in FOLLOWED_STATES:
         raise Conflict(f"draft {draft_id} v{version} is {rec.state}; only a dispatched mission can be monitored")
     dispatch = next((d for d in ledger.dispatches(draft_id) if d.version == version), None)
@@ -229,7 +232,7 @@ def monitor_mission(
     # without its record
     state = outcome if ended else current[0].state
     result = MonitorResult(draft_id, version, state, state, reason, flights, wall_s=time.monotonic() - t0)
-    path = flight_path(draft_id, version)
+    path = flight_path(draft_id, version, home)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = result.to_dict()
     payload["expectations"] = [asdict(e) for e in exps]

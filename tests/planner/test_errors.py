@@ -31,6 +31,7 @@ EXPECTED = {
     "UNAUTHENTICATED": PermissionError,
     "WORLD_UNAVAILABLE": RuntimeError,
     "SERVER_UNAVAILABLE": ConnectionError,
+    "OVERRIDE_REFUSED": ValueError,
 }
 
 

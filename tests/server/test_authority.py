@@ -136,7 +136,7 @@ def test_caller_supplied_world_or_time_is_refused(authority: Any, draft: dict[st
                  ["dispatch", d, "--dry-run", "--world", str(authority.world)],
                  ["approve", d, "--version", "1", "--as", "chen.jing"]):
         p = authority.sortie([*args, "--json"], **env)
-        assert p.returncode == 2 and json.loads(p.stdout)["error"]["code"] == "INVALID_ARGUMENT", p.stdout
+        assert p.returncode == 2 and json.loads(p.stdout)["error"]["code"] == "OVERRIDE_REFUSED", p.stdout
     p = authority.sortie(["show", d, "--json"], **env)
     assert p.returncode == 0 and json.loads(p.stdout)["mode"] == "server", p.stderr
     p = authority.sortie(["approve", d, "--version", "1", "--json"],
@@ -267,9 +267,13 @@ def test_racing_clients_settle_to_one_decision_and_one_dispatch(authority: Any) 
         sims.append(sim.start())
         links[drone_id] = sim.address
     try:
+        for drone_id, conn in links.items():  # the server owns the vehicles' addresses: an admin records them
+            p = authority.sortie(["admin", "link", "set", drone_id, conn, "--home", str(authority.home), "--world",
+                                  str(authority.world), "--json"])
+            assert p.returncode == 0, p.stdout + p.stderr
         authority.report_in()
         results.clear()
-        body = {"version": v, "link": links}
+        body = {"version": v, "link": links}  # a link that matches the server's record is accepted
         users = ["chen.jing", "worker"] * 3
         threads = [threading.Thread(target=race, args=(u, f"/v1/drafts/{d}/dispatch", body)) for u in users]
         for t in threads:

@@ -1,0 +1,59 @@
+"""The authority's ledger routes: a backup made by the server, on the admin's request.
+
+``POST /v1/ledger/backup`` (an admin: the ``admin`` role in the server's
+users.json AND a token with the ``admin`` scope) takes the same consistent,
+verified copy as ``sortie ledger backup`` (``flows.integrity.backup``) into a
+new folder ``<home>/backups/ledger-<UTC time>`` on the server host — a client
+never names a path there. With ``include_files`` the copy (ledger file, signed
+head, manifest) comes back base64-encoded, so ``sortie ledger backup DIR``
+from an admin's machine keeps one off the host and checks it against the
+manifest's sha256. The signing key is never sent (back it up on the host).
+Verify and restore stay on the host (``sortie ledger verify|restore --home``):
+a restore replaces the authority's record and is not a remote operation.
+"""
+
+# No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations (``kit.Who``).
+
+import base64
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI
+
+from flows.server.models import BackupBody
+from flows.usecases.common import load_world_at, user_of
+from planner.errors import Forbidden, InvalidArgument
+
+if TYPE_CHECKING:
+    from flows.server.api import Kit
+
+__all__ = ["register", "MAX_SENT_BYTES"]
+
+#: The largest backup sent back in a response; a bigger ledger is fetched from the host's backups folder.
+MAX_SENT_BYTES = 64 * 1024 * 1024
+
+
+def register(app: FastAPI, kit: "Kit") -> None:
+    """Add the ledger routes to ``app``."""
+
+    @app.post("/v1/ledger/backup")
+    def ledger_backup(body: BackupBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        def work(now: datetime) -> dict[str, Any]:
+            from flows.integrity.backup import backup
+
+            user = user_of(load_world_at(kit.config.world, strict=True), c.actor.id, "back up the ledger")
+            if "admin" not in user.roles:
+                raise Forbidden(f"{user.id} may not back up the ledger (the admin role is needed)")
+            stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")  # a folder name: the host's real time
+            out = backup(kit.ledger, kit.config.home / "backups" / f"ledger-{stamp}")
+            if body.include_files:
+                folder = Path(out["dir"])
+                files = sorted(p for p in folder.iterdir() if p.is_file())
+                if sum(p.stat().st_size for p in files) > MAX_SENT_BYTES:
+                    raise InvalidArgument(f"the backup is larger than {MAX_SENT_BYTES} bytes: fetch {folder} from "
+                                          "the server host instead of include_files")
+                out["files"] = {p.name: base64.b64encode(p.read_bytes()).decode("ascii") for p in files}
+            return out
+
+        return kit.call(c, "ledger.backup", "admin", {"include_files": body.include_files}, work)
