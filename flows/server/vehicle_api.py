@@ -147,6 +147,10 @@ def register(app: FastAPI, kit: "Kit") -> None:
             from flows.integrity.reconcile import reconcile as settle
 
             visible(c, draft_id)
+            rec = ledger.get_draft(draft_id)
+            user = user_of(load_world_at(config.world, strict=True), c.actor.id, "reconcile")
+            if not user.may("dispatcher", rec.tenant, rec.region_id):  # even "nothing to settle" is a dispatcher's
+                raise Forbidden(f"{user.id} may not reconcile dispatches of tenant {rec.tenant} (the dispatcher role)")
             done = ledger.dispatches(draft_id)
             version = done[-1].version if done else None
             links = links_for(draft_id, version, None)

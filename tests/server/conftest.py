@@ -1,6 +1,6 @@
 """A real ``sortie server`` process on 127.0.0.1 with real tokens, for the tests of the authority.
 
-One server per module, on a copy of the demo world (its zones kept) under a
+One server for the session (the authority's modules share it; each test plans its own drafts), on a copy of the demo world (its zones kept) under a
 fresh home; the clock starts at the demo world's reference time and runs.
 Tokens are issued with the real ``sortie admin token create`` command. The
 drones' telemetry is stamped at the server's time before a dispatch, as the
@@ -76,6 +76,19 @@ class Authority:
         with self.client(user) as c:
             return c.request(method, path, **kw)
 
+    def end_flights(self) -> None:
+        """A drone flies one mission at a time (DEVICE_BUSY): what an earlier test left DISPATCHED ends first."""
+        from datetime import datetime, timezone
+
+        from flows.ledger import open_ledger
+
+        led = open_ledger(self.home)
+        for r in led.list_drafts():
+            if r.state == "DISPATCHED":
+                led.transition(r.draft_id, r.version, expected_state="DISPATCHED", expected_row_version=r.row_version,
+                               to_state="ABORTED", actor="test", reason="cancelled before take-off",
+                               now=datetime.now(timezone.utc))
+
     def report_in(self) -> None:
         """The drones report: telemetry stamped at the server's current time."""
         now = self.call("chen.jing", "GET", "/v1/drafts", params={"limit": 1}).json()["server_time"]
@@ -107,7 +120,7 @@ def _wait_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError(f"sortie server did not come up: {log.read_text(errors='replace')}")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authority]:
     base = tmp_path_factory.mktemp("authority")
     world, home = base / "world", base / "home"
