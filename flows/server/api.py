@@ -27,7 +27,6 @@ import base64
 import queue
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
@@ -37,47 +36,20 @@ from fastapi.responses import StreamingResponse
 from flows.ledger import Ledger, open_ledger
 from flows.server.config import ServerConfig
 from flows.server import ledger_api, vehicle_api
+from flows.server.kit import EVENT_FIELDS, Caller, Kit
 from flows.server.events import EventBus, sse
 from flows.server.followers import Followers
 from flows.server.http_errors import BodyLimit, install
 from flows.server.links import LinkStore
 from flows.server.models import ApproveBody, ExpireBody, PlanBody, RejectBody, ReplanBody
-from flows.server.tokens import TokenInfo, TokenStore
+from flows.server.tokens import TokenStore
 from flows.server.totp import TotpStore
 from flows.usecases import decisions, planning, reading
 from flows.usecases.actor import Actor
 from flows.usecases.common import load_world_at, user_of
 from planner.errors import Forbidden, SortieError
 
-__all__ = ["create_app", "Caller", "Kit"]
-
-
-#: The fields of a result that an event carries (never a plan, a path or a token).
-_EVENT_FIELDS = ("draft_id", "version", "status", "verdict", "plan_hash", "requested_by", "draft_status", "state",
-                 "outcome", "reason", "changed", "first")
-
-
-@dataclass(frozen=True)
-class Caller:
-    """The verified caller of one request."""
-
-    token: TokenInfo
-    actor: Actor
-
-
-@dataclass(frozen=True)
-class Kit:
-    """What the route modules (``vehicle_api``, ``ledger_api``) share with this one: the server's state and the
-    one way a request is checked, run, stamped and audited."""
-
-    config: ServerConfig
-    ledger: Ledger
-    links: LinkStore
-    followers: Followers
-    Who: Any  # the Annotated dependency that yields the verified ``Caller``
-    call: Callable[..., dict[str, Any]]
-    visible: Callable[[Caller, str], None]
-    publish: Callable[[str, dict[str, Any]], None]
+__all__ = ["create_app", "Caller", "Kit"]  # Caller and Kit: re-exported from flows.server.kit
 
 
 def create_app(config: ServerConfig) -> Any:
@@ -151,7 +123,7 @@ def create_app(config: ServerConfig) -> Any:
                 tenant = ledger.get_draft(str(d["draft_id"])).tenant  # a result without its tenant (a dispatch)
             except SortieError:
                 tenant = None
-        bus.publish(type_, tenant, {k: d.get(k) for k in _EVENT_FIELDS if d.get(k) is not None})
+        bus.publish(type_, tenant, {k: d.get(k) for k in EVENT_FIELDS if d.get(k) is not None})
 
     followers = Followers(bus.publish)
 

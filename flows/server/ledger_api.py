@@ -26,7 +26,7 @@ from flows.usecases.common import load_world_at, user_of
 from planner.errors import Forbidden, InvalidArgument
 
 if TYPE_CHECKING:
-    from flows.server.api import Kit
+    from flows.server.kit import Kit
 
 __all__ = ["register", "MAX_SENT_BYTES"]
 

@@ -25,7 +25,7 @@ from flows.usecases.common import load_world_at, user_of
 from planner.errors import Forbidden
 
 if TYPE_CHECKING:
-    from flows.server.api import Caller, Kit
+    from flows.server.kit import Caller, Kit
 
 __all__ = ["register"]
 
