@@ -15,9 +15,16 @@ every request it establishes:
   the rules on its *current* snapshot; the policy (``<home>/policy.json``) is
   applied and recorded on every approval.
 
+- **where**: each vehicle's link address is the server's record
+  (``flows.server.links``); the routes that reach a vehicle (dispatch, control,
+  monitor, reconcile: ``flows.server.vehicle_api``) use it, and a request's own
+  ``link`` must match it (``OVERRIDE_REFUSED``).
+
 Use cases run with ``Actor(user, mode="server", proof="token"|"totp")``; every
 request writes an audit row (refusals too); every change is published on
-``GET /v1/events`` (Server-Sent Events). A draft of another tenant is ``NOT_FOUND``.
+``GET /v1/events`` (Server-Sent Events), flights included: the server follows
+what it dispatched (``flows.server.followers``). Ledger backups are an admin's
+request (``flows.server.ledger_api``). A draft of another tenant is ``NOT_FOUND``.
 """
 
 # No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations (``Who``).
@@ -302,7 +309,8 @@ def create_app(config: ServerConfig) -> Any:
     @app.get("/v1/events")
     async def events(request: Request, c: Who, max_events: Annotated[int, Query(ge=1, le=100000)] = 100000,
                      timeout_s: Annotated[float, Query(gt=0, le=86400)] = 86400) -> StreamingResponse:
-        """Server-Sent Events of the caller's tenants: draft.recorded, approval.needed, draft.approved, …"""
+        """Server-Sent Events of the caller's tenants: draft.recorded, approval.needed, draft.approved, …,
+        dispatch.acked, flight.in_flight, flight.finished."""
         if "read" not in c.token.scopes:
             raise Forbidden("this token may not read")
         u = user_of(load_world_at(config.world, strict=True), c.actor.id, "follow events")

@@ -22,7 +22,7 @@ from flows.server.links import resolve_links
 from flows.server.models import CancelBody, DispatchBody, HoldBody, MonitorBody, RecallBody, ReconcileBody
 from flows.usecases import control, dispatching
 from flows.usecases.common import load_world_at, user_of
-from planner.errors import Forbidden
+from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError
 
 if TYPE_CHECKING:
     from flows.server.kit import Caller, Kit
@@ -114,13 +114,16 @@ def register(app: FastAPI, kit: "Kit") -> None:
         """Follow the dispatched version on the server (started once, joined after); wait at most ``wait_s``."""
 
         def work(now: datetime) -> dict[str, Any]:
-            from flows.vehicle.monitor import MonitorOptions, monitor_mission
+            from flows.vehicle.monitor import ENDED_STATES, FOLLOWED_STATES, MonitorOptions, monitor_mission
 
             visible(c, draft_id)
             rec = ledger.get_draft(draft_id, body.version)
             user = user_of(load_world_at(config.world, strict=True), c.actor.id, "follow a flight")
             if not user.may("dispatcher", rec.tenant, rec.region_id):
                 raise Forbidden(f"{user.id} may not follow flights of tenant {rec.tenant} (the dispatcher role)")
+            if rec.state not in FOLLOWED_STATES | ENDED_STATES:
+                raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a dispatched mission can be "
+                               "followed")
             links = links_for(draft_id, rec.version, None)
             opts = MonitorOptions(timeout_s=body.timeout_s, link_lost_s=body.link_lost_s,
                                   link_alert_s=min(2.0, body.link_lost_s), battery_margin_pct=body.battery_margin,
@@ -128,7 +131,9 @@ def register(app: FastAPI, kit: "Kit") -> None:
             follower, started = kit.followers.follow(rec.draft_id, rec.version, rec.tenant, lambda on_update: (
                 monitor_mission(rec.draft_id, rec.version, link=links, actor=f"{user.id} (server monitor)", now=now,
                                 options=opts, on_update=on_update, ledger=ledger)))
-            follower.done.wait(body.wait_s)
+            if follower.done.wait(body.wait_s) and follower.error is not None:  # the follower's refusal, as itself
+                cls = ERROR_CODES.get(str(follower.error.get("code")), SortieError)
+                raise cls(str(follower.error.get("message", "")), details=follower.error.get("details"))
             out: dict[str, Any] = {"draft_id": rec.draft_id, "version": rec.version, "started": started,
                                    "following": not follower.done.is_set(), "result": follower.result,
                                    "error": follower.error}

@@ -138,12 +138,13 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
         assert code == 2 and out["error"]["code"] == "OVERRIDE_REFUSED", out
         assert open_ledger(authority.home).dispatches(d) == [] and sim.stats.uploads_completed == 0
         assert _admin(authority, "admin", "link", "set", "M9-NOPE", sim.address)[1]["error"]["code"] == "NOT_FOUND"
+        recorded = {x["drone_id"]: x["link"] for x in _admin(authority, "admin", "link", "list")[1]["links"]}
         code, out = _admin(authority, "admin", "link", "set", "M3TD-01", sim.address)
-        assert code == 0 and out["before"] == drone.link and out["link"] == sim.address, out
+        assert code == 0 and out["before"] == recorded["M3TD-01"] and out["link"] == sim.address, out
         listed = {x["drone_id"]: x for x in _admin(authority, "admin", "link", "list")[1]["links"]}
         assert listed["M3TD-01"] == {"drone_id": "M3TD-01", "link": sim.address, "source": "links.json"}
         audit = [a.args_redacted for a in open_ledger(authority.home).audit_rows(limit=50) if a.command == "admin.link.set"]
-        assert {"drone_id": "M3TD-01", "before": drone.link, "after": sim.address} in [
+        assert {"drone_id": "M3TD-01", "before": recorded["M3TD-01"], "after": sim.address} in [
             {k: a[k] for k in ("drone_id", "before", "after")} for a in audit]
         time.sleep(1.0)  # the watchers subscribe while the records above are made
         authority.report_in()
