@@ -40,7 +40,7 @@ def test_a_server_client_refuses_as_world_and_now(args: list[str], sortie_home: 
     monkeypatch.setenv("SORTIE_TOKEN", "sortie_0123456789abcdef_" + "x" * 43)
     r = CliRunner().invoke(app, [*args, "--json"])
     assert r.exit_code == 2, r.output
-    assert json.loads(r.output)["error"]["code"] == "INVALID_ARGUMENT"
+    assert json.loads(r.output)["error"]["code"] == "OVERRIDE_REFUSED"  # a kind of INVALID_ARGUMENT, named
     assert not (sortie_home / "ledger.duckdb").exists()
 
 
