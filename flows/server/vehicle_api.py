@@ -163,5 +163,6 @@ def register(app: FastAPI, kit: "Kit") -> None:
                           timeout_s=body.timeout_s, ledger=ledger)
 
         out = call(c, "reconcile", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
-        publish("dispatch.reconciled", out)
+        if out.get("verify") is not None:  # the vehicle was read back and the record settled (not "nothing to do")
+            publish("dispatch.reconciled", out)
         return out

@@ -36,7 +36,7 @@ import pytest
 
 from testkit import free_port, stop_process_group
 
-pytestmark = [pytest.mark.prefect, pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.prefect, pytest.mark.slow, pytest.mark.timeout(420)]
 
 REPO = Path(__file__).resolve().parents[2]
 SORTIE = Path(sys.executable).parent / "sortie"
@@ -255,6 +255,8 @@ def test_two_workers_and_the_cli_race_on_one_server_and_every_race_settles_once(
         assert s3 == "DISPATCHED" and len(ledger.dispatches(d3["draft_id"])) == 1, s3
         assert results["cancel3"][0] == 2 and results["cancel3"][1]["error"]["code"] == "CONFLICT", results["cancel3"]
         assert finals["r4"].name == "Completed"
+    print(f"race outcomes: D1 approved by {a1.approver} ({a1.evidence['identity']}), first dispatch by "
+          f"{['run w1', 'run w2', 'CLI'][[o['first'] for o in outs].index(True)]}; D2 {s2}; D3 {s3}")
     # the workers acted through the server only (its clock, its identity check) and never held a ledger
     assert all((o["mode"], o["identity"]) == ("server", "token") for o in outs), outs
     assert not (stage["base"] / "worker-has-no-ledger").exists()

@@ -107,7 +107,7 @@ def _admin(authority: Any, *args: str) -> tuple[int, dict[str, Any]]:
 
 
 def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events(
-    authority: Any, approved: dict[str, Any], tmp_path: Path
+    authority: Any, approved: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from flows.client.http import SortieClient
     from flows.sim.flight import FlightOptions, SimFlight
@@ -174,6 +174,18 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
     assert "state=SUCCEEDED" in out_text.splitlines()[-1]
     assert any(a.command == "server.monitor" and a.result_code == "OK"
                for a in open_ledger(authority.home).audit_rows(limit=50))
+    # the Prefect monitor task on a worker asks the server too (and may not name a link)
+    from flows.orchestration.monitor import monitor_flight_task
+    from planner.errors import OverrideRefused
+
+    monkeypatch.setenv("SORTIE_SERVER", authority.url)
+    monkeypatch.setenv("SORTIE_TOKEN", authority.tokens["worker"])
+    for k in ("SORTIE_NOW", "SORTIE_WORLD", "SORTIE_USER"):
+        monkeypatch.delenv(k, raising=False)
+    out = monitor_flight_task.fn(d, None, None, "prefect", None, 30.0)
+    assert out["state"] == "SUCCEEDED" and out["already_ended"] is True, out
+    with pytest.raises(OverrideRefused):
+        monitor_flight_task.fn(d, None, "udpout:127.0.0.1:9", "prefect", None, 30.0)
 
 
 def test_reconcile_goes_through_the_api_for_a_dispatcher(authority: Any, approved: dict[str, Any]) -> None:
