@@ -9,7 +9,8 @@ tokens, real HTTP, and the vehicle simulator flying over MAVLink/UDP on
 - a dispatch's link address is the server's record (``sortie admin link set``,
   audited); a request naming another is refused and nothing is claimed;
 - ``sortie monitor`` through the server has the server follow the flight; its
-  ``flight.in_flight`` and ``flight.finished`` events reach ``sortie watch``;
+  ``flight.in_flight`` and ``flight.finished`` events reach ``sortie watch``,
+  and no other tenant's screen;
 - ``sortie reconcile`` and ``sortie ledger backup`` work through the API, with
   the dispatcher and admin roles.
 """
@@ -126,6 +127,11 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
     feed = threading.Thread(target=lambda: events.extend(
         SortieClient(authority.url, authority.tokens["li.wei"]).events(max_events=3, timeout_s=150)), daemon=True)
     feed.start()
+    other: list[dict[str, Any]] = []  # another tenant's screen: none of city-fire's dispatch or flight events
+    other_feed = threading.Thread(target=lambda: other.extend(
+        SortieClient(authority.url, authority.tokens["aino.virtanen"]).events(max_events=1, timeout_s=150)),
+        daemon=True)
+    other_feed.start()
     env = authority.env(SORTIE_SERVER=authority.url, SORTIE_TOKEN=authority.tokens["li.wei"])
     watch = subprocess.Popen([str(authority.sortie_bin), "watch", "--count", "3", "--timeout", "150"], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -168,6 +174,10 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
     assert [(e["type"], e.get("state")) for e in events] == [
         ("dispatch.acked", None), ("flight.in_flight", "IN_FLIGHT"), ("flight.finished", "SUCCEEDED")], events
     assert all(e["draft_id"] == d for e in events)
+    port = authority.call("aino.virtanen", "POST", "/v1/plan", json={"text": "巡一遍消防通道", "region_id": "region-2001"})
+    assert port.status_code == 200, port.text
+    other_feed.join(timeout=60)
+    assert [(e["type"], e["draft_id"]) for e in other] == [("draft.recorded", port.json()["draft_id"])], other
     assert watch.returncode == 0, err
     lines = [ln.split()[0] for ln in out_text.splitlines() if ln.strip()]
     assert lines == ["dispatch.acked", "flight.in_flight", "flight.finished"], out_text
