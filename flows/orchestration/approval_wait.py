@@ -172,7 +172,8 @@ def _judge(gate: Gate, ops: GateOps, raw: Any) -> tuple[dict[str, Any], dict[str
                            "also dispatches)"}, d
     out = ops.record(d)
     if "refused" in out:
-        return {"refused": out["refused"], "message": out["message"], "approver": decision.approver}, d
+        return {"refused": out["refused"], "message": out["message"], "approver": decision.approver,
+                "by_ledger": True}, d
     return {"state": out["state"], "approver": decision.approver}, d
 
 
@@ -200,7 +201,8 @@ def wait_for_decision(gate: Gate, ops: GateOps, form: Any, logger: Any) -> dict[
             ops.audit(f"prefect.{decision['decision']}", verdict["approver"], {**_args(decision), "attempt": attempt},
                       "OK", None)
             return verdict
-        current = ops.state()  # a decision after the ledger's deadline EXPIRED the version: that ends the wait
+        # a decision after the ledger's deadline EXPIRED the version: that ends the wait
+        current = ops.state() if verdict.pop("by_ledger", False) else "DRAFT"
         if current != "DRAFT":
             _remember(attempt, {"state": current})
             logger.info("draft %s v%s is %s in the ledger (%s)", gate.draft_id, gate.version, current,

@@ -407,13 +407,23 @@ def test_five_refused_inputs_end_the_run_refused_and_the_draft_stays_approvable(
     assert json.loads(approved.stdout)["status"] == "APPROVED"
 
 
-def test_a_late_decision_is_refused_by_the_ledger_without_any_expiry_run_and_the_run_ends_expired(
-        home: Path, world: str) -> None:
-    """No expire-draft run and a run window far away: the ledger's own deadline refuses a late CLI approval (which
-    wakes the run) and a late form approval alike; both runs end EXPIRED and the versions are EXPIRED."""
-    from typer.testing import CliRunner
+def sortie_with_profile_only(args: list[str], api_url: str, home: Path, prefect_home: Path) -> Any:
+    """`sortie` in a fresh process whose Prefect API is only in the active profile, as `prefect config set
+    PREFECT_API_URL=…` leaves it: nothing PREFECT_* in its environment."""
+    prefect_home.mkdir(exist_ok=True)
+    (prefect_home / "profiles.toml").write_text(f'active = "ops"\n\n[profiles.ops]\nPREFECT_API_URL = "{api_url}"\n',
+                                                encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(PREFECT_HOME=str(prefect_home), SORTIE_HOME=str(home), PYTHONPATH=str(REPO))
+    return subprocess.run([str(Path(sys.executable).with_name("sortie")), *args], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
 
-    from flows.cli import app
+
+def test_a_late_decision_is_refused_by_the_ledger_without_any_expiry_run_and_the_run_ends_expired(
+        prefect_server: Any, home: Path, world: str, tmp_path: Path) -> None:
+    """No expire-draft run and a run window far away: the ledger's own deadline refuses a late CLI approval and a
+    late form approval alike; both runs end EXPIRED and the versions are EXPIRED. The CLI runs with the Prefect
+    API only in its profile, and still wakes the run (the env-var way: the suspended-run test below)."""
     from flows.orchestration.mission_flows import dispatch_mission
 
     runs = []
@@ -432,43 +442,18 @@ def test_a_late_decision_is_refused_by_the_ledger_without_any_expiry_run_and_the
                     "draft_id": draft["draft_id"], "version": draft["version"], "plan_hash": draft["plan_hash"],
                     "decision": "approve", "approver": "chen.jing", "comment": ""})
         else:  # the CLI, 31 min after planning: refused, and it wakes the run
-            out = CliRunner().invoke(app, ["approve", draft["draft_id"], "--version", str(draft["version"]),
-                                           "--plan-hash", draft["plan_hash"], "--as", "chen.jing", "--world", world,
-                                           "--now", late])
-            assert out.exit_code == 2 and "APPROVAL_STALE" in out.output and "deadline" in out.output, out.output
+            out = sortie_with_profile_only(
+                ["approve", draft["draft_id"], "--version", str(draft["version"]), "--plan-hash", draft["plan_hash"],
+                 "--as", "chen.jing", "--world", world, "--now", late], prefect_server.api_url, home,
+                tmp_path / "prefect-home")
+            assert out.returncode == 2 and "APPROVAL_STALE" in out.stderr + out.stdout, out.stderr + out.stdout
+            assert "deadline" in out.stderr + out.stdout
         final, result = ended_run(thread, box, 60)
         assert (final.type.value, final.name, result["outcome"]) == ("CANCELLED", "EXPIRED", "EXPIRED")
         state, approvals, _, events = ledger_view(draft["draft_id"], draft["version"])
         assert (state, approvals) == ("EXPIRED", []) and events[-1].actor == "ledger:deadline"
         runs.append(run.id)
     assert len(set(runs)) == 2
-
-
-def test_cli_approval_wakes_the_run_with_the_api_url_only_in_the_prefect_profile(
-        prefect_server: Any, home: Path, world: str, tmp_path: Path) -> None:
-    """`prefect config set PREFECT_API_URL=…` writes only the profile: `sortie approve` (a fresh process, no
-    PREFECT_API_URL in its environment) reads it through Prefect's settings and wakes the waiting run."""
-    from flows.orchestration.mission_flows import dispatch_mission
-
-    now = fresh_now()
-    draft = plan(now, world)
-    thread, box = in_thread(dispatch_mission, draft_id=draft["draft_id"], version=draft["version"], world=world,
-                            now=now, poll_interval_s=1, dry_run=True, return_state=True)
-    run = waiting_run(draft["draft_id"], draft["version"], 60)
-    prefect_home = tmp_path / "prefect-home"
-    prefect_home.mkdir()
-    (prefect_home / "profiles.toml").write_text(
-        f'active = "ops"\n\n[profiles.ops]\nPREFECT_API_URL = "{prefect_server.api_url}"\n', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update(PREFECT_HOME=str(prefect_home), SORTIE_HOME=str(home), PYTHONPATH=str(REPO))
-    p = subprocess.run([str(Path(sys.executable).with_name("sortie")), "approve", draft["draft_id"], "--version",
-                        str(draft["version"]), "--plan-hash", draft["plan_hash"], "--as", "chen.jing", "--world", world,
-                        "--now", now, "--json"], env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr + p.stdout
-    assert json.loads(p.stdout)["resumed_run"] == str(run.id)
-    final, result = ended_run(thread, box, 60)
-    assert (final.type.value, final.name) == ("COMPLETED", "DRY_RUN"), final.message
-    assert result["dispatch"]["status"] == "DRY_RUN"
 
 
 def test_a_patrol_names_its_dispatcher_so_an_approver_without_that_role_does_not_stall_it(
