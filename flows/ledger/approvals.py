@@ -30,7 +30,8 @@ from flows.ledger.states import apply_transition
 from flows.ledger.store import Store, kill_point
 from planner.errors import ApprovalInvalid, ApprovalRequired, ApprovalStale, Conflict, Forbidden, InvalidArgument, NotFound
 
-__all__ = ["APPROVAL_TTL", "ApprovalsRoom", "approval_statement", "IDENTITY_PROOFS", "DEADLINE_ACTOR", "decide_by"]
+__all__ = ["APPROVAL_TTL", "ApprovalsRoom", "approval_statement", "IDENTITY_PROOFS", "DEADLINE_ACTOR",
+           "decide_by"]
 
 APPROVAL_TTL = timedelta(minutes=30)
 #: The actor of a DRAFT → EXPIRED change the ledger makes when a decision arrives after the deadline.

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from flows.orchestration.approval_input import validate_approval
@@ -189,7 +188,6 @@ def wait_for_decision(gate: Gate, ops: GateOps, form: Any, logger: Any) -> dict[
         publish_wait_artifact(gate, "waiting for approval", [])
     while len(refused) < gate.max_refused:
         raw = _wait(gate, form, attempt)
-        started = datetime.now(timezone.utc)
         current = ops.state()
         if current != "DRAFT":
             _remember(attempt, {"state": current})

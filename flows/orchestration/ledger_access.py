@@ -16,7 +16,8 @@ from prefect.context import FlowRunContext
 from flows.context import resolve_world_dir
 from planner.errors import InvalidArgument, SortieError
 
-__all__ = ["service", "ledger", "server", "draft_state", "may_dispatch", "strands", "audit_attempt", "last_approver"]
+__all__ = ["service", "ledger", "server", "draft_state", "may_dispatch", "strands", "audit_attempt",
+           "last_approver"]
 
 
 def service() -> Any:
