@@ -80,6 +80,7 @@ from planner.survey.direction import (
     multi_cell_pieces,
     prepare_routing,
     route_direction,
+    search_pieces,
 )
 from planner.survey.order import ENGINE
 from planner.survey.repair import MIN_RATE, repair_passes, unimaged_area
@@ -90,7 +91,7 @@ from planner.survey.sweeps import (
     XY,
     candidate_angles,
     coverage_fraction,
-    estimate_length,
+    estimate_lengths,
     polygons_of,
     ring_segments,
 )
@@ -110,7 +111,7 @@ MAX_FULL_EVALUATIONS = 5
 MAX_COVERAGE_CHECKS = 5
 POLISH_DIRECTIONS = 3  # the best few directions (by their construction) get the routing model's search
 PIECE_DIRECTIONS = 2  # ... and of those the best two get a search over the pieces
-PIECE_SOLUTIONS = 8  # then the pieces: guided local search solutions (each a full descent, ~10 ms)
+PIECE_SOLUTIONS = 16  # then the pieces: at most this many guided-local-search solutions, in rounds (``search_pieces``)
 DARK_PRICE = 2.0 / MIN_RATE  # choosing a plan: dark area priced as extra passes at the least rate flown
 CELL_SOLUTIONS = 30  # the cell order: a small model (four variants per cell), cheap to search well
 COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
@@ -241,7 +242,8 @@ def plan_coverage(
             raise InvalidArgument("angles_deg is empty")
         always = []
     segs_c = ring_segments(free_c)
-    ranked = sorted((*estimate_length(segs_c, a, swath_m), i, a) for i, a in enumerate(cands))
+    costs, counts = estimate_lengths(segs_c, cands, swath_m)
+    ranked = sorted(zip(costs.tolist(), counts.tolist(), range(len(cands)), cands))
     full = [a for *_, a in ranked[: max(1, max_full)]]
     for a in always:
         if a not in full:
@@ -282,7 +284,7 @@ def plan_coverage(
         polished.append(routed if routed.length < cand.length - 1e-6 else cand)
     for top in sorted(polished, key=lambda p: (p.length, p.angle))[:PIECE_DIRECTIONS]:
         assert top.source is not None
-        polished.append(route_direction(top.source, top.angle, has_start, PIECE_SOLUTIONS, start=top.order))
+        polished.append(search_pieces(top, has_start, PIECE_SOLUTIONS))
     planned_all += [p for p in polished if all(p is not q for q in planned_all)]
     planned_all.sort(key=lambda p: (p.length, p.angle))
     # the shortest plan that reaches the coverage target; if none does, the shortest
@@ -310,7 +312,9 @@ def plan_coverage(
         r = prepare_routing(free_c, pieces, [], start_c, end_c, graph, bridge_c)
         r.n_direction_cells = p.source.n_direction_cells
         r.prefix = len(segs)
-        repaired = route_direction(r, p.angle, has_start, PIECE_SOLUTIONS if polish else 0)
+        repaired = route_direction(r, p.angle, has_start, 0)  # the sweeps' order, the passes inserted
+        if polish:
+            repaired = search_pieces(repaired, has_start, PIECE_SOLUTIONS)
         return (repaired, len(passes)) if coverage_of(repaired) > coverage_of(p) else (p, 0)
 
     if reach:

@@ -21,7 +21,7 @@ from planner.survey.cells import CUT_GAP_M, decompose
 from planner.survey.connector import Bridge, Connector
 from planner.survey.order import order_pieces
 from planner.survey.repair import unimaged_area
-from planner.survey.sweeps import XY, candidate_angles, estimate_length, ring_segments, rotation, sweep_pieces
+from planner.survey.sweeps import XY, candidate_angles, estimate_lengths, ring_segments, rotation, sweep_pieces
 from planner.survey.tour import augmented, boustrophedon_cells, order_all_pieces
 
 __all__ = [
@@ -38,6 +38,8 @@ __all__ = [
     "DirectionRouting",
     "prepare_routing",
     "route_direction",
+    "search_pieces",
+    "PIECE_ROUND",
     "camera_on_connections",
 ]
 
@@ -77,8 +79,9 @@ def cell_estimate(swath_m: float) -> Callable[[BaseGeometry], tuple[float, float
     """(estimated path m, best angle) of one cell swept in one direction (the ranking estimate)."""
 
     def est(cell: BaseGeometry) -> tuple[float, float]:
-        segs = ring_segments(cell)
-        return min((estimate_length(segs, a, swath_m, LOSS_WEIGHT)[0], a) for a in candidate_angles(cell, CELL_ANGLES, CELL_GRID_DEG))
+        angles = candidate_angles(cell, CELL_ANGLES, CELL_GRID_DEG)
+        costs, _ = estimate_lengths(ring_segments(cell), angles, swath_m, LOSS_WEIGHT)
+        return min(zip(costs.tolist(), angles))
 
     return est
 
@@ -213,6 +216,32 @@ def route_direction(
         go(b, True)
     length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
     return DirectionPlan(angle, path, camera, length, r, r.n_direction_cells, (order, dirs))
+
+
+PIECE_ROUND = 2  # solutions per round of the piece search; a round that finds nothing shorter ends it
+
+
+def search_pieces(plan: DirectionPlan, has_start: bool, budget: int) -> DirectionPlan:
+    """``plan`` with its pieces re-ordered by the routing model, in rounds, at most ``budget`` solutions.
+
+    Why rounds: from an order that is already a local optimum, guided local search
+    spends a full neighbourhood scan per solution (~0.1 s at 130 end points) and
+    most often finds nothing; an order that still improves does so within a round
+    or two. Each round starts from the best order so far, and the first round that
+    finds nothing shorter ends the search. On the 2 km² bench instance this finds
+    the same orders as one search of eight solutions in two thirds of the time.
+    Deterministic: each round is a solution-bounded search from a given order.
+    """
+    assert plan.source is not None and plan.order is not None
+    best, used = plan, 0
+    while used < budget:
+        k = min(PIECE_ROUND, budget - used)
+        used += k
+        nxt = route_direction(plan.source, plan.angle, has_start, k, start=best.order)
+        if nxt.length >= best.length - 1e-6:
+            break
+        best = nxt
+    return best
 
 
 def camera_on_connections(free_c: BaseGeometry, planned: DirectionPlan, swath_m: float) -> list[bool]:
