@@ -75,6 +75,7 @@ from planner.job import DEFAULT_COVERAGE_TARGET
 from planner.survey.connector import Bridge
 from planner.survey.direction import (
     DirectionPlan,
+    DirectionRouting,
     camera_on_connections,
     direction_pieces,
     multi_cell_pieces,
@@ -267,24 +268,44 @@ def plan_coverage(
         raise InvalidArgument("no sweep fits in the free area")
     planned_all.sort(key=lambda p: (p.length, p.angle))
     cov_of: dict[int, tuple[float, list[bool], DirectionPlan]] = {}  # id(plan) → (coverage, flags, the plan: kept alive)
+    # what a piece set leaves dark: one union of strips per set, shared by every order of it
+    dark_of: dict[int, tuple[BaseGeometry, DirectionRouting]] = {}  # id(source) → (dark area, the source: kept alive)
 
     def coverage_of(p: DirectionPlan) -> float:
         if id(p) not in cov_of:
-            flags = camera_on_connections(free_c, p, swath_m) if edge_sweeps else p.camera
-            segs = [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on]
-            cov_of[id(p)] = (coverage_fraction(free_c, segs, swath_m), flags, p)
+            src = p.source
+            dark = None
+            if src is not None:
+                if id(src) not in dark_of:
+                    segs = [((a[0], a[1]), (b[0], b[1])) for a, b in src.pieces.tolist()]
+                    dark_of[id(src)] = (unimaged_area(free_c, segs, swath_m), src)
+                dark = dark_of[id(src)][0]
+            if edge_sweeps:
+                flags, dark = camera_on_connections(free_c, p, swath_m, dark)
+            else:
+                flags = p.camera
+                if dark is None:
+                    dark = unimaged_area(free_c, [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on], swath_m)
+            cov_of[id(p)] = (1.0 - dark.area / area, flags, p)
         return cov_of[id(p)][0]
 
     # the best few directions again, ordered by the routing model
     # (the cell order for the best few, then the pieces of the best of those)
+    # (where cells are about one piece each, e.g. between many buildings, the model over pieces is
+    # the smaller one: the pieces are searched instead, and not searched twice)
     polished: list[DirectionPlan] = []
+    searched: list[DirectionPlan] = []
     for cand in list(planned_all[: POLISH_DIRECTIONS if polish else 0]):
         assert cand.source is not None
+        if 2 * len(cand.source.cells) > len(cand.source.pieces):
+            searched.append(search_pieces(cand, has_start, PIECE_SOLUTIONS))
+            polished.append(searched[-1])
+            continue
         routed = route_direction(cand.source, cand.angle, has_start, 0, CELL_SOLUTIONS)
         polished.append(routed if routed.length < cand.length - 1e-6 else cand)
     for top in sorted(polished, key=lambda p: (p.length, p.angle))[:PIECE_DIRECTIONS]:
-        assert top.source is not None
-        polished.append(search_pieces(top, has_start, PIECE_SOLUTIONS))
+        if all(top is not q for q in searched):
+            polished.append(search_pieces(top, has_start, PIECE_SOLUTIONS))
     planned_all += [p for p in polished if all(p is not q for q in planned_all)]
     planned_all.sort(key=lambda p: (p.length, p.angle))
     # the shortest plan that reaches the coverage target; if none does, the shortest
@@ -333,8 +354,8 @@ def plan_coverage(
     path = tuple((p[0] + cx, p[1] + cy) for p in best.path)
     sweeps = tuple((path[i], path[i + 1]) for i, on in enumerate(flags) if on)
     length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
-    cov = coverage_fraction(free_area_local, sweeps, swath_m)
     dark = unimaged_area(free_area_local, sweeps, swath_m)
+    cov = 1.0 - dark.area / area  # = coverage_fraction(free_area_local, sweeps, swath_m), one union fewer
     return CoverageResult(
         sweeps=sweeps,
         path=path,

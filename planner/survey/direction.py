@@ -244,8 +244,10 @@ def search_pieces(plan: DirectionPlan, has_start: bool, budget: int) -> Directio
     return best
 
 
-def camera_on_connections(free_c: BaseGeometry, planned: DirectionPlan, swath_m: float) -> list[bool]:
-    """Camera flags with the connections that image new area switched on.
+def camera_on_connections(
+    free_c: BaseGeometry, planned: DirectionPlan, swath_m: float, dark: BaseGeometry | None = None
+) -> tuple[list[bool], BaseGeometry]:
+    """Camera flags with the connections that image new area switched on, and what stays dark then.
 
     A turn from one sweep's end to the next sweep's start often runs along or
     near a boundary edge; keeping the camera on there images the band along
@@ -254,28 +256,39 @@ def camera_on_connections(free_c: BaseGeometry, planned: DirectionPlan, swath_m:
     height and speed) whose strip images at least ``CONNECTION_GAIN`` × swath
     m² per metre of area no sweep images keeps the camera on; runs along the
     boundary always do. It costs no extra flight.
+
+    ``dark`` is the area the plan's sweeps leave unimaged when the caller has it
+    already (plans ordered from the same pieces share it: the union of the strips
+    is the costly part); the returned area is ``dark`` minus the connections'
+    strips, so the coverage figure needs no second union.
     """
     flags = list(planned.camera)
+    if dark is None:
+        sweeps = [(planned.path[i], planned.path[i + 1]) for i, on in enumerate(flags) if on]
+        dark = unimaged_area(free_c, sweeps, swath_m)
     conn_idx = [i for i, on in enumerate(flags) if not on]
     if not conn_idx:
-        return flags
+        return flags, dark
     band = free_c.boundary.buffer(EDGE_TOL_M, quad_segs=1)
     shapely.prepare(band)
     P = np.asarray(planned.path)
     segs = shapely.linestrings(np.stack([P[conn_idx], P[np.asarray(conn_idx) + 1]], axis=1))
     along = shapely.covers(band, segs)
-    sweeps = [(planned.path[i], planned.path[i + 1]) for i, on in enumerate(flags) if on]
-    dark = unimaged_area(free_c, sweeps, swath_m)
     lengths = shapely.length(segs)
     gain = np.zeros(len(conn_idx))
+    strips = shapely.buffer(segs, swath_m / 2.0, cap_style="flat")
     if not dark.is_empty:
         shapely.prepare(dark)
-        strips = shapely.buffer(segs, swath_m / 2.0, cap_style="flat")
         gain = shapely.area(shapely.intersection(strips, dark))
     inside_area = free_c.buffer(EDGE_TOL_M, quad_segs=1)
     shapely.prepare(inside_area)
     inside = shapely.covers(inside_area, segs)  # a hop bridged around a zone between parts is not
-    for i, on, g, L, ok in zip(conn_idx, along.tolist(), gain.tolist(), lengths.tolist(), inside.tolist()):
+    on_now: list[int] = []
+    for k, (i, on, g, L, ok) in enumerate(zip(conn_idx, along.tolist(), gain.tolist(), lengths.tolist(), inside.tolist())):
         if on or (ok and L > 0 and g >= CONNECTION_GAIN * swath_m * L):
             flags[i] = True
-    return flags
+            if L > 1e-9:
+                on_now.append(k)
+    if on_now and not dark.is_empty:
+        dark = dark.difference(shapely.union_all(strips[on_now]))
+    return flags, dark
