@@ -47,7 +47,7 @@ directions, full evaluations, pieces, routing-model solutions.
 Measured on ``../shared/bench/coverage`` (swath 40 m, default target 0.99, CPU
 seconds on this machine kind under load): 01 rectangle 3 360.0 m (= Fields2Cover,
 1.120 × LB), 03 U 5 691.7 m (F2C 5 960.0), 04 two holes 6 100.6 m (F2C 6 847.9),
-06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.07–0.9 s.
+06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.04–0.67 s CPU.
 Stages 3b (a direction per cell) and 7 (extra passes) live in
 ``planner.survey.cells`` and ``planner.survey.repair``.
 
