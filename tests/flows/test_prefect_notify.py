@@ -4,7 +4,8 @@ A real Prefect server (the session's, on 127.0.0.1), a real webhook receiver
 (``http.server`` on 127.0.0.1) behind a real ``CustomWebhookNotificationBlock``,
 and a real ``dispatch-mission`` run on a real draft that pauses for approval:
 the server's triggers service sees the run's Paused event and its actions
-service posts to the webhook. The proactive reminder uses a short window
+service posts to the webhook. The run also refreshes the ``pending-approvals``
+table artifact as it starts waiting and once it is decided. The proactive reminder uses a short window
 (Prefect's floor is 10 s) so the test stays bounded.
 """
 
@@ -74,10 +75,12 @@ def sortie_home(prefect_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_a_waiting_run_notifies_the_webhook_and_a_long_wait_reminds(sortie_home: Path, hook: Hook) -> None:
     """setup → a dispatch run pauses → 'approval needed' naming the draft; no decision → the deadline reminder."""
     from prefect import get_client
+    from prefect.artifacts import Artifact
 
     from flows.context import DEMO_WORLD_DIR
     from flows.orchestration.artifacts import summary_dict
     from flows.orchestration.mission_flows import dispatch_mission
+    from flows.orchestration.pending_board import PENDING_ARTIFACT_KEY
     from flows.orchestration.notify import DEADLINE_AUTOMATION, WAITING_AUTOMATION, ensure_notifications
     from flows.usecases import service
 
@@ -89,7 +92,7 @@ def test_a_waiting_run_notifies_the_webhook_and_a_long_wait_reminds(sortie_home:
         assert [len(client.read_automations_by_name(n)) for n in (WAITING_AUTOMATION, DEADLINE_AUTOMATION)] == [1, 1]
     assert first.block_document_id == again.block_document_id
 
-draft = summary_dict(service.plan_draft(text="巡一遍消防通道", region_id="region-1001", requested_by="li.wei",
+    draft = summary_dict(service.plan_draft(text="巡一遍消防通道", region_id="region-1001", requested_by="li.wei",
                                             world_dir=str(world), now=datetime.fromisoformat(NOW)))
     box: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: box.update(result=dispatch_mission(
@@ -99,6 +102,11 @@ draft = summary_dict(service.plan_draft(text="巡一遍消防通道", region_id=
     waiting = hook.wait("approval needed", 1, 60)
     assert f"{draft['draft_id']}:v{draft['version']}" in waiting[0]["body"]
     assert "dispatch-mission" in waiting[0]["subject"] and "sortie pending" in waiting[0]["body"]
+    board = Artifact.get(PENDING_ARTIFACT_KEY)  # refreshed by the run as it started waiting
+    assert board is not None and board.type == "table"
+    rows = json.loads(board.data) if isinstance(board.data, str) else board.data
+    assert [r["draft"] for r in rows] == [f"{draft['draft_id']} v{draft['version']}"]
+    assert rows[0]["who may approve"] == "admin, chen.jing, demo.approver" and rows[0]["tenant"] == "city-fire"
     reminder = hook.wait("deadline close", 1, 40)  # 10 s after the wait began, nothing else happened to the run
     assert f"{draft['draft_id']}:v{draft['version']}" in reminder[0]["body"]
     service.reject(draft["draft_id"], draft["version"], approver="chen.jing", reason="test over",
@@ -109,4 +117,6 @@ draft = summary_dict(service.plan_draft(text="巡一遍消防通道", region_id=
                        decision="reject", comment="test over")
     thread.join(60)
     assert not thread.is_alive()
+    after = Artifact.get(PENDING_ARTIFACT_KEY)  # refreshed once the decision was made
+    assert after is not None and after.type == "markdown" and "Nothing waits" in str(after.data)
     assert len(hook.wait("approval needed", 1, 1)) == 1  # one wait, one notification
