@@ -110,9 +110,8 @@ def refuse_pool_conflicts(deployments: list[Any]) -> None:
         raise Conflict(
             "these deployments were made by `prefect deploy` and run on a work pool: " + ", ".join(owned)
             + ". Serving them too would break every run (the worker and this process would both claim them). "
-            "Either keep the worker (`prefect worker start --pool sortie-pool`) and do not serve, or serve under "
-            "other names (`sortie serve --name served --region …`), or delete the pool deployments first "
-            "(`prefect deployment delete <flow>/<name>`)."
+            "Use one or the other: keep the worker (`prefect worker start --pool sortie-pool`) and do not serve, or "
+            "delete those deployments first (`prefect deployment delete <flow>/<name>`) and serve (docs/prefect.md)."
         )
 
 
