@@ -119,8 +119,8 @@ def main() -> int:
         time.sleep(2)
 
         chrome = Chromium(root / "chrome")
-        board = wait_for("the pending board", lambda: Artifact.get(PENDING_ARTIFACT_KEY), 30)
-        chrome.goto(f"{base}/artifacts/key/{PENDING_ARTIFACT_KEY}", 3)
+        board = wait_for("the pending board", lambda: Artifact.get(PENDING_ARTIFACT_KEY), 30)  # the latest version
+        chrome.goto(f"{base}/artifacts/artifact/{board.id}", 3)
         chrome.wait_js("document.body.innerText.includes('who may approve')", 40)
         time.sleep(2)
         chrome.screenshot(docs / "pending-approvals.png")

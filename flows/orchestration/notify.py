@@ -146,14 +146,18 @@ def save_webhook_block(url: str, *, name: str = BLOCK_NAME) -> str:
 def _existing_block_id(name: str) -> str:
     """The id of a notification block the operator made (``<type-slug>/<name>`` or a bare name)."""
     from prefect import get_client
-    from prefect.client.schemas.filters import BlockDocumentFilter, BlockDocumentFilterName
+    from prefect.exceptions import ObjectNotFound
+
     from planner.errors import NotFound
 
     slug, _, bare = name.rpartition("/")
     with get_client(sync_client=True) as client:
         if slug:
-            return str(client.read_block_document_by_name(bare, slug).id)
-        docs = client.read_block_documents(block_document_filter=BlockDocumentFilter(name=BlockDocumentFilterName(any_=[bare])))
+            try:
+                return str(client.read_block_document_by_name(bare, slug, include_secrets=False).id)
+            except ObjectNotFound:
+                raise NotFound(f"no {slug} block named {bare!r} on this Prefect server") from None
+        docs = [d for d in client.read_block_documents(include_secrets=False) if d.name == bare]
     if len(docs) != 1:
         raise NotFound(f"{'no' if not docs else 'more than one'} block named {bare!r}: give <block-type-slug>/{bare}")
     return str(docs[0].id)

@@ -120,3 +120,27 @@ def test_a_waiting_run_notifies_the_webhook_and_a_long_wait_reminds(sortie_home:
     after = Artifact.get(PENDING_ARTIFACT_KEY)  # refreshed once the decision was made
     assert after is not None and after.type == "markdown" and "Nothing waits" in str(after.data)
     assert len(hook.wait("approval needed", 1, 1)) == 1  # one wait, one notification
+
+
+def test_notify_setup_command_is_idempotent_and_refuses_bad_input(prefect_server: Any, hook: Hook) -> None:
+    from prefect import get_client
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from flows.orchestration.notify import DEADLINE_AUTOMATION, WAITING_AUTOMATION
+
+    for _ in range(2):
+        got = CliRunner().invoke(app, ["notify", "setup", "--webhook", hook.url, "--json"])
+        assert got.exit_code == 0, got.output
+        assert set(json.loads(got.stdout)["automations"]) == {WAITING_AUTOMATION, DEADLINE_AUTOMATION}
+    with get_client(sync_client=True) as client:
+        assert [len(client.read_automations_by_name(n)) for n in (WAITING_AUTOMATION, DEADLINE_AUTOMATION)] == [1, 1]
+    by_block = CliRunner().invoke(app, ["notify", "setup", "--block", "custom-webhook/sortie-approvals", "--no-deadline",
+                                        "--json"])
+    assert by_block.exit_code == 0, by_block.output
+    assert list(json.loads(by_block.stdout)["automations"]) == [WAITING_AUTOMATION]
+    for bad, code in ((["--webhook", "ftp://x"], "INVALID_ARGUMENT"), (["--block", "no-such-block"], "NOT_FOUND"),
+                      (["--block", "email/no-such-block"], "NOT_FOUND"),
+                      (["--webhook", hook.url, "--warn-before-s", "4000"], "INVALID_ARGUMENT"), ([], "INVALID_ARGUMENT")):
+        got = CliRunner().invoke(app, ["notify", "setup", *bad])
+        assert got.exit_code == 2 and code in got.output, got.output
