@@ -59,7 +59,14 @@ def refresh_pending_board(now: str | None = None) -> str | None:
     try:
         return publish_pending_board(read_pending(resolve_now(now)))
     except Exception as exc:  # noqa: BLE001 - a view must not fail the approval run
-        logging.getLogger(__name__).warning("could not refresh the %s artifact: %s", PENDING_ARTIFACT_KEY, exc)
+        from prefect.exceptions import MissingContextError
+        from prefect.logging import get_run_logger
+
+        try:
+            log: Any = get_run_logger()
+        except MissingContextError:
+            log = logging.getLogger(__name__)
+        log.warning("could not refresh the %s artifact: %s", PENDING_ARTIFACT_KEY, exc)
         return None
 
 
