@@ -148,26 +148,29 @@ def main() -> int:
             client.resume_flow_run(runs[1].id, run_input={
                 "draft_id": second["draft_id"], "version": second["version"], "plan_hash": second["plan_hash"],
                 "decision": "reject", "approver": "chen.jing", "comment": "not today"})
-        if len(drafts) > 3:
-            fourth = drafts[3]
-            for _ in range(8):
+        if len(drafts) > 3:  # the requester insists: refused each time until the run gives up (REFUSED)
+            fourth, seen = drafts[3], None
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline:
                 run = client_run(runs[3].id)
                 if run.state.is_final():
                     break
-                if run.state.name in ("Paused", "Suspended"):
+                if run.state.name in ("Paused", "Suspended") and run.state.id != seen:
+                    seen = run.state.id
                     with get_client(sync_client=True) as client:
                         client.resume_flow_run(runs[3].id, run_input={
                             "draft_id": fourth["draft_id"], "version": fourth["version"], "plan_hash": fourth["plan_hash"],
                             "decision": "approve", "approver": "li.wei", "comment": "my own"})
-                wait_for("the next wait or the end", lambda: (r := client_run(runs[3].id)).state.is_final()
-                         or r.state.id != run.state.id, 60)
+                time.sleep(1)
         for box in boxes:
             box["thread"].join(150)
         print("ended:", [(r.name, client_run(r.id).state.name) for r in runs])
         chrome.goto(f"{base}/runs", 4)
         chrome.wait_js("document.body.innerText.includes('dispatch-mission')", 40)
         time.sleep(3)
-        chrome.screenshot(docs / "end-states.png")
+        chrome.js("document.querySelector('.flow-run-list, [class*=flow-run-list], [class*=runs-list]')?.scrollIntoView()")
+        time.sleep(1)
+        chrome.screenshot(docs / "end-states.png", full_page=True)
         print("saved end-states.png")
         if args.keep:
             print(f"server left running at {base} (pid {server.pid}); Ctrl-C to stop")

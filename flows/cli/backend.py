@@ -91,11 +91,11 @@ class LocalBackend(Backend):
         """Run one command body and write its audit row (with ``mode``/``identity``), whatever the outcome."""
         started = datetime.now(timezone.utc)
         t0 = time.perf_counter()
-        code = "OK"
+        code, message = "OK", None
         try:
             return self._stamp(work())
         except SortieError as exc:
-            code = exc.code
+            code, message = exc.code, exc.message
             raise
         except BaseException as exc:
             code = "INTERNAL" if isinstance(exc, Exception) else type(exc).__name__
@@ -107,7 +107,7 @@ class LocalBackend(Backend):
                         actor=self.actor_id, command=command,
                         args={**args, "mode": "local", "identity": "asserted"},
                         result_code=code, duration_s=time.perf_counter() - t0, started=started,
-                        draft_id=args.get("draft_id"),
+                        draft_id=args.get("draft_id"), message=message,
                     )
                 except (LedgerUnavailable, SortieError):
                     pass  # the ledger itself is the problem; the command's own error is what the user needs

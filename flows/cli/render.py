@@ -77,6 +77,14 @@ def render_draft(d: dict[str, Any]) -> None:
             markup=False,
             highlight=False,
         )
+    for r in notes.get("refused") or []:
+        console.print(
+            f"  refused: {r['command']} by {r['actor']} ({r.get('identity') or '?'}"
+            + (f", {r['via']}" if r.get("via") else "") + f") at {r['time']}: {r['code']}"
+            + (f" {r['why']}" if r.get("why") else ""),
+            markup=False,
+            highlight=False,
+        )
     for x in notes.get("dispatches") or []:
         console.print(f"  dispatch {x['idempotency_key'][:12]}… {x['status']}", markup=False, highlight=False)
     if d["status"] == "DRAFT" and d["verdict"] != "block":

@@ -69,6 +69,21 @@ def _resume(draft: dict[str, Any], actor: str | None, decision: str, comment: st
     return None if run_id is None else str(run_id)
 
 
+def _decide(b: Backend, decision: str, draft_id: str, version: int, comment: str,
+            call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Record the decision, then wake the waiting run. A decision that came after the version's deadline is
+    refused and the ledger EXPIRED the version: the waiting run is woken too, so it ends EXPIRED at once."""
+    try:
+        out = call()
+    except SortieError as exc:
+        if isinstance(exc.details, dict) and exc.details.get("state") == "EXPIRED":
+            _resume({"draft_id": draft_id, "version": version}, b.actor_id if isinstance(b, LocalBackend) else None,
+                    "reject", f"expired: {exc.message}"[:500])
+        raise
+    out["resumed_run"] = _resume(out, _decided_by(b, out), decision, comment)
+    return out
+
+
 def _decided_by(b: Backend, out: dict[str, Any]) -> str | None:
     """Who decided: the asserted user locally, the approver the server recorded otherwise."""
     if isinstance(b, LocalBackend):
@@ -203,9 +218,7 @@ def approve_cmd(
     args = {"draft_id": draft_id, "version": version, "plan_hash": plan_hash, "comment": comment, "now": now}
 
     def work(b: Backend) -> dict[str, Any]:
-        out = b.approve(draft_id, version, plan_hash, comment)
-        out["resumed_run"] = _resume(out, _decided_by(b, out), "approve", comment)
-        return out
+        return _decide(b, "approve", draft_id, version, comment, lambda: b.approve(draft_id, version, plan_hash, comment))
 
     _go("approve", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
 
@@ -224,9 +237,7 @@ def reject_cmd(
     args = {"draft_id": draft_id, "version": version, "reason": reason, "now": now}
 
     def work(b: Backend) -> dict[str, Any]:
-        out = b.reject(draft_id, version, reason)
-        out["resumed_run"] = _resume(out, _decided_by(b, out), "reject", reason)
-        return out
+        return _decide(b, "reject", draft_id, version, reason, lambda: b.reject(draft_id, version, reason))
 
     _go("reject", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
 

@@ -45,7 +45,7 @@ def plan(text: str, region_id: str | None, area: dict[str, Any] | None, requeste
 
 
 def draft_state(draft_id: str, version: int) -> dict[str, Any]:
-    """The same fields ``flows.orchestration.mission_flows._draft_state`` reads from a local ledger."""
+    """The same fields ``flows.orchestration.ledger_access.draft_state`` reads from a local ledger."""
     d = _client().show(draft_id, int(version))
     return {k: d.get(k) for k in ("draft_id", "version", "row_version", "plan_hash", "verdict", "requested_by",
                                   "created_time")} | {"state": d["status"]}

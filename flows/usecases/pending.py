@@ -53,11 +53,9 @@ class PendingItem:
 
 
 def decision_deadline(rec: DraftRecord, window: timedelta) -> datetime:
-    """When a decision on this version is too late: recorded time + the approval window (ledger time)."""
-    try:
-        from flows.ledger.approvals import decide_by  # the ledger's own rule, where it exists
-    except ImportError:
-        return datetime.fromisoformat(rec.created_time) + window
+    """When a decision on this version is too late: the ledger's own rule (``flows.ledger.approvals.decide_by``)."""
+    from flows.ledger.approvals import decide_by
+
     return decide_by(rec, window)
 
 
