@@ -47,8 +47,8 @@ def start_monitor(draft_id: str, version: int, *, deployment: str, now: str | No
                              idempotency_key=f"monitor-{draft_id}-v{int(version)}",
                              tags=[f"draft:{draft_id}", f"draft:{draft_id}:v{int(version)}", "sortie-monitor"])
     except Exception as exc:  # noqa: BLE001 - the dispatch stands; following it is the monitor's job
-        logger.warning("no %s run started (%s): follow the flight with `sortie monitor %s --version %s`",
-                       deployment, exc, draft_id, version)
+        logger.warning("no %s run started (%s: %s): follow the flight with `sortie monitor %s --version %s`",
+                       deployment, type(exc).__name__, exc, draft_id, version)
         return None
     logger.info("monitoring %s v%s in run %s (%s)", draft_id, version, run.name, deployment)
     return str(run.id)

@@ -107,6 +107,12 @@ def time_left(seconds: int) -> str:
     return text if seconds >= 0 else f"overdue {text}"
 
 
+def _short_time(iso: str) -> str:
+    """``2026-11-29 07:28+02:00``: the minute and the offset, what a table column has room for."""
+    t = datetime.fromisoformat(iso)
+    return t.strftime("%Y-%m-%d %H:%M") + (t.isoformat(timespec="seconds")[19:] or "")
+
+
 def pending_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
     """One table row per waiting version, in the list's order (tenant, then soonest deadline)."""
     return [
@@ -116,8 +122,8 @@ def pending_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
             "region": p.get("region_id") or "area",
             "requested by": p["requested_by"],
             "who may approve": ", ".join(p["approvers"]) or f"nobody holds {p['approver_role']}",
-            "deadline": p["deadline"],
             "time left": time_left(p["seconds_left"]),
+            "deadline": _short_time(p["deadline"]),
         }
         for p in data.get("pending", [])
     ]

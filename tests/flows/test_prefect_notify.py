@@ -97,7 +97,7 @@ def test_a_waiting_run_notifies_the_webhook_and_a_long_wait_reminds(sortie_home:
     box: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: box.update(result=dispatch_mission(
         draft_id=draft["draft_id"], version=draft["version"], world=str(world), now=NOW, approval_window_s=40,
-        poll_interval_s=1)), daemon=True)
+        poll_interval_s=1, return_state=True)), daemon=True)
     thread.start()
     waiting = hook.wait("approval needed", 1, 60)
     assert f"{draft['draft_id']}:v{draft['version']}" in waiting[0]["body"]
@@ -116,7 +116,7 @@ def test_a_waiting_run_notifies_the_webhook_and_a_long_wait_reminds(sortie_home:
     resume_waiting_run(draft["draft_id"], draft["version"], plan_hash=draft["plan_hash"], approver="chen.jing",
                        decision="reject", comment="test over")
     thread.join(60)
-    assert not thread.is_alive()
+    assert not thread.is_alive() and box["result"].name == "REJECTED"  # the run's named end state
     after = Artifact.get(PENDING_ARTIFACT_KEY)  # refreshed once the decision was made
     assert after is not None and after.type == "markdown" and "Nothing waits" in str(after.data)
     assert len(hook.wait("approval needed", 1, 1)) == 1  # one wait, one notification

@@ -51,6 +51,7 @@ def test_a_waiting_draft_is_listed_with_its_approvers_deadline_and_time_left(set
     assert item["deadline"] == "2026-11-29T07:30:00+02:00" and item["seconds_left"] == 20 * 60
     row = pending_rows(out)[0]
     assert row["who may approve"] == "admin, chen.jing, demo.approver" and row["time left"] == "20 min"
+    assert row["deadline"] == "2026-11-29 07:30+02:00" and row["tenant"] == "city-fire"
 
 
 def test_the_list_follows_the_policy_and_the_clock(setup: dict[str, Any]) -> None:
