@@ -175,11 +175,12 @@ def plan_draft_task(
     requested_by: str,
     world: str | None,
     now: str | None,
+    coverage_target: float | None = None,
 ) -> dict[str, Any]:
     """Extract, plan, evaluate and record a draft (cached per flow run: a restart does not replan)."""
     if (srv := _server()) is not None:
         srv.refuse_local_inputs(world, now)
-        return srv.plan(text, region_id, area_geojson, requested_by)
+        return srv.plan(text, region_id, area_geojson, requested_by, coverage_target)
     summary = _service().plan_draft(
         text=text,
         region_id=region_id,
@@ -187,6 +188,7 @@ def plan_draft_task(
         requested_by=requested_by,
         world_dir=resolve_world_dir(world),
         now=resolve_now(now),
+        coverage_target=coverage_target,
     )
     return summary_dict(summary)
 
@@ -416,11 +418,19 @@ def plan_mission(
     area_geojson: dict[str, Any] | None = None,
     world: str | None = None,
     now: str | None = None,
+    coverage_target: float | None = None,
 ) -> dict[str, Any]:
-    """Plan a request into a recorded draft and publish its artifact ``draft-<id>-v<n>``."""
+    """Plan a request into a recorded draft and publish its artifact ``draft-<id>-v<n>``.
+
+    ``coverage_target`` (area surveys, 0.5-1.0) is the operator's; the default is the planner's 0.99.
+    """
     if (region_id is None) == (area_geojson is None):
         raise InvalidArgument("give exactly one of region_id and area_geojson")
-    summary = plan_draft_task(text, region_id, area_geojson, requested_by, world, now)
+    if coverage_target is not None:
+        from planner.job import check_coverage_target
+
+        check_coverage_target(coverage_target)  # a bad parameter fails the run before any task
+    summary = plan_draft_task(text, region_id, area_geojson, requested_by, world, now, coverage_target)
     key = publish_artifact_task(summary)
     return {k: summary.get(k) for k in ("draft_id", "version", "plan_hash", "status")} | {"artifact_key": key}
 

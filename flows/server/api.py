@@ -167,7 +167,7 @@ def create_app(config: ServerConfig) -> Any:
         def work(now: datetime) -> Any:
             return planning.plan_draft(text=body.text, region_id=body.region_id, area_geojson=body.area,
                                        requested_by=requester, world_dir=config.world, now=now, rules_path=config.rules,
-                                       ledger=ledger)
+                                       ledger=ledger, coverage_target=body.coverage_target)
 
         out = call(c, "plan", "plan", body.model_dump(), work, actor=requester)
         if out.get("created", True):

@@ -72,6 +72,14 @@ def test_a_planners_token_cannot_approve(authority: Any, draft: dict[str, Any]) 
     assert authority.call("li.wei", "GET", f"/v1/drafts/{draft['draft_id']}").json()["status"] == "DRAFT"
 
 
+def test_the_plan_body_sets_the_coverage_target_of_a_survey(authority: Any) -> None:
+    r = authority.call("li.wei", "POST", "/v1/plan",
+                       json={"text": "今天航测这块地", "region_id": "region-1001", "coverage_target": 0.995})
+    assert r.status_code == 200, r.text
+    cov = r.json()["coverage"]
+    assert cov["target"] == 0.995 and cov["met"] == (cov["reached"] >= 0.995)
+
+
 def test_only_a_service_token_plans_on_behalf_of_someone_else_and_it_cannot_approve(authority: Any) -> None:
     r = authority.call("chen.jing", "POST", "/v1/plan",
                        json={"text": "巡一遍消防通道", "region_id": "region-1001", "on_behalf_of": "li.wei"})
@@ -203,6 +211,8 @@ def test_bad_input_is_a_4xx_with_a_stable_code_and_writes_nothing(authority: Any
             c.post(url, json={"version": 1, "comment": "x" * 400_000}),      # oversize
             c.post("/v1/plan", json={"text": "", "region_id": None}),
             c.post("/v1/plan", json={"text": 5}),
+            c.post("/v1/plan", json={"text": "今天航测这块地", "region_id": "region-1001", "coverage_target": 1.5}),
+            c.post("/v1/plan", json={"text": "今天航测这块地", "region_id": "region-1001", "coverage_target": "0.99"}),
             c.post(f"/v1/drafts/{d}/dispatch", json={"version": -1}),
             c.get("/v1/drafts", params={"limit": "many"}),
             c.get(f"/v1/drafts/{d}/export", params={"format": "docx"}),
