@@ -40,7 +40,7 @@ class Backend:
 
     mode = "local"
 
-    def plan(self, text: str, region: str | None, area: Any) -> dict[str, Any]: raise NotImplementedError
+    def plan(self, text: str, region: str | None, area: Any, coverage_target: float | None = None) -> dict[str, Any]: raise NotImplementedError
     def drafts(self, limit: int) -> dict[str, Any]: raise NotImplementedError
     def show(self, draft_id: str, version: int | None) -> dict[str, Any]: raise NotImplementedError
     def diff(self, draft_id: str, v1: int, v2: int) -> dict[str, Any]: raise NotImplementedError
@@ -120,10 +120,10 @@ class LocalBackend(Backend):
 
     # -- operations
 
-    def plan(self, text: str, region: str | None, area: Any) -> dict[str, Any]:
+    def plan(self, text: str, region: str | None, area: Any, coverage_target: float | None = None) -> dict[str, Any]:
         return self._svc().plan_draft(
             text=text, region_id=region, area_geojson=area, requested_by=self._actor(), world_dir=self.world,
-            now=self._now(), rules_path=self.rules, ledger=self.ledger,
+            now=self._now(), rules_path=self.rules, ledger=self.ledger, coverage_target=coverage_target,
         ).to_dict()
 
     def drafts(self, limit: int) -> dict[str, Any]:

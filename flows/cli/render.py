@@ -40,6 +40,13 @@ def render_draft(d: dict[str, Any]) -> None:
         f"{'; '.join(map(str, seen['clarifications_answered'])) or 'none'}",
         markup=False, highlight=False,
     )
+    cov = d.get("coverage")
+    if cov:
+        console.print(
+            f"coverage: images {cov['reached']:.1%} of the free area; target {cov['target']:.1%} "
+            + ("met" if cov["met"] else "NOT met (the map shows what stays dark)"),
+            markup=False, highlight=False,
+        )
     if d.get("sorties"):
         from rich.table import Table
 

@@ -100,6 +100,10 @@ def plan_cmd(
     what_if: Annotated[bool, typer.Option(
         "--what-if", help="Plan on this world and time without recording anything (works with or without a server)."
     )] = False,
+    coverage_target: Annotated[float | None, typer.Option(
+        "--coverage-target",
+        help="Area surveys: the share of the free area the sweeps must image, 0.5-1.0 (default 0.99; e.g. 0.995).",
+    )] = None,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
@@ -108,7 +112,7 @@ def plan_cmd(
 ) -> None:
     """Extract, plan inside the rule set's limits, evaluate and record a draft (no Prefect server needed)."""
     args = {"text": text, "region": region, "area": str(area) if area else None, "world": world, "now": now,
-            "rules": rules}
+            "rules": rules, "coverage_target": coverage_target}
     if what_if:
         def body() -> dict[str, Any]:
             import os
@@ -121,7 +125,8 @@ def plan_cmd(
             area_doc = None if area is None else Path(area).read_text(encoding="utf-8") if Path(area).is_file() else area
             with _spinner("planning (what-if)…", as_json):
                 out = service.what_if(text=text, region_id=region, area_geojson=area_doc, requested_by=who,
-                                      world_dir=world, now=resolve_now(now), rules_path=rules)
+                                      world_dir=world, now=resolve_now(now), rules_path=rules,
+                                      coverage_target=coverage_target)
             return {**out, "mode": "what-if", "identity": "asserted"}
 
         run(body, as_json, render_draft)
@@ -129,7 +134,7 @@ def plan_cmd(
 
     def work(b: Backend) -> dict[str, Any]:
         with _spinner("planning…", as_json):
-            return b.plan(text, region, None if area is None else _area_doc(area))
+            return b.plan(text, region, None if area is None else _area_doc(area), coverage_target)
 
     _go("plan", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now, rules=rules)
 

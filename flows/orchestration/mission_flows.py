@@ -72,8 +72,10 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 
+from flows.orchestration.after_dispatch import monitor_deployment_for, start_monitor_task
 from flows.orchestration.approval_input import approval_form
 from flows.orchestration.approval_wait import MAX_REFUSED_INPUTS, Gate, GateOps, ended, wait_for_decision
+from flows.orchestration.pending_board import refresh_pending_task
 from flows.orchestration.artifacts import publish_draft_artifact, summary_dict
 from flows.context import resolve_now, resolve_world_dir
 from flows.orchestration.ledger_access import audit_attempt as _audit_attempt
@@ -173,11 +175,12 @@ def plan_draft_task(
     requested_by: str,
     world: str | None,
     now: str | None,
+    coverage_target: float | None = None,
 ) -> dict[str, Any]:
     """Extract, plan, evaluate and record a draft (cached per flow run: a restart does not replan)."""
     if (srv := _server()) is not None:
         srv.refuse_local_inputs(world, now)
-        return srv.plan(text, region_id, area_geojson, requested_by)
+        return srv.plan(text, region_id, area_geojson, requested_by, coverage_target)
     summary = _service().plan_draft(
         text=text,
         region_id=region_id,
@@ -185,6 +188,7 @@ def plan_draft_task(
         requested_by=requested_by,
         world_dir=resolve_world_dir(world),
         now=resolve_now(now),
+        coverage_target=coverage_target,
     )
     return summary_dict(summary)
 
@@ -347,6 +351,7 @@ def _gate_and_dispatch(
         if expire_task(draft_id, version, deadline, now) == "EXPIRED":
             return outcome | {"outcome": "EXPIRED", "state": "EXPIRED"}
         _tag_run(draft_id, version)
+        refresh_pending_task(now)  # the pending-approvals board shows this wait (flows.orchestration.pending_board)
         remaining_s = max(1, int((datetime.fromisoformat(deadline) - datetime.now(timezone.utc)).total_seconds()) + 1)
         suspend = _deployed() and _schedule_expiry_run(expiry_deployment, draft_id, version, deadline, now)
         timer: threading.Timer | None = None
@@ -374,6 +379,7 @@ def _gate_and_dispatch(
         finally:
             if timer is not None:
                 timer.cancel()
+            refresh_pending_task(now)  # decided, expired or given up: the board shows it
         if decided.get("outcome") == "REFUSED":
             return outcome | decided
         approver = decided.get("approver")
@@ -394,6 +400,9 @@ def _gate_and_dispatch(
                 raise
             return outcome | {"outcome": "CANCELLED", "state": "CANCELLED"}  # cancelled between the gate and the claim
         final = read_draft_task(draft_id, version)["state"]
+        if final in DISPATCHED_STATES:  # monitor-mission follows the flight to SUCCEEDED/ABORTED (after_dispatch)
+            start_monitor_task(draft_id, version, deployment=monitor_deployment_for(expiry_deployment), now=now,
+                               dry_run=dry_run)
         return outcome | {"outcome": "DISPATCHED" if final in DISPATCHED_STATES else final, "state": final, "dispatch": result}
     return outcome | {"outcome": state["state"], "state": state["state"]}
 
@@ -409,11 +418,19 @@ def plan_mission(
     area_geojson: dict[str, Any] | None = None,
     world: str | None = None,
     now: str | None = None,
+    coverage_target: float | None = None,
 ) -> dict[str, Any]:
-    """Plan a request into a recorded draft and publish its artifact ``draft-<id>-v<n>``."""
+    """Plan a request into a recorded draft and publish its artifact ``draft-<id>-v<n>``.
+
+    ``coverage_target`` (area surveys, 0.5-1.0) is the operator's; the default is the planner's 0.99.
+    """
     if (region_id is None) == (area_geojson is None):
         raise InvalidArgument("give exactly one of region_id and area_geojson")
-    summary = plan_draft_task(text, region_id, area_geojson, requested_by, world, now)
+    if coverage_target is not None:
+        from planner.job import check_coverage_target
+
+        check_coverage_target(coverage_target)  # a bad parameter fails the run before any task
+    summary = plan_draft_task(text, region_id, area_geojson, requested_by, world, now, coverage_target)
     key = publish_artifact_task(summary)
     return {k: summary.get(k) for k in ("draft_id", "version", "plan_hash", "status")} | {"artifact_key": key}
 

@@ -165,7 +165,7 @@ def create_app(config: ServerConfig) -> Any:
         def work(now: datetime) -> Any:
             return planning.plan_draft(text=body.text, region_id=body.region_id, area_geojson=body.area,
                                        requested_by=requester, world_dir=config.world, now=now, rules_path=config.rules,
-                                       ledger=ledger)
+                                       ledger=ledger, coverage_target=body.coverage_target)
 
         out = call(c, "plan", "plan", body.model_dump(), work, actor=requester)
         if out.get("created", True):
@@ -194,6 +194,17 @@ def create_app(config: ServerConfig) -> Any:
             return {"drafts": [d.to_dict() for d in rows]}
 
         return call(c, "drafts", "read", {"limit": limit}, work)
+
+    @app.get("/v1/pending")
+    def pending_list(c: Who) -> dict[str, Any]:
+        """What waits for approval in the caller's tenants: approvers, deadline, time left (server clock)."""
+        from flows.usecases.pending import pending
+
+        def work(now: datetime) -> dict[str, Any]:
+            return pending(user=c.actor, world_dir=config.world, now=now, policy=config.policy.current(),
+                           ledger=ledger)
+
+        return call(c, "pending", "read", {}, work)
 
     @app.get("/v1/drafts/{draft_id}")
     def show(draft_id: str, c: Who,

@@ -284,6 +284,21 @@ def test_plan_mission_publishes_the_draft_artifact(home: Path, world: str, serve
     assert f"sortie approve {out['draft_id']} --version {out['version']}" in text
 
 
+def test_plan_mission_takes_the_operators_coverage_target(home: Path, world: str, served: Served) -> None:
+    """The flow parameter reaches the recorded intent and the plan; out of range fails the run with INVALID_ARGUMENT."""
+    from flows.ledger import open_ledger
+    from flows.orchestration.mission_flows import plan_mission
+    from planner.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="out of range"):
+        plan_mission(text="今天航测这块地", requested_by="li.wei", region_id="region-1001", world=world, now=fresh_now(),
+                     coverage_target=1.5)
+    out = plan_mission(text="今天航测这块地", requested_by="li.wei", region_id="region-1001", world=world,
+                       now=fresh_now(), coverage_target=0.995)
+    rec = open_ledger().get_draft(out["draft_id"], out["version"])
+    assert rec.intent["intent"]["coverage_target"] == 0.995 and rec.plan["parameters"]["coverage_target"] == 0.995
+
+
 def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, world: str, vehicles: Callable[..., Any]) -> None:
     """A local run pauses; a resume naming another plan hash is refused and it waits again; the right one dispatches once."""
     from prefect import get_client

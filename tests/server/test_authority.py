@@ -72,6 +72,14 @@ def test_a_planners_token_cannot_approve(authority: Any, draft: dict[str, Any]) 
     assert authority.call("li.wei", "GET", f"/v1/drafts/{draft['draft_id']}").json()["status"] == "DRAFT"
 
 
+def test_the_plan_body_sets_the_coverage_target_of_a_survey(authority: Any) -> None:
+    r = authority.call("li.wei", "POST", "/v1/plan",
+                       json={"text": "今天航测这块地", "region_id": "region-1001", "coverage_target": 0.995})
+    assert r.status_code == 200, r.text
+    cov = r.json()["coverage"]
+    assert cov["target"] == 0.995 and cov["met"] == (cov["reached"] >= 0.995)
+
+
 def test_only_a_service_token_plans_on_behalf_of_someone_else_and_it_cannot_approve(authority: Any) -> None:
     r = authority.call("chen.jing", "POST", "/v1/plan",
                        json={"text": "巡一遍消防通道", "region_id": "region-1001", "on_behalf_of": "li.wei"})
@@ -203,6 +211,8 @@ def test_bad_input_is_a_4xx_with_a_stable_code_and_writes_nothing(authority: Any
             c.post(url, json={"version": 1, "comment": "x" * 400_000}),      # oversize
             c.post("/v1/plan", json={"text": "", "region_id": None}),
             c.post("/v1/plan", json={"text": 5}),
+            c.post("/v1/plan", json={"text": "今天航测这块地", "region_id": "region-1001", "coverage_target": 1.5}),
+            c.post("/v1/plan", json={"text": "今天航测这块地", "region_id": "region-1001", "coverage_target": "0.99"}),
             c.post(f"/v1/drafts/{d}/dispatch", json={"version": -1}),
             c.get("/v1/drafts", params={"limit": "many"}),
             c.get(f"/v1/drafts/{d}/export", params={"format": "docx"}),
@@ -455,3 +465,25 @@ def test_random_bodies_never_get_a_500_and_never_write(authority: Any) -> None:
 
         check()
     assert (len(ledger.approvals(d)), len(ledger.events(d)), len(ledger.dispatches(d))) == before
+
+
+def test_pending_lists_what_waits_for_the_tokens_tenant_and_needs_a_token(authority: Any, draft: dict[str, Any]) -> None:
+    """GET /v1/pending (and `sortie pending` with SORTIE_SERVER) is tenant-scoped, on the server's clock and policy."""
+    with authority.client(token=None) as c:
+        assert c.get("/v1/pending").status_code == 401
+    mine = authority.call("chen.jing", "GET", "/v1/pending").json()
+    assert draft["draft_id"] in [p["draft_id"] for p in mine["pending"]] and mine["mode"] == "server"
+    item = next(p for p in mine["pending"] if p["draft_id"] == draft["draft_id"])
+    assert "li.wei" not in item["approvers"] and "chen.jing" in item["approvers"] and item["seconds_left"] > 0
+    other = authority.call("aino.virtanen", "GET", "/v1/pending").json()
+    assert draft["draft_id"] not in [p["draft_id"] for p in other["pending"]]
+    env = {"SORTIE_SERVER": authority.url, "SORTIE_TOKEN": authority.tokens["demo.approver"]}
+    p = authority.sortie(["pending", "--json"], **env)
+    assert p.returncode == 0, p.stderr
+    assert draft["draft_id"] in [x["draft_id"] for x in json.loads(p.stdout)["pending"]]
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    refused = CliRunner().invoke(app, ["pending", "--as", "chen.jing"], env=env)  # refused before any request
+    assert refused.exit_code == 2 and "INVALID_ARGUMENT" in refused.output
