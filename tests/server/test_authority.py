@@ -467,8 +467,12 @@ def test_random_bodies_never_get_a_500_and_never_write(authority: Any) -> None:
     assert (len(ledger.approvals(d)), len(ledger.events(d)), len(ledger.dispatches(d))) == before
 
 
-def test_pending_lists_what_waits_for_the_tokens_tenant_and_needs_a_token(authority: Any, draft: dict[str, Any]) -> None:
+def test_pending_lists_what_waits_for_the_tokens_tenant_and_needs_a_token(authority: Any) -> None:
     """GET /v1/pending (and `sortie pending` with SORTIE_SERVER) is tenant-scoped, on the server's clock and policy."""
+    # a draft of its own: the module's `draft` was approved by the one-time-code test above, so it waits no more
+    r = authority.call("li.wei", "POST", "/v1/plan", json={"text": "巡一遍消防通道 (waiting)", "region_id": "region-1001"})
+    assert r.status_code == 200 and r.json()["status"] == "DRAFT", r.text
+    draft = r.json()
     with authority.client(token=None) as c:
         assert c.get("/v1/pending").status_code == 401
     mine = authority.call("chen.jing", "GET", "/v1/pending").json()
