@@ -24,7 +24,8 @@ Method (capacitated arc routing as node routing on the one OR-Tools model of
    the model's size (``planner.routing.pyvrp_start.needs_start``), PyVRP searches the
    same model and its routes are loaded into the OR-Tools model (which proves
    them within every limit) and polished there. ``ArcRoutingResult.engine``
-   says which.
+   says which. ``lanes`` independent searches (seed / renumbering k for lane
+   k) may run side by side; the best is kept.
 
 A line that no depot can serve alone within ``max_sortie_m`` is reported as
 unserved (``out_of_range``) rather than raising.
