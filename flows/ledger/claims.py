@@ -21,6 +21,7 @@ from flows.ledger.records import (
     _DISPATCH_COLS,
     Claim,
     DispatchRecord,
+    DraftRecord,
     _dispatch,
     _dumps,
     _iso,
@@ -211,6 +212,40 @@ class ClaimsRoom(ApprovalsRoom):
             if existing is not None and existing.params_hash == p_hash:
                 return Claim(existing, claimed=False)
             raise
+
+    def withdraw_unclaimed(
+        self,
+        draft_id: str,
+        version: int,
+        *,
+        actor: str,
+        reason: str,
+        now: datetime,
+        from_states: Sequence[str] = ("DRAFT", "APPROVED"),
+        to_state: str = "CANCELLED",
+    ) -> DraftRecord:
+        """Move a version that no dispatch has claimed to ``to_state``, in one transaction with the check.
+
+        Why here: a withdrawal (cancel) races the claim; checking "no claim yet"
+        and writing the transition in the same transaction is what keeps a
+        cancelled version from flying. ``Conflict`` when the version is not in
+        ``from_states`` or a dispatch was already claimed.
+        """
+
+        def work(con: duckdb.DuckDBPyConnection) -> DraftRecord:
+            draft = self._get(con, draft_id, version)
+            if draft.state not in from_states:
+                hint = " (it is in the air: `sortie recall`)" if draft.state in BUSY_STATES else ""
+                raise Conflict(f"draft {draft.draft_id} v{draft.version} is {draft.state}; only a "
+                               f"{' or '.join(from_states)} version can become {to_state}{hint}")
+            claimed = con.execute("SELECT status FROM dispatches WHERE draft_id = ? AND version = ?",
+                                  [draft.draft_id, draft.version]).fetchone()
+            if claimed is not None:
+                raise Conflict(f"a dispatch of draft {draft.draft_id} v{draft.version} was already claimed "
+                               f"(status {claimed[0]}); stop it with `sortie recall`")
+            return apply_transition(con, draft, to_state, actor=actor, reason=reason, now=now)
+
+        return self._write(work, what=f"withdraw {draft_id} v{version}")
 
     def check_drones_free(self, draft_id: str, version: int) -> None:
         """``DeviceBusy`` when a drone of this version is held by another dispatch (the claim's own check,

@@ -243,22 +243,8 @@ def cancel(
 
 def _cancel_once(ledger: Ledger, rec: DraftRecord, actor: str, reason: str, now: datetime) -> DraftRecord:
     """The check and the transition in one ledger transaction: no dispatch claim can slip in between."""
-    from flows.ledger.states import apply_transition
-
-    def work(con: Any) -> DraftRecord:
-        draft = ledger._get(con, rec.draft_id, rec.version)
-        if draft.state not in ("DRAFT", "APPROVED"):
-            hint = " (it is in the air: `sortie recall`)" if draft.state in FLYING + ("RECALLING",) else ""
-            raise Conflict(f"draft {draft.draft_id} v{draft.version} is {draft.state}; only a DRAFT or APPROVED "
-                           f"version can be cancelled{hint}")
-        claimed = con.execute("SELECT status FROM dispatches WHERE draft_id = ? AND version = ?",
-                              [draft.draft_id, draft.version]).fetchone()
-        if claimed is not None:
-            raise Conflict(f"a dispatch of draft {draft.draft_id} v{draft.version} was already claimed "
-                           f"(status {claimed[0]}); stop it with `sortie recall`")
-        return apply_transition(con, draft, "CANCELLED", actor=actor, reason=f"cancelled by {actor}: {reason}", now=now)
-
-    return ledger._write(work, what=f"cancel {rec.draft_id} v{rec.version}")
+    return ledger.withdraw_unclaimed(rec.draft_id, rec.version, actor=actor,
+                                     reason=f"cancelled by {actor}: {reason}", now=now)
 
 
 # --------------------------------------------------------------------------- pause / resume

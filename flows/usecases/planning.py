@@ -173,7 +173,10 @@ def plan_draft(
         text=text, region_id=region_id, area_geojson=area_geojson, actor=actor, world=world, now=now,
         llm_settings=llm_settings, rules_path=rules_path,
     )
-    key = drafting.request_key("plan", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash)
+    rule_set = load_rules(rules_path)
+    # The rule set is part of the request: the same words planned under other rules are another draft.
+    key = drafting.request_key("plan", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash,
+                               rule_set.sha256)
     draft_id = "d-" + key[:12]
     ledger.ensure()
     existing = ledger.find_by_request_key(key)
@@ -183,7 +186,7 @@ def plan_draft(
         draft_id=draft_id, request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id, text=text,
         intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),
     )
-    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, load_rules(rules_path), now, 1)
+    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rule_set, now, 1)
     try:
         recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=None)
     except Conflict:
@@ -219,12 +222,14 @@ def what_if(
         text=text, region_id=region_id, area_geojson=area_geojson, actor=actor, world=world, now=now,
         llm_settings=llm_settings, rules_path=rules_path,
     )
-    key = drafting.request_key("what-if", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash)
+    rule_set = load_rules(rules_path)
+    key = drafting.request_key("what-if", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash,
+                               rule_set.sha256)
     req = drafting.Request(
         draft_id="what-if-" + key[:8], request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id,
         text=text, intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),
     )
-    rows, reasons, _plans = drafting.draft_versions(req, extraction, area, world, load_rules(rules_path), now, 1)
+    rows, reasons, _plans = drafting.draft_versions(req, extraction, area, world, rule_set, now, 1)
     last = rows[-1]
     stamp = now.isoformat()
     rec = DraftRecord(

@@ -320,6 +320,18 @@ def test_plan_follows_the_rule_file_of_rules_or_sortie_rules(world: Path, tmp_pa
         altitudes[how] = open_ledger().get_draft(draft["draft_id"]).plan["altitude_m"]
     # the world's default altitude is 40 m; under a 30 m ceiling the plan flies at 30 m
     assert altitudes == {"bundled": 40.0, "--rules": 30.0, "SORTIE_RULES": 30.0}
+    # In one ledger, the same words at the same instant under another rule set are another draft, not the
+    # draft already recorded under the first rules.
+    monkeypatch.delenv("SORTIE_RULES")
+    for k, v in _env(tmp_path / "one-ledger", world).items():
+        monkeypatch.setenv(k, v)
+    ids = {}
+    for how, extra in (("bundled", []), ("--rules", ["--rules", str(low)])):
+        r = runner.invoke(app, ["plan", TEXT, "--region", "region-1001", "--as", "li.wei", "--json", *extra])
+        assert r.exit_code == 0, r.output
+        ids[how] = json.loads(r.stdout)["draft_id"]
+    assert ids["bundled"] != ids["--rules"]
+    assert open_ledger().get_draft(ids["--rules"]).plan["altitude_m"] == 30.0
     monkeypatch.setenv("SORTIE_HOME", str(tmp_path / "missing"))
     missing = runner.invoke(app, ["plan", TEXT, "--region", "region-1001", "--as", "li.wei", "--json",
                                   "--rules", str(tmp_path / "nope.yaml")])
