@@ -71,6 +71,7 @@ _PYVRP_START_SHARE = 0.9
 _PYVRP_S_PER_ITERATION = 0.2e-3
 _PYVRP_S_PER_ITERATION_NODE = 3.0e-6
 _MIN_ITERATIONS = 200
+_PYVRP_RESTART_SHARE = 0.35  # of the iterations, for every lane's restart from the best so far
 _GLS_POLISH_SOLUTIONS = 5  # GLS moves after the load: each scans the whole neighbourhood (slow here)
 DEFAULT_BUDGET_S = 4.0
 # ILS solutions per CPU second × model nodes (measured ~18 000 on the grid, loaded 2-core
@@ -220,9 +221,14 @@ def _solve_sorties(
     if needs_start(limit, model.n_nodes):
         per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * model.n_nodes
         iterations = max(_MIN_ITERATIONS, int(budget_s * _PYVRP_START_SHARE / per_iteration))
-        jobs = [(model, iterations, (k,), net_s, False, None, True, LANE_NEIGHBOURS) for k in range(lanes)]
+        second = int(iterations * _PYVRP_RESTART_SHARE)
+        jobs = [(model, iterations - second, (k,), net_s, False, None, True, LANE_NEIGHBOURS) for k in range(lanes)]
         outs = map_lanes(pyvrp_routes, jobs, workers)
         start = min((key(r), k, r) for k, (r, _) in enumerate(outs))[2]
+        if second > 0:  # every lane restarts from the best so far with a fresh seed
+            jobs = [(model, second, (lanes + k,), net_s, False, None, True, LANE_NEIGHBOURS, start) for k in range(lanes)]
+            again = map_lanes(pyvrp_routes, jobs, workers)
+            start = min([(key(start), -1, start)] + [(key(r), k, r) for k, (r, _) in enumerate(again)])[2]
         routes, loaded = start_then_gls(model, start, _GLS_POLISH_SOLUTIONS, net_s)
         if not loaded:  # cannot happen: PyVRP kept every limit; fall back to the model's own search
             routes = solve_model(model, Search("ils", _MIN_SOLUTIONS, net_s, first=_FIRST)).routes

@@ -119,8 +119,12 @@ def pyvrp_routes(
     coords: np.ndarray | None = None,
     pool: bool = True,
     neighbours: int | None = None,
+    start: list[list[int]] | None = None,
 ) -> tuple[list[list[int]], int]:
     """PyVRP's best routes over ``seeds`` (``iterations`` each) as one node list per model vehicle.
+
+    ``start`` (one node list per model vehicle) is where every seed's search
+    begins instead of a random solution: a restart from the best routes so far.
 
     ``coords`` (node positions) are given to PyVRP when nodes have them; ``pool``
     makes identical vehicles one type (lanes: many interchangeable sorties per
@@ -132,10 +136,17 @@ def pyvrp_routes(
     data, order, members = _data(model, required, coords, pool)
     params = pyvrp.SolveParams(neighbourhood=NeighbourhoodParams(num_neighbours=int(neighbours or NEIGHBOURS)))
     nd = len(order) - sum(len(g) for g in model.groups)
+    initial = None
+    if start is not None:
+        pos = {n: i - nd for i, n in enumerate(order)}  # model node → PyVRP client index (depots come first)
+        type_of = {k: t for t, ks in enumerate(members) for k in ks}
+        initial = pyvrp.Solution(data, [pyvrp.Route(data, [pos[n] for n in r], type_of[k]) for k, r in enumerate(start) if r])
     best, done = None, 0
     for seed in seeds:
         stop = MultipleCriteria([MaxIterations(int(iterations)), MaxRuntime(net_s / max(len(seeds), 1))])
-        res = pyvrp.solve(data, stop, seed=seed, collect_stats=False, display=False, params=params)
+        res = pyvrp.solve(
+            data, stop, seed=seed, collect_stats=False, display=False, params=params, initial_solution=initial
+        )
         done += int(res.num_iterations)
         key = (not res.is_feasible(), int(res.cost()) if res.is_feasible() else 0)
         if best is None or key < best[0]:
