@@ -11,14 +11,14 @@ local search on the one routing model) or ``"pyvrp-start+ortools"`` (PyVRP's rou
 loaded into that model and searched on, when the budget buys ILS too few solutions
 for the size; see ``planner/routing/vrp.py``).
 
-Measured at ``--budget-s 20`` (2 search lanes, 2026-12-01, under load: load average 6-9 on the
-2 cores; CPU = both lanes and the parent, imports included):
+Measured at ``--budget-s 20`` (2 search lanes, 2026-12-01, under load: load average 4-9 on the
+2 cores; CPU = ``cpu_seconds``, both lanes and the parent):
 
     instance        total    gap        engine                CPU     wall
-    md_n020         23731   +0.00 %     ortools-ils            3 s     18 s
-    md_n100         60524   +0.00 %     ortools-ils           35 s     72 s
-    md_n200_lines   27656   +0.00 %     pyvrp-start+ortools   25 s     77 s
-    md_n500        183412   +0.04 %     pyvrp-start+ortools   37 s    139 s
+    md_n020         23731   +0.00 %     ortools-ils            1.5 s    5 s
+    md_n100         60524   +0.00 %     ortools-ils           34 s    116 s
+    md_n200_lines   27656   +0.00 %     pyvrp-start+ortools   23 s     57 s
+    md_n500        183343   +0.00 %     pyvrp-start+ortools   32 s    160 s
 
 Lane 0 is the one-lane search; a second lane can only lower a total. Repeated runs
 gave identical routes.
