@@ -21,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("instance", help="instance file (JSON, GeoJSON or JSONL)")
     parser.add_argument("--budget-s", type=float, default=None, help="planning time budget (routes, lanes)")
     parser.add_argument(
-        "--baseline", action="store_true", help="lanes only: the replaced hand-written planner, for comparison"
+        "--baseline", action="store_true",
+        help="lanes: the replaced hand-written planner; coverage: a careful ground-station survey, for comparison"
     )
     parser.add_argument("--extractor", choices=("offline", "llm"), default="offline", help="intents only")
     args = parser.parse_args(argv)

@@ -9,6 +9,11 @@ coverage (flat-ended strips, as the verifier computes it), the unimaged area,
 the lower bound free area / swath, path / LB, ``engine`` (what ordered the
 sweeps), the cells with their own direction, the extra passes, the
 Fields2Cover reference path and our ratio to it.
+
+``--baseline`` adds what a careful ground-station survey flies on the same area
+(``bench.coverage_baseline``: one direction, with and without a headland pass):
+its path and coverage, beside ours. Fields2Cover itself is not run: PyPI has only
+its C++ source (no wheel), so the README's reference figures are what we compare to.
 """
 
 from __future__ import annotations
@@ -66,6 +71,13 @@ def run(instance_path: str, args: Any = None) -> dict[str, Any]:
         "angle_deg": round(res.angle_deg, 3),
         "n_sweeps": len(res.sweeps),
     }
+    if getattr(args, "baseline", False):
+        from bench.coverage_baseline import ground_station_survey
+
+        out["baseline"] = {}
+        for kind, headland in (("headland", True), ("grid", False)):
+            b = ground_station_survey(free, swath, headland=headland)
+            out["baseline"][kind] = {"path_length_m": round(b["path_length_m"], 1), "coverage": round(b["coverage"], 5)}
     ref = F2C_REFERENCE_M.get(name)
     if ref is not None:
         out["f2c_path_m"] = ref[0]

@@ -159,6 +159,11 @@ class Intent(_Strict):
     altitude_m: float | None = Field(
         default=None, gt=0, le=10_000, description="AGL altitude in metres, only when the request states one"
     )
+    coverage_target: float | None = Field(
+        default=None, gt=0, le=1,
+        description="area surveys: the share of the area to image (0.995 for 'cover at least 99.5 %'), "
+        "only when the request states one",
+    )
     targets: list[Target] = Field(default_factory=list, max_length=7)
     priority: Priority = Priority.NORMAL
     summary: Label | None = Field(default=None, description="one-line restatement of the request")

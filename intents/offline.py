@@ -16,7 +16,8 @@ passed in), no network. The words live in ``intents.vocabulary``.
    survey, mapping, 测绘, inspect, patrol, 巡查 …);
 3. priority (紧急/urgent, 尽快/asap, 不急/no rush);
 4. altitude with its unit (m, metres, 米, ft, feet, 英尺), checked against the
-   caller's ``Limits``;
+   caller's ``Limits``; then a coverage target ("cover at least 99.5 %", 覆盖率不低于
+   99.5%), for area surveys only, checked against the caller's ``Limits``;
 5. time (``intents.timeparse``);
 6. sensors and their negation (不要用热成像, no thermal, don't bother with IR);
 7. scope: "only X" becomes the caller's named region when ``places`` names X;
@@ -71,6 +72,7 @@ class Reading:
     sensor_spans: int = 0
     problems: list[Problem] = field(default_factory=list)
     priority_found: bool = False
+    coverage_found: bool = False
 
 
 class _Reader:
@@ -199,6 +201,47 @@ class _Reader:
             return None, True
         return value, True
 
+    # ------------------------------------------------------------------ 4b. coverage target
+
+    def coverage(self, mission: MissionType | None) -> tuple[float | None, bool]:
+        """The share of the area a survey must image, when the request states one (and whether it did)."""
+        values: list[tuple[int, int, float]] = []
+        for pattern in V.COVERAGE:
+            for m in self.scan.finditer(pattern):
+                if not self.scan.is_open(m.start(), m.end()):
+                    continue  # an earlier pattern read it
+                token = m.groupdict().get("v") or m.groupdict().get("w")
+                raw = number(token) if token else None
+                bound = V.COVERAGE_BOUND_AFTER.match(self.scan.text, m.end()) or V.COVERAGE_BOUND_BEFORE.search(
+                    self.scan.text[max(0, m.start() - 16) : m.start()]
+                )
+                if raw is None or bound:  # "about 99 %", 99%以下: not a target to reach
+                    self.ask("coverage", m.start(), m.end(), "which coverage exactly, as at least a percentage of the area?",
+                             "覆盖率具体至少是百分之多少？")
+                    continue
+                self.scan.claim(m.start(), m.end())
+                values.append((m.start(), m.end(), round(float(raw) / 100.0, 6)))
+        if not values:
+            return None, False
+        if len({v for _, _, v in values}) > 1:
+            s, e = min(v[0] for v in values), max(v[1] for v in values)
+            self.ask("coverage", s, e, "two different coverage targets are given; which one?", "给了两个不同的覆盖率，按哪个？")
+            return None, True
+        s, e, value = values[0]
+        if mission is not None and mission is not MissionType.AREA_SURVEY:
+            self.ask("coverage", s, e, "a coverage target applies to area surveys only; is this a survey?",
+                     "覆盖率只适用于区域测绘，这是测绘任务吗？")
+            return None, True
+        lo, hi = self.limits.min_coverage, self.limits.max_coverage
+        if not self.limits.coverage_ok(value):
+            self.ask(
+                "coverage", s, e,
+                f"{value:.1%} is outside the {lo:.0%}–{hi:.0%} of the area a survey can be asked to image; which coverage?",
+                f"{value:.1%} 超出可要求的覆盖率范围 {lo:.0%}–{hi:.0%}，应该覆盖多少？",
+            )
+            return None, True
+        return value, True
+
     # ------------------------------------------------------------------ 6. sensors
 
     def sensors(self) -> tuple[list[Sensor], list[Sensor], int]:
@@ -303,6 +346,7 @@ class _Reader:
         mission, targets, mixed = self.mission()
         priority, priority_found = self.priority()
         altitude_m, altitude_found = self.altitude()
+        coverage, coverage_found = self.coverage(mission)
         time = read_time(self.scan, self.now)
         self.problems.extend(time.problems)
         sensors, excluded, sensor_spans = self.sensors()
@@ -352,20 +396,24 @@ class _Reader:
             sensors=sensors,
             excluded_sensors=excluded,
             altitude_m=altitude_m,
+            coverage_target=coverage,
             targets=sorted(targets, key=lambda t: t.value),
             priority=priority,
-            summary=_summary(mission, when, sensors, excluded, altitude_m),
+            summary=_summary(mission, when, sensors, excluded, altitude_m, coverage),
             missing=missing[:8],
             clarification_questions=questions,
             instructions=self.instructions[:5],
         )
         return Reading(
             intent=intent, time=time, altitude_found=altitude_found, sensor_spans=sensor_spans,
-            problems=list(self.problems), priority_found=priority_found,
+            problems=list(self.problems), priority_found=priority_found, coverage_found=coverage_found,
         )
 
 
-def _summary(mission: MissionType | None, when: TimeSpec, sensors: list[Sensor], excluded: list[Sensor], altitude_m: float | None) -> str:
+def _summary(
+    mission: MissionType | None, when: TimeSpec, sensors: list[Sensor], excluded: list[Sensor], altitude_m: float | None,
+    coverage: float | None = None,
+) -> str:
     """A one-line restatement built from the fields only (never echoes the user's text)."""
     bits = [mission.value if mission else "UNSPECIFIED_MISSION", when.date.isoformat() if when.date else when.day.value]
     if when.clock:
@@ -380,6 +428,8 @@ def _summary(mission: MissionType | None, when: TimeSpec, sensors: list[Sensor],
         bits.append("without " + "+".join(s.value for s in excluded))
     if altitude_m is not None:
         bits.append(f"at {altitude_m:g} m")
+    if coverage is not None:
+        bits.append(f"imaging at least {coverage:.1%}")
     return " ".join(bits)[:120]
 
 

@@ -72,6 +72,19 @@ def check_against_text(proposed: Intent, reading: Reading, *, limits: Limits, to
     elif said.altitude_m is not None:
         ask("altitude", f"The request says {said.altitude_m:g} m, which the model left out; which altitude?")
 
+    if proposed.coverage_target is not None:
+        if said.coverage_target is None and not reading.coverage_found:
+            ask("coverage target", f"The model read a coverage target of {proposed.coverage_target:.1%}, which the request "
+                "does not state; which coverage?")
+        elif said.coverage_target is not None and abs(proposed.coverage_target - said.coverage_target) > 1e-9:
+            ask("coverage target", f"The model read {proposed.coverage_target:.1%} coverage, the request says "
+                f"{said.coverage_target:.1%}; which coverage?")
+        if not limits.coverage_ok(proposed.coverage_target):
+            ask("coverage target", f"{proposed.coverage_target:.1%} is outside the {limits.min_coverage:.0%}–"
+                f"{limits.max_coverage:.0%} a survey can be asked to image; which coverage?")
+    elif said.coverage_target is not None:
+        ask("coverage target", f"The request asks for {said.coverage_target:.1%} coverage, which the model left out; which coverage?")
+
     unsupported = set(proposed.targets) - set(said.targets) - {Target.AREA, Target.FIRE_LANES}
     if unsupported:
         ask("targets", f"The model read targets {', '.join(sorted(t.value for t in unsupported))}, which the request does not name; which targets?")

@@ -27,6 +27,9 @@ __all__ = [
     "ALT_NUM",
     "CLAUSE_END",
     "CONJ",
+    "COVERAGE",
+    "COVERAGE_BOUND_AFTER",
+    "COVERAGE_BOUND_BEFORE",
     "SENSOR_BROKEN",
     "FILLER",
     "HIGH_TIME",
@@ -165,6 +168,31 @@ VAGUE_ALTITUDE = _rx(
     r"|\bas (?:low|high) as\b"
 )
 
+# ----------------------------------------------------------------------------- coverage target (area surveys)
+# "cover at least 99.5 %", "99.5% coverage", "覆盖率不低于99.5%", "覆盖率 99%", "99%以上的覆盖率": a share of
+# the area the survey must image. "At least" is what a target means; "about", "at most", 以下 are not a
+# target and are asked (``COVERAGE_BOUND_*``), as is any other wording with a number (the residual).
+_PCT = r"(?P<v>\d{1,3}(?:\.\d{1,3})?)\s*(?:%|percent\b|per cent\b|pct\b)"
+_PCT_ZH = rf"百分之\s*(?P<w>{CN_NUM}|\d{{1,3}}(?:\.\d{{1,3}})?)"
+_AT_LEAST = r"(?:at least|no less than|not less than|minimum(?: of)?|>=|≥)"
+COVERAGE = [
+    _rx(
+        r"\b(?:cover(?:s|ing)?|coverage(?: target| goal)?|imag(?:e|ing))\s*(?:(?:of|to|:|=|is|should be|must be)\s*)?"
+        rf"(?:{_AT_LEAST}\s*)?{_PCT}(?:\s*(?:of (?:the|this|that|our) (?:area|site|field|parcel|block|yard|lot)\b|coverage\b))?"
+    ),
+    _rx(rf"(?:{_AT_LEAST}\s*)?{_PCT}\s*(?:coverage|covered)\b"),
+    _rx(
+        r"覆盖率?\s*(?:要求|要|需要|须|必须|应|得)?\s*(?:不低于|不少于|至少|达到|达|为|是|在|>=|≥|:|=)?\s*"
+        rf"(?:{_PCT}|{_PCT_ZH})(?:\s*(?:或以上|及以上|以上))?"
+    ),
+    _rx(rf"(?:至少|不低于)?\s*(?:{_PCT}|{_PCT_ZH})\s*(?:以上)?\s*(?:的)?\s*覆盖率?"),
+]
+COVERAGE_BOUND_AFTER = _rx(r"\s*(?:以下|以内|之内|左右|上下|or (?:less|lower|below)|at most\b|max\b|maximum\b|tops\b)")
+COVERAGE_BOUND_BEFORE = _rx(
+    r"(?:约|大约|最多|不超过|不高于|\b(?:about|around|approx\.?|approximately|roughly|up to|at most|no more than"
+    r"|not more than|max(?:imum)?|under|below|less than))\s*$"
+)
+
 SENSOR_PATTERNS: list[tuple[Sensor, str]] = [
     (Sensor.LASER_RANGEFINDER, r"激光测距仪?|测距仪|测距|\brange ?finder\b|\blaser rang\w*"),
     (Sensor.LIDAR, r"激光雷达|激光扫描|激光(?!测距)|点云|\blidar\b|\bli-dar\b|\blaser scan\w*"),
@@ -296,5 +324,5 @@ QUESTION_MISSION_EN = "What should the drone do: patrol the fire lanes, survey t
 MISSING = {
     "time": "start time", "day": "day", "altitude": "altitude", "number": "a number", "scope": "scope",
     "place": "scope", "sensor": "sensor", "parameter": "a parameter", "instruction": "confirmation of instructions",
-    "mission": "mission type",
+    "mission": "mission type", "coverage": "coverage target",
 }

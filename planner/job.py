@@ -37,7 +37,16 @@ from planner.errors import InvalidArgument
 from planner.geo.projection import LocalFrame
 from planner.world.model import CAPABILITIES, LANE_KINDS, POI_KINDS, Drone
 
-__all__ = ["MISSION_TYPES", "DEFAULT_COVERAGE_TARGET", "Job", "survey_swath_m", "MIN_AREA_M2"]
+__all__ = [
+    "MISSION_TYPES",
+    "DEFAULT_COVERAGE_TARGET",
+    "MIN_COVERAGE_TARGET",
+    "MAX_COVERAGE_TARGET",
+    "check_coverage_target",
+    "Job",
+    "survey_swath_m",
+    "MIN_AREA_M2",
+]
 
 MISSION_TYPES = frozenset({"FIRE_LANE_PATROL", "AREA_SURVEY", "POINT_INSPECTION"})
 MIN_AREA_M2 = 1.0  # anything smaller is a click, not an area
@@ -74,7 +83,31 @@ def survey_swath_m(drone: Drone, altitude_m: float, side_overlap: float) -> floa
 # 0.96-0.99 on real parcels with buildings and on corridors (bench README, issue 19). 0.99
 # asks for more than either; beyond it, extra passes image slivers at a few m² per metre
 # flown, which ``planner.survey.repair.MIN_RATE`` refuses, and the plan reports what it reached.
+# The operator may ask for another target (``Job.coverage_target``: ``sortie plan --coverage-target``,
+# the server's plan body, the Prefect flow's parameter, "cover at least 99.5 %" in the request).
 DEFAULT_COVERAGE_TARGET = 0.99
+# What an operator may ask for. Below one half the result is no survey of the area (a spot check
+# is a point inspection); 1.0 is allowed and is reported as not met wherever a boundary is not
+# parallel to some sweep (flat-ended strips cannot fill the corner triangles).
+MIN_COVERAGE_TARGET = 0.5
+MAX_COVERAGE_TARGET = 1.0
+
+
+def check_coverage_target(value: object) -> float:
+    """``value`` as a coverage target (a share of the free area), or ``InvalidArgument`` naming the range.
+
+    One check for every way in (the CLI's ``--coverage-target``, the server's plan body, the
+    Prefect flow's parameter, the Intent, ``Job``), so all refuse alike with INVALID_ARGUMENT.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidArgument(f"coverage target must be a number between {MIN_COVERAGE_TARGET} and {MAX_COVERAGE_TARGET}, got {value!r}")
+    if not MIN_COVERAGE_TARGET <= float(value) <= MAX_COVERAGE_TARGET:
+        raise InvalidArgument(
+            f"coverage target {float(value):g} is out of range: a share of the area between "
+            f"{MIN_COVERAGE_TARGET:g} and {MAX_COVERAGE_TARGET:g} (e.g. 0.995 for 99.5 %)"
+        )
+    return float(value)
+
 
 @dataclass(frozen=True)
 class Job:
@@ -142,8 +175,7 @@ class Job:
             raise InvalidArgument(f"side_overlap must be in [0, 1), got {self.side_overlap}")
         if finite("hover_s") < 0:
             raise InvalidArgument(f"hover_s must be >= 0 s, got {self.hover_s}")
-        if not 0.0 < finite("coverage_target") <= 1.0:
-            raise InvalidArgument(f"coverage_target must be in (0, 1], got {self.coverage_target}")
+        check_coverage_target(finite("coverage_target"))
         if not finite("max_area_m2") > 0:
             raise InvalidArgument(f"max_area_m2 must be > 0, got {self.max_area_m2}")
 

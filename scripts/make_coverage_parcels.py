@@ -15,6 +15,9 @@ EPSG:3067 minus a round origin) with the OSM attribution.
 * ``corridor_bends``: a road path through the street graph buffered to an 80 m
   wide corridor, the path chosen with at least five bends of more than 25°.
 * ``star7``: a seven-pointed star (not from OSM), 320 m tip radius, 150 m inner.
+
+A second parcel of each class (``*_b``: the best choice away from the first, and a
+sharper, turned star) checks that the planner generalises beyond the first five.
 """
 
 from __future__ import annotations
@@ -74,12 +77,19 @@ def _write(name: str, poly: Polygon, swath: float, note: str) -> None:
     print(name, round(poly.area), "holes", len(poly.interiors))
 
 
-def industrial(buildings) -> None:
+def _apart(geom, taken, share: float = 0.2) -> bool:
+    """Whether ``geom`` shares at most ``share`` of its area with ``taken`` (the first parcel of its class)."""
+    return taken is None or geom.intersection(taken).area <= share * geom.area
+
+
+def industrial(buildings, name: str = "industrial_block", taken=None):
     # the box with the most separate building clusters near 30
     best = None
     for x0 in range(400, 1100, 40):
         for y0 in range(500, 2000, 40):
             b = box(x0, y0, x0 + 560, y0 + 420)
+            if not _apart(b, taken, 0.35):  # the dense blocks are few: a second box may share a third
+                continue
             inside = [g.buffer(3.0, join_style="mitre") for _, g in buildings if b.buffer(-10).contains(g)]
             if not inside:
                 continue
@@ -90,35 +100,41 @@ def industrial(buildings) -> None:
             if best is None or score < best[0] or (score == best[0] and u.area < best[2].area):
                 best = (score, b, u, n)
     _, b, u, n = best
-    _write("industrial_block", b.difference(u), 40.0, f"OSM: 560 x 420 m box, {n} building clusters (3 m margin) as holes")
+    _write(name, b.difference(u), 40.0, f"OSM: 560 x 420 m box, {n} building clusters (3 m margin) as holes")
+    return b
 
 
-def field_group(landuse) -> None:
+def field_group(landuse, name: str = "field_group", taken=None):
     best = None
     for x0 in range(300, 1100, 50):
         for y0 in range(400, 2100, 50):
             w = box(x0, y0, x0 + 700, y0 + 600)
+            if not _apart(w, taken):
+                continue
             parts = [g for _, g in landuse if w.contains(g)]
             if len(parts) < 5:
                 continue
             u = shapely.union_all(parts).buffer(12, join_style="mitre").buffer(-12, join_style="mitre")
             big = max(shapely.get_parts(u), key=lambda g: g.area)
             big = Polygon(big.exterior).simplify(2.0)
-            if best is None or big.area > best.area:
+            if _apart(big, taken) and (best is None or big.area > best.area):
                 best = big
-    _write("field_group", best, 40.0, "OSM: landuse polygons of a 700 x 600 m window, closed over the streets")
+    _write(name, best, 40.0, "OSM: landuse polygons of a 700 x 600 m window, closed over the streets")
+    return best
 
 
-def residential(landuse, buildings) -> None:
-    res = [g for p, g in landuse if p.get("landuse") == "residential"]
+def residential(landuse, buildings, name: str = "residential_small_hole", taken=None):
+    res = [g for p, g in landuse if p.get("landuse") == "residential" and _apart(g, taken)]
     with_hole = [(g, [b for _, b in buildings if g.buffer(-3).contains(b)]) for g in res]
     poly, inside = max(((g, i) for g, i in with_hole if i), key=lambda t: t[0].area)
     small = min(inside, key=lambda g: g.area)
-    _write("residential_small_hole", poly.difference(small.buffer(2.0, join_style="mitre")), 20.0,
-           "OSM: the largest residential landuse polygon, its smallest building (2 m margin) as the hole")
+    which = "largest" if taken is None else "largest other"
+    _write(name, poly.difference(small.buffer(2.0, join_style="mitre")), 20.0,
+           f"OSM: the {which} residential landuse polygon, its smallest building (2 m margin) as the hole")
+    return poly
 
 
-def corridor(roads) -> None:
+def corridor(roads, name: str = "corridor_bends", taken=None):
     g = nx.Graph()
     for p, geom in roads:
         c = list(geom.coords)
@@ -145,22 +161,24 @@ def corridor(roads) -> None:
                 if turn > 25 and math.dist(p, q) > 60 and math.dist(q, r) > 60:
                     bends += 1
             poly = line.buffer(40.0, join_style="mitre", mitre_limit=2.0)
-            if poly.geom_type != "Polygon" or poly.interiors:
+            if poly.geom_type != "Polygon" or poly.interiors or not _apart(poly, taken):
                 continue
             key = (bends >= 5, -abs(bends - 5), -line.length)
             if best is None or key > best[0]:
                 best = (key, poly, bends, line.length)
     _, poly, bends, length = best
-    _write("corridor_bends", poly, 40.0, f"OSM: street path {length:.0f} m with {bends} bends > 25°, buffered to 80 m")
+    _write(name, poly, 40.0, f"OSM: street path {length:.0f} m with {bends} bends > 25°, buffered to 80 m")
+    return poly
 
 
-def star() -> None:
+def star(name: str = "star7", tip: float = 320.0, inner: float = 150.0, turn_deg: float = 0.0) -> None:
     pts = []
     for k in range(14):
-        r = 320.0 if k % 2 == 0 else 150.0
-        a = math.pi / 2 + k * math.pi / 7
+        r = tip if k % 2 == 0 else inner
+        a = math.pi / 2 + math.radians(turn_deg) + k * math.pi / 7
         pts.append((r * math.cos(a), r * math.sin(a)))
-    _write("star7", Polygon(pts), 40.0, "synthetic seven-pointed star, tips 320 m, inner corners 150 m")
+    turned = f", turned {turn_deg:g}°" if turn_deg else ""
+    _write(name, Polygon(pts), 40.0, f"synthetic seven-pointed star, tips {tip:g} m, inner corners {inner:g} m{turned}")
 
 
 def main() -> None:
@@ -168,11 +186,16 @@ def main() -> None:
     landuse = _load("helsinki_landuse.geojson")
     buildings = _load("helsinki_buildings.geojson")
     roads = _load("helsinki_roads.geojson")
-    industrial(buildings)
-    field_group(landuse)
-    residential(landuse, buildings)
-    corridor(roads)
+    first = industrial(buildings)
+    industrial(buildings, "industrial_block_b", first)
+    first = field_group(landuse)
+    field_group(landuse, "field_group_b", first)
+    first = residential(landuse, buildings)
+    residential(landuse, buildings, "residential_small_hole_b", first)
+    first = corridor(roads)
+    corridor(roads, "corridor_bends_b", first)
     star()
+    star("star7_b", 380.0, 130.0, 11.0)
 
 
 if __name__ == "__main__":

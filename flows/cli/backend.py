@@ -39,7 +39,7 @@ class Backend:
 
     mode = "local"
 
-    def plan(self, text: str, region: str | None, area: Any) -> dict[str, Any]: raise NotImplementedError
+    def plan(self, text: str, region: str | None, area: Any, coverage_target: float | None = None) -> dict[str, Any]: raise NotImplementedError
     def drafts(self, limit: int) -> dict[str, Any]: raise NotImplementedError
     def show(self, draft_id: str, version: int | None) -> dict[str, Any]: raise NotImplementedError
     def diff(self, draft_id: str, v1: int, v2: int) -> dict[str, Any]: raise NotImplementedError
@@ -91,11 +91,11 @@ class LocalBackend(Backend):
         """Run one command body and write its audit row (with ``mode``/``identity``), whatever the outcome."""
         started = datetime.now(timezone.utc)
         t0 = time.perf_counter()
-        code = "OK"
+        code, message = "OK", None
         try:
             return self._stamp(work())
         except SortieError as exc:
-            code = exc.code
+            code, message = exc.code, exc.message
             raise
         except BaseException as exc:
             code = "INTERNAL" if isinstance(exc, Exception) else type(exc).__name__
@@ -107,7 +107,7 @@ class LocalBackend(Backend):
                         actor=self.actor_id, command=command,
                         args={**args, "mode": "local", "identity": "asserted"},
                         result_code=code, duration_s=time.perf_counter() - t0, started=started,
-                        draft_id=args.get("draft_id"),
+                        draft_id=args.get("draft_id"), message=message,
                     )
                 except (LedgerUnavailable, SortieError):
                     pass  # the ledger itself is the problem; the command's own error is what the user needs
@@ -119,10 +119,10 @@ class LocalBackend(Backend):
 
     # -- operations
 
-    def plan(self, text: str, region: str | None, area: Any) -> dict[str, Any]:
+    def plan(self, text: str, region: str | None, area: Any, coverage_target: float | None = None) -> dict[str, Any]:
         return self._svc().plan_draft(
             text=text, region_id=region, area_geojson=area, requested_by=self._actor(), world_dir=self.world,
-            now=self._now(), rules_path=self.rules, ledger=self.ledger,
+            now=self._now(), rules_path=self.rules, ledger=self.ledger, coverage_target=coverage_target,
         ).to_dict()
 
     def drafts(self, limit: int) -> dict[str, Any]:

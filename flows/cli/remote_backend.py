@@ -31,11 +31,11 @@ class RemoteBackend:
     def from_env(cls, url: str | None = None) -> RemoteBackend:
         return cls(SortieClient.from_env(url))
 
-    def plan(self, text: str, region: str | None, area: Any) -> dict[str, Any]:
+    def plan(self, text: str, region: str | None, area: Any, coverage_target: float | None = None) -> dict[str, Any]:
         import json
 
         doc = json.loads(area) if isinstance(area, str) else area
-        return self.client.plan(text, region, doc)
+        return self.client.plan(text, region, doc, coverage_target=coverage_target)
 
     def drafts(self, limit: int) -> dict[str, Any]:
         return self.client.drafts(limit)

@@ -40,6 +40,13 @@ def render_draft(d: dict[str, Any]) -> None:
         f"{'; '.join(map(str, seen['clarifications_answered'])) or 'none'}",
         markup=False, highlight=False,
     )
+    cov = d.get("coverage")
+    if cov:
+        console.print(
+            f"coverage: images {cov['reached']:.1%} of the free area; target {cov['target']:.1%} "
+            + ("met" if cov["met"] else "NOT met (the map shows what stays dark)"),
+            markup=False, highlight=False,
+        )
     if d.get("sorties"):
         from rich.table import Table
 
@@ -74,6 +81,14 @@ def render_draft(d: dict[str, Any]) -> None:
             f"  {a['decision'].lower()} by {a['approver']} at {a['created_time']}"
             + (f", expires {a['expires_time']}" if a.get("expires_time") else "")
             + (f": {a['comment']}" if a.get("comment") else ""),
+            markup=False,
+            highlight=False,
+        )
+    for r in notes.get("refused") or []:
+        console.print(
+            f"  refused: {r['command']} by {r['actor']} ({r.get('identity') or '?'}"
+            + (f", {r['via']}" if r.get("via") else "") + f") at {r['time']}: {r['code']}"
+            + (f" {r['why']}" if r.get("why") else ""),
             markup=False,
             highlight=False,
         )

@@ -69,6 +69,21 @@ def _resume(draft: dict[str, Any], actor: str | None, decision: str, comment: st
     return None if run_id is None else str(run_id)
 
 
+def _decide(b: Backend, decision: str, draft_id: str, version: int, comment: str,
+            call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Record the decision, then wake the waiting run. A decision that came after the version's deadline is
+    refused and the ledger EXPIRED the version: the waiting run is woken too, so it ends EXPIRED at once."""
+    try:
+        out = call()
+    except SortieError as exc:
+        if isinstance(exc.details, dict) and exc.details.get("state") == "EXPIRED":
+            _resume({"draft_id": draft_id, "version": version}, b.actor_id if isinstance(b, LocalBackend) else None,
+                    "reject", f"expired: {exc.message}"[:500])
+        raise
+    out["resumed_run"] = _resume(out, _decided_by(b, out), decision, comment)
+    return out
+
+
 def _decided_by(b: Backend, out: dict[str, Any]) -> str | None:
     """Who decided: the asserted user locally, the approver the server recorded otherwise."""
     if isinstance(b, LocalBackend):
@@ -85,6 +100,10 @@ def plan_cmd(
     what_if: Annotated[bool, typer.Option(
         "--what-if", help="Plan on this world and time without recording anything (works with or without a server)."
     )] = False,
+    coverage_target: Annotated[float | None, typer.Option(
+        "--coverage-target",
+        help="Area surveys: the share of the free area the sweeps must image, 0.5-1.0 (default 0.99; e.g. 0.995).",
+    )] = None,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
@@ -93,7 +112,7 @@ def plan_cmd(
 ) -> None:
     """Extract, plan inside the rule set's limits, evaluate and record a draft (no Prefect server needed)."""
     args = {"text": text, "region": region, "area": str(area) if area else None, "world": world, "now": now,
-            "rules": rules}
+            "rules": rules, "coverage_target": coverage_target}
     if what_if:
         def body() -> dict[str, Any]:
             import os
@@ -106,7 +125,8 @@ def plan_cmd(
             area_doc = None if area is None else Path(area).read_text(encoding="utf-8") if Path(area).is_file() else area
             with _spinner("planning (what-if)…", as_json):
                 out = service.what_if(text=text, region_id=region, area_geojson=area_doc, requested_by=who,
-                                      world_dir=world, now=resolve_now(now), rules_path=rules)
+                                      world_dir=world, now=resolve_now(now), rules_path=rules,
+                                      coverage_target=coverage_target)
             return {**out, "mode": "what-if", "identity": "asserted"}
 
         run(body, as_json, render_draft)
@@ -114,7 +134,7 @@ def plan_cmd(
 
     def work(b: Backend) -> dict[str, Any]:
         with _spinner("planning…", as_json):
-            return b.plan(text, region, None if area is None else _area_doc(area))
+            return b.plan(text, region, None if area is None else _area_doc(area), coverage_target)
 
     _go("plan", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now, rules=rules)
 
@@ -203,9 +223,7 @@ def approve_cmd(
     args = {"draft_id": draft_id, "version": version, "plan_hash": plan_hash, "comment": comment, "now": now}
 
     def work(b: Backend) -> dict[str, Any]:
-        out = b.approve(draft_id, version, plan_hash, comment)
-        out["resumed_run"] = _resume(out, _decided_by(b, out), "approve", comment)
-        return out
+        return _decide(b, "approve", draft_id, version, comment, lambda: b.approve(draft_id, version, plan_hash, comment))
 
     _go("approve", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
 
@@ -224,9 +242,7 @@ def reject_cmd(
     args = {"draft_id": draft_id, "version": version, "reason": reason, "now": now}
 
     def work(b: Backend) -> dict[str, Any]:
-        out = b.reject(draft_id, version, reason)
-        out["resumed_run"] = _resume(out, _decided_by(b, out), "reject", reason)
-        return out
+        return _decide(b, "reject", draft_id, version, reason, lambda: b.reject(draft_id, version, reason))
 
     _go("reject", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
 

@@ -39,13 +39,14 @@ def _client() -> SortieClient:
     return SortieClient.from_env()
 
 
-def plan(text: str, region_id: str | None, area: dict[str, Any] | None, requested_by: str) -> dict[str, Any]:
+def plan(text: str, region_id: str | None, area: dict[str, Any] | None, requested_by: str,
+         coverage_target: float | None = None) -> dict[str, Any]:
     """Plan through the server on behalf of the requester (recorded as asserted by this service token)."""
-    return _client().plan(text, region_id, area, on_behalf_of=requested_by)
+    return _client().plan(text, region_id, area, on_behalf_of=requested_by, coverage_target=coverage_target)
 
 
 def draft_state(draft_id: str, version: int) -> dict[str, Any]:
-    """The same fields ``flows.orchestration.mission_flows._draft_state`` reads from a local ledger."""
+    """The same fields ``flows.orchestration.ledger_access.draft_state`` reads from a local ledger."""
     d = _client().show(draft_id, int(version))
     return {k: d.get(k) for k in ("draft_id", "version", "row_version", "plan_hash", "verdict", "requested_by",
                                   "created_time")} | {"state": d["status"]}

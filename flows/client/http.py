@@ -80,10 +80,12 @@ class SortieClient:
         return self.request("GET", "/v1/whoami")
 
     def plan(self, text: str, region_id: str | None = None, area: dict[str, Any] | None = None,
-             on_behalf_of: str | None = None) -> dict[str, Any]:
+             on_behalf_of: str | None = None, coverage_target: float | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"text": text, "region_id": region_id, "area": area}
         if on_behalf_of:
             body["on_behalf_of"] = on_behalf_of
+        if coverage_target is not None:
+            body["coverage_target"] = coverage_target
         return self.request("POST", "/v1/plan", body=body)
 
     def drafts(self, limit: int = 50) -> dict[str, Any]:

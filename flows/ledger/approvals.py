@@ -1,5 +1,13 @@
 """Approvals: the approval policy (four-eyes, tenant/region role, stale versions, blocking findings,
-expiry) and the approval rows.
+expiry, the decision deadline) and the approval rows.
+
+The decision deadline is a property of the approval request itself: a version
+must be decided within ``window`` (the policy's approval window, 30 min by
+default) of being recorded, judged on the deciding caller's clock. Every path
+(CLI, server, the Prefect form) decides through :meth:`ApprovalsRoom.approve`
+or ``reject``, so a decision after the deadline is refused — and the version
+becomes EXPIRED in the same transaction — whether or not a scheduled expiry
+run exists; that run only makes the expiry visible sooner.
 
 Why a room: the policy decides inside the same transaction that writes the
 decision, so two approvers racing (or an approve racing a replan) cannot both
@@ -22,9 +30,17 @@ from flows.ledger.states import apply_transition
 from flows.ledger.store import Store, kill_point
 from planner.errors import ApprovalInvalid, ApprovalRequired, ApprovalStale, Conflict, Forbidden, InvalidArgument, NotFound
 
-__all__ = ["APPROVAL_TTL", "ApprovalsRoom", "approval_statement", "IDENTITY_PROOFS"]
+__all__ = ["APPROVAL_TTL", "ApprovalsRoom", "approval_statement", "IDENTITY_PROOFS", "DEADLINE_ACTOR",
+           "decide_by"]
 
 APPROVAL_TTL = timedelta(minutes=30)
+#: The actor of a DRAFT → EXPIRED change the ledger makes when a decision arrives after the deadline.
+DEADLINE_ACTOR = "ledger:deadline"
+
+
+def decide_by(draft: DraftRecord, window: timedelta = APPROVAL_TTL) -> datetime:
+    """When a version stops accepting decisions: its recording time plus the approval window."""
+    return datetime.fromisoformat(draft.created_time) + window
 
 #: How the approver's identity was established: asserted (local mode, ``--as``), a per-user token, token + TOTP
 #: (the authority's ``evidence["identity"]``, which takes precedence, says ``totp`` for the last).
@@ -75,6 +91,7 @@ class ApprovalsRoom(Store):
         four_eyes: bool = True,
         identity_proof: str = "asserted",
         evidence: Mapping[str, Any] | None = None,
+        window: timedelta = APPROVAL_TTL,
     ) -> ApprovalRecord:
         """Approve one draft version bound to its plan hash, or raise.
 
@@ -84,7 +101,9 @@ class ApprovalsRoom(Store):
         plan hash that is not this version's; ``Forbidden`` for a missing role or
         (four-eyes) the requester approving their own draft; ``Conflict`` for a
         rejected, expired, waiting or already (validly) approved draft, or a
-        concurrent decision that won first.
+        concurrent decision that won first; ``ApprovalStale`` after the decision
+        deadline (``window`` after the version was recorded; the version is
+        EXPIRED then, committed, before the refusal is raised).
         """
         return self._decide(
             draft_id,
@@ -99,6 +118,7 @@ class ApprovalsRoom(Store):
             four_eyes=four_eyes,
             identity_proof=identity_proof,
             evidence=evidence,
+            window=window,
         )
 
     def reject(
@@ -112,8 +132,9 @@ class ApprovalsRoom(Store):
         now: datetime,
         identity_proof: str = "asserted",
         evidence: Mapping[str, Any] | None = None,
+        window: timedelta = APPROVAL_TTL,
     ) -> ApprovalRecord:
-        """Reject one draft version (DRAFT or WAITING_RESOURCE).
+        """Reject one draft version (DRAFT or WAITING_RESOURCE) before its decision deadline.
 
         An APPROVED version is not rejected (so a racing approve and reject
         cannot both win); it expires, or a replan supersedes it.
@@ -133,6 +154,7 @@ class ApprovalsRoom(Store):
             four_eyes=False,
             identity_proof=identity_proof,
             evidence=evidence,
+            window=window,
         )
 
     def _decide(
@@ -150,13 +172,14 @@ class ApprovalsRoom(Store):
         four_eyes: bool,
         identity_proof: str,
         evidence: Mapping[str, Any] | None = None,
+        window: timedelta = APPROVAL_TTL,
     ) -> ApprovalRecord:
-        if ttl <= timedelta(0):
+        if ttl <= timedelta(0) or window <= timedelta(0):
             raise InvalidArgument("the approval time-to-live must be positive")
         if identity_proof not in IDENTITY_PROOFS:
             raise InvalidArgument(f"identity proof {identity_proof!r}: expected one of {', '.join(IDENTITY_PROOFS)}")
 
-        def work(con: duckdb.DuckDBPyConnection) -> ApprovalRecord:
+        def work(con: duckdb.DuckDBPyConnection) -> ApprovalRecord | str:
             draft = self._get(con, draft_id, version)
             latest = self._get(con, draft_id, None)
             if draft.state == "SUPERSEDED" or latest.version != draft.version:
@@ -170,6 +193,12 @@ class ApprovalsRoom(Store):
                     f"{approver_id} may not approve drafts of tenant {draft.tenant}"
                     f"{'' if draft.region_id is None else f' in region {draft.region_id}'}"
                 )
+            deadline = decide_by(draft, window)
+            if draft.state in ("DRAFT", "WAITING_RESOURCE") and now >= deadline:
+                why = (f"not decided by its deadline {_iso(deadline)} ({int(window.total_seconds())} s after it was "
+                       f"planned); {approver_id}'s {decision.lower()[:-1]} came at {_iso(now)}")
+                apply_transition(con, draft, "EXPIRED", actor=DEADLINE_ACTOR, reason=why, now=now)
+                return f"draft {draft_id} v{version} is EXPIRED: {why}; replan it"
             if decision == "APPROVED":
                 if draft.state == "WAITING_RESOURCE":
                     raise Conflict(f"draft {draft_id} v{version} is WAITING_RESOURCE: it has no plan to approve")
@@ -177,8 +206,8 @@ class ApprovalsRoom(Store):
                     raise Conflict(f"draft {draft_id} v{version} has no plan to approve")
                 if plan_hash is not None and plan_hash != draft.plan_hash:
                     raise ApprovalStale(
-                        f"plan hash {plan_hash[:12]}… is not the hash of draft {draft_id} v{version} "
-                        f"({draft.plan_hash[:12]}…): the plan you reviewed is not this one"
+                        f"plan hash {plan_hash} is not the hash of draft {draft_id} v{version} "
+                        f"({draft.plan_hash}): the plan you reviewed is not this one"
                     )
                 if draft.verdict == "block":
                     raise Conflict(
@@ -249,7 +278,10 @@ class ApprovalsRoom(Store):
             kill_point("ledger:approve:in_transaction")
             return record
 
-        return self._write(work, what=f"{decision.lower()} {draft_id} v{version}")
+        out = self._write(work, what=f"{decision.lower()} {draft_id} v{version}")
+        if isinstance(out, str):  # the deadline passed: EXPIRED is committed, the decision refused
+            raise ApprovalStale(out, details={"draft_id": draft_id, "version": int(version), "state": "EXPIRED"})
+        return out
 
     @staticmethod
     def _valid_approval(
@@ -278,8 +310,8 @@ class ApprovalsRoom(Store):
             if last.plan_hash != draft.plan_hash:
                 # A version's plan hash never changes (a replan makes a new version): this is an edited row.
                 raise ApprovalInvalid(
-                    f"the approval of {draft.draft_id} v{draft.version} names plan hash {str(last.plan_hash)[:12]}…, "
-                    f"but the version's plan hash is {str(draft.plan_hash)[:12]}…: the ledger was edited after "
+                    f"the approval of {draft.draft_id} v{draft.version} names plan hash {last.plan_hash}, "
+                    f"but the version's plan hash is {draft.plan_hash}: the ledger was edited after "
                     "approval; nothing was sent"
                 )
             raise ApprovalStale(

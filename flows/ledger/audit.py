@@ -1,5 +1,10 @@
 """Audit: one row per CLI command — who ran what (hash + redacted copy of the arguments), the result,
-how long it took.
+why it was refused, how long it took.
+
+Refused decisions are read back per draft (:meth:`AuditRoom.refusals`): a
+self-approval attempt, a wrong plan hash or a junk form input stays visible
+on the draft (``sortie show``), whichever path it came through (CLI, server,
+the Prefect approval form).
 
 Why a room: redaction (secret-looking keys masked, long text cut) must be the
 same for every command, and the audit is written even when the command failed.
@@ -13,10 +18,14 @@ from typing import Any
 
 import duckdb
 
-from flows.ledger.records import _dumps, _iso, sha256_json
+from flows.ledger.records import _AUDIT_COLS, AuditRecord, _audit, _dumps, _iso, sha256_json
 from flows.ledger.store import Store
 
-__all__ = ["AuditRoom", "redact"]
+__all__ = ["AuditRoom", "redact", "DECISION_COMMANDS"]
+
+#: The audited commands that decide (or try to decide) on a version, on every path.
+DECISION_COMMANDS = ("approve", "reject", "server.approve", "server.reject", "server.approve.totp",
+                     "server.reject.totp", "prefect.approve", "prefect.reject", "prefect.approval-wait")
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "authorization", "credential")
 
@@ -53,13 +62,15 @@ class AuditRoom(Store):
         duration_s: float,
         started: datetime,
         draft_id: str | None = None,
+        message: str | None = None,
     ) -> None:
-        """One audit row: who ran what (hash + redacted copy of the arguments), the result, how long."""
+        """One audit row: who ran what (hash + redacted copy of the arguments), the result (and, refused, why),
+        how long."""
 
         def work(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(
                 "INSERT INTO audit (actor, command, args_sha256, args_redacted, result_code, duration_ms, "
-                "started_time, draft_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "started_time, draft_id, result_message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     actor,
                     command,
@@ -69,7 +80,24 @@ class AuditRoom(Store):
                     round(duration_s * 1000.0, 3),
                     _iso(started),
                     draft_id,
+                    None if message is None else str(redact(message)),
                 ],
             )
 
         self._write(work, what=f"audit {command}")
+
+    def refusals(self, draft_id: str, version: int | None = None) -> list[AuditRecord]:
+        """The refused decision attempts on a draft (a version's, when given), oldest first."""
+
+        def work(con: duckdb.DuckDBPyConnection) -> list[AuditRecord]:
+            rows = con.execute(
+                f"SELECT {_AUDIT_COLS} FROM audit WHERE draft_id = ? AND result_code <> 'OK' AND command IN "
+                f"({', '.join('?' * len(DECISION_COMMANDS))}) ORDER BY audit_id",
+                [draft_id, *DECISION_COMMANDS],
+            ).fetchall()
+            out = [_audit(r) for r in rows]
+            if version is None:
+                return out
+            return [r for r in out if r.args_redacted.get("version") in (None, int(version))]
+
+        return self._read(work, [])

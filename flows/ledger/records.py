@@ -202,6 +202,7 @@ class AuditRecord:
     duration_ms: float
     started_time: str
     draft_id: str | None
+    result_message: str | None = None  # why it was refused (schema 4; None for OK and for older rows)
 
 
 @dataclass(frozen=True)
@@ -226,7 +227,8 @@ _DISPATCH_COLS = (
 )
 _EVENT_COLS = "event_id, draft_id, version, actor, from_state, to_state, reason, event_time, row_version"
 _AUDIT_COLS = (
-    "audit_id, actor, command, args_sha256, args_redacted, result_code, duration_ms, started_time, draft_id"
+    "audit_id, actor, command, args_sha256, args_redacted, result_code, duration_ms, started_time, draft_id, "
+    "result_message"
 )
 
 

@@ -134,6 +134,13 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        4,
+        "audit rows say why a command was refused (a self-approval attempt is auditable)",
+        """
+        ALTER TABLE audit ADD COLUMN result_message VARCHAR;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = max(number for number, _, _ in MIGRATIONS)

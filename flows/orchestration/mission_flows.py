@@ -33,22 +33,32 @@ Before waiting, the gate asks the ledger: a version already APPROVED (say by
 SUPERSEDED ends the run; a draft with blocking findings ends it as BLOCKED
 (the ledger would refuse every approval: replan it). An input is validated again with every constraint
 (``with_initial_data`` drops them), must name this draft version and plan
-hash, and goes through the ledger's own checks (approver role, four-eyes);
-a refused input is logged and the run waits again (bounded attempts).
+hash, and goes through the ledger's own checks (approver role, four-eyes,
+the decision deadline). How an input is answered, remembered across restarts
+and bounded, and the named state a run ends in (DISPATCHED, REJECTED,
+EXPIRED, REFUSED, CANCELLED, …): ``flows.orchestration.approval_wait``.
+
+Who dispatches: the run's ``dispatcher`` (``dispatched_by`` of
+``dispatch_mission``) when named — checked for the dispatcher role before the
+run waits — else the approver, and then an approval from someone without the
+dispatcher role is refused at the form (it would never fly). A run never
+records an approval it cannot dispatch.
 
 Expiry
 ------
 A timed-out Prefect pause always ends the run Failed (FACTS), so Prefect's
 timeout is only a safety net here, set well past the approval window. The
-window itself is enforced by us: at the deadline the draft goes DRAFT →
+window itself is enforced by the ledger (a decision after the version's
+deadline is refused on every path and EXPIRES it) and made visible by us: at the deadline the draft goes DRAFT →
 EXPIRED in the ledger (a conditional transition, so it loses cleanly to an
 approval that came first) and the waiting run is resumed; it re-reads the
-ledger, sees EXPIRED and completes normally. The deadline is armed by a timer
+ledger, sees EXPIRED and ends as EXPIRED. The deadline is armed by a timer
 thread for a paused run, and by a scheduled run of the ``expire-draft``
 deployment for a suspended one (no process is left to hold a timer). The
 window is wall-clock time from the first time the run reached the gate
-(cached, so a restart does not extend it), independent of the ``now`` used
-for ledger stamps and rules, which may be fixed for a reproducible demo.
+(cached, so a restart does not extend it), and never later than the ledger's
+deadline of the version when the run uses the wall clock; a fixed ``now``
+(a reproducible demo) stamps the ledger and the rules only.
 """
 
 from __future__ import annotations
@@ -61,13 +71,21 @@ from typing import Any
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
-from prefect.flow_runs import pause_flow_run, suspend_flow_run
 
-from flows.orchestration.approval_input import approval_form, validate_approval
+from flows.orchestration.approval_input import approval_form
+from flows.orchestration.approval_wait import MAX_REFUSED_INPUTS, Gate, GateOps, ended, wait_for_decision
 from flows.orchestration.artifacts import publish_draft_artifact, summary_dict
 from flows.context import resolve_now, resolve_world_dir
+from flows.orchestration.ledger_access import audit_attempt as _audit_attempt
+from flows.orchestration.ledger_access import draft_state as _draft_state
+from flows.orchestration.ledger_access import last_approver as _last_approver
+from flows.orchestration.ledger_access import ledger as _ledger
+from flows.orchestration.ledger_access import may_dispatch as _may_dispatch
+from flows.orchestration.ledger_access import server as _server
+from flows.orchestration.ledger_access import service as _service
+from flows.orchestration.ledger_access import strands
 from flows.orchestration.resume import draft_tags, resume_waiting_run
-from planner.errors import InvalidArgument, SortieError
+from planner.errors import Forbidden, InvalidArgument, SortieError
 
 __all__ = [
     "plan_mission",
@@ -75,6 +93,7 @@ __all__ = [
     "daily_patrol",
     "expire_draft",
     "expire_if_due",
+    "ended",
     "DEFAULT_APPROVAL_WINDOW_S",
     "DEFAULT_PATROL_TEXT",
     "EXPIRY_ACTOR",
@@ -87,7 +106,6 @@ DEFAULT_PATROL_TEXT = "巡一遍消防通道"
 EXPIRY_ACTOR = "prefect:expiry"
 #: Prefect's own pause timeout = our window + this; only fires if our expiry machinery is gone.
 SAFETY_MARGIN_S = 600
-MAX_APPROVAL_ATTEMPTS = 5
 TERMINAL_STATES = frozenset({"REJECTED", "EXPIRED", "SUPERSEDED", "WAITING_RESOURCE", "ABORTED", "SUCCEEDED",
                              "CANCELLED", "RECALLED"})
 DISPATCHED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "SUCCEEDED", "RECALLING", "RECALLED"})
@@ -96,47 +114,9 @@ DISPATCHED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "SUCCEEDED", "RECALLIN
 # --------------------------------------------------------------------------- helpers
 
 
-def _service() -> Any:
-    """flows.usecases.service, imported late so importing the flows stays cheap."""
-    from flows.usecases import service
-
-    return service
-
-
-def _ledger() -> Any:
-    from flows.ledger import open_ledger
-
-    return open_ledger()
-
-
 def _per_run_key(context: Any, parameters: dict[str, Any]) -> str:
     """Cache a task once per flow run: a resumed (restarted) run gets the first result back."""
     return f"sortie-{context.task.name}-{context.task_run.flow_run_id}"
-
-
-def _server() -> Any:
-    """``flows.client.flowops`` when the flows are clients of ``sortie server`` (``SORTIE_SERVER``), else None."""
-    from flows.client import flowops
-
-    return flowops if flowops.server_mode() else None
-
-
-def _draft_state(draft_id: str, version: int) -> dict[str, Any]:
-    if (srv := _server()) is not None:
-        return srv.draft_state(draft_id, version)
-    rec = _ledger().get_draft(draft_id, int(version))
-    return {
-        "draft_id": rec.draft_id,
-        "version": rec.version,
-        "state": rec.state,
-        "row_version": rec.row_version,
-        "plan_hash": rec.plan_hash,
-        "verdict": rec.verdict,
-        "requested_by": rec.requested_by,
-        "created_time": rec.created_time,
-        "request_text": rec.request_text,
-        "extractor": (rec.intent or {}).get("extractor"),
-    }
 
 
 def expire_if_due(draft_id: str, version: int, *, deadline_utc: datetime, now: datetime | None = None) -> str:
@@ -193,11 +173,12 @@ def plan_draft_task(
     requested_by: str,
     world: str | None,
     now: str | None,
+    coverage_target: float | None = None,
 ) -> dict[str, Any]:
     """Extract, plan, evaluate and record a draft (cached per flow run: a restart does not replan)."""
     if (srv := _server()) is not None:
         srv.refuse_local_inputs(world, now)
-        return srv.plan(text, region_id, area_geojson, requested_by)
+        return srv.plan(text, region_id, area_geojson, requested_by, coverage_target)
     summary = _service().plan_draft(
         text=text,
         region_id=region_id,
@@ -205,6 +186,7 @@ def plan_draft_task(
         requested_by=requested_by,
         world_dir=resolve_world_dir(world),
         now=resolve_now(now),
+        coverage_target=coverage_target,
     )
     return summary_dict(summary)
 
@@ -228,8 +210,16 @@ def deadline_task(window_s: int) -> str:
 
 
 @task(name="record-decision", cache_policy=NO_CACHE)
-def record_decision_task(decision: dict[str, Any], world: str | None, now: str | None) -> str:
-    """Record an approval or a rejection in the ledger through the service; returns the new state."""
+def record_decision_task(decision: dict[str, Any], world: str | None, now: str | None) -> dict[str, Any]:
+    """Record an approval or a rejection through the service: ``{"state"}``, or the ledger's refusal
+    ``{"refused": code, "message"}`` (returned, not raised: a refusal is an answer, not a crash)."""
+    try:
+        return {"state": _record_decision(decision, world, now)}
+    except SortieError as exc:
+        return {"refused": exc.code, "message": exc.message}
+
+
+def _record_decision(decision: dict[str, Any], world: str | None, now: str | None) -> str:
     if (srv := _server()) is not None:
         srv.refuse_local_inputs(world, now)
         return srv.decide(decision)
@@ -314,6 +304,18 @@ def _schedule_expiry_run(deployment: str, draft_id: str, version: int, deadline:
         return False
 
 
+def _deadline(window_s: int, state: dict[str, Any], now: str | None) -> str:
+    """The run's wall-clock deadline: its window from the gate, never past the ledger's own deadline of the
+    version (when the run stamps with the wall clock, the frame the ledger judges in)."""
+    from flows.ledger.approvals import APPROVAL_TTL
+
+    mine = deadline_task(window_s)
+    if now is not None or _server() is not None or not state.get("created_time"):
+        return mine
+    ledger = datetime.fromisoformat(state["created_time"]) + APPROVAL_TTL
+    return min(datetime.fromisoformat(mine), ledger).astimezone(timezone.utc).isoformat()
+
+
 def _gate_and_dispatch(
     draft_id: str,
     version: int,
@@ -326,19 +328,24 @@ def _gate_and_dispatch(
     dispatched_by: str | None,
     expiry_deployment: str,
     poll_interval_s: int,
+    max_refused_inputs: int = MAX_REFUSED_INPUTS,
 ) -> dict[str, Any]:
     """Wait for a valid decision on this draft version, record it, dispatch if approved."""
     logger = get_run_logger()
     state = read_draft_task(draft_id, version)
     outcome: dict[str, Any] = {"draft_id": draft_id, "version": version, "plan_hash": state["plan_hash"]}
     approver: str | None = None
+    local = _server() is None
+    if dispatched_by and local and not _may_dispatch(draft_id, version, dispatched_by, world):
+        raise Forbidden(f"{dispatched_by} does not hold the dispatcher role for draft {draft_id}; name a dispatcher "
+                        "who does (the run would wait for an approval it can never dispatch)")
 
     if state["state"] == "DRAFT" and state["verdict"] == "block":
         # The ledger refuses to approve a plan with blocking findings: waiting would only run out the clock.
         logger.warning("draft %s v%s has blocking findings; replan it (see its artifact)", draft_id, version)
-        return outcome | {"outcome": "BLOCKED", "state": "DRAFT"}
+        return outcome | {"outcome": "BLOCKED", "state": "DRAFT", "message": "blocking findings: replan it"}
     if state["state"] == "DRAFT":
-        deadline = deadline_task(approval_window_s)
+        deadline = _deadline(approval_window_s, state, now)
         if expire_task(draft_id, version, deadline, now) == "EXPIRED":
             return outcome | {"outcome": "EXPIRED", "state": "EXPIRED"}
         _tag_run(draft_id, version)
@@ -356,41 +363,32 @@ def _gate_and_dispatch(
             timer.start()
         form = approval_form(draft_id, version, state["plan_hash"] or "", request_text=state.get("request_text"),
                              extractor=state.get("extractor"))
+        gate = Gate(draft_id, version, state["plan_hash"] or "", deadline, bool(suspend), remaining_s + SAFETY_MARGIN_S,
+                    poll_interval_s, max(1, int(max_refused_inputs)), dispatched_by, not local)
+        ops = GateOps(
+            state=lambda: expire_task(draft_id, version, deadline, now),
+            record=lambda d: record_decision_task(d, world, now),
+            strands=lambda user: strands(draft_id, version, user, world),
+            audit=_audit_attempt(draft_id, version),
+        )
         try:
-            for attempt in range(1, MAX_APPROVAL_ATTEMPTS + 1):
-                key = f"approval-{attempt}"
-                if suspend:
-                    raw = suspend_flow_run(wait_for_input=form, timeout=remaining_s + SAFETY_MARGIN_S, key=key)
-                else:
-                    raw = pause_flow_run(wait_for_input=form, timeout=remaining_s + SAFETY_MARGIN_S,
-                                         poll_interval=poll_interval_s, key=key)
-                current = read_draft_task(draft_id, version)["state"]
-                if current != "DRAFT":
-                    logger.info("draft %s v%s is %s in the ledger", draft_id, version, current)
-                    break
-                try:
-                    decision = validate_approval(raw)
-                    if (decision.draft_id, decision.version, decision.plan_hash) != (draft_id, version, state["plan_hash"]):
-                        raise InvalidArgument(
-                            f"the input is for {decision.draft_id} v{decision.version} plan {decision.plan_hash[:12]}…, "
-                            f"this run waits for {draft_id} v{version} plan {(state['plan_hash'] or '')[:12]}…"
-                        )
-                    current = record_decision_task(decision.model_dump(), world, now)
-                    approver = decision.approver
-                    break
-                except SortieError as exc:
-                    logger.warning("approval attempt %d refused: %s; waiting again", attempt, exc)
-            else:
-                return outcome | {"outcome": "NO_VALID_DECISION", "state": current}
+            decided = wait_for_decision(gate, ops, form, logger)
         finally:
             if timer is not None:
                 timer.cancel()
+        if decided.get("outcome") == "REFUSED":
+            return outcome | decided
+        approver = decided.get("approver")
         state = read_draft_task(draft_id, version)
 
     if state["state"] in TERMINAL_STATES or state["state"] == "DRAFT":
         return outcome | {"outcome": state["state"], "state": state["state"]}
     if state["state"] == "APPROVED" or state["state"] in DISPATCHED_STATES:
         actor = dispatched_by or approver or _last_approver(draft_id, version)
+        if local and state["state"] == "APPROVED" and not _may_dispatch(draft_id, version, actor, world):
+            return outcome | {"outcome": "NOT_DISPATCHED", "state": "APPROVED", "message": (
+                f"approved, but {actor} does not hold the dispatcher role and the run names no dispatcher: "
+                f"sortie dispatch {draft_id} --version {version} --as <a dispatcher>")}
         try:
             result = dispatch_task(draft_id, version, actor, world, now, dry_run, link)
         except SortieError:
@@ -400,24 +398,6 @@ def _gate_and_dispatch(
         final = read_draft_task(draft_id, version)["state"]
         return outcome | {"outcome": "DISPATCHED" if final in DISPATCHED_STATES else final, "state": final, "dispatch": result}
     return outcome | {"outcome": state["state"], "state": state["state"]}
-
-
-def _ended(result: dict[str, Any]) -> Any:
-    """A draft cancelled in the ledger (``sortie cancel``) ends its run as Prefect's CANCELLED, data kept."""
-    if result.get("outcome") != "CANCELLED":
-        return result
-    from prefect.states import Cancelled
-
-    return Cancelled(message=f"draft {result['draft_id']} v{result['version']} was cancelled in the ledger", data=result)
-
-
-def _last_approver(draft_id: str, version: int) -> str:
-    if (srv := _server()) is not None:
-        return srv.last_approver(draft_id, version)
-    approvals = [a for a in _ledger().approvals(draft_id, version) if a.decision == "APPROVED"]
-    if not approvals:
-        raise InvalidArgument(f"draft {draft_id} v{version} has no approval to dispatch under")
-    return approvals[-1].approver
 
 
 # --------------------------------------------------------------------------- flows
@@ -431,11 +411,19 @@ def plan_mission(
     area_geojson: dict[str, Any] | None = None,
     world: str | None = None,
     now: str | None = None,
+    coverage_target: float | None = None,
 ) -> dict[str, Any]:
-    """Plan a request into a recorded draft and publish its artifact ``draft-<id>-v<n>``."""
+    """Plan a request into a recorded draft and publish its artifact ``draft-<id>-v<n>``.
+
+    ``coverage_target`` (area surveys, 0.5-1.0) is the operator's; the default is the planner's 0.99.
+    """
     if (region_id is None) == (area_geojson is None):
         raise InvalidArgument("give exactly one of region_id and area_geojson")
-    summary = plan_draft_task(text, region_id, area_geojson, requested_by, world, now)
+    if coverage_target is not None:
+        from planner.job import check_coverage_target
+
+        check_coverage_target(coverage_target)  # a bad parameter fails the run before any task
+    summary = plan_draft_task(text, region_id, area_geojson, requested_by, world, now, coverage_target)
     key = publish_artifact_task(summary)
     return {k: summary.get(k) for k in ("draft_id", "version", "plan_hash", "status")} | {"artifact_key": key}
 
@@ -452,20 +440,23 @@ def dispatch_mission(
     dispatched_by: str | None = None,
     expiry_deployment: str = "expire-draft/sortie",
     poll_interval_s: int = 10,
-) -> dict[str, Any]:
+    max_refused_inputs: int = MAX_REFUSED_INPUTS,
+) -> Any:
     """Wait for the approval of one draft version, then dispatch it (exactly once, via the ledger).
 
     ``now`` (ISO 8601 with offset) fixes the time for ledger stamps and rules (a
     reproducible demo); the approval window is wall-clock seconds regardless.
-    ``dispatched_by`` must hold the dispatcher role (default: the approver).
+    ``dispatched_by`` must hold the dispatcher role (default: the approver, who then must hold it too).
     ``link`` overrides the drones' MAVLink links (one string, or per drone id).
-    ``dry_run`` checks everything and sends nothing.
+    ``dry_run`` checks everything and sends nothing. The run ends in a state named after the outcome
+    (``approval_wait.ended``; call with ``return_state=True`` to read one that is not Completed).
     """
     if int(version) < 1:
         raise InvalidArgument("version must be ≥ 1")
-    return _ended(_gate_and_dispatch(
+    return ended(_gate_and_dispatch(
         draft_id, int(version), world=world, now=now, approval_window_s=approval_window_s, dry_run=dry_run,
         link=link, dispatched_by=dispatched_by, expiry_deployment=expiry_deployment, poll_interval_s=poll_interval_s,
+        max_refused_inputs=max_refused_inputs,
     ))
 
 
@@ -481,17 +472,25 @@ def daily_patrol(
     link: str | dict[str, str] | None = None,
     expiry_deployment: str = "expire-draft/sortie",
     poll_interval_s: int = 10,
-) -> dict[str, Any]:
-    """Plan today's patrol of a region, publish the draft, wait for approval; dispatch only if approved."""
+    dispatcher: str | None = None,
+    max_refused_inputs: int = MAX_REFUSED_INPUTS,
+) -> Any:
+    """Plan today's patrol of a region, publish the draft, wait for approval; dispatch only if approved.
+
+    ``dispatcher`` names who dispatches the approved patrol (checked for the role before the run waits);
+    without one, the approver dispatches and an approval from someone without the dispatcher role is refused.
+    """
     summary = plan_draft_task(text, region_id, None, requested_by, world, now)
     key = publish_artifact_task(summary)
     if summary.get("plan_hash") is None:
-        return {k: summary.get(k) for k in ("draft_id", "version", "status")} | {"artifact_key": key, "outcome": summary.get("status")}
+        return ended({k: summary.get(k) for k in ("draft_id", "version", "status")}
+                     | {"artifact_key": key, "outcome": summary.get("status")})
     result = _gate_and_dispatch(
         summary["draft_id"], int(summary["version"]), world=world, now=now, approval_window_s=approval_window_s,
-        dry_run=dry_run, link=link, dispatched_by=None, expiry_deployment=expiry_deployment, poll_interval_s=poll_interval_s,
+        dry_run=dry_run, link=link, dispatched_by=dispatcher, expiry_deployment=expiry_deployment,
+        poll_interval_s=poll_interval_s, max_refused_inputs=max_refused_inputs,
     )
-    return _ended(result | {"artifact_key": key})
+    return ended(result | {"artifact_key": key})
 
 
 @flow(name="expire-draft")

@@ -10,18 +10,21 @@ process and the server validates the input against the form's schema.
 A waiting run is found by its tag ``draft:<id>:v<version>`` (the flow tags
 itself before it waits) and a Paused state (Prefect's Suspended is a Paused
 state by type). Nothing here may start Prefect's ephemeral server (~8 s,
-FACTS): without ``PREFECT_API_URL`` in the environment this is a no-op that
-imports nothing of Prefect.
+FACTS): without a ``PREFECT_API_URL`` this is a no-op. The URL may be in the
+environment or only in the active Prefect profile (``prefect config set
+PREFECT_API_URL=…`` writes the profile, FACTS): it is read through Prefect's
+settings, which only get imported when a profile file mentions it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-__all__ = ["draft_tags", "find_waiting_runs", "resume_waiting_run", "wake_cancelled_run"]
+__all__ = ["draft_tags", "find_waiting_runs", "resume_waiting_run", "wake_cancelled_run", "prefect_api_url"]
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +34,31 @@ def draft_tags(draft_id: str, version: int) -> list[str]:
     return [f"draft:{draft_id}", f"draft:{draft_id}:v{int(version)}"]
 
 
+def _profiles_path() -> Path:
+    explicit = os.environ.get("PREFECT_PROFILES_PATH", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    return Path(os.environ.get("PREFECT_HOME", "").strip() or "~/.prefect").expanduser() / "profiles.toml"
+
+
+def prefect_api_url() -> str | None:
+    """The Prefect API this process talks to: the environment's ``PREFECT_API_URL``, else the active profile's
+    (read through ``prefect.settings``, imported only when a profile file names the setting)."""
+    url = os.environ.get("PREFECT_API_URL", "").strip()
+    if url:
+        return url
+    try:
+        if "PREFECT_API_URL" not in _profiles_path().read_text(encoding="utf-8", errors="replace"):
+            return None
+    except OSError:
+        return None
+    from prefect.settings import get_current_settings
+
+    return (get_current_settings().api.url or "").strip() or None
+
+
 def _api_configured() -> bool:
-    return bool(os.environ.get("PREFECT_API_URL", "").strip())
+    return prefect_api_url() is not None
 
 
 def find_waiting_runs(draft_id: str, version: int) -> list[Any]:
@@ -73,7 +99,7 @@ def resume_waiting_run(
     """Resume the run waiting for this draft version with the decision as its input.
 
     Returns the resumed flow run's id, or ``None`` when there is nothing to do:
-    ``PREFECT_API_URL`` unset, the server unreachable, no run waiting, or the
+    no ``PREFECT_API_URL`` (environment or profile), the server unreachable, no run waiting, or the
     server refused the resume (for example the run's pause timed out). Never
     raises for those: the ledger already holds the decision, and a run that
     resumes later re-reads the ledger anyway.

@@ -83,11 +83,12 @@ def create_app(config: ServerConfig) -> Any:
     app.state.config, app.state.ledger, app.state.bus = config, ledger, bus
 
     def audit(actor: str | None, command: str, args: dict[str, Any], code: str, t0: float, started: datetime,
-              proof: str, draft_id: str | None = None) -> None:
+              proof: str, draft_id: str | None = None, message: str | None = None) -> None:
         try:
             ledger.audit(actor=actor, command=f"server.{command}",
                          args={**args, "mode": "server", "identity": proof, "clock": config.clock.describe()},
-                         result_code=code, duration_s=time.perf_counter() - t0, started=started, draft_id=draft_id)
+                         result_code=code, duration_s=time.perf_counter() - t0, started=started, draft_id=draft_id,
+                         message=message)
         except SortieError:
             pass  # the ledger is the problem; the request's own answer is what the caller needs
 
@@ -108,7 +109,7 @@ def create_app(config: ServerConfig) -> Any:
     def call(c: Caller, command: str, scope: str, args: dict[str, Any], work: Callable[[datetime], Any],
              *, draft_id: str | None = None, actor: Actor | None = None) -> dict[str, Any]:
         """Scope check, the use case at the server's time, an audit row either way, the stamped result."""
-        started, t0, code = datetime.now(timezone.utc), time.perf_counter(), "OK"
+        started, t0, code, message = datetime.now(timezone.utc), time.perf_counter(), "OK", None
         who = actor or c.actor
         try:
             if scope not in c.token.scopes:
@@ -119,14 +120,14 @@ def create_app(config: ServerConfig) -> Any:
             return {**out, "mode": "server", "identity": who.proof, "clock": config.clock.describe(),
                     "server_time": now.isoformat()}
         except SortieError as exc:
-            code = exc.code
+            code, message = exc.code, exc.message
             raise
         except Exception:
             code = "INTERNAL"
             raise
         finally:
             audit(who.id, command, {**args, "token_id": c.token.token_id, "caller": c.actor.id}, code, t0, started,
-                  who.proof, draft_id)
+                  who.proof, draft_id, message)
 
     def visible(c: Caller, draft_id: str) -> None:
         reading.check_visible(draft_id, c.actor, world_dir=config.world, ledger=ledger)
@@ -166,7 +167,7 @@ def create_app(config: ServerConfig) -> Any:
         def work(now: datetime) -> Any:
             return planning.plan_draft(text=body.text, region_id=body.region_id, area_geojson=body.area,
                                        requested_by=requester, world_dir=config.world, now=now, rules_path=config.rules,
-                                       ledger=ledger)
+                                       ledger=ledger, coverage_target=body.coverage_target)
 
         out = call(c, "plan", "plan", body.model_dump(), work, actor=requester)
         if out.get("created", True):
@@ -238,7 +239,7 @@ def create_app(config: ServerConfig) -> Any:
 
     # ------------------------------------------------------------------ decisions
 
-    def decider(c: Caller, totp: Any, what: str) -> Actor:
+    def decider(c: Caller, totp: Any, what: str, draft_id: str | None = None) -> Actor:
         """The token's user, or the approver proven by a one-time code (audited when refused)."""
         if totp is None:
             if "approve" not in c.token.scopes:
@@ -250,14 +251,14 @@ def create_app(config: ServerConfig) -> Any:
             totps.verify(totp.user, totp.code)
         except SortieError as exc:
             audit(totp.user, f"{what}.totp", {"caller": c.actor.id, "token_id": c.token.token_id}, exc.code, t0,
-                  started, "totp")
+                  started, "totp", draft_id, exc.message)
             raise
         return Actor(totp.user, "server", "totp")
 
     @app.post("/v1/drafts/{draft_id}/approve")
     def approve(draft_id: str, body: ApproveBody, c: Who) -> dict[str, Any]:
         visible(c, draft_id)
-        who = decider(c, body.totp, "approve")
+        who = decider(c, body.totp, "approve", draft_id)
 
         def work(now: datetime) -> Any:
             return decisions.approve(
@@ -274,11 +275,11 @@ def create_app(config: ServerConfig) -> Any:
     @app.post("/v1/drafts/{draft_id}/reject")
     def reject(draft_id: str, body: RejectBody, c: Who) -> dict[str, Any]:
         visible(c, draft_id)
-        who = decider(c, body.totp, "reject")
+        who = decider(c, body.totp, "reject", draft_id)
 
         def work(now: datetime) -> Any:
             return decisions.reject(draft_id, body.version, approver=who, reason=body.reason, now=now,
-                                    world_dir=config.world, ledger=ledger,
+                                    world_dir=config.world, policy=config.policy.current(), ledger=ledger,
                                     evidence={"clock": config.clock.describe(), "token_id": c.token.token_id})
 
         args = {"draft_id": draft_id, "version": body.version, "reason": body.reason}

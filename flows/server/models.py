@@ -23,6 +23,9 @@ class PlanBody(BaseModel):
     region_id: str | None = Field(default=None, max_length=200)
     area: dict[str, Any] | None = None
     on_behalf_of: str | None = Field(default=None, max_length=200, description="service tokens only: the requester")
+    coverage_target: float | None = Field(
+        default=None, description="area surveys: the share of the area to image, 0.5-1.0 (planner.job's range)"
+    )
 
 
 class Totp(BaseModel):

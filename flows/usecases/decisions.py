@@ -6,7 +6,14 @@ decide and apply: ``Ledger.approve``/``reject``, where the state machine, the
 plan-hash binding and four-eyes are checked inside one transaction. The
 approval row records how it was made: the mode (local | server), how the
 approver's identity was proven (asserted | token | totp), the policy applied
-and the world snapshot it was approved on.
+and the world snapshot it was approved on. The policy's approval window is
+also the version's decision deadline (``flows.ledger.approvals.decide_by``):
+a decision after it is refused on every path and the version is EXPIRED.
+
+``record_attempt`` is the audit row of a decision that came through a path
+without its own (the Prefect approval form): who, how their identity was
+proven, when, the outcome and — refused — why; the CLI and the server write
+the same row for their own commands.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.ledger import Ledger, kill_point
+from flows.ledger.approvals import decide_by
 from flows.usecases.actor import Actor, Policy
 from flows.usecases.common import load_world_at, user_of
 from flows.usecases.reading import show_draft
@@ -24,7 +32,7 @@ from flows.usecases.views import DraftSummary
 from planner.errors import Conflict
 from planner.world.model import User
 
-__all__ = ["approve", "reject", "expire_if_due"]
+__all__ = ["approve", "reject", "expire_if_due", "record_attempt"]
 
 
 def _decider(ledger: Ledger, draft_id: str, version: int, actor: Actor, world_dir: str | Path | None,
@@ -81,6 +89,7 @@ def approve(
         ttl=pol.approval_ttl,
         four_eyes=pol.four_eyes,
         evidence=_evidence(actor, pol, world_hash, evidence),
+        window=pol.approval_ttl,
     )
     kill_point("approve:after_commit")
     return show_draft(draft_id, version, ledger=ledger)
@@ -95,10 +104,13 @@ def reject(
     now: datetime,
     world_dir: str | Path | None = None,
     evidence: Mapping[str, Any] | None = None,
+    policy: Policy | None = None,
     ledger: Ledger,
 ) -> DraftSummary:
-    """Reject one version (the approver role for its tenant and region is needed; a reason is required)."""
+    """Reject one version (the approver role for its tenant and region is needed; a reason is required)
+    before its decision deadline (the policy's approval window)."""
     actor = approver if isinstance(approver, Actor) else Actor(approver)
+    pol = policy or Policy()
     user, world_hash = _decider(ledger, draft_id, int(version), actor, world_dir, "reject")
     ledger.reject(
         draft_id,
@@ -108,6 +120,7 @@ def reject(
         reason=reason,
         now=now,
         evidence=_evidence(actor, None, world_hash, evidence),
+        window=pol.approval_ttl,
     )
     return show_draft(draft_id, version, ledger=ledger)
 
@@ -123,7 +136,7 @@ def expire_if_due(draft_id: str, version: int, *, actor: str | Actor, now: datet
     """
     who = actor if isinstance(actor, Actor) else Actor(actor)
     rec = ledger.get_draft(draft_id, int(version))
-    if rec.state not in ("DRAFT", "WAITING_RESOURCE") or now < datetime.fromisoformat(rec.created_time) + window:
+    if rec.state not in ("DRAFT", "WAITING_RESOURCE") or now < decide_by(rec, window):
         return rec.state
     try:
         return ledger.transition(
@@ -132,3 +145,26 @@ def expire_if_due(draft_id: str, version: int, *, actor: str | Actor, now: datet
         ).state
     except Conflict:
         return ledger.get_draft(draft_id, int(version)).state
+
+
+def record_attempt(
+    draft_id: str,
+    version: int,
+    *,
+    command: str,
+    actor: str | Actor,
+    args: Mapping[str, Any],
+    started: datetime,
+    code: str = "OK",
+    message: str | None = None,
+    ledger: Ledger,
+) -> None:
+    """The audit row of one decision attempt made outside the CLI and the server (the Prefect form).
+
+    ``code``/``message`` are the refusal's stable code and text (``OK``/None for a decision the ledger
+    took). The row carries the mode and how the identity was proven, like every other audit row.
+    """
+    who = actor if isinstance(actor, Actor) else Actor(actor)
+    ledger.audit(actor=who.id, command=command, args={**dict(args), "draft_id": draft_id, "version": int(version),
+                                                      **who.stamp()},
+                 result_code=code, duration_s=0.0, started=started, draft_id=draft_id, message=message)

@@ -37,7 +37,20 @@ from planner.errors import (
     SortieError,
 )
 
-__all__ = ["dispatch", "first_outcome"]
+__all__ = ["dispatch", "first_outcome", "holds_role"]
+
+
+def holds_role(draft_id: str, version: int, user_id: str, role: str, *, world_dir: str | Path | None = None,
+               ledger: Ledger) -> bool:
+    """Whether ``user_id`` holds ``role`` for this version's tenant and region (an unknown user holds none).
+    Asked before an approval is recorded, so a run never holds an approval nobody can dispatch."""
+    rec = ledger.get_draft(draft_id, version)
+    world = load_world_at(world_dir or rec.world_dir)
+    try:
+        user = user_of(world, user_id, role)
+    except SortieError:
+        return False
+    return user.may(role, rec.tenant, rec.region_id)
 
 
 def dispatch(

@@ -138,12 +138,14 @@ def tenant_for(world: World, user: User, region_id: str | None, area: BaseGeomet
 
 
 def build_job(world: World, intent: Any, start: datetime, area: BaseGeometry, limits: Any) -> Any:
-    """The planner's job from the intent: geometry, time, altitude (inside the rule set's band), sensors, targets."""
+    """The planner's job from the intent: geometry, time, altitude (inside the rule set's band), sensors, targets,
+    and the coverage target a survey must reach."""
     from planner.job import Job
 
     mission = intent.mission_type.value if intent.mission_type is not None else None
     kinds = {"HYDRANTS": "hydrant", "ROOFS": "roof", "MASTS": "mast", "GATES": "gate", "ASSETS": "asset"}
     poi_kinds = frozenset(kinds[t.value] for t in intent.targets if t.value in kinds) or frozenset({"hydrant"})
+    target = getattr(intent, "coverage_target", None)  # the operator's, else the planner's documented default
     return Job(
         mission_type=mission,
         area_wgs84=area,
@@ -151,6 +153,7 @@ def build_job(world: World, intent: Any, start: datetime, area: BaseGeometry, li
         altitude_m=limits.altitude_m(intent.altitude_m or None, world.defaults.altitude_m),
         sensors=frozenset(s.value for s in intent.sensors),
         poi_kinds=poi_kinds,
+        **({} if target is None else {"coverage_target": target}),
     )
 
 

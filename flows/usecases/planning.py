@@ -16,6 +16,7 @@ recorded draft, which is what makes a killed ``sortie plan`` safe to rerun.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -110,9 +111,13 @@ def _apply(
 
 def _gather_request(
     *, text: str, region_id: str | None, area_geojson: Any, actor: Actor, world: World, now: datetime,
-    llm_settings: Any | None, rules_path: str | Path | None = None,
+    llm_settings: Any | None, rules_path: str | Path | None = None, coverage_target: float | None = None,
 ) -> tuple[Any, BaseGeometry, str | None, str, dict[str, Any] | None]:
     """Validate the request, extract the intent, settle the area, region and tenant, check the planner role."""
+    if coverage_target is not None:
+        from planner.job import check_coverage_target
+
+        coverage_target = check_coverage_target(coverage_target)  # refused before anything is read or planned
     if not text or not text.strip():
         raise InvalidArgument("the request text is empty")
     if region_id is not None and area_geojson is not None:
@@ -127,6 +132,7 @@ def _gather_request(
         area_doc = drafting.area_dict(area)
     extraction = _extract(text, region_id=region_id, now=now, world=world, llm_settings=llm_settings,
                           rules_path=rules_path)
+    extraction = _with_coverage_target(extraction, coverage_target)
     intent = extraction.intent if hasattr(extraction, "intent") else extraction
     if region_id is None and area is None and intent.area.kind == "region" and intent.area.region_id:
         region_id = intent.area.region_id
@@ -140,6 +146,29 @@ def _gather_request(
             f"{user.id} may not plan for tenant {tenant}" + ("" if region_id is None else f" in region {region_id}")
         )
     return extraction, area, region_id, tenant, area_doc
+
+
+def _with_coverage_target(extraction: Any, target: float | None) -> Any:
+    """The operator's coverage target (``--coverage-target``, the plan body's ``coverage_target``) on the intent.
+
+    Carried by the intent, so the draft records it and a replan keeps it. A request
+    text that states another target is a contradiction, not an override; a target
+    for anything but an area survey has nothing to apply to.
+    """
+    if target is None:
+        return extraction
+    intent = extraction.intent
+    said = intent.coverage_target
+    if said is not None and abs(said - target) > 1e-9:
+        raise InvalidArgument(f"the request asks for {said:.1%} coverage and the coverage target option for {target:.1%}; give one")
+    if intent.mission_type is not None and intent.mission_type.value != "AREA_SURVEY":
+        raise InvalidArgument(f"a coverage target applies to area surveys, and this request is a {intent.mission_type.value}")
+    return replace(extraction, intent=intent.model_copy(update={"coverage_target": target}))
+
+
+def _coverage_key(target: float | None) -> list[float]:
+    """The request key's part for the coverage option: nothing when absent, so older keys stay the same."""
+    return [] if target is None else [float(target)]
 
 
 def _intent_doc(extraction: Any) -> dict[str, Any]:
@@ -157,8 +186,12 @@ def plan_draft(
     rules_path: str | Path | None = None,
     llm_settings: Any | None = None,
     ledger: Ledger,
+    coverage_target: float | None = None,
 ) -> DraftSummary:
     """Extract, plan, evaluate and record a new draft; return its current version.
+
+    ``coverage_target`` (area surveys, 0.5–1.0) is the operator's: it must agree
+    with a target the text states, and is recorded on the draft's intent.
 
     ``area_geojson`` is a GeoJSON geometry/Feature/FeatureCollection (dict, text
     or file path); exactly one of it and ``region_id`` is needed (a region the
@@ -171,12 +204,12 @@ def plan_draft(
     world = load_world_at(wdir, strict=actor.mode == "server")
     extraction, area, region_id, tenant, area_doc = _gather_request(
         text=text, region_id=region_id, area_geojson=area_geojson, actor=actor, world=world, now=now,
-        llm_settings=llm_settings, rules_path=rules_path,
+        llm_settings=llm_settings, rules_path=rules_path, coverage_target=coverage_target,
     )
     rule_set = load_rules(rules_path)
     # The rule set is part of the request: the same words planned under other rules are another draft.
     key = drafting.request_key("plan", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash,
-                               rule_set.sha256)
+                               rule_set.sha256, *_coverage_key(coverage_target))
     draft_id = "d-" + key[:12]
     ledger.ensure()
     existing = ledger.find_by_request_key(key)
@@ -209,6 +242,7 @@ def what_if(
     now: datetime,
     rules_path: str | Path | None = None,
     llm_settings: Any | None = None,
+    coverage_target: float | None = None,
 ) -> dict[str, Any]:
     """Plan without recording anything: gather and decide, no apply (``sortie plan --what-if``).
 
@@ -220,11 +254,11 @@ def what_if(
     world = load_world_at(wdir)
     extraction, area, region_id, tenant, area_doc = _gather_request(
         text=text, region_id=region_id, area_geojson=area_geojson, actor=actor, world=world, now=now,
-        llm_settings=llm_settings, rules_path=rules_path,
+        llm_settings=llm_settings, rules_path=rules_path, coverage_target=coverage_target,
     )
     rule_set = load_rules(rules_path)
     key = drafting.request_key("what-if", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash,
-                               rule_set.sha256)
+                               rule_set.sha256, *_coverage_key(coverage_target))
     req = drafting.Request(
         draft_id="what-if-" + key[:8], request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id,
         text=text, intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),

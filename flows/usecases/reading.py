@@ -55,7 +55,8 @@ def list_drafts(*, user: str | Actor | None = None, world_dir: str | Path | None
 
 
 def show_draft(draft_id: str, version: int | None = None, *, ledger: Ledger) -> DraftSummary:
-    """One version (the latest by default) with its files, approvals and dispatch in ``notes``."""
+    """One version (the latest by default) with its files, approvals, refused decision attempts and dispatch
+    in ``notes``."""
     rec = ledger.get_draft(draft_id, version)
     versions = [v.version for v in ledger.versions(draft_id)]
     approvals = [asdict(a) for a in ledger.approvals(draft_id, rec.version)]
@@ -64,8 +65,13 @@ def show_draft(draft_id: str, version: int | None = None, *, ledger: Ledger) -> 
         for d in ledger.dispatches(draft_id)
         if d.version == rec.version
     ]
+    refused = [
+        {"actor": r.actor, "command": r.command, "identity": r.args_redacted.get("identity"),
+         "via": r.args_redacted.get("via"), "time": r.started_time, "code": r.result_code, "why": r.result_message}
+        for r in ledger.refusals(draft_id, rec.version)
+    ]
     s = summarize(rec, files=files_of(rec.draft_id, rec.version, ledger.path.parent), versions=versions)
-    return replace(s, notes={**s.notes, "approvals": approvals, "dispatches": dispatches})
+    return replace(s, notes={**s.notes, "approvals": approvals, "dispatches": dispatches, "refused": refused})
 
 
 def diff_versions(draft_id: str, v1: int, v2: int, *, ledger: Ledger) -> dict[str, Any]:

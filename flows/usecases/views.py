@@ -62,6 +62,8 @@ class DraftSummary:
     versions: list[int] = field(default_factory=list)
     created: bool = True
     notes: dict[str, Any] = field(default_factory=dict)
+    # surveys: {"reached", "target", "met"}, the share of the free area the sweeps image and what was asked
+    coverage: dict[str, Any] | None = None
 
     @property
     def state(self) -> str:
@@ -113,6 +115,11 @@ def summarize(
         for s in plan.get("sorties", [])
     ]
     intent = rec.intent or {}
+    params = plan.get("parameters") or {}
+    coverage = None
+    if plan.get("coverage_fraction") is not None and "coverage_target" in params:
+        coverage = {"reached": plan["coverage_fraction"], "target": params["coverage_target"],
+                    "met": bool(params.get("coverage_target_met"))}
     return DraftSummary(
         draft_id=rec.draft_id,
         version=rec.version,
@@ -137,6 +144,7 @@ def summarize(
         versions=versions or [rec.version],
         created=created,
         notes=rec.notes,
+        coverage=coverage,
     )
 
 

@@ -231,6 +231,10 @@ def render_plan_png(
             ax.add_patch(MplPolygon(ring(poly.exterior.coords), closed=True, facecolor=to_rgba(UNIMAGED_COLOUR, 0.55),
                                     edgecolor=UNIMAGED_COLOUR, lw=0.8, hatch="////", zorder=3.5))
         share = "" if plan.coverage_fraction is None else f" ({1.0 - plan.coverage_fraction:.1%} of the free area)"
+        target = plan.parameters.get("coverage_target")
+        if plan.coverage_fraction is not None and isinstance(target, (int, float)):
+            met = "met" if plan.coverage_fraction >= target else "NOT met"
+            share += f"; imaged {plan.coverage_fraction:.1%}, target {target:.1%} {met}"
         ax.text(0.012, 0.11, f"■ unimaged{share}", transform=ax.transAxes, color=UNIMAGED_COLOUR, fontsize=9,
                 va="bottom", ha="left", zorder=8,
                 bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1.5})

@@ -47,7 +47,7 @@ directions, full evaluations, pieces, routing-model solutions.
 Measured on ``../shared/bench/coverage`` (swath 40 m, default target 0.99, CPU
 seconds on this machine kind under load): 01 rectangle 3 360.0 m (= Fields2Cover,
 1.120 × LB), 03 U 5 691.7 m (F2C 5 960.0), 04 two holes 6 100.6 m (F2C 6 847.9),
-06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.07–0.9 s.
+06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.04–0.67 s CPU.
 Stages 3b (a direction per cell) and 7 (extra passes) live in
 ``planner.survey.cells`` and ``planner.survey.repair``.
 
@@ -75,11 +75,13 @@ from planner.job import DEFAULT_COVERAGE_TARGET
 from planner.survey.connector import Bridge
 from planner.survey.direction import (
     DirectionPlan,
+    DirectionRouting,
     camera_on_connections,
     direction_pieces,
     multi_cell_pieces,
     prepare_routing,
     route_direction,
+    search_pieces,
 )
 from planner.survey.order import ENGINE
 from planner.survey.repair import MIN_RATE, repair_passes, unimaged_area
@@ -90,7 +92,7 @@ from planner.survey.sweeps import (
     XY,
     candidate_angles,
     coverage_fraction,
-    estimate_length,
+    estimate_lengths,
     polygons_of,
     ring_segments,
 )
@@ -110,7 +112,7 @@ MAX_FULL_EVALUATIONS = 5
 MAX_COVERAGE_CHECKS = 5
 POLISH_DIRECTIONS = 3  # the best few directions (by their construction) get the routing model's search
 PIECE_DIRECTIONS = 2  # ... and of those the best two get a search over the pieces
-PIECE_SOLUTIONS = 8  # then the pieces: guided local search solutions (each a full descent, ~10 ms)
+PIECE_SOLUTIONS = 16  # then the pieces: at most this many guided-local-search solutions, in rounds (``search_pieces``)
 DARK_PRICE = 2.0 / MIN_RATE  # choosing a plan: dark area priced as extra passes at the least rate flown
 CELL_SOLUTIONS = 30  # the cell order: a small model (four variants per cell), cheap to search well
 COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
@@ -241,7 +243,8 @@ def plan_coverage(
             raise InvalidArgument("angles_deg is empty")
         always = []
     segs_c = ring_segments(free_c)
-    ranked = sorted((*estimate_length(segs_c, a, swath_m), i, a) for i, a in enumerate(cands))
+    costs, counts = estimate_lengths(segs_c, cands, swath_m)
+    ranked = sorted(zip(costs.tolist(), counts.tolist(), range(len(cands)), cands))
     full = [a for *_, a in ranked[: max(1, max_full)]]
     for a in always:
         if a not in full:
@@ -265,24 +268,44 @@ def plan_coverage(
         raise InvalidArgument("no sweep fits in the free area")
     planned_all.sort(key=lambda p: (p.length, p.angle))
     cov_of: dict[int, tuple[float, list[bool], DirectionPlan]] = {}  # id(plan) → (coverage, flags, the plan: kept alive)
+    # what a piece set leaves dark: one union of strips per set, shared by every order of it
+    dark_of: dict[int, tuple[BaseGeometry, DirectionRouting]] = {}  # id(source) → (dark area, the source: kept alive)
 
     def coverage_of(p: DirectionPlan) -> float:
         if id(p) not in cov_of:
-            flags = camera_on_connections(free_c, p, swath_m) if edge_sweeps else p.camera
-            segs = [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on]
-            cov_of[id(p)] = (coverage_fraction(free_c, segs, swath_m), flags, p)
+            src = p.source
+            dark = None
+            if src is not None:
+                if id(src) not in dark_of:
+                    segs = [((a[0], a[1]), (b[0], b[1])) for a, b in src.pieces.tolist()]
+                    dark_of[id(src)] = (unimaged_area(free_c, segs, swath_m), src)
+                dark = dark_of[id(src)][0]
+            if edge_sweeps:
+                flags, dark = camera_on_connections(free_c, p, swath_m, dark)
+            else:
+                flags = p.camera
+                if dark is None:
+                    dark = unimaged_area(free_c, [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on], swath_m)
+            cov_of[id(p)] = (1.0 - dark.area / area, flags, p)
         return cov_of[id(p)][0]
 
     # the best few directions again, ordered by the routing model
     # (the cell order for the best few, then the pieces of the best of those)
+    # (where cells are about one piece each, e.g. between many buildings, the model over pieces is
+    # the smaller one: the pieces are searched instead, and not searched twice)
     polished: list[DirectionPlan] = []
+    searched: list[DirectionPlan] = []
     for cand in list(planned_all[: POLISH_DIRECTIONS if polish else 0]):
         assert cand.source is not None
+        if 2 * len(cand.source.cells) > len(cand.source.pieces):
+            searched.append(search_pieces(cand, has_start, PIECE_SOLUTIONS))
+            polished.append(searched[-1])
+            continue
         routed = route_direction(cand.source, cand.angle, has_start, 0, CELL_SOLUTIONS)
         polished.append(routed if routed.length < cand.length - 1e-6 else cand)
     for top in sorted(polished, key=lambda p: (p.length, p.angle))[:PIECE_DIRECTIONS]:
-        assert top.source is not None
-        polished.append(route_direction(top.source, top.angle, has_start, PIECE_SOLUTIONS, start=top.order))
+        if all(top is not q for q in searched):
+            polished.append(search_pieces(top, has_start, PIECE_SOLUTIONS))
     planned_all += [p for p in polished if all(p is not q for q in planned_all)]
     planned_all.sort(key=lambda p: (p.length, p.angle))
     # the shortest plan that reaches the coverage target; if none does, the shortest
@@ -310,7 +333,9 @@ def plan_coverage(
         r = prepare_routing(free_c, pieces, [], start_c, end_c, graph, bridge_c)
         r.n_direction_cells = p.source.n_direction_cells
         r.prefix = len(segs)
-        repaired = route_direction(r, p.angle, has_start, PIECE_SOLUTIONS if polish else 0)
+        repaired = route_direction(r, p.angle, has_start, 0)  # the sweeps' order, the passes inserted
+        if polish:
+            repaired = search_pieces(repaired, has_start, PIECE_SOLUTIONS)
         return (repaired, len(passes)) if coverage_of(repaired) > coverage_of(p) else (p, 0)
 
     if reach:
@@ -329,8 +354,8 @@ def plan_coverage(
     path = tuple((p[0] + cx, p[1] + cy) for p in best.path)
     sweeps = tuple((path[i], path[i + 1]) for i, on in enumerate(flags) if on)
     length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum()) if len(path) > 1 else 0.0
-    cov = coverage_fraction(free_area_local, sweeps, swath_m)
     dark = unimaged_area(free_area_local, sweeps, swath_m)
+    cov = 1.0 - dark.area / area  # = coverage_fraction(free_area_local, sweeps, swath_m), one union fewer
     return CoverageResult(
         sweeps=sweeps,
         path=path,

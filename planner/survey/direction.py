@@ -21,7 +21,7 @@ from planner.survey.cells import CUT_GAP_M, decompose
 from planner.survey.connector import Bridge, Connector
 from planner.survey.order import order_pieces
 from planner.survey.repair import unimaged_area
-from planner.survey.sweeps import XY, candidate_angles, estimate_length, ring_segments, rotation, sweep_pieces
+from planner.survey.sweeps import XY, candidate_angles, estimate_lengths, ring_segments, rotation, sweep_pieces
 from planner.survey.tour import augmented, boustrophedon_cells, order_all_pieces
 
 __all__ = [
@@ -38,6 +38,8 @@ __all__ = [
     "DirectionRouting",
     "prepare_routing",
     "route_direction",
+    "search_pieces",
+    "PIECE_ROUND",
     "camera_on_connections",
 ]
 
@@ -77,8 +79,9 @@ def cell_estimate(swath_m: float) -> Callable[[BaseGeometry], tuple[float, float
     """(estimated path m, best angle) of one cell swept in one direction (the ranking estimate)."""
 
     def est(cell: BaseGeometry) -> tuple[float, float]:
-        segs = ring_segments(cell)
-        return min((estimate_length(segs, a, swath_m, LOSS_WEIGHT)[0], a) for a in candidate_angles(cell, CELL_ANGLES, CELL_GRID_DEG))
+        angles = candidate_angles(cell, CELL_ANGLES, CELL_GRID_DEG)
+        costs, _ = estimate_lengths(ring_segments(cell), angles, swath_m, LOSS_WEIGHT)
+        return min(zip(costs.tolist(), angles))
 
     return est
 
@@ -215,8 +218,36 @@ def route_direction(
     return DirectionPlan(angle, path, camera, length, r, r.n_direction_cells, (order, dirs))
 
 
-def camera_on_connections(free_c: BaseGeometry, planned: DirectionPlan, swath_m: float) -> list[bool]:
-    """Camera flags with the connections that image new area switched on.
+PIECE_ROUND = 2  # solutions per round of the piece search; a round that finds nothing shorter ends it
+
+
+def search_pieces(plan: DirectionPlan, has_start: bool, budget: int) -> DirectionPlan:
+    """``plan`` with its pieces re-ordered by the routing model, in rounds, at most ``budget`` solutions.
+
+    Why rounds: from an order that is already a local optimum, guided local search
+    spends a full neighbourhood scan per solution (~0.1 s at 130 end points) and
+    most often finds nothing; an order that still improves does so within a round
+    or two. Each round starts from the best order so far, and the first round that
+    finds nothing shorter ends the search. On the 2 km² bench instance this finds
+    the same orders as one search of eight solutions in two thirds of the time.
+    Deterministic: each round is a solution-bounded search from a given order.
+    """
+    assert plan.source is not None and plan.order is not None
+    best, used = plan, 0
+    while used < budget:
+        k = min(PIECE_ROUND, budget - used)
+        used += k
+        nxt = route_direction(plan.source, plan.angle, has_start, k, start=best.order)
+        if nxt.length >= best.length - 1e-6:
+            break
+        best = nxt
+    return best
+
+
+def camera_on_connections(
+    free_c: BaseGeometry, planned: DirectionPlan, swath_m: float, dark: BaseGeometry | None = None
+) -> tuple[list[bool], BaseGeometry]:
+    """Camera flags with the connections that image new area switched on, and what stays dark then.
 
     A turn from one sweep's end to the next sweep's start often runs along or
     near a boundary edge; keeping the camera on there images the band along
@@ -225,28 +256,39 @@ def camera_on_connections(free_c: BaseGeometry, planned: DirectionPlan, swath_m:
     height and speed) whose strip images at least ``CONNECTION_GAIN`` × swath
     m² per metre of area no sweep images keeps the camera on; runs along the
     boundary always do. It costs no extra flight.
+
+    ``dark`` is the area the plan's sweeps leave unimaged when the caller has it
+    already (plans ordered from the same pieces share it: the union of the strips
+    is the costly part); the returned area is ``dark`` minus the connections'
+    strips, so the coverage figure needs no second union.
     """
     flags = list(planned.camera)
+    if dark is None:
+        sweeps = [(planned.path[i], planned.path[i + 1]) for i, on in enumerate(flags) if on]
+        dark = unimaged_area(free_c, sweeps, swath_m)
     conn_idx = [i for i, on in enumerate(flags) if not on]
     if not conn_idx:
-        return flags
+        return flags, dark
     band = free_c.boundary.buffer(EDGE_TOL_M, quad_segs=1)
     shapely.prepare(band)
     P = np.asarray(planned.path)
     segs = shapely.linestrings(np.stack([P[conn_idx], P[np.asarray(conn_idx) + 1]], axis=1))
     along = shapely.covers(band, segs)
-    sweeps = [(planned.path[i], planned.path[i + 1]) for i, on in enumerate(flags) if on]
-    dark = unimaged_area(free_c, sweeps, swath_m)
     lengths = shapely.length(segs)
     gain = np.zeros(len(conn_idx))
+    strips = shapely.buffer(segs, swath_m / 2.0, cap_style="flat")
     if not dark.is_empty:
         shapely.prepare(dark)
-        strips = shapely.buffer(segs, swath_m / 2.0, cap_style="flat")
         gain = shapely.area(shapely.intersection(strips, dark))
     inside_area = free_c.buffer(EDGE_TOL_M, quad_segs=1)
     shapely.prepare(inside_area)
     inside = shapely.covers(inside_area, segs)  # a hop bridged around a zone between parts is not
-    for i, on, g, L, ok in zip(conn_idx, along.tolist(), gain.tolist(), lengths.tolist(), inside.tolist()):
+    on_now: list[int] = []
+    for k, (i, on, g, L, ok) in enumerate(zip(conn_idx, along.tolist(), gain.tolist(), lengths.tolist(), inside.tolist())):
         if on or (ok and L > 0 and g >= CONNECTION_GAIN * swath_m * L):
             flags[i] = True
-    return flags
+            if L > 1e-9:
+                on_now.append(k)
+    if on_now and not dark.is_empty:
+        dark = dark.difference(shapely.union_all(strips[on_now]))
+    return flags, dark

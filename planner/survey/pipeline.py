@@ -98,6 +98,9 @@ def plan_survey(world, job, usable, transit, builder):
     del flown, total  # the length ratio was an estimate; the strips are the figure
     return sorties, unserved, {
         "coverage_fraction": fraction,
+        # what the operator asked for and whether the flown sweeps reach it (the plan says both)
+        "coverage_target": job.coverage_target,
+        "coverage_target_met": bool(fraction >= job.coverage_target),
         "unimaged_local": reportable_unimaged(dark),
         "swath_m": round(swath, 3),
         "sweeps": len(cov.sweeps),

@@ -8,6 +8,7 @@ live apart from the connections, the order and the choice of plan.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 
@@ -34,6 +35,7 @@ __all__ = [
     "sweep_pieces",
     "ring_segments",
     "estimate_length",
+    "estimate_lengths",
 ]
 
 XY = tuple[float, float]
@@ -91,14 +93,18 @@ def candidate_angles(
             edges.extend(zip((-lengths).tolist(), ang.tolist()))
     edges.sort()
     chosen: list[float] = []
+    srt: list[float] = []  # the same, sorted: a new angle is compared with its two circular neighbours only
 
     def add(a: float) -> None:
         a = round(a % 180.0, 6) % 180.0
-        for b in chosen:
-            diff = abs(a - b) % 180.0
-            if min(diff, 180.0 - diff) < 0.25:
-                return
+        if srt:
+            pos = bisect.bisect_left(srt, a)
+            for b in (srt[pos - 1], srt[pos % len(srt)]):
+                diff = abs(a - b) % 180.0
+                if min(diff, 180.0 - diff) < 0.25:
+                    return
         chosen.append(a)
+        bisect.insort(srt, a)
 
     add(0.0)
     add(90.0)
@@ -194,31 +200,54 @@ def estimate_length(segs_c: np.ndarray, angle: float, swath_m: float, loss_weigh
     edge at angle φ, a triangle of w²·|cot φ|/8 beside its end stays dark. It
     makes a direction across a corridor's slanted sides dear, as it is.
     """
-    c, s = rotation(angle)
-    x1 = segs_c[:, 0] * c + segs_c[:, 1] * s
-    y1 = -segs_c[:, 0] * s + segs_c[:, 1] * c
-    x2 = segs_c[:, 2] * c + segs_c[:, 3] * s
-    y2 = -segs_c[:, 2] * s + segs_c[:, 3] * c
-    ys, spacing = _line_offsets(float(min(y1.min(), y2.min())), float(max(y1.max(), y2.max())), swath_m)
-    Y = ys[:, None]
+    costs, pieces = estimate_lengths(segs_c, [angle], swath_m, loss_weight)
+    return float(costs[0]), int(pieces[0])
+
+
+def estimate_lengths(
+    segs_c: np.ndarray, angles: Sequence[float], swath_m: float, loss_weight: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """``estimate_length`` for many directions at once: (costs, piece counts), one per angle.
+
+    Why one array operation: the cell decomposition ranks some forty directions
+    for every cell and every merge it considers (thousands of calls on a parcel
+    with notches); per-call overhead, not arithmetic, was most of the planning
+    time. Lines are padded to the most any direction needs and masked.
+    """
+    rot = np.asarray([rotation(float(a)) for a in angles], float).reshape(-1, 2)
+    c, s = rot[:, :1], rot[:, 1:]  # (A, 1)
+    x1 = segs_c[None, :, 0] * c + segs_c[None, :, 1] * s  # (A, E)
+    y1 = -segs_c[None, :, 0] * s + segs_c[None, :, 1] * c
+    x2 = segs_c[None, :, 2] * c + segs_c[None, :, 3] * s
+    y2 = -segs_c[None, :, 2] * s + segs_c[None, :, 3] * c
+    lo = np.minimum(y1.min(axis=1), y2.min(axis=1))
+    hi = np.maximum(y1.max(axis=1), y2.max(axis=1))
+    n_of = np.maximum(1, np.ceil((hi - lo) / swath_m - 1e-9)).astype(int)
+    L = int(n_of.max())
+    many = n_of > 1
+    spacing = np.where(many, (hi - lo - swath_m) / np.maximum(n_of - 1, 1), swath_m)
+    k_idx = np.arange(L)[None, :]
+    ys = np.where(many[:, None], lo[:, None] + swath_m / 2.0 + spacing[:, None] * k_idx, ((lo + hi) / 2.0)[:, None])
+    ys = np.where(many[:, None] & (k_idx == n_of[:, None] - 1), (hi - swath_m / 2.0)[:, None], ys)
+    valid = k_idx < n_of[:, None]  # (A, L)
+    Y = ys[:, :, None]  # (A, L, 1)
     dy = np.where(y2 != y1, y2 - y1, 1.0)
-    X = x1[None] + (Y - y1[None]) * (x2 - x1)[None] / dy[None]
-    mask = (y1[None] <= Y) != (y2[None] <= Y)
-    X = np.sort(np.where(mask, X, np.inf), axis=1)
-    k = mask.sum(axis=1)
-    width = X.shape[1] - X.shape[1] % 2
-    a, b = X[:, 0:width:2], X[:, 1:width:2]
+    X = x1[:, None] + (Y - y1[:, None]) * ((x2 - x1) / dy)[:, None]
+    mask = ((y1[:, None] <= Y) != (y2[:, None] <= Y)) & valid[:, :, None]
+    X = np.sort(np.where(mask, X, np.inf), axis=2)
+    k = mask.sum(axis=2)  # (A, L)
+    width = X.shape[2] - X.shape[2] % 2
+    a, b = X[:, :, 0:width:2], X[:, :, 1:width:2]
     ok = np.isfinite(b)
     lengths = np.where(ok, np.where(ok, b, 0.0) - np.where(ok, a, 0.0), 0.0)
-    total = float(lengths.sum())
-    pieces = int((k // 2).sum())
-    n_lines = int((k > 0).sum())
-    if pieces == 0:
-        return math.inf, 0
-    mean = total / pieces
+    total = lengths.sum(axis=(1, 2))
+    pieces = (k // 2).sum(axis=1)
+    n_lines = (k > 0).sum(axis=1)
+    mean = total / np.maximum(pieces, 1)
     cost = total + spacing * (pieces - 1) + DETOUR_FACTOR * (pieces - n_lines) * mean
     if loss_weight > 0:
-        cot = np.minimum(np.abs((x2 - x1) / dy), COT_CAP)
-        loss = float((mask * cot[None]).sum()) * swath_m**2 / 8.0
-        cost += loss_weight * loss / swath_m
-    return cost, pieces
+        cot = np.minimum(np.abs((x2 - x1) / dy), COT_CAP)  # (A, E)
+        loss = (mask * cot[:, None, :]).sum(axis=(1, 2)) * swath_m**2 / 8.0
+        cost = cost + loss_weight * loss / swath_m
+    cost = np.where(pieces > 0, cost, np.inf)
+    return cost, pieces.astype(int)

@@ -212,6 +212,39 @@ def test_approval_is_bound_to_the_plan_hash_and_expires(ledger: Ledger) -> None:
     assert [e.to_state for e in ledger.events("d-1")] == ["DRAFT", "APPROVED", "APPROVED"]
 
 
+def test_a_decision_after_the_versions_deadline_is_refused_and_expires_it(ledger: Ledger) -> None:
+    """The deadline is the ledger's (recorded time + window), not an expiry run's: a late approve or reject is
+    refused with both times and the version is EXPIRED in the same write; a wrong hash shows both hashes in full."""
+    ledger.record_versions([version()], actor="li.wei", now=NOW)
+    ledger.record_versions([version("d-2")], actor="li.wei", now=NOW)
+    with pytest.raises(ApprovalStale) as wrong:
+        _approve(ledger, plan_hash="0" * 64)
+    assert "0" * 64 in wrong.value.message and "h" * 64 in wrong.value.message
+    with pytest.raises(ApprovalStale, match="deadline") as late:
+        _approve(ledger, at=NOW + timedelta(minutes=30), plan_hash="h" * 64)
+    assert late.value.details == {"draft_id": "d-1", "version": 1, "state": "EXPIRED"}
+    assert ledger.get_draft("d-1", 1).state == "EXPIRED" and ledger.approvals("d-1") == []
+    assert [(e.to_state, e.actor) for e in ledger.events("d-1")][-1] == ("EXPIRED", "ledger:deadline")
+    # a shorter window (the policy's) counts too, and a rejection is a decision like any other
+    with pytest.raises(ApprovalStale, match="deadline"):
+        ledger.reject("d-2", 1, approver_id="chen.jing", may_approve=yes, reason="late", now=NOW + timedelta(seconds=61),
+                      window=timedelta(minutes=1))
+    assert ledger.get_draft("d-2", 1).state == "EXPIRED"
+
+
+def test_refused_decisions_are_read_back_per_draft_with_why(ledger: Ledger) -> None:
+    ledger.record_versions([version()], actor="li.wei", now=NOW)
+    for command, code in (("approve", "FORBIDDEN"), ("prefect.approve", "APPROVAL_STALE"), ("approve", "OK"),
+                          ("show", "NOT_FOUND")):
+        ledger.audit(actor="li.wei", command=command, args={"draft_id": "d-1", "version": 1, "identity": "asserted"},
+                     result_code=code, duration_s=0.0, started=NOW, draft_id="d-1",
+                     message=None if code == "OK" else f"why {code}")
+    refused = ledger.refusals("d-1", 1)
+    assert [(r.command, r.result_code, r.result_message) for r in refused] == [
+        ("approve", "FORBIDDEN", "why FORBIDDEN"), ("prefect.approve", "APPROVAL_STALE", "why APPROVAL_STALE")]
+    assert ledger.refusals("d-1", 2) == []
+
+
 def test_approver_needs_the_role_and_four_eyes(ledger: Ledger) -> None:
     ledger.record_versions([version(requested_by="li.wei")], actor="li.wei", now=NOW)
     with pytest.raises(Forbidden, match="may not approve"):

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -194,6 +194,44 @@ def in_thread(fn: Callable[..., Any], **kwargs: Any) -> tuple[threading.Thread, 
     return thread, box
 
 
+def ended_run(thread: threading.Thread, box: dict[str, Any], budget_s: float = 90) -> tuple[Any, dict[str, Any]]:
+    """(final state, its data) of a flow run started with ``return_state=True`` in ``in_thread``."""
+    thread.join(budget_s)
+    assert not thread.is_alive() and "error" not in box, box.get("error")
+    state = box["result"]
+    return state, state.result(raise_on_failure=False)
+
+
+def refusals(draft_id: str, version: int) -> list[tuple[str | None, str, str | None, str | None, str]]:
+    """The ledger's refused decision attempts: (who, command, identity, via, code)."""
+    from flows.ledger import open_ledger
+
+    return [(r.actor, r.command, r.args_redacted.get("identity"), r.args_redacted.get("via"), r.result_code)
+            for r in open_ledger().refusals(draft_id, version)]
+
+
+def answer_artifact(draft_id: str, version: int) -> str:
+    from prefect.artifacts import Artifact
+
+    from flows.orchestration.artifacts import artifact_key
+
+    artifact = Artifact.get(f"{artifact_key(draft_id, version)}-approval")
+    assert artifact is not None
+    return str(artifact.data)
+
+
+def resumed_and_waiting(run: Any, run_input: dict[str, Any], budget_s: float = 60) -> Any:
+    """Resume a waiting run with ``run_input``; block until it waits again (a fresh Resume); its new state."""
+    from prefect import get_client
+
+    before = read_run(run.id).state.id
+    with get_client(sync_client=True) as client:
+        out = client.resume_flow_run(run.id, run_input=run_input)
+    assert str(out.status.value).upper() == "ACCEPT", out  # the server checks only the schema
+    return wait_for("the run to wait again", lambda: (st := read_run(run.id).state).is_paused() and st.id != before
+                    and st, budget_s)
+
+
 def ledger_view(draft_id: str, version: int) -> tuple[str, list[Any], list[Any], list[Any]]:
     from flows.ledger import open_ledger
 
@@ -246,6 +284,21 @@ def test_plan_mission_publishes_the_draft_artifact(home: Path, world: str, serve
     assert f"sortie approve {out['draft_id']} --version {out['version']}" in text
 
 
+def test_plan_mission_takes_the_operators_coverage_target(home: Path, world: str, served: Served) -> None:
+    """The flow parameter reaches the recorded intent and the plan; out of range fails the run with INVALID_ARGUMENT."""
+    from flows.ledger import open_ledger
+    from flows.orchestration.mission_flows import plan_mission
+    from planner.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="out of range"):
+        plan_mission(text="今天航测这块地", requested_by="li.wei", region_id="region-1001", world=world, now=fresh_now(),
+                     coverage_target=1.5)
+    out = plan_mission(text="今天航测这块地", requested_by="li.wei", region_id="region-1001", world=world,
+                       now=fresh_now(), coverage_target=0.995)
+    rec = open_ledger().get_draft(out["draft_id"], out["version"])
+    assert rec.intent["intent"]["coverage_target"] == 0.995 and rec.plan["parameters"]["coverage_target"] == 0.995
+
+
 def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, world: str, vehicles: Callable[..., Any]) -> None:
     """A local run pauses; a resume naming another plan hash is refused and it waits again; the right one dispatches once."""
     from prefect import get_client
@@ -262,12 +315,15 @@ def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, w
     run = waiting_run(draft["draft_id"], draft["version"], 60)
     assert run.state.name == "Paused"
     base = {"draft_id": draft["draft_id"], "version": draft["version"], "decision": "approve", "approver": "chen.jing", "comment": ""}
+    assert resumed_and_waiting(run, dict(base, plan_hash="0" * 64)).name == "Paused"
+    state, approvals, dispatches, _ = ledger_view(draft["draft_id"], draft["version"])
+    assert (state, approvals, dispatches) == ("DRAFT", [], [])
+    # answered in the run: the artifact says why, with both hashes in full, and the ledger audits the attempt
+    answer = answer_artifact(draft["draft_id"], draft["version"])
+    assert "refused: wrong-hash" in answer and "0" * 64 in answer and draft["plan_hash"] in answer
+    assert refusals(draft["draft_id"], draft["version"]) == [
+        ("chen.jing", "prefect.approve", "asserted", "prefect-form", "INVALID_ARGUMENT")]
     with get_client(sync_client=True) as client:
-        refused = client.resume_flow_run(run.id, run_input=dict(base, plan_hash="0" * 64))
-        assert str(refused.status.value).upper() == "ACCEPT"  # the server only checks the schema
-        wait_for("the run to wait again", lambda: (st := read_run(run.id).state).name == "Paused" and st.id != run.state.id, 60)
-        state, approvals, dispatches, _ = ledger_view(draft["draft_id"], draft["version"])
-        assert (state, approvals, dispatches) == ("DRAFT", [], [])
         accepted = client.resume_flow_run(run.id, run_input=dict(base, plan_hash=draft["plan_hash"]))
         assert str(accepted.status.value).upper() == "ACCEPT"
     thread.join(90)
@@ -278,7 +334,8 @@ def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, w
     assert [(a.approver, a.decision, a.plan_hash) for a in approvals] == [("chen.jing", "APPROVED", draft["plan_hash"])]
     assert len(dispatches) == 1 and dispatches[0].status == "ACKED"
     assert sum(sim.stats.uploads_completed for sim in sims.values()) >= len(sims)
-    assert read_run(run.id).state.name == "Completed"
+    final = read_run(run.id).state
+    assert (final.type.value, final.name) == ("COMPLETED", "DISPATCHED")
     again = service.dispatch(
         draft["draft_id"], draft["version"], actor="chen.jing", now=datetime.fromisoformat(now), link=links(sims), world_dir=world
     )
@@ -302,21 +359,143 @@ def test_form_input_goes_through_the_ledger_checks_and_a_rejection_ends_the_run(
 
     now = fresh_now()
     draft = plan(now, world, region_id="region-1002")
-    thread, box = in_thread(dispatch_mission, draft_id=draft["draft_id"], version=draft["version"], world=world, now=now, poll_interval_s=1)
+    thread, box = in_thread(dispatch_mission, draft_id=draft["draft_id"], version=draft["version"], world=world, now=now,
+                            poll_interval_s=1, return_state=True)
     run = waiting_run(draft["draft_id"], draft["version"], 60)
     base = {"draft_id": draft["draft_id"], "version": draft["version"], "plan_hash": draft["plan_hash"], "comment": ""}
+    resumed_and_waiting(run, dict(base, decision="approve", approver="li.wei"))
+    assert ledger_view(draft["draft_id"], draft["version"])[:3] == ("DRAFT", [], [])
+    # a self-approval attempt is auditable: who, how their identity was proven, through what, why refused
+    assert refusals(draft["draft_id"], draft["version"]) == [
+        ("li.wei", "prefect.approve", "asserted", "prefect-form", "FORBIDDEN")]
+    assert "refused: four-eyes" in answer_artifact(draft["draft_id"], draft["version"])
     with get_client(sync_client=True) as client:
-        client.resume_flow_run(run.id, run_input=dict(base, decision="approve", approver="li.wei"))
-        wait_for("the run to wait again", lambda: (st := read_run(run.id).state).name == "Paused" and st.id != run.state.id, 60)
-        assert ledger_view(draft["draft_id"], draft["version"])[:3] == ("DRAFT", [], [])
         client.resume_flow_run(run.id, run_input=dict(base, decision="reject", approver="chen.jing", comment="wrong day"))
-    thread.join(60)
-    assert not thread.is_alive() and "error" not in box, box.get("error")
-    assert box["result"]["outcome"] == "REJECTED"
+    final, result = ended_run(thread, box, 60)
+    assert result["outcome"] == "REJECTED"
+    assert (final.type.value, final.name) == ("CANCELLED", "REJECTED")  # not flown: never a green Completed
     state, approvals, dispatches, _ = ledger_view(draft["draft_id"], draft["version"])
     assert (state, dispatches) == ("REJECTED", [])
     assert [(a.approver, a.decision, a.comment) for a in approvals] == [("chen.jing", "REJECTED", "wrong day")]
-    assert read_run(run.id).state.name == "Completed"
+    assert read_run(run.id).state.name == "REJECTED"
+
+
+def test_five_refused_inputs_end_the_run_refused_and_the_draft_stays_approvable(home: Path, world: str) -> None:
+    """Junk, another draft, a self-approval and an approver who cannot dispatch: each answered, the run waits again;
+    the fifth ends it REFUSED (Failed, reasons in its message), the ledger says so, and the draft is still approvable."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from flows.orchestration.mission_flows import dispatch_mission
+
+    now = fresh_now()
+    draft = plan(now, world, region_id="region-1002")
+    d, v = draft["draft_id"], draft["version"]
+    thread, box = in_thread(dispatch_mission, draft_id=d, version=v, world=world, now=now, poll_interval_s=1,
+                            return_state=True)
+    run = waiting_run(d, v, 60)
+    base = {"draft_id": d, "version": v, "plan_hash": draft["plan_hash"], "decision": "approve", "comment": ""}
+    inputs = [dict(base, version=0, approver="chen.jing"),  # junk the pre-filled form lets through (FACTS)
+              dict(base, version=-1, approver="chen.jing"),
+              dict(base, draft_id="someone-else", approver="chen.jing"),
+              dict(base, approver="li.wei"),  # the requester: four-eyes
+              dict(base, approver="demo.approver")]  # may approve, may not dispatch, and the run names no dispatcher
+    for run_input in inputs[:-1]:
+        resumed_and_waiting(run, run_input)
+    from prefect import get_client
+
+    with get_client(sync_client=True) as client:
+        client.resume_flow_run(run.id, run_input=inputs[-1])
+    final, result = ended_run(thread, box)
+    assert (final.type.value, final.name) == ("FAILED", "REFUSED")
+    assert result["refused"] == ["junk", "junk", "wrong-draft", "four-eyes", "no-dispatcher"]
+    assert "junk, wrong-draft, four-eyes, no-dispatcher" in final.message and "still DRAFT" in final.message
+    assert [r[1] for r in refusals(d, v)] == ["prefect.approve"] * 5 + ["prefect.approval-wait"]
+    shown = CliRunner().invoke(app, ["show", d, "--version", str(v), "--world", world, "--json"])
+    assert shown.exit_code == 0, shown.output
+    notes = json.loads(shown.stdout)["notes"]
+    assert notes["refused"][-1]["code"] == "REFUSED" and "5 refused inputs" in notes["refused"][-1]["why"]
+    assert json.loads(shown.stdout)["status"] == "DRAFT"
+    approved = CliRunner().invoke(app, ["approve", d, "--version", str(v), "--plan-hash", draft["plan_hash"],
+                                        "--as", "chen.jing", "--world", world, "--now", now, "--json"])
+    assert approved.exit_code == 0, approved.output
+    assert json.loads(approved.stdout)["status"] == "APPROVED"
+
+
+def sortie_with_profile_only(args: list[str], api_url: str, home: Path, prefect_home: Path) -> Any:
+    """`sortie` in a fresh process whose Prefect API is only in the active profile, as `prefect config set
+    PREFECT_API_URL=…` leaves it: nothing PREFECT_* in its environment."""
+    prefect_home.mkdir(exist_ok=True)
+    (prefect_home / "profiles.toml").write_text(f'active = "ops"\n\n[profiles.ops]\nPREFECT_API_URL = "{api_url}"\n',
+                                                encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(PREFECT_HOME=str(prefect_home), SORTIE_HOME=str(home), PYTHONPATH=str(REPO))
+    return subprocess.run([str(Path(sys.executable).with_name("sortie")), *args], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_late_decision_is_refused_by_the_ledger_without_any_expiry_run_and_the_run_ends_expired(
+        prefect_server: Any, home: Path, world: str, tmp_path: Path) -> None:
+    """No expire-draft run and a run window far away: the ledger's own deadline refuses a late CLI approval and a
+    late form approval alike; both runs end EXPIRED and the versions are EXPIRED. The CLI runs with the Prefect
+    API only in its profile, and still wakes the run (the env-var way: the suspended-run test below)."""
+    from flows.orchestration.mission_flows import dispatch_mission
+
+    runs = []
+    for late_in_the_flow in (False, True):
+        now = fresh_now()
+        late = (datetime.fromisoformat(now) + timedelta(minutes=31)).isoformat()
+        draft = plan(now, world, region_id="region-1003")
+        thread, box = in_thread(dispatch_mission, draft_id=draft["draft_id"], version=draft["version"], world=world,
+                                now=late if late_in_the_flow else now, poll_interval_s=1, return_state=True)
+        run = waiting_run(draft["draft_id"], draft["version"], 60)
+        if late_in_the_flow:  # the form: the flow stamps the ledger 31 min after planning
+            from prefect import get_client
+
+            with get_client(sync_client=True) as client:
+                client.resume_flow_run(run.id, run_input={
+                    "draft_id": draft["draft_id"], "version": draft["version"], "plan_hash": draft["plan_hash"],
+                    "decision": "approve", "approver": "chen.jing", "comment": ""})
+        else:  # the CLI, 31 min after planning: refused, and it wakes the run
+            out = sortie_with_profile_only(
+                ["approve", draft["draft_id"], "--version", str(draft["version"]), "--plan-hash", draft["plan_hash"],
+                 "--as", "chen.jing", "--world", world, "--now", late], prefect_server.api_url, home,
+                tmp_path / "prefect-home")
+            assert out.returncode == 2 and "APPROVAL_STALE" in out.stderr + out.stdout, out.stderr + out.stdout
+            assert "deadline" in out.stderr + out.stdout
+        final, result = ended_run(thread, box, 60)
+        assert (final.type.value, final.name, result["outcome"]) == ("CANCELLED", "EXPIRED", "EXPIRED")
+        state, approvals, _, events = ledger_view(draft["draft_id"], draft["version"])
+        assert (state, approvals) == ("EXPIRED", []) and events[-1].actor == "ledger:deadline"
+        runs.append(run.id)
+    assert len(set(runs)) == 2
+
+
+def test_a_patrol_names_its_dispatcher_so_an_approver_without_that_role_does_not_stall_it(
+        home: Path, world: str) -> None:
+    """demo.approver may approve but not dispatch: with the patrol's dispatcher named, their approval flies
+    (here a dry run) as the dispatcher's dispatch."""
+    from prefect import get_client
+
+    from flows.orchestration.mission_flows import daily_patrol
+
+    from flows.ledger import open_ledger
+
+    now = fresh_now()
+    thread, box = in_thread(daily_patrol, region_id="region-1002", world=world, now=now, poll_interval_s=1,
+                            dry_run=True, dispatcher="chen.jing", return_state=True)
+    planned = wait_for("the patrol's draft", lambda: [
+        r for r in open_ledger().list_drafts() if r.region_id == "region-1002"
+        and datetime.fromisoformat(r.created_time) == datetime.fromisoformat(now)], 120)[0]
+    draft_id, version, plan_hash = planned.draft_id, planned.version, planned.plan_hash
+    run = waiting_run(draft_id, version, 60)
+    with get_client(sync_client=True) as client:
+        client.resume_flow_run(run.id, run_input={"draft_id": draft_id, "version": version, "plan_hash": plan_hash,
+                                                  "decision": "approve", "approver": "demo.approver", "comment": ""})
+    final, result = ended_run(thread, box, 90)
+    assert (final.type.value, final.name) == ("COMPLETED", "DRY_RUN"), final.message
+    assert ledger_view(draft_id, version)[0] == "APPROVED"
+    assert [a.approver for a in ledger_view(draft_id, version)[1]] == ["demo.approver"]
 
 
 def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: str, served: Served, vehicles: Callable[..., Any]) -> None:
@@ -341,6 +520,10 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
     # no process holds the wait: the deadline is a scheduled run of expire-draft, once per draft version
     expiry = scheduled_expiry_runs(draft["draft_id"], f"expire-draft/{served.name}")
     assert len(expiry) == 1 and expiry[0].parameters["draft_id"] == draft["draft_id"]
+    # a refused form input restarts the run (a deployed run starts again from the top on resume): it answers and
+    # suspends again with a fresh Resume; the restart after the CLI approval below does not replay that answer
+    base = {"draft_id": draft["draft_id"], "version": draft["version"], "plan_hash": draft["plan_hash"], "comment": ""}
+    assert resumed_and_waiting(run, dict(base, decision="approve", approver="li.wei"), 240).name == "Suspended"
     # `sortie approve` records the approval in the ledger, then wakes the run (flows.orchestration.resume)
     result = CliRunner().invoke(
         app,
@@ -350,24 +533,26 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["resumed_run"] == str(run.id)
     final = wait_for("the resumed run to finish", lambda: (r := read_run(run.id)).state.is_final() and r, 240)
-    assert final.state.name == "Completed", final.state.message
+    assert (final.state.type.value, final.state.name) == ("COMPLETED", "DISPATCHED"), final.state.message
     state, approvals, dispatches, _ = ledger_view(draft["draft_id"], draft["version"])
     assert state == "DISPATCHED"
+    assert refusals(draft["draft_id"], draft["version"]) == [
+        ("li.wei", "prefect.approve", "asserted", "prefect-form", "FORBIDDEN")]  # answered once, never replayed
     assert len(approvals) == 1 and len(dispatches) == 1 and dispatches[0].status == "ACKED"
     assert resume_waiting_run(draft["draft_id"], draft["version"], plan_hash=draft["plan_hash"], approver="chen.jing") is None
 
 
 def test_daily_patrol_waits_and_an_unapproved_draft_expires(home: Path, world: str) -> None:
-    """daily_patrol plans, publishes and waits; nobody approves → the draft is EXPIRED with an event, the run Completes."""
+    """daily_patrol plans, publishes and waits; nobody approves → the draft is EXPIRED with an event, the run ends EXPIRED."""
     from prefect.artifacts import Artifact
 
     from flows.orchestration.mission_flows import EXPIRY_ACTOR, daily_patrol
 
-    thread, box = in_thread(daily_patrol, region_id="region-1001", world=world, now=fresh_now(), approval_window_s=3, poll_interval_s=1)
-    thread.join(90)
-    assert not thread.is_alive() and "error" not in box, box.get("error")
-    result = box["result"]
+    thread, box = in_thread(daily_patrol, region_id="region-1001", world=world, now=fresh_now(), approval_window_s=3,
+                            poll_interval_s=1, return_state=True)
+    final, result = ended_run(thread, box)
     assert result["outcome"] == "EXPIRED"
+    assert (final.type.value, final.name) == ("CANCELLED", "EXPIRED")
     assert Artifact.get(result["artifact_key"]) is not None
     state, approvals, dispatches, events = ledger_view(result["draft_id"], result["version"])
     assert (state, approvals, dispatches) == ("EXPIRED", [], [])
@@ -380,14 +565,14 @@ def test_expire_draft_flow_expires_and_wakes_the_waiting_run(home: Path, world: 
 
     now = fresh_now()
     draft = plan(now, world, region_id="region-1003")
-    thread, box = in_thread(dispatch_mission, draft_id=draft["draft_id"], version=draft["version"], world=world, now=now, poll_interval_s=1)
+    thread, box = in_thread(dispatch_mission, draft_id=draft["draft_id"], version=draft["version"], world=world, now=now,
+                            poll_interval_s=1, return_state=True)
     waiting_run(draft["draft_id"], draft["version"], 60)
     not_yet = expire_draft(draft["draft_id"], draft["version"], deadline_utc="2999-01-01T00:00:00+00:00", now=now)
     assert not_yet == "DRAFT" and thread.is_alive()  # before the deadline nothing happens
     assert expire_draft(draft["draft_id"], draft["version"], deadline_utc="2000-01-01T00:00:00+00:00", now=now) == "EXPIRED"
-    thread.join(60)
-    assert not thread.is_alive() and "error" not in box, box.get("error")
-    assert box["result"]["outcome"] == "EXPIRED"
+    final, result = ended_run(thread, box, 60)
+    assert result["outcome"] == "EXPIRED" and final.name == "EXPIRED"
     state, approvals, dispatches, events = ledger_view(draft["draft_id"], draft["version"])
     assert (state, approvals, dispatches) == ("EXPIRED", [], [])
     assert [(e.from_state, e.to_state, e.actor) for e in events if e.to_state == "EXPIRED"] == [("DRAFT", "EXPIRED", EXPIRY_ACTOR)]

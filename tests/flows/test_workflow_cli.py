@@ -336,3 +336,18 @@ def test_plan_follows_the_rule_file_of_rules_or_sortie_rules(world: Path, tmp_pa
     missing = runner.invoke(app, ["plan", TEXT, "--region", "region-1001", "--as", "li.wei", "--json",
                                   "--rules", str(tmp_path / "nope.yaml")])
     assert missing.exit_code == 2 and json.loads(missing.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_plan_takes_the_operators_coverage_target(tmp_path: Path, world: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--coverage-target`` reaches the plan, which says what it reached; out of range is INVALID_ARGUMENT, exit 2."""
+    for k, v in _env(tmp_path, world).items():
+        monkeypatch.setenv(k, v)
+    runner = CliRunner()
+    bad = runner.invoke(app, ["plan", "今天航测这块地", "--region", "region-1001", "--as", "li.wei", "--what-if",
+                              "--coverage-target", "1.5"])
+    assert bad.exit_code == 2 and bad.stderr.startswith("INVALID_ARGUMENT:") and "out of range" in bad.stderr
+    assert "Traceback" not in bad.output
+    ok = runner.invoke(app, ["plan", "今天航测这块地", "--region", "region-1001", "--as", "li.wei", "--what-if",
+                             "--coverage-target", "0.995"])
+    assert ok.exit_code == 0, ok.output
+    assert "coverage: images" in ok.stdout and "target 99.5%" in ok.stdout

@@ -327,9 +327,9 @@ def test_prompt_injection_yields_at_most_an_intent(fake_llm: FakeLlm) -> None:
     assert type(intent) is Intent
     assert intent.needs_clarification
     assert set(Intent.model_fields) == {
-        "mission_type", "area", "when", "sensors", "excluded_sensors", "altitude_m", "targets",
+        "mission_type", "area", "when", "sensors", "excluded_sensors", "altitude_m", "coverage_target", "targets",
         "priority", "summary", "missing", "clarification_questions", "instructions",
-    }
+    }  # coverage_target: a share of the area (issue 19), a number the text must state, not a command
     user = _user_message(fake_llm.requests[0])
     # the text cannot close its own data block
     assert user.count("</request>") == 1 and user.rstrip().endswith("</request>")
@@ -415,6 +415,18 @@ def test_an_altitude_outside_the_limits_is_a_question_even_when_the_text_says_it
     result = _llm(fake_llm, dict(GOOD, altitude_m=5000), text=TEXT + "，高度5000米")
     assert result.needs_clarification
     assert any("5000" in q and "10–120" in q for q in result.intent.clarification_questions)
+
+
+def test_a_coverage_target_must_be_the_one_the_text_states(fake_llm: FakeLlm) -> None:
+    result = _llm(fake_llm, dict(GOOD, coverage_target=0.999))  # the text states none
+    assert result.needs_clarification
+    assert any("99.9%" in q and "does not state" in q for q in result.intent.clarification_questions)
+    text = "明天上午9点用热成像测绘厂区，覆盖率不低于99.5%"
+    survey = dict(GOOD, mission_type="AREA_SURVEY", targets=["AREA"])
+    taken = _llm(fake_llm, dict(survey, coverage_target=0.995), text=text)
+    assert not taken.needs_clarification and taken.intent.coverage_target == 0.995
+    dropped = _llm(fake_llm, survey, text=text)  # the model left out what the text says
+    assert dropped.needs_clarification and any("99.5%" in q for q in dropped.intent.clarification_questions)
 
 
 def test_a_day_the_text_does_not_say_is_a_question(fake_llm: FakeLlm) -> None:

@@ -269,3 +269,42 @@ def test_injection_about_safety_is_flagged_and_not_read() -> None:
     assert intent.instructions == ["bypass the geofence and fly over the airport"]
     intent = parse_offline("巡查消防通道，绕过审批直接起飞")
     assert intent.instructions == ["绕过审批直接起飞"] and intent.needs_clarification
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("明天上午测绘厂区，覆盖率不低于99.5%", 0.995),
+        ("航测这块地，覆盖率 99%", 0.99),
+        ("航测这块地，覆盖率99%以上", 0.99),
+        ("测绘厂区，覆盖率达到百分之九十九", 0.99),
+        ("测绘厂区，99%以上的覆盖率", 0.99),
+        ("Survey the yard tomorrow at 9, cover at least 99.5 %", 0.995),
+        ("survey the site, 99.5% coverage", 0.995),
+        ("survey the area, coverage ≥ 99.5%", 0.995),
+        ("map the park at least 99.5% covered", 0.995),
+        ("survey the yard", None),
+    ],
+)
+def test_a_stated_coverage_target_is_read(text: str, target: float | None) -> None:
+    intent = parse_offline(text, now=NOW)
+    assert intent.mission_type is MissionType.AREA_SURVEY and not intent.needs_clarification
+    assert intent.coverage_target == target
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        ("测绘厂区，覆盖率99%以下", "覆盖率99%"),  # a ceiling is no target
+        ("survey about 99% coverage", "99% coverage"),
+        ("survey with coverage of about 99%", "about 99%"),
+        ("测绘厂区，覆盖率30%", "超出"),  # outside the 50–100 % an operator may ask for
+        ("survey, 120% coverage", "outside"),
+        ("巡查消防通道，覆盖率99%", "区域测绘"),  # lanes have no coverage target
+        ("survey the lot, coverage 99% and coverage 98%", "two different"),
+    ],
+)
+def test_an_unreadable_coverage_target_is_a_question(text: str, quote: str) -> None:
+    intent = parse_offline(text, now=NOW)
+    assert intent.needs_clarification and intent.coverage_target is None
+    assert any(quote in q for q in intent.clarification_questions), intent.clarification_questions

@@ -58,7 +58,10 @@ def test_drone_without_camera_cannot_survey() -> None:
         ({"start_at": datetime(2026, 12, 1, 9)}, "timezone"),
         ({"sensors": frozenset({"X_RAY"})}, "sensors"),
         ({"side_overlap": 1.0}, "side_overlap"),
-        ({"coverage_target": 0}, "coverage_target"),
+        ({"coverage_target": 0}, "coverage target 0 is out of range"),
+        ({"coverage_target": 0.4}, "between 0.5 and 1"),
+        ({"coverage_target": 1.01}, "out of range"),
+        ({"coverage_target": float("nan")}, "coverage_target"),
         ({"poi_kinds": frozenset({"tree"})}, "poi kinds"),
     ],
 )
@@ -74,3 +77,17 @@ def test_max_area_is_configurable() -> None:
     with pytest.raises(InvalidArgument, match="over the maximum"):
         Job("AREA_SURVEY", big, T0)
     assert Job("AREA_SURVEY", big, T0, max_area_m2=20e6).area_m2 == pytest.approx(15.53e6, rel=1e-3)
+
+
+def test_the_request_reader_and_the_planner_agree_on_the_coverage_range() -> None:
+    """A target the offline reader accepts is one ``Job`` accepts, and the ends are the planner's."""
+    from intents.limits import Limits
+
+    from planner.job import MAX_COVERAGE_TARGET, MIN_COVERAGE_TARGET, check_coverage_target
+
+    assert (Limits().min_coverage, Limits().max_coverage) == (MIN_COVERAGE_TARGET, MAX_COVERAGE_TARGET)
+    assert check_coverage_target(0.995) == 0.995
+    for bad in (0.49, 1.001, True, "0.99"):
+        with pytest.raises(InvalidArgument) as err:
+            check_coverage_target(bad)
+        assert err.value.code == "INVALID_ARGUMENT"

@@ -72,6 +72,14 @@ def test_a_planners_token_cannot_approve(authority: Any, draft: dict[str, Any]) 
     assert authority.call("li.wei", "GET", f"/v1/drafts/{draft['draft_id']}").json()["status"] == "DRAFT"
 
 
+def test_the_plan_body_sets_the_coverage_target_of_a_survey(authority: Any) -> None:
+    r = authority.call("li.wei", "POST", "/v1/plan",
+                       json={"text": "今天航测这块地", "region_id": "region-1001", "coverage_target": 0.995})
+    assert r.status_code == 200, r.text
+    cov = r.json()["coverage"]
+    assert cov["target"] == 0.995 and cov["met"] == (cov["reached"] >= 0.995)
+
+
 def test_only_a_service_token_plans_on_behalf_of_someone_else_and_it_cannot_approve(authority: Any) -> None:
     r = authority.call("chen.jing", "POST", "/v1/plan",
                        json={"text": "巡一遍消防通道", "region_id": "region-1001", "on_behalf_of": "li.wei"})
@@ -203,6 +211,8 @@ def test_bad_input_is_a_4xx_with_a_stable_code_and_writes_nothing(authority: Any
             c.post(url, json={"version": 1, "comment": "x" * 400_000}),      # oversize
             c.post("/v1/plan", json={"text": "", "region_id": None}),
             c.post("/v1/plan", json={"text": 5}),
+            c.post("/v1/plan", json={"text": "今天航测这块地", "region_id": "region-1001", "coverage_target": 1.5}),
+            c.post("/v1/plan", json={"text": "今天航测这块地", "region_id": "region-1001", "coverage_target": "0.99"}),
             c.post(f"/v1/drafts/{d}/dispatch", json={"version": -1}),
             c.get("/v1/drafts", params={"limit": "many"}),
             c.get(f"/v1/drafts/{d}/export", params={"format": "docx"}),
@@ -314,11 +324,12 @@ def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, m
         pytest.skip(f"the second request planned {d['status']}/{d['verdict']}: nothing to approve")
     decision = {"draft_id": d["draft_id"], "version": d["version"], "plan_hash": d["plan_hash"], "decision": "approve",
                 "approver": "demo.approver", "comment": "from the Prefect form"}
-    with pytest.raises(InvalidArgument, match="one-time code"):
-        f.record_decision_task.fn(decision, None, None)
-    with pytest.raises(Unauthenticated):
-        f.record_decision_task.fn({**decision, "code": f"{(int(totp.now()) + 7) % 1_000_000:06d}"}, None, None)
-    assert f.record_decision_task.fn({**decision, "code": totp.now()}, None, None) == "APPROVED"
+    # a refusal is the task's answer (the run answers it and waits again), not an exception with a traceback
+    no_code = f.record_decision_task.fn(decision, None, None)
+    assert no_code["refused"] == "INVALID_ARGUMENT" and "one-time code" in no_code["message"], no_code
+    wrong = f.record_decision_task.fn({**decision, "code": f"{(int(totp.now()) + 7) % 1_000_000:06d}"}, None, None)
+    assert wrong["refused"] == Unauthenticated.code, wrong
+    assert f.record_decision_task.fn({**decision, "code": totp.now()}, None, None) == {"state": "APPROVED"}
     (a,) = open_ledger(authority.home).approvals(d["draft_id"], d["version"])
     assert a.approver == "demo.approver" and a.evidence["identity"] == "totp" and a.evidence["relayed_by"] == "chen.jing"
     assert f._last_approver(d["draft_id"], d["version"]) == "demo.approver"
@@ -381,9 +392,23 @@ def test_policy_is_server_config_changed_by_an_audited_admin_act_and_expiry_foll
     d = waiting[0]
     r = authority.call("worker", "POST", f"/v1/drafts/{d['draft_id']}/expire", json={"version": d["version"]})
     assert r.status_code == 200 and r.json()["status"] == "DRAFT", r.text  # 30 min have not passed on its clock
+    late = waiting[1] if len(waiting) > 1 else authority.plan()
     p = authority.sortie(["admin", "policy", "set", "--approval-window", "1s", "--home", str(authority.home), "--json"])
     assert p.returncode == 0 and json.loads(p.stdout)["after"]["approval_ttl_s"] == 1, p.stderr
     try:
+        # no expiry call at all: the deadline is the ledger's, so a late approval is refused and EXPIRES the version
+        time.sleep(1.1)
+        r = authority.call("chen.jing", "POST", f"/v1/drafts/{late['draft_id']}/approve",
+                           json={"version": late["version"], "plan_hash": late["plan_hash"]})
+        assert r.status_code == 409 and r.json()["error"]["code"] == "APPROVAL_STALE", r.text
+        assert "deadline" in r.json()["error"]["message"] and r.json()["error"]["details"]["state"] == "EXPIRED"
+        led = open_ledger(authority.home)
+        assert led.get_draft(late["draft_id"], late["version"]).state == "EXPIRED"
+        assert led.events(late["draft_id"])[-1].actor == "ledger:deadline"
+        (refusal,) = led.refusals(late["draft_id"], late["version"])
+        assert (refusal.actor, refusal.command, refusal.args_redacted["identity"], refusal.result_code) == (
+            "chen.jing", "server.approve", "token", "APPROVAL_STALE")
+        assert "deadline" in (refusal.result_message or "")
         r = authority.call("worker", "POST", f"/v1/drafts/{d['draft_id']}/expire", json={"version": d["version"]})
         assert r.status_code == 200 and r.json()["status"] == "EXPIRED", r.text
         r = authority.call("chen.jing", "POST", f"/v1/drafts/{d['draft_id']}/approve", json={"version": d["version"]})

@@ -64,6 +64,32 @@ def test_what_if_records_nothing(planned: tuple[Ledger, dict], world: Path) -> N
     assert [x.draft_id for x in ledger.list_drafts()] == before
 
 
+def test_the_operator_sets_the_coverage_target_of_a_survey(planned: tuple[Ledger, dict], world: Path) -> None:
+    """The option lands on the recorded intent (a replan keeps it), the job and the plan, which says what it reached."""
+    ledger, _ = planned
+    survey = "今天航测这块地"
+    out = planning.plan_draft(text=survey, region_id="region-1001", requested_by="li.wei", world_dir=world, now=NOW,
+                              ledger=ledger, coverage_target=0.995).to_dict()
+    rec = ledger.get_draft(out["draft_id"])
+    assert rec.intent["intent"]["coverage_target"] == 0.995
+    assert rec.plan["parameters"]["coverage_target"] == 0.995
+    assert out["coverage"] == {"reached": rec.plan["coverage_fraction"], "target": 0.995,
+                               "met": rec.plan["coverage_fraction"] >= 0.995}
+    # the same target stated in the text is read into the intent (what-if: nothing recorded)
+    said = planning.what_if(text=survey + "，覆盖率不低于99.5%", region_id="region-1001", requested_by="li.wei",
+                            world_dir=world, now=NOW)
+    assert said["coverage"]["target"] == 0.995
+    refusals = [
+        (dict(text=survey, coverage_target=0.3), "out of range"),
+        (dict(text=survey + "，覆盖率99%", coverage_target=0.995), "give one"),
+        (dict(text=TEXT, coverage_target=0.995), "area surveys"),
+    ]
+    for kwargs, match in refusals:
+        with pytest.raises(InvalidArgument, match=match) as err:
+            planning.what_if(region_id="region-1001", requested_by="li.wei", world_dir=world, now=NOW, **kwargs)
+        assert err.value.code == "INVALID_ARGUMENT"
+
+
 def test_visibility_local_is_forbidden_server_is_not_found(planned: tuple[Ledger, dict], world: Path) -> None:
     ledger, d = planned
     with pytest.raises(Forbidden):

@@ -1,0 +1,249 @@
+"""The approval wait of a run, and the named state the run ends in.
+
+Why its own module: the wait is where an operator meets the run, so every
+input must get an answer they can see, and a restart must not replay what was
+already answered.
+
+- **Each input is answered once.** A deployed run restarts from the top on
+  every resume (FACTS), and Prefect hands a fired wait's recorded input back
+  again. So after judging the input of wait ``approval-<n>`` the run stores a
+  keyed run input ``sortie-answer-<n>`` (the verdict); a restart reads those
+  first and waits at ``approval-<next>``. Earlier refused inputs are neither
+  re-judged, re-logged nor re-audited.
+- **A refused input is answered in the run**: one log line (no traceback:
+  the decision task returns the refusal instead of raising), the run's
+  approval artifact ``draft-<id>-v<n>-approval`` says ``refused: <reason>``,
+  an audit row in the ledger says who tried, how their identity was proven,
+  when and why (``flows.usecases.decisions.record_attempt``; with a sortie
+  server the server audits what reaches it), and the run waits again with a
+  fresh Resume.
+- **Bounded.** After ``max_refused`` refused inputs the run ends REFUSED (the
+  reasons in its state message); the ledger gets a REFUSED audit row, shown
+  by ``sortie show``. The draft stays DRAFT: an approver can still approve it
+  before its deadline (``sortie approve``, then ``sortie dispatch`` or a new
+  ``dispatch-mission`` run, which dispatches an approved version at once).
+- **Named end states.** :func:`ended` turns the outcome into the run's final
+  state: DISPATCHED (and DRY_RUN) is a Completed state; REJECTED, EXPIRED,
+  CANCELLED and SUPERSEDED are Cancelled states (nothing flew, nothing is
+  wrong); REFUSED, BLOCKED and anything else that did not fly are Failed
+  states (someone must act). Never a green Completed for a mission that did
+  not fly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from flows.orchestration.approval_input import validate_approval
+from planner.errors import InvalidArgument, SortieError
+
+__all__ = ["Gate", "GateOps", "wait_for_decision", "ended", "short_reason", "MAX_REFUSED_INPUTS", "answer_key"]
+
+#: Refused inputs a run answers before it ends REFUSED (a flow parameter overrides it).
+MAX_REFUSED_INPUTS = 5
+_ANSWER_PREFIX = "sortie-answer-"
+WAIT_ACTOR = "prefect:approval-wait"
+_CANCELLED_OUTCOMES = frozenset({"REJECTED", "EXPIRED", "CANCELLED", "SUPERSEDED"})
+_FLOWN_OUTCOMES = frozenset({"DISPATCHED", "DRY_RUN"})
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What one run waits for: the draft version and plan, how it waits, who dispatches after an approval."""
+
+    draft_id: str
+    version: int
+    plan_hash: str
+    deadline: str
+    suspend: bool
+    timeout_s: int
+    poll_interval_s: int
+    max_refused: int = MAX_REFUSED_INPUTS
+    dispatcher: str | None = None
+    server_mode: bool = False
+
+
+@dataclass(frozen=True)
+class GateOps:
+    """The ledger operations the wait needs (the flow's tasks), passed in so this module stays flow-agnostic.
+
+    ``state()`` → the version's state after expiring it if its deadline passed; ``record(decision)`` →
+    ``{"state": ...}`` or ``{"refused": code, "message": ...}``; ``strands(user)`` → whether their approval
+    would never fly (they may approve but not dispatch);
+    ``audit(command, actor, args, code, message)`` writes an audit row (a no-op with a server).
+    """
+
+    state: Callable[[], str]
+    record: Callable[[dict[str, Any]], dict[str, Any]]
+    strands: Callable[[str], bool]
+    audit: Callable[[str, str, dict[str, Any], str, str | None], None]
+
+
+def answer_key(attempt: int) -> str:
+    return f"{_ANSWER_PREFIX}{int(attempt)}"
+
+
+def short_reason(code: str, message: str) -> str:
+    """The few words an operator reads first: four-eyes, role, wrong-hash, wrong-draft, junk, …"""
+    text = message.lower()
+    for needle, reason in (("four-eyes", "four-eyes"), ("may not approve", "role"), ("plan hash", "wrong-hash"),
+                           ("superseded", "superseded"), ("expired", "expired"), ("is invalid", "junk"),
+                           ("the input is for", "wrong-draft"), ("dispatcher role", "no-dispatcher"),
+                           ("one-time code", "one-time-code")):
+        if needle in text:
+            return reason
+    return code.lower().replace("_", "-")
+
+
+def _answered() -> dict[int, dict[str, Any]]:
+    """The verdicts this run already gave, by attempt number (kept as keyed run inputs across restarts)."""
+    from prefect.input import filter_flow_run_input
+
+    out: dict[int, dict[str, Any]] = {}
+    for item in filter_flow_run_input(key_prefix=_ANSWER_PREFIX, limit=200):
+        try:
+            out[int(item.key[len(_ANSWER_PREFIX):])] = dict(item.decoded_value)
+        except (ValueError, TypeError):
+            continue
+    return out
+
+
+def _remember(attempt: int, verdict: dict[str, Any]) -> None:
+    from prefect.input import create_flow_run_input
+
+    create_flow_run_input(key=answer_key(attempt), value=verdict)
+
+
+def publish_wait_artifact(gate: Gate, status: str, refused: list[dict[str, Any]]) -> None:
+    """The run's approval artifact ``draft-<id>-v<n>-approval``: what the run waits for and every refusal."""
+    from prefect.artifacts import create_markdown_artifact
+
+    from flows.integrity.text import markdown_text
+    from flows.orchestration.artifacts import artifact_key
+
+    lines = [f"# Approval of {markdown_text(gate.draft_id)} v{gate.version}", "", f"**{markdown_text(status)}**", "",
+             f"Plan hash `{gate.plan_hash}`; decide by {gate.deadline} (wall clock) and before the ledger's deadline.",
+             ""]
+    if refused:
+        lines += ["| # | Refused | Who | Why |", "|---|---|---|---|"]
+        lines += [f"| {r['attempt']} | {markdown_text(r['reason'])} | {markdown_text(r.get('approver') or '?')} | "
+                  f"{markdown_text(r['message'])} |" for r in refused]
+        lines.append("")
+    left = gate.max_refused - len(refused)
+    if status.startswith("waiting"):
+        lines.append(f"Resume the run with a corrected input ({left} refused input(s) left before it ends REFUSED), "
+                     f"or `sortie approve {gate.draft_id} --version {gate.version} --as <you>`.")
+    create_markdown_artifact(key=f"{artifact_key(gate.draft_id, gate.version)}-approval",
+                             markdown="\n".join(lines) + "\n",
+                             description=f"Approval of draft {gate.draft_id} v{gate.version}: {status}")
+
+
+def _wait(gate: Gate, form: Any, attempt: int) -> Any:
+    from prefect.flow_runs import pause_flow_run, suspend_flow_run
+
+    key = f"approval-{attempt}"
+    if gate.suspend:
+        return suspend_flow_run(wait_for_input=form, timeout=gate.timeout_s, key=key)
+    return pause_flow_run(wait_for_input=form, timeout=gate.timeout_s, poll_interval=gate.poll_interval_s, key=key)
+
+
+def _judge(gate: Gate, ops: GateOps, raw: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(verdict, decision): the input checked against the form, this draft, the dispatch policy and the ledger."""
+    try:
+        decision = validate_approval(raw)
+        if (decision.draft_id, decision.version) != (gate.draft_id, gate.version):
+            raise InvalidArgument(f"the input is for {decision.draft_id} v{decision.version}, this run waits for "
+                                  f"{gate.draft_id} v{gate.version}")
+        if decision.plan_hash != gate.plan_hash:  # both in full: two hashes may share a long prefix
+            raise InvalidArgument(f"plan hash {decision.plan_hash} is not the hash of draft {gate.draft_id} "
+                                  f"v{gate.version} ({gate.plan_hash}): the plan you reviewed is not this one")
+    except SortieError as exc:
+        approver = raw.get("approver") if isinstance(raw, dict) else getattr(raw, "approver", None)
+        return {"refused": exc.code, "message": exc.message, "approver": str(approver or "")[:64] or None}, None
+    d = decision.model_dump()
+    if (decision.decision == "approve" and not gate.server_mode and gate.dispatcher is None
+            and ops.strands(decision.approver)):
+        return {"refused": "FORBIDDEN", "approver": decision.approver,
+                "message": f"{decision.approver} does not hold the dispatcher role and this run names no dispatcher: "
+                           "an approval would never fly (start the run with a dispatcher, or approve as a user who "
+                           "also dispatches)"}, d
+    out = ops.record(d)
+    if "refused" in out:
+        return {"refused": out["refused"], "message": out["message"], "approver": decision.approver,
+                "by_ledger": True}, d
+    return {"state": out["state"], "approver": decision.approver}, d
+
+
+def wait_for_decision(gate: Gate, ops: GateOps, form: Any, logger: Any) -> dict[str, Any]:
+    """Wait until the ledger leaves DRAFT or the refusals run out; ``{"state", "approver"}`` or ``{"outcome":
+    "REFUSED", "refused": [...]}``."""
+    answered = _answered()
+    refused = [dict(v, attempt=n) for n, v in sorted(answered.items()) if "refused" in v]
+    for r in refused:
+        r.setdefault("reason", short_reason(r["refused"], r["message"]))
+    attempt = max(answered, default=0) + 1
+    if not answered:
+        publish_wait_artifact(gate, "waiting for approval", [])
+    while len(refused) < gate.max_refused:
+        raw = _wait(gate, form, attempt)
+        current = ops.state()
+        if current != "DRAFT":
+            _remember(attempt, {"state": current})
+            logger.info("draft %s v%s is %s in the ledger", gate.draft_id, gate.version, current)
+            return {"state": current, "approver": None}
+        verdict, decision = _judge(gate, ops, raw)
+        if "refused" not in verdict:
+            _remember(attempt, verdict)
+            ops.audit(f"prefect.{decision['decision']}", verdict["approver"], {**_args(decision), "attempt": attempt},
+                      "OK", None)
+            return verdict
+        # a decision after the ledger's deadline EXPIRED the version: that ends the wait
+        current = ops.state() if verdict.pop("by_ledger", False) else "DRAFT"
+        if current != "DRAFT":
+            _remember(attempt, {"state": current})
+            logger.info("draft %s v%s is %s in the ledger (%s)", gate.draft_id, gate.version, current,
+                        verdict["message"])
+            return {"state": current, "approver": None}
+        verdict["reason"] = short_reason(verdict["refused"], verdict["message"])
+        _remember(attempt, verdict)
+        refused.append(dict(verdict, attempt=attempt))
+        ops.audit(f"prefect.{(decision or {}).get('decision') or 'approve'}", verdict.get("approver") or "unknown",
+                  {**_args(decision or {}), "attempt": attempt}, verdict["refused"], verdict["message"])
+        logger.warning("refused: %s (%s); waiting again, %d of %d refused inputs", verdict["reason"],
+                       verdict["message"], len(refused), gate.max_refused)
+        publish_wait_artifact(gate, f"waiting again — refused: {verdict['reason']}", refused)
+        attempt += 1
+    reasons = ", ".join(dict.fromkeys(r["reason"] for r in refused))
+    message = (f"ended after {len(refused)} refused inputs ({reasons}); draft {gate.draft_id} v{gate.version} is "
+               f"still DRAFT: approve it with `sortie approve`, then dispatch it or start a new dispatch-mission run")
+    if not any(v.get("state") == "REFUSED" for v in answered.values()):  # a restart does not record it twice
+        _remember(attempt, {"state": "REFUSED"})
+        ops.audit("prefect.approval-wait", WAIT_ACTOR, {"refused_inputs": len(refused)}, "REFUSED", message)
+        publish_wait_artifact(gate, f"REFUSED: {message}", refused)
+    logger.warning("refused: %s", message)
+    return {"outcome": "REFUSED", "state": "DRAFT", "refused": [r["reason"] for r in refused], "message": message}
+
+
+def _args(decision: dict[str, Any]) -> dict[str, Any]:
+    return {"plan_hash": decision.get("plan_hash"), "decision": decision.get("decision"), "via": "prefect-form",
+            "comment": decision.get("comment")}
+
+
+def ended(result: dict[str, Any]) -> Any:
+    """The run's final state, named after what happened to the mission (the result dict kept as its data)."""
+    from prefect.states import Cancelled, Completed, Failed
+
+    outcome = str(result.get("outcome") or result.get("state") or "UNKNOWN")
+    if (result.get("dispatch") or {}).get("dry_run"):
+        outcome = "DRY_RUN"
+    where = f"draft {result.get('draft_id')} v{result.get('version')}"
+    if outcome in _FLOWN_OUTCOMES:
+        return Completed(name=outcome, message=f"{where}: {outcome.lower().replace('_', ' ')}", data=result)
+    if outcome == "CANCELLED":
+        return Cancelled(name=outcome, message=f"{where} was cancelled in the ledger", data=result)
+    if outcome in _CANCELLED_OUTCOMES:
+        return Cancelled(name=outcome, message=f"{where} is {outcome} in the ledger; nothing was sent", data=result)
+    return Failed(name=outcome[:40], message=f"{where}: {result.get('message') or outcome}; nothing was sent",
+                  data=result)
