@@ -63,7 +63,7 @@ ENGINE_PYVRP_START = "pyvrp-start+ortools"
 # helsinki_service_nofly, 310 nodes: ~20 s for a few hundred solutions, still above the
 # baseline), PyVRP searches the same model and OR-Tools loads and polishes its routes.
 _FIRST = "PARALLEL_CHEAPEST_INSERTION"  # first solution: the best of four tried on the lane models
-_PYVRP_START_SHARE = 0.9
+_PYVRP_START_SHARE = 0.8  # of the budget for PyVRP; the parent spends ~1 s on deadheads, the model, load and polish
 # CPU seconds of one PyVRP iteration on a lane model: a fixed part plus a part per node (measured on
 # this machine kind: 0.48-0.62 ms at 101 nodes, grid8_r35; 1.0-1.33 ms at 310, helsinki_service_nofly;
 # the higher figures under heavy load). The count is a pure function of (size, budget): the same
