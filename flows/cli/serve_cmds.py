@@ -3,20 +3,24 @@
 It serves, from this one process, the deployments that ``prefect.yaml`` would
 put on a work pool: ``plan-mission/sortie``, ``dispatch-mission/sortie``,
 ``expire-draft/sortie`` (scheduled by a waiting run at its draft's deadline),
-``recall-mission/sortie`` (an operator's recall, started from the UI) and one ``daily-patrol/<region>`` per region with its cron schedule
-(``0 6 * * *`` Europe/Helsinki by default). Runs execute as subprocesses of
-this process; a suspended run holds no process and is picked up again when it
-is resumed.
+``monitor-mission/sortie`` (started by every dispatch: follows the flight to
+SUCCEEDED/ABORTED and publishes the report), ``recall-mission/sortie`` (an
+operator's recall, started from the UI), one ``daily-patrol/<region>`` per
+patrol of ``prefect.yaml`` with *its* schedule (``flows.orchestration.deploy_spec``:
+the yaml is the one source of truth for regions and crons) and the nightly
+backup. Runs execute as subprocesses of this process; a suspended run holds no
+process and is picked up again when it is resumed.
 
-It needs a running Prefect server (``prefect server start``) and
-``PREFECT_API_URL`` pointing at it: without it Prefect would start a
+It needs a running Prefect server and ``PREFECT_API_URL`` pointing at it (in
+the environment or the Prefect profile): without it Prefect would start a
 throw-away ephemeral server whose runs vanish with the process, so the
-command refuses instead.
+command refuses instead. It also refuses to take over a deployment of the
+same name that ``prefect deploy`` put on a work pool (both would claim it and
+every run would break): serve under another ``--name``, or delete those.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any
 
 import typer
@@ -24,30 +28,34 @@ import typer
 from flows.cli.app import app, run
 from planner.errors import InvalidArgument
 
-__all__ = ["serve", "build_deployments", "DEFAULT_REGIONS", "DAILY_CRON", "DAILY_TIMEZONE", "DEPLOYMENT_NAME"]
+__all__ = ["serve", "build_deployments", "DAILY_CRON", "DAILY_TIMEZONE", "DEPLOYMENT_NAME", "refuse_pool_conflicts"]
 
 DEPLOYMENT_NAME = "sortie"
-DEFAULT_REGIONS = ("region-1001", "region-1002")
-DAILY_CRON = "0 6 * * *"
+DAILY_CRON = "0 6 * * *"  # only when prefect.yaml is absent (flows.orchestration.deploy_spec)
 DAILY_TIMEZONE = "Europe/Helsinki"
-BACKUP_CRON = "15 2 * * *"
 
 
 def build_deployments(
     *,
     name: str = DEPLOYMENT_NAME,
-    regions: tuple[str, ...] | list[str] = DEFAULT_REGIONS,
-    cron: str = DAILY_CRON,
-    timezone: str = DAILY_TIMEZONE,
+    regions: tuple[str, ...] | list[str] | None = None,
+    cron: str | None = None,
+    timezone: str | None = None,
     world: str | None = None,
-    requested_by: str = "li.wei",
+    requested_by: str | None = None,
     approval_window_s: int | None = None,
     poll_interval_s: int | None = None,
 ) -> list[Any]:
-    """The ``RunnerDeployment`` objects ``prefect.serve`` runs (the same set as ``prefect.yaml``)."""
+    """The ``RunnerDeployment`` objects ``prefect.serve`` runs: the same set and schedules as ``prefect.yaml``.
+
+    ``regions`` picks patrols (a region not in the yaml gets the default 06:00 Helsinki schedule);
+    ``cron``/``timezone``/``requested_by`` override every patrol's.
+    """
     from prefect.schedules import Cron
 
+    from flows.orchestration.deploy_spec import DEFAULT_TIMEZONE, PatrolSpec, Schedule, backup_schedule, patrols
     from flows.orchestration.mission_flows import daily_patrol, dispatch_mission, expire_draft, plan_mission
+    from flows.orchestration.monitor import monitor_mission
     from flows.orchestration.recall import recall_mission
 
     common: dict[str, Any] = {"world": world} if world else {}
@@ -60,53 +68,82 @@ def build_deployments(
         plan_mission.to_deployment(name=name, parameters=common, tags=["sortie"]),
         dispatch_mission.to_deployment(name=name, parameters=gate, tags=["sortie"]),
         expire_draft.to_deployment(name=name, tags=["sortie"]),
+        monitor_mission.to_deployment(name=name, tags=["sortie", "monitor"],
+                                      description="Started by every dispatch: follow the flight, record its end, publish the report."),
         recall_mission.to_deployment(name=name, parameters=common, tags=["sortie", "control"]),
     ]
-    for region in regions:
+    declared = {p.region_id: p for p in patrols()}
+    chosen = [declared.get(r) or PatrolSpec(r, r, "li.wei", Schedule(DAILY_CRON, DAILY_TIMEZONE)) for r in regions] \
+        if regions is not None else list(declared.values())
+    for p in chosen:
+        sched = Schedule(cron or p.schedule.cron, timezone or p.schedule.timezone)
         deployments.append(
             daily_patrol.to_deployment(
-                name=region,
-                parameters=dict(gate, region_id=region, requested_by=requested_by),
-                schedules=[Cron(cron, timezone=timezone)],
+                name=p.name,
+                parameters=dict(gate, region_id=p.region_id, requested_by=requested_by or p.requested_by),
+                schedules=[Cron(sched.cron, timezone=sched.timezone)],
                 tags=["sortie", "daily-patrol"],
-                description=f"Daily patrol of {region}: plan, publish the draft, wait for approval.",
+                description=f"Daily patrol of {p.region_id} ({sched.cron}, {sched.timezone}): plan, publish the draft, "
+                            "wait for approval.",
             )
         )
     from flows.orchestration.backup_flow import backup_ledger  # the nightly ledger backup (prefect.yaml: nightly)
 
+    backup = backup_schedule()
     deployments.append(
         backup_ledger.to_deployment(
-            name="nightly", schedules=[Cron(BACKUP_CRON, timezone=timezone)], tags=["sortie", "backup"],
+            name="nightly", schedules=[Cron(backup.cron, timezone=backup.timezone or DEFAULT_TIMEZONE)],
+            tags=["sortie", "backup"],
             description="Back up the ledger (consistent copy, verified, manifest); keeps the newest 14.",
         )
     )
     return deployments
 
 
+def refuse_pool_conflicts(deployments: list[Any]) -> None:
+    """``CONFLICT`` if a deployment serve would create already belongs to a work pool (``prefect deploy``)."""
+    from flows.orchestration.deploy_spec import pool_conflicts
+    from planner.errors import Conflict
+
+    owned = pool_conflicts([f"{d.flow_name}/{d.name}" for d in deployments])
+    if owned:
+        raise Conflict(
+            "these deployments were made by `prefect deploy` and run on a work pool: " + ", ".join(owned)
+            + ". Serving them too would break every run (the worker and this process would both claim them). "
+            "Use one or the other: keep the worker (`prefect worker start --pool sortie-pool`) and do not serve, or "
+            "delete those deployments first (`prefect deployment delete <flow>/<name>`) and serve (docs/prefect.md)."
+        )
+
+
 @app.command("serve")
 def serve(
     region: Annotated[
-        list[str] | None, typer.Option("--region", help="Region with a daily patrol (repeatable; default region-1001, region-1002).")
+        list[str] | None, typer.Option("--region", help="Region with a daily patrol (repeatable; default: the patrols of prefect.yaml).")
     ] = None,
-    cron: Annotated[str, typer.Option("--cron", help="Daily patrol schedule.")] = DAILY_CRON,
-    timezone: Annotated[str, typer.Option("--timezone", help="Time zone of the cron schedule.")] = DAILY_TIMEZONE,
+    cron: Annotated[str | None, typer.Option("--cron", help="Override every patrol's schedule (default: prefect.yaml's).")] = None,
+    timezone: Annotated[str | None, typer.Option("--timezone", help="Time zone of --cron (default: prefect.yaml's).")] = None,
     world: Annotated[str | None, typer.Option("--world", help="World folder for the served flows (default: $SORTIE_WORLD, then the demo world).")] = None,
-    name: Annotated[str, typer.Option("--name", help="Deployment name of plan/dispatch/expire.")] = DEPLOYMENT_NAME,
+    name: Annotated[str, typer.Option("--name", help="Deployment name of plan/dispatch/expire/monitor/recall.")] = DEPLOYMENT_NAME,
     limit: Annotated[int, typer.Option("--limit", help="At most this many runs at once.")] = 4,
     poll_s: Annotated[int, typer.Option("--poll-s", help="Seconds between checks for scheduled or resumed runs.")] = 10,
 ) -> None:
-    """Serve the sortie deployments (plan, dispatch, expiry, daily patrols) against PREFECT_API_URL."""
+    """Serve the sortie deployments (plan, dispatch, expiry, monitor, recall, daily patrols) against PREFECT_API_URL."""
 
     def body() -> dict[str, Any]:
-        api = os.environ.get("PREFECT_API_URL", "").strip()
+        from flows.orchestration.deploy_spec import api_url
+
+        api = api_url()
         if not api:
             raise InvalidArgument(
-                "PREFECT_API_URL is not set: start a server (`prefect server start`) and "
-                "`export PREFECT_API_URL=http://127.0.0.1:4200/api` first"
+                "PREFECT_API_URL is not set (neither in the environment nor in the Prefect profile): start a server "
+                "(`uv run prefect server start`) and `uv run prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api` "
+                "(or export it) first"
             )
         from prefect import serve as prefect_serve
 
-        deployments = build_deployments(name=name, regions=tuple(region or DEFAULT_REGIONS), cron=cron, timezone=timezone, world=world)
+        deployments = build_deployments(name=name, regions=tuple(region) if region else None, cron=cron,
+                                        timezone=timezone, world=world)
+        refuse_pool_conflicts(deployments)
         prefect_serve(*deployments, limit=limit, query_seconds=poll_s)  # blocks until interrupted
         return {"served": [d.name for d in deployments], "api_url": api}
 

@@ -91,6 +91,9 @@ class SortieClient:
     def drafts(self, limit: int = 50) -> dict[str, Any]:
         return self.request("GET", "/v1/drafts", params={"limit": limit})
 
+    def pending(self) -> dict[str, Any]:
+        return self.request("GET", "/v1/pending")
+
     def show(self, draft_id: str, version: int | None = None) -> dict[str, Any]:
         return self.request("GET", f"/v1/drafts/{draft_id}", params={"version": version})
 

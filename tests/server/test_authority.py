@@ -461,3 +461,25 @@ def test_random_bodies_never_get_a_500_and_never_write(authority: Any) -> None:
 
         check()
     assert (len(ledger.approvals(d)), len(ledger.events(d)), len(ledger.dispatches(d))) == before
+
+
+def test_pending_lists_what_waits_for_the_tokens_tenant_and_needs_a_token(authority: Any, draft: dict[str, Any]) -> None:
+    """GET /v1/pending (and `sortie pending` with SORTIE_SERVER) is tenant-scoped, on the server's clock and policy."""
+    with authority.client(token=None) as c:
+        assert c.get("/v1/pending").status_code == 401
+    mine = authority.call("chen.jing", "GET", "/v1/pending").json()
+    assert draft["draft_id"] in [p["draft_id"] for p in mine["pending"]] and mine["mode"] == "server"
+    item = next(p for p in mine["pending"] if p["draft_id"] == draft["draft_id"])
+    assert "li.wei" not in item["approvers"] and "chen.jing" in item["approvers"] and item["seconds_left"] > 0
+    other = authority.call("aino.virtanen", "GET", "/v1/pending").json()
+    assert draft["draft_id"] not in [p["draft_id"] for p in other["pending"]]
+    env = {"SORTIE_SERVER": authority.url, "SORTIE_TOKEN": authority.tokens["demo.approver"]}
+    p = authority.sortie(["pending", "--json"], **env)
+    assert p.returncode == 0, p.stderr
+    assert draft["draft_id"] in [x["draft_id"] for x in json.loads(p.stdout)["pending"]]
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    refused = CliRunner().invoke(app, ["pending", "--as", "chen.jing"], env=env)  # refused before any request
+    assert refused.exit_code == 2 and "INVALID_ARGUMENT" in refused.output

@@ -1,0 +1,117 @@
+"""``sortie pending`` (what waits for approval, for whom, until when) and ``sortie notify setup``.
+
+``pending`` reads the same list everywhere (``flows.usecases.pending``): the
+local ledger, or the authority's ``GET /v1/pending`` with ``SORTIE_SERVER``
+(tenant-scoped by the token). ``--publish`` also writes it to the Prefect
+table artifact ``pending-approvals`` that waiting runs refresh.
+
+``notify setup`` makes the Prefect notification block and the two
+automations of ``flows.orchestration.notify`` on ``PREFECT_API_URL``; running
+it again replaces them (idempotent).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from flows.cli.app import AsOpt, JsonOpt, NowOpt, WorldOpt, app, console, run
+from planner.errors import InvalidArgument
+
+__all__ = ["pending_cmd", "notify_setup"]
+
+notify_app = typer.Typer(help="Tell approvers when a run waits (Prefect automations + a notification block).",
+                         no_args_is_help=True)
+app.add_typer(notify_app, name="notify")
+
+
+def _render_pending(out: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from flows.usecases.pending import pending_rows
+
+    rows = pending_rows(out)
+    if not rows:
+        console.print(f"Nothing waits for approval (at {out.get('now') or out.get('server_time')}).")
+        return
+    table = Table(title=f"Waiting for approval: {len(rows)} (at {out.get('now') or out.get('server_time')})")
+    for col in rows[0]:
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(*(str(v) for v in r.values()))
+    console.print(table)
+    if out.get("artifact_key"):
+        console.print(f"Published to the Prefect artifact {out['artifact_key']}.")
+
+
+@app.command("pending")
+def pending_cmd(
+    as_user: AsOpt = None,
+    world: WorldOpt = None,
+    now: NowOpt = None,
+    publish: Annotated[bool, typer.Option("--publish", help="Also publish the Prefect table artifact pending-approvals.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """What waits for approval, per tenant: who may approve, the deadline and the time left."""
+
+    def body() -> dict[str, Any]:
+        from flows.cli.backend import server_url
+
+        if server_url():
+            if as_user or world or now:
+                raise InvalidArgument("--as/--world/--now are not accepted with SORTIE_SERVER set: the token says who "
+                                      "you are and the server's world and clock are used")
+            from flows.client.http import SortieClient
+
+            out = SortieClient.from_env().pending()
+        else:
+            import os
+
+            from flows.context import resolve_now
+            from flows.ledger import open_ledger
+            from flows.usecases.pending import pending
+
+            out = pending(user=as_user or os.environ.get("SORTIE_USER") or None, world_dir=world,
+                          now=resolve_now(now), ledger=open_ledger()) | {"mode": "local"}
+        if publish:
+            from flows.orchestration.deploy_spec import api_url
+            from flows.orchestration.pending_board import publish_pending_board
+
+            if not api_url():
+                raise InvalidArgument("--publish needs PREFECT_API_URL (environment or Prefect profile)")
+            out["artifact_key"] = publish_pending_board(out)
+        return out
+
+    run(body, as_json, _render_pending)
+
+
+@notify_app.command("setup")
+def notify_setup(
+    webhook: Annotated[str | None, typer.Option("--webhook", help="POST {subject, body, name} as JSON to this URL.")] = None,
+    block: Annotated[str | None, typer.Option("--block", help="Use this existing notification block instead (<type-slug>/<name>, e.g. email/ops).")] = None,
+    window_s: Annotated[int, typer.Option("--window-s", help="The approval window the runs use (prefect.yaml: approval_window_s).")] = 1800,
+    warn_before_s: Annotated[int, typer.Option("--warn-before-s", help="Remind this long before a waiting draft expires.")] = 300,
+    no_deadline: Annotated[bool, typer.Option("--no-deadline", help="Only notify when a run starts waiting.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create (or replace) the notification block and the 'approval needed' / 'deadline close' automations."""
+
+    def body() -> dict[str, Any]:
+        from flows.orchestration.deploy_spec import api_url
+        from flows.orchestration.notify import ensure_notifications
+
+        api = api_url()
+        if not api:
+            raise InvalidArgument("PREFECT_API_URL is not set (environment or Prefect profile): the automations live on "
+                                  "a Prefect server (`uv run prefect server start`)")
+        done = ensure_notifications(webhook=webhook, block=block, window_s=window_s, warn_before_s=warn_before_s,
+                                    deadline=not no_deadline)
+        return done.to_dict() | {"api_url": api}
+
+    def render(out: dict[str, Any]) -> None:
+        console.print(f"Notifications through block {out['block']} on {out['api_url']}:")
+        for name, ident in out["automations"].items():
+            console.print(f"  automation {name!r} ({ident})")
+
+    run(body, as_json, render)
