@@ -11,14 +11,14 @@ local search on the one routing model) or ``"pyvrp-start+ortools"`` (PyVRP's rou
 loaded into that model and searched on, when the budget buys ILS too few solutions
 for the size; see ``planner/routing/vrp.py``).
 
-Measured at ``--budget-s 20`` (2 search lanes, 2026-12-01, under load: load average
-10-46 on the 2 cores, so wall times are 4-8 × the CPU per lane):
+Measured at ``--budget-s 20`` (2 search lanes, 2026-12-01, under load: load average 4-9 on the
+2 cores; CPU = ``cpu_seconds``, both lanes and the parent):
 
-    instance        total    gap        engine                CPU (2 lanes)   wall
-    md_n020         23731   +0.00 %     ortools-ils            3 s             21 s
-    md_n100         60524   +0.00 %     ortools-ils           36 s            203 s
-    md_n200_lines   27656   +0.00 %     pyvrp-start+ortools   30 s            176 s
-    md_n500        184892   +0.84 %     pyvrp-start+ortools   39 s            424 s
+    instance        total    gap        engine                CPU     wall
+    md_n020         23731   +0.00 %     ortools-ils            1.5 s    5 s
+    md_n100         60524   +0.00 %     ortools-ils           34 s    116 s
+    md_n200_lines   27656   +0.00 %     pyvrp-start+ortools   23 s     57 s
+    md_n500        183343   +0.00 %     pyvrp-start+ortools   32 s    160 s
 
 Lane 0 is the one-lane search; a second lane can only lower a total. Repeated runs
 gave identical routes.
@@ -48,12 +48,21 @@ SEARCH_LANES = 2
 WORKERS = 2
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its finished child processes (the search lanes' workers)."""
+    import resource
+
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
 def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
     """Plan the instance and return the output object of the bench contract."""
     inst = json.loads(Path(instance_path).read_text(encoding="utf-8"))
     budget_s = float(getattr(args, "budget_s", None) or DEFAULT_BUDGET_S)
     solver = getattr(args, "solver", None) or "ortools"
     t0 = time.perf_counter()
+    c0 = _cpu_s()
     depots, sites, vehicles = inst["depots"], inst["sites"], inst["vehicles"]
     depot_index = {d["id"]: i for i, d in enumerate(depots)}
     xy = np.asarray([(d["x"], d["y"]) for d in depots] + [(s["x"], s["y"]) for s in sites], dtype=float)
@@ -68,6 +77,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
     )
     sol = solve_routing(problem, budget_s=budget_s, solver=solver, lanes=SEARCH_LANES, workers=WORKERS)
     seconds = time.perf_counter() - t0
+    cpu_seconds = _cpu_s() - c0  # this process and its lane workers: wall time on a shared machine includes waiting
     routes = []
     for v, rv, route in zip(vehicles, problem.vehicles, sol.routes):
         if route:
@@ -100,4 +110,5 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
         "iterations": sol.iterations,
         "stopped_by": sol.stopped_by,
         "seconds": round(seconds, 3),
+        "cpu_seconds": round(cpu_seconds, 3),
     }

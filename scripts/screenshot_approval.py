@@ -171,6 +171,18 @@ CLICK_RESUME = """
 FORM_OPEN = "!!document.querySelector('[role=dialog], .p-modal') && document.body.innerText.includes('Approver')"
 
 
+def stop_server(server: subprocess.Popen[bytes], root: Path) -> None:
+    """Flush this process's Prefect logs and events, stop the server's process group, remove its folder."""
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=5)
+    EventsWorker.drain_all(timeout=5)
+    os.killpg(server.pid, signal.SIGTERM)
+    server.wait(timeout=20)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(REPO / "docs" / "approval-form.png"))
@@ -232,14 +244,7 @@ def main() -> int:
     finally:
         if chrome is not None:
             chrome.close()
-        from prefect.events.worker import EventsWorker
-        from prefect.logging.handlers import APILogWorker
-
-        APILogWorker.drain_all(timeout=5)
-        EventsWorker.drain_all(timeout=5)
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=20)
-        shutil.rmtree(root, ignore_errors=True)
+        stop_server(server, root)
     return 0
 
 

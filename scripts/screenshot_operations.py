@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from screenshot_approval import REPO, Chromium, start_server  # noqa: E402
+from screenshot_approval import REPO, Chromium, start_server, stop_server  # noqa: E402
 
 NOW = "2026-11-29T06:58:{s:02d}+02:00"  # the demo telemetry (06:57:30) is fresh enough to dispatch
 REQUESTS = (("巡一遍消防通道", "region-1001"), ("inspect the hydrants today", "region-1002"), ("巡一遍消防通道", "region-1003"),
@@ -181,14 +180,7 @@ def main() -> int:
             chrome.close()
         for sim in sims:
             sim.stop()
-        from prefect.events.worker import EventsWorker
-        from prefect.logging.handlers import APILogWorker
-
-        APILogWorker.drain_all(timeout=5)
-        EventsWorker.drain_all(timeout=5)
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=20)
-        shutil.rmtree(root, ignore_errors=True)
+        stop_server(server, root)
     return 0
 
 

@@ -83,7 +83,12 @@ def plan_points(world, job, usable, transit, builder):
             prev = node
         legs.append(Piece("transit", tuple(dh.path(prev, node_dock))))
         sorties.append(builder.sortie(drone, rates, xy, legs, start))
-    return sorties, unserved, {"points": len(targets), "routing_solver": sol.solver, "routing_iterations": sol.iterations}
+    return sorties, unserved, {
+        "points": len(targets),
+        "routing_solver": sol.solver,
+        "routing_engine": sol.engine,  # what produced the routes: "ortools-ils" or "pyvrp-start+ortools"
+        "routing_iterations": sol.iterations,
+    }
 
 
 #: Mission type → the pipeline that turns a job into (sorties, unserved, extra parameters).

@@ -24,7 +24,8 @@ Method (capacitated arc routing as node routing on the one OR-Tools model of
    the model's size (``planner.routing.pyvrp_start.needs_start``), PyVRP searches the
    same model and its routes are loaded into the OR-Tools model (which proves
    them within every limit) and polished there. ``ArcRoutingResult.engine``
-   says which.
+   says which. ``lanes`` independent searches (seed / renumbering k for lane
+   k) may run side by side; the best is kept.
 
 A line that no depot can serve alone within ``max_sortie_m`` is reported as
 unserved (``out_of_range``) rather than raising.
@@ -40,7 +41,7 @@ import numpy as np
 
 from planner.geo.deadheads import Deadheads
 from planner.routing.model import ModelVehicle, RouteModel, Search, solve_model
-from planner.routing.pyvrp_start import ils_cap, needs_start, pyvrp_routes, start_then_gls
+from planner.routing.pyvrp_start import LANE_NEIGHBOURS, ils_cap, map_lanes, needs_start, pyvrp_routes, start_then_gls
 
 __all__ = [
     "ArcDepot",
@@ -62,16 +63,21 @@ ENGINE_PYVRP_START = "pyvrp-start+ortools"
 # helsinki_service_nofly, 310 nodes: ~20 s for a few hundred solutions, still above the
 # baseline), PyVRP searches the same model and OR-Tools loads and polishes its routes.
 _FIRST = "PARALLEL_CHEAPEST_INSERTION"  # first solution: the best of four tried on the lane models
-_PYVRP_START_SHARE = 0.9
-_PYVRP_WORK_PER_S = 120_000  # PyVRP iterations × model nodes per CPU second (measured ~85 000, loaded)
+_PYVRP_START_SHARE = 0.8  # of the budget for PyVRP; the parent spends ~1 s on deadheads, the model, load and polish
+# CPU seconds of one PyVRP iteration on a lane model: a fixed part plus a part per node (measured on
+# this machine kind: 0.48-0.62 ms at 101 nodes, grid8_r35; 1.0-1.33 ms at 310, helsinki_service_nofly;
+# the higher figures under heavy load). The count is a pure function of (size, budget): the same
+# budget gives the same sorties anywhere.
+_PYVRP_S_PER_ITERATION = 0.2e-3
+_PYVRP_S_PER_ITERATION_NODE = 3.0e-6
 _MIN_ITERATIONS = 200
+_PYVRP_RESTART_SHARE = 0.35  # of the iterations, for every lane's restart from the best so far
 _GLS_POLISH_SOLUTIONS = 5  # GLS moves after the load: each scans the whole neighbourhood (slow here)
 DEFAULT_BUDGET_S = 4.0
 # ILS solutions per CPU second × model nodes (measured ~18 000 on the grid, loaded 2-core
 # machine); sets the deterministic solution_limit from the budget
 _SOLUTIONS_PER_S_X_NODES = 18_000
 _MIN_SOLUTIONS = 50
-_SEEDS = (0,)  # node renumberings (ILS) or PyVRP seeds searched one after the other, the budget shared
 _NET_FACTOR = 10.0  # wall-clock safety net = factor × budget + 2 s
 
 XY = tuple[float, float]
@@ -167,8 +173,13 @@ def _fleet_per_depot(chain_len: np.ndarray, caps: Sequence[float]) -> int:
     return int(min(len(chain_len), math.ceil(need) + 2))
 
 
+def _ils_run(model: RouteModel, seed: int, limit: int, net_s: float) -> list[list[int]]:
+    """One ILS search of the lane model under one node renumbering (module-level: a worker runs it)."""
+    return solve_model(model, Search("ils", limit, net_s, seed, first=_FIRST)).routes
+
+
 def _solve_sorties(
-    D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget_s: float
+    D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget_s: float, lanes: int = 1, workers: int = 1
 ) -> tuple[list[tuple[int, list[tuple[int, bool]]]], str]:
     """Sorties as (depot, [(chain, reversed?)]) from one OR-Tools model, and the engine that found them.
 
@@ -177,6 +188,11 @@ def _solve_sorties(
     Arc a → b costs the deadhead from a's exit to b's entry plus b's own length
     (millimetres, rounded up so planned sorties never exceed the true limit);
     the same figure fills the capacity dimension, the sortie limit.
+
+    ``lanes`` independent searches (PyVRP seed / ILS node renumbering ``k`` for
+    lane ``k``) of the whole budget each, the best kept: the lane search is
+    trapped by its start more than it is short of iterations (helsinki: one seed
+    ends with three sorties, another with two and 2 % less flight).
     """
     T, nd = len(chain_len), len(caps)
     entry = np.concatenate([[_entry(t, r) for t in range(T) for r in (False, True)], 2 * T + np.arange(nd)])
@@ -197,27 +213,33 @@ def _solve_sorties(
     model = RouteModel((cost,), vehicles, groups, penalty)
     net_s = _NET_FACTOR * budget_s + 2.0
     limit = max(_MIN_SOLUTIONS, int(budget_s * _SOLUTIONS_PER_S_X_NODES / model.n_nodes))
+    lanes = max(1, int(lanes))
+
+    def key(routes: list[list[int]]) -> tuple[int, int]:
+        return (-sum(len(r) for r in routes), sum(_route_cost(model, v, r) for v, r in zip(vehicles, routes)))
+
     if needs_start(limit, model.n_nodes):
-        iterations = max(_MIN_ITERATIONS, int(budget_s * _PYVRP_START_SHARE * _PYVRP_WORK_PER_S / model.n_nodes))
-        start, _ = pyvrp_routes(model, iterations // len(_SEEDS), _SEEDS, net_s)
-        gls = _GLS_POLISH_SOLUTIONS
-        routes, loaded = start_then_gls(model, start, gls, net_s)
+        per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * model.n_nodes
+        iterations = max(_MIN_ITERATIONS, int(budget_s * _PYVRP_START_SHARE / per_iteration))
+        second = int(iterations * _PYVRP_RESTART_SHARE)
+        jobs = [(model, iterations - second, (k,), net_s, False, None, True, LANE_NEIGHBOURS) for k in range(lanes)]
+        outs = map_lanes(pyvrp_routes, jobs, workers)
+        start = min((key(r), k, r) for k, (r, _) in enumerate(outs))[2]
+        if second > 0:  # every lane restarts from the best so far with a fresh seed
+            jobs = [(model, second, (lanes + k,), net_s, False, None, True, LANE_NEIGHBOURS, start) for k in range(lanes)]
+            again = map_lanes(pyvrp_routes, jobs, workers)
+            start = min([(key(start), -1, start)] + [(key(r), k, r) for k, (r, _) in enumerate(again)])[2]
+        routes, loaded = start_then_gls(model, start, _GLS_POLISH_SOLUTIONS, net_s)
         if not loaded:  # cannot happen: PyVRP kept every limit; fall back to the model's own search
             routes = solve_model(model, Search("ils", _MIN_SOLUTIONS, net_s, first=_FIRST)).routes
-        best = (None, routes)
         engine = ENGINE_PYVRP_START if loaded else ENGINE
     else:
         limit = ils_cap(limit, model.n_nodes)
-        best = None
-        for seed in _SEEDS:
-            out = solve_model(model, Search("ils", limit // len(_SEEDS), net_s / len(_SEEDS), seed, first=_FIRST))
-            key = (-sum(len(r) for r in out.routes), sum(_route_cost(model, v, r) for v, r in zip(vehicles, out.routes)))
-            if best is None or key < best[0]:
-                best = (key, out.routes)
+        outs = map_lanes(_ils_run, [(model, k, limit, net_s) for k in range(lanes)], workers)
+        routes = min((key(r), k, r) for k, r in enumerate(outs))[2]
         engine = ENGINE
-    assert best is not None
     sorties = []
-    for v, route in zip(vehicles, best[1]):
+    for v, route in zip(vehicles, routes):
         if route:
             sorties.append((v.start, [divmod(q - nd, 2) for q in route]))
     return [(d, [(int(t), bool(r)) for t, r in seq]) for d, seq in sorties], engine
@@ -237,13 +259,18 @@ def route_lanes(
     transit=None,
     *,
     budget_s: float = DEFAULT_BUDGET_S,
+    lanes: int = 1,
+    workers: int = 1,
 ) -> ArcRoutingResult:
     """Plan sorties flying along every line of ``lines_local`` (metres, local frame).
 
     ``transit`` is a ``planner.geo.transit.TransitGraph`` (or ``None`` when nothing is
     forbidden); deadheads go around its obstacles. Returns the sorties in a fixed
     order (by depot, then by first line), the indices of lines no depot can
-    reach within its limit, and the total length.
+    reach within its limit, and the total length. ``lanes`` independent searches
+    of the whole budget each (the best kept) run on up to ``workers`` forked
+    processes (a single-threaded caller only); the sorties depend on ``lanes``,
+    never on ``workers``.
     """
     if not depots:
         raise ValueError("at least one depot is needed")
@@ -296,7 +323,7 @@ def route_lanes(
     depot_pts = [2 * T + d for d in range(len(depots))]
 
     # 3. the routing model: OR-Tools searches it, every sortie limit is a dimension there
-    sorties, engine = _solve_sorties(dh.D, chain_len, caps, budget_s)
+    sorties, engine = _solve_sorties(dh.D, chain_len, caps, budget_s, lanes, workers)
 
     # 4. geometry
     out: list[ArcSortie] = []

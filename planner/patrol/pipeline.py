@@ -104,7 +104,11 @@ def plan_patrol(world, job, usable, transit, builder):
         pieces = _lane_pieces(s, edges, dock_xy)
         start = job.start_at + timedelta(seconds=offset_s)
         sorties.append(builder.sortie(drone, rates, dock_xy, pieces, start))
-    return sorties, unserved, {"lane_edges": len(edges), "lane_length_m": round(sum(lane_len), 2)}
+    return sorties, unserved, {
+        "lane_edges": len(edges),
+        "lane_length_m": round(sum(lane_len), 2),
+        "routing_engine": res.engine,  # what produced the sorties: "ortools-ils" or "pyvrp-start+ortools"
+    }
 
 
 def _lane_pieces(s, edges, dock_xy: XY) -> list[Piece]:

@@ -1,11 +1,11 @@
-"""The one OR-Tools RoutingModel of point routes and lane patrols: all their constraints live here.
+"""The one OR-Tools RoutingModel of every mission kind: all routing constraints live here.
 
-Point inspections (``planner.routing.vrp``) and lane patrols (``planner.patrol.arc_routing``)
-both reduce their problem to plain integers and hand it to this module; it is
-the only place they reach OR-Tools through (the survey order still builds its
-own model in ``planner.survey.order``; pinned ``ortools==9.15.6755``: the Python
-import paths moved in 9.12+, OR-Tools #4553). Build → solve → extract, and the
-caller gets plain routes back (``list[list[int]]`` of node ids per vehicle).
+Point inspections (``planner.routing.vrp``), lane patrols (``planner.patrol.arc_routing``)
+and the survey's sweep order (``planner.survey.order``) all reduce their problem to
+plain integers and hand it to this module; it is the only place planner/ reaches
+OR-Tools through (pinned ``ortools==9.15.6755``: the Python import paths moved in
+9.12+, OR-Tools #4553). Build → solve → extract, and the caller gets plain routes
+back (``list[list[int]]`` of node ids per vehicle).
 
 Model (``RouteModel``)
     Nodes ``0..n-1``. Each vehicle starts at its ``start`` node and ends at its
@@ -17,8 +17,11 @@ Model (``RouteModel``)
     dimension for the job's time window. Visits come in ``groups``: each group
     is ONE disjunction, so at most one of its nodes is served, and leaving the
     whole group out costs ``penalty``. A point is a group of one node; a lane
-    piece is a group of two directed nodes (flown once, either way). Nodes in
-    ``excluded`` (out of every vehicle's range) are kept out of every route.
+    piece is a group of two directed nodes (flown once, either way); a survey
+    sweep piece likewise (one vehicle, a dummy depot with free arcs for an open
+    path). Nodes in ``excluded`` (out of every vehicle's range) are kept out of
+    every route. ``capacity_dimension=False`` leaves the capacity out (a survey
+    order has no limit to keep; a dimension only slows every move down).
 
 Search (``Search``)
     ``"ils"``: iterated local search with ruin-and-recreate, the measured strong
@@ -45,6 +48,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from ortools.constraint_solver import (
+    pywrapcp,
+    routing_enums_pb2,
+    routing_heuristic_parameters_pb2,
+    routing_ils_pb2,
+)
 
 __all__ = ["ModelVehicle", "RouteModel", "Search", "Outcome", "solve_model", "routes_fit"]
 
@@ -81,6 +90,7 @@ class RouteModel:
     penalty: int
     durations: tuple[np.ndarray, ...] | None = None
     excluded: tuple[int, ...] = ()
+    capacity_dimension: bool = True
 
     @property
     def n_nodes(self) -> int:
@@ -96,6 +106,9 @@ class Search:
     time_limit_s: float
     permutation: int = 0  # 0: nodes as given; k > 0: renumbered by a permutation seeded with k
     first: str = "LOCAL_CHEAPEST_INSERTION"  # first-solution strategy (an insertion: always ends with a solution)
+    # local-search operators switched off (``RoutingSearchParameters.local_search_operators`` field
+    # names): moves for several vehicles or optional visits find nothing in a one-vehicle tour
+    operators_off: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,7 +127,7 @@ def routes_fit(model: RouteModel, routes: list[list[int]]) -> bool:
         if not r:
             continue
         walk = np.asarray([v.start, *r, v.end])
-        if int(model.costs[v.profile][walk[:-1], walk[1:]].sum()) > v.capacity:
+        if model.capacity_dimension and int(model.costs[v.profile][walk[:-1], walk[1:]].sum()) > v.capacity:
             return False
         if v.max_duration is not None and model.durations is not None:
             if int(model.durations[v.profile][walk[:-1], walk[1:]].sum()) > v.max_duration:
@@ -131,8 +144,6 @@ def _permutation(n: int, seed: int) -> np.ndarray:
 
 
 def _build(model: RouteModel, perm: np.ndarray):
-    from ortools.constraint_solver import pywrapcp
-
     inv = np.empty_like(perm)
     inv[perm] = np.arange(len(perm))
     n = model.n_nodes
@@ -145,9 +156,10 @@ def _build(model: RouteModel, perm: np.ndarray):
     per_vehicle = [cost_cb[v.profile] for v in model.vehicles]
     for k, cb in enumerate(per_vehicle):
         routing.SetArcCostEvaluatorOfVehicle(cb, k)
-    routing.AddDimensionWithVehicleTransitAndCapacity(
-        per_vehicle, 0, [int(v.capacity) for v in model.vehicles], True, "capacity"
-    )
+    if model.capacity_dimension:
+        routing.AddDimensionWithVehicleTransitAndCapacity(
+            per_vehicle, 0, [int(v.capacity) for v in model.vehicles], True, "capacity"
+        )
     if model.durations is not None:
         dur_cb = [routing.RegisterTransitMatrix(np.asarray(m, dtype=np.int64)[ix].tolist()) for m in model.durations]
         horizon = max(int(v.max_duration or 0) for v in model.vehicles)
@@ -168,7 +180,6 @@ def _build(model: RouteModel, perm: np.ndarray):
 
 def _ils_parameters(params) -> None:
     """Fill ``params`` with the ruin-and-recreate ILS recipe (field names checked on 9.15)."""
-    from ortools.constraint_solver import routing_enums_pb2, routing_heuristic_parameters_pb2, routing_ils_pb2
 
     params.use_iterated_local_search = True
     ils = params.iterated_local_search_parameters
@@ -197,7 +208,6 @@ def _ils_parameters(params) -> None:
 
 
 def _parameters(search: Search):
-    from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
     params = pywrapcp.DefaultRoutingSearchParameters()
     # insertion, not PATH_CHEAPEST_ARC: with every visit droppable and a tight fleet it always
@@ -207,6 +217,8 @@ def _parameters(search: Search):
         _ils_parameters(params)
     else:
         params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
+    for name in search.operators_off:
+        setattr(params.local_search_operators, name, 3)  # OptionalBoolean BOOL_FALSE
     params.solution_limit = max(1, int(search.solution_limit))
     params.time_limit.FromMilliseconds(max(1, int(search.time_limit_s * 1000)))
     return params
@@ -234,7 +246,6 @@ def solve_model(model: RouteModel, search: Search, start_routes: list[list[int]]
     do not load the search starts from scratch and ``start_accepted`` says so.
     ILS takes no start: a start is searched on with ``"gls"``.
     """
-    from ortools.constraint_solver import routing_enums_pb2
 
     perm = _permutation(model.n_nodes, search.permutation)
     inv = np.empty_like(perm)

@@ -44,7 +44,7 @@ from typing import Literal
 import numpy as np
 
 from planner.routing.model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
-from planner.routing.pyvrp_start import ils_cap, needs_start, pyvrp_routes, start_then_gls
+from planner.routing.pyvrp_start import ils_cap, map_lanes, needs_start, pyvrp_routes, start_then_gls
 
 __all__ = [
     "ENGINE_ILS",
@@ -64,10 +64,12 @@ Solver = Literal["pyvrp", "ortools"]
 UNSERVED_OUT_OF_RANGE = "out_of_range"
 UNSERVED_CAPACITY = "capacity"
 
-# Iteration rates measured on this 2-core machine kind (PyVRP 0.14.1 ILS): ~1500 it/s at
-# 100-200 visits, ~500-700 it/s at 500 visits (optional clients, machine shared). The count
+# Iteration rates measured on this 2-core machine kind (PyVRP 0.14.1 ILS, per CPU second of one
+# core; granular neighbourhood of ``pyvrp_start.NEIGHBOURS``): ~1500 it/s at 100-200 visits, ~1 050
+# it/s at 500 visits (16 000 iterations in 14.4-15.5 CPU s on md_n500 under load; wall time on a
+# shared machine is longer). The count
 # is a pure function of (size, budget), so the same budget gives the same routes anywhere.
-_PYVRP_WORK_PER_S = 250_000  # visits × iterations per second
+_PYVRP_WORK_PER_S = 500_000  # visits × iterations per CPU second (measured 515 000-555 000 at 500 visits, loaded)
 _PYVRP_MAX_RATE = 1_200
 _PYVRP_MIN_ITERATIONS = 100
 # OR-Tools ILS: improving local-search solutions per second fall with size (measured on this
@@ -78,8 +80,12 @@ _ILS_MAX_RATE = 600
 _ILS_MIN_SOLUTIONS = 20
 _ILS_RUNS = 1  # node renumberings per lane, the lane's solutions shared between them
 _ILS_SEEDS = (0, 1, 2, 3, 4, 5, 6, 7)  # the fixed list of renumberings (0: the nodes as given)
-_PYVRP_START_SHARE = 0.85  # of the budget, for PyVRP; the rest for GLS on the OR-Tools model
-_GLS_SOLUTIONS_PER_VISIT = 0.2  # GLS solutions per visit and second of the remaining budget
+_PYVRP_START_SHARE = 0.9  # of the budget, for PyVRP; the rest builds, loads and polishes the OR-Tools model
+_PYVRP_RESTART_SHARE = 0.35  # of PyVRP's iterations, for the restart of every lane from the best so far
+# GLS moves after the load. Each scans the whole neighbourhood: ~0.5 CPU s per solution at 500 sites,
+# and on PyVRP's local optimum it finds next to nothing (md_n500: 100 solutions, 50 CPU s, 0 m gained;
+# FACTS.md: +2.04 → +2.03 %), so a few confirm the start and the budget goes to PyVRP.
+_GLS_POLISH_SOLUTIONS = 5
 ENGINE_ILS = "ortools-ils"
 _MIN_PENALTY = 1_000_000  # a dropped visit costs at least this (FACTS.md: what makes md_n500 solvable)
 ENGINE_PYVRP_START = "pyvrp-start+ortools"
@@ -89,9 +95,6 @@ _SAFETY_FACTOR = 10.0  # wall-clock net = factor × budget + 2 s: generous, a lo
 # iterations while two of four seeds reached the best-known in 3 000.
 _PYVRP_RUN_ITERATIONS_PER_VISIT = 25
 _PYVRP_MAX_RUNS = 4
-# Worker processes (bench only; plans run in-process): forked, so no re-imports. Only a
-# single-threaded caller may ask for workers > 1 (forking a threaded process is unsafe).
-_MP_CONTEXT = "fork"
 
 
 @dataclass(frozen=True)
@@ -255,15 +258,6 @@ def _routes_cost(model: RouteModel, routes: list[list[int]]) -> int:
     return total
 
 
-def _map_lanes(fn, jobs: list[tuple], workers: int) -> list:
-    if workers > 1 and len(jobs) > 1:
-        import multiprocessing
-
-        with multiprocessing.get_context(_MP_CONTEXT).Pool(min(workers, len(jobs))) as pool:
-            return pool.starmap(fn, jobs)
-    return [fn(*job) for job in jobs]
-
-
 def _ortools_ils(problem: RoutingProblem, visits: list[int], budget_s: float, lanes: int, workers: int):
     """ILS on the OR-Tools model: ``lanes`` lanes of ``_ILS_RUNS`` renumberings each, the best kept."""
     model = _model(problem, visits)
@@ -271,7 +265,7 @@ def _ortools_ils(problem: RoutingProblem, visits: list[int], budget_s: float, la
     each = max(_ILS_MIN_SOLUTIONS, limit // _ILS_RUNS)
     net_s = (_SAFETY_FACTOR * budget_s + 2.0) / _ILS_RUNS
     jobs = [(model, tuple(_ILS_SEEDS[(k * _ILS_RUNS + i) % len(_ILS_SEEDS)] for i in range(_ILS_RUNS)), each, net_s) for k in range(lanes)]
-    outs = _map_lanes(_ils_lane, jobs, workers)
+    outs = map_lanes(_ils_lane, jobs, workers)
     best = min(range(len(outs)), key=lambda k: (outs[k][0], k))
     return outs[best][1], lanes * _ILS_RUNS * each
 
@@ -280,22 +274,31 @@ def _pyvrp_start_ortools(problem: RoutingProblem, visits: list[int], budget_s: f
     """PyVRP's best routes loaded into the OR-Tools model, which proves them feasible and searches on (GLS).
 
     For instances where ILS does not reach the quality goal within the budget
-    (measured: md_n500 +9 % at 20 s, PyVRP +0.8 %). Returns (routes, work done,
-    work planned, whether the start loaded).
+    (measured: md_n500 +9 % at 20 s). PyVRP runs in two phases: every lane
+    searches from scratch with its own seeds, then every lane restarts from the
+    best routes of the first phase with a fresh seed (``_PYVRP_RESTART_SHARE``
+    of the iterations; md_n500: +0.35 % after the first phase, +0.00 % after the
+    restart). Returns (routes, work done, work planned, whether the start loaded).
     """
     model = _model(problem, visits)
     iterations = _pyvrp_iterations(len(visits), _PYVRP_START_SHARE * budget_s)
-    runs = _pyvrp_runs(len(visits), iterations)
-    each = iterations // runs
+    second = int(iterations * _PYVRP_RESTART_SHARE)
+    runs = _pyvrp_runs(len(visits), iterations - second)
+    each = (iterations - second) // runs
     net_s = _SAFETY_FACTOR * budget_s + 2.0
-    jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, not problem.droppable, problem.coords, False) for k in range(lanes)]
-    outs = _map_lanes(pyvrp_routes, jobs, workers)
-    keyed = [(_start_key(model, r), k) for k, (r, _) in enumerate(outs)]
-    start = outs[min(keyed)[1]][0]
-    limit = max(_ILS_MIN_SOLUTIONS, int(_GLS_SOLUTIONS_PER_VISIT * len(visits) * budget_s * (1 - _PYVRP_START_SHARE)))
-    routes, loaded = start_then_gls(model, start, limit, net_s)
+    required, coords = not problem.droppable, problem.coords
+    jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, required, coords, False) for k in range(lanes)]
+    outs = map_lanes(pyvrp_routes, jobs, workers)
+    best = outs[min((_start_key(model, r), k) for k, (r, _) in enumerate(outs))[1]][0]
+    if second > 0:
+        restart = [(model, second, (lanes * runs + k,), net_s, required, coords, False, None, best) for k in range(lanes)]
+        again = map_lanes(pyvrp_routes, restart, workers)
+        outs += again
+        best = min([(_start_key(model, best), -1, best)] + [(_start_key(model, r), k, r) for k, (r, _) in enumerate(again)])[2]
+    limit = _GLS_POLISH_SOLUTIONS
+    routes, loaded = start_then_gls(model, best, limit, net_s)
     done = sum(d for _, d in outs) + limit
-    return routes, done, lanes * runs * each + limit, loaded
+    return routes, done, lanes * (runs * each + (second if second > 0 else 0)) + limit, loaded
 
 
 def _start_key(model: RouteModel, routes: list[list[int]]) -> tuple[bool, int, int]:
@@ -361,7 +364,7 @@ def solve_routing(
         each = iterations // runs
         net_s = _SAFETY_FACTOR * budget_s + 2.0
         jobs = [(model, each, tuple(range(k * runs, (k + 1) * runs)), net_s, not problem.droppable, problem.coords, False) for k in range(max(1, lanes))]
-        outs = _map_lanes(pyvrp_routes, jobs, workers)
+        outs = map_lanes(pyvrp_routes, jobs, workers)
         routes = outs[min((_start_key(model, r), k) for k, (r, _) in enumerate(outs))[1]][0]
         done, iterations = sum(d for _, d in outs), max(1, lanes) * runs * each
         stopped_by = "iterations" if done >= iterations else "time_limit"

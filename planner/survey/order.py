@@ -1,31 +1,34 @@
-"""The order and direction of survey sweeps: one OR-Tools routing problem.
+"""The order and direction of survey sweeps: a problem for the one routing model.
 
-In the manner of Fields2Cover's route planner (``route_planner_base.cpp``):
-every sweep piece ``p`` becomes three nodes, its two ends and a middle node
-between them. The middle node may only follow and precede one of its own ends
-(its ``NextVar`` domain is the two ends, and no other node may point at it), so
-the tour must fly the piece from end to end in one direction or the other; the
-arcs end → middle → end cost nothing. Arcs between ends of different pieces
-cost the shortest inside-area connection, already computed by the caller. A
-depot (node 0) with arcs priced by the optional start/end points (zero when
-absent) makes the tour an open path.
+In the manner of Fields2Cover's route planner (``route_planner_base.cpp``), the
+order is a routing problem on ``planner.routing.model`` (the one OR-Tools model
+of every mission kind): every sweep piece is a pair of directed nodes, one per
+direction it can be flown in, in ONE disjunction with a penalty dearer than
+any tour, so the tour flies every piece exactly once, in one direction or the
+other (F2C's start–middle–end nodes force the same traversal with three nodes;
+two directed nodes carry the piece's own flight in the arcs and need no
+forcing). Arcs between directed nodes cost the shortest inside-area connection
+from one's exit to the other's entry, already computed by the caller; a depot
+(node 0) whose arcs are priced by the optional start/end points (zero when
+absent) makes the tour an open path. One vehicle, no capacity dimension.
 
 Why OR-Tools and not a hand-written search: the neighbourhoods a sweep order
-needs (2-opt, or-opt of runs, relocations, reversals of pieces) are exactly
-the routing library's operators, kept and tested upstream; what the planner
-must add is only the model.
+needs (2-opt, or-opt of runs, relocations, exchanges of a piece's direction
+within its disjunction) are exactly the routing library's operators, kept and
+tested upstream; what the planner adds is only the model.
 
 Determinism: the search starts from a given order (the boustrophedon snake of
-the cells, loaded with ``ReadAssignmentFromRoutes``) and stops after
-``solution_limit`` solutions of guided local search; the wall-clock limit is a
-generous safety net only (OR-Tools #1331: a time-limited search is not
-reproducible). Same matrix and limit → same order.
+the cells or a nearest-neighbour chain, loaded with ``ReadAssignmentFromRoutes``)
+and stops after ``solution_limit`` solutions of guided local search; the
+wall-clock limit is a generous safety net only (OR-Tools #1331: a time-limited
+search is not reproducible). Same matrix and limit → same order.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from ortools.constraint_solver import pywrapcp, routing_enums_pb2
+
+from planner.routing.model import ModelVehicle, RouteModel, Search, solve_model
 
 __all__ = ["order_pieces", "solve_open_tour", "tour_cost", "SCALE", "ENGINE"]
 
@@ -40,8 +43,8 @@ UNUSED_OPERATORS = (
     "use_global_cheapest_insertion_visit_types_lns", "use_local_cheapest_insertion_visit_types_lns",
     "use_shortest_path_swap_active", "use_shortest_path_two_opt", "use_swap_active_chain",
 )
-SAFETY_S = 30.0
-_CAP = 1e7  # metres: an unreachable connection (1e9) stays an integer the solver can add up  # wall-clock net; the solution limit ends every search long before on this machine kind
+SAFETY_S = 30.0  # wall-clock net; the solution limit ends every search long before on this machine kind
+_CAP = 1e7  # metres: an unreachable connection (1e9) stays an integer the solver can add up
 
 
 def tour_cost(order: np.ndarray, dirs: np.ndarray, X: np.ndarray) -> float:
@@ -62,7 +65,7 @@ def solve_open_tour(
     initial: list[int],
     solution_limit: int,
 ) -> list[int]:
-    """Visit one variant of every group, as an open path: the routing model.
+    """Visit one variant of every group, as an open path, on the one routing model.
 
     ``arc[u, v]`` is the cost (metres) of flying variant ``v`` right after
     variant ``u`` (the variant's own flight folded in), ``from_start[v]`` /
@@ -79,37 +82,25 @@ def solve_open_tour(
     C[1:, 1:] = np.rint(np.minimum(arc, _CAP) * SCALE)
     C[0, 1:] = np.rint(np.minimum(from_start, _CAP) * SCALE)
     C[1:, 0] = np.rint(np.minimum(to_end, _CAP) * SCALE)
-    manager = pywrapcp.RoutingIndexManager(N, 1, 0)
-    routing = pywrapcp.RoutingModel(manager)
-    routing.SetArcCostEvaluatorOfAllVehicles(routing.RegisterTransitMatrix(C.tolist()))
-    penalty = int(C.max()) * N + 1  # dearer than any tour: every item is flown
-    for g in groups:
-        routing.AddDisjunction([manager.NodeToIndex(1 + v) for v in g], penalty, 1)
-    params = pywrapcp.DefaultRoutingSearchParameters()
-    params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
-    params.solution_limit = max(1, int(solution_limit))
-    params.time_limit.FromMilliseconds(int(SAFETY_S * 1000))
-    for name in UNUSED_OPERATORS:
-        setattr(params.local_search_operators, name, 3)  # BOOL_FALSE
-    routing.CloseModelWithParameters(params)
+    model = RouteModel(
+        costs=(C,),
+        vehicles=(ModelVehicle(0, 0, 0),),
+        groups=tuple(tuple(1 + v for v in g) for g in groups),
+        penalty=int(C.max()) * N + 1,  # dearer than any tour: every item is flown
+        capacity_dimension=False,
+    )
+    search = Search("gls", solution_limit, SAFETY_S, first="AUTOMATIC", operators_off=UNUSED_OPERATORS)
+    out = solve_model(model, search, start_routes=[[1 + v for v in initial]])
 
     def cost(seq: list[int]) -> int:
         if not seq:
             return 0
         return int(C[0, 1 + seq[0]] + C[1 + seq[-1], 0] + sum(C[1 + u, 1 + v] for u, v in zip(seq, seq[1:])))
 
-    start = routing.ReadAssignmentFromRoutes([[1 + v for v in initial]], True)
-    sol = routing.SolveFromAssignmentWithParameters(start, params) if start is not None else None
-    if sol is None:  # cannot happen for one variant of every group; keep the given order
-        return list(initial)
-    out: list[int] = []
-    i = sol.Value(routing.NextVar(routing.Start(0)))
-    while not routing.IsEnd(i):
-        out.append(manager.IndexToNode(i) - 1)
-        i = sol.Value(routing.NextVar(i))
-    if len(out) != len(groups) or cost(out) > cost(list(initial)):
-        return list(initial)
-    return out
+    found = [v - 1 for v in out.routes[0]]
+    if not out.start_accepted or len(found) != len(groups) or cost(found) > cost(list(initial)):
+        return list(initial)  # cannot happen for one variant of every group; keep the given order
+    return found
 
 
 def order_pieces(

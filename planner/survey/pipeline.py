@@ -106,4 +106,5 @@ def plan_survey(world, job, usable, transit, builder):
         "sweeps": len(cov.sweeps),
         "sweep_angle_deg": round(cov.angle_deg, 3),
         "makespan_s": round(res.makespan_s, 1),
+        "routing_engine": cov.engine,  # what ordered the sweeps: OR-Tools' guided local search on the routing model
     }

@@ -112,3 +112,14 @@ def test_large_model_on_small_budget_uses_a_pyvrp_start_loaded_into_the_model() 
     _check(lines, depots, res)
     assert not res.unserved
     assert route_lanes(lines, depots, budget_s=0.2) == res
+
+
+def test_search_lanes_keep_the_best_and_do_not_depend_on_the_processes() -> None:
+    """Two lanes (PyVRP seeds 0 and 1) on two forked workers give the sorties one process gives."""
+    lines = _grid_lines(6, 150.0)
+    depots = [ArcDepot(0.0, 0.0, 3000.0), ArcDepot(900.0, 900.0, 3000.0)]
+    one = route_lanes(lines, depots, budget_s=0.2)
+    two = route_lanes(lines, depots, budget_s=0.2, lanes=2, workers=1)
+    assert route_lanes(lines, depots, budget_s=0.2, lanes=2, workers=2) == two
+    _check(lines, depots, two)
+    assert two.total_length_m <= one.total_length_m + 1e-6  # lane 0 is the one-lane search

@@ -187,6 +187,9 @@ def test_routing_model_orders_the_sweeps() -> None:
     import planner.survey.tour as tour
 
     assert order.ENGINE == "ortools-gls"
+    from planner.routing import model
+
+    assert order.solve_model is model.solve_model  # the one shared routing model, no model of its own
     for name in ("_improve", "_perturb", "_two_opt", "_or_opt"):
         assert not any(hasattr(m, name) for m in (cov, direction, order, tour))
     polished = plan_coverage(TWO_HOLES, 40.0, coverage_target=0.9999)

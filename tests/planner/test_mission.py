@@ -104,6 +104,7 @@ def test_survey_splits_over_drones(world) -> None:
     assert len({s.drone_id for s in plan.sorties}) >= 2  # shared out to finish sooner
     sweeps = [l for s in plan.sorties for l in s.legs if l.kind == "sweep"]
     assert sweeps and all(l.waypoints[0].action == "CAMERA_ON" for l in sweeps)
+    assert plan.parameters["routing_engine"] == "ortools-gls"  # the sweep order's engine, said in the plan
 
 
 def test_point_inspection_visits_each_point_once(world) -> None:
@@ -113,6 +114,7 @@ def test_point_inspection_visits_each_point_once(world) -> None:
     seen = [l.target_id for s in plan.sorties for l in s.legs if l.kind == "inspect"]
     assert len(seen) == len(set(seen)) == plan.parameters["points"]
     assert not set(seen) & {u.target_id for u in plan.unserved}
+    assert plan.parameters["routing_engine"] in ("ortools-ils", "pyvrp-start+ortools")  # said in the plan
 
 
 def test_no_drones_gives_an_empty_plan_with_reasons(world) -> None:

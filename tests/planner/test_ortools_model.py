@@ -87,3 +87,48 @@ def test_duration_dimension_limits_a_route() -> None:
     out = solve_model(model, Search("ils", 50, 60.0))
     assert len(out.routes[0]) == 2
     assert routes_fit(model, out.routes)
+
+
+def test_only_the_shared_model_reaches_ortools() -> None:
+    """Every mission kind routes on planner.routing.model: no other planner module imports OR-Tools."""
+    from pathlib import Path
+
+    import planner
+
+    root = Path(planner.__file__).parent
+    importers = sorted(
+        str(p.relative_to(root)) for p in root.rglob("*.py")
+        if any(line.lstrip().startswith(("import ortools", "from ortools")) for line in p.read_text().splitlines())
+    )
+    assert importers == ["routing/model.py"]
+
+
+def test_open_tour_flies_every_piece_once_and_never_worse_than_its_start() -> None:
+    """The survey order: pieces as direction pairs on one vehicle, a free depot for an open path."""
+    from planner.survey.order import solve_open_tour
+
+    rng = np.random.default_rng(5)
+    ends = rng.uniform(0, 1000, size=(12, 2, 2))  # 12 pieces, variant 2p+d flies piece p from end d
+    first = np.asarray([ends[v // 2, v % 2] for v in range(24)])
+    last = np.asarray([ends[v // 2, 1 - v % 2] for v in range(24)])
+    arc = np.hypot(*(last[:, None, :] - first[None, :, :]).transpose(2, 0, 1))
+    groups = [[2 * p, 2 * p + 1] for p in range(12)]
+    initial = [2 * p for p in range(12)]
+    seq = solve_open_tour(arc, np.zeros(24), np.zeros(24), groups, initial, 200)
+    assert sorted(v // 2 for v in seq) == list(range(12))  # each piece once, in one direction
+    cost = lambda s: sum(arc[u, v] for u, v in zip(s, s[1:]))  # noqa: E731
+    assert cost(seq) < cost(initial)
+    assert seq == solve_open_tour(arc, np.zeros(24), np.zeros(24), groups, initial, 200)  # deterministic
+
+
+def test_pyvrp_restart_from_given_routes_never_returns_worse() -> None:
+    """The second PyVRP phase starts from the best routes so far (a restart, not a fresh random start)."""
+    from planner.routing.pyvrp_start import pyvrp_routes
+
+    model = _points_model(n=30, cap=12000)
+    first, _ = pyvrp_routes(model, 50, (0,), 60.0, True)
+    kept, _ = pyvrp_routes(model, 1, (7,), 60.0, True, None, False, None, first)
+    assert _cost(model, kept) <= _cost(model, first)
+    again, _ = pyvrp_routes(model, 200, (7,), 60.0, True, None, False, None, first)
+    assert _cost(model, again) <= _cost(model, first) and routes_fit(model, again)
+    assert sorted(n for r in again for n in r) == list(range(2, 32))
