@@ -75,10 +75,10 @@ def pending_cmd(
             out = pending(user=as_user or os.environ.get("SORTIE_USER") or None, world_dir=world,
                           now=resolve_now(now), ledger=open_ledger()) | {"mode": "local"}
         if publish:
-            from flows.orchestration.deploy_spec import api_url
+            from flows.orchestration.prefect_api import prefect_api_url
             from flows.orchestration.pending_board import publish_pending_board
 
-            if not api_url():
+            if not prefect_api_url():
                 raise InvalidArgument("--publish needs PREFECT_API_URL (environment or Prefect profile)")
             out["artifact_key"] = publish_pending_board(out)
         return out
@@ -98,10 +98,10 @@ def notify_setup(
     """Create (or replace) the notification block and the 'approval needed' / 'deadline close' automations."""
 
     def body() -> dict[str, Any]:
-        from flows.orchestration.deploy_spec import api_url
+        from flows.orchestration.prefect_api import prefect_api_url
         from flows.orchestration.notify import ensure_notifications
 
-        api = api_url()
+        api = prefect_api_url()
         if not api:
             raise InvalidArgument("PREFECT_API_URL is not set (environment or Prefect profile): the automations live on "
                                   "a Prefect server (`uv run prefect server start`)")

@@ -130,9 +130,9 @@ def serve(
     """Serve the sortie deployments (plan, dispatch, expiry, monitor, recall, daily patrols) against PREFECT_API_URL."""
 
     def body() -> dict[str, Any]:
-        from flows.orchestration.deploy_spec import api_url
+        from flows.orchestration.prefect_api import prefect_api_url
 
-        api = api_url()
+        api = prefect_api_url()
         if not api:
             raise InvalidArgument(
                 "PREFECT_API_URL is not set (neither in the environment nor in the Prefect profile): start a server "

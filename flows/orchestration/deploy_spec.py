@@ -13,9 +13,7 @@ started by the serving process. If ``serve`` re-applied a pool deployment of
 the same name, every run would break (the worker finds no code path:
 ``FileNotFoundError: …/None``), so ``serve`` refuses (``pool_conflicts``).
 
-``api_url`` reads ``PREFECT_API_URL`` the way Prefect does — the environment,
-then the active Prefect profile (``prefect config set PREFECT_API_URL=…``) —
-so a profile-only setup is never mistaken for "no server".
+Which Prefect API to talk to is ``flows.orchestration.prefect_api``'s to say.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PREFECT_YAML", "Schedule", "PatrolSpec", "patrols", "backup_schedule", "api_url", "pool_conflicts",
+__all__ = ["PREFECT_YAML", "Schedule", "PatrolSpec", "patrols", "backup_schedule", "pool_conflicts",
            "DEFAULT_CRON", "DEFAULT_TIMEZONE"]
 
 PREFECT_YAML = Path(__file__).resolve().parents[2] / "prefect.yaml"
@@ -85,13 +83,6 @@ def backup_schedule(path: Path | None = None) -> Schedule:
     default = Schedule(_BACKUP_CRON, DEFAULT_TIMEZONE)
     entry = next((d for d in spec.get("deployments", []) if d.get("entrypoint") == _BACKUP_ENTRY), None)
     return _schedule(entry, default) if entry else default
-
-
-def api_url() -> str:
-    """``PREFECT_API_URL`` from the environment or the active Prefect profile; '' when neither sets it."""
-    from prefect.settings import get_current_settings
-
-    return str(get_current_settings().api.url or "").strip()
 
 
 def pool_conflicts(names: list[str]) -> list[str]:

@@ -19,12 +19,12 @@ settings, which only get imported when a profile file mentions it.
 from __future__ import annotations
 
 import logging
-import os
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 __all__ = ["draft_tags", "find_waiting_runs", "resume_waiting_run", "wake_cancelled_run", "prefect_api_url"]
+
+from flows.orchestration.prefect_api import prefect_api_url
 
 log = logging.getLogger(__name__)
 
@@ -32,29 +32,6 @@ log = logging.getLogger(__name__)
 def draft_tags(draft_id: str, version: int) -> list[str]:
     """The tags a run waiting on this draft version carries."""
     return [f"draft:{draft_id}", f"draft:{draft_id}:v{int(version)}"]
-
-
-def _profiles_path() -> Path:
-    explicit = os.environ.get("PREFECT_PROFILES_PATH", "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    return Path(os.environ.get("PREFECT_HOME", "").strip() or "~/.prefect").expanduser() / "profiles.toml"
-
-
-def prefect_api_url() -> str | None:
-    """The Prefect API this process talks to: the environment's ``PREFECT_API_URL``, else the active profile's
-    (read through ``prefect.settings``, imported only when a profile file names the setting)."""
-    url = os.environ.get("PREFECT_API_URL", "").strip()
-    if url:
-        return url
-    try:
-        if "PREFECT_API_URL" not in _profiles_path().read_text(encoding="utf-8", errors="replace"):
-            return None
-    except OSError:
-        return None
-    from prefect.settings import get_current_settings
-
-    return (get_current_settings().api.url or "").strip() or None
 
 
 def _api_configured() -> bool:

@@ -63,10 +63,11 @@ def test_serve_refuses_deployments_that_belong_to_a_work_pool(prefect_server: An
 
 
 def test_prefect_api_url_from_the_profile_counts(tmp_path: Path) -> None:
-    """Only the active profile sets PREFECT_API_URL (`prefect config set …`): sortie sees it as Prefect does."""
+    """Only the active profile sets PREFECT_API_URL (`prefect config set …`): sortie sees it as Prefect does,
+    and a URL Prefect cached from an earlier environment does not count once the variable is gone."""
     import prefect.context
 
-    from flows.orchestration.deploy_spec import api_url
+    from flows.orchestration.prefect_api import prefect_api_url
 
     profiles = tmp_path / "profiles.toml"
     profiles.write_text('active = "ops"\n[profiles.ops]\nPREFECT_API_URL = "http://127.0.0.1:9/api"\n', encoding="utf-8")
@@ -74,11 +75,13 @@ def test_prefect_api_url_from_the_profile_counts(tmp_path: Path) -> None:
     try:
         mp.delenv("PREFECT_API_URL", raising=False)
         mp.setenv("PREFECT_PROFILES_PATH", str(profiles))
-        prefect.context.refresh_global_settings_context()
-        assert api_url() == "http://127.0.0.1:9/api"
+        assert prefect_api_url() == "http://127.0.0.1:9/api"
+        mp.setenv("PREFECT_API_URL", "http://127.0.0.1:8/api")
+        assert prefect_api_url() == "http://127.0.0.1:8/api"  # the environment wins, as in Prefect
+        prefect.context.refresh_global_settings_context()  # Prefect's settings now hold the :8 URL ...
+        mp.delenv("PREFECT_API_URL")
         profiles.write_text('active = "ops"\n[profiles.ops]\n', encoding="utf-8")
-        prefect.context.refresh_global_settings_context()
-        assert api_url() == ""
+        assert prefect_api_url() is None  # ... which is not what this process is configured with any more
     finally:
         mp.undo()
         prefect.context.refresh_global_settings_context()
