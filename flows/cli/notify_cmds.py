@@ -37,7 +37,8 @@ def _render_pending(out: dict[str, Any]) -> None:
         return
     table = Table(title=f"Waiting for approval: {len(rows)} (at {out.get('now') or out.get('server_time')})")
     for col in rows[0]:
-        table.add_column(col, overflow="fold")
+        # the draft id is what the operator types next (`sortie approve ID`): never folded across lines
+        table.add_column(col, overflow="fold", no_wrap=col == "draft", min_width=len(rows[0]["draft"]) if col == "draft" else None)
     for r in rows:
         table.add_row(*(str(v) for v in r.values()))
     console.print(table)

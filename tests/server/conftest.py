@@ -9,6 +9,7 @@ fleet feed does in the field (``report_in``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -120,9 +121,15 @@ def _wait_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError(f"sortie server did not come up: {log.read_text(errors='replace')}")
 
 
-@pytest.fixture(scope="session")
-def authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authority]:
-    base = tmp_path_factory.mktemp("authority")
+@contextlib.contextmanager
+def start_authority(base: Path) -> Iterator[Authority]:
+    """A ``sortie server`` on the demo world (every drone reported in 20 s before the server's clock starts).
+
+    The server's clock runs from ``CLOCK``: five minutes of wall time after the
+    start the drones' telemetry is older than the rules allow for planning, so
+    a module that plans long after another one started the server takes its own
+    (``authority`` overridden at module scope).
+    """
     world, home = base / "world", base / "home"
     shutil.copytree(DEMO_WORLD_DIR, world)
     fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
@@ -147,3 +154,16 @@ def authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authority]:
         yield a
     finally:
         stop_process_group(proc)
+
+
+@pytest.fixture(scope="session")
+def authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authority]:
+    with start_authority(tmp_path_factory.mktemp("authority")) as a:
+        yield a
+
+
+@pytest.fixture(scope="module")
+def own_authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authority]:
+    """A server for one module alone (its clock starts when the module does)."""
+    with start_authority(tmp_path_factory.mktemp("authority-own")) as a:
+        yield a

@@ -38,6 +38,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 HYDRANTS = {"text": "inspect the hydrants today", "region_id": "region-1002"}  # one sortie, M3TD-01 (PX4)
 
 
+@pytest.fixture(scope="module")
+def authority(own_authority: Any) -> Any:
+    """This module's own server: it plans, so its clock must not have run past the drones' telemetry
+    (a shared server started by an earlier module may have)."""
+    return own_authority
+
+
 def _cli(authority: Any, user: str, args: list[str], **env: str) -> tuple[int, dict[str, Any]]:
     """One ``sortie`` command in-process as a client of the server (``--json``); (exit code, its JSON)."""
     base = {k: None for k in os.environ if k.startswith("SORTIE_")}
