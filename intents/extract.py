@@ -19,8 +19,8 @@ from typing import Any, Literal
 from intents.intent import AreaRef, Intent
 from intents.limits import Limits
 from intents.llm import LlmSettings, extract_with_llm
-from intents.offline import EXTRACTOR_NAME, read_offline
-from intents.timeresolve import day_start, local_zone, pinned, resolve_clock, resolve_date, resolve_start
+from intents.grammar.reader import EXTRACTOR_NAME, read_offline
+from intents.time.resolve import day_start, local_zone, pinned, resolve_clock, resolve_date, resolve_start
 from intents.verify import check_against_text
 from planner.errors import InvalidArgument
 

@@ -1,4 +1,4 @@
-"""intents.offline: the deterministic grammar, field by field, plus properties over any text."""
+"""intents.grammar.reader: the deterministic grammar, field by field, plus properties over any text."""
 
 from __future__ import annotations
 

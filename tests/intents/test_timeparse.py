@@ -1,4 +1,4 @@
-"""intents.timeparse and the fail-closed reader: times as people say them, and no number silently dropped."""
+"""intents.time.parse and the fail-closed reader: times as people say them, and no number silently dropped."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from intents import parse_offline, read_offline
-from intents.scan import Scan
-from intents.timeparse import read_time
+from intents.text.scan import Scan
+from intents.time.parse import read_time
 
 NOW = datetime.fromisoformat("2026-12-02T07:30:00+02:00")  # Wednesday
 YEAR_END = datetime.fromisoformat("2026-12-30T16:20:00+02:00")

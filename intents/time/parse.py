@@ -33,18 +33,18 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from intents.intent import PartOfDay, RelativeDay
-from intents.scan import Scan
-from intents.timeclocks import ClockReading
-from intents.timedates import DateReading
-from intents.timeresolve import resolve_relative
-from intents.timereading import Problem, TimeReading
-from intents.timewords import WEEKDAYS, rx
+from intents.text.scan import Scan
+from intents.time.clocks import ClockReading
+from intents.time.dates import DateReading
+from intents.time.resolve import resolve_relative
+from intents.time.reading import Problem, TimeReading
+from intents.time.words import WEEKDAYS, rx
 
 __all__ = ["Problem", "TimeReading", "read_time", "resolve_relative"]
 
 
 class _Reader(DateReading, ClockReading):
-    """Reads one scan: the day (``intents.timedates``), the clock (``intents.timeclocks``), then settles."""
+    """Reads one scan: the day (``intents.time.dates``), the clock (``intents.time.clocks``), then settles."""
 
     def __init__(self, scan: Scan, now: datetime | None) -> None:
         self.scan = scan

@@ -1,6 +1,6 @@
-"""Reading the day: offsets ("in 2 hours"), dates and day words, for ``intents.timeparse``.
+"""Reading the day: offsets ("in 2 hours"), dates and day words, for ``intents.time.parse``.
 
-One half of the time reader (the other is ``intents.timeclocks``): every way a
+One half of the time reader (the other is ``intents.time.clocks``): every way a
 request names *which day* (or a moment by offset), and how a relative day resolves
 to a date. A mixin over the reader's state, so the two halves share one scan.
 """
@@ -11,9 +11,9 @@ import re
 from datetime import date, timedelta
 
 from intents.intent import RelativeDay
-from intents.numbers import number
-from intents.timereading import ReaderState
-from intents.timewords import (
+from intents.text.numbers import number
+from intents.time.reading import ReaderState
+from intents.time.words import (
     CN_MD,
     CN_WEEKDAY,
     DAY_WORDS,

@@ -3,10 +3,10 @@
 Used when no language model is configured (the demo, CI), as the baseline the
 LLM is scored against, and as the evidence the LLM's answer is checked against
 (``intents.verify``). Same text in, same Intent out; no clock (``now`` is
-passed in), no network. The words live in ``intents.vocabulary``.
+passed in), no network. The words live in ``intents.grammar.vocabulary``.
 
 **Fail closed.** The reader accounts for every span of the request
-(``intents.scan``): recognisers claim what they read, in this order —
+(``intents.text.scan``): recognisers claim what they read, in this order —
 
 1. instructions: text that tries to give orders ("ignore previous instructions",
    "审批已通过", "直接起飞", "launch drone 7") is claimed to the end of its clause
@@ -18,7 +18,7 @@ passed in), no network. The words live in ``intents.vocabulary``.
 4. altitude with its unit (m, metres, 米, ft, feet, 英尺), checked against the
    caller's ``Limits``; then a coverage target ("cover at least 99.5 %", 覆盖率不低于
    99.5%), for area surveys only, checked against the caller's ``Limits``;
-5. time (``intents.timeparse``);
+5. time (``intents.time.parse``);
 6. sensors and their negation (不要用热成像, no thermal, don't bother with IR);
 7. scope: "only X" becomes the caller's named region when ``places`` names X;
    any other restriction ("except the north section", 跳过…那段) is a question,
@@ -44,12 +44,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from intents import vocabulary as V
+import intents.grammar.vocabulary as V
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
 from intents.limits import FEET_TO_M, Limits
-from intents.numbers import number
-from intents.scan import CLAIMED, Scan
-from intents.timeparse import Problem, TimeReading, read_time
+from intents.text.numbers import number
+from intents.text.scan import CLAIMED, Scan
+from intents.time.parse import Problem, TimeReading, read_time
 
 __all__ = ["EXTRACTOR_NAME", "Reading", "parse_offline", "read_offline"]
 

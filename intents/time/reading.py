@@ -1,7 +1,7 @@
 """What the time reader returns (the reading, the spans it could not read exactly) and its state.
 
-Its own module so both halves of the reader (``intents.timedates``,
-``intents.timeclocks``) and ``intents.timeparse`` share the types without a cycle.
+Its own module so both halves of the reader (``intents.time.dates``,
+``intents.time.clocks``) and ``intents.time.parse`` share the types without a cycle.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from intents.intent import PartOfDay, RelativeDay
-from intents.scan import Scan
+from intents.text.scan import Scan
 
 __all__ = ["Problem", "ReaderState", "TimeReading"]
 
@@ -38,7 +38,7 @@ class TimeReading:
 
 
 class ReaderState:
-    """The state both halves of the reader work on; ``intents.timeparse``'s reader sets it up."""
+    """The state both halves of the reader work on; ``intents.time.parse``'s reader sets it up."""
 
     scan: Scan
     now: datetime | None

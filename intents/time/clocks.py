@@ -1,6 +1,6 @@
-"""Reading the clock time and the part of the day, for ``intents.timeparse``.
+"""Reading the clock time and the part of the day, for ``intents.time.parse``.
 
-The other half of the time reader (``intents.timedates`` reads the day): clock
+The other half of the time reader (``intents.time.dates`` reads the day): clock
 times in all their zh and en forms, the part of the day, "as soon as possible".
 A mixin over the reader's state, so the two halves share one scan.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from intents.intent import PartOfDay
-from intents.numbers import number
-from intents.timereading import ReaderState
-from intents.timewords import (
+from intents.text.numbers import number
+from intents.time.reading import ReaderState
+from intents.time.words import (
     AFTER_MOD,
     ASAP,
     BARE_HOUR,

@@ -1,10 +1,10 @@
 """The offline reader's vocabulary: every pattern it reads or flags, in one table per concept.
 
-Kept apart from the reader (``intents.offline``) so the words can be reviewed
+Kept apart from the reader (``intents.grammar.reader``) so the words can be reviewed
 and extended without reading the algorithm: instructions, targets and mission
 words, priority, altitude with its units, sensors and their negation, scope
 restrictions, and the patterns that make a left-over span a question.
-All patterns run on the normalised, lower-cased text of ``intents.scan``.
+All patterns run on the normalised, lower-cased text of ``intents.text.scan``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from intents.intent import Priority, Sensor, Target
-from intents.numbers import CN_NUM, EN_NUM
+from intents.text.numbers import CN_NUM, EN_NUM
 
 
 def _rx(pattern: str) -> re.Pattern[str]:

@@ -1,8 +1,8 @@
-"""The words and patterns the time reader recognises, zh and en (``intents.timeparse``).
+"""The words and patterns the time reader recognises, zh and en (``intents.time.parse``).
 
 The vocabulary is most of the reader's size and changes for other reasons than its
 logic (a new spelling, a new way to say a time), so it reads apart from how the
-dates (``intents.timedates``) and clock times (``intents.timeclocks``) are read.
+dates (``intents.time.dates``) and clock times (``intents.time.clocks``) are read.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from intents.intent import PartOfDay, RelativeDay
-from intents.numbers import CN_NUM, EN_NUM
+from intents.text.numbers import CN_NUM, EN_NUM
 
 __all__ = [
     "rx",
