@@ -366,7 +366,7 @@ class _Reader:
             else:
                 questions.append(V.QUESTION_MISSION_ZH if self.chinese else V.QUESTION_MISSION_EN)
         for p in sorted(self.problems, key=lambda p: (p.start, p.end)):
-            quote = self.scan.quote(p.start, p.end) or self.scan.shown[p.start : p.end]
+            quote = self.scan.quote(p.start, p.end) or self.scan.text[p.start : p.end]
             item = V.MISSING.get(p.kind, p.kind)
             if item not in missing:
                 missing.append(item)
