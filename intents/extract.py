@@ -124,7 +124,7 @@ def extract_intent(
     if extractor == "llm" and settings is None:
         raise InvalidArgument("the LLM extractor needs SORTIE_LLM_BASE_URL and SORTIE_LLM_MODEL")
     local_now = now.astimezone(local_zone(timezone))
-    reading = read_offline(text, now=local_now, limits=limits, places=places)
+    reading = read_offline(text, now=local_now, limits=limits, places=places, region=region_id)
     if extractor != "offline" and settings is not None:
         proposed = extract_with_llm(text, settings, now=now, timezone=timezone)
         intent = check_against_text(proposed, reading, limits=limits or Limits(), today=local_now.date())

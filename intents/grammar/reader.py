@@ -45,9 +45,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import intents.grammar.vocabulary as V
+from intents.grammar.asking import compose, missing_items
+from intents.grammar.heights import HeightReading
+from intents.grammar.missions import MissionSpan, read_missions
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
-from intents.limits import FEET_TO_M, Limits
-from intents.text.numbers import number
+from intents.limits import Limits
+from intents.questions import Question
 from intents.text.scan import CLAIMED, Scan
 from intents.time.parse import Problem, TimeReading, read_time
 
@@ -73,16 +76,23 @@ class Reading:
     problems: list[Problem] = field(default_factory=list)
     priority_found: bool = False
     coverage_found: bool = False
+    questions: list[Question] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # how a reading was decided (a.m./p.m. by the window, a zone)
+    split: list[MissionSpan] = field(default_factory=list)  # two missions or more: never one Intent
 
 
-class _Reader:
-    def __init__(self, text: str, now: datetime | None, limits: Limits, places: Mapping[str, str] | None) -> None:
+class _Reader(HeightReading):
+    def __init__(
+        self, text: str, now: datetime | None, limits: Limits, places: Mapping[str, str] | None, region: str | None,
+    ) -> None:
         self.scan = Scan(text)
         self.now = now
         self.limits = limits
         self.places = {self._key(k): v for k, v in (places or {}).items()}
+        self.region = region
         self.problems: list[Problem] = []
-        self.instructions: list[str] = []
+        self.instructions: list[tuple[int, int, str]] = []
+        self.notes: list[str] = []
         self.chinese = bool(_CJK.search(text))
         self.area: AreaRef | None = None
 
@@ -107,44 +117,40 @@ class _Reader:
             self.scan.claim(start, end)
             quote = self.scan.quote(start, end)
             if quote:
-                self.instructions.append(quote[:500])
+                self.instructions.append((start, end, quote[:500]))
+
+    # ------------------------------------------------------------------ 1b. focus, the region named
+
+    def focus(self) -> None:
+        """"重点看3号消防栓", "especially the north gate": claimed to the end of the clause and asked about."""
+        for m in self.scan.finditer(V.FOCUS):
+            if not self.scan.is_open(m.start(), m.end()):
+                continue
+            end_match = V.CLAUSE_END.search(self.scan.text, m.end())
+            end = len(self.scan.text) if end_match is None else end_match.start()
+            self.ask("focus", m.start(), end, *V.FOCUS_QUESTION)
+
+    def region_named(self) -> None:
+        """"region 1001" when region-1001 is selected is read; another region named is asked about."""
+        def key(name: str) -> str:
+            return re.sub(r"[^a-z0-9]", "", name.lower())
+
+        def digits(name: str) -> str:
+            return "".join(re.findall(r"\d+", name))
+
+        for m in self.scan.finditer(V.REGION_NAMED):
+            said = m.group("id") or m.group("raw") or m.group("zid") or m.group("zid2") or ""
+            selected = self.region or ""
+            if selected and (key(said) == key(selected) or key("region" + said) == key(selected)
+                             or (digits(said) and digits(said) == digits(selected))):
+                self.scan.claim(m.start(), m.end())
+                continue
+            where = selected if selected else "the map selection"
+            where_zh = f"区域 {selected}" if selected else "地图上选定的区域"
+            self.ask("region", m.start(), m.end(), f"this names another area than {where}, which is what is planned; which one?",
+                     f"这里说的区域与{where_zh}（将按其规划）不同，是哪一个？")
 
     # ------------------------------------------------------------------ 2. targets and mission
-
-    def mission(self) -> tuple[MissionType | None, set[Target], bool]:
-        targets: set[Target] = set()
-        area_nouns = False
-        for target, pattern in V.TARGET_PATTERNS:
-            for m in self.scan.finditer(_rx(pattern)):
-                self.scan.claim(m.start(), m.end())
-                if target is None:
-                    area_nouns = True
-                else:
-                    targets.add(target)
-        words = {}
-        for name, pattern in (("map", V.MAPPING), ("survey", V.SURVEY), ("inspect", V.INSPECT), ("patrol", V.PATROL)):
-            hits = list(self.scan.finditer(pattern))
-            for m in hits:
-                self.scan.claim(m.start(), m.end())
-            words[name] = bool(hits)
-        points = targets & V.POINT_TARGETS
-        if words["map"] and (Target.FIRE_LANES in targets or words["patrol"]):
-            return None, targets, True  # "patrol and map", "map the fire lanes": which one?
-        if words["map"]:
-            return MissionType.AREA_SURVEY, targets, False
-        if points and Target.FIRE_LANES in targets:
-            return None, targets, True
-        if points:
-            return MissionType.POINT_INSPECTION, targets, False
-        if Target.FIRE_LANES in targets:
-            return MissionType.FIRE_LANE_PATROL, targets, False
-        if words["survey"] or (area_nouns and (words["inspect"] or words["patrol"])):
-            return MissionType.AREA_SURVEY, targets, False
-        if words["inspect"]:
-            return MissionType.POINT_INSPECTION, targets, False
-        if words["patrol"]:
-            return MissionType.FIRE_LANE_PATROL, targets, False
-        return None, targets, False
 
     # ------------------------------------------------------------------ 3. priority
 
@@ -160,87 +166,6 @@ class _Reader:
             if priority in found:
                 return priority, True
         return Priority.NORMAL, False
-
-    # ------------------------------------------------------------------ 4. altitude
-
-    def altitude(self) -> tuple[float | None, bool]:
-        values: list[tuple[int, int, float]] = []
-        for pattern in V.ALTITUDE:
-            for m in self.scan.finditer(pattern):
-                raw = number(m.group("v"))
-                if raw is None:
-                    self.ask("altitude", m.start(), m.end(), "which altitude exactly?", "具体飞多高？")
-                    continue
-                bound = V.ALTITUDE_BOUND_AFTER.match(self.scan.text, m.end()) or V.ALTITUDE_BOUND_BEFORE.search(
-                    self.scan.text[max(0, m.start() - 16) : m.start()]
-                )
-                if bound:  # "below 80 m", 80米以下: a limit, not the altitude to fly
-                    self.ask("altitude", m.start(), m.end(), "is this the altitude to fly, or a limit?", "这是飞行高度还是限制？")
-                    continue
-                feet = m.group("u") in ("英尺", "呎", "ft", "feet", "foot", "'")
-                metres = round(float(raw) * FEET_TO_M, 2) if feet else float(raw)
-                self.scan.claim(m.start(), m.end())
-                values.append((m.start(), m.end(), metres))
-        for m in self.scan.finditer(V.VAGUE_ALTITUDE):
-            self.ask("altitude", m.start(), m.end(), "which altitude exactly, in metres?", "具体飞多高（米）？")
-        distinct = {v for _, _, v in values}
-        if len(distinct) > 1:
-            s, e = min(v[0] for v in values), max(v[1] for v in values)
-            self.ask("altitude", s, e, "two different altitudes are given; which one?", "给了两个不同的高度，按哪个？")
-            return None, True
-        if not values:
-            return None, False
-        s, e, value = values[0]
-        lo, hi = self.limits.min_altitude_m, self.limits.max_altitude_m
-        if not self.limits.altitude_ok(value):
-            self.ask(
-                "altitude", s, e,
-                f"{value:g} m is outside the allowed {lo:g}–{hi:g} m above ground; which altitude should be flown?",
-                f"{value:g} 米超出允许的 {lo:g}–{hi:g} 米离地高度范围，应该飞多高？",
-            )
-            return None, True
-        return value, True
-
-    # ------------------------------------------------------------------ 4b. coverage target
-
-    def coverage(self, mission: MissionType | None) -> tuple[float | None, bool]:
-        """The share of the area a survey must image, when the request states one (and whether it did)."""
-        values: list[tuple[int, int, float]] = []
-        for pattern in V.COVERAGE:
-            for m in self.scan.finditer(pattern):
-                if not self.scan.is_open(m.start(), m.end()):
-                    continue  # an earlier pattern read it
-                token = m.groupdict().get("v") or m.groupdict().get("w")
-                raw = number(token) if token else None
-                bound = V.COVERAGE_BOUND_AFTER.match(self.scan.text, m.end()) or V.COVERAGE_BOUND_BEFORE.search(
-                    self.scan.text[max(0, m.start() - 16) : m.start()]
-                )
-                if raw is None or bound:  # "about 99 %", 99%以下: not a target to reach
-                    self.ask("coverage", m.start(), m.end(), "which coverage exactly, as at least a percentage of the area?",
-                             "覆盖率具体至少是百分之多少？")
-                    continue
-                self.scan.claim(m.start(), m.end())
-                values.append((m.start(), m.end(), round(float(raw) / 100.0, 6)))
-        if not values:
-            return None, False
-        if len({v for _, _, v in values}) > 1:
-            s, e = min(v[0] for v in values), max(v[1] for v in values)
-            self.ask("coverage", s, e, "two different coverage targets are given; which one?", "给了两个不同的覆盖率，按哪个？")
-            return None, True
-        s, e, value = values[0]
-        if mission is not None and mission is not MissionType.AREA_SURVEY:
-            self.ask("coverage", s, e, "a coverage target applies to area surveys only; is this a survey?",
-                     "覆盖率只适用于区域测绘，这是测绘任务吗？")
-            return None, True
-        lo, hi = self.limits.min_coverage, self.limits.max_coverage
-        if not self.limits.coverage_ok(value):
-            self.ask(
-                "coverage", s, e,
-                f"{value:.1%} is outside the {lo:.0%}–{hi:.0%} of the area a survey can be asked to image; which coverage?",
-                f"{value:.1%} 超出可要求的覆盖率范围 {lo:.0%}–{hi:.0%}，应该覆盖多少？",
-            )
-            return None, True
-        return value, True
 
     # ------------------------------------------------------------------ 6. sensors
 
@@ -335,7 +260,7 @@ class _Reader:
                     self.scan.claim(start, end)
                     quote = self.scan.quote(start, end)
                     if quote:
-                        self.instructions.append(quote[:500])
+                        self.instructions.append((start, end, quote[:500]))
                     continue
                 self.ask(kind, start, end, en, zh)
 
@@ -343,45 +268,29 @@ class _Reader:
 
     def read(self) -> Reading:
         self.instructions_()
-        mission, targets, mixed = self.mission()
+        self.focus()
+        self.region_named()
+        heights = self.height_references()
+        missions = read_missions(self.scan)
+        mission, targets = missions.mission, missions.targets
         priority, priority_found = self.priority()
-        altitude_m, altitude_found = self.altitude()
+        altitude_m, altitude_found = self.altitude(heights)
+        altitude_found = altitude_found or bool(heights)
         coverage, coverage_found = self.coverage(mission)
         time = read_time(self.scan, self.now)
         self.problems.extend(time.problems)
+        self.notes.extend(time.notes)
         sensors, excluded, sensor_spans = self.sensors()
         self.scope()
         self.residual()
         if mission is MissionType.AREA_SURVEY and not targets - {Target.FIRE_LANES}:
             targets = {Target.AREA}
-        missing: list[str] = []
-        questions: list[str] = []
-        if mission is None:
-            missing.append("mission type")
-            if mixed:
-                questions.append(
-                    "请求中有两种任务（巡查、测绘或点位检查），一次只能规划一种：按哪一种？" if self.chinese
-                    else "The request names two missions (patrol, survey or point inspection); one per request: which one?"
-                )
-            else:
-                questions.append(V.QUESTION_MISSION_ZH if self.chinese else V.QUESTION_MISSION_EN)
-        for p in sorted(self.problems, key=lambda p: (p.start, p.end)):
-            quote = self.scan.quote(p.start, p.end) or self.scan.text[p.start : p.end]
-            item = V.MISSING.get(p.kind, p.kind)
-            if item not in missing:
-                missing.append(item)
-            questions.append(f"“{quote}”：{p.why_zh}" if self.chinese else f'"{quote}": {p.why_en}')
-        if self.instructions:
-            missing.append(V.MISSING["instruction"])
-            questions.append(
-                "请求中含有指令，不会被执行，需要审批人确认：" + "；".join(f"“{q}”" for q in self.instructions)
-                if self.chinese
-                else "The request contains instructions, which are not carried out and need a person to confirm: "
-                + "; ".join(f'"{q}"' for q in self.instructions)
-            )
-        questions = [q[:400] for q in questions]
-        if len(questions) > 8:
-            questions = questions[:7] + [questions[7][:300] + " …"]
+        self.instructions.sort()
+        questions = compose(self.scan, self.problems, mission=mission, split=missions.split,
+                            instructions=self.instructions, chinese=self.chinese)
+        texts = [q.text for q in questions]
+        if len(texts) > 8:
+            texts = texts[:7] + [texts[7][:300] + " …"]
         when = TimeSpec(
             day=time.day or RelativeDay.TODAY,
             date=time.date,
@@ -399,25 +308,26 @@ class _Reader:
             coverage_target=coverage,
             targets=sorted(targets, key=lambda t: t.value),
             priority=priority,
-            summary=_summary(mission, when, sensors, excluded, altitude_m, coverage),
-            missing=missing[:8],
-            clarification_questions=questions,
-            instructions=self.instructions[:5],
+            summary=_summary(mission, when, sensors, excluded, altitude_m, coverage, time.said_in),
+            missing=missing_items(questions)[:8],
+            clarification_questions=texts,
+            instructions=[q for _, _, q in self.instructions][:5],
         )
         return Reading(
             intent=intent, time=time, altitude_found=altitude_found, sensor_spans=sensor_spans,
             problems=list(self.problems), priority_found=priority_found, coverage_found=coverage_found,
+            questions=questions, notes=list(self.notes), split=missions.split,
         )
 
 
 def _summary(
     mission: MissionType | None, when: TimeSpec, sensors: list[Sensor], excluded: list[Sensor], altitude_m: float | None,
-    coverage: float | None = None,
+    coverage: float | None = None, said_in: str | None = None,
 ) -> str:
     """A one-line restatement built from the fields only (never echoes the user's text)."""
     bits = [mission.value if mission else "UNSPECIFIED_MISSION", when.date.isoformat() if when.date else when.day.value]
     if when.clock:
-        bits.append(when.clock)
+        bits.append(when.clock + (f" (said {said_in})" if said_in else ""))
     elif when.part_of_day:
         bits.append(when.part_of_day.value)
     elif when.asap:
@@ -439,10 +349,12 @@ def read_offline(
     now: datetime | None = None,
     limits: Limits | None = None,
     places: Mapping[str, str] | None = None,
+    region: str | None = None,
 ) -> Reading:
     """Read ``text`` span by span. ``now`` is the user's local time (needed for dates and offsets);
-    ``limits`` the caller's altitude bounds; ``places`` region names → ids the request may name."""
-    return _Reader(text, now, limits or Limits(), places).read()
+    ``limits`` the caller's altitude bounds; ``places`` region names → ids the request may name; ``region``
+    the selected region's id (the request may name it: "region 1001")."""
+    return _Reader(text, now, limits or Limits(), places, region).read()
 
 
 def parse_offline(
@@ -451,6 +363,7 @@ def parse_offline(
     now: datetime | None = None,
     limits: Limits | None = None,
     places: Mapping[str, str] | None = None,
+    region: str | None = None,
 ) -> Intent:
     """The ``Intent`` of ``text`` by the offline reader (area: the caller's, unless ``places`` matched)."""
-    return read_offline(text, now=now, limits=limits, places=places).intent
+    return read_offline(text, now=now, limits=limits, places=places, region=region).intent

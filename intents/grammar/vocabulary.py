@@ -24,6 +24,14 @@ __all__ = [
     "ALTITUDE",
     "ALTITUDE_BOUND_AFTER",
     "ALTITUDE_BOUND_BEFORE",
+    "FOCUS",
+    "FOCUS_QUESTION",
+    "GROUND",
+    "HEIGHT_REF_AFTER",
+    "HEIGHT_REF_BEFORE",
+    "KILOMETRES",
+    "REGION_NAMED",
+    "SEA_LEVEL",
     "ALT_NUM",
     "CLAUSE_END",
     "CONJ",
@@ -139,7 +147,7 @@ PRIORITY = [
 HIGH_TIME = _rx(r"尽快|\basap\b|\bas soon as possible\b")  # HIGH, but the time reader claims them
 
 UNIT = (
-    r"(?P<u>米|公尺|英尺|呎|m\b|meters?\b|metres?\b|ft\b|feet\b|foot\b|')"
+    r"(?P<u>公里|千米|米|公尺|英尺|呎|km\b|kilomet(?:er|re)s?\b|m\b|meters?\b|metres?\b|ft\b|feet\b|foot\b|')"
     r"(?!\s*(?:/|per\b|每|一秒|a second|an? (?:second|minute|hour)|ps\b|ph\b))"  # 15 m/s, 5 米每秒: a speed
 )
 ALT_NUM = rf"(?P<v>\d{{1,5}}(?:\.\d+)?|{CN_NUM}|{EN_NUM})"
@@ -163,6 +171,49 @@ ALTITUDE_BOUND_BEFORE = _rx(
     r"(?:不超过|不低于|不高于|最高|最低|至少|最多|大约|约|\b(?:below|under|above|over|max(?:imum)?|min(?:imum)?|at most|at least|up to|no higher than"
     r"|no lower than|not above|not below|not more than|not less than|less than|more than|about|around|approx\.?|approximately|roughly)(?:\s+at)?)\s*$"
 )
+KILOMETRES = ("公里", "千米", "km", "kilometer", "kilometers", "kilometre", "kilometres")
+
+# A height said above something other than the ground. Ground is read; sea level is converted when the caller
+# knows the ground's height above sea level (``Limits.ground_amsl_m``); roofs, buildings, the take-off point or
+# the dock cannot be converted from what the reader knows, so they are asked.
+_REF_GROUND = r"(?:above\s+(?:the\s+)?ground(?:\s+level)?|agl|a\.g\.l\.?|离地|对地|距地面?|相对地面)"
+_REF_SEA = r"(?:above\s+(?:mean\s+)?sea[- ]level|amsl|a\.m\.s\.l\.?|msl|asl|a\.s\.l\.?|海拔|绝对高度)"
+_REF_OTHER = (
+    r"(?:above\s+(?:the\s+|our\s+|all\s+)?(?:roofs?|rooftops?|roof\s*(?:level|line|tops?)|roofline|buildings?|tallest\s+\w+|highest\s+\w+"
+    r"|structures?|trees?|tree\s*tops?|canopy|obstacles?|take-?off(?:\s+point)?|launch(?:\s+point)?|home(?:\s+point)?|the\s+dock|dock|pad"
+    r"|the\s+station|starting\s+point)"
+    r"|over\s+(?:the\s+)?(?:roofs?|rooftops?|buildings?)"
+    r"|相对(?:于)?(?:屋顶|楼顶|房顶|建筑|起飞点|机场|机库|基站)|(?:屋顶|楼顶|房顶|建筑物?|树顶|起飞点)(?:以上|上方|之上|上空)"
+    r"|高出(?:屋顶|楼顶|房顶|建筑物?))"
+)
+HEIGHT_REF_AFTER = _rx(ALT_NUM + r"\s*" + UNIT + r"\s*(?P<ref>" + _REF_SEA + "|" + _REF_OTHER + ")")
+HEIGHT_REF_BEFORE = _rx(
+    r"(?P<ref>" + _REF_SEA + "|" + _REF_OTHER + r")\s*(?:高度|的高度)?\s*(?:为|是|在|:)?\s*(?:约|大约)?\s*" + ALT_NUM + r"\s*" + UNIT
+)
+SEA_LEVEL = _rx(_REF_SEA)
+GROUND = _rx(_REF_GROUND)
+
+# A priority inside the area ("重点看3号消防栓", "especially the north gate"): the plan treats the selected area
+# evenly and has no field for it, so the clause is claimed to its end and asked about, never dropped.
+FOCUS = _rx(
+    r"\b(?:especially|particularly|in\s+particular|focus(?:ing|ed)?\s+on|with\s+(?:a\s+|an\s+)?(?:focus|emphasis)\s+on"
+    r"|concentrat(?:e|ing)\s+on|pay\s+(?:special\s+|extra\s+|close\s+)?attention\s+to|prioriti[sz](?:e|ing)|primarily|mainly"
+    r"|above\s+all|make\s+sure\s+(?:to|you)\s+(?:check|look\s+at|cover|get)|(?:extra|special|close|closer)\s+(?:attention|look)"
+    r"|take\s+a\s+closer\s+look|zoom\s+in\s+on|key\s+(?:areas?|points?)\s*:)"
+    r"|重点|着重|尤其|特别是|特别注意|特别关注|主要看|主要检查|多看看|多看|仔细看看|仔细看|关注一下|留意|注意一下|优先(?:看|检查|巡|查)"
+)
+FOCUS_QUESTION = (
+    "the plan covers the whole area evenly and cannot give extra attention to this; plan it evenly (answer \"evenly\"), or restate what is needed?",
+    "规划会均匀覆盖整个区域，无法对这里特别关注；按均匀覆盖规划（回答“均匀”），还是重新说明需求？",
+)
+
+# The selected region named in the text ("region 1001", "区域1001", "1001片区"): read when it is the selected one.
+REGION_NAMED = _rx(
+    r"\b(?:region|area|zone|sector|district)\s*(?:no\.?|number|#|:|-)?\s*(?P<id>[a-z]?\d{2,6}[a-z]?)\b(?!\s*(?:m\b|ft\b|km\b|meters?|metres?|feet|%|:|\.\d|米))"
+    r"|\b(?P<raw>region-[a-z0-9_.\-]+)"
+    r"|(?:区域|片区|区)\s*(?P<zid>\d{2,6})(?:\s*号)?|(?P<zid2>\d{2,6})\s*(?:号)?\s*(?:区域|片区)"
+)
+
 VAGUE_ALTITUDE = _rx(
     r"飞?(?:高|低)一?(?:点|些)|飞低|飞高|低空|高空|\b(?:fly\s+|stay\s+|go\s+)?(?:higher|lower)\b|\b(?:low|high)(?:er)?\s+(?:altitude|level|pass)\b"
     r"|\bas (?:low|high) as\b"
@@ -324,5 +375,7 @@ QUESTION_MISSION_EN = "What should the drone do: patrol the fire lanes, survey t
 MISSING = {
     "time": "start time", "day": "day", "altitude": "altitude", "number": "a number", "scope": "scope",
     "place": "scope", "sensor": "sensor", "parameter": "a parameter", "instruction": "confirmation of instructions",
-    "mission": "mission type", "coverage": "coverage target",
+    "mission": "mission type", "coverage": "coverage target", "mission_split": "mission type",
+    "part_of_day": "start time", "time_zone": "time zone", "height_reference": "altitude", "focus": "focus",
+    "region": "region",
 }

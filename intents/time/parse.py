@@ -19,9 +19,19 @@ corpus labels and the LLM prompt rely on them:
   minute (seconds dropped). An offset with another day or time is a question.
 * **Clock times**: 上午9点, 九点半, 四点一刻, 四点三刻, 差五分五点 (4:55),
   15:30, 9am, 3:30 pm, half past nine, quarter past 3, quarter to five, ten to
-  five, 0900, 1600 hrs, 21h, at 9, 9 o'clock, noon. A bare hour 1–5 without
-  上午/下午/am/pm is the afternoon (nobody means a 3 a.m. inspection flight
-  without saying so); a part of the day named elsewhere decides am/pm.
+  five, 0900, 1600 hrs, 21h, at 9, 9 o'clock, noon; a part of the day named
+  elsewhere decides am/pm. ``H:MM`` and ``HH:MM`` are the 24-hour notation
+  (9:30 is 09:30) except a one-digit hour 1–5 ("2:30").
+* **Twelve-hour times** said without a part of the day ("at 3", "quarter to
+  five", 两点, "2:30") have two readings. The request's window decides when it
+  can: on today, a reading that has already passed at ``now`` is impossible, so
+  "at 3" at 07:30 is 15:00 (the note says so). Otherwise the reader asks
+  (``part_of_day``).
+* **Time zones** named in the text (``intents.time.zones``): the day and clock
+  are taken in that zone and converted to the world's (``now``'s) zone; the
+  reading keeps the clock as said (``said_in``). A zone whose calendar day
+  differs from the world's at ``now`` while the day is relative or unnamed, a
+  zone without a clock time, two zones, or an ambiguous one are asked.
 * **Parts of the day** (``timeresolve.PART_OF_DAY_CLOCK``): morning 09:00,
   noon 12:00, afternoon 15:00, evening/tonight 19:00, night 22:00.
 * Questions, never guesses: weekend, next week without a day, midnight,
@@ -30,15 +40,16 @@ corpus labels and the LLM prompt rely on them:
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, time
 
 from intents.intent import PartOfDay, RelativeDay
 from intents.text.scan import Scan
 from intents.time.clocks import ClockReading
 from intents.time.dates import DateReading
+from intents.time.reading import Clock, Problem, TimeReading
 from intents.time.resolve import resolve_relative
-from intents.time.reading import Problem, TimeReading
 from intents.time.words import WEEKDAYS, rx
+from intents.time.zones import ZONE, NamedZone, named_zone, offset_on
 
 __all__ = ["Problem", "TimeReading", "read_time", "resolve_relative"]
 
@@ -52,13 +63,25 @@ class _Reader(DateReading, ClockReading):
         self.today = now.date() if now is not None else None
         self.out = TimeReading()
         self.days: list[tuple[int, int, RelativeDay | date]] = []
-        self.clocks: list[tuple[int, int, str]] = []
+        self.clocks: list[Clock] = []
         self.parts: list[tuple[int, int, PartOfDay]] = []
         self.offset: tuple[int, int, datetime] | None = None
+        self.zones: list[tuple[int, int, NamedZone]] = []
 
     def problem(self, start: int, end: int, why_en: str, why_zh: str, kind: str = "time") -> None:
         self.scan.claim(start, end)
         self.out.problems.append(Problem(kind, start, end, why_en, why_zh))
+
+    def zones_(self) -> None:
+        """Claim every zone or offset first, so "+08:00" is never read as a clock and "UTC" never left open."""
+        for m in self.scan.finditer(ZONE):
+            zone = named_zone(m)
+            if isinstance(zone, str):
+                self.problem(m.start(), m.end(), f"{zone}; which time zone?", f"{zone}：是哪个时区？", "time_zone")
+                continue
+            self.scan.claim(m.start(), m.end())
+            self.out.found = True
+            self.zones.append((m.start(), m.end(), zone))
 
     # --------------------------------------------------------------- putting it together
 
@@ -80,16 +103,16 @@ class _Reader(DateReading, ClockReading):
             self.problem(s, e, "two different days are named; which one?", "提到了两个不同的日子，是哪一天？", "day")
         elif days:
             values = [d for _, _, d in days]
-            rel = next((d for d in values if isinstance(d, RelativeDay)), None)
-            absolute = next((d for d in values if isinstance(d, date)), None)
-            out.day = rel
-            out.date = absolute
-        clocks = {c for _, _, c in self.clocks}
+            out.day = next((d for d in values if isinstance(d, RelativeDay)), None)
+            out.date = next((d for d in values if isinstance(d, date)), None)
+        clocks = {(c.value, c.twelve_hour) for c in self.clocks}
+        clock: Clock | None = None
         if len(clocks) > 1:
-            s, e = min(x[0] for x in self.clocks), max(x[1] for x in self.clocks)
+            s, e = min(c.start for c in self.clocks), max(c.end for c in self.clocks)
             self.problem(s, e, "two different times are named; which one?", "提到了两个不同的时间，是几点？")
         elif clocks:
-            out.clock = clocks.pop()
+            clock = self.clocks[0]
+            out.clock = clock.value
         parts = {p for _, _, p in self.parts}
         if len(parts) > 1 and out.clock is None:
             s, e = min(x[0] for x in self.parts), max(x[1] for x in self.parts)
@@ -102,11 +125,78 @@ class _Reader(DateReading, ClockReading):
                 self.problem(s, e, "an offset and another time are both given; which one?", "同时给了时间间隔和时间，按哪个？")
             else:
                 out.date, out.clock, out.day = at.date(), at.strftime("%H:%M"), None
+        if self.zones:
+            self._in_zone(clock)
+        elif clock is not None and clock.twelve_hour:
+            self._twelve_hour(clock)
         if out.clock is not None or out.part is not None or out.day not in (None, RelativeDay.TODAY) or (
             out.date is not None and out.date != self.today
         ):
             out.asap = False
         return out
+
+    def _day(self, today: date) -> date:
+        out = self.out
+        return out.date if out.date is not None else resolve_relative(out.day or RelativeDay.TODAY, today)
+
+    def _twelve_hour(self, clock: Clock) -> None:
+        """a.m. or p.m.: the window decides when one reading has already passed today, else ask."""
+        out = self.out
+        quote = self.scan.quote(clock.start, clock.end)
+        hh, mm = int(clock.value[:2]), clock.value[3:]
+        late = f"{hh + 12:02d}:{mm}"
+        if self.now is not None and self.today is not None and self._day(self.today) == self.today:
+            now_hm = self.now.strftime("%H:%M")
+            if clock.value <= now_hm < late:
+                out.clock = late
+                out.notes.append(f'"{quote}": {clock.value} has already passed today ({now_hm}), so {late}')
+                return
+        out.clock = None
+        self.problem(clock.start, clock.end, f"{clock.value} or {late}?", f"是{clock.value}还是{late}？", "part_of_day")
+
+    def _in_zone(self, clock: Clock | None) -> None:
+        """The day and clock were said in another zone: convert them to the world's (``now``'s) zone."""
+        out = self.out
+        s, e = min(z[0] for z in self.zones), max(z[1] for z in self.zones)
+        zones = {z.label for _, _, z in self.zones}
+        zone = self.zones[0][2]
+        if len(zones) > 1:
+            self.problem(s, e, "two different time zones are named; which one?", "提到了两个不同的时区，按哪个？", "time_zone")
+            return
+        if out.clock is None or clock is None or self.now is None or self.now.tzinfo is None:
+            if out.clock is None and any(p.kind in ("time", "part_of_day") for p in out.problems):
+                return  # the clock itself is asked about already
+            self.problem(s, e, "a time zone is named, but no clock time to apply it to; when exactly?",
+                         "给了时区，却没有具体时间，具体几点？", "time_zone")
+            out.clock = None
+            return
+        if clock.twelve_hour:
+            out.clock = None
+            late = f"{int(clock.value[:2]) + 12:02d}:{clock.value[3:]}"
+            self.problem(clock.start, clock.end, f"{clock.value} or {late}?", f"是{clock.value}还是{late}？", "part_of_day")
+            return
+        world = self.now.tzinfo
+        tz = zone.tz or world
+        zone_today = self.now.astimezone(tz).date()
+        if out.date is None and zone_today != self.now.date():
+            self.problem(s, e, f"it is already {zone_today.isoformat()} in {zone.label} but {self.now.date().isoformat()} here; "
+                         "which day?", f"{zone.label}现在是{zone_today.isoformat()}，这里是{self.now.date().isoformat()}，是哪一天？",
+                         "time_zone")
+            out.clock = None
+            return
+        day = self._day(zone_today)
+        wrong_season = offset_on(zone, day, out.clock)
+        if wrong_season is not None:
+            self.problem(s, e, wrong_season, f"{wrong_season}（{zone.label}）", "time_zone")
+            out.clock = None
+            return
+        said = out.clock
+        hh, mm = (int(x) for x in said.split(":"))
+        here = datetime.combine(day, time(hh, mm), tzinfo=tz).astimezone(world)
+        out.date, out.day, out.clock = here.date(), None, here.strftime("%H:%M")
+        out.said_in = f"{said} {zone.label}"
+        if zone.tz is not None:
+            out.notes.append(f"{day.isoformat()} {said} {zone.label} is {here.date().isoformat()} {out.clock} here")
 
 
 _GREETING = rx(
@@ -121,6 +211,7 @@ def read_time(scan: Scan, now: datetime | None) -> TimeReading:
     if greeting:  # "Morning! …" greets; it does not schedule
         scan.claim(greeting.start(), greeting.end())
     reader = _Reader(scan, now)
+    reader.zones_()
     reader.offsets()
     reader.dates()
     reader.day_words()

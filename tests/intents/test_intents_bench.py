@@ -19,11 +19,11 @@ from testkit import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).with_name("corpus.jsonl")
-HELDOUT = Path(__file__).with_name("heldout.jsonl")
+FROZEN = Path(__file__).with_name("frozen.jsonl")
 KEYS = {"corpus", "extractor", "n", "exact", "asked", "silent_wrong", "fields", "failures", "seconds"}
 
 
-@pytest.mark.parametrize("path", [CORPUS, HELDOUT])
+@pytest.mark.parametrize("path", [CORPUS, FROZEN])
 def test_the_shipped_corpora_are_varied_and_well_formed(path: Path) -> None:
     rows = load_corpus(path)
     texts = [r["text"] for r in rows]
@@ -74,10 +74,11 @@ def test_offline_reader_on_its_corpus_is_exact_and_never_silently_wrong() -> Non
     assert {f["kind"] for f in result["failures"]} <= {"asked"}
 
 
-def test_offline_reader_on_the_held_out_set_is_never_silently_wrong() -> None:
-    """Written before any tuning and never tuned to: the number reported is whatever this measures."""
-    result = _bench(HELDOUT)
-    assert result["n"] == len(load_corpus(HELDOUT)) >= 40
+def test_offline_reader_on_the_frozen_set_is_never_silently_wrong() -> None:
+    """Written before issue 16's tuning and tuned on after it (so not held out); frozen since issue 30: no change
+    to the reader is tuned against it, its lines change only when the corpus contract does."""
+    result = _bench(FROZEN)
+    assert result["n"] == len(load_corpus(FROZEN)) >= 40
     assert result["silent_wrong"] == 0, json.dumps(result["failures"], ensure_ascii=False, indent=1)
 
 

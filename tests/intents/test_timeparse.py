@@ -43,12 +43,15 @@ def when(text: str, now: datetime = NOW) -> tuple[str | None, str | None, bool]:
         ("大后天", ("2026-12-05", None, False)),
         ("三天后", ("2026-12-05", None, False)),
         ("in 3 days", ("2026-12-05", None, False)),
-        ("half past nine", (None, "09:30", False)),
+        ("half past nine", (None, None, True)),  # 09:30 and 21:30 are both ahead: asked
+        ("half past nine in the morning", (None, "09:30", False)),
+        ("quarter past three", (None, "15:15", False)),  # 03:15 has passed at 07:30: the window decides
         ("twenty past four", (None, "16:20", False)),
         ("ten to five", (None, "16:50", False)),
         ("quarter to 11 am", (None, "10:45", False)),
-        ("九点差一刻", (None, "08:45", False)),
-        ("差一刻八点", (None, "07:45", False)),
+        ("九点差一刻", (None, None, True)),
+        ("上午九点差一刻", (None, "08:45", False)),
+        ("早上差一刻八点", (None, "07:45", False)),
         ("三点三刻", (None, "15:45", False)),
         ("凌晨三点", (None, "03:00", False)),
         ("at 08.30", (None, "08:30", False)),
