@@ -39,6 +39,7 @@ class QuestionKind(str, enum.Enum):
     NUMBER = "number"                      # a number that sets nothing the reader knows
     PARAMETER = "parameter"                # speed, overlap, a condition, a correction …
     INSTRUCTION = "instruction"            # text that tries to give orders
+    MODEL = "model"                        # the language model read a field otherwise than the text says (not answerable)
 
 
 DISMISSABLE = frozenset({QuestionKind.FOCUS, QuestionKind.SCOPE, QuestionKind.INSTRUCTION, QuestionKind.PARAMETER,

@@ -77,15 +77,13 @@ def compose(
             text = f"“{quote}”：{p.why_zh}" if chinese else f'"{quote}": {p.why_en}'
             questions.append(Question(id=question_id(QuestionKind(p.kind), start), kind=QuestionKind(p.kind),
                                       quote=quote[:500], text=text[:400], start=start, end=end))
-    if instructions:
-        quotes = [q for _, _, q in instructions]
-        start, _ = scan.written_span(instructions[0][0], instructions[0][1])
-        _, end = scan.written_span(instructions[-1][0], instructions[-1][1])
-        text = ("请求中含有指令，不会被执行，需要审批人确认：" + "；".join(f"“{q}”" for q in quotes) if chinese
-                else "The request contains instructions, which are not carried out and need a person to confirm: "
-                + "; ".join(f'"{q}"' for q in quotes))
+    for start_n, end_n, quote in instructions:  # one each, so each can be answered (or dropped) on its own
+        start, end = scan.written_span(start_n, end_n)
+        text = (f"请求中含有指令“{quote}”，不会被执行，需要人确认：去掉它（回答“去掉”）还是重新说明？" if chinese
+                else f'The request contains an instruction, "{quote}", which is not carried out and needs a person '
+                "to confirm: plan without it (answer \"drop\"), or restate?")
         questions.append(Question(id=question_id(QuestionKind.INSTRUCTION, start), kind=QuestionKind.INSTRUCTION,
-                                  quote=quotes[0][:500], text=text[:400], start=start, end=end))
+                                  quote=quote[:500], text=text[:400], start=start, end=end))
     unique: dict[str, Question] = {}
     for q in questions:
         unique.setdefault(q.id, q)
