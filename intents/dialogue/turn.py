@@ -109,8 +109,11 @@ def _renamed(questions: list[Question], pieces: list[_Piece], answered: set[str]
     for q in questions:
         base, start, end, follow = q.kind.value, None, None, False
         hit = None if q.start is None else next(((s, p) for s, e, p in bounds if s <= q.start < e), None)
-        if hit is not None and hit[1].answer_to is not None:
-            base, follow = hit[1].answer_to, True
+        q_end = max(q.end or 0, (q.start or 0) + 1)
+        touched = None if q.start is None else next(
+            (p for s, e, p in bounds if p.answer_to is not None and s < q_end and q.start < e), None)
+        if touched is not None:  # the question is (also) about an answer's words
+            base, follow = str(touched.answer_to), True
         elif hit is not None and hit[1].origin is not None:
             start = hit[1].origin + (q.start or 0) - hit[0]
             end = start + (q.end or 0) - (q.start or 0)
