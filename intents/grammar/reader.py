@@ -274,14 +274,15 @@ class _Reader(HeightReading):
         missions = read_missions(self.scan)
         mission, targets = missions.mission, missions.targets
         priority, priority_found = self.priority()
-        altitude_m, altitude_found = self.altitude(heights)
-        altitude_found = altitude_found or bool(heights)
+        self.altitude(heights)
         coverage, coverage_found = self.coverage(mission)
         time = read_time(self.scan, self.now)
         self.problems.extend(time.problems)
         self.notes.extend(time.notes)
         sensors, excluded, sensor_spans = self.sensors()
         self.scope()
+        self.bare_lengths(heights)
+        altitude_m, altitude_found = self.settle_altitude(heights)
         self.residual()
         if mission is MissionType.AREA_SURVEY and not targets - {Target.FIRE_LANES}:
             targets = {Target.AREA}

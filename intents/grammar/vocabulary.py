@@ -21,18 +21,9 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 __all__ = [
-    "ALTITUDE",
-    "ALTITUDE_BOUND_AFTER",
-    "ALTITUDE_BOUND_BEFORE",
     "FOCUS",
     "FOCUS_QUESTION",
-    "GROUND",
-    "HEIGHT_REF_AFTER",
-    "HEIGHT_REF_BEFORE",
-    "KILOMETRES",
     "REGION_NAMED",
-    "SEA_LEVEL",
-    "ALT_NUM",
     "CLAUSE_END",
     "CONJ",
     "COVERAGE",
@@ -62,8 +53,6 @@ __all__ = [
     "STRONG",
     "SURVEY",
     "TARGET_PATTERNS",
-    "UNIT",
-    "VAGUE_ALTITUDE",
 ]
 
 # ----------------------------------------------------------------------------- instructions
@@ -146,52 +135,7 @@ PRIORITY = [
 ]
 HIGH_TIME = _rx(r"尽快|\basap\b|\bas soon as possible\b")  # HIGH, but the time reader claims them
 
-UNIT = (
-    r"(?P<u>公里|千米|米|公尺|英尺|呎|km\b|kilomet(?:er|re)s?\b|m\b|meters?\b|metres?\b|ft\b|feet\b|foot\b|')"
-    r"(?!\s*(?:/|per\b|每|一秒|a second|an? (?:second|minute|hour)|ps\b|ph\b))"  # 15 m/s, 5 米每秒: a speed
-)
-ALT_NUM = rf"(?P<v>\d{{1,5}}(?:\.\d+)?|{CN_NUM}|{EN_NUM})"
-ALTITUDE = [
-    _rx(
-        r"(?:飞行高度|高度|航高|离地|对地|高)\s*(?:设为|设成|设置为|为|是|在|保持|保持在|定在|控制在|:|=)?\s*(?:约|大约)?\s*"
-        + ALT_NUM + r"\s*" + UNIT
-    ),
-    _rx(ALT_NUM + r"\s*" + UNIT + r"\s*(?:的)?\s*(?:高度|高空|高|航高)"),
-    _rx(r"(?:飞|在)\s*" + ALT_NUM + r"\s*" + UNIT),
-    _rx(
-        r"\b(?:at|@|altitude(?: of)?|height(?: of)?|alt\.?|agl|fly(?:ing)? at|flight level|keep(?: it)? at|stay at|hold)\s*(?:[:=]\s*)?"
-        + ALT_NUM + r"\s*" + UNIT + r"(?:\s*(?:altitude|agl|above ground(?: level)?|high|height|alt)\b)?"
-    ),
-    _rx(ALT_NUM + r"\s*" + UNIT + r"\s*(?:altitude|agl|above ground(?: level)?|high|height|up|alt)\b"),
-    # a length standing alone as a clause ("航测，60米，热成像"): in a flight request that is the height
-    _rx(r"(?:^|(?<=[，,;；、]))\s*" + ALT_NUM + r"\s*" + UNIT + r"\s*(?=$|[，,。;；、])"),
-]
-ALTITUDE_BOUND_AFTER = _rx(r"\s*(?:以下|以上|以内|之内|之下|之上|左右|上下|or (?:less|more|lower|higher|below|above)|max\b|maximum\b|min\b|minimum\b|tops\b|at most\b|at least\b)")
-ALTITUDE_BOUND_BEFORE = _rx(
-    r"(?:不超过|不低于|不高于|最高|最低|至少|最多|大约|约|\b(?:below|under|above|over|max(?:imum)?|min(?:imum)?|at most|at least|up to|no higher than"
-    r"|no lower than|not above|not below|not more than|not less than|less than|more than|about|around|approx\.?|approximately|roughly)(?:\s+at)?)\s*$"
-)
-KILOMETRES = ("公里", "千米", "km", "kilometer", "kilometers", "kilometre", "kilometres")
 
-# A height said above something other than the ground. Ground is read; sea level is converted when the caller
-# knows the ground's height above sea level (``Limits.ground_amsl_m``); roofs, buildings, the take-off point or
-# the dock cannot be converted from what the reader knows, so they are asked.
-_REF_GROUND = r"(?:above\s+(?:the\s+)?ground(?:\s+level)?|agl|a\.g\.l\.?|离地|对地|距地面?|相对地面)"
-_REF_SEA = r"(?:above\s+(?:mean\s+)?sea[- ]level|amsl|a\.m\.s\.l\.?|msl|asl|a\.s\.l\.?|海拔|绝对高度)"
-_REF_OTHER = (
-    r"(?:above\s+(?:the\s+|our\s+|all\s+)?(?:roofs?|rooftops?|roof\s*(?:level|line|tops?)|roofline|buildings?|tallest\s+\w+|highest\s+\w+"
-    r"|structures?|trees?|tree\s*tops?|canopy|obstacles?|take-?off(?:\s+point)?|launch(?:\s+point)?|home(?:\s+point)?|the\s+dock|dock|pad"
-    r"|the\s+station|starting\s+point)"
-    r"|over\s+(?:the\s+)?(?:roofs?|rooftops?|buildings?)"
-    r"|相对(?:于)?(?:屋顶|楼顶|房顶|建筑|起飞点|机场|机库|基站)|(?:屋顶|楼顶|房顶|建筑物?|树顶|起飞点)(?:以上|上方|之上|上空)"
-    r"|高出(?:屋顶|楼顶|房顶|建筑物?))"
-)
-HEIGHT_REF_AFTER = _rx(ALT_NUM + r"\s*" + UNIT + r"\s*(?P<ref>" + _REF_SEA + "|" + _REF_OTHER + ")")
-HEIGHT_REF_BEFORE = _rx(
-    r"(?P<ref>" + _REF_SEA + "|" + _REF_OTHER + r")\s*(?:高度|的高度)?\s*(?:为|是|在|:)?\s*(?:约|大约)?\s*" + ALT_NUM + r"\s*" + UNIT
-)
-SEA_LEVEL = _rx(_REF_SEA)
-GROUND = _rx(_REF_GROUND)
 
 # A priority inside the area ("重点看3号消防栓", "especially the north gate"): the plan treats the selected area
 # evenly and has no field for it, so the clause is claimed to its end and asked about, never dropped.
@@ -214,10 +158,6 @@ REGION_NAMED = _rx(
     r"|(?:区域|片区|区)\s*(?P<zid>\d{2,6})(?:\s*号)?|(?P<zid2>\d{2,6})\s*(?:号)?\s*(?:区域|片区)"
 )
 
-VAGUE_ALTITUDE = _rx(
-    r"飞?(?:高|低)一?(?:点|些)|飞低|飞高|低空|高空|\b(?:fly\s+|stay\s+|go\s+)?(?:higher|lower)\b|\b(?:low|high)(?:er)?\s+(?:altitude|level|pass)\b"
-    r"|\bas (?:low|high) as\b"
-)
 
 # ----------------------------------------------------------------------------- coverage target (area surveys)
 # "cover at least 99.5 %", "99.5% coverage", "覆盖率不低于99.5%", "覆盖率 99%", "99%以上的覆盖率": a share of

@@ -42,6 +42,7 @@ __all__ = [
     "CN_CLOCK",
     "EN_IDIOM",
     "EN_AMPM",
+    "NOT_LENGTH",
     "HHMM",
     "H24",
     "EN_AT",
@@ -143,13 +144,15 @@ EN_IDIOM = rx(
     rf"(?P<dir>past|after|to|till|til)\s+(?P<h>{EN_H})\b(?:\s*(?P<ampm>a\.?m\.?|p\.?m\.?)(?![a-z]))?"
 )
 EN_AMPM = rx(r"(?<![\d.:])(?P<h>\d{1,2})(?:[:.](?P<m>[0-5]\d))?\s*(?P<ampm>a\.?m\.?|p\.?m\.?)(?![a-z])")
+# A number with a length unit is never a time ("@ 0.06km", "1500m"): the heights are read before the clock.
+NOT_LENGTH = r"(?!\s*(?:m\b|km\b|ft\b|meters?\b|metres?\b|kilomet|feet\b|foot\b|米|公里|千米|公尺|英尺|呎))"
 HHMM = rx(
-    r"(?<![\d.:/-])(?P<h>[01]?\d|2[0-3])\s*:\s*(?P<m>[0-5]\d)(?![\d:])(?:\s*(?:h|hrs|hours)\b)?"
-    r"|(?:(?<=\bat )|(?<=@)|(?<=klo )|(?<=\bkl ))\s*(?P<h2>[01]?\d|2[0-3])\.(?P<m2>[0-5]\d)(?![\d.])"
+    r"(?<![\d.:/-])(?P<h>[01]?\d|2[0-3])\s*:\s*(?P<m>[0-5]\d)(?![\d:])" + NOT_LENGTH + r"(?:\s*(?:h|hrs|hours)\b)?"
+    r"|(?:(?<=\bat )|(?<=@)|(?<=@ )|(?<=klo )|(?<=\bkl ))\s*(?P<h2>[01]?\d|2[0-3])\.(?P<m2>[0-5]\d)(?![\d.])" + NOT_LENGTH
 )
 H24 = rx(
-    r"(?<![\d.:/-])(?P<h>[01]\d|2[0-3])(?P<m>[0-5]\d)\s*(?P<suf>h\b|hrs\b|hours\b|hr\b|时)?(?![\d])"
-    r"|(?<![\d.:/-])(?P<h2>1[3-9]|2[0-3]|0\d)\s*h(?:\s*(?P<m2>[0-5]\d))?\b"
+    r"(?<![\d.:/-])(?P<h>[01]\d|2[0-3])(?P<m>[0-5]\d)" + NOT_LENGTH + r"\s*(?P<suf>h\b|hrs\b|hours\b|hr\b|时)?(?![\d])"
+    r"|(?<![\d.:/-])(?P<h2>1[3-9]|2[0-3]|0\d)\s*h(?:\s*(?P<m2>[0-5]\d))?\b" + NOT_LENGTH
 )
 EN_AT = rx(
     rf"\b(?:at|@|starting at|start at|from)\s+(?P<h>{EN_H})"
