@@ -59,6 +59,7 @@ __all__ = ["EXTRACTOR_NAME", "Reading", "parse_offline", "read_offline"]
 EXTRACTOR_NAME = "offline-grammar"
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_MISSION_VERB = re.compile("|".join(p.pattern for p in (V.MAPPING, V.SURVEY, V.INSPECT, V.PATROL)), re.ASCII)
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -122,13 +123,20 @@ class _Reader(HeightReading):
     # ------------------------------------------------------------------ 1b. focus, the region named
 
     def focus(self) -> None:
-        """"重点看3号消防栓", "especially the north gate": claimed to the end of the clause and asked about."""
+        """"重点看3号消防栓", "especially the north gate", "先看北门那个", "start with the ones near the gate": claimed
+        to the end of the clause and asked about. Its targets are no targets of the mission ("重点看3号消防栓" on a
+        patrol is no hydrant inspection), but a mission word in it is still read ("first check the hydrant by …")."""
         for m in self.scan.finditer(V.FOCUS):
             if not self.scan.is_open(m.start(), m.end()):
                 continue
             end_match = V.CLAUSE_END.search(self.scan.text, m.end())
             end = len(self.scan.text) if end_match is None else end_match.start()
-            self.ask("focus", m.start(), end, *V.FOCUS_QUESTION)
+            start = m.start()
+            if not self.scan.text[m.end() : end].strip():  # "北门的先看", "3号楼那段优先": the focus is what comes before
+                start = self.scan.open_run(m.start(), m.end())[0]
+            self.ask("focus", start, end, *V.FOCUS_QUESTION)
+            for verb in _MISSION_VERB.finditer(self.scan.text, m.start(), end):
+                self.scan.release(verb.start(), verb.end())
 
     def region_named(self) -> None:
         """"region 1001" when region-1001 is selected is read; another region named is asked about."""

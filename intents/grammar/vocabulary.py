@@ -131,7 +131,7 @@ PATROL = _rx(
 PRIORITY = [
     (Priority.URGENT, r"紧急|加急|特急|十万火急|急件|\burgent\w*|\bemergency\b|\bcritical\b"),
     (Priority.LOW, r"不急|不着急|有空的?时候|有空|闲时|低优先级?|\blow priority\b|\bwhenever\b|\bno rush\b|\bwhen convenient\b|\bwhen you can\b"),
-    (Priority.HIGH, r"优先|抓紧|高优先级?|\bhigh priority\b|\bpriority\b|\bimportant\b"),
+    (Priority.HIGH, r"优先级\s*(?:很|最|较)?高|高优先级?|优先|抓紧|\bhigh priority\b|\bpriority\b|\bimportant\b"),
 ]
 HIGH_TIME = _rx(r"尽快|\basap\b|\bas soon as possible\b")  # HIGH, but the time reader claims them
 
@@ -139,12 +139,26 @@ HIGH_TIME = _rx(r"尽快|\basap\b|\bas soon as possible\b")  # HIGH, but the tim
 
 # A priority inside the area ("重点看3号消防栓", "especially the north gate"): the plan treats the selected area
 # evenly and has no field for it, so the clause is claimed to its end and asked about, never dropped.
+# An order of priority ("先看北门那个", 优先拍东侧那几栋楼, "start with the ones near the gate", "most important is the
+# east lane", "the priority is the loading dock") is a focus as well: the plan has no order inside the area either.
+_FOCUS_EN_OBJECT = r"(?=(?:the|a|an|those|these|that|this|our|north\w*|south\w*|east\w*|west\w*|building|block|gate|hydrant|roof|lane)\b)"
 FOCUS = _rx(
     r"\b(?:especially|particularly|in\s+particular|focus(?:ing|ed)?\s+on|with\s+(?:a\s+|an\s+)?(?:focus|emphasis)\s+on"
-    r"|concentrat(?:e|ing)\s+on|pay\s+(?:special\s+|extra\s+|close\s+)?attention\s+to|prioriti[sz](?:e|ing)|primarily|mainly"
-    r"|above\s+all|make\s+sure\s+(?:to|you)\s+(?:check|look\s+at|cover|get)|(?:extra|special|close|closer)\s+(?:attention|look)"
-    r"|take\s+a\s+closer\s+look|zoom\s+in\s+on|key\s+(?:areas?|points?)\s*:)"
-    r"|重点|着重|尤其|特别是|特别注意|特别关注|主要看|主要检查|多看看|多看|仔细看看|仔细看|关注一下|留意|注意一下|优先(?:看|检查|巡|查)"
+    r"|concentrat(?:e|ing)\s+on|pay\s+(?:special\s+|extra\s+|close\s+)?attention\s+to|prioriti[sz](?:e|es|ed|ing)|primarily|mainly"
+    r"|mostly|chiefly|above\s+all|above\s+everything|most\s+of\s+all|before\s+anything\s+else|first\s+of\s+all"
+    r"|make\s+sure\s+(?:to|you)\s+(?:check|look\s+at|cover|get)|(?:extra|special|close|closer)\s+(?:attention|look)"
+    r"|take\s+a\s+closer\s+look|zoom\s+in\s+on|key\s+(?:areas?|points?)\s*:"
+    r"|first\s+(?:check|look|inspect|survey|patrol|do|cover|go|fly|visit|scan|take|hit|get)"
+    rf"|(?:start|begin)(?:s|ning|ing)?\s+(?:with|from|at|by)\s+{_FOCUS_EN_OBJECT}"
+    r"|(?:most|more)\s+important(?:ly)?|the\s+important\s+(?:thing|part|one|ones|bit)|what\s+matters\s+most"
+    r"|(?:(?:the|top|first|main|highest|key|biggest|my|our)\s+)?priorit(?:y|ies)\s+(?:is|are|should\s+be|goes\s+to|will\s+be|on|for|to|being)"
+    r"|give\s+priority|with\s+priority|priority\s+(?:areas?|targets?|zones?)|then\s+(?:the\s+)?(?:rest|others|remaining|remainder))\b"
+    r"|重点|着重|尤其|特别是|特别注意|特别关注|主要(?:是|看|拍|查|检查|巡|测|针对|关注)|多看看|多看|仔细看看|仔细看|关注一下|留意|注意一下"
+    r"|优先(?=\s*(?:[拍看查检巡测扫飞去]|对|把|从))|(?<=[侧边面门头部角楼栋段号的])优先"
+    r"|最重要|最关键|关键是|重中之重|第一个(?:看|查|拍|检查)|以[^，,。;；]{1,12}(?:为主|为重点|为先)"
+    r"|(?<=[，,;；。])\s*(?:请)?\s*(?:首先|先|第一步)(?:从)?"
+    r"|先(?:看|查|拍|检查|巡|测|扫|飞)(?=\s*(?:$|[，,。;；]))"
+    r"|从(?!明|今|后天|下|这|本|现在|早|晚|上午|下午|中午|凌晨|[0-9一二三四五六七八九十两])[^，,。;；]{1,10}?(?:开始|查起|看起|拍起|巡起|入手)"
 )
 FOCUS_QUESTION = (
     "the plan covers the whole area evenly and cannot give extra attention to this; plan it evenly (answer \"evenly\"), or restate what is needed?",
@@ -268,6 +282,11 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|后儿|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|交接班|换班|待定|再定|再说|另行|择时|择日|回头|改天|春节|元旦|国庆|中秋|圣诞|除夕|清明|端午|节后|节前|假期|周[一二三四五六日天]|老时间|同一时间|这个时候|这个点|上次|照旧|老样子|早|晚|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
         "when exactly?",
         "具体是什么时间？",
+    ),
+    (
+        "focus",
+        r"\bfirst(?:ly)?\b|(?<![事原领祖率抢预争优首])先(?![生前后进锋])|首先|其[余他]的|剩下的|\bthe\s+(?:rest|others)\b",
+        *FOCUS_QUESTION,
     ),
     (
         "parameter",

@@ -103,6 +103,11 @@ class Scan:
         for i in range(max(0, start), min(end, len(self._open))):
             self._open[i] = False
 
+    def release(self, start: int, end: int) -> None:
+        """Open ``[start, end)`` again: a word inside a span asked about that another step must still read."""
+        for i in range(max(0, start), min(end, len(self._open))):
+            self._open[i] = True
+
     def is_open(self, start: int, end: int) -> bool:
         return all(self._open[start:end])
 

@@ -1,0 +1,73 @@
+"""intents.grammar.reader: clauses the Intent cannot express are asked; clauses it can are read.
+
+Issue 30, part 2: an order of priority inside the area (先看北门那个, "start with the ones near
+the gate") is a focus and is asked; a negation covers only its own item ("no spotlight, thermal
+yes" still requires the thermal camera); the selected region named in any common form (1002区,
+"Region 2001:") is read, another one asked. Several phrasings of each, zh and en; ``now`` is
+Wednesday 2026-12-02 07:30 in Helsinki.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from intents.dialogue.turn import Read, Request, understand
+from intents.grammar.reader import read_offline
+from intents.intent import MissionType, Priority, Sensor
+from intents.questions import QuestionKind
+
+NOW = datetime.fromisoformat("2026-12-02T07:30:00+02:00")
+TZ = "Europe/Helsinki"
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        ("下午两点航测，优先拍东侧那几栋楼", "优先拍东侧那几栋楼"),
+        ("马上检查消防栓，先看北门那个", "先看北门那个"),
+        ("检查消防栓，北门的先看", "北门的先看"),
+        ("巡查消防通道，首先查看南侧", "首先查看南侧"),
+        ("检查屋顶，最重要的是东边那栋", "最重要的是东边那栋"),
+        ("航测园区，以北区为主", "以北区为主"),
+        ("检查消防栓，从北门开始", "从北门开始"),
+        ("patrol fire lanes tonight, most important is the east lane", "most important is the east lane"),
+        ("survey the yard, the priority is the loading dock", "the priority is the loading dock"),
+        ("inspect the hydrants, start with the ones near the gate", "start with the ones near the gate"),
+        ("survey the yard, begin with the car park", "begin with the car park"),
+        ("survey the campus, mostly the new buildings", "mostly the new buildings"),
+    ],
+)
+def test_an_order_of_priority_is_a_focus_and_is_asked(text: str, quote: str) -> None:
+    reading = read_offline(text, now=NOW)
+    focus = [q for q in reading.questions if q.kind is QuestionKind.FOCUS]
+    assert [q.quote for q in focus] == [quote]
+    assert reading.intent.mission_type is not None
+
+
+def test_a_mission_word_inside_a_focus_clause_is_still_read() -> None:
+    reading = read_offline("first check the hydrant by the north gate, then the rest", now=NOW)
+    assert reading.intent.mission_type is MissionType.POINT_INSPECTION
+    assert {q.kind for q in reading.questions} == {QuestionKind.FOCUS}
+
+
+@pytest.mark.parametrize(
+    ("text", "priority"),
+    [
+        ("优先级高，巡查消防通道", Priority.HIGH),
+        ("请优先安排，今晚巡查消防通道", Priority.HIGH),
+        ("high priority: patrol the fire lanes tonight", Priority.HIGH),
+        ("important: inspect the hydrants at 10:00", Priority.HIGH),
+    ],
+)
+def test_the_priority_of_the_job_is_no_focus(text: str, priority: Priority) -> None:
+    reading = read_offline(text, now=NOW)
+    assert reading.intent.priority is priority and not reading.intent.needs_clarification, reading.questions
+
+
+def test_a_focus_answered_evenly_is_planned() -> None:
+    text = "马上检查消防栓，先看北门那个"
+    first = understand(Request(text, NOW, TZ))
+    done = understand(Request(text, NOW, TZ), {first.questions[0].id: "均匀"})  # type: ignore[union-attr]
+    assert isinstance(done, Read) and done.intent.mission_type is MissionType.POINT_INSPECTION
