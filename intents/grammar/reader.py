@@ -203,12 +203,19 @@ class _Reader(HeightReading):
                 prev_end, prev_negated = end_all, False
                 continue
             negated = bool(neg_before) or bool(neg_after)
-            if not negated and prev_negated and V.CONJ.match(text[prev_end:start]):
+            affirmed = None if negated else V.AFFIRM_BEFORE.search(before) or V.AFFIRM_AFTER.match(text[end_all : end_all + 24])
+            if not negated and not affirmed and prev_negated and V.COMMA_LINK.match(text[prev_end:start]):
+                # "no thermal, zoom": the zoom wanted, or refused too? asked, never taken either way
+                self.ask("sensor", start, end_all, "is this sensor wanted or not?", "这个传感器要用还是不用？")
+                prev_end, prev_negated = end_all, False
+                continue
+            if not negated and not affirmed and prev_negated and V.CONJ.match(text[prev_end:start]):
                 negated = True
             only = None if neg_before else V.SENSOR_ONLY.search(before)
-            lead = neg_before or only
+            lead = neg_before or only or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_BEFORE else None)
             claim_start = start - (len(before) - lead.start()) if lead else start
-            claim_end = end_all + (neg_after.end() if neg_after else 0)
+            tail = neg_after or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_AFTER else None)
+            claim_end = end_all + (tail.end() if tail else 0)
             self.scan.claim(claim_start, claim_end)
             (excluded if negated else required).add(sensor)
             prev_end, prev_negated = end_all, negated

@@ -25,6 +25,9 @@ __all__ = [
     "FOCUS_QUESTION",
     "REGION_NAMED",
     "CLAUSE_END",
+    "AFFIRM_AFTER",
+    "AFFIRM_BEFORE",
+    "COMMA_LINK",
     "CONJ",
     "COVERAGE",
     "COVERAGE_BOUND_AFTER",
@@ -231,13 +234,26 @@ NEG_BEFORE = _rx(
 NEG_AFTER = _rx(
     r"^\s*(?:相机|摄像头|镜头|camera|cameras|sensor)?\s*(?:就|也|可以)?\s*"
     r"(?:不用了?|不要了?|不需要了?|不必了?|免了|关掉|别开|不开|\boff\b|\bnot needed\b|\bis not needed\b|\bisn'?t needed\b"
+    r"|\b(?:no|nope|not|none|disabled|unnecessary|not wanted)\b(?=\s*(?:$|[,.;!?，。；]))"
     r"|\bnot required\b|\bnot necessary\b)"
 )
 SENSOR_BROKEN = _rx(
     r"^\s*(?:相机|摄像头|镜头|cameras?|cams?|sensors?)?\s*(?:is|are|was|seems)?\s*"
     r"(?:broken|not working|out of order|unavailable|down|faulty|dead|offline|失灵|坏了|故障|不能用|用不了|不好使|没电|不行)"
 )
-CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|,|，|/|or|and|nor|或|或者)\s*$")
+# A negation covers its own item and the items listed with it ("no thermal or zoom", 不要热成像和变焦), never an item
+# said to be wanted ("no spotlight, thermal yes", "with", "on", 要, 开): ``AFFIRM_*``. After a bare comma ("no thermal,
+# zoom") the second item is wanted or refused as often: asked.
+CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|/|or|and|nor|或|或者)\s*$")
+COMMA_LINK = _rx(r"^\s*[,，]\s*$")
+AFFIRM_BEFORE = _rx(
+    r"(?:\b(?:with|use|using|plus|but|bring|take|add|want|need|yes\s+to|turn\s+on|switch\s+on|enable)(?:\s+(?:the|a|an|with|use))*"
+    r"|用|使用|带|带上|开|打开|开启|加|加上|要|需要|但|但是|而是|改用|换成|换用)\s*$"
+)
+AFFIRM_AFTER = _rx(
+    r"^\s*(?:相机|摄像头|镜头|cameras?|cams?|sensors?)?\s*(?:(?:yes|ok|okay|please|pls|needed|required|wanted|is fine|is ok|too|as well|also"
+    r"|on(?!\s+(?:the|a|an|this|that|my|our|its|each|all|top|\w+day)\b))\b|要|要的|需要|开着|开启|打开|开|用|带上|带着|可以|也要|必须)"
+)
 
 
 # ----------------------------------------------------------------------------- scope and what is left

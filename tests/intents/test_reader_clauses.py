@@ -71,3 +71,32 @@ def test_a_focus_answered_evenly_is_planned() -> None:
     first = understand(Request(text, NOW, TZ))
     done = understand(Request(text, NOW, TZ), {first.questions[0].id: "均匀"})  # type: ignore[union-attr]
     assert isinstance(done, Read) and done.intent.mission_type is MissionType.POINT_INSPECTION
+
+
+@pytest.mark.parametrize(
+    ("text", "sensors", "excluded"),
+    [
+        ("patrol fire lanes at half past six this evening, no spotlight, thermal yes", {Sensor.THERMAL_CAMERA}, {Sensor.SPOTLIGHT}),
+        ("patrol the fire lanes, spotlight off, thermal on", {Sensor.THERMAL_CAMERA}, {Sensor.SPOTLIGHT}),
+        ("patrol the fire lanes without thermal but with zoom", {Sensor.ZOOM_CAMERA}, {Sensor.THERMAL_CAMERA}),
+        ("survey the lot, no lidar, rgb please", {Sensor.RGB_CAMERA}, {Sensor.LIDAR}),
+        ("patrol the fire lanes, thermal yes, spotlight no", {Sensor.THERMAL_CAMERA}, {Sensor.SPOTLIGHT}),
+        ("巡查消防通道，不要探照灯，热成像要", {Sensor.THERMAL_CAMERA}, {Sensor.SPOTLIGHT}),
+        ("巡查消防通道，不开探照灯，开热成像", {Sensor.THERMAL_CAMERA}, {Sensor.SPOTLIGHT}),
+        ("巡查消防通道，不要喊话器，探照灯开着", {Sensor.SPOTLIGHT}, {Sensor.SPEAKER}),
+        ("巡查消防通道，不要热成像和变焦", set(), {Sensor.THERMAL_CAMERA, Sensor.ZOOM_CAMERA}),
+        ("survey the yard without lidar or thermal", set(), {Sensor.LIDAR, Sensor.THERMAL_CAMERA}),
+    ],
+)
+def test_a_negation_covers_its_own_item_and_the_items_listed_with_it(
+    text: str, sensors: set[Sensor], excluded: set[Sensor]
+) -> None:
+    reading = read_offline(text, now=NOW)
+    assert not reading.intent.needs_clarification, reading.questions
+    assert set(reading.intent.sensors) == sensors and set(reading.intent.excluded_sensors) == excluded
+
+
+@pytest.mark.parametrize(("text", "quote"), [("patrol the fire lanes, no thermal, zoom", "zoom"), ("巡查消防通道，不要热成像，变焦", "变焦")])
+def test_an_item_after_a_negated_one_and_a_bare_comma_is_asked(text: str, quote: str) -> None:
+    reading = read_offline(text, now=NOW)
+    assert [(q.kind, q.quote) for q in reading.questions] == [(QuestionKind.SENSOR, quote)]
