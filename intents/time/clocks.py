@@ -95,6 +95,15 @@ class ClockReading(ReaderState):
         self.out.found = True
         self.clocks.append(Clock(start, end, value, twelve_hour))
 
+    def _beside_a_day(self, start: int, end: int) -> bool:
+        """Whether a day the reader read sits right before ``start`` or right after ``end`` (spaces, a comma, "@")."""
+        text = self.scan.text
+        return any(
+            re.fullmatch(r"[\s,，@]*", text[day_end:start]) or re.fullmatch(r"[\s,，]*", text[end:day_start])
+            for day_start, day_end, _ in self.days
+            if day_end <= start or day_start >= end
+        )
+
     def clock_times(self) -> None:
         part = self._context_part()
         for m in self.scan.finditer(CN_DIFF):
@@ -163,6 +172,8 @@ class ClockReading(ReaderState):
                 days = r"今天|明天|后天|今晚|明早|today|tomorrow|tonight|tmrw"
                 cued = (
                     m.group("suf") is not None
+                    or self._beside_a_day(m.start(), m.end())  # "fri 1400", "1400 周五"
+                    or any(z[0] == m.end() for z in self.zones)  # "1400Z"
                     or m.group("h").startswith("0")
                     or re.search(r"(?:\bat|@|\bfrom|\bstart\w*|\btime)\s*$", context)
                     or re.search(days, context)

@@ -14,6 +14,8 @@ from intents.intent import RelativeDay
 from intents.text.numbers import number
 from intents.time.reading import ReaderState
 from intents.time.words import (
+    CLOCK_AFTER,
+    CLOCK_BEFORE,
     CN_MD,
     CN_WEEKDAY,
     DAY_WORDS,
@@ -185,7 +187,8 @@ class DateReading(ReaderState):
                 self.scan.claim(m.start(), m.end())
         for index, full, abbr in EN_WEEKDAY:
             for m in self.scan.finditer(
-                rx(rf"\b(?:on\s+|this\s+(?:coming\s+)?|coming\s+|upcoming\s+)?(?:{full})\b|\b(?:on|this|coming)\s+(?:{abbr})\b")
+                rx(rf"\b(?:on\s+|this\s+(?:coming\s+)?|coming\s+|upcoming\s+)?(?:{full})\b|\b(?:on|this|coming)\s+(?:{abbr})\b"
+                   rf"|\b(?:{abbr})\b\.?(?={CLOCK_AFTER})|{CLOCK_BEFORE}(?:{abbr})\b\.?")
             ):
                 found.append((m.start(), m.end(), weekday_day("THIS", index)))
                 self.scan.claim(m.start(), m.end())

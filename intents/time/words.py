@@ -22,6 +22,8 @@ __all__ = [
     "WEEKDAYS",
     "CN_WEEKDAY",
     "EN_WEEKDAY",
+    "CLOCK_AFTER",
+    "CLOCK_BEFORE",
     "TOMORROW_EN",
     "DAY_WORDS",
     "PART_WORDS",
@@ -79,6 +81,10 @@ EN_WEEKDAY = [
     (5, r"saturday|saterday", r"sat"),
     (6, r"sunday", r"sun"),
 ]
+# A weekday abbreviation ("fri", "sat", "sun") is a day only beside a clock time ("fri 1400", "Sat 09:30", "1400 fri"):
+# alone, "sun" and "sat" are as often other words.
+CLOCK_AFTER = r"\s*,?\s*(?:@\s*|at\s+)?(?:\d{3,4}(?!\d)|\d{1,2}\s*[:.h]\s*\d{2}|\d{1,2}\s*(?:am|pm|a\.m|p\.m)\b)"
+CLOCK_BEFORE = r"(?:(?<=\d )|(?<=\d))"
 TOMORROW_EN = r"tomorrow|tomorow|tommorow|tommorrow|tomorro|tmrw|tmr|tmrow|2morrow|2moro"
 
 # (pattern, day, part): words that name a day, some also a part of it.
