@@ -147,7 +147,7 @@ class _Reader(HeightReading):
             return "".join(re.findall(r"\d+", name))
 
         for m in self.scan.finditer(V.REGION_NAMED):
-            said = m.group("id") or m.group("raw") or m.group("zid") or m.group("zid2") or ""
+            said = m.group("id") or m.group("raw") or m.group("eid") or m.group("zid") or m.group("zid2") or ""
             selected = self.region or ""
             if selected and (key(said) == key(selected) or key("region" + said) == key(selected)
                              or (digits(said) and digits(said) == digits(selected))):

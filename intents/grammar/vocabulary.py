@@ -168,11 +168,14 @@ FOCUS_QUESTION = (
     "规划会均匀覆盖整个区域，无法对这里特别关注；按均匀覆盖规划（回答“均匀”），还是重新说明需求？",
 )
 
-# The selected region named in the text ("region 1001", "区域1001", "1001片区"): read when it is the selected one.
+# The selected region named in the text, in any common form ("region 1001", "Region 1001:", "region_1001", "the 1001
+# area", 区域1001, 1001区, 第1001区, 1001片区): read when it is the selected one, asked when it is another.
+_NOT_AFTER_ID = r"(?!\s*(?:m\b|ft\b|km\b|meters?|metres?|feet|%|:\s*\d|\.\d|米))"
 REGION_NAMED = _rx(
-    r"\b(?:region|area|zone|sector|district)\s*(?:no\.?|number|#|:|-)?\s*(?P<id>[a-z]?\d{2,6}[a-z]?)\b(?!\s*(?:m\b|ft\b|km\b|meters?|metres?|feet|%|:|\.\d|米))"
-    r"|\b(?P<raw>region-[a-z0-9_.\-]+)"
-    r"|(?:区域|片区|区)\s*(?P<zid>\d{2,6})(?:\s*号)?|(?P<zid2>\d{2,6})\s*(?:号)?\s*(?:区域|片区)"
+    r"\b(?:region|area|zone|sector|district)\s*(?:no\.?|number|#|:|-)?\s*(?P<id>[a-z]?\d{2,6}[a-z]?)\b" + _NOT_AFTER_ID
+    + r"|\b(?P<raw>region[-_][a-z0-9_.\-]+)"
+    r"|\b(?P<eid>\d{2,6})\s*(?:region|area|zone|sector|district)\b"
+    r"|(?:区域|片区|(?<![\u4e00-\u9fff])区)\s*(?P<zid>\d{2,6})(?![\d:.点时])(?:\s*号)?|第?\s*(?P<zid2>\d{2,6})\s*(?:号)?\s*(?:区域|片区|区)"
 )
 
 

@@ -100,3 +100,28 @@ def test_a_negation_covers_its_own_item_and_the_items_listed_with_it(
 def test_an_item_after_a_negated_one_and_a_bare_comma_is_asked(text: str, quote: str) -> None:
     reading = read_offline(text, now=NOW)
     assert [(q.kind, q.quote) for q in reading.questions] == [(QuestionKind.SENSOR, quote)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "巡查1002区的消防通道", "第1002区巡查消防通道", "1002 区 航测", "区域 1002，巡查消防通道", "1002片区明天上午航测",
+        "Region 1002: survey tomorrow 9:00", "survey region_1002", "survey the 1002 area", "zone 1002 survey at 10:30",
+    ],
+)
+def test_the_selected_region_named_in_any_common_form_is_read(text: str) -> None:
+    reading = read_offline(text, now=NOW, region="region-1002")
+    assert not reading.intent.needs_clarification, reading.questions
+    assert reading.intent.mission_type is not None
+
+
+@pytest.mark.parametrize(("text", "quote"), [("巡查1003区的消防通道", "1003区"), ("Region 1003: survey tomorrow 9:00", "Region 1003"),
+                                             ("survey the 1003 area", "1003 area")])
+def test_another_region_named_is_asked(text: str, quote: str) -> None:
+    reading = read_offline(text, now=NOW, region="region-1002")
+    assert [(q.kind, q.quote) for q in reading.questions] == [(QuestionKind.REGION, quote)]
+
+
+def test_a_district_word_before_a_clock_time_is_no_region() -> None:
+    reading = read_offline("巡查厂区 10:30", now=NOW, region="region-1002")
+    assert not reading.intent.needs_clarification and reading.intent.when.clock == "10:30"
