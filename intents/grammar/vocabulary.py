@@ -112,7 +112,7 @@ TARGET_PATTERNS: list[tuple[Target | None, str]] = [
 POINT_TARGETS = {Target.HYDRANTS, Target.ROOFS, Target.MASTS, Target.GATES, Target.ASSETS}
 
 MAPPING = _rx(
-    r"测绘|航测|侧绘|测一?下?图|建模|三维|正射|地形图|全覆盖|\bmapping\b|\bmap (?:the|this|that|it|out|our|a|of)\b"
+    r"测绘|航测|侧绘|航侧|测一?下?图|建模|三维|正射|地形图|全覆盖|\bmapping\b|\bmap (?:the|this|that|it|out|our|a|of)\b"
     r"|\bortho\w*|\bphotogrammetry\b|\b3d model\w*|\bdigital twin\b|\bcover (?:the )?(?:whole|entire)\b"
 )
 SURVEY = _rx(
@@ -120,11 +120,11 @@ SURVEY = _rx(
     r"|\baerial (?:photos?|images?|imagery|shots?)\b|\bgrid\b|\b(?:pass|fly|flight) over\b|\boverfly\b|\bflyover\b"
 )
 INSPECT = _rx(
-    r"检查|检测|排查|查验|查看|查一遍|\binspect\w*|\binspct\w*|\binsepct\w*|\bexamine\b"
+    r"检查|检测|排查|查验|查看|查一遍|捡查|检察|\binspect\w*|\binspct\w*|\binsepct\w*|\bexamine\b"
     r"|\blook at\b|\btake a look\b|\bhave a look\b|\bcheck\w*(?!\s+(?:the\s+|on\s+|if\s+|whether\s+)?(?:weather|forecast|status|battery|if|whether|wind))"
 )
 PATROL = _rx(
-    r"巡一遍|巡一下|巡一圈|巡逻|巡查|巡检|巡视|巡航|寻检|巡|转一圈|飞一圈|绕一圈|溜一圈|走一遍"
+    r"巡一遍|巡一下|巡一圈|巡逻|巡查|巡检|巡视|巡航|寻检|寻查|巡捡|巡|转一圈|飞一圈|绕一圈|溜一圈|走一遍"
     r"|\bpatrol\w*|\bpartol\w*|\bpatrl\w*|\bpatorl\w*|\bsweep\w*|\bdo a round\b|\bdo the rounds\b|\bfly (?:along|down)\b"
 )
 

@@ -10,15 +10,17 @@ Two sources, both deterministic: a table of shorthands and typos operators type
 ("teh", "w/", "w/o", "b4", "tmrw", "arvo"), and one edit (a letter added, dropped,
 changed, or two swapped) away from a long keyword of the vocabulary ("patrl",
 "tomorow", "thremal", "afternon"). Real words one edit from a keyword ("patron",
-"insect", "attitude") are never changed, and nothing shorter than six letters is
-guessed at: a repair must never turn a word into a restriction or a different time.
+"insect", "petrol", "attitude") are never changed, and nothing shorter than six letters
+is guessed at — except a five-letter slip of a mission verb ("survy", "suvey", "patol"),
+since a request without its mission can only ask what to do. No keyword is a
+restriction or a time bound, so a repair never turns a word into one.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["KEYWORDS", "SHORTHANDS", "repairs"]
+__all__ = ["KEYWORDS", "MISSION_WORDS", "SHORTHANDS", "repairs"]
 
 SHORTHANDS: dict[str, str] = {
     "teh": "the", "hte": "the", "adn": "and", "nad": "and", "wiht": "with", "wtih": "with", "whit": "with",
@@ -32,16 +34,20 @@ SHORTHANDS: dict[str, str] = {
 """Whole words (lower case) read as another word."""
 
 KEYWORDS = (
-    "patrol", "survey", "inspect", "inspection", "thermal", "tomorrow", "hydrant", "hydrants", "morning",
+    "patrol", "survey", "inspect", "inspection", "surveying", "patrolling", "inspecting", "thermal", "tomorrow", "hydrant", "hydrants", "morning",
     "afternoon", "evening", "tonight", "infrared", "camera", "altitude", "metres", "meters", "minutes",
     "rooftop", "rooftops", "mapping", "emergency", "monday", "tuesday", "wednesday",
     "thursday", "friday", "saturday", "sunday", "december", "november", "january", "february",
 )
 """Long words of the vocabulary that a one-letter slip should still reach."""
 
+MISSION_WORDS = ("survey", "patrol", "inspect")
+"""The mission verbs: without one a request asks what to do, so a five-letter slip ("survy", "suvey") still reaches them."""
+
 _REAL_WORDS = frozenset({
     "patron", "patrons", "insect", "insects", "attitude", "emergence", "meter", "metre", "lane", "lanes",
-    "cameo", "hydrate", "surveys", "camber", "mornings", "evenings", "thermals",
+    "cameo", "hydrate", "surveys", "camber", "mornings", "evenings", "thermals", "petrol", "parol", "purvey", "surrey",
+    "surveil", "patrols", "inspects",
 })
 
 _WORD = re.compile(r"(?<![a-z0-9/])(?:w/o(?![a-z0-9])|w/|[a-z0-9]+(?![a-z0-9]))", re.ASCII)
@@ -64,9 +70,10 @@ def _one_edit(word: str, target: str) -> bool:
 def _meant(word: str) -> str | None:
     if word in SHORTHANDS:
         return SHORTHANDS[word]
-    if len(word) < 6 or word in _REAL_WORDS or word in KEYWORDS or not word.isalpha():
+    if word in _REAL_WORDS or word in KEYWORDS or not word.isalpha() or len(word) < 5:
         return None
-    hits = {k for k in KEYWORDS if not word.startswith(k) and _one_edit(word, k)}
+    keywords = KEYWORDS if len(word) >= 6 else MISSION_WORDS
+    hits = {k for k in keywords if not word.startswith(k) and _one_edit(word, k)}
     return hits.pop() if len(hits) == 1 else None  # two keywords as near: not a typo we can read
 
 
