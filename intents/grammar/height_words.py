@@ -139,7 +139,7 @@ NOT_HEIGHT_AFTER = _rx(
 NOT_HEIGHT_BEFORE = _rx(
     r"(?:\b(?:from|within|radius(?:\s+of)?|diameter(?:\s+of)?|every|spacing(?:\s+of)?|buffer(?:\s+of)?|offset(?:\s+of)?|distance(?:\s+of)?"
     r"|width(?:\s+of)?|length(?:\s+of)?|wide|long|deep|apart|by|than|first|last|next|another|extra|more|further|farther|additional|each"
-    r"|to|until|till|after|for|the|a|an|this|that|these|those|its|their)"
+    r"|to|until|till|after|for|in|the|a|an|this|that|these|those|its|their)"
     r"|半径|方圆|间隔|间距|每隔|每|相距|距离|宽|长|深|宽度|长度|深度)\s*(?:为|是|约|:)?\s*$"
 )
 RELATIVE_BEFORE = _rx(

@@ -35,6 +35,7 @@ __all__ = ["HeightReading"]
 _CLAUSE_START = re.compile(r"[，,。;；!！?？\n]|\.(?:\s|$)")
 _VERB = re.compile("|".join(p.pattern for p in (V.MAPPING, V.SURVEY, V.INSPECT, V.PATROL)) + r"|飞到|飞|到|在", re.ASCII)
 _TARGET_BEFORE = re.compile("(?:" + "|".join(p for _, p in V.TARGET_PATTERNS) + r")\s*$", re.ASCII)
+_TARGET_AFTER = re.compile(r"\s*(?:" + "|".join(p for _, p in V.TARGET_PATTERNS) + ")", re.ASCII)
 _SAID_AS_HEIGHT = re.compile(r"(?:altitude|agl|above ground(?: level)?|height|\bup|\balt|高度|航高|高空)$", re.ASCII)
 _REFERENCE_QUESTION = (
     "this height is {what}, and the plan flies a height above ground; how many metres above the ground?",
@@ -154,10 +155,14 @@ class HeightReading:
             self.ask("altitude", m.start(), m.end(), "which altitude exactly, in metres?", "具体飞多高（米）？")
 
     def bare_lengths(self, values: list[tuple[int, int, float]]) -> None:
-        """A length left alone at the end of its clause ("…with thermal, 40 m.", "热成象 50m") is the height to fly."""
+        """A length left alone at the end of its clause ("…with thermal, 40 m.", "热成象 50m"), or followed only by
+        words another step read (a time, a sensor — never a target: 50米铁塔), is the height to fly."""
         for m in self.scan.finditer(H.BARE_LENGTH):
-            if H.CLAUSE_END_AFTER.match(self.scan.view(), m.end()) is None:
-                continue  # something follows it in its clause: left for the residual to ask about
+            view = self.scan.view()
+            if H.CLAUSE_END_AFTER.match(view, m.end()) is None and not (
+                re.match(r"\s*(?:(?:at|on|@)\s*)?\x00", view[m.end() :]) and not _TARGET_AFTER.match(self.scan.text, m.end())
+            ):
+                continue  # an open word follows it in its clause ("40 m from …"): left for the residual to ask about
             if _TARGET_BEFORE.search(self._clause_before(m.start())):
                 continue  # 消防通道100米, "the gate 30 m": the length of a lane or a distance from a point, as often
             self._take(m, True, values)

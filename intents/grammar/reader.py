@@ -132,8 +132,12 @@ class _Reader(HeightReading):
             end_match = V.CLAUSE_END.search(self.scan.text, m.end())
             end = len(self.scan.text) if end_match is None else end_match.start()
             start = m.start()
-            if not self.scan.text[m.end() : end].strip():  # "北门的先看", "3号楼那段优先": the focus is what comes before
-                start = self.scan.open_run(m.start(), m.end())[0]
+            lead_start = self.scan.open_run(m.start(), m.end())[0]
+            lead = self.scan.text[lead_start : m.start()]
+            if lead.strip() and not _MISSION_VERB.search(lead) and (
+                not self.scan.text[m.end() : end].strip() or _CJK.match(m.group(0))
+            ):  # "北门的先看", "3号楼那段优先", "东侧多拍点": the focus is (also) what comes before the marker
+                start = lead_start
             self.ask("focus", start, end, *V.FOCUS_QUESTION)
             for verb in _MISSION_VERB.finditer(self.scan.text, m.start(), end):
                 self.scan.release(verb.start(), verb.end())

@@ -148,7 +148,7 @@ _FOCUS_EN_OBJECT = r"(?=(?:the|a|an|those|these|that|this|our|north\w*|south\w*|
 FOCUS = _rx(
     r"\b(?:especially|particularly|in\s+particular|focus(?:ing|ed)?\s+on|with\s+(?:a\s+|an\s+)?(?:focus|emphasis)\s+on"
     r"|concentrat(?:e|ing)\s+on|pay\s+(?:special\s+|extra\s+|close\s+)?attention\s+to|prioriti[sz](?:e|es|ed|ing)|primarily|mainly"
-    r"|mostly|chiefly|above\s+all|above\s+everything|most\s+of\s+all|before\s+anything\s+else|first\s+of\s+all"
+    r"|mostly|chiefly|above\s+all|the\s+main\s+(?:thing|focus|concern|target|point)|above\s+everything|most\s+of\s+all|before\s+anything\s+else|first\s+of\s+all"
     r"|make\s+sure\s+(?:to|you)\s+(?:check|look\s+at|cover|get)|(?:extra|special|close|closer)\s+(?:attention|look)"
     r"|take\s+a\s+closer\s+look|zoom\s+in\s+on|key\s+(?:areas?|points?)\s*:"
     r"|first\s+(?:check|look|inspect|survey|patrol|do|cover|go|fly|visit|scan|take|hit|get)"
@@ -156,8 +156,9 @@ FOCUS = _rx(
     r"|(?:most|more)\s+important(?:ly)?|the\s+important\s+(?:thing|part|one|ones|bit)|what\s+matters\s+most"
     r"|(?:(?:the|top|first|main|highest|key|biggest|my|our)\s+)?priorit(?:y|ies)\s+(?:is|are|should\s+be|goes\s+to|will\s+be|on|for|to|being)"
     r"|give\s+priority|with\s+priority|priority\s+(?:areas?|targets?|zones?)|then\s+(?:the\s+)?(?:rest|others|remaining|remainder))\b"
-    r"|重点|着重|尤其|特别是|特别注意|特别关注|主要(?:是|看|拍|查|检查|巡|测|针对|关注)|多看看|多看|仔细看看|仔细看|关注一下|留意|注意一下"
-    r"|优先(?=\s*(?:[拍看查检巡测扫飞去]|对|把|从))|(?<=[侧边面门头部角楼栋段号的])优先"
+    r"|\besp\.?(?=\s)"
+    r"|重点|着重|尤其|特别是|特别注意|特别关注|主要(?:是|看|拍|查|检查|巡|测|针对|关注)|多看看|多看|多拍|多查|仔细看看|仔细看|仔细拍|关注一下|留意|注意一下"
+    r"|优先(?!级|处理|安排|执行|派|进行|办理|完成)(?=\s*[\u4e00-\u9fff])|(?<=[侧边面门头部角楼栋段号的])优先"
     r"|最重要|最关键|关键是|重中之重|第一个(?:看|查|拍|检查)|以[^，,。;；]{1,12}(?:为主|为重点|为先)"
     r"|(?<=[，,;；。])\s*(?:请)?\s*(?:首先|先|第一步)(?:从)?"
     r"|先(?:看|查|拍|检查|巡|测|扫|飞)(?=\s*(?:$|[，,。;；]))"
@@ -172,10 +173,11 @@ FOCUS_QUESTION = (
 # area", 区域1001, 1001区, 第1001区, 1001片区): read when it is the selected one, asked when it is another.
 _NOT_AFTER_ID = r"(?!\s*(?:m\b|ft\b|km\b|meters?|metres?|feet|%|:\s*\d|\.\d|米))"
 REGION_NAMED = _rx(
-    r"\b(?:region|area|zone|sector|district)\s*(?:no\.?|number|#|:|-)?\s*(?P<id>[a-z]?\d{2,6}[a-z]?)\b" + _NOT_AFTER_ID
+    r"\b(?:region|area|zone|sector|district|site|parcel|plot)\s*(?:no\.?|number|#|:|-)?\s*(?P<id>[a-z]?\d{2,6}[a-z]?)\b" + _NOT_AFTER_ID
     + r"|\b(?P<raw>region[-_][a-z0-9_.\-]+)"
-    r"|\b(?P<eid>\d{2,6})\s*(?:region|area|zone|sector|district)\b"
-    r"|(?:区域|片区|(?<![\u4e00-\u9fff])区)\s*(?P<zid>\d{2,6})(?![\d:.点时])(?:\s*号)?|第?\s*(?P<zid2>\d{2,6})\s*(?:号)?\s*(?:区域|片区|区)"
+    r"|\b(?P<eid>\d{2,6})\s*(?:region|area|zone|sector|district|site|parcel|plot)\b"
+    r"|(?:区域|片区|地块|(?<![\u4e00-\u9fff])区)\s*(?P<zid>\d{2,6})(?![\d:.点时])(?:\s*号)?"
+    r"|第?\s*(?P<zid2>\d{2,6})\s*(?:号)?\s*(?:区域|片区|地块|区)"
 )
 
 
@@ -230,12 +232,12 @@ SENSOR_ONLY = _rx(
 NEG_BEFORE = _rx(
     r"(?:不要|不用|别|甭|不需要|不需|无需|不必|不带|不开|别开|关掉|关闭|不使用|禁用|勿|除了|不准|不许)"
     r"\s*(?:再)?\s*(?:用|使用|开|带|上|开启|启用|要)?\s*(?:的)?\s*$"
-    r"|\b(?:no|without|not|don'?t|dont|do not|never|skip|except|minus|w/o|exclude|excluding|no need for|leave (?:off|out)"
+    r"|\b(?:no|neither|without|not|don'?t|dont|do not|never|skip|except|minus|w/o|exclude|excluding|no need for|leave (?:off|out)"
     r"|don'?t bother with|don'?t need|no use of)\b"
     r"(?:\s+(?:use|using|need|needed|the|any|a|an|with|bring|take|turn on|want|for|camera|cameras|sensor|sensors|bother))*\s*$"
 )
 NEG_AFTER = _rx(
-    r"^\s*(?:相机|摄像头|镜头|camera|cameras|sensor)?\s*(?:就|也|可以)?\s*"
+    r"^\s*(?:相机|摄像头|镜头|camera|cameras|sensor)?\s*[:：=\-]?\s*(?:就|也|可以)?\s*"
     r"(?:不用了?|不要了?|不需要了?|不必了?|免了|关掉|别开|不开|\boff\b|\bnot needed\b|\bis not needed\b|\bisn'?t needed\b"
     r"|\b(?:no|nope|not|none|disabled|unnecessary|not wanted)\b(?=\s*(?:$|[,.;!?，。；]))"
     r"|\bnot required\b|\bnot necessary\b)"
@@ -254,7 +256,7 @@ AFFIRM_BEFORE = _rx(
     r"|用|使用|带|带上|开|打开|开启|加|加上|要|需要|但|但是|而是|改用|换成|换用)\s*$"
 )
 AFFIRM_AFTER = _rx(
-    r"^\s*(?:相机|摄像头|镜头|cameras?|cams?|sensors?)?\s*(?:(?:yes|ok|okay|please|pls|needed|required|wanted|is fine|is ok|too|as well|also"
+    r"^\s*(?:相机|摄像头|镜头|cameras?|cams?|sensors?)?\s*[:：=\-]?\s*(?:(?:yes|ok|okay|please|pls|needed|required|wanted|is fine|is ok|too|as well|also"
     r"|on(?!\s+(?:the|a|an|this|that|my|our|its|each|all|top|\w+day)\b))\b|要|要的|需要|开着|开启|打开|开|用|带上|带着|可以|也要|必须)"
 )
 
@@ -326,7 +328,8 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         r"\b(?:along|near|nearby|next to|beside|behind|by the|opposite|around|between|north of|south of|east of|west of|outside|inside|within"
         r"|section|part|half|portion|corner|perimeter|side|sides|edge|end|(?:in|on|at|to) the (?:north|south|east|west)(?:ern)?(?=\s*(?:$|[,.;!?]|of\b))|(?:block|zone|area|sector|building|hangar|pier|berth|lot|bay|wing|unit|dock|pad|site) [a-z])\b"
         r"|\b(?:also|as well as|as well|plus|in addition|additionally)\b|另外|还有|顺便|再加上|以及"
-        r"|沿着?|附近|旁边|周围|周边|一带|那段|这段|[东南西北]段|那边|这边|那一段|一半|半边|部分|范围|区域内|外围|以北|以南|以东|以西",
+        r"|沿着?|附近|旁边|周围|周边|一带|那段|这段|[东南西北]段|那边|这边|那一段|一半|半边|部分|范围|区域内|外围|以北|以南|以东|以西"
+        r"|[东南西北](?:侧|边|面|头|部|角|半|片)(?!\s*(?:的|那|这|一|个))",  # 北边的空地 names the selection; 东侧多拍点 is a part
         "which part of the area is meant? only the selected area or a named region can be planned",
         "具体是哪一部分？只能按选定区域或已命名区域规划",
     ),

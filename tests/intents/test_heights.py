@@ -94,6 +94,8 @@ def test_the_answer_above_ground_keeps_the_number_of_a_height_said_against_a_tow
         "巡查消防通道100米",  # the lane's length as often as a height
         "inspect the gate 30 m",
         "patrol the lanes at 40 m, 20 m away from the houses",
+        "巡查50米铁塔",  # before a target: the target's size
+        "patrol in 30m",
     ],
 )
 def test_a_distance_a_radius_or_the_size_of_a_thing_is_never_the_height(text: str) -> None:
@@ -113,6 +115,8 @@ def test_a_distance_a_radius_or_the_size_of_a_thing_is_never_the_height(text: st
         ("inspect the hydrants, 100 ft", 30.48),
         ("巡查消防通道，明早，0.05公里", 50),
         ("survey the car park with zoom 45 m", 45),
+        ("survey the yard, 40 m tomorrow 9:00", 40),  # followed only by words another step read
+        ("航测这块地，热成像 50米 明天上午九点", 50),
     ],
 )
 def test_a_length_alone_at_the_end_of_a_clause_is_the_height(text: str, altitude_m: float) -> None:

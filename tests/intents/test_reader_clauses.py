@@ -37,6 +37,10 @@ TZ = "Europe/Helsinki"
         ("inspect the hydrants, start with the ones near the gate", "start with the ones near the gate"),
         ("survey the yard, begin with the car park", "begin with the car park"),
         ("survey the campus, mostly the new buildings", "mostly the new buildings"),
+        ("survey the roofs, esp. the north ones", "esp. the north ones"),
+        ("survey the site, the main thing is the car park", "the main thing is the car park"),
+        ("巡查消防通道，优先考虑东侧", "优先考虑东侧"),
+        ("航测厂区，东侧多拍点", "东侧多拍点"),
     ],
 )
 def test_an_order_of_priority_is_a_focus_and_is_asked(text: str, quote: str) -> None:
@@ -86,6 +90,8 @@ def test_a_focus_answered_evenly_is_planned() -> None:
         ("巡查消防通道，不要喊话器，探照灯开着", {Sensor.SPOTLIGHT}, {Sensor.SPEAKER}),
         ("巡查消防通道，不要热成像和变焦", set(), {Sensor.THERMAL_CAMERA, Sensor.ZOOM_CAMERA}),
         ("survey the yard without lidar or thermal", set(), {Sensor.LIDAR, Sensor.THERMAL_CAMERA}),
+        ("patrol the fire lanes, thermal: yes; spotlight: no", {Sensor.THERMAL_CAMERA}, {Sensor.SPOTLIGHT}),
+        ("patrol the fire lanes, neither thermal nor zoom", set(), {Sensor.THERMAL_CAMERA, Sensor.ZOOM_CAMERA}),
     ],
 )
 def test_a_negation_covers_its_own_item_and_the_items_listed_with_it(
@@ -107,6 +113,7 @@ def test_an_item_after_a_negated_one_and_a_bare_comma_is_asked(text: str, quote:
     [
         "巡查1002区的消防通道", "第1002区巡查消防通道", "1002 区 航测", "区域 1002，巡查消防通道", "1002片区明天上午航测",
         "Region 1002: survey tomorrow 9:00", "survey region_1002", "survey the 1002 area", "zone 1002 survey at 10:30",
+        "survey site 1002", "1002地块航测",
     ],
 )
 def test_the_selected_region_named_in_any_common_form_is_read(text: str) -> None:
