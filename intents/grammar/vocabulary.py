@@ -247,10 +247,10 @@ SENSOR_BROKEN = _rx(
     r"(?:broken|not working|out of order|unavailable|down|faulty|dead|offline|失灵|坏了|故障|不能用|用不了|不好使|没电|不行)"
 )
 # A negation covers its own item and the items listed with it ("no thermal or zoom", 不要热成像和变焦), never an item
-# said to be wanted ("no spotlight, thermal yes", "with", "on", 要, 开): ``AFFIRM_*``. After a bare comma ("no thermal,
-# zoom") the second item is wanted or refused as often: asked.
-CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|/|or|and|nor|或|或者)\s*$")
-COMMA_LINK = _rx(r"^\s*[,，]\s*$")
+# said to be wanted ("no spotlight, thermal yes", "with", "on", 要, 开): ``AFFIRM_*``. After a bare comma or "and" ("no
+# thermal, zoom", "no spotlight and thermal") the second item is wanted or refused as often: asked.
+CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|/|or|nor|或|或者)\s*$")
+COMMA_LINK = _rx(r"^\s*(?:[,，]|,?\s*and)\s*$")  # "no spotlight and thermal": the thermal refused too, or wanted?
 AFFIRM_BEFORE = _rx(
     r"(?:\b(?:with|use|using|plus|but|bring|take|add|want|need|yes\s+to|turn\s+on|switch\s+on|enable)(?:\s+(?:the|a|an|with|use))*"
     r"|用|使用|带|带上|开|打开|开启|加|加上|要|需要|但|但是|而是|改用|换成|换用)\s*$"

@@ -102,7 +102,11 @@ def test_a_negation_covers_its_own_item_and_the_items_listed_with_it(
     assert set(reading.intent.sensors) == sensors and set(reading.intent.excluded_sensors) == excluded
 
 
-@pytest.mark.parametrize(("text", "quote"), [("patrol the fire lanes, no thermal, zoom", "zoom"), ("巡查消防通道，不要热成像，变焦", "变焦")])
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [("patrol the fire lanes, no thermal, zoom", "zoom"), ("巡查消防通道，不要热成像，变焦", "变焦"),
+     ("patrol the fire lanes, no spotlight and thermal", "thermal")],
+)
 def test_an_item_after_a_negated_one_and_a_bare_comma_is_asked(text: str, quote: str) -> None:
     reading = read_offline(text, now=NOW)
     assert [(q.kind, q.quote) for q in reading.questions] == [(QuestionKind.SENSOR, quote)]
