@@ -133,7 +133,7 @@ NOT_HEIGHT_AFTER = _rx(
     r"|of(?!\s+(?:altitude|height|elevation)\b)|north\w*|south\w*|east\w*|west\w*|spacing|intervals?|each|per|between|buffer|offset"
     r"|distance|lower|higher|taller|below|under|beneath|more|less|further|farther|closer|nearer|left|right|down|tall|in\s+(?:radius"
     r"|diameter|length|width|size))\b"
-    r"|外|以外|之外|开外|内|以内|之内|远|处|长|宽|深|半径|范围|间隔|间距|距离|的距离|的范围|的地方|的位置|多)"
+    r"|外|以外|之外|开外|内|以内|之内|远|处|长|宽|深|半径|范围|间隔|间距|距离|多|的(?!\s*(?:高度|航高|高空|飞行高度)))"
 )
 # Before a length: its relation to something else (比…高, 离塔顶, "within", "radius", "every").
 NOT_HEIGHT_BEFORE = _rx(
@@ -143,7 +143,7 @@ NOT_HEIGHT_BEFORE = _rx(
     r"|半径|方圆|间隔|间距|每隔|每|相距|距离|宽|长|深|宽度|长度|深度)\s*(?:为|是|约|:)?\s*$"
 )
 RELATIVE_BEFORE = _rx(
-    r"(?:比|高出|高于|超出|离(?!地)|距(?!地|离地)|距离(?!地)|相对(?!地)|相距)[^，,。;；!！?？]{0,12}$|\b(?:than|relative\s+to)\b[^,;.!?]{0,30}$"
+    r"(?:比(?!较|如)|高出|高于|超出|离(?!地)|距(?!地|离地)|距离(?!地)|相对(?!地)|相距)[^，,。;；!！?？]{0,12}$|\b(?:than|relative\s+to)\b[^,;.!?]{0,30}$"
 )
 # "the 40 m high tower", 30米高的铁塔: the size of a thing, not the height to fly
 OBJECT_SIZE_AFTER = _rx(

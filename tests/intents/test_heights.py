@@ -95,6 +95,7 @@ def test_the_answer_above_ground_keeps_the_number_of_a_height_said_against_a_tow
         "inspect the gate 30 m",
         "patrol the lanes at 40 m, 20 m away from the houses",
         "巡查50米铁塔",  # before a target: the target's size
+        "检查楼高30米的那栋楼",
         "patrol in 30m",
     ],
 )
