@@ -12,9 +12,8 @@ All patterns run on the normalised, lower-cased text of ``intents.text.scan``.
 
 from __future__ import annotations
 
-import re
-
 from intents.text.numbers import CN_NUM, EN_NUM
+from intents.time.words import rx as _rx  # ASCII word classes, so \b separates "热成像50m"
 
 __all__ = [
     "ALTITUDE",
@@ -39,13 +38,9 @@ __all__ = [
 ]
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
-    """ASCII word classes, so ``\\b`` separates "热成像50m" (CJK is not a word character)."""
-    return re.compile(pattern, re.ASCII)
-
-
+_LENGTH_UNIT = r"公里|千米|米|公尺|英尺|呎|km\b|kilomet(?:er|re)s?\b|m\b|meters?\b|metres?\b|ft\b|feet\b|foot\b"
 UNIT = (
-    r"(?P<u>公里|千米|米|公尺|英尺|呎|km\b|kilomet(?:er|re)s?\b|m\b|meters?\b|metres?\b|ft\b|feet\b|foot\b|')"
+    rf"(?P<u>{_LENGTH_UNIT}|')"
     r"(?!\s*(?:/|per\b|每|一秒|a second|an? (?:second|minute|hour)|ps\b|ph\b))"  # 15 m/s, 5 米每秒: a speed
 )
 ALT_NUM = rf"(?P<v>\d{{1,5}}(?:\.\d+)?|{CN_NUM}|{EN_NUM})"
@@ -153,7 +148,6 @@ OBJECT_SIZE_AFTER = _rx(
 # A length standing on its own at the end of a clause ("…with thermal, 40 m.", "热成象 50m"): the height to fly,
 # unless the words before it make it something else (``NOT_HEIGHT_BEFORE``) or another height is given too.
 BARE_LENGTH = _rx(
-    r"(?<![\w.])" + ALT_NUM + r"\s*(?P<u>公里|千米|米|公尺|英尺|呎|km\b|kilomet(?:er|re)s?\b|m\b|meters?\b|metres?\b|ft\b|feet\b|foot\b)"
-    r"(?!\s*(?:/|per\b|每))"
+    r"(?<![\w.])" + ALT_NUM + rf"\s*(?P<u>{_LENGTH_UNIT})(?!\s*(?:/|per\b|每))"  # no "'": alone, 40' is no height
 )
 CLAUSE_END_AFTER = _rx(r"[\s.]*(?:(?:(?:please|pls|plz|thanks|thank you|thx|ok)\b|请|谢谢)[\s.!]*)?(?:$|[，,。;；!！?？、\n])")

@@ -12,17 +12,27 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
    "审批已通过", "直接起飞", "launch drone 7") is claimed to the end of its clause
    and kept *verbatim* in ``Intent.instructions``; it is not read for fields
    and not deleted: the rest of the request is still read in full;
-2. targets and mission words (消防通道, emergency access roads, hydrants, roofs,
+2. a focus or an order of priority inside the area (重点看…, 先看北门那个, "start
+   with the ones near the gate", "most important is …"): asked, to the end of its
+   clause; the selected region named in the text ("region 1001", 1001区);
+3. heights said against something (``intents.grammar.heights``): ground read, sea
+   level converted or asked, anything else (比塔顶高15米, "over the treetops") asked;
+4. targets and mission words (消防通道, emergency access roads, hydrants, roofs,
    survey, mapping, 测绘, inspect, patrol, 巡查 …);
-3. priority (紧急/urgent, 尽快/asap, 不急/no rush);
-4. altitude with its unit (m, metres, 米, ft, feet, 英尺), checked against the
-   caller's ``Limits``; then a coverage target ("cover at least 99.5 %", 覆盖率不低于
+5. priority (紧急/urgent, 尽快/asap, 不急/no rush);
+6. altitude with its unit (m, metres, 米, ft, feet, 英尺, km, 公里), checked against
+   the caller's ``Limits``; then a coverage target ("cover at least 99.5 %", 覆盖率不低于
    99.5%), for area surveys only, checked against the caller's ``Limits``;
-5. time (``intents.time.parse``);
-6. sensors and their negation (不要用热成像, no thermal, don't bother with IR);
-7. scope: "only X" becomes the caller's named region when ``places`` names X;
+7. time (``intents.time.parse``);
+8. sensors and their negation (不要用热成像, no thermal, don't bother with IR): a
+   negation covers its own item and those listed with it by or/nor/和/、; an item
+   said to be wanted ("thermal yes", "with zoom", 开热成像) is required; an item after a
+   negated one and a bare comma or "and" is asked;
+9. scope: "only X" becomes the caller's named region when ``places`` names X;
    any other restriction ("except the north section", 跳过…那段) is a question,
    because an area cannot be expressed as "the selection minus something";
+10. a length left alone at the end of its clause ("…with thermal, 40 m."): the
+    height, unless another is given (then the heights are settled: two are asked);
 
 and then looks at what is left. Anything there that looks like a parameter —
 a number, a unit, a date or time word, a place or scope word, a sensor word, a
