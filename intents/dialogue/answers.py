@@ -14,6 +14,7 @@ instruction in it is flagged):
   aside for a request of their own), "no" removes it, anything else restates it;
 * ``focus``, ``scope``, ``region``, ``instruction``, ``parameter``, ``number``, ``sensor``:
   "drop", "evenly", "不用" … removes the quoted words (``intents.questions.DISMISSABLE``);
+  to "is this sensor wanted or not?", "yes" / 是 keeps it as wanted ("zoom" → "with zoom");
 * ``mission`` (none named): the answer is added to the request as a clause of its own;
 * anything else: the answer takes the quote's place, as a restatement of those words.
 """
@@ -67,6 +68,9 @@ def edit_for(question: Question, answer: str, text: str) -> Edit:
     quote = text[start:end]
     if question.kind in DISMISSABLE and DISMISS.match(low):
         return Edit(start, end, None, "dropped")
+    if question.kind is QuestionKind.SENSOR and YES.match(low):  # "is this sensor wanted or not?" — "yes": wanted
+        words = f" 用{quote.strip()} " if _CJK.search(quote) else f" with {quote.strip()} "
+        return Edit(start, end, words, words.strip())
     if question.kind is QuestionKind.PART_OF_DAY and (_PM.match(low) or _AM.match(low)):
         pm = bool(_PM.match(low))
         if _CJK.search(quote):

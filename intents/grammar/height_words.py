@@ -143,7 +143,7 @@ RELATIVE_BEFORE = _rx(
 # "the 40 m high tower", 30米高的铁塔: the size of a thing, not the height to fly
 OBJECT_SIZE_AFTER = _rx(
     r"(?<=high)\s+(?!(?:with|at|on|in|and|then|for|tomorrow|today|tonight|please|pls|over|above|across|along|using|from|to|this"
-    r"|next|asap|now|altitude|agl|up|when|while|if)\b)[a-z]|(?<=tall)\b|(?<=高)\s*的(?!\s*(?:高度|航高|高空))"
+    r"|next|asap|now|altitude|agl|up|when|while|if)\b)(?=[a-z])|(?<=tall)\b|(?<=高)\s*的(?!\s*(?:高度|航高|高空))"
 )
 # A length standing on its own at the end of a clause ("…with thermal, 40 m.", "热成象 50m"): the height to fly,
 # unless the words before it make it something else (``NOT_HEIGHT_BEFORE``) or another height is given too.

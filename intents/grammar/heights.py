@@ -42,8 +42,8 @@ _REFERENCE_QUESTION = (
     "这个高度{what_zh}，而规划按离地高度飞行：离地多少米？",
 )
 _NOT_HEIGHT_QUESTION = (
-    "is this the height to fly above the ground, or a distance or the size of something?",
-    "这是离地飞行高度，还是距离或物体的尺寸？",
+    "is this the height to fly above the ground, or a distance or the size of something? give the height to fly, in metres",
+    "这是离地飞行高度，还是距离或物体的尺寸？请给出离地飞行高度（米）",
 )
 
 
@@ -114,15 +114,19 @@ class HeightReading:
                 self._ask_reference(start, m.end(), sea, away=ref.startswith(("离", "距", "clear")))
         return read
 
-    def _not_a_height(self, m: re.Match[str], leading_number: bool) -> str | None:
-        """Why the length ``m`` is not the height to fly above ground (a question kind), or ``None``."""
+    def _not_a_height(self, m: re.Match[str], leading_number: bool) -> tuple[str, int, int] | None:
+        """Why the length ``m`` is not the height to fly above ground (a question kind) and the words that say so,
+        or ``None``. The quote takes in those words, so an answer ("40") replaces the whole distance."""
         before = self._clause_before(m.start())
-        if H.RELATIVE_BEFORE.search(before):
-            return "height_reference"  # 比塔顶高15米, "higher than the mast at 15 m"
-        if H.NOT_HEIGHT_AFTER.match(self.scan.text, m.end()) or H.OBJECT_SIZE_AFTER.match(self.scan.text, m.end()):
-            return "altitude"  # "15 m from the fence", 50米外, "the 40 m high tower"
-        if leading_number and not _SAID_AS_HEIGHT.search(m.group(0)) and H.NOT_HEIGHT_BEFORE.search(before):
-            return "altitude"  # "within 50 m", 半径50米, "the 40 m high …" (but "from 40 m up" is a height)
+        relative = H.RELATIVE_BEFORE.search(before)
+        if relative:  # 比塔顶高15米, "higher than the mast at 15 m"
+            return "height_reference", m.start() - (len(before) - relative.start()), m.end()
+        after = H.NOT_HEIGHT_AFTER.match(self.scan.text, m.end()) or H.OBJECT_SIZE_AFTER.match(self.scan.text, m.end())
+        if after:  # "15 m from the fence", 50米外, "the 40 m high tower"
+            return "altitude", m.start(), max(after.end(), self.scan.open_run(m.start(), after.end())[1])
+        lead = None if not leading_number or _SAID_AS_HEIGHT.search(m.group(0)) else H.NOT_HEIGHT_BEFORE.search(before)
+        if lead:  # "within 50 m", 半径50米 (but "from 40 m up" is a height)
+            return "altitude", m.start() - (len(before) - lead.start()), m.end()
         return None
 
     def _take(self, m: re.Match[str], leading_number: bool, values: list[tuple[int, int, float]]) -> None:
@@ -137,11 +141,11 @@ class HeightReading:
             self.ask("altitude", m.start(), m.end(), "is this the altitude to fly, or a limit?", "这是飞行高度还是限制？")
             return
         why = self._not_a_height(m, leading_number)
-        if why == "height_reference":
-            self._ask_reference(m.start(), m.end(), sea=False)
+        if why is not None and why[0] == "height_reference":
+            self._ask_reference(why[1], why[2], sea=False)
             return
         if why is not None:
-            self.ask(why, m.start(), m.end(), *_NOT_HEIGHT_QUESTION)
+            self.ask(why[0], why[1], why[2], *_NOT_HEIGHT_QUESTION)
             return
         self.scan.claim(m.start(), m.end())
         values.append((m.start(), m.end(), _metres(raw, m.group("u"))))

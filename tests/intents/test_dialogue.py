@@ -155,3 +155,16 @@ def test_extract_intent_applies_answers_and_records_them() -> None:
     record = done.to_dict()["clarifications_answered"]
     assert record == [{"id": "part_of_day-31", "kind": "part_of_day", "quote": "at 3", "question": '"at 3": 03:00 or 15:00?',
                        "answer": "afternoon", "read_as": "at 3 pm"}]
+
+
+def test_a_sensor_asked_about_after_a_negated_one_is_wanted_on_yes_and_dropped_on_no() -> None:
+    text = "patrol the fire lanes, no thermal, zoom"
+    qid = only(ask(text), QuestionKind.SENSOR)
+    wanted = ask(text, {qid: "yes"})
+    assert isinstance(wanted, Read) and [s.value for s in wanted.intent.sensors] == ["ZOOM_CAMERA"]
+    assert [s.value for s in wanted.intent.excluded_sensors] == ["THERMAL_CAMERA"]
+    dropped = ask(text, {qid: "no"})
+    assert isinstance(dropped, Read) and dropped.intent.sensors == []
+    zh = "巡查消防通道，不要热成像，变焦"
+    kept = ask(zh, {only(ask(zh), QuestionKind.SENSOR): "是"})
+    assert isinstance(kept, Read) and [s.value for s in kept.intent.sensors] == ["ZOOM_CAMERA"]

@@ -153,3 +153,11 @@ def test_a_number_with_a_length_unit_is_never_a_clock_time(text: str, altitude_m
 def test_a_length_is_never_a_clock_even_when_the_height_is_out_of_range() -> None:
     reading = read_offline("survey at 1500m tomorrow", now=NOW)
     assert reading.intent.when.clock is None and quotes("survey at 1500m tomorrow") == ["at 1500m"]
+
+
+def test_a_length_that_may_be_a_distance_is_answered_with_the_height_to_fly() -> None:
+    text = "survey the yard at 15 m from the fence"
+    first = understand(Request(text, NOW, TZ))
+    assert isinstance(first, Unclear) and [q.kind for q in first.questions] == [QuestionKind.ALTITUDE]
+    done = understand(Request(text, NOW, TZ), {first.questions[0].id: "40"})
+    assert isinstance(done, Read) and done.intent.altitude_m == 40
