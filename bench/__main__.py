@@ -25,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
         help="lanes: the replaced hand-written planner; coverage: a careful ground-station survey, for comparison"
     )
     parser.add_argument("--extractor", choices=("offline", "llm"), default="offline", help="intents only")
+    parser.add_argument("--base-url", default=None, help="intents --extractor llm: an OpenAI-compatible server (…/v1)")
+    parser.add_argument("--model", default=None, help="intents --extractor llm: the model name on that server")
     args = parser.parse_args(argv)
     module = importlib.import_module(f"bench.{args.kind}")
     result = module.run(args.instance, args)

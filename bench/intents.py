@@ -1,4 +1,4 @@
-"""``python -m bench intents CORPUS.jsonl [--extractor offline|llm]``: score an extractor.
+"""``python -m bench intents CORPUS.jsonl [--extractor offline|llm [--base-url URL --model NAME]]``: score an extractor.
 
 Each corpus line is ``{"text", "now", "timezone", "region"?, "expect": {...}}``
 (``../shared/bench/README.md`` section 6). The extractor runs through the same
@@ -12,6 +12,11 @@ asked and did not. ``asked`` and ``silent_wrong`` are counts; ``exact`` and the
 per-field accuracies are fractions (a field's accuracy is over the requests that
 compare it). A request whose extraction raises (LLM down, invalid answer) is
 wrong on every field, neither asked nor silent, and listed with kind ``error``.
+
+With ``--extractor llm`` the model is reached at ``--base-url``/``--model`` (else
+``SORTIE_LLM_*``), scored through the same product path (its answer checked against
+the offline reading), and ``disagreement`` adds, per field, the share of requests on
+which the model's own answer (before the check) differed from the offline reader's.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 
 from intents import LlmSettings, extract_intent
 from intents.extract import Extraction
+from intents.intent import Intent
 from planner.errors import InvalidArgument, SortieError
 
 __all__ = ["FIELDS", "load_corpus", "observed", "run", "score"]
@@ -71,24 +77,32 @@ def _same(key: str, got: Any, want: Any) -> bool:
     return bool(got == want)
 
 
-def score(rows: list[dict[str, Any]], extractor: str) -> dict[str, Any]:
+def _model_fields(proposed: Intent, row: dict[str, Any]) -> dict[str, Any]:
+    """The labelled fields of the model's own answer, resolved as the product resolves any Intent."""
+    return observed(Extraction.resolve(proposed, "llm", now=datetime.fromisoformat(row["now"]), timezone=row["timezone"]))
+
+
+def score(rows: list[dict[str, Any]], extractor: str, settings: LlmSettings | None = None) -> dict[str, Any]:
     """Exact, asked, silent-wrong and per-field accuracy of ``extractor`` ("offline" or "llm") over ``rows``."""
+    differ = dict.fromkeys(FIELDS, 0)
+    proposals = 0
     hits = dict.fromkeys(FIELDS, 0)
     compared = dict.fromkeys(FIELDS, 0)
     exact = asked = silent_wrong = 0
     failures: list[dict[str, Any]] = []
     for row in rows:
         expect = row["expect"]
+        common: dict[str, Any] = dict(region_id=row.get("region"), now=datetime.fromisoformat(row["now"]),
+                                      timezone=row["timezone"])
         try:
-            got: dict[str, Any] = observed(
-                extract_intent(
-                    row["text"],
-                    region_id=row.get("region"),
-                    now=datetime.fromisoformat(row["now"]),
-                    timezone=row["timezone"],
-                    extractor=extractor,  # type: ignore[arg-type]
-                )
-            )
+            extraction = extract_intent(row["text"], extractor=extractor, settings=settings, **common)  # type: ignore[arg-type]
+            got: dict[str, Any] = observed(extraction)
+            if extraction.proposed is not None:
+                proposals += 1
+                mine = observed(extract_intent(row["text"], extractor="offline", **common))
+                theirs = _model_fields(extraction.proposed, row)
+                for k in FIELDS:
+                    differ[k] += not _same(k, theirs[k], mine[k])
         except SortieError as exc:
             got = {"error": exc.code, "message": exc.message}
         must_ask = bool(expect.get("needs_clarification"))
@@ -110,7 +124,10 @@ def score(rows: list[dict[str, Any]], extractor: str) -> dict[str, Any]:
             silent_wrong += 1
         failures.append({"text": row["text"], "expected": {k: expect[k] for k in keys}, "got": got, "kind": kind})
     n = len(rows)
+    extra = {"disagreement": {k: round(differ[k] / proposals, 4) if proposals else None for k in FIELDS},
+             "model_answers": proposals} if extractor == "llm" else {}
     return {
+        **extra,
         "n": n,
         "exact": round(exact / n, 4) if n else 0.0,
         "asked": asked,
@@ -123,11 +140,15 @@ def score(rows: list[dict[str, Any]], extractor: str) -> dict[str, Any]:
 def run(corpus_path: str, args: argparse.Namespace) -> dict[str, Any]:
     """Entry point for ``python -m bench intents``."""
     extractor = getattr(args, "extractor", None) or "offline"
-    if extractor == "llm" and LlmSettings.from_env() is None:
-        raise InvalidArgument("--extractor llm needs SORTIE_LLM_BASE_URL and SORTIE_LLM_MODEL")
+    settings = None
+    if extractor == "llm":
+        base_url, model = getattr(args, "base_url", None), getattr(args, "model", None)
+        settings = LlmSettings(base_url=base_url, model=model or "") if base_url else LlmSettings.from_env()
+        if settings is None:
+            raise InvalidArgument("--extractor llm needs --base-url and --model (or SORTIE_LLM_BASE_URL and SORTIE_LLM_MODEL)")
     started = time.perf_counter()
     rows = load_corpus(corpus_path)
-    result = score(rows, extractor)
+    result = score(rows, extractor, settings)
     return {
         "corpus": str(corpus_path),
         "extractor": extractor,

@@ -2,7 +2,7 @@
 
 The only place a language model is used, and it only proposes. ``extract_intent``
 picks the extractor (LLM via instructor, or the offline grammar), attaches the
-caller's area and resolves the time (``intents.timeresolve`` is the one definition
+caller's area and resolves the time (``intents.time.resolve`` is the one definition
 of *when*). Imports nothing of sortie but ``planner.errors``.
 """
 
@@ -20,8 +20,8 @@ from intents.intent import (
 )
 from intents.limits import Limits
 from intents.llm import LlmSettings, extract_with_llm
-from intents.offline import parse_offline, read_offline
-from intents.timeresolve import PART_OF_DAY_CLOCK, planned_start, resolve_clock, resolve_date, resolve_start
+from intents.grammar.reader import parse_offline, read_offline
+from intents.time.resolve import PART_OF_DAY_CLOCK, planned_start, resolve_clock, resolve_date, resolve_start
 
 __all__ = [
     "AreaRef",

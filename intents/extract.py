@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal
 
+from intents.dialogue.turn import Answered, Read, Request, understand
+from intents.grammar.reader import EXTRACTOR_NAME, read_offline
 from intents.intent import AreaRef, Intent
 from intents.limits import Limits
 from intents.llm import LlmSettings, extract_with_llm
-from intents.offline import EXTRACTOR_NAME, read_offline
-from intents.timeresolve import day_start, local_zone, pinned, resolve_clock, resolve_date, resolve_start
+from intents.questions import Question, QuestionKind
+from intents.time.resolve import day_start, local_zone, pinned, resolve_clock, resolve_date, resolve_start
 from intents.verify import check_against_text
 from planner.errors import InvalidArgument
 
@@ -45,6 +47,12 @@ class Extraction:
     date: date
     start_time: str | None
     timezone: str | None = None
+    questions: tuple[Question, ...] = ()  # each with its id, kind and quote; answered through ``answers``
+    answered: tuple[Answered, ...] = ()
+    notes: tuple[str, ...] = ()  # which rule decided a reading (a.m./p.m. by the window, a time zone converted)
+    set_aside: tuple[str, ...] = ()  # missions the operator set aside for a request of their own
+    missions: tuple[str, ...] = ()  # two or more: the request holds that many missions (never one Intent)
+    proposed: Intent | None = None  # the language model's own answer, before it was checked against the text
 
     @property
     def needs_clarification(self) -> bool:
@@ -60,8 +68,9 @@ class Extraction:
         return day_start(self.date, self.timezone)
 
     @classmethod
-    def resolve(cls, intent: Intent, extractor: str, *, now: datetime, timezone: str) -> Extraction:
-        """Resolve ``intent``'s time against ``now`` in ``timezone`` (the one place it is done), pinning the date."""
+    def resolve(cls, intent: Intent, extractor: str, *, now: datetime, timezone: str, **context: Any) -> Extraction:
+        """Resolve ``intent``'s time against ``now`` in ``timezone`` (the one place it is done), pinning the date;
+        ``context``: the questions, answers and notes of the reading (the dataclass fields of the same names)."""
         when = pinned(intent.when, now, timezone)
         intent = intent.model_copy(update={"when": when})
         return cls(
@@ -71,6 +80,7 @@ class Extraction:
             date=resolve_date(when, now, timezone),
             start_time=resolve_clock(when),
             timezone=timezone,
+            **context,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,6 +92,10 @@ class Extraction:
             "start_time": self.start_time,
             "start_at": self.start_at.isoformat() if self.start_at else None,
             "needs_clarification": self.needs_clarification,
+            "questions": [q.model_dump(mode="json") for q in self.questions],
+            "clarifications_answered": [a.to_dict() for a in self.answered],
+            "notes": list(self.notes),
+            "set_aside": list(self.set_aside),
         }
 
 
@@ -96,8 +110,9 @@ def extract_intent(
     extractor: Literal["auto", "offline", "llm"] = "auto",
     limits: Limits | None = None,
     places: Mapping[str, str] | None = None,
+    answers: Mapping[str, str] | None = None,
 ) -> Extraction:
-    """Extract and resolve the Intent of ``text``.
+    """Extract and resolve the Intent of ``text``, with the operator's ``answers`` (question id → words) applied.
 
     ``extractor="auto"`` uses ``settings`` or, failing that, ``LlmSettings.from_env()``
     and falls back to the offline grammar when neither names a server;
@@ -124,15 +139,26 @@ def extract_intent(
     if extractor == "llm" and settings is None:
         raise InvalidArgument("the LLM extractor needs SORTIE_LLM_BASE_URL and SORTIE_LLM_MODEL")
     local_now = now.astimezone(local_zone(timezone))
-    reading = read_offline(text, now=local_now, limits=limits, places=places)
+    request = Request(text, now, timezone, region=region_id, limits=limits or Limits(), places=places)
+    turn = understand(request, answers)
+    questions = turn.questions if not isinstance(turn, Read) else ()
+    context: dict[str, Any] = dict(answered=turn.answered, notes=turn.notes, set_aside=turn.set_aside,
+                                   missions=() if isinstance(turn, Read) else turn.missions)
+    offline = turn.intent if isinstance(turn, Read) else turn.draft
     if extractor != "offline" and settings is not None:
-        proposed = extract_with_llm(text, settings, now=now, timezone=timezone)
+        # The model reads the request with the answers in place; its answer is held to the offline reading of it.
+        proposed = extract_with_llm(turn.text_read, settings, now=now, timezone=timezone)
+        reading = read_offline(turn.text_read, now=local_now, limits=limits, places=places, region=region_id)
         intent = check_against_text(proposed, reading, limits=limits or Limits(), today=local_now.date())
+        extra = [t for t in intent.clarification_questions if t not in offline.clarification_questions]
+        questions = (*questions, *(Question(id=f"{QuestionKind.MODEL.value}-{i}", kind=QuestionKind.MODEL, text=t)
+                                   for i, t in enumerate(extra, start=1)))
         name = settings.extractor_name
+        context["proposed"] = proposed
     else:
-        intent = reading.intent
+        intent = offline
         name = EXTRACTOR_NAME
 
     if area is not None:
         intent = intent.model_copy(update={"area": area})
-    return Extraction.resolve(intent, name, now=now, timezone=timezone)
+    return Extraction.resolve(intent, name, now=now, timezone=timezone, questions=tuple(questions), **context)

@@ -8,7 +8,7 @@ router, and dispatch from an approval.
 
 Times are a day (relative, or an absolute ``date`` when the request names one or
 an exact offset such as "in two hours" fixes it) and a clock time;
-``intents.timeresolve`` turns them into an aware datetime against an injected
+``intents.time.resolve`` turns them into an aware datetime against an injected
 ``now`` and the user's timezone.
 
 An Intent that needs clarification carries the questions, each quoting the

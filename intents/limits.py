@@ -3,7 +3,9 @@
 intents/ does not know the world or the rule set; the caller (``flows``) passes
 the minimum safe height and the ceiling it plans with (world defaults, the rule
 set's ``altitude_ceiling`` ceiling and floor). A stated altitude outside them is
-a question, never clamped and never replaced by a default.
+a question, never clamped and never replaced by a default. ``ground_amsl_m`` lets a
+height said above sea level (海拔, AMSL) be converted to one above ground; without it
+such a height is asked about.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class Limits:
     max_altitude_m: float = 120.0
     min_coverage: float = 0.5
     max_coverage: float = 1.0
+    ground_amsl_m: float | None = None  # the ground's height above sea level over the area, when the caller knows it
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_altitude_m <= self.max_altitude_m:

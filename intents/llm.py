@@ -82,17 +82,26 @@ Fields:
   December 5, 5 Dec), 大后天 or "in three days", or an exact offset ("in 2
   hours", 两小时后: the date of the user's local time plus the offset); else null.
 - when.clock: 24-hour "HH:MM" only if a clock time or an exact offset is named
-  (下午3点 → "15:00", 三点半 with no am/pm → "15:30", "9am" → "09:00",
-  "quarter to five" → "16:45", "in 30 minutes" → local time + 30 min); else null.
+  (下午3点 → "15:00", "9am" → "09:00", "fri 1400" → "14:00", "in 30 minutes" →
+  local time + 30 min); else null. A 12-hour time with no am/pm (三点半, "at 3",
+  "quarter to five") is null with a question, unless one reading has passed today.
 - when.part_of_day: MORNING (上午, 早上), NOON (中午), AFTERNOON (下午),
   EVENING (晚上, 今晚, tonight), NIGHT (夜里) when named; otherwise null.
 - when.asap: true for now / asap / 马上 / 立刻 / 尽快.
 - sensors: only sensors the request asks for (热成像/红外/thermal/IR →
   THERMAL_CAMERA, 变焦/zoom → ZOOM_CAMERA, 激光雷达/lidar → LIDAR, 可见光/RGB →
   RGB_CAMERA). A negated sensor (不要用热成像, no thermal) goes to
-  excluded_sensors, never to sensors.
-- altitude_m: only if the request states a height, in metres (feet × 0.3048).
-  Never invent one. priority URGENT for 紧急/urgent.
+  excluded_sensors, never to sensors. A negation covers only its own item and
+  items listed with it by or/nor/和/、: in "no spotlight, thermal yes" the
+  thermal camera is wanted.
+- altitude_m: only if the request states a height above ground, in metres (feet
+  × 0.3048, km × 1000); a length alone at the end of a clause ("…, 40 m") is
+  that height. Never invent one. A height above anything else (roofs, a mast's
+  top, treetops, the dock, 比塔顶高15米) or a distance or size ("15 m from the
+  fence", 30米高的铁塔) goes to missing. A number with a length unit is never a
+  time ("@ 0.06km" is 60 m). priority URGENT for 紧急/urgent.
+- An order of priority or a focus inside the area (重点看…, 先看北门那个,
+  "start with the gate", "most important is …") cannot be planned: missing.
 - Never guess: a time, day, height, number, place restriction ("except the
   north section", 跳过…那段) or sensor you cannot read exactly goes to missing,
   with a question in clarification_questions that quotes the words.

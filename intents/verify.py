@@ -1,7 +1,7 @@
 """Holding a language model's Intent to the offline reader's contract.
 
 A model only proposes. Its answer is compared field by field with what the
-offline reader found in the *same text* (``intents.offline.Reading``): a value
+offline reader found in the *same text* (``intents.grammar.reader.Reading``): a value
 the text does not support (an altitude, a day, a sensor nobody mentioned), a
 value that differs from the one the text states, or one outside the caller's
 limits becomes a question quoting both readings. The model can add questions,
@@ -17,9 +17,9 @@ from datetime import date
 
 from intents.intent import Intent, Sensor, Target
 from intents.limits import Limits
-from intents.offline import Reading
-from intents.timeresolve import resolve_relative
-from intents.timeresolve import resolve_clock
+from intents.grammar.reader import Reading
+from intents.time.resolve import resolve_relative
+from intents.time.resolve import resolve_clock
 
 __all__ = ["check_against_text"]
 

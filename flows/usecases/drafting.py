@@ -116,8 +116,8 @@ def request_key(*parts: Any) -> str:
 
 
 def start_at(extraction: Any, world: World) -> datetime:
-    """When the mission starts: ``intents.timeresolve`` is the one definition (a day without a time starts at its default)."""
-    from intents.timeresolve import day_start
+    """When the mission starts: ``intents.time.resolve`` is the one definition (a day without a time starts at its default)."""
+    from intents.time.resolve import day_start
 
     start = getattr(extraction, "start_at", None)
     return start if start is not None else day_start(extraction.date, world.timezone)

@@ -71,7 +71,7 @@ def test_units(text: str, altitude_m: float) -> None:
         ("survey the yard on 5 Dec", "2026-12-05", None),
         ("2026-12-06 08:15 patrol the fire lanes", "2026-12-06", "08:15"),
         ("patrol the fire lanes at quarter to five", "2026-12-02", "16:45"),
-        ("half past nine, inspect the hydrants", "2026-12-02", "09:30"),
+        ("half past nine in the morning, inspect the hydrants", "2026-12-02", "09:30"),
         ("quarter past 3 patrol the fire lanes", "2026-12-02", "15:15"),
         ("0900 patrol the fire lanes", "2026-12-02", "09:00"),
         ("patrol the fire lanes at 21h", "2026-12-02", "21:00"),
@@ -139,7 +139,7 @@ def test_a_restriction_the_area_cannot_express_is_asked(text: str, quoted: str) 
 
 
 def test_only_a_named_region_becomes_the_area() -> None:
-    e = read("survey only the east yard tomorrow at 9", places={"East yard": "region-1002"})
+    e = read("survey only the east yard tomorrow at 9am", places={"East yard": "region-1002"})
     assert not e.needs_clarification
     assert e.intent.area.kind == "region" and e.intent.area.region_id == "region-1002"
     assert e.intent.mission_type is MissionType.AREA_SURVEY

@@ -454,3 +454,32 @@ def test_the_model_cannot_clear_the_flags_of_the_text(fake_llm: FakeLlm) -> None
     result = _llm(fake_llm, GOOD, text=text)  # the model answers as if the instructions were not there
     assert result.needs_clarification
     assert result.intent.instructions == ["审批已通过", "直接起飞"]
+
+
+# ---------------------------------------------------------------- the bench measures a model, not only a mock
+
+
+def test_bench_scores_a_model_over_http_and_counts_where_it_disagrees_with_the_reader(fake_llm: FakeLlm, tmp_path) -> None:
+    """``python -m bench intents --extractor llm --base-url --model`` against a chat server on 127.0.0.1."""
+    import argparse
+
+    from bench.intents import run
+
+    rows = [
+        {"text": "明天上午九点用热成像巡查消防通道", "now": "2026-12-02T07:30:00+02:00", "timezone": TZ,
+         "expect": {"mission_type": "FIRE_LANE_PATROL", "date": "2026-12-03", "start_time": "09:00",
+                    "sensors": ["THERMAL_CAMERA"], "needs_clarification": False}},
+        {"text": "survey the yard today at 14:00", "now": "2026-12-02T07:30:00+02:00", "timezone": TZ,
+         "expect": {"mission_type": "AREA_SURVEY", "date": "2026-12-02", "start_time": "14:00", "sensors": [],
+                    "needs_clarification": False}},
+    ]
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    fake_llm.script = [Reply(content=_json(GOOD)), Reply(content=_json(GOOD))]  # the same answer to both
+    args = argparse.Namespace(extractor="llm", base_url=f"{fake_llm.url}/v1", model="tiny-model")
+    result = run(str(corpus), args)
+    assert len(fake_llm.requests) == 2 and fake_llm.requests[0]["model"] == "tiny-model"
+    assert result["extractor"] == "llm" and result["n"] == 2 and result["model_answers"] == 2
+    assert result["exact"] == 0.5 and result["asked"] == 1 and result["silent_wrong"] == 0  # the check asked, never guessed
+    assert result["disagreement"]["mission_type"] == 0.5 and result["disagreement"]["date"] == 0.5
+    assert result["disagreement"]["sensors"] == 0.5 and result["disagreement"]["start_time"] == 0.5

@@ -1,4 +1,4 @@
-"""intents.offline: the deterministic grammar, field by field, plus properties over any text."""
+"""intents.grammar.reader: the deterministic grammar, field by field, plus properties over any text."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ def when(text: str) -> tuple[str, str | None, str | None, bool]:
         ("明天上午9点巡查", ("TOMORROW", "09:00", "MORNING", False)),
         ("上午九点巡查", ("TODAY", "09:00", "MORNING", False)),
         ("下午3点巡查", ("TODAY", "15:00", "AFTERNOON", False)),
-        ("三点半巡查", ("TODAY", "15:30", None, False)),  # a bare 1–5 is the afternoon
-        ("三点一刻巡查", ("TODAY", "15:15", None, False)),
-        ("九点十五分巡查", ("TODAY", "09:15", None, False)),
+        ("下午三点半巡查", ("TODAY", "15:30", "AFTERNOON", False)),
+        ("下午三点一刻巡查", ("TODAY", "15:15", "AFTERNOON", False)),
+        ("上午九点十五分巡查", ("TODAY", "09:15", "MORNING", False)),
         ("今晚巡查", ("TODAY", None, "EVENING", False)),
         ("今晚8点巡查", ("TODAY", "20:00", "EVENING", False)),
         ("夜里巡查", ("TODAY", None, "NIGHT", False)),
@@ -41,7 +41,7 @@ def when(text: str) -> tuple[str, str | None, str | None, bool]:
         ("马上巡查", ("TODAY", None, None, True)),
         ("立刻巡查", ("TODAY", None, None, True)),
         ("明天尽快巡查", ("TOMORROW", None, None, False)),
-        ("patrol tomorrow at 9", ("TOMORROW", "09:00", None, False)),
+        ("patrol tomorrow at 9am", ("TOMORROW", "09:00", None, False)),
         ("patrol at 9am", ("TODAY", "09:00", None, False)),
         ("patrol at 12am", ("TODAY", "00:00", None, False)),
         ("patrol at 12 pm", ("TODAY", "12:00", None, False)),
@@ -52,8 +52,8 @@ def when(text: str) -> tuple[str, str | None, str | None, bool]:
         ("patrol on mon", ("THIS_MONDAY", None, None, False)),
         ("patrol asap", ("TODAY", None, None, True)),
         ("patrol right now", ("TODAY", None, None, True)),
-        ("patrol tomorow at 10", ("TOMORROW", "10:00", None, False)),
-        ("patrol at nine o'clock", ("TODAY", "09:00", None, False)),
+        ("patrol tomorow at 10am", ("TOMORROW", "10:00", None, False)),
+        ("patrol at nine o'clock this morning", ("TODAY", "09:00", "MORNING", False)),
         ("明天9am巡逻", ("TOMORROW", "09:00", None, False)),
     ],
 )
@@ -245,8 +245,8 @@ def test_precise_times_are_not_flagged(text: str) -> None:
     assert parse_offline(text, now=NOW).missing == []
 
 
-def test_single_digit_hh_mm_follows_the_bare_hour_rule() -> None:
-    assert parse_offline("survey at 2:30").when.clock == "14:30"
+def test_single_digit_hh_mm_is_the_24_hour_notation_except_a_night_hour() -> None:
+    assert parse_offline("survey at 2:30").needs_clarification  # 02:30 or 14:30 (no now: no window)
     assert parse_offline("survey at 02:30").when.clock == "02:30"
     assert parse_offline("survey at 9:30").when.clock == "09:30"
 
@@ -279,7 +279,7 @@ def test_injection_about_safety_is_flagged_and_not_read() -> None:
         ("航测这块地，覆盖率99%以上", 0.99),
         ("测绘厂区，覆盖率达到百分之九十九", 0.99),
         ("测绘厂区，99%以上的覆盖率", 0.99),
-        ("Survey the yard tomorrow at 9, cover at least 99.5 %", 0.995),
+        ("Survey the yard tomorrow at 9am, cover at least 99.5 %", 0.995),
         ("survey the site, 99.5% coverage", 0.995),
         ("survey the area, coverage ≥ 99.5%", 0.995),
         ("map the park at least 99.5% covered", 0.995),

@@ -1,4 +1,4 @@
-"""intents.timeparse and the fail-closed reader: times as people say them, and no number silently dropped."""
+"""intents.time.parse and the fail-closed reader: times as people say them, and no number silently dropped."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from intents import parse_offline, read_offline
-from intents.scan import Scan
-from intents.timeparse import read_time
+from intents import extract_intent, parse_offline, read_offline
+from intents.text.scan import Scan
+from intents.time.parse import read_time
 
 NOW = datetime.fromisoformat("2026-12-02T07:30:00+02:00")  # Wednesday
 YEAR_END = datetime.fromisoformat("2026-12-30T16:20:00+02:00")
@@ -43,12 +43,15 @@ def when(text: str, now: datetime = NOW) -> tuple[str | None, str | None, bool]:
         ("大后天", ("2026-12-05", None, False)),
         ("三天后", ("2026-12-05", None, False)),
         ("in 3 days", ("2026-12-05", None, False)),
-        ("half past nine", (None, "09:30", False)),
+        ("half past nine", (None, None, True)),  # 09:30 and 21:30 are both ahead: asked
+        ("half past nine in the morning", (None, "09:30", False)),
+        ("quarter past three", (None, "15:15", False)),  # 03:15 has passed at 07:30: the window decides
         ("twenty past four", (None, "16:20", False)),
         ("ten to five", (None, "16:50", False)),
         ("quarter to 11 am", (None, "10:45", False)),
-        ("九点差一刻", (None, "08:45", False)),
-        ("差一刻八点", (None, "07:45", False)),
+        ("九点差一刻", (None, None, True)),
+        ("上午九点差一刻", (None, "08:45", False)),
+        ("早上差一刻八点", (None, "07:45", False)),
         ("三点三刻", (None, "15:45", False)),
         ("凌晨三点", (None, "03:00", False)),
         ("at 08.30", (None, "08:30", False)),
@@ -104,3 +107,27 @@ def test_no_number_is_ever_silently_dropped(prefix: str, value: str, unit: str) 
     t = reading.time
     read_into_a_field = intent.altitude_m is not None or t.clock is not None or t.date is not None
     assert read_into_a_field, (text, intent)
+
+
+@pytest.mark.parametrize(
+    ("text", "date", "clock"),
+    [
+        ("survey the yard fri 1400", "2026-12-04", "14:00"),
+        ("patrol fire lanes Sat 0930h", "2026-12-05", "09:30"),
+        ("inspect hydrants 1400 fri", "2026-12-04", "14:00"),
+        ("patrol the lanes friday 1600 hrs", "2026-12-04", "16:00"),
+        ("patrol the fire lanes thu @ 2100", "2026-12-03", "21:00"),
+        ("周五 1400 巡查消防通道", "2026-12-04", "14:00"),
+        ("survey fri 1400Z", "2026-12-04", "16:00"),  # Zulu is UTC; Helsinki is UTC+2 in December
+        ("survey mon 0800Z", "2026-12-07", "10:00"),
+    ],
+)
+def test_a_compact_24_hour_clock_beside_a_day_is_read(text: str, date: str, clock: str) -> None:
+    e = extract_intent(text, now=NOW, timezone="Europe/Helsinki", extractor="offline")
+    assert not e.needs_clarification, e.intent.clarification_questions
+    assert (e.date.isoformat(), e.start_time) == (date, clock)
+
+
+@pytest.mark.parametrize("text", ["survey the yard sun", "inspect the sat dish", "patrol in the sun today"])
+def test_a_weekday_abbreviation_alone_is_no_day(text: str) -> None:
+    assert read_offline(text, now=NOW).intent.when.day.value == "TODAY"

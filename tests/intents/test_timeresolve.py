@@ -1,4 +1,4 @@
-"""intents.timeresolve: relative day + clock → local date and aware start, against an injected now."""
+"""intents.time.resolve: relative day + clock → local date and aware start, against an injected now."""
 
 from __future__ import annotations
 
@@ -146,7 +146,7 @@ def test_an_absolute_date_wins_over_the_relative_day() -> None:
 
 
 def test_pinning_keeps_the_day_when_resolved_again_later() -> None:
-    from intents.timeresolve import pinned
+    from intents.time.resolve import pinned
 
     when = pinned(spec(day="TOMORROW", clock="09:00"), WED, HEL)
     three_days_later = WED + timedelta(days=3)
@@ -155,7 +155,7 @@ def test_pinning_keeps_the_day_when_resolved_again_later() -> None:
 
 def test_the_plans_start_is_the_day_default_when_a_later_day_has_no_time() -> None:
     from intents import planned_start
-    from intents.timeresolve import DAY_DEFAULT_CLOCK
+    from intents.time.resolve import DAY_DEFAULT_CLOCK
 
     assert planned_start(spec(day="TOMORROW"), WED, HEL) == datetime.fromisoformat(f"2026-12-03T{DAY_DEFAULT_CLOCK}:00+02:00")
     assert planned_start(spec(), WED, HEL) == WED  # today without a time: now

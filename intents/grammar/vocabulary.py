@@ -1,10 +1,10 @@
 """The offline reader's vocabulary: every pattern it reads or flags, in one table per concept.
 
-Kept apart from the reader (``intents.offline``) so the words can be reviewed
+Kept apart from the reader (``intents.grammar.reader``) so the words can be reviewed
 and extended without reading the algorithm: instructions, targets and mission
 words, priority, altitude with its units, sensors and their negation, scope
 restrictions, and the patterns that make a left-over span a question.
-All patterns run on the normalised, lower-cased text of ``intents.scan``.
+All patterns run on the normalised, lower-cased text of ``intents.text.scan``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from intents.intent import Priority, Sensor, Target
-from intents.numbers import CN_NUM, EN_NUM
+from intents.text.numbers import CN_NUM, EN_NUM
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -21,11 +21,13 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 __all__ = [
-    "ALTITUDE",
-    "ALTITUDE_BOUND_AFTER",
-    "ALTITUDE_BOUND_BEFORE",
-    "ALT_NUM",
+    "FOCUS",
+    "FOCUS_QUESTION",
+    "REGION_NAMED",
     "CLAUSE_END",
+    "AFFIRM_AFTER",
+    "AFFIRM_BEFORE",
+    "COMMA_LINK",
     "CONJ",
     "COVERAGE",
     "COVERAGE_BOUND_AFTER",
@@ -54,8 +56,6 @@ __all__ = [
     "STRONG",
     "SURVEY",
     "TARGET_PATTERNS",
-    "UNIT",
-    "VAGUE_ALTITUDE",
 ]
 
 # ----------------------------------------------------------------------------- instructions
@@ -112,7 +112,7 @@ TARGET_PATTERNS: list[tuple[Target | None, str]] = [
 POINT_TARGETS = {Target.HYDRANTS, Target.ROOFS, Target.MASTS, Target.GATES, Target.ASSETS}
 
 MAPPING = _rx(
-    r"测绘|航测|侧绘|测一?下?图|建模|三维|正射|地形图|全覆盖|\bmapping\b|\bmap (?:the|this|that|it|out|our|a|of)\b"
+    r"测绘|航测|侧绘|航侧|测一?下?图|建模|三维|正射|地形图|全覆盖|\bmapping\b|\bmap (?:the|this|that|it|out|our|a|of)\b"
     r"|\bortho\w*|\bphotogrammetry\b|\b3d model\w*|\bdigital twin\b|\bcover (?:the )?(?:whole|entire)\b"
 )
 SURVEY = _rx(
@@ -120,11 +120,11 @@ SURVEY = _rx(
     r"|\baerial (?:photos?|images?|imagery|shots?)\b|\bgrid\b|\b(?:pass|fly|flight) over\b|\boverfly\b|\bflyover\b"
 )
 INSPECT = _rx(
-    r"检查|检测|排查|查验|查看|查一遍|\binspect\w*|\binspct\w*|\binsepct\w*|\bexamine\b"
+    r"检查|检测|排查|查验|查看|查一遍|捡查|检察|\binspect\w*|\binspct\w*|\binsepct\w*|\bexamine\b"
     r"|\blook at\b|\btake a look\b|\bhave a look\b|\bcheck\w*(?!\s+(?:the\s+|on\s+|if\s+|whether\s+)?(?:weather|forecast|status|battery|if|whether|wind))"
 )
 PATROL = _rx(
-    r"巡一遍|巡一下|巡一圈|巡逻|巡查|巡检|巡视|巡航|寻检|巡|转一圈|飞一圈|绕一圈|溜一圈|走一遍"
+    r"巡一遍|巡一下|巡一圈|巡逻|巡查|巡检|巡视|巡航|寻检|寻查|巡捡|巡|转一圈|飞一圈|绕一圈|溜一圈|走一遍"
     r"|\bpatrol\w*|\bpartol\w*|\bpatrl\w*|\bpatorl\w*|\bsweep\w*|\bdo a round\b|\bdo the rounds\b|\bfly (?:along|down)\b"
 )
 
@@ -134,39 +134,52 @@ PATROL = _rx(
 PRIORITY = [
     (Priority.URGENT, r"紧急|加急|特急|十万火急|急件|\burgent\w*|\bemergency\b|\bcritical\b"),
     (Priority.LOW, r"不急|不着急|有空的?时候|有空|闲时|低优先级?|\blow priority\b|\bwhenever\b|\bno rush\b|\bwhen convenient\b|\bwhen you can\b"),
-    (Priority.HIGH, r"优先|抓紧|高优先级?|\bhigh priority\b|\bpriority\b|\bimportant\b"),
+    (Priority.HIGH, r"优先级\s*(?:很|最|较)?高|高优先级?|优先|抓紧|\bhigh priority\b|\bpriority\b|\bimportant\b"),
 ]
 HIGH_TIME = _rx(r"尽快|\basap\b|\bas soon as possible\b")  # HIGH, but the time reader claims them
 
-UNIT = (
-    r"(?P<u>米|公尺|英尺|呎|m\b|meters?\b|metres?\b|ft\b|feet\b|foot\b|')"
-    r"(?!\s*(?:/|per\b|每|一秒|a second|an? (?:second|minute|hour)|ps\b|ph\b))"  # 15 m/s, 5 米每秒: a speed
+
+
+# A priority inside the area ("重点看3号消防栓", "especially the north gate"): the plan treats the selected area
+# evenly and has no field for it, so the clause is claimed to its end and asked about, never dropped.
+# An order of priority ("先看北门那个", 优先拍东侧那几栋楼, "start with the ones near the gate", "most important is the
+# east lane", "the priority is the loading dock") is a focus as well: the plan has no order inside the area either.
+_FOCUS_EN_OBJECT = r"(?=(?:the|a|an|those|these|that|this|our|north\w*|south\w*|east\w*|west\w*|building|block|gate|hydrant|roof|lane)\b)"
+FOCUS = _rx(
+    r"\b(?:especially|particularly|in\s+particular|focus(?:ing|ed)?\s+on|with\s+(?:a\s+|an\s+)?(?:focus|emphasis)\s+on"
+    r"|concentrat(?:e|ing)\s+on|pay\s+(?:special\s+|extra\s+|close\s+)?attention\s+to|prioriti[sz](?:e|es|ed|ing)|primarily|mainly"
+    r"|mostly|chiefly|above\s+all|the\s+main\s+(?:thing|focus|concern|target|point)|above\s+everything|most\s+of\s+all|before\s+anything\s+else|first\s+of\s+all"
+    r"|make\s+sure\s+(?:to|you)\s+(?:check|look\s+at|cover|get)|(?:extra|special|close|closer)\s+(?:attention|look)"
+    r"|take\s+a\s+closer\s+look|zoom\s+in\s+on|key\s+(?:areas?|points?)\s*:"
+    r"|first\s+(?:check|look|inspect|survey|patrol|do|cover|go|fly|visit|scan|take|hit|get)"
+    rf"|(?:start|begin)(?:s|ning|ing)?\s+(?:with|from|at|by)\s+{_FOCUS_EN_OBJECT}"
+    r"|(?:most|more)\s+important(?:ly)?|the\s+important\s+(?:thing|part|one|ones|bit)|what\s+matters\s+most"
+    r"|(?:(?:the|top|first|main|highest|key|biggest|my|our)\s+)?priorit(?:y|ies)\s+(?:is|are|should\s+be|goes\s+to|will\s+be|on|for|to|being)"
+    r"|give\s+priority|with\s+priority|priority\s+(?:areas?|targets?|zones?)|then\s+(?:the\s+)?(?:rest|others|remaining|remainder))\b"
+    r"|\besp\.?(?=\s)"
+    r"|重点|着重|尤其|特别是|特别注意|特别关注|主要(?:是|看|拍|查|检查|巡|测|针对|关注)|多看看|多看|多拍|多查|仔细看看|仔细看|仔细拍|关注一下|留意|注意一下"
+    r"|优先(?!级|处理|安排|执行|派|进行|办理|完成)(?=\s*[\u4e00-\u9fff])|(?<=[侧边面门头部角楼栋段号的])优先"
+    r"|最重要|最关键|关键是|重中之重|第一个(?:看|查|拍|检查)|以[^，,。;；]{1,12}(?:为主|为重点|为先)"
+    r"|(?<=[，,;；。])\s*(?:请)?\s*(?:首先|先|第一步)(?:从)?"
+    r"|先(?:看|查|拍|检查|巡|测|扫|飞)(?=\s*(?:$|[，,。;；]))"
+    r"|从(?!明|今|后天|下|这|本|现在|早|晚|上午|下午|中午|凌晨|[0-9一二三四五六七八九十两])[^，,。;；]{1,10}?(?:开始|查起|看起|拍起|巡起|入手)"
 )
-ALT_NUM = rf"(?P<v>\d{{1,5}}(?:\.\d+)?|{CN_NUM}|{EN_NUM})"
-ALTITUDE = [
-    _rx(
-        r"(?:飞行高度|高度|航高|离地|对地|高)\s*(?:设为|设成|设置为|为|是|在|保持|保持在|定在|控制在|:|=)?\s*(?:约|大约)?\s*"
-        + ALT_NUM + r"\s*" + UNIT
-    ),
-    _rx(ALT_NUM + r"\s*" + UNIT + r"\s*(?:的)?\s*(?:高度|高空|高|航高)"),
-    _rx(r"(?:飞|在)\s*" + ALT_NUM + r"\s*" + UNIT),
-    _rx(
-        r"\b(?:at|@|altitude(?: of)?|height(?: of)?|alt\.?|agl|fly(?:ing)? at|flight level|keep(?: it)? at|stay at|hold)\s*(?:[:=]\s*)?"
-        + ALT_NUM + r"\s*" + UNIT + r"(?:\s*(?:altitude|agl|above ground(?: level)?|high|height|alt)\b)?"
-    ),
-    _rx(ALT_NUM + r"\s*" + UNIT + r"\s*(?:altitude|agl|above ground(?: level)?|high|height|up|alt)\b"),
-    # a length standing alone as a clause ("航测，60米，热成像"): in a flight request that is the height
-    _rx(r"(?:^|(?<=[，,;；、]))\s*" + ALT_NUM + r"\s*" + UNIT + r"\s*(?=$|[，,。;；、])"),
-]
-ALTITUDE_BOUND_AFTER = _rx(r"\s*(?:以下|以上|以内|之内|之下|之上|左右|上下|or (?:less|more|lower|higher|below|above)|max\b|maximum\b|min\b|minimum\b|tops\b|at most\b|at least\b)")
-ALTITUDE_BOUND_BEFORE = _rx(
-    r"(?:不超过|不低于|不高于|最高|最低|至少|最多|大约|约|\b(?:below|under|above|over|max(?:imum)?|min(?:imum)?|at most|at least|up to|no higher than"
-    r"|no lower than|not above|not below|not more than|not less than|less than|more than|about|around|approx\.?|approximately|roughly)(?:\s+at)?)\s*$"
+FOCUS_QUESTION = (
+    "the plan covers the whole area evenly and cannot give extra attention to this; plan it evenly (answer \"evenly\"), or restate what is needed?",
+    "规划会均匀覆盖整个区域，无法对这里特别关注；按均匀覆盖规划（回答“均匀”），还是重新说明需求？",
 )
-VAGUE_ALTITUDE = _rx(
-    r"飞?(?:高|低)一?(?:点|些)|飞低|飞高|低空|高空|\b(?:fly\s+|stay\s+|go\s+)?(?:higher|lower)\b|\b(?:low|high)(?:er)?\s+(?:altitude|level|pass)\b"
-    r"|\bas (?:low|high) as\b"
+
+# The selected region named in the text, in any common form ("region 1001", "Region 1001:", "region_1001", "the 1001
+# area", 区域1001, 1001区, 第1001区, 1001片区): read when it is the selected one, asked when it is another.
+_NOT_AFTER_ID = r"(?!\s*(?:m\b|ft\b|km\b|meters?|metres?|feet|%|:\s*\d|\.\d|米))"
+REGION_NAMED = _rx(
+    r"\b(?:region|area|zone|sector|district|site|parcel|plot)\s*(?:no\.?|number|#|:|-)?\s*(?P<id>[a-z]?\d{2,6}[a-z]?)\b" + _NOT_AFTER_ID
+    + r"|\b(?P<raw>region[-_][a-z0-9_.\-]+)"
+    r"|\b(?P<eid>\d{2,6})\s*(?:region|area|zone|sector|district|site|parcel|plot)\b"
+    r"|(?:区域|片区|地块|(?<![\u4e00-\u9fff])区)\s*(?P<zid>\d{2,6})(?![\d:.点时])(?:\s*号)?"
+    r"|第?\s*(?P<zid2>\d{2,6})\s*(?:号)?\s*(?:区域|片区|地块|区)"
 )
+
 
 # ----------------------------------------------------------------------------- coverage target (area surveys)
 # "cover at least 99.5 %", "99.5% coverage", "覆盖率不低于99.5%", "覆盖率 99%", "99%以上的覆盖率": a share of
@@ -219,20 +232,33 @@ SENSOR_ONLY = _rx(
 NEG_BEFORE = _rx(
     r"(?:不要|不用|别|甭|不需要|不需|无需|不必|不带|不开|别开|关掉|关闭|不使用|禁用|勿|除了|不准|不许)"
     r"\s*(?:再)?\s*(?:用|使用|开|带|上|开启|启用|要)?\s*(?:的)?\s*$"
-    r"|\b(?:no|without|not|don'?t|dont|do not|never|skip|except|minus|w/o|exclude|excluding|no need for|leave (?:off|out)"
+    r"|\b(?:no|neither|without|not|don'?t|dont|do not|never|skip|except|minus|w/o|exclude|excluding|no need for|leave (?:off|out)"
     r"|don'?t bother with|don'?t need|no use of)\b"
     r"(?:\s+(?:use|using|need|needed|the|any|a|an|with|bring|take|turn on|want|for|camera|cameras|sensor|sensors|bother))*\s*$"
 )
 NEG_AFTER = _rx(
-    r"^\s*(?:相机|摄像头|镜头|camera|cameras|sensor)?\s*(?:就|也|可以)?\s*"
+    r"^\s*(?:相机|摄像头|镜头|camera|cameras|sensor)?\s*[:：=\-]?\s*(?:就|也|可以)?\s*"
     r"(?:不用了?|不要了?|不需要了?|不必了?|免了|关掉|别开|不开|\boff\b|\bnot needed\b|\bis not needed\b|\bisn'?t needed\b"
+    r"|\b(?:no|nope|not|none|disabled|unnecessary|not wanted)\b(?=\s*(?:$|[,.;!?，。；]))"
     r"|\bnot required\b|\bnot necessary\b)"
 )
 SENSOR_BROKEN = _rx(
     r"^\s*(?:相机|摄像头|镜头|cameras?|cams?|sensors?)?\s*(?:is|are|was|seems)?\s*"
     r"(?:broken|not working|out of order|unavailable|down|faulty|dead|offline|失灵|坏了|故障|不能用|用不了|不好使|没电|不行)"
 )
-CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|,|，|/|or|and|nor|或|或者)\s*$")
+# A negation covers its own item and the items listed with it ("no thermal or zoom", 不要热成像和变焦), never an item
+# said to be wanted ("no spotlight, thermal yes", "with", "on", 要, 开): ``AFFIRM_*``. After a bare comma or "and" ("no
+# thermal, zoom", "no spotlight and thermal") the second item is wanted or refused as often: asked.
+CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|/|or|nor|或|或者)\s*$")
+COMMA_LINK = _rx(r"^\s*(?:[,，]|,?\s*and)\s*$")  # "no spotlight and thermal": the thermal refused too, or wanted?
+AFFIRM_BEFORE = _rx(
+    r"(?:\b(?:with|use|using|plus|but|bring|take|add|want|need|yes\s+to|turn\s+on|switch\s+on|enable)(?:\s+(?:the|a|an|with|use))*"
+    r"|用|使用|带|带上|开|打开|开启|加|加上|要|需要|但|但是|而是|改用|换成|换用)\s*$"
+)
+AFFIRM_AFTER = _rx(
+    r"^\s*(?:相机|摄像头|镜头|cameras?|cams?|sensors?)?\s*[:：=\-]?\s*(?:(?:yes|ok|okay|please|pls|needed|required|wanted|is fine|is ok|too|as well|also"
+    r"|on(?!\s+(?:the|a|an|this|that|my|our|its|each|all|top|\w+day)\b))\b|要|要的|需要|开着|开启|打开|开|用|带上|带着|可以|也要|必须)"
+)
 
 
 # ----------------------------------------------------------------------------- scope and what is left
@@ -279,6 +305,11 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         "具体是什么时间？",
     ),
     (
+        "focus",
+        r"\bfirst(?:ly)?\b|(?<![事原领祖率抢预争优首])先(?![生前后进锋])|首先|其[余他]的|剩下的|\bthe\s+(?:rest|others)\b",
+        *FOCUS_QUESTION,
+    ),
+    (
         "parameter",
         r"(?<!check )(?<!see )(?<!me )(?<!know )(?<!report )\bif\b|\bunless\b|\botherwise\b|\bin case\b|如果|要是|万一|假如|除非|否则|的话",
         "this is a condition; what should be planned?",
@@ -297,7 +328,8 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         r"\b(?:along|near|nearby|next to|beside|behind|by the|opposite|around|between|north of|south of|east of|west of|outside|inside|within"
         r"|section|part|half|portion|corner|perimeter|side|sides|edge|end|(?:in|on|at|to) the (?:north|south|east|west)(?:ern)?(?=\s*(?:$|[,.;!?]|of\b))|(?:block|zone|area|sector|building|hangar|pier|berth|lot|bay|wing|unit|dock|pad|site) [a-z])\b"
         r"|\b(?:also|as well as|as well|plus|in addition|additionally)\b|另外|还有|顺便|再加上|以及"
-        r"|沿着?|附近|旁边|周围|周边|一带|那段|这段|[东南西北]段|那边|这边|那一段|一半|半边|部分|范围|区域内|外围|以北|以南|以东|以西",
+        r"|沿着?|附近|旁边|周围|周边|一带|那段|这段|[东南西北]段|那边|这边|那一段|一半|半边|部分|范围|区域内|外围|以北|以南|以东|以西"
+        r"|[东南西北](?:侧|边|面|头|部|角|半|片)(?!\s*(?:的|那|这|一|个))",  # 北边的空地 names the selection; 东侧多拍点 is a part
         "which part of the area is meant? only the selected area or a named region can be planned",
         "具体是哪一部分？只能按选定区域或已命名区域规划",
     ),
@@ -324,5 +356,7 @@ QUESTION_MISSION_EN = "What should the drone do: patrol the fire lanes, survey t
 MISSING = {
     "time": "start time", "day": "day", "altitude": "altitude", "number": "a number", "scope": "scope",
     "place": "scope", "sensor": "sensor", "parameter": "a parameter", "instruction": "confirmation of instructions",
-    "mission": "mission type", "coverage": "coverage target",
+    "mission": "mission type", "coverage": "coverage target", "mission_split": "mission type",
+    "part_of_day": "start time", "time_zone": "time zone", "height_reference": "altitude", "focus": "focus",
+    "region": "region",
 }

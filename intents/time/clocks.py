@@ -1,7 +1,10 @@
-"""Reading the clock time and the part of the day, for ``intents.timeparse``.
+"""Reading the clock time and the part of the day, for ``intents.time.parse``.
 
-The other half of the time reader (``intents.timedates`` reads the day): clock
+The other half of the time reader (``intents.time.dates`` reads the day): clock
 times in all their zh and en forms, the part of the day, "as soon as possible".
+A time said without a part of the day whose hour is 1–11 ("at 3", "quarter to five",
+两点) is a ``Clock`` with ``twelve_hour`` set: a.m. and p.m. are both possible, and
+``intents.time.parse`` decides by the request's window or asks.
 A mixin over the reader's state, so the two halves share one scan.
 """
 
@@ -10,9 +13,9 @@ from __future__ import annotations
 import re
 
 from intents.intent import PartOfDay
-from intents.numbers import number
-from intents.timereading import ReaderState
-from intents.timewords import (
+from intents.text.numbers import number
+from intents.time.reading import Clock, ReaderState
+from intents.time.words import (
     AFTER_MOD,
     ASAP,
     BARE_HOUR,
@@ -36,14 +39,17 @@ __all__ = ["ClockReading", "to_24h", "clock_text", "cn_minutes"]
 
 
 def to_24h(hour: int, part: PartOfDay | None) -> int:
-    """Apply the part of the day; with none, a bare 1–5 is the afternoon."""
+    """Apply the part of the day; with none the hour is kept (its morning reading: see ``Clock.twelve_hour``)."""
     if part in PM_PARTS and hour < 12:
         return hour + 12
     if part is PartOfDay.NOON and 1 <= hour <= 5:
         return hour + 12
-    if part is None and 1 <= hour <= 5:
-        return hour + 12
     return hour
+
+
+def _twelve(value: str | None, part: PartOfDay | None) -> bool:
+    """A time said without any part of the day whose hour is 1–11: a.m. and p.m. are both possible."""
+    return part is None and value is not None and 1 <= int(value[:2]) <= 11
 
 
 def clock_text(hour: int | float | None, minute: int | float | None) -> str | None:
@@ -73,7 +79,7 @@ class ClockReading(ReaderState):
         kinds = {p for _, _, p in self.parts}
         return next(iter(kinds)) if len(kinds) == 1 else None
 
-    def _add_clock(self, start: int, end: int, value: str | None) -> None:
+    def _add_clock(self, start: int, end: int, value: str | None, twelve_hour: bool = False) -> None:
         if value is None:
             self.problem(start, end, "this is not a clock time", "这不是一个有效的时间")
             return
@@ -87,7 +93,16 @@ class ClockReading(ReaderState):
             return
         self.scan.claim(start, end)
         self.out.found = True
-        self.clocks.append((start, end, value))
+        self.clocks.append(Clock(start, end, value, twelve_hour))
+
+    def _beside_a_day(self, start: int, end: int) -> bool:
+        """Whether a day the reader read sits right before ``start`` or right after ``end`` (spaces, a comma, "@")."""
+        text = self.scan.text
+        return any(
+            re.fullmatch(r"[\s,，@]*", text[day_end:start]) or re.fullmatch(r"[\s,，]*", text[end:day_start])
+            for day_start, day_end, _ in self.days
+            if day_end <= start or day_start >= end
+        )
 
     def clock_times(self) -> None:
         part = self._context_part()
@@ -99,7 +114,8 @@ class ClockReading(ReaderState):
                 self._add_clock(m.start(), m.end(), None)
                 continue
             h24 = to_24h(int(hour), qpart)
-            self._add_clock(m.start(), m.end(), clock_text((h24 - 1) % 24, 60 - minutes))
+            value = clock_text((h24 - 1) % 24, 60 - minutes)
+            self._add_clock(m.start(), m.end(), value, _twelve(value, qpart))
         for m in self.scan.finditer(CN_CLOCK):
             qual, h_tok, m_tok = m.group("qual"), m.group("h"), m.group("m")
             hour = number(h_tok)
@@ -114,7 +130,8 @@ class ClockReading(ReaderState):
                 self._add_clock(m.start(), m.end(), None)  # midnight: which day's? ask
                 continue
             minute = cn_minutes(m_tok)
-            self._add_clock(m.start(), m.end(), None if hour is None else clock_text(to_24h(int(hour), qpart), minute))
+            value = None if hour is None else clock_text(to_24h(int(hour), qpart), minute)
+            self._add_clock(m.start(), m.end(), value, _twelve(value, qpart))
         for m in self.scan.finditer(EN_IDIOM):
             hour = number(m.group("h"))
             if m.group("half"):
@@ -133,7 +150,8 @@ class ClockReading(ReaderState):
             h24 = int(hour) % 12 + (12 if ampm.startswith("p") else 0) if ampm else to_24h(int(hour), part)
             forward = m.group("dir") in ("past", "after")
             total = h24 * 60 + (minutes if forward else -minutes)
-            self._add_clock(m.start(), m.end(), clock_text((total // 60) % 24, total % 60))
+            value = clock_text((total // 60) % 24, total % 60)
+            self._add_clock(m.start(), m.end(), value, not ampm and _twelve(value, part))
         for m in self.scan.finditer(EN_AMPM):
             hour, minute = int(m.group("h")), int(m.group("m") or 0)
             ok = 1 <= hour <= 12
@@ -143,9 +161,9 @@ class ClockReading(ReaderState):
             hour, minute = int(m.group("h") or m.group("h2")), int(m.group("m") or m.group("m2"))
             if part in PM_PARTS and hour < 12:
                 hour += 12
-            elif part is None and len(m.group("h") or m.group("h2")) == 1:
-                hour = to_24h(hour, None)  # "2:30" reads like "at 2"; "02:30" is a 24-hour time
-            self._add_clock(m.start(), m.end(), clock_text(hour, minute))
+            # "9:30" and "10:30" are the 24-hour notation of the world's zones; "2:30" is as often 14:30 as 02:30.
+            one_digit_night = part is None and len(m.group("h") or m.group("h2")) == 1 and 1 <= hour <= 5
+            self._add_clock(m.start(), m.end(), clock_text(hour, minute), one_digit_night)
         text = self.scan.view()
         for m in H24.finditer(text):
             if m.group("h") is not None:
@@ -154,6 +172,8 @@ class ClockReading(ReaderState):
                 days = r"今天|明天|后天|今晚|明早|today|tomorrow|tonight|tmrw"
                 cued = (
                     m.group("suf") is not None
+                    or self._beside_a_day(m.start(), m.end())  # "fri 1400", "1400 周五"
+                    or any(z[0] == m.end() for z in self.zones)  # "1400Z"
                     or m.group("h").startswith("0")
                     or re.search(r"(?:\bat|@|\bfrom|\bstart\w*|\btime)\s*$", context)
                     or re.search(days, context)
@@ -170,7 +190,8 @@ class ClockReading(ReaderState):
             m = BARE_HOUR.match(view, day_end)
             if m:
                 hour = int(m.group("h"))
-                self._add_clock(m.start("h"), m.end("h"), clock_text(to_24h(hour, part) if hour <= 12 else hour, 0))
+                value = clock_text(to_24h(hour, part) if hour <= 12 else hour, 0)
+                self._add_clock(m.start("h"), m.end("h"), value, _twelve(value, part))
         for pattern in (EN_AT, EN_OCLOCK):
             for m in self.scan.finditer(pattern):
                 hour = number(m.group("h"))
@@ -187,7 +208,8 @@ class ClockReading(ReaderState):
                     h24 = -1  # "at 15 pm": not a clock time
                 else:
                     h24 = to_24h(hour, part) if hour <= 12 else hour
-                self._add_clock(m.start(), m.end(), clock_text(h24, minute))
+                value = clock_text(h24, minute)
+                self._add_clock(m.start(), m.end(), value, not ampm and _twelve(value, part))
         for m in self.scan.finditer(NOON):
             self.scan.claim(m.start(), m.end())
             self.out.found = True

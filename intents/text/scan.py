@@ -12,8 +12,10 @@ pattern matches and ``\s*`` does not skip, so "3点" and "一下" with a claimed
 
 Normalisation: NFKC (full-width digits and punctuation), a few traditional
 characters folded to simplified (這週五 reads as 这周五), whitespace collapsed,
-lower case. Positions in the normalised text map one to one to ``shown``
-(the same text before lower-casing) so questions quote what the operator wrote.
+lower case, common misspellings read as the word meant (``intents.text.typos``:
+"teh" → "the", "w/" → "with"). Every character of the normalised text keeps the
+span of the request it came from (``origin``), so a question quotes what the
+operator wrote and its id names the offset there (``intents.questions``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+
+from intents.text.typos import repairs
 
 __all__ = ["CLAIMED", "Scan", "normalise"]
 
@@ -40,39 +44,55 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", norm).strip()
 
 
-def _aligned(text: str) -> tuple[str, str]:
-    """(normalised text, the operator's spelling) of equal length, character for character.
+def _aligned(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The normalised, lower-cased text and, per character, the span of ``text`` it came from.
 
-    Each character is normalised on its own; where that keeps it one character
-    long the original is kept for quoting (a full-width comma is read as "," but
-    quoted as "，"); where it does not ("㎡" → "m2") the normalised form is used
-    for both. Runs of whitespace become one space.
+    Each character is normalised on its own (a full-width comma is read as ","; "㎡" as
+    "m2", both characters from the one written); runs of whitespace become one space.
     """
     read: list[str] = []
-    shown: list[str] = []
-    for ch in text.strip():
-        norm = unicodedata.normalize("NFKC", ch).translate(_TRAD)
+    origin: list[tuple[int, int]] = []
+    for i, ch in enumerate(text):
+        norm = unicodedata.normalize("NFKC", ch).translate(_TRAD).lower()
         if norm.isspace() or ch.isspace():
-            if read and read[-1] == " ":
+            if not read or read[-1] == " ":
                 continue
-            norm, ch = " ", " "
-        if len(norm) == 1:
-            read.append(norm)
-            shown.append(ch)
-        else:
-            read.extend(norm)
-            shown.extend(norm)
-    return "".join(read).strip(), "".join(shown).strip()
+            norm = " "
+        for piece in norm:
+            read.append(piece)
+            origin.append((i, i + 1))
+    while read and read[-1] == " ":
+        read.pop()
+        origin.pop()
+    return "".join(read), origin
+
+
+def _repaired(read: str, origin: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]], list[tuple[str, str]]]:
+    """``read`` with each misspelling replaced by the word meant; the word meant keeps the typo's origin."""
+    out: list[str] = []
+    where: list[tuple[int, int]] = []
+    done: list[tuple[str, str]] = []
+    last = 0
+    for start, end, meant in repairs(read):
+        out.append(read[last:start])
+        where.extend(origin[last:start])
+        span = (origin[start][0], origin[end - 1][1])
+        out.append(meant)
+        where.extend([span] * len(meant))
+        done.append((read[start:end], meant))
+        last = end
+    out.append(read[last:])
+    where.extend(origin[last:])
+    return "".join(out), where, done
 
 
 class Scan:
     """Normalised request text with a claimed/open mark per character."""
 
     def __init__(self, text: str) -> None:
-        read, self.shown = _aligned(text.replace(CLAIMED, " "))
-        self.text = read.lower()
-        if len(self.text) != len(self.shown):  # a character whose lower case is longer: quote the lower case
-            self.shown = self.text
+        self.written = text.replace(CLAIMED, " ")
+        read, origin = _aligned(self.written)
+        self.text, self.origin, self.repairs = _repaired(read, origin)
         self._open = [True] * len(self.text)
 
     def view(self) -> str:
@@ -83,6 +103,11 @@ class Scan:
         for i in range(max(0, start), min(end, len(self._open))):
             self._open[i] = False
 
+    def release(self, start: int, end: int) -> None:
+        """Open ``[start, end)`` again: a word inside a span asked about that another step must still read."""
+        for i in range(max(0, start), min(end, len(self._open))):
+            self._open[i] = True
+
     def is_open(self, start: int, end: int) -> bool:
         return all(self._open[start:end])
 
@@ -90,9 +115,17 @@ class Scan:
         """Matches of ``pattern`` in the open text (a snapshot: claims made while iterating do not show)."""
         return pattern.finditer(self.view())
 
+    def written_span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the request as written that ``[start, end)`` of the normalised text came from."""
+        if not self.origin or start >= end:
+            at = self.origin[min(start, len(self.origin) - 1)][0] if self.origin else 0
+            return at, at
+        return self.origin[max(0, start)][0], self.origin[min(end, len(self.origin)) - 1][1]
+
     def quote(self, start: int, end: int) -> str:
         """The operator's spelling of ``[start, end)``, trimmed."""
-        return self.shown[start:end].strip(" ,，。.;；:：!！?？、")
+        s, e = self.written_span(start, end)
+        return re.sub(r"\s+", " ", self.written[s:e]).strip(" ,，。.;；:：!！?？、")
 
     def open_run(self, start: int, end: int) -> tuple[int, int]:
         """The maximal open stretch around ``[start, end)`` within its clause: what a question quotes."""

@@ -1,8 +1,8 @@
-"""The words and patterns the time reader recognises, zh and en (``intents.timeparse``).
+"""The words and patterns the time reader recognises, zh and en (``intents.time.parse``).
 
 The vocabulary is most of the reader's size and changes for other reasons than its
 logic (a new spelling, a new way to say a time), so it reads apart from how the
-dates (``intents.timedates``) and clock times (``intents.timeclocks``) are read.
+dates (``intents.time.dates``) and clock times (``intents.time.clocks``) are read.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from intents.intent import PartOfDay, RelativeDay
-from intents.numbers import CN_NUM, EN_NUM
+from intents.text.numbers import CN_NUM, EN_NUM
 
 __all__ = [
     "rx",
@@ -22,6 +22,8 @@ __all__ = [
     "WEEKDAYS",
     "CN_WEEKDAY",
     "EN_WEEKDAY",
+    "CLOCK_AFTER",
+    "CLOCK_BEFORE",
     "TOMORROW_EN",
     "DAY_WORDS",
     "PART_WORDS",
@@ -42,6 +44,7 @@ __all__ = [
     "CN_CLOCK",
     "EN_IDIOM",
     "EN_AMPM",
+    "NOT_LENGTH",
     "HHMM",
     "H24",
     "EN_AT",
@@ -78,6 +81,10 @@ EN_WEEKDAY = [
     (5, r"saturday|saterday", r"sat"),
     (6, r"sunday", r"sun"),
 ]
+# A weekday abbreviation ("fri", "sat", "sun") is a day only beside a clock time ("fri 1400", "Sat 09:30", "1400 fri"):
+# alone, "sun" and "sat" are as often other words.
+CLOCK_AFTER = r"\s*,?\s*(?:@\s*|at\s+)?(?:\d{3,4}(?!\d)|\d{1,2}\s*[:.h]\s*\d{2}|\d{1,2}\s*(?:am|pm|a\.m|p\.m)\b)"
+CLOCK_BEFORE = r"(?:(?<=\d )|(?<=\d))"
 TOMORROW_EN = r"tomorrow|tomorow|tommorow|tommorrow|tomorro|tmrw|tmr|tmrow|2morrow|2moro"
 
 # (pattern, day, part): words that name a day, some also a part of it.
@@ -143,13 +150,15 @@ EN_IDIOM = rx(
     rf"(?P<dir>past|after|to|till|til)\s+(?P<h>{EN_H})\b(?:\s*(?P<ampm>a\.?m\.?|p\.?m\.?)(?![a-z]))?"
 )
 EN_AMPM = rx(r"(?<![\d.:])(?P<h>\d{1,2})(?:[:.](?P<m>[0-5]\d))?\s*(?P<ampm>a\.?m\.?|p\.?m\.?)(?![a-z])")
+# A number with a length unit is never a time ("@ 0.06km", "1500m"): the heights are read before the clock.
+NOT_LENGTH = r"(?!\s*(?:m\b|km\b|ft\b|meters?\b|metres?\b|kilomet|feet\b|foot\b|米|公里|千米|公尺|英尺|呎))"
 HHMM = rx(
-    r"(?<![\d.:/-])(?P<h>[01]?\d|2[0-3])\s*:\s*(?P<m>[0-5]\d)(?![\d:])(?:\s*(?:h|hrs|hours)\b)?"
-    r"|(?:(?<=\bat )|(?<=@)|(?<=klo )|(?<=\bkl ))\s*(?P<h2>[01]?\d|2[0-3])\.(?P<m2>[0-5]\d)(?![\d.])"
+    r"(?<![\d.:/-])(?P<h>[01]?\d|2[0-3])\s*:\s*(?P<m>[0-5]\d)(?![\d:])" + NOT_LENGTH + r"(?:\s*(?:h|hrs|hours)\b)?"
+    r"|(?:(?<=\bat )|(?<=@)|(?<=@ )|(?<=klo )|(?<=\bkl ))\s*(?P<h2>[01]?\d|2[0-3])\.(?P<m2>[0-5]\d)(?![\d.])" + NOT_LENGTH
 )
 H24 = rx(
-    r"(?<![\d.:/-])(?P<h>[01]\d|2[0-3])(?P<m>[0-5]\d)\s*(?P<suf>h\b|hrs\b|hours\b|hr\b|时)?(?![\d])"
-    r"|(?<![\d.:/-])(?P<h2>1[3-9]|2[0-3]|0\d)\s*h(?:\s*(?P<m2>[0-5]\d))?\b"
+    r"(?<![\d.:/-])(?P<h>[01]\d|2[0-3])(?P<m>[0-5]\d)" + NOT_LENGTH + r"\s*(?P<suf>h\b|hrs\b|hours\b|hr\b|时)?(?![\d])"
+    r"|(?<![\d.:/-])(?P<h2>1[3-9]|2[0-3]|0\d)\s*h(?:\s*(?P<m2>[0-5]\d))?\b" + NOT_LENGTH
 )
 EN_AT = rx(
     rf"\b(?:at|@|starting at|start at|from)\s+(?P<h>{EN_H})"

@@ -1,7 +1,7 @@
 """What the time reader returns (the reading, the spans it could not read exactly) and its state.
 
-Its own module so both halves of the reader (``intents.timedates``,
-``intents.timeclocks``) and ``intents.timeparse`` share the types without a cycle.
+Its own module so both halves of the reader (``intents.time.dates``,
+``intents.time.clocks``) and ``intents.time.parse`` share the types without a cycle.
 """
 
 from __future__ import annotations
@@ -10,16 +10,17 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from intents.intent import PartOfDay, RelativeDay
-from intents.scan import Scan
+from intents.text.scan import Scan
+from intents.time.zones import NamedZone
 
-__all__ = ["Problem", "ReaderState", "TimeReading"]
+__all__ = ["Clock", "Problem", "ReaderState", "TimeReading"]
 
 
 @dataclass(frozen=True)
 class Problem:
     """A span the reader recognised as a parameter but could not read exactly."""
 
-    kind: str  # time, day, altitude, number, sensor, scope, place, instruction, parameter
+    kind: str  # an ``intents.questions.QuestionKind`` value: time, day, part_of_day, altitude, …
     start: int
     end: int
     why_en: str
@@ -35,19 +36,33 @@ class TimeReading:
     asap: bool = False
     found: bool = False
     problems: list[Problem] = field(default_factory=list)
+    said_in: str | None = None  # "09:00 UTC": the clock as said in another zone, when it was converted
+    notes: list[str] = field(default_factory=list)  # which rule decided a reading ("03:00 has passed today")
+
+
+@dataclass(frozen=True)
+class Clock:
+    """A clock time found in the text. ``twelve_hour``: said without a part of the day, so ``value`` (the
+    morning reading, "03:00") and the same time twelve hours later are both possible."""
+
+    start: int
+    end: int
+    value: str
+    twelve_hour: bool = False
 
 
 class ReaderState:
-    """The state both halves of the reader work on; ``intents.timeparse``'s reader sets it up."""
+    """The state both halves of the reader work on; ``intents.time.parse``'s reader sets it up."""
 
     scan: Scan
     now: datetime | None
     today: date | None
     out: TimeReading
     days: list[tuple[int, int, RelativeDay | date]]
-    clocks: list[tuple[int, int, str]]
+    clocks: list[Clock]
     parts: list[tuple[int, int, PartOfDay]]
     offset: tuple[int, int, datetime] | None
+    zones: list[tuple[int, int, NamedZone]]
 
     def problem(self, start: int, end: int, why_en: str, why_zh: str, kind: str = "time") -> None:
         raise NotImplementedError

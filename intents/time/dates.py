@@ -1,6 +1,6 @@
-"""Reading the day: offsets ("in 2 hours"), dates and day words, for ``intents.timeparse``.
+"""Reading the day: offsets ("in 2 hours"), dates and day words, for ``intents.time.parse``.
 
-One half of the time reader (the other is ``intents.timeclocks``): every way a
+One half of the time reader (the other is ``intents.time.clocks``): every way a
 request names *which day* (or a moment by offset), and how a relative day resolves
 to a date. A mixin over the reader's state, so the two halves share one scan.
 """
@@ -11,9 +11,11 @@ import re
 from datetime import date, timedelta
 
 from intents.intent import RelativeDay
-from intents.numbers import number
-from intents.timereading import ReaderState
-from intents.timewords import (
+from intents.text.numbers import number
+from intents.time.reading import ReaderState
+from intents.time.words import (
+    CLOCK_AFTER,
+    CLOCK_BEFORE,
     CN_MD,
     CN_WEEKDAY,
     DAY_WORDS,
@@ -185,7 +187,8 @@ class DateReading(ReaderState):
                 self.scan.claim(m.start(), m.end())
         for index, full, abbr in EN_WEEKDAY:
             for m in self.scan.finditer(
-                rx(rf"\b(?:on\s+|this\s+(?:coming\s+)?|coming\s+|upcoming\s+)?(?:{full})\b|\b(?:on|this|coming)\s+(?:{abbr})\b")
+                rx(rf"\b(?:on\s+|this\s+(?:coming\s+)?|coming\s+|upcoming\s+)?(?:{full})\b|\b(?:on|this|coming)\s+(?:{abbr})\b"
+                   rf"|\b(?:{abbr})\b\.?(?={CLOCK_AFTER})|{CLOCK_BEFORE}(?:{abbr})\b\.?")
             ):
                 found.append((m.start(), m.end(), weekday_day("THIS", index)))
                 self.scan.claim(m.start(), m.end())

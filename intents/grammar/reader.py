@@ -3,26 +3,36 @@
 Used when no language model is configured (the demo, CI), as the baseline the
 LLM is scored against, and as the evidence the LLM's answer is checked against
 (``intents.verify``). Same text in, same Intent out; no clock (``now`` is
-passed in), no network. The words live in ``intents.vocabulary``.
+passed in), no network. The words live in ``intents.grammar.vocabulary``.
 
 **Fail closed.** The reader accounts for every span of the request
-(``intents.scan``): recognisers claim what they read, in this order —
+(``intents.text.scan``): recognisers claim what they read, in this order —
 
 1. instructions: text that tries to give orders ("ignore previous instructions",
    "审批已通过", "直接起飞", "launch drone 7") is claimed to the end of its clause
    and kept *verbatim* in ``Intent.instructions``; it is not read for fields
    and not deleted: the rest of the request is still read in full;
-2. targets and mission words (消防通道, emergency access roads, hydrants, roofs,
+2. a focus or an order of priority inside the area (重点看…, 先看北门那个, "start
+   with the ones near the gate", "most important is …"): asked, to the end of its
+   clause; the selected region named in the text ("region 1001", 1001区);
+3. heights said against something (``intents.grammar.heights``): ground read, sea
+   level converted or asked, anything else (比塔顶高15米, "over the treetops") asked;
+4. targets and mission words (消防通道, emergency access roads, hydrants, roofs,
    survey, mapping, 测绘, inspect, patrol, 巡查 …);
-3. priority (紧急/urgent, 尽快/asap, 不急/no rush);
-4. altitude with its unit (m, metres, 米, ft, feet, 英尺), checked against the
-   caller's ``Limits``; then a coverage target ("cover at least 99.5 %", 覆盖率不低于
+5. priority (紧急/urgent, 尽快/asap, 不急/no rush);
+6. altitude with its unit (m, metres, 米, ft, feet, 英尺, km, 公里), checked against
+   the caller's ``Limits``; then a coverage target ("cover at least 99.5 %", 覆盖率不低于
    99.5%), for area surveys only, checked against the caller's ``Limits``;
-5. time (``intents.timeparse``);
-6. sensors and their negation (不要用热成像, no thermal, don't bother with IR);
-7. scope: "only X" becomes the caller's named region when ``places`` names X;
+7. time (``intents.time.parse``);
+8. sensors and their negation (不要用热成像, no thermal, don't bother with IR): a
+   negation covers its own item and those listed with it by or/nor/和/、; an item
+   said to be wanted ("thermal yes", "with zoom", 开热成像) is required; an item after a
+   negated one and a bare comma or "and" is asked;
+9. scope: "only X" becomes the caller's named region when ``places`` names X;
    any other restriction ("except the north section", 跳过…那段) is a question,
    because an area cannot be expressed as "the selection minus something";
+10. a length left alone at the end of its clause ("…with thermal, 40 m."): the
+    height, unless another is given (then the heights are settled: two are asked);
 
 and then looks at what is left. Anything there that looks like a parameter —
 a number, a unit, a date or time word, a place or scope word, a sensor word, a
@@ -44,18 +54,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from intents import vocabulary as V
+import intents.grammar.vocabulary as V
+from intents.grammar.asking import compose, missing_items
+from intents.grammar.heights import HeightReading
+from intents.grammar.missions import MissionSpan, read_missions
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
-from intents.limits import FEET_TO_M, Limits
-from intents.numbers import number
-from intents.scan import CLAIMED, Scan
-from intents.timeparse import Problem, TimeReading, read_time
+from intents.limits import Limits
+from intents.questions import Question
+from intents.text.scan import CLAIMED, Scan
+from intents.time.parse import Problem, TimeReading, read_time
 
 __all__ = ["EXTRACTOR_NAME", "Reading", "parse_offline", "read_offline"]
 
 EXTRACTOR_NAME = "offline-grammar"
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_MISSION_VERB = re.compile("|".join(p.pattern for p in (V.MAPPING, V.SURVEY, V.INSPECT, V.PATROL)), re.ASCII)
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -73,16 +87,23 @@ class Reading:
     problems: list[Problem] = field(default_factory=list)
     priority_found: bool = False
     coverage_found: bool = False
+    questions: list[Question] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # how a reading was decided (a.m./p.m. by the window, a zone)
+    split: list[MissionSpan] = field(default_factory=list)  # two missions or more: never one Intent
 
 
-class _Reader:
-    def __init__(self, text: str, now: datetime | None, limits: Limits, places: Mapping[str, str] | None) -> None:
+class _Reader(HeightReading):
+    def __init__(
+        self, text: str, now: datetime | None, limits: Limits, places: Mapping[str, str] | None, region: str | None,
+    ) -> None:
         self.scan = Scan(text)
         self.now = now
         self.limits = limits
         self.places = {self._key(k): v for k, v in (places or {}).items()}
+        self.region = region
         self.problems: list[Problem] = []
-        self.instructions: list[str] = []
+        self.instructions: list[tuple[int, int, str]] = []
+        self.notes: list[str] = []
         self.chinese = bool(_CJK.search(text))
         self.area: AreaRef | None = None
 
@@ -107,44 +128,51 @@ class _Reader:
             self.scan.claim(start, end)
             quote = self.scan.quote(start, end)
             if quote:
-                self.instructions.append(quote[:500])
+                self.instructions.append((start, end, quote[:500]))
+
+    # ------------------------------------------------------------------ 1b. focus, the region named
+
+    def focus(self) -> None:
+        """"重点看3号消防栓", "especially the north gate", "先看北门那个", "start with the ones near the gate": claimed
+        to the end of the clause and asked about. Its targets are no targets of the mission ("重点看3号消防栓" on a
+        patrol is no hydrant inspection), but a mission word in it is still read ("first check the hydrant by …")."""
+        for m in self.scan.finditer(V.FOCUS):
+            if not self.scan.is_open(m.start(), m.end()):
+                continue
+            end_match = V.CLAUSE_END.search(self.scan.text, m.end())
+            end = len(self.scan.text) if end_match is None else end_match.start()
+            start = m.start()
+            lead_start = self.scan.open_run(m.start(), m.end())[0]
+            lead = self.scan.text[lead_start : m.start()]
+            if lead.strip() and not _MISSION_VERB.search(lead) and (
+                not self.scan.text[m.end() : end].strip() or _CJK.match(m.group(0))
+            ):  # "北门的先看", "3号楼那段优先", "东侧多拍点": the focus is (also) what comes before the marker
+                start = lead_start
+            self.ask("focus", start, end, *V.FOCUS_QUESTION)
+            for verb in _MISSION_VERB.finditer(self.scan.text, m.start(), end):
+                self.scan.release(verb.start(), verb.end())
+
+    def region_named(self) -> None:
+        """"region 1001" when region-1001 is selected is read; another region named is asked about."""
+        def key(name: str) -> str:
+            return re.sub(r"[^a-z0-9]", "", name.lower())
+
+        def digits(name: str) -> str:
+            return "".join(re.findall(r"\d+", name))
+
+        for m in self.scan.finditer(V.REGION_NAMED):
+            said = m.group("id") or m.group("raw") or m.group("eid") or m.group("zid") or m.group("zid2") or ""
+            selected = self.region or ""
+            if selected and (key(said) == key(selected) or key("region" + said) == key(selected)
+                             or (digits(said) and digits(said) == digits(selected))):
+                self.scan.claim(m.start(), m.end())
+                continue
+            where = selected if selected else "the map selection"
+            where_zh = f"区域 {selected}" if selected else "地图上选定的区域"
+            self.ask("region", m.start(), m.end(), f"this names another area than {where}, which is what is planned; which one?",
+                     f"这里说的区域与{where_zh}（将按其规划）不同，是哪一个？")
 
     # ------------------------------------------------------------------ 2. targets and mission
-
-    def mission(self) -> tuple[MissionType | None, set[Target], bool]:
-        targets: set[Target] = set()
-        area_nouns = False
-        for target, pattern in V.TARGET_PATTERNS:
-            for m in self.scan.finditer(_rx(pattern)):
-                self.scan.claim(m.start(), m.end())
-                if target is None:
-                    area_nouns = True
-                else:
-                    targets.add(target)
-        words = {}
-        for name, pattern in (("map", V.MAPPING), ("survey", V.SURVEY), ("inspect", V.INSPECT), ("patrol", V.PATROL)):
-            hits = list(self.scan.finditer(pattern))
-            for m in hits:
-                self.scan.claim(m.start(), m.end())
-            words[name] = bool(hits)
-        points = targets & V.POINT_TARGETS
-        if words["map"] and (Target.FIRE_LANES in targets or words["patrol"]):
-            return None, targets, True  # "patrol and map", "map the fire lanes": which one?
-        if words["map"]:
-            return MissionType.AREA_SURVEY, targets, False
-        if points and Target.FIRE_LANES in targets:
-            return None, targets, True
-        if points:
-            return MissionType.POINT_INSPECTION, targets, False
-        if Target.FIRE_LANES in targets:
-            return MissionType.FIRE_LANE_PATROL, targets, False
-        if words["survey"] or (area_nouns and (words["inspect"] or words["patrol"])):
-            return MissionType.AREA_SURVEY, targets, False
-        if words["inspect"]:
-            return MissionType.POINT_INSPECTION, targets, False
-        if words["patrol"]:
-            return MissionType.FIRE_LANE_PATROL, targets, False
-        return None, targets, False
 
     # ------------------------------------------------------------------ 3. priority
 
@@ -160,87 +188,6 @@ class _Reader:
             if priority in found:
                 return priority, True
         return Priority.NORMAL, False
-
-    # ------------------------------------------------------------------ 4. altitude
-
-    def altitude(self) -> tuple[float | None, bool]:
-        values: list[tuple[int, int, float]] = []
-        for pattern in V.ALTITUDE:
-            for m in self.scan.finditer(pattern):
-                raw = number(m.group("v"))
-                if raw is None:
-                    self.ask("altitude", m.start(), m.end(), "which altitude exactly?", "具体飞多高？")
-                    continue
-                bound = V.ALTITUDE_BOUND_AFTER.match(self.scan.text, m.end()) or V.ALTITUDE_BOUND_BEFORE.search(
-                    self.scan.text[max(0, m.start() - 16) : m.start()]
-                )
-                if bound:  # "below 80 m", 80米以下: a limit, not the altitude to fly
-                    self.ask("altitude", m.start(), m.end(), "is this the altitude to fly, or a limit?", "这是飞行高度还是限制？")
-                    continue
-                feet = m.group("u") in ("英尺", "呎", "ft", "feet", "foot", "'")
-                metres = round(float(raw) * FEET_TO_M, 2) if feet else float(raw)
-                self.scan.claim(m.start(), m.end())
-                values.append((m.start(), m.end(), metres))
-        for m in self.scan.finditer(V.VAGUE_ALTITUDE):
-            self.ask("altitude", m.start(), m.end(), "which altitude exactly, in metres?", "具体飞多高（米）？")
-        distinct = {v for _, _, v in values}
-        if len(distinct) > 1:
-            s, e = min(v[0] for v in values), max(v[1] for v in values)
-            self.ask("altitude", s, e, "two different altitudes are given; which one?", "给了两个不同的高度，按哪个？")
-            return None, True
-        if not values:
-            return None, False
-        s, e, value = values[0]
-        lo, hi = self.limits.min_altitude_m, self.limits.max_altitude_m
-        if not self.limits.altitude_ok(value):
-            self.ask(
-                "altitude", s, e,
-                f"{value:g} m is outside the allowed {lo:g}–{hi:g} m above ground; which altitude should be flown?",
-                f"{value:g} 米超出允许的 {lo:g}–{hi:g} 米离地高度范围，应该飞多高？",
-            )
-            return None, True
-        return value, True
-
-    # ------------------------------------------------------------------ 4b. coverage target
-
-    def coverage(self, mission: MissionType | None) -> tuple[float | None, bool]:
-        """The share of the area a survey must image, when the request states one (and whether it did)."""
-        values: list[tuple[int, int, float]] = []
-        for pattern in V.COVERAGE:
-            for m in self.scan.finditer(pattern):
-                if not self.scan.is_open(m.start(), m.end()):
-                    continue  # an earlier pattern read it
-                token = m.groupdict().get("v") or m.groupdict().get("w")
-                raw = number(token) if token else None
-                bound = V.COVERAGE_BOUND_AFTER.match(self.scan.text, m.end()) or V.COVERAGE_BOUND_BEFORE.search(
-                    self.scan.text[max(0, m.start() - 16) : m.start()]
-                )
-                if raw is None or bound:  # "about 99 %", 99%以下: not a target to reach
-                    self.ask("coverage", m.start(), m.end(), "which coverage exactly, as at least a percentage of the area?",
-                             "覆盖率具体至少是百分之多少？")
-                    continue
-                self.scan.claim(m.start(), m.end())
-                values.append((m.start(), m.end(), round(float(raw) / 100.0, 6)))
-        if not values:
-            return None, False
-        if len({v for _, _, v in values}) > 1:
-            s, e = min(v[0] for v in values), max(v[1] for v in values)
-            self.ask("coverage", s, e, "two different coverage targets are given; which one?", "给了两个不同的覆盖率，按哪个？")
-            return None, True
-        s, e, value = values[0]
-        if mission is not None and mission is not MissionType.AREA_SURVEY:
-            self.ask("coverage", s, e, "a coverage target applies to area surveys only; is this a survey?",
-                     "覆盖率只适用于区域测绘，这是测绘任务吗？")
-            return None, True
-        lo, hi = self.limits.min_coverage, self.limits.max_coverage
-        if not self.limits.coverage_ok(value):
-            self.ask(
-                "coverage", s, e,
-                f"{value:.1%} is outside the {lo:.0%}–{hi:.0%} of the area a survey can be asked to image; which coverage?",
-                f"{value:.1%} 超出可要求的覆盖率范围 {lo:.0%}–{hi:.0%}，应该覆盖多少？",
-            )
-            return None, True
-        return value, True
 
     # ------------------------------------------------------------------ 6. sensors
 
@@ -270,12 +217,19 @@ class _Reader:
                 prev_end, prev_negated = end_all, False
                 continue
             negated = bool(neg_before) or bool(neg_after)
-            if not negated and prev_negated and V.CONJ.match(text[prev_end:start]):
+            affirmed = None if negated else V.AFFIRM_BEFORE.search(before) or V.AFFIRM_AFTER.match(text[end_all : end_all + 24])
+            if not negated and not affirmed and prev_negated and V.COMMA_LINK.match(text[prev_end:start]):
+                # "no thermal, zoom": the zoom wanted, or refused too? asked, never taken either way
+                self.ask("sensor", start, end_all, "is this sensor wanted or not?", "这个传感器要用还是不用？")
+                prev_end, prev_negated = end_all, False
+                continue
+            if not negated and not affirmed and prev_negated and V.CONJ.match(text[prev_end:start]):
                 negated = True
             only = None if neg_before else V.SENSOR_ONLY.search(before)
-            lead = neg_before or only
+            lead = neg_before or only or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_BEFORE else None)
             claim_start = start - (len(before) - lead.start()) if lead else start
-            claim_end = end_all + (neg_after.end() if neg_after else 0)
+            tail = neg_after or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_AFTER else None)
+            claim_end = end_all + (tail.end() if tail else 0)
             self.scan.claim(claim_start, claim_end)
             (excluded if negated else required).add(sensor)
             prev_end, prev_negated = end_all, negated
@@ -335,7 +289,7 @@ class _Reader:
                     self.scan.claim(start, end)
                     quote = self.scan.quote(start, end)
                     if quote:
-                        self.instructions.append(quote[:500])
+                        self.instructions.append((start, end, quote[:500]))
                     continue
                 self.ask(kind, start, end, en, zh)
 
@@ -343,45 +297,30 @@ class _Reader:
 
     def read(self) -> Reading:
         self.instructions_()
-        mission, targets, mixed = self.mission()
+        self.focus()
+        self.region_named()
+        heights = self.height_references()
+        missions = read_missions(self.scan)
+        mission, targets = missions.mission, missions.targets
         priority, priority_found = self.priority()
-        altitude_m, altitude_found = self.altitude()
+        self.altitude(heights)
         coverage, coverage_found = self.coverage(mission)
         time = read_time(self.scan, self.now)
         self.problems.extend(time.problems)
+        self.notes.extend(time.notes)
         sensors, excluded, sensor_spans = self.sensors()
         self.scope()
+        self.bare_lengths(heights)
+        altitude_m, altitude_found = self.settle_altitude(heights)
         self.residual()
         if mission is MissionType.AREA_SURVEY and not targets - {Target.FIRE_LANES}:
             targets = {Target.AREA}
-        missing: list[str] = []
-        questions: list[str] = []
-        if mission is None:
-            missing.append("mission type")
-            if mixed:
-                questions.append(
-                    "请求中有两种任务（巡查、测绘或点位检查），一次只能规划一种：按哪一种？" if self.chinese
-                    else "The request names two missions (patrol, survey or point inspection); one per request: which one?"
-                )
-            else:
-                questions.append(V.QUESTION_MISSION_ZH if self.chinese else V.QUESTION_MISSION_EN)
-        for p in sorted(self.problems, key=lambda p: (p.start, p.end)):
-            quote = self.scan.quote(p.start, p.end) or self.scan.shown[p.start : p.end]
-            item = V.MISSING.get(p.kind, p.kind)
-            if item not in missing:
-                missing.append(item)
-            questions.append(f"“{quote}”：{p.why_zh}" if self.chinese else f'"{quote}": {p.why_en}')
-        if self.instructions:
-            missing.append(V.MISSING["instruction"])
-            questions.append(
-                "请求中含有指令，不会被执行，需要审批人确认：" + "；".join(f"“{q}”" for q in self.instructions)
-                if self.chinese
-                else "The request contains instructions, which are not carried out and need a person to confirm: "
-                + "; ".join(f'"{q}"' for q in self.instructions)
-            )
-        questions = [q[:400] for q in questions]
-        if len(questions) > 8:
-            questions = questions[:7] + [questions[7][:300] + " …"]
+        self.instructions.sort()
+        questions = compose(self.scan, self.problems, mission=mission, split=missions.split,
+                            instructions=self.instructions, chinese=self.chinese)
+        texts = [q.text for q in questions]
+        if len(texts) > 8:
+            texts = texts[:7] + [texts[7][:300] + " …"]
         when = TimeSpec(
             day=time.day or RelativeDay.TODAY,
             date=time.date,
@@ -399,25 +338,26 @@ class _Reader:
             coverage_target=coverage,
             targets=sorted(targets, key=lambda t: t.value),
             priority=priority,
-            summary=_summary(mission, when, sensors, excluded, altitude_m, coverage),
-            missing=missing[:8],
-            clarification_questions=questions,
-            instructions=self.instructions[:5],
+            summary=_summary(mission, when, sensors, excluded, altitude_m, coverage, time.said_in),
+            missing=missing_items(questions)[:8],
+            clarification_questions=texts,
+            instructions=[q for _, _, q in self.instructions][:5],
         )
         return Reading(
             intent=intent, time=time, altitude_found=altitude_found, sensor_spans=sensor_spans,
             problems=list(self.problems), priority_found=priority_found, coverage_found=coverage_found,
+            questions=questions, notes=list(self.notes), split=missions.split,
         )
 
 
 def _summary(
     mission: MissionType | None, when: TimeSpec, sensors: list[Sensor], excluded: list[Sensor], altitude_m: float | None,
-    coverage: float | None = None,
+    coverage: float | None = None, said_in: str | None = None,
 ) -> str:
     """A one-line restatement built from the fields only (never echoes the user's text)."""
     bits = [mission.value if mission else "UNSPECIFIED_MISSION", when.date.isoformat() if when.date else when.day.value]
     if when.clock:
-        bits.append(when.clock)
+        bits.append(when.clock + (f" (said {said_in})" if said_in else ""))
     elif when.part_of_day:
         bits.append(when.part_of_day.value)
     elif when.asap:
@@ -439,10 +379,12 @@ def read_offline(
     now: datetime | None = None,
     limits: Limits | None = None,
     places: Mapping[str, str] | None = None,
+    region: str | None = None,
 ) -> Reading:
     """Read ``text`` span by span. ``now`` is the user's local time (needed for dates and offsets);
-    ``limits`` the caller's altitude bounds; ``places`` region names → ids the request may name."""
-    return _Reader(text, now, limits or Limits(), places).read()
+    ``limits`` the caller's altitude bounds; ``places`` region names → ids the request may name; ``region``
+    the selected region's id (the request may name it: "region 1001")."""
+    return _Reader(text, now, limits or Limits(), places, region).read()
 
 
 def parse_offline(
@@ -451,6 +393,7 @@ def parse_offline(
     now: datetime | None = None,
     limits: Limits | None = None,
     places: Mapping[str, str] | None = None,
+    region: str | None = None,
 ) -> Intent:
     """The ``Intent`` of ``text`` by the offline reader (area: the caller's, unless ``places`` matched)."""
-    return read_offline(text, now=now, limits=limits, places=places).intent
+    return read_offline(text, now=now, limits=limits, places=places, region=region).intent

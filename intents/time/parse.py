@@ -1,0 +1,221 @@
+"""Reading *when* from a request, zh and en, exactly or not at all.
+
+Every time expression the reader understands is claimed in the ``Scan`` and
+becomes part of a ``TimeReading``; one it recognises as a time but cannot pin
+down (two different days, "about an hour", 25点, "at dawn") becomes a
+``Problem`` that the Intent asks about. Conventions, documented because the
+corpus labels and the LLM prompt rely on them:
+
+* **Absolute dates**: 2026-12-06, 2026/12/6, 2026年12月6日, 12月5日/号,
+  December 5 / Dec 5th / 5 Dec / the 5th of December, ``M/D`` (12/5 is
+  5 December, month first as in 12月5日), 5号 / the 5th (day of this month).
+  A date without a year is its next occurrence on or after today; a day of
+  the month alone is this month's, or next month's once it has passed.
+* **Relative days**: 今天/明天/后天/大后天, today/tomorrow/day after tomorrow,
+  in N days / N天后, 周五 / on Friday (this week's, on or after today), 下周五 /
+  next Friday (the following calendar week).
+* **Offsets**: 两小时后, 一个半小时后, 半小时后, 30分钟后, in 30 minutes, in 2 h,
+  in an hour and a half, 90 minutes from now: ``now`` plus the offset, to the
+  minute (seconds dropped). An offset with another day or time is a question.
+* **Clock times**: 上午9点, 九点半, 四点一刻, 四点三刻, 差五分五点 (4:55),
+  15:30, 9am, 3:30 pm, half past nine, quarter past 3, quarter to five, ten to
+  five, 0900, 1600 hrs, 21h, at 9, 9 o'clock, noon; a part of the day named
+  elsewhere decides am/pm. ``H:MM`` and ``HH:MM`` are the 24-hour notation
+  (9:30 is 09:30) except a one-digit hour 1–5 ("2:30").
+* **Twelve-hour times** said without a part of the day ("at 3", "quarter to
+  five", 两点, "2:30") have two readings. The request's window decides when it
+  can: on today, a reading that has already passed at ``now`` is impossible, so
+  "at 3" at 07:30 is 15:00 (the note says so). Otherwise the reader asks
+  (``part_of_day``).
+* **Time zones** named in the text (``intents.time.zones``): the day and clock
+  are taken in that zone and converted to the world's (``now``'s) zone; the
+  reading keeps the clock as said (``said_in``). A zone whose calendar day
+  differs from the world's at ``now`` while the day is relative or unnamed, a
+  zone without a clock time, two zones, or an ambiguous one are asked.
+* **Parts of the day** (``timeresolve.PART_OF_DAY_CLOCK``): morning 09:00,
+  noon 12:00, afternoon 15:00, evening/tonight 19:00, night 22:00.
+* Questions, never guesses: weekend, next week without a day, midnight,
+  dawn/dusk, "before lunch", "about 10", "later", 下下周.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time
+
+from intents.intent import PartOfDay, RelativeDay
+from intents.text.scan import Scan
+from intents.time.clocks import ClockReading
+from intents.time.dates import DateReading
+from intents.time.reading import Clock, Problem, TimeReading
+from intents.time.resolve import resolve_relative
+from intents.time.words import WEEKDAYS, rx
+from intents.time.zones import ZONE, NamedZone, named_zone, offset_on
+
+__all__ = ["Problem", "TimeReading", "read_time", "resolve_relative"]
+
+
+class _Reader(DateReading, ClockReading):
+    """Reads one scan: the day (``intents.time.dates``), the clock (``intents.time.clocks``), then settles."""
+
+    def __init__(self, scan: Scan, now: datetime | None) -> None:
+        self.scan = scan
+        self.now = now
+        self.today = now.date() if now is not None else None
+        self.out = TimeReading()
+        self.days: list[tuple[int, int, RelativeDay | date]] = []
+        self.clocks: list[Clock] = []
+        self.parts: list[tuple[int, int, PartOfDay]] = []
+        self.offset: tuple[int, int, datetime] | None = None
+        self.zones: list[tuple[int, int, NamedZone]] = []
+
+    def problem(self, start: int, end: int, why_en: str, why_zh: str, kind: str = "time") -> None:
+        self.scan.claim(start, end)
+        self.out.problems.append(Problem(kind, start, end, why_en, why_zh))
+
+    def zones_(self) -> None:
+        """Claim every zone or offset first, so "+08:00" is never read as a clock and "UTC" never left open."""
+        for m in self.scan.finditer(ZONE):
+            zone = named_zone(m)
+            if isinstance(zone, str):
+                self.problem(m.start(), m.end(), f"{zone}; which time zone?", f"{zone}：是哪个时区？", "time_zone")
+                continue
+            self.scan.claim(m.start(), m.end())
+            self.out.found = True
+            self.zones.append((m.start(), m.end(), zone))
+
+    # --------------------------------------------------------------- putting it together
+
+    def settle(self) -> TimeReading:
+        out = self.out
+        days = self.days
+        absolute = [d for _, _, d in days if isinstance(d, date)]
+        if absolute:
+            # "Friday 11 December": a weekday beside a date checks the date, it does not name another day.
+            weekdays = [x for x in days if isinstance(x[2], RelativeDay) and x[2].value.startswith(("THIS_", "NEXT_"))]
+            if weekdays and all(WEEKDAYS.index(w[2].value.split("_", 1)[1]) == absolute[0].weekday() for w in weekdays):
+                days = [x for x in days if x not in weekdays]
+        if self.today is not None:
+            resolved = {(d if isinstance(d, date) else resolve_relative(d, self.today)) for _, _, d in days}
+        else:
+            resolved = {d for _, _, d in days}  # type: ignore[misc]
+        if len(resolved) > 1:
+            s, e = min(x[0] for x in days), max(x[1] for x in days)
+            self.problem(s, e, "two different days are named; which one?", "提到了两个不同的日子，是哪一天？", "day")
+        elif days:
+            values = [d for _, _, d in days]
+            out.day = next((d for d in values if isinstance(d, RelativeDay)), None)
+            out.date = next((d for d in values if isinstance(d, date)), None)
+        clocks = {(c.value, c.twelve_hour) for c in self.clocks}
+        clock: Clock | None = None
+        if len(clocks) > 1:
+            s, e = min(c.start for c in self.clocks), max(c.end for c in self.clocks)
+            self.problem(s, e, "two different times are named; which one?", "提到了两个不同的时间，是几点？")
+        elif clocks:
+            clock = self.clocks[0]
+            out.clock = clock.value
+        parts = {p for _, _, p in self.parts}
+        if len(parts) > 1 and out.clock is None:
+            s, e = min(x[0] for x in self.parts), max(x[1] for x in self.parts)
+            self.problem(s, e, "which part of the day?", "是一天中的哪个时段？")
+        elif len(parts) == 1:
+            out.part = parts.pop()
+        if self.offset is not None:
+            s, e, at = self.offset
+            if days or self.clocks or self.parts:
+                self.problem(s, e, "an offset and another time are both given; which one?", "同时给了时间间隔和时间，按哪个？")
+            else:
+                out.date, out.clock, out.day = at.date(), at.strftime("%H:%M"), None
+        if self.zones:
+            self._in_zone(clock)
+        elif clock is not None and clock.twelve_hour:
+            self._twelve_hour(clock)
+        if out.clock is not None or out.part is not None or out.day not in (None, RelativeDay.TODAY) or (
+            out.date is not None and out.date != self.today
+        ):
+            out.asap = False
+        return out
+
+    def _day(self, today: date) -> date:
+        out = self.out
+        return out.date if out.date is not None else resolve_relative(out.day or RelativeDay.TODAY, today)
+
+    def _twelve_hour(self, clock: Clock) -> None:
+        """a.m. or p.m.: the window decides when one reading has already passed today, else ask."""
+        out = self.out
+        quote = self.scan.quote(clock.start, clock.end)
+        hh, mm = int(clock.value[:2]), clock.value[3:]
+        late = f"{hh + 12:02d}:{mm}"
+        if self.now is not None and self.today is not None and self._day(self.today) == self.today:
+            now_hm = self.now.strftime("%H:%M")
+            if clock.value <= now_hm < late:
+                out.clock = late
+                out.notes.append(f'"{quote}": {clock.value} has already passed today ({now_hm}), so {late}')
+                return
+        out.clock = None
+        self.problem(clock.start, clock.end, f"{clock.value} or {late}?", f"是{clock.value}还是{late}？", "part_of_day")
+
+    def _in_zone(self, clock: Clock | None) -> None:
+        """The day and clock were said in another zone: convert them to the world's (``now``'s) zone."""
+        out = self.out
+        s, e = min(z[0] for z in self.zones), max(z[1] for z in self.zones)
+        zones = {z.label for _, _, z in self.zones}
+        zone = self.zones[0][2]
+        if len(zones) > 1:
+            self.problem(s, e, "two different time zones are named; which one?", "提到了两个不同的时区，按哪个？", "time_zone")
+            return
+        if out.clock is None or clock is None or self.now is None or self.now.tzinfo is None:
+            if out.clock is None and any(p.kind in ("time", "part_of_day") for p in out.problems):
+                return  # the clock itself is asked about already
+            self.problem(s, e, "a time zone is named, but no clock time to apply it to; when exactly?",
+                         "给了时区，却没有具体时间，具体几点？", "time_zone")
+            out.clock = None
+            return
+        if clock.twelve_hour:
+            out.clock = None
+            late = f"{int(clock.value[:2]) + 12:02d}:{clock.value[3:]}"
+            self.problem(clock.start, clock.end, f"{clock.value} or {late}?", f"是{clock.value}还是{late}？", "part_of_day")
+            return
+        world = self.now.tzinfo
+        tz = zone.tz or world
+        zone_today = self.now.astimezone(tz).date()
+        if out.date is None and zone_today != self.now.date():
+            self.problem(s, e, f"it is already {zone_today.isoformat()} in {zone.label} but {self.now.date().isoformat()} here; "
+                         "which day?", f"{zone.label}现在是{zone_today.isoformat()}，这里是{self.now.date().isoformat()}，是哪一天？",
+                         "time_zone")
+            out.clock = None
+            return
+        day = self._day(zone_today)
+        wrong_season = offset_on(zone, day, out.clock)
+        if wrong_season is not None:
+            self.problem(s, e, wrong_season, f"{wrong_season}（{zone.label}）", "time_zone")
+            out.clock = None
+            return
+        said = out.clock
+        hh, mm = (int(x) for x in said.split(":"))
+        here = datetime.combine(day, time(hh, mm), tzinfo=tz).astimezone(world)
+        out.date, out.day, out.clock = here.date(), None, here.strftime("%H:%M")
+        out.said_in = f"{said} {zone.label}"
+        if zone.tz is not None:
+            out.notes.append(f"{day.isoformat()} {said} {zone.label} is {here.date().isoformat()} {out.clock} here")
+
+
+_GREETING = rx(
+    r"^\s*(?:good\s+(?:morning|afternoon|evening|day|night)\b[!,.]?|(?:morning|afternoon|evening)\s*!+"
+    r"|(?:早上好|早安|上午好|中午好|下午好|晚上好|晚安)[!！,，。]?)"
+)
+
+
+def read_time(scan: Scan, now: datetime | None) -> TimeReading:
+    """Claim and read every time expression in ``scan``; ``now`` is local (``None``: no absolute dates)."""
+    greeting = _GREETING.match(scan.view())
+    if greeting:  # "Morning! …" greets; it does not schedule
+        scan.claim(greeting.start(), greeting.end())
+    reader = _Reader(scan, now)
+    reader.zones_()
+    reader.offsets()
+    reader.dates()
+    reader.day_words()
+    reader.part_words()
+    reader.clock_times()
+    reader.claim_parts()
+    return reader.settle()
