@@ -1,15 +1,17 @@
-"""Prefect: follow a dispatched mission and publish its report as a markdown artifact.
+"""The ``monitor-mission`` Prefect flow: follow a dispatched mission, then publish its report as an artifact.
 
-Thin (STYLE 10): the ``monitor-flight`` task calls ``flows.vehicle.monitor.monitor_mission``
-(the same function ``sortie monitor`` calls), the ``publish-report`` task
-builds the report (``flows.usecases.report``) and creates the artifact
-``report-<draft id>-v<version>`` with the map embedded as a ``data:`` URI.
-The flow ``monitor_mission`` only orders the two. The monitor is bounded by
-its own ``timeout_s``, so a run never hangs on a silent vehicle; it is not
-retried (a second monitor of the same version returns the recorded end).
-With ``SORTIE_SERVER`` set the server follows the flight (``POST
-/v1/drafts/{id}/monitor``) and publishes its ``flight.*`` events; the report
-stays on the server host.
+Which monitor: this is the Prefect flow a dispatch run starts
+(``after_dispatch``); following the vehicles themselves is
+``flows.vehicle.monitor``. Thin (STYLE 10): the ``monitor-flight`` task asks
+the authority to follow the flight (embedded: over MAVLink in this process;
+with ``SORTIE_SERVER``: the server follows it with its own link record and
+publishes its ``flight.*`` events, and this waits for the end), the
+``publish-report`` task asks the authority for the report
+(``flows.usecases.report``: planned vs flown, alerts, map) and creates the
+artifact ``report-<draft id>-v<version>`` with the map embedded as a
+``data:`` URI. The flight is bounded by ``timeout_s``, so a run never hangs on
+a silent vehicle; it is not retried (a second monitor of the same version
+returns the recorded end).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.authority.views import report_artifact_key
 from flows.orchestration.artifacts import MAX_INLINE_PNG_BYTES
-from flows.usecases.report import report_artifact_key
+from flows.orchestration.mission_tasks import authority_for
 
 __all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", "monitor_mission"]
 
@@ -30,30 +33,21 @@ __all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", 
 def monitor_flight_task(
     draft_id: str, version: int | None, link: str | None, actor: str, now: datetime | None, timeout_s: float
 ) -> dict[str, Any]:
-    from flows.client import flowops
-    from flows.vehicle.monitor import MonitorOptions, monitor_mission as follow
+    from flows.authority import MonitorRequest
 
-    if flowops.server_mode():  # the authority follows (its ledger, its link record) and publishes the flight events
-        if link:
-            from planner.errors import OverrideRefused
-
-            raise OverrideRefused("link is refused with SORTIE_SERVER set: the server follows each vehicle at its "
-                                  "own record of the link address")
-        flowops.refuse_local_inputs(None, now.isoformat() if now else None)
-        return flowops.monitor(draft_id, version, timeout_s)
-    return follow(draft_id, version, link=link, actor=actor, now=now,
-                  options=MonitorOptions(timeout_s=timeout_s, start_wait_s=min(60.0, timeout_s))).to_dict()
+    a = authority_for("monitor-flight", now=now)
+    return a.monitor(draft_id, version, request=MonitorRequest(timeout_s=timeout_s), link=link, on_behalf_of=actor)
 
 
 @task(name="publish-report", cache_policy=NO_CACHE)
 def publish_report_task(draft_id: str, version: int) -> str:
     from prefect.artifacts import create_markdown_artifact
 
-    from flows.usecases.report import build_report, markdown_for_artifact, write_report
-
-    report = build_report(draft_id, version)
-    write_report(report)
-    text = markdown_for_artifact(report) if report.map_png and len(report.map_png) <= MAX_INLINE_PNG_BYTES else report.markdown
+    report = authority_for("publish-report").report(draft_id, version)
+    text = report["markdown"]
+    png = report.get("map_png_b64")
+    if png and len(png) * 3 // 4 <= MAX_INLINE_PNG_BYTES:  # inline the map: an artifact has no files beside it
+        text = text.replace("](flown.png)", f"](data:image/png;base64,{png})")
     key = report_artifact_key(draft_id, version)
     create_markdown_artifact(markdown=text, key=key,
                              description=f"Mission report of draft {draft_id} v{version}: planned vs flown, alerts, map.")
@@ -70,11 +64,7 @@ def monitor_mission(
     timeout_s: float = 900.0,
 ) -> dict[str, Any]:
     """Follow the dispatched version to its end (ledger state and alerts), then publish the report."""
-    from flows.client import flowops
-
     result = monitor_flight_task(draft_id, version, link, actor, now, timeout_s)
-    if flowops.server_mode():  # the flight record and its report live on the server host (`sortie report` there)
-        return {k: result.get(k) for k in ("draft_id", "version", "outcome", "state", "reason")} | {"artifact_key": None}
     key = publish_report_task(draft_id, result["version"])
     print(f"{draft_id} v{result['version']}: {result['outcome']} — {result['reason']} (artifact {key})")
     return {"draft_id": draft_id, "version": result["version"], "outcome": result["outcome"],

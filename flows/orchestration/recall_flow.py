@@ -1,15 +1,20 @@
 """The "Recall" Prefect flow: an operator starts it from the UI with a draft id to bring the mission home.
 
-The flow is thin (STYLE 10): one task calls ``flows.usecases.control.recall``
-— the same role check (dispatcher), audit row, ledger RECALLING before any
-command, RTL (or LAND with ``land_here``) confirmed from the vehicle's
-heartbeat — and follows the vehicle to its landing (``wait_s``), so the run
-ends with the draft RECALLED (or ABORTED with the vehicle's reason). The task
-is not retried by Prefect: a recall repeats safely by hand (it sends nothing
-the vehicle already shows), but an automatic retry would hide a refusal.
+The flow is thin (STYLE 10): one task asks the authority to recall
+(``Authority.recall``: embedded, ``flows.usecases.control.recall`` — the same
+role check (dispatcher), audit row, ledger RECALLING before any command, RTL
+(or LAND with ``land_here``) confirmed from the vehicle's heartbeat; with
+``SORTIE_SERVER``, the server does the same at its own link record) and
+follows the vehicle to its landing (``wait_s``; a server follows at most 120 s
+per request), so the run ends with the draft RECALLED (or ABORTED with the
+vehicle's reason). The task is not retried by Prefect: a recall repeats safely
+by hand (it sends nothing the vehicle already shows), but an automatic retry
+would hide a refusal.
 
-``actor`` is the operator's user id, typed into the run form (the identity is
-asserted, as everywhere without the authority server).
+``actor`` is the operator's user id, typed into the run form: the embedded
+authority recalls as them (asserted, as everywhere without the authority
+server); a server recalls as the worker's token, whose user must hold the
+dispatcher role (an identity the server proves for this form is the next step).
 """
 
 from __future__ import annotations
@@ -25,13 +30,11 @@ __all__ = ["recall_mission"]
 @task(name="recall", cache_policy=NO_CACHE)
 def recall_task(draft_id: str, version: int | None, actor: str, land_here: bool, reason: str, wait_s: float,
                 now: str | None, link: str | None, world: str | None) -> dict[str, Any]:
-    """Recall the draft's vehicles through the use case the CLI calls."""
-    from flows.context import resolve_now
-    from flows.ledger import open_ledger
-    from flows.usecases.control import recall
+    """Recall the draft's vehicles through the authority, as the CLI does."""
+    from flows.orchestration.mission_tasks import authority_for
 
-    return recall(open_ledger(), draft_id, version, actor=actor, now=resolve_now(now), land_here=land_here,
-                  reason=reason, link=link, wait_s=wait_s, world_dir=world).to_dict()
+    return authority_for("recall", world=world, now=now).recall(draft_id, version, land_here=land_here, reason=reason,
+                                                                link=link, wait_s=wait_s, on_behalf_of=actor)
 
 
 @flow(name="recall-mission", log_prints=True)
