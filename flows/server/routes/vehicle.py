@@ -1,168 +1,136 @@
-"""The authority's routes that reach a vehicle: dispatch, cancel, pause, resume, recall, monitor, reconcile.
+"""The authority's routes that reach a vehicle: dispatch, pause, resume, recall, monitor, reconcile.
 
 Every one of them uses the server's record of each drone's link address
 (``flows.server.links``): a request's ``link`` must match it or is
 ``OVERRIDE_REFUSED``. Roles are the use cases' (dispatch, pause, resume,
-recall, monitor, reconcile: dispatcher; cancel: approver or dispatcher); the
-token's scope is ``dispatch`` (a cancel: ``approve`` or ``dispatch``). Each
-request is audited by ``Kit.call``; each change is published on the event
-feed, and a flight's ``in_flight``/``finished`` come from the server's own
-follower (``flows.server.followers``).
+recall, monitor, reconcile: dispatcher); the token's scope is ``dispatch``.
+Each request is audited by ``Kit.call``; each change is published on the
+event feed, and a flight's ``in_flight``/``finished`` come from the server's
+own follower (``flows.server.followers``), which runs the embedded
+authority's ``monitor`` on a thread of the server.
 """
 
 # No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations (``kit.Who``).
 
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter
 
-from flows.server.links import resolve_links
-from flows.server.models import CancelBody, DispatchBody, HoldBody, MonitorBody, RecallBody, ReconcileBody
-from flows.usecases import control, dispatching
-from flows.usecases.common import load_world_at, user_of
+from flows.authority.interface import MonitorRequest
+from flows.server.models import DispatchBody, HoldBody, MonitorBody, RecallBody, ReconcileBody
+from flows.usecases.common import pinned_world
 from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError
 
 if TYPE_CHECKING:
-    from flows.server.kit import Caller, Kit
+    from flows.server.kit import Kit, RequestContext
 
-__all__ = ["register"]
+__all__ = ["router"]
 
 
-def register(app: FastAPI, kit: "Kit") -> None:
-    """Add the vehicle routes to ``app``."""
-    config, ledger, call, visible, publish = kit.config, kit.ledger, kit.call, kit.visible, kit.publish
-    Who = kit.Who
+def router(kit: "Kit") -> APIRouter:
+    r = APIRouter()
 
-    def links_for(draft_id: str, version: int | None, asked: str | Mapping[str, str] | None) -> dict[str, str]:
-        """The server's link of every drone the version flies; a request's own must match it."""
-        rec = ledger.get_draft(draft_id, version)
-        drones = [s["drone_id"] for s in (rec.plan or {}).get("sorties", [])]
-        return resolve_links(load_world_at(config.world, strict=True), kit.links, drones, asked)
-
-    def ended(out: dict[str, Any]) -> None:
-        state = str(out.get("state") or out.get("draft_status") or "")
-        rec = ledger.get_draft(str(out["draft_id"]), int(out["version"]))
-        kit.followers.finished(rec.tenant, rec.draft_id, rec.version, state, str(out.get("message") or ""))
+    def dispatcher(ctx: "RequestContext", draft_id: str, version: int | None, what: str) -> Any:
+        """The version, if the caller holds the dispatcher role for its tenant (even "nothing to do" is theirs)."""
+        rec = ctx.draft(draft_id, version)
+        user = ctx.user(what)
+        if not user.may("dispatcher", rec.tenant, rec.region_id):
+            raise Forbidden(f"{user.id} may not {what} of tenant {rec.tenant} (the dispatcher role)")
+        return rec
 
     # ------------------------------------------------------------------ dispatch
 
-    @app.post("/v1/drafts/{draft_id}/dispatch")
-    def dispatch(draft_id: str, body: DispatchBody, c: Who) -> dict[str, Any]:
-        def work(now: datetime) -> Any:
-            visible(c, draft_id)
-            return dispatching.dispatch(draft_id, body.version, actor=c.actor, now=now,
-                                        link=links_for(draft_id, body.version, body.link), dry_run=body.dry_run,
-                                        world_dir=config.world, rules_path=config.rules, ledger=ledger)
+    @r.post("/v1/drafts/{draft_id}/dispatch")
+    def dispatch(draft_id: str, body: DispatchBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        def work(ctx: "RequestContext") -> Any:
+            ctx.visible(draft_id)
+            return ctx.authority().dispatch(draft_id, body.version, link=ctx.links(draft_id, body.version, body.link),
+                                            dry_run=body.dry_run)
 
-        out = call(c, "dispatch", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
+        out = kit.call(c, "dispatch", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
         if not out.get("dry_run") and out.get("first"):
-            publish(f"dispatch.{str(out.get('status', '')).lower()}", out)
+            kit.publish(f"dispatch.{str(out.get('status', '')).lower()}", out)
         return out
 
-    # ------------------------------------------------------------------ stopping a mission (flows.usecases.control)
+    # ------------------------------------------------------------------ stopping a mission in flight
 
-    @app.post("/v1/drafts/{draft_id}/cancel")
-    def cancel(draft_id: str, body: CancelBody, c: Who) -> dict[str, Any]:
-        """Withdraw a version before dispatch; the client that asked wakes a waiting Prefect run (as for approve)."""
-        visible(c, draft_id)
-        scope = "dispatch" if "dispatch" in c.token.scopes else "approve"
-
-        def work(now: datetime) -> Any:
-            return control.cancel(ledger, draft_id, body.version, actor=c.actor, reason=body.reason, now=now,
-                                  world_dir=config.world, audit=False)
-
-        out = call(c, "cancel", scope, {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
+    def flight_control(action: str, draft_id: str, c: "RequestContext", args: dict[str, Any],
+                       act: Callable[[Any, dict[str, str]], dict[str, Any]]) -> dict[str, Any]:
+        c.visible(draft_id)
+        out = kit.call(c, action, "dispatch", {"draft_id": draft_id, **args},
+                       lambda ctx: act(ctx.authority(), ctx.links(draft_id, args.get("version"), args.get("link"))),
+                       draft_id=draft_id)
         if out.get("changed"):
-            publish("draft.cancelled", out)
+            kit.publish(f"flight.{action}", out)
+        state = str(out.get("state") or out.get("draft_status") or "")
+        kit.followers.finished(c.draft(draft_id).tenant, str(out["draft_id"]), int(out["version"]), state,
+                               str(out.get("message") or ""))
         return out
 
-    def flight_control(action: str, draft_id: str, c: "Caller", args: dict[str, Any],
-                       work: Callable[[datetime, dict[str, str]], Any]) -> dict[str, Any]:
-        visible(c, draft_id)
-        out = call(c, action, "dispatch", {"draft_id": draft_id, **args},
-                   lambda now: work(now, links_for(draft_id, args.get("version"), args.get("link"))),
-                   draft_id=draft_id)
-        if out.get("changed"):
-            publish(f"flight.{action}", out)
-        ended(out)
-        return out
+    @r.post("/v1/drafts/{draft_id}/pause")
+    def pause(draft_id: str, body: HoldBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        return flight_control("pause", draft_id, c, body.model_dump(),
+                              lambda a, links: a.pause(draft_id, body.version, reason=body.reason, link=links))
 
-    @app.post("/v1/drafts/{draft_id}/pause")
-    def pause(draft_id: str, body: HoldBody, c: Who) -> dict[str, Any]:
-        return flight_control("pause", draft_id, c, body.model_dump(), lambda now, links: control.pause(
-            ledger, draft_id, body.version, actor=c.actor, now=now, reason=body.reason, link=links,
-            world_dir=config.world, audit=False))
+    @r.post("/v1/drafts/{draft_id}/resume")
+    def resume(draft_id: str, body: HoldBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        return flight_control("resume", draft_id, c, body.model_dump(),
+                              lambda a, links: a.resume(draft_id, body.version, reason=body.reason, link=links))
 
-    @app.post("/v1/drafts/{draft_id}/resume")
-    def resume(draft_id: str, body: HoldBody, c: Who) -> dict[str, Any]:
-        return flight_control("resume", draft_id, c, body.model_dump(), lambda now, links: control.resume(
-            ledger, draft_id, body.version, actor=c.actor, now=now, reason=body.reason, link=links,
-            world_dir=config.world, audit=False))
-
-    @app.post("/v1/drafts/{draft_id}/recall")
-    def recall(draft_id: str, body: RecallBody, c: Who) -> dict[str, Any]:
-        return flight_control("recall", draft_id, c, body.model_dump(), lambda now, links: control.recall(
-            ledger, draft_id, body.version, actor=c.actor, now=now, land_here=body.land_here, reason=body.reason,
-            link=links, world_dir=config.world, wait_s=body.wait_s, audit=False))
+    @r.post("/v1/drafts/{draft_id}/recall")
+    def recall(draft_id: str, body: RecallBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        return flight_control("recall", draft_id, c, body.model_dump(), lambda a, links: a.recall(
+            draft_id, body.version, land_here=body.land_here, reason=body.reason, link=links, wait_s=body.wait_s))
 
     # ------------------------------------------------------------------ following a flight
 
-    @app.post("/v1/drafts/{draft_id}/monitor")
-    def monitor(draft_id: str, body: MonitorBody, c: Who) -> dict[str, Any]:
+    @r.post("/v1/drafts/{draft_id}/monitor")
+    def monitor(draft_id: str, body: MonitorBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
         """Follow the dispatched version on the server (started once, joined after); wait at most ``wait_s``."""
 
-        def work(now: datetime) -> dict[str, Any]:
-            from flows.vehicle.monitor import ENDED_STATES, FOLLOWED_STATES, MonitorOptions, monitor_mission
+        def work(ctx: "RequestContext") -> dict[str, Any]:
+            from flows.vehicle.monitor import ENDED_STATES, FOLLOWED_STATES
 
-            visible(c, draft_id)
-            rec = ledger.get_draft(draft_id, body.version)
-            user = user_of(load_world_at(config.world, strict=True), c.actor.id, "follow a flight")
-            if not user.may("dispatcher", rec.tenant, rec.region_id):
-                raise Forbidden(f"{user.id} may not follow flights of tenant {rec.tenant} (the dispatcher role)")
+            ctx.visible(draft_id)
+            rec = dispatcher(ctx, draft_id, body.version, "follow flights")
             if rec.state not in FOLLOWED_STATES | ENDED_STATES:
                 raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a dispatched mission can be "
                                "followed")
-            links = links_for(draft_id, rec.version, None)
-            opts = MonitorOptions(timeout_s=body.timeout_s, link_lost_s=body.link_lost_s,
-                                  link_alert_s=min(2.0, body.link_lost_s), battery_margin_pct=body.battery_margin,
-                                  start_wait_s=min(60.0, body.timeout_s))
-            follower, started = kit.followers.follow(rec.draft_id, rec.version, rec.tenant, lambda on_update: (
-                monitor_mission(rec.draft_id, rec.version, link=links, actor=f"{user.id} (server monitor)", now=now,
-                                options=opts, on_update=on_update, ledger=ledger)))
+            links, world, a = ctx.links(draft_id, rec.version, None), ctx.world, ctx.authority()
+            request = MonitorRequest(timeout_s=body.timeout_s, link_lost_s=body.link_lost_s,
+                                     battery_margin_pct=body.battery_margin)
+
+            def follow(on_update: Any) -> dict[str, Any]:
+                with pinned_world(kit.config.world, world):  # the follower's thread sees this request's snapshot
+                    return a.monitor(rec.draft_id, rec.version, request=request, link=links, on_update=on_update)
+
+            follower, started = kit.followers.follow(rec.draft_id, rec.version, rec.tenant, follow)
             if follower.done.wait(body.wait_s) and follower.error is not None:  # the follower's refusal, as itself
                 cls = ERROR_CODES.get(str(follower.error.get("code")), SortieError)
                 raise cls(str(follower.error.get("message", "")), details=follower.error.get("details"))
-            out: dict[str, Any] = {"draft_id": rec.draft_id, "version": rec.version, "started": started,
-                                   "following": not follower.done.is_set(), "result": follower.result,
-                                   "error": follower.error}
-            out["state"] = ledger.get_draft(rec.draft_id, rec.version).state
-            return out
+            return {"draft_id": rec.draft_id, "version": rec.version, "started": started,
+                    "following": not follower.done.is_set(), "result": follower.result, "error": follower.error,
+                    "state": kit.ledger.get_draft(rec.draft_id, rec.version).state}
 
-        return call(c, "monitor", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
+        return kit.call(c, "monitor", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
 
     # ------------------------------------------------------------------ settling an uncertain dispatch
 
-    @app.post("/v1/drafts/{draft_id}/reconcile")
-    def reconcile(draft_id: str, body: ReconcileBody, c: Who) -> dict[str, Any]:
+    @r.post("/v1/drafts/{draft_id}/reconcile")
+    def reconcile(draft_id: str, body: ReconcileBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
         """Read the vehicle back (at the server's link record) and record what it holds; never re-sends."""
 
-        def work(now: datetime) -> dict[str, Any]:
-            from flows.integrity.reconcile import reconcile as settle
+        def work(ctx: "RequestContext") -> dict[str, Any]:
+            ctx.visible(draft_id)
+            dispatcher(ctx, draft_id, None, "reconcile dispatches")
+            done = kit.ledger.dispatches(draft_id)
+            links = ctx.links(draft_id, done[-1].version if done else None, None)
+            return ctx.authority().reconcile(draft_id, link=links, timeout_s=body.timeout_s)
 
-            visible(c, draft_id)
-            rec = ledger.get_draft(draft_id)
-            user = user_of(load_world_at(config.world, strict=True), c.actor.id, "reconcile")
-            if not user.may("dispatcher", rec.tenant, rec.region_id):  # even "nothing to settle" is a dispatcher's
-                raise Forbidden(f"{user.id} may not reconcile dispatches of tenant {rec.tenant} (the dispatcher role)")
-            done = ledger.dispatches(draft_id)
-            version = done[-1].version if done else None
-            links = links_for(draft_id, version, None)
-            return settle(draft_id, actor=c.actor.id, now=now, link=links, world_dir=config.world,
-                          timeout_s=body.timeout_s, ledger=ledger)
-
-        out = call(c, "reconcile", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
-        if out.get("verify") is not None:  # the vehicle was read back and the record settled (not "nothing to do")
-            publish("dispatch.reconciled", out)
+        out = kit.call(c, "reconcile", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
+        if out.get("verify") is not None:  # the vehicle was read back and the record settled (not "nothing to settle")
+            kit.publish("dispatch.reconciled", out)
         return out
+
+    return r
