@@ -22,7 +22,7 @@ from typing import Any
 os.environ.setdefault("MAVLINK20", "1")
 
 from flows.context import resolve_now  # noqa: E402
-from flows.ledger import Ledger  # noqa: E402
+from flows.ledger import Ledger, open_ledger  # noqa: E402
 from flows.sim.flight import SimFlight  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from flows.usecases import decisions, planning  # noqa: E402
