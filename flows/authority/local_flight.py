@@ -28,9 +28,9 @@ class FlightActions:
 
     g: Grounds
 
-    def _audited(self, command: str, args: Mapping[str, Any], work: Callable[[], dict[str, Any]],
-                 actor: Any = None) -> dict[str, Any]:
-        raise NotImplementedError  # LocalAuthority's
+    if TYPE_CHECKING:  # LocalAuthority's: one audit row per command where the caller wants one
+        def _audited(self, command: str, args: Mapping[str, Any], work: Callable[[], dict[str, Any]],
+                     actor: Any = None) -> dict[str, Any]: ...
 
     def dispatch_refusal(self, draft_id: str, version: int, user: str | None, *,
                          approving: bool = False) -> str | None:

@@ -67,7 +67,7 @@ def test_prefect_api_url_from_the_profile_counts(tmp_path: Path) -> None:
     and a URL Prefect cached from an earlier environment does not count once the variable is gone."""
     import prefect.context
 
-    from flows.orchestration.prefect_api import prefect_api_url
+    from flows.authority.prefect_api import prefect_api_url
 
     profiles = tmp_path / "profiles.toml"
     profiles.write_text('active = "ops"\n[profiles.ops]\nPREFECT_API_URL = "http://127.0.0.1:9/api"\n', encoding="utf-8")

@@ -324,6 +324,8 @@ def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, m
     assert d["requested_by"] == "li.wei" and d["mode"] == "server", d
     state = f.read_draft_task.fn(d["draft_id"], d["version"])
     assert state["state"] == d["status"] and state["plan_hash"] == d["plan_hash"]
+    # what the approval form shows: the request as written and who read it, in server mode too (it was lost)
+    assert state["request_text"] == "这块地今天巡一遍消防通道" and state["extractor"], state
     if d["status"] != "DRAFT" or d["verdict"] == "block":
         pytest.skip(f"the second request planned {d['status']}/{d['verdict']}: nothing to approve")
     decision = {"draft_id": d["draft_id"], "version": d["version"], "plan_hash": d["plan_hash"], "decision": "approve",
