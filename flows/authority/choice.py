@@ -24,7 +24,7 @@ from typing import Literal
 from flows.authority.grounds import Grounds, local_policy
 from flows.authority.interface import Authority
 from flows.authority.local import LocalAuthority
-from flows.authority.overrides import refuse_overrides
+from flows.authority.overrides import refuse_overrides, server_url
 from flows.authority.waking import Waker
 from flows.usecases.actor import Actor
 
@@ -35,12 +35,6 @@ __all__ = ["authority", "server_url", "Caller"]
 Caller = Literal["cli", "prefect"]
 
 _OPTION = {"cli": ("--as", "--world", "--now", "--rules"), "prefect": ("as_user", "world", "now", "rules")}
-
-
-def server_url() -> str | None:
-    """``SORTIE_SERVER`` (the authority's base URL), or None for the embedded mode."""
-    url = os.environ.get("SORTIE_SERVER", "").strip()
-    return url or None
 
 
 def authority(command: str, *, as_user: str | None = None, world: str | Path | None = None,

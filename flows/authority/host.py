@@ -26,7 +26,9 @@ __all__ = ["host_ledger", "verify_ledger", "restore_ledger", "admin_audit", "aud
 def host_ledger(home: Path | None) -> Ledger:
     """The ledger of ``--home`` (default SORTIE_HOME). With a server configured and no ``--home``, the ledger is
     the server's: these commands run on its host with its ``--home``, never against a client's own folder."""
-    if home is None and os.environ.get("SORTIE_SERVER", "").strip():
+    from flows.authority.overrides import server_url
+
+    if home is None and server_url() is not None:
         raise InvalidArgument(
             "SORTIE_SERVER is set: the ledger belongs to the authority; run this on its host with --home DIR"
         )

@@ -20,10 +20,16 @@ from typing import Any
 
 from planner.errors import OverrideRefused
 
-__all__ = ["LOCAL_ENV", "refuse_overrides"]
+__all__ = ["LOCAL_ENV", "refuse_overrides", "server_url"]
 
 #: The environment an embedded run reads for who, when and which world; a server owns all three.
 LOCAL_ENV = ("SORTIE_USER", "SORTIE_NOW", "SORTIE_WORLD")
+
+
+def server_url() -> str | None:
+    """``SORTIE_SERVER`` (the authority's base URL), or None for the embedded mode: the one place it is read."""
+    url = os.environ.get("SORTIE_SERVER", "").strip()
+    return url or None
 
 
 def refuse_overrides(command: str, given: Mapping[str, Any]) -> None:
