@@ -1,11 +1,14 @@
 """The layering is a checked contract: import-linter's contracts in pyproject.toml hold.
 
 ``[tool.importlinter]`` in pyproject.toml declares the layers (bench > flows > rules | intents >
-planner; within flows cli > orchestration | server > client > usecases > vehicle > ledger >
-context), that no production module imports a simulator (``flows.sim``: only the CLI's demo and
-sim commands, and tests), that the core imports no database, workflow engine or LLM client, and
-that no sibling modules import each other in a cycle. This test runs ``lint-imports`` on them,
-so ``uv run pytest`` enforces them; the second test shows the same machinery fails on a breach.
+planner; within flows cli > orchestration | server > authority > client > usecases > integrity >
+vehicle > ledger > context), that the CLI and the flows reach the use cases and the ledger only
+through the ``Authority`` interface (``flows.authority``: a forbidden contract whose only way in is
+that package, exceptions listed with their reasons), that no production module imports a simulator
+(``flows.sim``: only the CLI's demo and sim commands, and tests), that the core imports no
+database, workflow engine or LLM client, and that no sibling modules import each other in a cycle.
+This test runs ``lint-imports`` on them, so ``uv run pytest`` enforces them; the second test shows
+the same machinery fails on a breach, and lets a path through the way in pass.
 """
 
 from __future__ import annotations
@@ -32,13 +35,14 @@ def test_the_import_contracts_of_pyproject_hold() -> None:
     report = done.stdout + done.stderr
     assert done.returncode == 0, report
     for contract in ("bench > flows > rules | intents > planner", "no production module imports a simulator",
-                     "no cycles between sibling modules"):
+                     "no cycles between sibling modules", "reach the use cases only through flows.authority KEPT"):
         assert contract in report
     assert "BROKEN" not in report
 
 
 def test_a_breach_of_the_same_contract_kinds_is_reported(tmp_path: Path) -> None:
-    """A toy project with an upward import, a simulator import and a cycle: every contract breaks."""
+    """A toy project with an upward import, a simulator import, a cycle and a use case reached around its one way in:
+    every contract breaks, and only the import that goes around the way in is reported."""
     pkg = tmp_path / "toy"
     for sub, text in {
         "__init__.py": "",
@@ -46,6 +50,10 @@ def test_a_breach_of_the_same_contract_kinds_is_reported(tmp_path: Path) -> None
         "high.py": "import toy.low\n",  # ... and so a cycle
         "sim.py": "",
         "prod.py": "import toy.sim\n",
+        "core.py": "",
+        "gate.py": "import toy.core\n",  # the one way in
+        "ui.py": "import toy.gate\n",  # through it: allowed
+        "shortcut.py": "import toy.core\n",  # around it: reported
     }.items():
         (pkg / sub).parent.mkdir(parents=True, exist_ok=True)
         (pkg / sub).write_text(text, encoding="utf-8")
@@ -54,10 +62,14 @@ def test_a_breach_of_the_same_contract_kinds_is_reported(tmp_path: Path) -> None
         '[[tool.importlinter.contracts]]\nname = "layers"\ntype = "layers"\nlayers = ["toy.high", "toy.low"]\n'
         '[[tool.importlinter.contracts]]\nname = "no sim"\ntype = "forbidden"\n'
         'source_modules = ["toy.prod"]\nforbidden_modules = ["toy.sim"]\n'
-        '[[tool.importlinter.contracts]]\nname = "acyclic"\ntype = "acyclic_siblings"\nancestors = ["toy"]\n',
+        '[[tool.importlinter.contracts]]\nname = "acyclic"\ntype = "acyclic_siblings"\nancestors = ["toy"]\n'
+        '[[tool.importlinter.contracts]]\nname = "one way in"\ntype = "forbidden"\n'
+        'source_modules = ["toy.ui", "toy.shortcut"]\nforbidden_modules = ["toy.core"]\n'
+        'ignore_imports = ["toy.gate -> toy.core"]\n',
         encoding="utf-8",
     )
     done = _lint(tmp_path, extra_path=tmp_path)
     report = done.stdout + done.stderr
     assert done.returncode != 0, report
-    assert "Contracts: 0 kept, 3 broken." in report, report
+    assert "Contracts: 0 kept, 4 broken." in report, report
+    assert "toy.shortcut is not allowed to import toy.core" in report and "toy.ui is not allowed" not in report

@@ -1,6 +1,6 @@
 """The typer application and the one way every command reports results and errors.
 
-A command body calls a service function and returns a JSON-able dict (or
+A command body asks the authority (``flows.authority``) and returns a JSON-able dict (or
 raises ``SortieError``). ``run`` prints it: as JSON with ``--json``, otherwise
 through the command's ``render`` function. A ``SortieError`` becomes
 ``CODE: message`` on stderr (or ``{"error": {...}}`` with ``--json``) and exit

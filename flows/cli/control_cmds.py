@@ -9,32 +9,32 @@
   they are, and by default follows them to the landing (``--wait``): the
   draft ends RECALLED, or ABORTED with the vehicle's reason.
 
-Each calls ``flows.usecases.control`` (role-checked and audited there, so the
-Prefect flow and a server are audited the same way). With ``SORTIE_SERVER``
-set the command is a client of the authority (``POST
-/v1/drafts/{id}/cancel|pause|resume|recall``): the token says who acts and
-``--as``/``--world``/``--now`` are refused, as for every workflow command.
+Each asks the authority (``flows.authority``): embedded, the use cases of
+``flows.usecases.control`` (role-checked and audited there, so the Prefect
+flow and a server are audited the same way); with ``SORTIE_SERVER`` set, the
+server's API (``POST /v1/drafts/{id}/cancel|pause|resume|recall``): the token
+says who acts and ``--as``/``--world``/``--now`` are refused, as for every
+workflow command. A cancel wakes the Prefect run waiting on the version —
+the authority does it, whoever cancelled.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, WorldOpt, app, console, run
+
+if TYPE_CHECKING:
+    from flows.authority import Authority
 
 __all__ = ["cancel_cmd", "pause_cmd", "resume_cmd", "recall_cmd"]
 
 VersionOpt = Annotated[int | None, typer.Option("--version", "-v", help="Draft version (default: the latest).")]
 LinkOpt = Annotated[str | None, typer.Option("--link", help="pymavlink connection string (default: the dispatch's).")]
 ReasonOpt = Annotated[str, typer.Option("--reason", help="Why (kept in the event and the audit row).")]
-
-
-def _actor(as_user: str | None) -> str:
-    return as_user or os.environ.get("SORTIE_USER") or ""
 
 
 def _render(d: dict[str, Any]) -> None:
@@ -49,37 +49,14 @@ def _render(d: dict[str, Any]) -> None:
         console.print(f"  woke Prefect run {d['run_id']}", markup=False, highlight=False)
 
 
-def _call(action: str, **kw: Any) -> dict[str, Any]:
-    from flows.cli.backend import backend, server_url
+def _act(action: str, work: Callable[[Authority], dict[str, Any]], *, as_user: str | None, world: str | None,
+         now: str | None, as_json: bool) -> None:
+    def body() -> dict[str, Any]:
+        from flows.authority.choice import authority
 
-    if server_url() is not None:
-        return _remote(action, backend(command=action, as_user=kw["actor"] if kw.get("as_user") else None,
-                                       world=kw.get("world_dir"), now=kw.get("now")), kw)
-    from flows.context import resolve_now
-    from flows.ledger import open_ledger
-    from flows.usecases import control
+        return work(authority(f"sortie {action}", as_user=as_user, world=world, now=now))
 
-    kw.pop("as_user", None)
-    now = resolve_now(kw.pop("now"))
-    return getattr(control, action)(open_ledger(), now=now, **kw).to_dict()
-
-
-def _remote(action: str, b: Any, kw: dict[str, Any]) -> dict[str, Any]:
-    """The same action through ``sortie server``; a cancelled draft's waiting Prefect run is woken from here."""
-    body: dict[str, Any] = {"version": kw.get("version")}
-    if action == "cancel":
-        body["reason"] = kw.get("reason", "")
-    else:
-        body.update(reason=kw.get("reason", ""), link=kw.get("link"))
-    if action == "recall":
-        body.update(land_here=kw.get("land_here", False), wait_s=min(float(kw.get("wait_s", 0.0)), 120.0))
-    out = b.client.request("POST", f"/v1/drafts/{kw['draft_id']}/{action}", body=body)
-    if action == "cancel" and out.get("changed") and kw.get("wake_run") is not None:
-        from types import SimpleNamespace
-
-        rec = SimpleNamespace(draft_id=out["draft_id"], version=out["version"], plan_hash=None)
-        out["run_id"] = kw["wake_run"](rec, "sortie-server", kw.get("reason", ""))
-    return out
+    run(body, as_json, _render)
 
 
 @app.command("cancel")
@@ -93,13 +70,8 @@ def cancel_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Withdraw a draft or its approval before dispatch (approver or dispatcher)."""
-    def wake(rec: Any, actor: str, why: str) -> str | None:
-        from flows.orchestration.resume import wake_cancelled_run  # a no-op without PREFECT_API_URL
-
-        return wake_cancelled_run(rec, actor, why)
-
-    run(lambda: _call("cancel", draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user, reason=reason,
-                      world_dir=world, now=now, wake_run=wake), as_json, _render)
+    _act("cancel", lambda a: a.cancel(draft_id, reason=reason, version=version), as_user=as_user, world=world, now=now,
+         as_json=as_json)
 
 
 def _hold_command(action: str, doc: str) -> Callable[..., None]:
@@ -118,8 +90,8 @@ def _hold_command(action: str, doc: str) -> Callable[..., None]:
         now: NowOpt = None,
         as_user: AsOpt = None,
     ) -> None:
-        run(lambda: _call(action, draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user, reason=reason,
-                          link=link, world_dir=world, now=now), as_json, _render)
+        _act(action, lambda a: getattr(a, action)(draft_id, version, reason=reason, link=link), as_user=as_user,
+             world=world, now=now, as_json=as_json)
 
     command.__doc__ = doc
     command.__name__ = f"{action}_cmd"
@@ -145,6 +117,6 @@ def recall_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Bring a flying mission home (RTL) or land it in place (dispatcher)."""
-    run(lambda: _call("recall", draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user, land_here=land_here,
-                      reason=reason, link=link, world_dir=world, now=now, wait_s=timeout if wait else 0.0),
-        as_json, _render)
+    _act("recall", lambda a: a.recall(draft_id, version, land_here=land_here, reason=reason, link=link,
+                                      wait_s=timeout if wait else 0.0), as_user=as_user, world=world, now=now,
+         as_json=as_json)

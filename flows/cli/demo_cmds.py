@@ -1,8 +1,9 @@
 """``sortie demo``: the whole path on the demo world in a fresh folder, offline, in-process.
 
 plan → findings and map → approve → dispatch to built-in vehicle simulators →
-fly and monitor → report. It runs the use cases in the embedded (local) mode
-on a ledger of its own, opened once here; every result says ``"mode": "local"``.
+fly and monitor → report. It asks the embedded authority (``flows.authority``)
+on a home of its own, whatever ``SORTIE_SERVER`` says; every result says
+``"mode": "local"``.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ import shutil
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from types import ModuleType
 from typing import Annotated, Any
 
 import typer
 
 from flows.cli.app import AsOpt, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
 from flows.cli.render import render_dispatch, render_draft, render_log
-from flows.context import DEMO_WORLD_DIR, resolve_now, resolve_world_dir, sortie_home
+from flows.context import DEMO_WORLD_DIR, load_world_at, resolve_now, resolve_world_dir, sortie_home
 from planner.errors import InvalidArgument, SortieError
 
 __all__ = ["DEMO_TEXT", "DEMO_REGION", "DEMO_NOW"]
@@ -38,15 +38,9 @@ class _null:
         return None
 
 
-def _service() -> ModuleType:
-    from flows.usecases import service
-
-    return service
-
-
 def _demo_users(world_dir: Path, tenant: str) -> tuple[str, str]:
     """The demo planner and approver: from users.json, a planner and a different approver+dispatcher."""
-    world = _service().load_world_at(world_dir)
+    world = load_world_at(world_dir)
     planner = next((u.id for u in world.users if "planner" in u.roles and tenant in u.tenants and "*" in u.regions), None)
     approver = next(
         (
@@ -81,7 +75,7 @@ def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[An
     """One simulated vehicle per drone of the plan (first sorties), each on a loopback port the OS picks."""
     from flows.sim.vehicle import SimVehicle
 
-    world = _service().load_world_at(world_dir)
+    world = load_world_at(world_dir)
     sims: list[Any] = []
     links: dict[str, str] = {}
     for drone_id in sorted({s["drone"] for s in summary["sorties"]}):
@@ -127,7 +121,8 @@ def demo_cmd(
     """The whole path on the demo world in a fresh folder: plan → findings and map → approve → dispatch → log."""
 
     def body() -> dict[str, Any]:
-        service = _service()
+        from flows.authority.choice import authority
+
         base = sortie_home()
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
         home = base / "demo" / f"{stamp}-{os.getpid()}"
@@ -136,20 +131,17 @@ def demo_cmd(
         world_dir = home / "world"  # a private copy: the demo's vehicles update their telemetry in it
         shutil.copytree(resolve_world_dir(world) if world else DEMO_WORLD_DIR, world_dir)
         when = resolve_now(now or os.environ.get("SORTIE_NOW") or DEMO_NOW)
-        from flows.ledger import open_ledger
-
-        ledger = open_ledger(home)  # opened once: every step below records into it
-        region_tenant = service.load_world_at(world_dir).region(DEMO_REGION).tenant
+        region_tenant = load_world_at(world_dir).region(DEMO_REGION).tenant
         planner, approver = _demo_users(world_dir, region_tenant)
+        # the embedded authority on the demo's own home, whatever SORTIE_SERVER says: one per person acting
+        as_planner, as_approver = (authority("sortie demo", as_user=who, world=world_dir, now=when, home=home)
+                                   for who in (planner, approver))
         steps: list[dict[str, Any]] = []
         say = (lambda *a, **k: None) if as_json else console.print
 
         say(f"[bold]1. plan[/] as {planner}: {DEMO_TEXT} ({DEMO_REGION}, now {when.isoformat()})", highlight=False)
         with err_console.status("planning…", spinner="dots") if not as_json else _null():
-            draft = service.plan_draft(
-                text=DEMO_TEXT, region_id=DEMO_REGION, requested_by=planner, world_dir=world_dir, now=when,
-                ledger=ledger,
-            ).to_dict()
+            draft = as_planner.plan(DEMO_TEXT, region_id=DEMO_REGION)
         steps.append({"step": "plan", "draft": draft})
         if not as_json:
             render_draft(draft)
@@ -159,10 +151,8 @@ def demo_cmd(
         say(f"map picture: {draft['files'].get('map', '–')}", markup=False, highlight=False)
 
         say(f"[bold]2. approve[/] as {approver}", highlight=False)
-        approved = service.approve(
-            draft["draft_id"], draft["version"], approver=approver, plan_hash=draft["plan_hash"],
-            comment="demo approval", now=when, world_dir=world_dir, ledger=ledger,
-        ).to_dict()
+        approved = as_approver.approve(draft["draft_id"], draft["version"], plan_hash=draft["plan_hash"],
+                                       comment="demo approval")
         steps.append({"step": "approve", "status": approved["status"]})
         say(f"draft is {approved['status']}", highlight=False)
 
@@ -175,20 +165,14 @@ def demo_cmd(
             if sims is None:
                 if not dry_run:
                     say("(no vehicle simulator in this build: dry run)", highlight=False)
-                result = service.dispatch(
-                    draft["draft_id"], draft["version"], actor=approver, now=when, dry_run=True, world_dir=world_dir,
-                    ledger=ledger,
-                ).to_dict()
+                result = as_approver.dispatch(draft["draft_id"], draft["version"], dry_run=True)
             else:
                 links = sims[1]
                 say(f"to the built-in vehicle simulator: {', '.join(f'{k} {v}' for k, v in links.items())}",
                     highlight=False)
                 with err_console.status("uploading…", spinner="dots") if not as_json else _null():
-                    result = service.dispatch(
-                        draft["draft_id"], draft["version"], actor=approver, now=when,
-                        link=links if len(links) > 1 else next(iter(links.values())), world_dir=world_dir,
-                        timeout_s=20.0, ledger=ledger,
-                    ).to_dict()
+                    result = as_approver.dispatch(draft["draft_id"], draft["version"],
+                                                  link=links if len(links) > 1 else next(iter(links.values())))
                 if not as_json:
                     render_dispatch(result)
                 if result["status"] == "ACKED":
@@ -207,7 +191,7 @@ def demo_cmd(
             if not as_json and sims is None:
                 render_dispatch(result)
 
-        log = service.draft_log(draft["draft_id"], ledger=ledger)
+        log = as_approver.log(draft["draft_id"])
         steps.append({"step": "log", "events": log["events"]})
         if not as_json:
             say("[bold]5. what happened[/]", highlight=False)
@@ -231,14 +215,11 @@ def demo_cmd(
             raise
         finally:
             try:
-                from flows.ledger import open_ledger
+                from flows.authority.host import audit_command
 
-                open_ledger().audit(
-                    actor=as_user or os.environ.get("SORTIE_USER") or None, command="demo",
-                    args={"world": world, "now": now, "dry_run": dry_run, "recall_at": recall_at, "mode": "local",
-                          "identity": "asserted"},
-                    result_code=code, duration_s=time.perf_counter() - t0, started=started,
-                )
+                audit_command(sortie_home(), actor=as_user or os.environ.get("SORTIE_USER") or None, command="demo",
+                              args={"world": world, "now": now, "dry_run": dry_run, "recall_at": recall_at},
+                              code=code, started=started, duration_s=time.perf_counter() - t0)
             except SortieError:
                 pass
 

@@ -3,8 +3,9 @@
 Each command exits 0 only when the outcome it reports is a success: a ledger
 that fails verification, a reconcile that finds the vehicle holding something
 else (FAILED) or cannot read it (still UNCERTAIN) exit 2 with their code.
-The work is in ``flows.integrity`` (imported when a command runs, so
-``sortie --help`` stays light).
+The work is the authority's (``flows.authority``: reconcile and backup through
+it, a server's included; verify and restore on its host, ``flows.authority.host``),
+imported when a command runs, so ``sortie --help`` stays light.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from typing import Annotated, Any
 import typer
 
 from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, WorldOpt, app, console, run
-from flows.context import resolve_now
-from planner.errors import InvalidArgument
 
 __all__ = ["ledger_app"]
 
@@ -28,23 +27,6 @@ HomeOpt = Annotated[
     Path | None,
     typer.Option("--home", help="The SORTIE_HOME whose ledger this is (on the authority's host: its --home)."),
 ]
-
-
-def _open(home: Path | None) -> Any:
-    """The ledger of ``--home`` (default SORTIE_HOME). With a server configured, the ledger is the server's:
-    these commands run on its host with its ``--home``, never against a client's own folder."""
-    import os
-
-    from flows.ledger import Ledger, LEDGER_FILE, open_ledger
-    from flows.ledger.signing import KeyStore
-
-    if home is None and os.environ.get("SORTIE_SERVER"):
-        raise InvalidArgument(
-            "SORTIE_SERVER is set: the ledger belongs to the authority; run this on its host with --home DIR"
-        )
-    if home is not None and (Path(home) / "server.json").is_file():  # the authority's home: its keys sign as server
-        return Ledger(Path(home) / LEDGER_FILE, keys=KeyStore(home, mode="server"))
-    return open_ledger(home)
 
 
 def _say(text: str) -> None:
@@ -65,29 +47,13 @@ def reconcile_cmd(
     home: HomeOpt = None,
 ) -> None:
     """Settle an UNCERTAIN (or died-while-PENDING) dispatch by reading the vehicle back; never re-sends."""
-    import os
-
-    actor = as_user or os.environ.get("SORTIE_USER")
 
     def work() -> dict[str, Any]:
-        from flows.cli.backend import refuse_overrides, server_url
-        from flows.integrity.reconcile import reconcile
+        from flows.authority.choice import authority
 
-        if server_url() is not None and home is None:  # a client: the server reads the vehicle back
-            from flows.client.http import SortieClient
-            from planner.errors import OverrideRefused
-
-            refuse_overrides("reconcile", as_user=as_user, world=world, now=now)
-            if link:
-                raise OverrideRefused("`sortie reconcile --link` with SORTIE_SERVER set: the server reads each "
-                                      "vehicle back at its own record of the link address",
-                                      details={"refused": ["--link"], "command": "reconcile"})
-            return SortieClient.from_env().reconcile(draft_id, timeout_s=min(timeout, 120.0))
-
-        if not actor:
-            raise InvalidArgument("who is acting? give --as USER or set SORTIE_USER")
-        return reconcile(draft_id, actor=actor, now=resolve_now(now), link=link, world_dir=world, timeout_s=timeout,
-                         ledger=_open(home))
+        # with --home: the authority's own host; else the embedded ledger, or a client of SORTIE_SERVER
+        a = authority("sortie reconcile", as_user=as_user, world=world, now=now, home=home)
+        return a.reconcile(draft_id, link=link, timeout_s=timeout)
 
     run(work, as_json, lambda d: _say(f"{d['draft_id']} v{d['version']}: dispatch {d['status']}, draft "
                                       f"{d['draft_status']} — {d['message']}"))
@@ -98,9 +64,9 @@ def verify_cmd(as_json: JsonOpt = False, home: HomeOpt = None) -> None:
     """Walk the hash chain, every draft's states and every approval signature; name the first break."""
 
     def work() -> dict[str, Any]:
-        from flows.integrity.verify import verify_ledger
+        from flows.authority.host import verify_ledger
 
-        return verify_ledger(_open(home)).to_dict()
+        return verify_ledger(home)
 
     run(work, as_json, lambda d: _say(f"ledger OK: {d['entries']} entries, {d['drafts']} drafts, "
                                       f"{d['approvals']} signed approvals, head at entry {d['head_seq']}"))
@@ -115,41 +81,13 @@ def backup_cmd(
     """Copy the ledger consistently (writers wait for the copy), verify the copy, write its manifest."""
 
     def work() -> dict[str, Any]:
-        import os
+        from flows.authority.choice import authority
 
-        from flows.integrity.backup import backup
-
-        if home is None and os.environ.get("SORTIE_SERVER"):
-            return _backup_through_server(dest)
-        return backup(_open(home), dest)
+        # with --home (or without a server): a backup of the ledger here; else the server's, sent to an admin
+        return authority("sortie ledger backup", home=home).ledger_backup(dest)
 
     run(work, as_json, lambda d: _say(f"backed up {d['entries']} entries ({d['bytes']} bytes) to {d['dir']}; "
                                       "verified"))
-
-
-def _backup_through_server(dest: Path) -> dict[str, Any]:
-    """An admin's client: the server backs its ledger up on its host and sends the copy, kept here in ``dest``
-    and checked against the manifest's sha256 (the signing key stays on the host)."""
-    import base64
-    import hashlib
-    import json
-
-    from flows.client.http import SortieClient
-    from flows.integrity.backup import MANIFEST
-    from planner.errors import LedgerTampered
-
-    out = Path(dest)
-    if out.exists() and any(out.iterdir()):
-        raise InvalidArgument(f"the backup folder {out} is not empty: give a new folder per backup")
-    got = SortieClient.from_env().ledger_backup(include_files=True)
-    files = {name: base64.b64decode(data) for name, data in got.pop("files").items()}
-    manifest = json.loads(files[MANIFEST])
-    if hashlib.sha256(files[manifest["file"]]).hexdigest() != manifest["sha256"]:
-        raise LedgerTampered("the backup the server sent does not match its own manifest (sha256)")
-    out.mkdir(parents=True, exist_ok=True)
-    for name, data in files.items():
-        (out / Path(name).name).write_bytes(data)
-    return {**got, "server_dir": got["dir"], "dir": str(out)}
 
 
 @ledger_app.command("restore")
@@ -161,9 +99,9 @@ def restore_cmd(
     """Verify a backup and put it in place of the ledger (the current file is moved aside, not deleted)."""
 
     def work() -> dict[str, Any]:
-        from flows.integrity.backup import restore
+        from flows.authority.host import restore_ledger
 
-        return restore(_open(home), src)
+        return restore_ledger(home, src)
 
     run(work, as_json, lambda d: _say(f"restored {d['entries']} entries from {d['restored_from']}; verified"
                                       + (f"; moved aside: {', '.join(d['moved_aside'])}" if d["moved_aside"] else "")))

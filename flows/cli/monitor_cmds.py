@@ -1,10 +1,11 @@
 """``sortie monitor``, ``sortie report`` and ``sortie sim-flight``: follow a flight, report it, fly one.
 
 - ``sortie monitor DRAFT [--version N] [--link CONN] [--timeout S]`` follows a
-  dispatched version over MAVLink (``flows.vehicle.monitor.monitor_mission``) with a
-  progress bar by items reached, then prints the outcome and the report's path.
+  dispatched version through the authority (embedded: over MAVLink here, with
+  a progress bar by items reached; with ``SORTIE_SERVER``: the server follows
+  it and this waits for the end), then prints the outcome and the report's path.
 - ``sortie report DRAFT [--version N] [--out FILE]`` writes and prints the
-  Markdown report (``flows.usecases.report``).
+  Markdown report (the authority's: ``flows.usecases.report``).
 - ``sortie sim-flight --listen udpin:127.0.0.1:PORT [--speedup X] [--drain F]
   [--link-loss-after S] [--abort-at N] [--inject-text T]`` runs the vehicle
   simulator with a flight: it answers the mission protocol like ``sortie
@@ -15,6 +16,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -48,23 +50,15 @@ def monitor_cmd(
     """Follow a dispatched mission: state in the ledger, progress, alerts; telemetry is never obeyed."""
 
     def body() -> dict[str, Any]:
-        from flows.context import resolve_now
-        from flows.vehicle.monitor import MonitorOptions, monitor_mission
-        from flows.usecases.report import build_report, write_report
+        from flows.authority import MonitorRequest
+        from flows.authority.choice import authority
 
         if timeout <= 0 or link_lost_s <= 0:
             raise InvalidArgument("--timeout and --link-lost-s must be > 0")
-        from flows.cli.backend import server_url
-
-        if server_url() is not None:
-            return _through_server(draft_id, version, link=link, now=now, as_user=as_user, timeout=timeout,
-                                   link_lost_s=link_lost_s, battery_margin=battery_margin)
-        opts = MonitorOptions(timeout_s=timeout, link_lost_s=link_lost_s, link_alert_s=min(2.0, link_lost_s),
-                              battery_margin_pct=battery_margin, start_wait_s=min(60.0, timeout))
-        when = resolve_now(now) if (now or os.environ.get("SORTIE_NOW")) else None
-        actor = as_user or os.environ.get("SORTIE_USER") or "monitor"
+        a = authority("sortie monitor", as_user=as_user, now=now)
+        request = MonitorRequest(timeout_s=timeout, link_lost_s=link_lost_s, battery_margin_pct=battery_margin)
         if as_json:
-            result = monitor_mission(draft_id, version, link=link, actor=actor, now=when, options=opts)
+            out = a.monitor(draft_id, version, request=request, link=link)
         else:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -87,12 +81,9 @@ def monitor_cmd(
                         progress.console.print(f"vehicle says (logged, not acted on): {data['text']!r}",
                                                markup=False, highlight=False)
 
-                result = monitor_mission(draft_id, version, link=link, actor=actor, now=when, options=opts,
-                                         on_update=on_update)
-        out = result.to_dict()
-        if result.state in ("SUCCEEDED", "ABORTED"):
-            report = build_report(draft_id, result.version)
-            out["report_files"] = write_report(report)
+                out = a.monitor(draft_id, version, request=request, link=link, on_update=on_update)
+        if out["state"] in ("SUCCEEDED", "ABORTED"):
+            out["report_files"] = a.report(draft_id, out["version"])["files"]
         return out
 
     def render(r: dict[str, Any]) -> None:
@@ -114,26 +105,6 @@ def monitor_cmd(
     run(body, as_json, render, succeeded=lambda r: r["state"] in ("SUCCEEDED", "RECALLED"))
 
 
-def _through_server(draft_id: str, version: int | None, *, link: str | None, now: str | None, as_user: str | None,
-                    timeout: float, link_lost_s: float, battery_margin: float) -> dict[str, Any]:
-    """``sortie monitor`` as a client: the server follows the vehicle (its ledger, its link record) and publishes
-    ``flight.in_flight``/``flight.finished``; this waits for the end in bounded requests and prints the same result."""
-    from flows.cli.backend import refuse_overrides
-    from flows.client.http import SortieClient
-    from planner.errors import OverrideRefused
-
-    refuse_overrides("monitor", as_user=as_user, now=now)
-    if link:
-        raise OverrideRefused("`sortie monitor --link` with SORTIE_SERVER set: the server follows each vehicle at its "
-                              "own record of the link address", details={"refused": ["--link"], "command": "monitor"})
-    out = SortieClient.from_env().follow(draft_id, version, timeout_s=timeout, link_lost_s=link_lost_s,
-                                         battery_margin=battery_margin)
-    result = out.get("result") or {"draft_id": out["draft_id"], "version": out["version"], "outcome": out["state"],
-                                   "reason": "still followed by the server", "flights": []}
-    return {**result, "state": out["state"], "mode": out.get("mode"), "identity": out.get("identity"),
-            "clock": out.get("clock"), "server_time": out.get("server_time")}
-
-
 @app.command("report")
 def report_cmd(
     draft_id: DraftArg,
@@ -144,11 +115,11 @@ def report_cmd(
     """The report of a draft version: planned vs flown, findings, approvals, alerts, map with the flown track."""
 
     def body() -> dict[str, Any]:
-        from flows.usecases.report import build_report, write_report
+        from flows.authority.choice import authority
 
-        report = build_report(draft_id, version)
-        write_report(report, out)
-        return report.to_dict()
+        report = authority("sortie report").report(draft_id, version, out=None if out is None else Path(out))
+        report.pop("map_png_b64", None)
+        return report
 
     def render(r: dict[str, Any]) -> None:
         console.print(r["markdown"], markup=False, highlight=False, soft_wrap=True)

@@ -1,8 +1,9 @@
 """``sortie pending`` (what waits for approval, for whom, until when) and ``sortie notify setup``.
 
-``pending`` reads the same list everywhere (``flows.usecases.pending``): the
-local ledger, or the authority's ``GET /v1/pending`` with ``SORTIE_SERVER``
-(tenant-scoped by the token). ``--publish`` also writes it to the Prefect
+``pending`` asks the authority (``flows.authority``): the same list from the
+local ledger, or the server's ``GET /v1/pending`` with ``SORTIE_SERVER``
+(tenant-scoped by the token; ``--as``/``--world``/``--now`` refused there like
+everywhere). ``--publish`` also writes it to the Prefect
 table artifact ``pending-approvals`` that waiting runs refresh.
 
 ``notify setup`` makes the Prefect notification block and the two
@@ -29,7 +30,7 @@ app.add_typer(notify_app, name="notify")
 def _render_pending(out: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from flows.usecases.pending import pending_rows
+    from flows.authority.views import pending_rows
 
     rows = pending_rows(out)
     if not rows:
@@ -57,26 +58,11 @@ def pending_cmd(
     """What waits for approval, per tenant: who may approve, the deadline and the time left."""
 
     def body() -> dict[str, Any]:
-        from flows.cli.backend import server_url
+        from flows.authority.choice import authority
 
-        if server_url():
-            if as_user or world or now:
-                raise InvalidArgument("--as/--world/--now are not accepted with SORTIE_SERVER set: the token says who "
-                                      "you are and the server's world and clock are used")
-            from flows.client.http import SortieClient
-
-            out = SortieClient.from_env().pending()
-        else:
-            import os
-
-            from flows.context import resolve_now
-            from flows.ledger import open_ledger
-            from flows.usecases.pending import pending
-
-            out = pending(user=as_user or os.environ.get("SORTIE_USER") or None, world_dir=world,
-                          now=resolve_now(now), ledger=open_ledger()) | {"mode": "local"}
+        out = authority("sortie pending", as_user=as_user, world=world, now=now).pending()
         if publish:
-            from flows.orchestration.prefect_api import prefect_api_url
+            from flows.authority.prefect_api import prefect_api_url
             from flows.orchestration.pending_board import publish_pending_board
 
             if not prefect_api_url():
@@ -99,7 +85,7 @@ def notify_setup(
     """Create (or replace) the notification block and the 'approval needed' / 'deadline close' automations."""
 
     def body() -> dict[str, Any]:
-        from flows.orchestration.prefect_api import prefect_api_url
+        from flows.authority.prefect_api import prefect_api_url
         from flows.orchestration.notify import ensure_notifications
 
         api = prefect_api_url()

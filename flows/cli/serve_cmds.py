@@ -54,9 +54,10 @@ def build_deployments(
     from prefect.schedules import Cron
 
     from flows.orchestration.deploy_spec import DEFAULT_TIMEZONE, PatrolSpec, Schedule, backup_schedule, patrols
-    from flows.orchestration.mission_flows import daily_patrol, dispatch_mission, expire_draft, plan_mission
-    from flows.orchestration.monitor import monitor_mission
-    from flows.orchestration.recall import recall_mission
+    from flows.orchestration.expiry_flow import expire_draft
+    from flows.orchestration.mission_flows import daily_patrol, dispatch_mission, plan_mission
+    from flows.orchestration.monitor_flow import monitor_mission
+    from flows.orchestration.recall_flow import recall_mission
 
     common: dict[str, Any] = {"world": world} if world else {}
     gate: dict[str, Any] = dict(common, expiry_deployment=f"expire-draft/{name}")
@@ -130,7 +131,7 @@ def serve(
     """Serve the sortie deployments (plan, dispatch, expiry, monitor, recall, daily patrols) against PREFECT_API_URL."""
 
     def body() -> dict[str, Any]:
-        from flows.orchestration.prefect_api import prefect_api_url
+        from flows.authority.prefect_api import prefect_api_url
 
         api = prefect_api_url()
         if not api:

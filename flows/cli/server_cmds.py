@@ -11,16 +11,14 @@ server's live events.
 
 from __future__ import annotations
 
-import os
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from flows.cli.app import JsonOpt, WorldOpt, app, console, run
-from flows.context import resolve_world_dir, sortie_home
+from flows.context import sortie_home
 from planner.errors import InvalidArgument
 
 __all__ = ["admin_app", "token_app", "totp_app", "policy_app", "link_app"]
@@ -47,31 +45,21 @@ def _home(home: Path | None) -> Path:
 
 
 def _server_world(world: str | None, home: Path) -> Any:
-    """The server's world: ``--world``, else the world the server last started with."""
-    import json
+    from flows.authority.host import server_world
 
-    from flows.usecases.common import load_world_at
-
-    if world is None and (home / "server.json").is_file():
-        world = json.loads((home / "server.json").read_text(encoding="utf-8")).get("world")
-    return load_world_at(resolve_world_dir(world))
+    return server_world(world, home)
 
 
 def _known_user(user: str, world: str | None, home: Path) -> None:
-    """USER must be in the server's users.json."""
-    from flows.usecases.common import user_of
+    from flows.authority.host import known_user
 
-    user_of(_server_world(world, home), user, "hold a token")
+    known_user(user, world, home)
 
 
 def _admin_audit(home: Path, command: str, args: dict[str, Any], code: str = "OK") -> None:
-    from flows.ledger import open_ledger
+    from flows.authority.host import admin_audit
 
-    started = datetime.now(timezone.utc)
-    open_ledger(home).ensure().audit(
-        actor=os.environ.get("USER") or "admin", command=f"admin.{command}",
-        args={**args, "mode": "server", "identity": "host"}, result_code=code, duration_s=0.0, started=started,
-    )
+    admin_audit(home, command, args, code)
 
 
 @app.command("server")
@@ -313,12 +301,11 @@ def watch_cmd(
     def body() -> dict[str, Any]:
         import json
 
-        from flows.client.http import SortieClient
+        from flows.authority.choice import authority
 
-        client = SortieClient.from_env()
         seen = 0
         t0 = time.monotonic()
-        for ev in client.events(max_events=count, timeout_s=timeout):
+        for ev in authority("sortie watch").events(max_events=count, timeout_s=timeout):
             seen += 1
             if as_json:
                 print(json.dumps(ev, ensure_ascii=False, sort_keys=True), flush=True)

@@ -1,28 +1,32 @@
 """The workflow commands: plan, drafts, show, diff, replan, approve, reject, dispatch, export, log.
 
-Each command parses its options, picks its backend once (``flows.cli.backend``:
-the local ledger in-process, or ``sortie server`` when ``SORTIE_SERVER`` is
-set), calls one operation and prints a short summary (``--json``: the same
-data as JSON). Both backends return the same dicts and raise the same coded
-errors, so output and exit codes do not depend on the mode. In local mode
-every command is audited in the ledger; behind a server the server audits.
-Planning needs no Prefect server.
+Each command parses its options, asks for its authority once
+(``flows.authority.choice.authority``: the embedded one on the local ledger, or
+``sortie server`` when ``SORTIE_SERVER`` is set), calls one action and prints a
+short summary (``--json``: the same data as JSON). Both authorities return the
+same dicts and raise the same coded errors, so output and exit codes do not
+depend on the mode. In the embedded mode every command is audited in the
+ledger; behind a server the server audits. An approval or a rejection wakes
+the Prefect run waiting on the version — the authority does it, whoever
+decided. Planning needs no Prefect server.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, RulesOpt, WorldOpt, app, console, err_console, run
-from flows.cli.backend import Backend, LocalBackend, backend
 from flows.cli.render import render_diff, render_dispatch, render_draft, render_list, render_log
 from flows.context import resolve_now
 from flows.vehicle.linkspec import parse_links
-from planner.errors import InvalidArgument, SortieError
+from planner.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from flows.authority import Authority
 
 __all__ = ["VersionOpt"]
 
@@ -41,55 +45,17 @@ def _spinner(text: str, quiet: bool) -> Any:
     return _null() if quiet else err_console.status(text, spinner="dots")
 
 
-def _go(command: str, args: dict[str, Any], work: Callable[[Backend], dict[str, Any]], *, as_json: bool,
+def _go(command: str, work: Callable[[Authority], dict[str, Any]], *, as_json: bool,
         render: Callable[[dict[str, Any]], None], as_user: str | None, world: str | None, now: str | None,
         rules: str | None = None) -> None:
-    """Pick the backend, run the operation (audited locally), print the result or the coded error."""
+    """Ask for the authority, run the action, print the result or the coded error."""
 
     def body() -> dict[str, Any]:
-        b = backend(command=command, as_user=as_user, world=world, now=now, rules=rules)
-        if isinstance(b, LocalBackend):
-            return b.audited(command, args, lambda: work(b))
-        return work(b)
+        from flows.authority.choice import authority
+
+        return work(authority(f"sortie {command}", as_user=as_user, world=world, now=now, rules=rules))
 
     run(body, as_json, render)
-
-
-def _resume(draft: dict[str, Any], actor: str | None, decision: str, comment: str) -> str | None:
-    """Wake a Prefect run waiting on this version (a no-op without ``PREFECT_API_URL``); the ledger decided already
-    (in server mode: the server did), so the woken run only re-reads the draft's state."""
-    try:
-        from flows.orchestration.resume import resume_waiting_run
-    except ImportError:
-        return None
-    run_id = resume_waiting_run(
-        draft["draft_id"], draft["version"], plan_hash=draft.get("plan_hash") or "0" * 64, approver=actor or "",
-        decision=decision, comment=comment,
-    )
-    return None if run_id is None else str(run_id)
-
-
-def _decide(b: Backend, decision: str, draft_id: str, version: int, comment: str,
-            call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Record the decision, then wake the waiting run. A decision that came after the version's deadline is
-    refused and the ledger EXPIRED the version: the waiting run is woken too, so it ends EXPIRED at once."""
-    try:
-        out = call()
-    except SortieError as exc:
-        if isinstance(exc.details, dict) and exc.details.get("state") == "EXPIRED":
-            _resume({"draft_id": draft_id, "version": version}, b.actor_id if isinstance(b, LocalBackend) else None,
-                    "reject", f"expired: {exc.message}"[:500])
-        raise
-    out["resumed_run"] = _resume(out, _decided_by(b, out), decision, comment)
-    return out
-
-
-def _decided_by(b: Backend, out: dict[str, Any]) -> str | None:
-    """Who decided: the asserted user locally, the approver the server recorded otherwise."""
-    if isinstance(b, LocalBackend):
-        return b.actor_id
-    approvals = (out.get("notes") or {}).get("approvals") or []
-    return approvals[-1]["approver"] if approvals else None
 
 
 @app.command("plan")
@@ -111,32 +77,29 @@ def plan_cmd(
     rules: RulesOpt = None,
 ) -> None:
     """Extract, plan inside the rule set's limits, evaluate and record a draft (no Prefect server needed)."""
-    args = {"text": text, "region": region, "area": str(area) if area else None, "world": world, "now": now,
-            "rules": rules, "coverage_target": coverage_target}
     if what_if:
         def body() -> dict[str, Any]:
             import os
 
-            from flows.usecases import service
+            from flows.authority.whatif import what_if as plan_what_if
 
             who = as_user or os.environ.get("SORTIE_USER")
             if not who:
                 raise InvalidArgument("who would plan it? give --as USER (a what-if records nothing)")
             area_doc = None if area is None else Path(area).read_text(encoding="utf-8") if Path(area).is_file() else area
             with _spinner("planning (what-if)…", as_json):
-                out = service.what_if(text=text, region_id=region, area_geojson=area_doc, requested_by=who,
-                                      world_dir=world, now=resolve_now(now), rules_path=rules,
-                                      coverage_target=coverage_target)
-            return {**out, "mode": "what-if", "identity": "asserted"}
+                return plan_what_if(text=text, region_id=region, area=area_doc, requested_by=who, world=world,
+                                    now=resolve_now(now), rules=rules, coverage_target=coverage_target)
 
         run(body, as_json, render_draft)
         return
 
-    def work(b: Backend) -> dict[str, Any]:
+    def work(a: Authority) -> dict[str, Any]:
         with _spinner("planning…", as_json):
-            return b.plan(text, region, None if area is None else _area_doc(area), coverage_target)
+            return a.plan(text, region_id=region, area=None if area is None else _area_doc(area),
+                          coverage_target=coverage_target)
 
-    _go("plan", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now, rules=rules)
+    _go("plan", work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now, rules=rules)
 
 
 def _area_doc(area: Path) -> str:
@@ -156,7 +119,7 @@ def drafts_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """List the latest version of each draft (only your tenants' with --as, or with a server token)."""
-    _go("drafts", {"limit": limit}, lambda b: b.drafts(limit), as_json=as_json, render=render_list,
+    _go("drafts", lambda a: a.drafts(limit), as_json=as_json, render=render_list,
         as_user=as_user, world=world, now=now)
 
 
@@ -170,7 +133,7 @@ def show_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Show one draft version: sorties, findings, files, approvals, dispatch."""
-    _go("show", {"draft_id": draft_id, "version": version}, lambda b: b.show(draft_id, version), as_json=as_json,
+    _go("show", lambda a: a.show(draft_id, version), as_json=as_json,
         render=render_draft, as_user=as_user, world=world, now=now)
 
 
@@ -185,7 +148,7 @@ def diff_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """What changed between two versions of a draft."""
-    _go("diff", {"draft_id": draft_id, "v1": v1, "v2": v2}, lambda b: b.diff(draft_id, v1, v2), as_json=as_json,
+    _go("diff", lambda a: a.diff(draft_id, v1, v2), as_json=as_json,
         render=render_diff, as_user=as_user, world=world, now=now)
 
 
@@ -200,11 +163,11 @@ def replan_cmd(
 ) -> None:
     """Plan the draft again on the current world: a new version, the old one SUPERSEDED."""
 
-    def work(b: Backend) -> dict[str, Any]:
+    def work(a: Authority) -> dict[str, Any]:
         with _spinner("replanning…", as_json):
-            return b.replan(draft_id)
+            return a.replan(draft_id)
 
-    _go("replan", {"draft_id": draft_id, "world": world, "now": now, "rules": rules}, work, as_json=as_json,
+    _go("replan", work, as_json=as_json,
         render=render_draft, as_user=as_user, world=world, now=now, rules=rules)
 
 
@@ -220,12 +183,7 @@ def approve_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Approve one version (bound to its plan hash; expires after the policy's window, 30 min by default)."""
-    args = {"draft_id": draft_id, "version": version, "plan_hash": plan_hash, "comment": comment, "now": now}
-
-    def work(b: Backend) -> dict[str, Any]:
-        return _decide(b, "approve", draft_id, version, comment, lambda: b.approve(draft_id, version, plan_hash, comment))
-
-    _go("approve", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
+    _go("approve", lambda a: a.approve(draft_id, version, plan_hash=plan_hash, comment=comment), as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
 
 
 @app.command("reject")
@@ -239,12 +197,7 @@ def reject_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Reject one version, with a reason."""
-    args = {"draft_id": draft_id, "version": version, "reason": reason, "now": now}
-
-    def work(b: Backend) -> dict[str, Any]:
-        return _decide(b, "reject", draft_id, version, reason, lambda: b.reject(draft_id, version, reason))
-
-    _go("reject", args, work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
+    _go("reject", lambda a: a.reject(draft_id, version, reason=reason), as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now)
 
 
 @app.command("dispatch")
@@ -266,19 +219,13 @@ def dispatch_cmd(
     rules: RulesOpt = None,
 ) -> None:
     """Dispatch an approved version: re-check on a fresh world, claim once, upload over MAVLink."""
-    args = {"draft_id": draft_id, "version": version, "dry_run": dry_run, "link": link, "now": now, "rules": rules}
-    if link:
-        try:
-            args["link"] = parse_links(link)  # the audit records which vehicle each drone's mission went to
-        except SortieError:
-            pass  # recorded as given; the command fails below with the parse error
 
-    def work(b: Backend) -> dict[str, Any]:
-        links = parse_links(link)
+    def work(a: Authority) -> dict[str, Any]:
+        links = parse_links(link)  # the audit records which vehicle each drone's mission went to
         with _spinner("dispatching…", as_json or dry_run):
-            return b.dispatch(draft_id, version, links, dry_run)
+            return a.dispatch(draft_id, version, link=links, dry_run=dry_run)
 
-    _go("dispatch", args, work, as_json=as_json, render=render_dispatch, as_user=as_user, world=world, now=now,
+    _go("dispatch", work, as_json=as_json, render=render_dispatch, as_user=as_user, world=world, now=now,
         rules=rules)
 
 
@@ -295,8 +242,7 @@ def export_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Write a version's mission for a ground station (QGC .plan, .waypoints, GeoJSON, KML)."""
-    args = {"draft_id": draft_id, "version": version, "format": fmt, "out": str(out) if out else None, "sortie": sortie}
-    _go("export", args, lambda b: b.export(draft_id, version, fmt, out, sortie), as_json=as_json,
+    _go("export", lambda a: a.export(draft_id, fmt, version=version, out=out, sortie=sortie), as_json=as_json,
         render=lambda d: console.print(f"wrote {d['path']} ({d['bytes']} bytes, {d['format']})", markup=False,
                                        highlight=False),
         as_user=as_user, world=world, now=now)
@@ -311,5 +257,5 @@ def log_cmd(
     as_user: AsOpt = None,
 ) -> None:
     """Every state change of a draft, with actor, time and reason."""
-    _go("log", {"draft_id": draft_id}, lambda b: b.log(draft_id), as_json=as_json, render=render_log,
+    _go("log", lambda a: a.log(draft_id), as_json=as_json, render=render_log,
         as_user=as_user, world=world, now=now)

@@ -1,4 +1,4 @@
-"""Clients of the authority: ``http`` (the httpx client) and ``flowops`` (the Prefect tasks in server mode).
+"""The HTTP client of ``sortie server`` (``http``): one method per endpoint, coded errors back as exceptions.
 
-The CLI's server-mode backend (``flows.cli.remote_backend``) is built on ``http``.
+``flows.authority.remote.RemoteAuthority`` is built on it; callers use the ``Authority`` interface.
 """

@@ -107,6 +107,9 @@ class SortieClient:
         return self.request("GET", f"/v1/drafts/{draft_id}/export",
                             params={"format": fmt, "version": version, "sortie": sortie})
 
+    def report(self, draft_id: str, version: int | None = None) -> dict[str, Any]:
+        return self.request("GET", f"/v1/drafts/{draft_id}/report", params={"version": version})
+
     def replan(self, draft_id: str) -> dict[str, Any]:
         return self.request("POST", f"/v1/drafts/{draft_id}/replan", body={})
 

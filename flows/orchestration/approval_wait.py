@@ -62,17 +62,16 @@ class Gate:
     poll_interval_s: int
     max_refused: int = MAX_REFUSED_INPUTS
     dispatcher: str | None = None
-    server_mode: bool = False
 
 
 @dataclass(frozen=True)
 class GateOps:
-    """The ledger operations the wait needs (the flow's tasks), passed in so this module stays flow-agnostic.
+    """The authority's operations the wait needs (the flow's tasks), passed in so this module stays flow-agnostic.
 
     ``state()`` → the version's state after expiring it if its deadline passed; ``record(decision)`` →
     ``{"state": ...}`` or ``{"refused": code, "message": ...}``; ``strands(user)`` → whether their approval
-    would never fly (they may approve but not dispatch);
-    ``audit(command, actor, args, code, message)`` writes an audit row (a no-op with a server).
+    would never fly (they may approve but no dispatch of theirs could pass: ``Authority.dispatch_refusal``);
+    ``audit(command, actor, args, code, message)`` keeps a refused input (``Authority.record_attempt``).
     """
 
     state: Callable[[], str]
@@ -163,8 +162,7 @@ def _judge(gate: Gate, ops: GateOps, raw: Any) -> tuple[dict[str, Any], dict[str
         approver = raw.get("approver") if isinstance(raw, dict) else getattr(raw, "approver", None)
         return {"refused": exc.code, "message": exc.message, "approver": str(approver or "")[:64] or None}, None
     d = decision.model_dump()
-    if (decision.decision == "approve" and not gate.server_mode and gate.dispatcher is None
-            and ops.strands(decision.approver)):
+    if decision.decision == "approve" and gate.dispatcher is None and ops.strands(decision.approver):
         return {"refused": "FORBIDDEN", "approver": decision.approver,
                 "message": f"{decision.approver} does not hold the dispatcher role and this run names no dispatcher: "
                            "an approval would never fly (start the run with a dispatcher, or approve as a user who "

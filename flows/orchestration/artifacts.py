@@ -38,7 +38,7 @@ def artifact_key(draft_id: str, version: int) -> str:
 
 
 def summary_dict(summary: Any) -> dict[str, Any]:
-    """A plain dict of a draft summary, whatever shape the service returns (dataclass, pydantic, dict)."""
+    """A plain dict of a draft summary, whatever shape the authority returns (dataclass, pydantic, dict)."""
     if isinstance(summary, Mapping):
         return dict(summary)
     for name in ("to_dict", "model_dump", "as_dict"):

@@ -13,7 +13,7 @@ started by the serving process. If ``serve`` re-applied a pool deployment of
 the same name, every run would break (the worker finds no code path:
 ``FileNotFoundError: …/None``), so ``serve`` refuses (``pool_conflicts``).
 
-Which Prefect API to talk to is ``flows.orchestration.prefect_api``'s to say.
+Which Prefect API to talk to is ``flows.authority.prefect_api``'s to say.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The Prefect table artifact ``pending-approvals``: what waits for approval, for whom, until when.
 
-The same list as ``sortie pending`` (``flows.usecases.pending``, or the
-server's ``GET /v1/pending`` when the flows are clients of ``sortie server``),
+The same list as ``sortie pending`` (the authority's: ``flows.usecases.pending``
+embedded, the server's ``GET /v1/pending`` when the flows are its clients),
 as one table artifact with a fixed key, so the UI's Artifacts page always has
 its latest version (the history of versions shows how it changed). A waiting
 run refreshes it when it starts waiting and again once a decision is made; a
@@ -11,7 +11,6 @@ view, the ledger is the truth.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 __all__ = ["PENDING_ARTIFACT_KEY", "read_pending", "publish_pending_board", "refresh_pending_board", "refresh_pending_task"]
@@ -19,26 +18,18 @@ __all__ = ["PENDING_ARTIFACT_KEY", "read_pending", "publish_pending_board", "ref
 PENDING_ARTIFACT_KEY = "pending-approvals"
 
 
-def read_pending(now: datetime | None = None) -> dict[str, Any]:
-    """The pending list: from the authority with ``SORTIE_SERVER``, else from the local ledger (all tenants)."""
-    from flows.client import flowops
+def read_pending(now: str | None = None) -> dict[str, Any]:
+    """The pending list, from the authority: the embedded ledger's (all tenants), or the server's (the token's)."""
+    from flows.orchestration.mission_tasks import authority_for
 
-    if flowops.server_mode():
-        from flows.client.http import SortieClient
-
-        return SortieClient.from_env().pending()
-    from flows.context import resolve_now
-    from flows.ledger import open_ledger
-    from flows.usecases.pending import pending
-
-    return pending(now=now or resolve_now(None), ledger=open_ledger())
+    return authority_for("pending-board", now=now).pending()
 
 
 def publish_pending_board(data: dict[str, Any]) -> str:
     """Create the next version of the ``pending-approvals`` table artifact; returns its key."""
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-    from flows.usecases.pending import pending_rows
+    from flows.authority.views import pending_rows
 
     rows = pending_rows(data)
     description = f"Waiting for approval at {data.get('now') or data.get('server_time')}: {len(rows)} " + (
@@ -54,10 +45,8 @@ def refresh_pending_board(now: str | None = None) -> str | None:
     """Read and publish the board; a failure is logged, never raised (the run's approval matters more)."""
     import logging
 
-    from flows.context import resolve_now
-
     try:
-        return publish_pending_board(read_pending(resolve_now(now)))
+        return publish_pending_board(read_pending(now))
     except Exception as exc:  # noqa: BLE001 - a view must not fail the approval run
         from prefect.exceptions import MissingContextError
         from prefect.logging import get_run_logger

@@ -31,7 +31,7 @@ def fly_and_report(
 ) -> dict[str, Any]:
     """For ``sortie demo``: fly the missions already on running simulators, monitor them, write the report.
 
-    Call after ``service.dispatch`` succeeded and BEFORE the simulators are
+    Call after the dispatch succeeded and BEFORE the simulators are
     stopped. ``vehicles`` maps drone id → running ``SimVehicle`` (a plain list
     is matched to the dispatched links by address). Each gets a ``SimFlight``
     (battery and speeds from the world's drone) that flies the mission it
@@ -51,7 +51,7 @@ def fly_and_report(
         by_port = {str(v.address).rsplit(":", 1)[-1]: v for v in vehicles}
         vehicles = {d: by_port[link.rsplit(":", 1)[-1]] for d, link in links.items() if link.rsplit(":", 1)[-1] in by_port}
     try:
-        from flows.usecases.service import load_world_at
+        from flows.usecases.common import load_world_at
 
         drones = {d.id: d for d in load_world_at(rec.world_dir).drones}
     except SortieError:

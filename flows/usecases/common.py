@@ -1,6 +1,9 @@
 """What every use case gathers the same way: the world, the rule set, the acting user.
 
-The world is loaded fresh on each call (a new snapshot). In server mode it is
+The world is loaded fresh on each call (a new snapshot), except inside
+``pinned_world``: the authority server loads its world once per request and
+every use case the request runs sees that one snapshot (the same world for
+the visibility check, the decision and the record). In server mode it is
 loaded *strictly*: a world whose zone data cannot be read — no ``zones/``
 folder, a zone file that is not a regular file or cannot be read — is refused
 with ``WorldUnavailable`` instead of being planned on as a world without
@@ -12,6 +15,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +25,20 @@ from flows.context import resolve_rules_file, resolve_world_dir
 from planner.errors import Forbidden, InvalidArgument, NotFound, WorldUnavailable
 from planner.world.model import User, World
 
-__all__ = ["load_world_at", "check_zones_readable", "load_rules", "user_of"]
+__all__ = ["load_world_at", "check_zones_readable", "load_rules", "user_of", "pinned_world"]
+
+#: The world snapshot of the request being served (folder, world), if one is pinned (``pinned_world``).
+_PINNED: ContextVar[tuple[Path, World] | None] = ContextVar("sortie_pinned_world", default=None)
+
+
+@contextmanager
+def pinned_world(world_dir: str | Path, world: World) -> Iterator[World]:
+    """Within the block (this thread's context), loading ``world_dir`` gives ``world``: one snapshot per request."""
+    token = _PINNED.set((Path(world_dir).resolve(), world))
+    try:
+        yield world
+    finally:
+        _PINNED.reset(token)
 
 
 def check_zones_readable(world_dir: str | Path) -> None:
@@ -58,6 +77,9 @@ def load_world_at(world_dir: str | Path | None, *, strict: bool = False) -> Worl
     from flows.world_folder import load_world
 
     root = resolve_world_dir(world_dir)
+    pinned = _PINNED.get()
+    if pinned is not None and pinned[0] == root.resolve():
+        return pinned[1]  # loaded (strictly, by the server) at the start of this request
     if strict:
         check_zones_readable(root)
     return load_world(root)

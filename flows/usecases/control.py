@@ -222,8 +222,7 @@ def cancel(
 
     Refused (``Conflict``) once a dispatch was claimed: a dispatched or flying
     mission is stopped by ``recall``. ``wake_run(rec, actor, reason)``, given by
-    the caller (the CLI and the server pass
-    ``flows.orchestration.resume.wake_cancelled_run``), wakes a Prefect run
+    the caller (the authority: ``flows.authority.local``), wakes a Prefect run
     waiting on the version; it re-reads the ledger and ends CANCELLED.
     """
     args = {"draft_id": draft_id, "version": version, "reason": reason}

@@ -28,7 +28,7 @@ from typing import Any
 
 from shapely.geometry import LineString, Point
 
-from flows.ledger import open_ledger
+from flows.ledger import Ledger, open_ledger
 from flows.vehicle.monitor import load_flight
 from planner.errors import SortieError
 from planner.plan import Plan, plan_from_dict
@@ -156,18 +156,20 @@ def _tracks(flight: dict[str, Any] | None) -> dict[str, list[tuple[float, float]
     return {f["drone_id"]: [(p[1], p[2]) for p in f.get("track", [])] for f in flight.get("flights", [])}
 
 
-def build_report(draft_id: str, version: int | None = None, *, with_map: bool = True) -> Report:
-    """The report of one version (the latest when ``version`` is None), from the ledger and the flight record."""
-    from flows.usecases.service import load_world_at
+def build_report(draft_id: str, version: int | None = None, *, with_map: bool = True,
+                 ledger: Ledger | None = None) -> Report:
+    """The report of one version (the latest when ``version`` is None), from the ledger (the authority's; default
+    ``SORTIE_HOME``'s) and the flight record."""
+    from flows.usecases.common import load_world_at
 
-    ledger = open_ledger()
+    ledger = ledger if ledger is not None else open_ledger()
     rec = ledger.get_draft(draft_id, version)
     version = rec.version
     plan = plan_from_dict(rec.plan) if rec.plan else None
     approvals = ledger.approvals(draft_id, version)
     events = [e for e in ledger.events(draft_id) if e.version == version]
     dispatch = next((d for d in ledger.dispatches(draft_id) if d.version == version), None)
-    flight = load_flight(draft_id, version)
+    flight = load_flight(draft_id, version, ledger.path.parent)
     flights = (flight or {}).get("flights", [])
     tracks = _tracks(flight)
     coverage = coverage_reached(plan, tracks) if plan is not None and flight else None
@@ -425,11 +427,12 @@ def markdown_for_artifact(report: Report) -> str:
     return report.markdown.replace("](flown.png)", f"]({uri})")
 
 
-def write_report(report: Report, out: str | Path | None = None) -> dict[str, str]:
-    """Write ``report.md`` (or ``out``) and ``flown.png`` beside it; returns the paths (also kept in ``files``)."""
-    from flows.usecases.service import draft_dir
+def write_report(report: Report, out: str | Path | None = None, *, home: Path | None = None) -> dict[str, str]:
+    """Write ``report.md`` (or ``out``) and ``flown.png`` beside it; returns the paths (also kept in ``files``).
+    ``home``: whose draft folders (default ``SORTIE_HOME``)."""
+    from flows.context import draft_dir
 
-    path = Path(out) if out is not None else draft_dir(report.draft_id, report.version) / "report.md"
+    path = Path(out) if out is not None else draft_dir(report.draft_id, report.version, home) / "report.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
     text = report.markdown

@@ -1,6 +1,6 @@
 """Dispatch: put an approved plan's missions on the vehicles, and say honestly what happened.
 
-``upload_plan`` is what ``flows.usecases.service.dispatch`` calls once the approval and
+``upload_plan`` is what ``flows.usecases.dispatching.dispatch`` calls once the approval and
 the idempotency claim are settled. Per drone it builds the fence, mission and
 rally items (``planner.output.mission_items``), opens the drone's link (or the
 ``link`` override), and uploads fence first, then the mission, then the rally

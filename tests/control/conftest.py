@@ -22,7 +22,8 @@ from flows.context import DEMO_WORLD_DIR  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
 from flows.sim.flight import FlightFaults, FlightOptions, SimFlight  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
-from flows.usecases import service  # noqa: E402
+from flows.usecases import dispatching  # noqa: E402
+from flows.usecases.common import load_world_at  # noqa: E402
 from flows.vehicle.monitor import monitor_mission  # noqa: E402
 
 
@@ -67,7 +68,7 @@ def fly(templates: dict[str, Template], tmp_path: Path,
         shutil.copytree(t.home, home)
         monkeypatch.setenv("SORTIE_HOME", str(home))
         rec = open_ledger().get_draft(t.draft_id, t.version)
-        world = service.load_world_at(t.world_dir or rec.world_dir)
+        world = load_world_at(t.world_dir or rec.world_dir)
         drone = world.drone(rec.plan["sorties"][0]["drone_id"])
         dock = world.dock(drone.dock_id)
         options = FlightOptions(speedup=speedup, wait_for_gcs=monitor, start_delay_s=0.2,
@@ -77,8 +78,8 @@ def fly(templates: dict[str, Template], tmp_path: Path,
                          heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
         f = Flight(t.draft_id, t.version, dialect, sim, flight, open_ledger(), (dock.lat, dock.lon))
         started.append(f)
-        disp = service.dispatch(t.draft_id, t.version, actor=OPERATOR, now=NOW, link=sim.address, timeout_s=15.0,
-                                world_dir=t.world_dir)
+        disp = dispatching.dispatch(t.draft_id, t.version, actor=OPERATOR, now=NOW, link=sim.address, timeout_s=15.0,
+                                    world_dir=t.world_dir, ledger=open_ledger())
         assert disp.status == "ACKED", disp
         if monitor:
             def follow() -> None:

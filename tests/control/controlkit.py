@@ -22,10 +22,10 @@ from typing import Any
 os.environ.setdefault("MAVLINK20", "1")
 
 from flows.context import resolve_now  # noqa: E402
-from flows.ledger import Ledger  # noqa: E402
+from flows.ledger import Ledger, open_ledger  # noqa: E402
 from flows.sim.flight import SimFlight  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
-from flows.usecases import service  # noqa: E402
+from flows.usecases import decisions, planning  # noqa: E402
 from flows.vehicle.commands import ControlOptions  # noqa: E402
 from flows.vehicle.monitor import MonitorOptions, MonitorResult  # noqa: E402
 
@@ -49,11 +49,12 @@ def _plan_approved(home: Path, world_dir: Path | None) -> tuple[str, int]:
     saved = os.environ.get("SORTIE_HOME")
     os.environ["SORTIE_HOME"] = str(home)
     try:
-        d = service.plan_draft(text=TEXT, region_id=REGION, requested_by=PLANNER, world_dir=world_dir, now=NOW)
+        d = planning.plan_draft(text=TEXT, region_id=REGION, requested_by=PLANNER, world_dir=world_dir, now=NOW,
+                                ledger=open_ledger())
         assert d.status == "DRAFT" and d.verdict == "pass" and len(d.sorties) == 1, d
         shutil.copytree(home, home.with_name(home.name + "-unapproved"))  # the same draft, not yet approved
-        service.approve(d.draft_id, d.version, approver=OPERATOR, plan_hash=d.plan_hash, comment="ok", now=NOW,
-                        world_dir=world_dir)
+        decisions.approve(d.draft_id, d.version, approver=OPERATOR, plan_hash=d.plan_hash, comment="ok", now=NOW,
+                          world_dir=world_dir, ledger=open_ledger())
         return d.draft_id, d.version
     finally:
         if saved is None:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from control.controlkit import APPROVER_ONLY, NOW, OPERATOR, PLANNER, Template
 from flows.cli import app
 from flows.ledger import open_ledger
-from flows.usecases import control, service
+from flows.usecases import control, dispatching
 from planner.errors import Conflict, Forbidden, InvalidArgument
 
 pytestmark = pytest.mark.timeout(60)
@@ -35,7 +35,7 @@ def test_cancel_withdraws_the_approval_and_a_later_dispatch_is_refused(approved_
     again = control.cancel(ledger, d, actor=OPERATOR, reason="twice", now=NOW)
     assert (again.state, again.changed) == ("CANCELLED", False) and len(ledger.events(d)) == len(events)
     with pytest.raises(Conflict, match="CANCELLED"):
-        service.dispatch(d, actor=OPERATOR, now=NOW, link="udpout:127.0.0.1:9", timeout_s=2.0)
+        dispatching.dispatch(d, actor=OPERATOR, now=NOW, link="udpout:127.0.0.1:9", timeout_s=2.0, ledger=ledger)
     assert ledger.dispatches(d) == []
     audit = [(a.command, a.result_code, a.actor) for a in ledger.audit_rows(limit=10) if a.command == "control.cancel"]
     assert audit == [("control.cancel", "OK", OPERATOR), ("control.cancel", "OK", APPROVER_ONLY),

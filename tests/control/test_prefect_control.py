@@ -1,7 +1,7 @@
 """The Prefect side of stopping a mission, against a real Prefect server on 127.0.0.1.
 
 - a ``dispatch-mission`` run waiting for approval ends CANCELLED (Prefect's own state) when the draft is
-  cancelled with ``flows.usecases.control.cancel`` (it wakes the run; the run re-reads the ledger);
+  cancelled through the authority (it records the cancel and wakes the run; the run re-reads the ledger);
 - the ``recall-mission`` flow, as an operator starts it from the UI, brings a flying simulator home and the
   run completes with the draft RECALLED.
 """
@@ -22,7 +22,6 @@ import pytest
 
 from control.controlkit import APPROVER_ONLY, NOW, OPERATOR, Flight, Template
 from flows.ledger import open_ledger
-from flows.usecases import control
 
 pytestmark = [pytest.mark.prefect, pytest.mark.timeout(240)]
 
@@ -70,8 +69,9 @@ def _read_run(run_id: Any) -> Any:
 
 def test_cancel_ends_the_run_waiting_for_approval_as_cancelled(prefect_api: str, templates: dict[str, Template],
                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows.authority.choice import authority
+    from flows.authority.waking import find_waiting_runs
     from flows.orchestration.mission_flows import dispatch_mission
-    from flows.orchestration.resume import find_waiting_runs, wake_cancelled_run
 
     t = templates["unapproved"]
     home = tmp_path / "home"
@@ -92,9 +92,8 @@ def test_cancel_ends_the_run_waiting_for_approval_as_cancelled(prefect_api: str,
     while not (runs := find_waiting_runs(t.draft_id, t.version)):
         assert time.monotonic() < deadline and thread.is_alive(), f"no run waits: {box}"
         time.sleep(0.3)
-    out = control.cancel(open_ledger(), t.draft_id, actor=APPROVER_ONLY, reason="request withdrawn", now=NOW,
-                         wake_run=wake_cancelled_run)  # as `sortie cancel` does
-    assert out.state == "CANCELLED" and out.run_id == str(runs[0].id)
+    out = authority("sortie cancel", as_user=APPROVER_ONLY, now=NOW).cancel(t.draft_id, reason="request withdrawn")
+    assert out["state"] == "CANCELLED" and out["run_id"] == str(runs[0].id)  # as `sortie cancel` does
     thread.join(60)
     assert not thread.is_alive()
     run = _read_run(runs[0].id)
@@ -104,7 +103,7 @@ def test_cancel_ends_the_run_waiting_for_approval_as_cancelled(prefect_api: str,
 
 
 def test_the_recall_flow_brings_the_vehicle_home(prefect_api: str, fly: Callable[..., Flight]) -> None:
-    from flows.orchestration.recall import recall_mission
+    from flows.orchestration.recall_flow import recall_mission
 
     f = fly("px4")
     f.wait_reached(3)

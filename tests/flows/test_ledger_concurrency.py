@@ -1,7 +1,7 @@
 """Real processes against one ledger file: races, SIGKILL at every step, locked/missing/corrupt files.
 
 The racing workers import only ``flows.ledger`` (DuckDB), not the CLI, so 50
-of them fit in seconds. The crash tests run the service functions in child
+of them fit in seconds. The crash tests run the use cases in child
 processes with ``SORTIE_TEST_KILL_AT`` naming the point where the child
 SIGKILLs itself, then run the same command again and check the ledger: no
 duplicate, nothing half written, the state equal to the replay of the events.
@@ -163,9 +163,11 @@ def test_fifty_processes_race_approve_and_dispatch(tmp_path: Path) -> None:
 PLAN = """
 import json, sys
 from datetime import datetime
-from flows.usecases import service
-s = service.plan_draft(text="这块地今天巡一遍消防通道", region_id="region-1001", requested_by="li.wei",
-                       world_dir=sys.argv[1], now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+from flows.ledger import open_ledger
+from flows.usecases import planning
+s = planning.plan_draft(text="这块地今天巡一遍消防通道", region_id="region-1001", requested_by="li.wei",
+                        world_dir=sys.argv[1], now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"),
+                        ledger=open_ledger())
 print(json.dumps({"draft_id": s.draft_id, "version": s.version, "status": s.status, "created": s.created}))
 """
 
@@ -205,11 +207,12 @@ def test_plan_killed_then_rerun(tmp_path: Path, offline_world: Path, point: str)
 APPROVE = """
 import json, sys
 from datetime import datetime
-from flows.usecases import service
+from flows.ledger import open_ledger
+from flows.usecases import decisions
 from planner.errors import SortieError
 try:
-    s = service.approve("d-race", 1, approver="chen.jing", comment="ok",
-                        now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+    s = decisions.approve("d-race", 1, approver="chen.jing", comment="ok",
+                          now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"), ledger=open_ledger())
     print(json.dumps({"result": s.status}))
 except SortieError as e:
     print(json.dumps({"result": e.code}))
@@ -236,11 +239,12 @@ def test_approve_killed_then_rerun(tmp_path: Path, point: str) -> None:
 DISPATCH = """
 import json, sys
 from datetime import datetime
-from flows.usecases import service
+from flows.ledger import open_ledger
+from flows.usecases import dispatching
 from planner.errors import SortieError
 try:
-    s = service.dispatch(sys.argv[1], 1, actor="chen.jing", link=sys.argv[2], timeout_s=15,
-                         now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+    s = dispatching.dispatch(sys.argv[1], 1, actor="chen.jing", link=sys.argv[2], timeout_s=15,
+                             now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"), ledger=open_ledger())
     print(json.dumps({"result": s.status, "first": s.first}))
 except SortieError as e:
     print(json.dumps({"result": e.code, "message": e.message}))
@@ -260,9 +264,9 @@ def approved_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, 
     home = base / "home"
     home.mkdir()
     code = PLAN + """
-from flows.usecases import service as svc
-svc.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok",
-            now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+from flows.usecases import decisions
+decisions.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok",
+                  now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"), ledger=open_ledger())
 """
     done = _py(code, _env(home), str(world), timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -272,7 +276,7 @@ svc.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, 
 
 
 def _sim(world: Path, draft: str, home: Path):
-    from flows.usecases.service import load_world_at
+    from flows.usecases.common import load_world_at
     from flows.sim.vehicle import SimVehicle
 
     rec = Ledger(home / "ledger.duckdb").get_draft(draft, 1)

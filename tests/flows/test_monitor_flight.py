@@ -1,6 +1,6 @@
 """A simulated flight end to end: plan → approve → dispatch → fly → monitor → report, with faults.
 
-The draft is planned and approved once (service functions on the demo world,
+The draft is planned and approved once (the use cases on the demo world,
 a real DuckDB ledger in a tmp dir); each case copies that SORTIE_HOME to its
 own folder, starts the vehicle simulator on a free 127.0.0.1 UDP port,
 dispatches over MAVLink, and lets ``fly_and_report`` fly the mission at 500×
@@ -23,7 +23,9 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from shapely.geometry import LineString  # noqa: E402
 
-from flows.usecases import service  # noqa: E402
+from flows.ledger import open_ledger  # noqa: E402
+from flows.usecases import decisions, dispatching, planning, reading  # noqa: E402
+from flows.usecases.common import load_world_at  # noqa: E402
 from flows.context import resolve_now  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
 from flows.sim.fly import fly_and_report  # noqa: E402
@@ -49,9 +51,11 @@ def approved_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pa
     saved = os.environ.get("SORTIE_HOME")
     os.environ["SORTIE_HOME"] = str(home)
     try:
-        d = service.plan_draft(text=TEXT, region_id=REGION, requested_by=PLANNER, world_dir=None, now=NOW)
+        d = planning.plan_draft(text=TEXT, region_id=REGION, requested_by=PLANNER, world_dir=None, now=NOW,
+                                ledger=open_ledger())
         assert d.status == "DRAFT" and d.verdict == "pass" and len(d.sorties) == 1
-        service.approve(d.draft_id, d.version, approver=APPROVER, plan_hash=d.plan_hash, comment="looks right", now=NOW)
+        decisions.approve(d.draft_id, d.version, approver=APPROVER, plan_hash=d.plan_hash, comment="looks right",
+                          now=NOW, ledger=open_ledger())
         yield home, d.draft_id, d.version
     finally:
         if saved is None:
@@ -66,13 +70,14 @@ def _fly(approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pyte
     home = tmp_path / "home"
     shutil.copytree(template, home)
     monkeypatch.setenv("SORTIE_HOME", str(home))
-    world = service.load_world_at(None)
-    drone = world.drone(service.show_draft(draft_id, version).sorties[0].drone)
+    world = load_world_at(None)
+    drone = world.drone(reading.show_draft(draft_id, version, ledger=open_ledger()).sorties[0].drone)
     dock = world.dock(drone.dock_id)
     sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
                      heartbeat_s=0.1, rerequest_s=0.1).start()
     try:
-        disp = service.dispatch(draft_id, version, actor=APPROVER, now=NOW, link=sim.address, timeout_s=15.0)
+        disp = dispatching.dispatch(draft_id, version, actor=APPROVER, now=NOW, link=sim.address, timeout_s=15.0,
+                                    ledger=open_ledger())
         assert disp.status == "ACKED" and disp.draft_status == "DISPATCHED"
         out = fly_and_report(draft_id, version, {drone.id: sim}, actor="monitor", now=NOW, speedup=500.0,
                              faults=faults, options=OPTS)

@@ -38,7 +38,7 @@ def test_every_entrypoint_loads_in_a_fresh_process_and_flows_stays_a_package(tmp
         "import json, sys\n"
         "from prefect.flows import load_flow_from_entrypoint\n"
         "names = [load_flow_from_entrypoint(e).name for e in json.loads(sys.argv[1])]\n"
-        "import flows.orchestration.resume, flows.usecases.service\n"
+        "import flows.authority.waking, flows.authority.choice\n"
         "print(json.dumps(names))\n"
     )
     p = subprocess.run([sys.executable, "-c", code, json.dumps(entries)], cwd=tmp_path,

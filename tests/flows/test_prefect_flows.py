@@ -1,7 +1,7 @@
 """The Prefect flows end to end against a real Prefect server on 127.0.0.1.
 
 One server for the session (``tests/flows/conftest.py``), a real ledger file,
-real plans from ``flows.usecases.service.plan_draft`` on the demo world, and real
+real plans from ``flows.usecases.planning.plan_draft`` on the demo world, and real
 MAVLink uploads to the built-in vehicle simulator over UDP. The suspended
 (deployment) path runs through ``prefect.serve`` in a subprocess, exactly as
 ``sortie serve`` does; the paused (local) path runs the flow in a thread of
@@ -116,7 +116,7 @@ def served(prefect_server: Any, home: Path, tmp_path_factory: pytest.TempPathFac
 @pytest.fixture
 def vehicles(world: str) -> Iterator[Callable[[list[str]], dict[str, Any]]]:
     """Simulated vehicles, one per drone of a plan; ``make(drones)`` → {drone_id: SimVehicle}."""
-    from flows.usecases.service import load_world_at
+    from flows.usecases.common import load_world_at
     from flows.sim.vehicle import SimVehicle
 
     loaded = load_world_at(world)
@@ -139,15 +139,14 @@ def vehicles(world: str) -> Iterator[Callable[[list[str]], dict[str, Any]]]:
 
 
 def plan(now: str, world: str, *, text: str = "巡一遍消防通道", region_id: str = "region-1001") -> dict[str, Any]:
-    """A real draft through the service (what plan_mission's task calls)."""
-    from flows.usecases import service
-    from flows.orchestration.artifacts import summary_dict
+    """A real draft through the use case (what plan_mission's task has the authority call)."""
+    from flows.ledger import open_ledger
+    from flows.usecases import planning
 
-    summary = summary_dict(
-        service.plan_draft(
-            text=text, region_id=region_id, requested_by="li.wei", world_dir=world, now=datetime.fromisoformat(now)
-        )
-    )
+    summary = planning.plan_draft(
+        text=text, region_id=region_id, requested_by="li.wei", world_dir=world, now=datetime.fromisoformat(now),
+        ledger=open_ledger(),
+    ).to_dict()
     assert summary["plan_hash"], f"the demo request did not plan: {summary['status']} {summary.get('missing')}"
     return summary
 
@@ -175,7 +174,7 @@ def read_run(run_id: UUID) -> Any:
 
 
 def waiting_run(draft_id: str, version: int, budget_s: float) -> Any:
-    from flows.orchestration.resume import find_waiting_runs
+    from flows.authority.waking import find_waiting_runs
 
     return wait_for(f"a run waiting on {draft_id} v{version}", lambda: find_waiting_runs(draft_id, version), budget_s)[0]
 
@@ -303,8 +302,8 @@ def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, w
     """A local run pauses; a resume naming another plan hash is refused and it waits again; the right one dispatches once."""
     from prefect import get_client
 
-    from flows.usecases import service
     from flows.orchestration.mission_flows import dispatch_mission
+    from flows.usecases import dispatching
 
     now = fresh_now()
     draft = plan(now, world)
@@ -336,8 +335,11 @@ def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, w
     assert sum(sim.stats.uploads_completed for sim in sims.values()) >= len(sims)
     final = read_run(run.id).state
     assert (final.type.value, final.name) == ("COMPLETED", "DISPATCHED")
-    again = service.dispatch(
-        draft["draft_id"], draft["version"], actor="chen.jing", now=datetime.fromisoformat(now), link=links(sims), world_dir=world
+    from flows.ledger import open_ledger
+
+    again = dispatching.dispatch(
+        draft["draft_id"], draft["version"], actor="chen.jing", now=datetime.fromisoformat(now), link=links(sims),
+        world_dir=world, ledger=open_ledger(),
     )
     assert again.first is False  # the ledger hands back the first outcome; nothing is sent twice
     assert len(ledger_view(draft["draft_id"], draft["version"])[2]) == 1
@@ -504,7 +506,7 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
     from typer.testing import CliRunner
 
     from flows.cli import app
-    from flows.orchestration.resume import resume_waiting_run
+    from flows.authority.waking import resume_waiting_run
 
     now = fresh_now()
     draft = plan(now, world)
@@ -524,7 +526,7 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
     # suspends again with a fresh Resume; the restart after the CLI approval below does not replay that answer
     base = {"draft_id": draft["draft_id"], "version": draft["version"], "plan_hash": draft["plan_hash"], "comment": ""}
     assert resumed_and_waiting(run, dict(base, decision="approve", approver="li.wei"), 240).name == "Suspended"
-    # `sortie approve` records the approval in the ledger, then wakes the run (flows.orchestration.resume)
+    # `sortie approve`: the authority records the approval in the ledger, then wakes the run (flows.authority.waking)
     result = CliRunner().invoke(
         app,
         ["approve", draft["draft_id"], "--version", str(draft["version"]), "--plan-hash", draft["plan_hash"],
@@ -546,7 +548,8 @@ def test_daily_patrol_waits_and_an_unapproved_draft_expires(home: Path, world: s
     """daily_patrol plans, publishes and waits; nobody approves → the draft is EXPIRED with an event, the run ends EXPIRED."""
     from prefect.artifacts import Artifact
 
-    from flows.orchestration.mission_flows import EXPIRY_ACTOR, daily_patrol
+    from flows.orchestration.expiry_flow import EXPIRY_ACTOR
+    from flows.orchestration.mission_flows import daily_patrol
 
     thread, box = in_thread(daily_patrol, region_id="region-1001", world=world, now=fresh_now(), approval_window_s=3,
                             poll_interval_s=1, return_state=True)
@@ -561,7 +564,8 @@ def test_daily_patrol_waits_and_an_unapproved_draft_expires(home: Path, world: s
 
 def test_expire_draft_flow_expires_and_wakes_the_waiting_run(home: Path, world: str) -> None:
     """What the scheduled ``expire-draft`` run does at the deadline: DRAFT → EXPIRED, then the waiting run ends cleanly."""
-    from flows.orchestration.mission_flows import EXPIRY_ACTOR, dispatch_mission, expire_draft
+    from flows.orchestration.expiry_flow import EXPIRY_ACTOR, expire_draft
+    from flows.orchestration.mission_flows import dispatch_mission
 
     now = fresh_now()
     draft = plan(now, world, region_id="region-1003")

@@ -16,7 +16,6 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -78,11 +77,10 @@ def test_a_waiting_run_notifies_the_webhook_and_a_long_wait_reminds(sortie_home:
     from prefect.artifacts import Artifact
 
     from flows.context import DEMO_WORLD_DIR
-    from flows.orchestration.artifacts import summary_dict
     from flows.orchestration.mission_flows import dispatch_mission
     from flows.orchestration.pending_board import PENDING_ARTIFACT_KEY
     from flows.orchestration.notify import DEADLINE_AUTOMATION, WAITING_AUTOMATION, ensure_notifications
-    from flows.usecases import service
+    from flows.authority.choice import authority
 
     world = sortie_home / "world"
     shutil.copytree(DEMO_WORLD_DIR, world)
@@ -92,8 +90,7 @@ def test_a_waiting_run_notifies_the_webhook_and_a_long_wait_reminds(sortie_home:
         assert [len(client.read_automations_by_name(n)) for n in (WAITING_AUTOMATION, DEADLINE_AUTOMATION)] == [1, 1]
     assert first.block_document_id == again.block_document_id
 
-    draft = summary_dict(service.plan_draft(text="巡一遍消防通道", region_id="region-1001", requested_by="li.wei",
-                                            world_dir=str(world), now=datetime.fromisoformat(NOW)))
+    draft = authority("plan", as_user="li.wei", world=str(world), now=NOW).plan("巡一遍消防通道", region_id="region-1001")
     box: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: box.update(result=dispatch_mission(
         draft_id=draft["draft_id"], version=draft["version"], world=str(world), now=NOW, approval_window_s=40,
@@ -109,12 +106,10 @@ def test_a_waiting_run_notifies_the_webhook_and_a_long_wait_reminds(sortie_home:
     assert rows[0]["who may approve"] == "admin, chen.jing, demo.approver" and rows[0]["tenant"] == "city-fire"
     reminder = hook.wait("deadline close", 1, 40)  # 10 s after the wait began, nothing else happened to the run
     assert f"{draft['draft_id']}:v{draft['version']}" in reminder[0]["body"]
-    service.reject(draft["draft_id"], draft["version"], approver="chen.jing", reason="test over",
-                   now=datetime.fromisoformat(NOW), world_dir=str(world))
-    from flows.orchestration.resume import resume_waiting_run
-
-    resume_waiting_run(draft["draft_id"], draft["version"], plan_hash=draft["plan_hash"], approver="chen.jing",
-                       decision="reject", comment="test over")
+    # the authority records the rejection and wakes the run itself
+    out = authority("reject", as_user="chen.jing", world=str(world), now=NOW).reject(
+        draft["draft_id"], draft["version"], reason="test over")
+    assert out["resumed_run"] is not None
     thread.join(60)
     assert not thread.is_alive() and box["result"].name == "REJECTED"  # the run's named end state
     after = Artifact.get(PENDING_ARTIFACT_KEY)  # refreshed once the decision was made

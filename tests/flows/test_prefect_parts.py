@@ -98,7 +98,7 @@ def test_draft_markdown_without_sorties_map_or_findings_says_so() -> None:
 
 
 def test_resume_is_a_quick_no_op_without_a_prefect_api(monkeypatch: pytest.MonkeyPatch) -> None:
-    from flows.orchestration.resume import find_waiting_runs, resume_waiting_run
+    from flows.authority.waking import find_waiting_runs, resume_waiting_run
 
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     started = time.monotonic()

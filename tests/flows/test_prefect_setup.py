@@ -67,7 +67,7 @@ def test_prefect_api_url_from_the_profile_counts(tmp_path: Path) -> None:
     and a URL Prefect cached from an earlier environment does not count once the variable is gone."""
     import prefect.context
 
-    from flows.orchestration.prefect_api import prefect_api_url
+    from flows.authority.prefect_api import prefect_api_url
 
     profiles = tmp_path / "profiles.toml"
     profiles.write_text('active = "ops"\n[profiles.ops]\nPREFECT_API_URL = "http://127.0.0.1:9/api"\n', encoding="utf-8")
@@ -98,12 +98,14 @@ def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_t
     from flows.context import DEMO_WORLD_DIR
     from flows.ledger import open_ledger
     from flows.orchestration.mission_flows import dispatch_mission
-    from flows.orchestration.monitor import monitor_mission
+    from flows.orchestration.monitor_flow import monitor_mission
     from prefect.flow_engine import run_flow
     from flows.sim.flight import attach_flight
     from flows.sim.flight_options import FlightOptions
     from flows.sim.vehicle import SimVehicle
-    from flows.usecases import service
+    from flows.ledger import open_ledger
+    from flows.usecases import decisions, planning
+    from flows.usecases.common import load_world_at
     from flows.usecases.report import report_artifact_key
 
     home, world = tmp_path / "home", tmp_path / "world"
@@ -111,10 +113,11 @@ def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_t
     monkeypatch.setenv("SORTIE_HOME", str(home))
     next(d for d in build_deployments(name="mon", regions=[]) if d.flow_name == "monitor-mission").apply()
     now = datetime.fromisoformat(NOW)
-    d = service.plan_draft(text="inspect the hydrants today", region_id="region-1002", requested_by="li.wei",
-                           world_dir=str(world), now=now)
-    service.approve(d.draft_id, d.version, approver="chen.jing", plan_hash=d.plan_hash, now=now, world_dir=str(world))
-    loaded = service.load_world_at(str(world))
+    d = planning.plan_draft(text="inspect the hydrants today", region_id="region-1002", requested_by="li.wei",
+                            world_dir=str(world), now=now, ledger=open_ledger())
+    decisions.approve(d.draft_id, d.version, approver="chen.jing", plan_hash=d.plan_hash, now=now,
+                      world_dir=str(world), ledger=open_ledger())
+    loaded = load_world_at(str(world))
     drone = loaded.drone(d.sorties[0].drone)
     dock = loaded.dock(drone.dock_id)
     sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),

@@ -23,13 +23,13 @@ def approved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]
     with pytest.MonkeyPatch.context() as mp:
         for k, v in kit.env_for(home, world).items():
             mp.setenv(k, v)
-        from flows.usecases import service
+        from flows.usecases import decisions, planning
 
-        s = service.plan_draft(text=kit.TEXT, region_id="region-1001", requested_by="li.wei", world_dir=str(world),
-                               now=kit.now())
+        s = planning.plan_draft(text=kit.TEXT, region_id="region-1001", requested_by="li.wei", world_dir=str(world),
+                                now=kit.now(), ledger=open_ledger())
         assert s.status == "DRAFT" and len({x.drone for x in s.sorties}) == 1, s
-        service.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok",
-                        now=kit.now())
+        decisions.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok",
+                          now=kit.now(), ledger=open_ledger())
     return home, world, s.draft_id
 
 
@@ -47,7 +47,7 @@ def home(approved: tuple[Path, Path, str], tmp_path: Path, monkeypatch: pytest.M
 @pytest.fixture
 def sim(approved: tuple[Path, Path, str]) -> Iterator[Any]:
     from flows.sim.vehicle import SimVehicle
-    from flows.usecases.service import load_world_at
+    from flows.usecases.common import load_world_at
 
     _, world, draft = approved
     drone_id = open_ledger(approved[0]).get_draft(draft).plan["sorties"][0]["drone_id"]

@@ -56,7 +56,7 @@ def _clone(home: Path, draft: str, new_id: str, *, approve: bool = True) -> str:
 def _vehicle(approved: tuple[Path, Path, str], **faults: Any) -> Any:
     """A simulator speaking the planned drone's autopilot dialect, on a free UDP port of 127.0.0.1."""
     from flows.sim.vehicle import SimVehicle
-    from flows.usecases.service import load_world_at
+    from flows.usecases.common import load_world_at
 
     home, world, draft = approved
     drone_id = open_ledger(home).get_draft(draft).plan["sorties"][0]["drone_id"]
@@ -194,7 +194,7 @@ def test_reject_reason_with_escape_sequences_is_printed_harmless(home: Path, app
 
 def test_show_and_the_artifact_show_the_request_and_who_read_it(home: Path, approved: tuple[Path, Path, str]) -> None:
     from flows.orchestration.artifacts import draft_markdown
-    from flows.usecases import service
+    from flows.usecases.reading import show_draft
 
     _, world, draft = approved
     shown = _sortie(home, world, "show", draft)
@@ -202,7 +202,7 @@ def test_show_and_the_artifact_show_the_request_and_who_read_it(home: Path, appr
     assert f"request (as written): {kit.TEXT}" in shown.stdout
     extractor = open_ledger().get_draft(draft).intent["extractor"]
     assert f"read by: {extractor}" in shown.stdout and "clarifications answered: none" in shown.stdout
-    summary = replace(service.show_draft(draft), request_text="patrol <img src=x onerror=alert(1)> **now**\x1b[2J")
+    summary = replace(show_draft(draft, ledger=open_ledger()), request_text="patrol <img src=x onerror=alert(1)> **now**\x1b[2J")
     md = draft_markdown(summary.to_dict())
     assert "**Request (as written):** patrol &lt;img src=x onerror=alert\\(1\\)&gt; \\*\\*now\\*\\*" in md
     assert "\x1b" not in md and f"**Read by:** {extractor}" in md

@@ -29,9 +29,10 @@ SORTIE = Path(sys.executable).parent / "sortie"
 
 
 def _dispatch(draft: str, sim: Any) -> Any:
-    from flows.usecases import service
+    from flows.usecases import dispatching
 
-    return service.dispatch(draft, actor="chen.jing", now=kit.now(), link=sim.address, timeout_s=15)
+    return dispatching.dispatch(draft, actor="chen.jing", now=kit.now(), link=sim.address, timeout_s=15,
+                                ledger=open_ledger())
 
 
 def _refused(draft: str, sim: Any, code: str) -> SortieError:
@@ -77,7 +78,7 @@ def test_untouched_ledger_verifies_and_dispatches(home: Path, approved: tuple[Pa
     assert out.status == "ACKED" and sim.stats.uploads_completed > 0
     d = open_ledger().dispatches(draft)[0]
     from flows.integrity.seal import mission_items_hash
-    from flows.usecases.service import load_world_at
+    from flows.usecases.common import load_world_at
     from planner.plan import plan_from_dict
 
     rec = open_ledger().get_draft(draft)
@@ -212,7 +213,7 @@ def test_truncated_ledger_is_a_typed_error_with_advice(home: Path, approved: tup
 
 def test_a_server_refuses_an_approval_signed_in_local_mode(home: Path, approved: tuple[Path, Path, str]) -> None:
     from flows.integrity.seal import seal_dispatch
-    from flows.usecases.service import load_world_at
+    from flows.usecases.common import load_world_at
 
     draft = approved[2]
     ledger = open_ledger()

@@ -1,8 +1,8 @@
 """`sortie plan` refuses a request that needs clarification: exit 2, NEEDS_CLARIFICATION, the questions, no draft.
 
-The check lives in the shared service path (``flows.usecases.service.plan_draft``), which
+The check lives in the shared planning use case (``flows.usecases.planning.plan_draft``), which
 the CLI, the Prefect flow and the server all call; the CLI is exercised through
-its real ``sortie`` entry point on a copy of the demo world, the service
+its real ``sortie`` entry point on a copy of the demo world, the use case
 function directly for the limits it takes from the world and the rule set.
 """
 
@@ -59,7 +59,7 @@ def test_sortie_plan_refuses_and_lists_the_questions(tmp_path: Path, world: Path
 
 def test_the_service_asks_with_the_rule_sets_ceiling(tmp_path: Path, world: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The limits come from the caller: a rule set with a 100 m ceiling makes 110 m a question; 5 m is under the floor."""
-    from flows.usecases import service
+    from flows.usecases import planning
 
     monkeypatch.setenv("SORTIE_HOME", str(tmp_path))
     monkeypatch.delenv("SORTIE_LLM_BASE_URL", raising=False)
@@ -68,15 +68,16 @@ def test_the_service_asks_with_the_rule_sets_ceiling(tmp_path: Path, world: Path
     strict.write_text(rules.replace("ceiling_m: 120", "ceiling_m: 100"), encoding="utf-8")
     now = datetime.fromisoformat(NOW)
     with pytest.raises(NeedsClarification) as info:
-        service.plan_draft(text="巡一遍消防通道，高度110米", region_id="region-1001", requested_by="li.wei",
-                           world_dir=world, now=now, rules_path=strict)
+        planning.plan_draft(text="巡一遍消防通道，高度110米", region_id="region-1001", requested_by="li.wei",
+                            world_dir=world, now=now, rules_path=strict, ledger=open_ledger())
     assert "110" in info.value.message and "10–100" in info.value.message
     assert info.value.details["missing"] == ["altitude"]
     with pytest.raises(NeedsClarification):
-        service.plan_draft(text="巡一遍消防通道，高度5米", region_id="region-1001", requested_by="li.wei",
-                           world_dir=world, now=now)
+        planning.plan_draft(text="巡一遍消防通道，高度5米", region_id="region-1001", requested_by="li.wei",
+                            world_dir=world, now=now, ledger=open_ledger())
     with pytest.raises(NeedsClarification) as info:
-        service.plan_draft(text="Patrol the fire lanes, disregard the north section, at 10 am tomorrow with thermal",
-                           region_id="region-1001", requested_by="li.wei", world_dir=world, now=now)
+        planning.plan_draft(text="Patrol the fire lanes, disregard the north section, at 10 am tomorrow with thermal",
+                            region_id="region-1001", requested_by="li.wei", world_dir=world, now=now,
+                            ledger=open_ledger())
     assert info.value.details["instructions"] == ["disregard the north section"]
     assert open_ledger().ensure().list_drafts() == []  # nothing was recorded

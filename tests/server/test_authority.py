@@ -308,7 +308,7 @@ def test_racing_clients_settle_to_one_decision_and_one_dispatch(authority: Any) 
 
 def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The flow tasks' bodies in server mode: plan on behalf, read, relay a one-time code, dispatch; no ledger."""
-    from flows.orchestration import mission_flows as f
+    from flows.orchestration import mission_tasks as f
     from planner.errors import InvalidArgument, Unauthenticated
 
     p = authority.sortie(["admin", "totp", "enroll", "demo.approver", "--home", str(authority.home), "--world",
@@ -324,6 +324,8 @@ def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, m
     assert d["requested_by"] == "li.wei" and d["mode"] == "server", d
     state = f.read_draft_task.fn(d["draft_id"], d["version"])
     assert state["state"] == d["status"] and state["plan_hash"] == d["plan_hash"]
+    # what the approval form shows: the request as written and who read it, in server mode too (it was lost)
+    assert state["request_text"] == "这块地今天巡一遍消防通道" and state["extractor"], state
     if d["status"] != "DRAFT" or d["verdict"] == "block":
         pytest.skip(f"the second request planned {d['status']}/{d['verdict']}: nothing to approve")
     decision = {"draft_id": d["draft_id"], "version": d["version"], "plan_hash": d["plan_hash"], "decision": "approve",
@@ -336,7 +338,7 @@ def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, m
     assert f.record_decision_task.fn({**decision, "code": totp.now()}, None, None) == {"state": "APPROVED"}
     (a,) = open_ledger(authority.home).approvals(d["draft_id"], d["version"])
     assert a.approver == "demo.approver" and a.evidence["identity"] == "totp" and a.evidence["relayed_by"] == "chen.jing"
-    assert f._last_approver(d["draft_id"], d["version"]) == "demo.approver"
+    assert f.last_approver(f.authority_for("read-draft").show(d["draft_id"], d["version"])) == "demo.approver"
     # A drone flies one mission at a time (DEVICE_BUSY otherwise): the racing test's mission ends first.
     led = open_ledger(authority.home)
     for r in led.list_drafts():
@@ -489,5 +491,6 @@ def test_pending_lists_what_waits_for_the_tokens_tenant_and_needs_a_token(author
 
     from flows.cli import app
 
-    refused = CliRunner().invoke(app, ["pending", "--as", "chen.jing"], env=env)  # refused before any request
-    assert refused.exit_code == 2 and "INVALID_ARGUMENT" in refused.output
+    # refused before any request, by the same rule as every other command (OVERRIDE_REFUSED, an INVALID_ARGUMENT)
+    refused = CliRunner().invoke(app, ["pending", "--as", "chen.jing"], env=env)
+    assert refused.exit_code == 2 and "OVERRIDE_REFUSED" in refused.output and "--as" in refused.output

@@ -99,14 +99,18 @@ def test_local_overrides_are_refused_by_every_state_changing_command(authority: 
     # without them the same command reaches the server (the refusal was the override's, not the command's)
     code, out = _cli(authority, "chen.jing", ["dispatch", d, "--dry-run"])
     assert code in (0, 2) and out.get("error", {}).get("code") != "OVERRIDE_REFUSED", out
-    # a Prefect worker's environment is held to the same rule (what every flow task calls first in server mode)
-    from flows.client import flowops
+    # a Prefect worker is held to the same rule, parameters and environment alike (the one choice of authority)
+    from flows.authority.choice import authority as choose
     from planner.errors import OverrideRefused
 
     monkeypatch.setenv("SORTIE_SERVER", authority.url)
+    monkeypatch.setenv("SORTIE_TOKEN", authority.tokens["worker"])
+    with pytest.raises(OverrideRefused) as refused:
+        choose("prefect plan-draft", world=str(authority.world), now="2026-12-06T07:00:00+02:00", caller="prefect")
+    assert refused.value.details["refused"] == ["world", "now"]
     monkeypatch.setenv("SORTIE_NOW", "2026-12-06T07:00:00+02:00")
     with pytest.raises(OverrideRefused, match=r"\$SORTIE_NOW"):
-        flowops.refuse_local_inputs(None, None)
+        choose("prefect plan-draft", caller="prefect")
 
 
 def _admin(authority: Any, *args: str) -> tuple[int, dict[str, Any]]:
@@ -192,7 +196,7 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
     assert any(a.command == "server.monitor" and a.result_code == "OK"
                for a in open_ledger(authority.home).audit_rows(limit=50))
     # the Prefect monitor task on a worker asks the server too (and may not name a link)
-    from flows.orchestration.monitor import monitor_flight_task
+    from flows.orchestration.monitor_flow import monitor_flight_task
     from planner.errors import OverrideRefused
 
     monkeypatch.setenv("SORTIE_SERVER", authority.url)

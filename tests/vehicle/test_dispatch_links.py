@@ -3,7 +3,7 @@
 A copy of the demo world where every battery is low enough that the fire-lane
 patrol of region-1001 needs two drones (M3TD-01 and M3TD-02, PX4), both
 bound to their MAVLink system ids. The draft is planned and approved through
-the service; then five ``sortie`` processes dispatch it at once, each with
+the use cases; then five ``sortie`` processes dispatch it at once, each with
 ``--link M3TD-01=… --link M3TD-02=…``. The ledger's idempotency claim must let
 exactly one of them upload: each simulator stores exactly one fence, one
 mission and one rally, and the audit records the links.
@@ -55,14 +55,16 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     env.update({"SORTIE_HOME": str(root / "home"), "SORTIE_WORLD": str(world), "SORTIE_NOW": NOW, "COLUMNS": "200"})
     saved = {k: os.environ.get(k) for k in ("SORTIE_HOME", "SORTIE_WORLD", "SORTIE_NOW")}
     os.environ.update({k: env[k] for k in saved})
-    from flows.usecases import service
+    from flows.ledger import open_ledger
+    from flows.usecases import decisions, planning
 
     now = datetime.fromisoformat(NOW)
-    draft = service.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=str(world), now=now).to_dict()
+    draft = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=str(world), now=now,
+                                ledger=open_ledger()).to_dict()
     drones = sorted({s["drone"] for s in draft["sorties"]})
     assert drones == sorted(SYSIDS), f"the low batteries should split the patrol over two drones: {draft['sorties']}"
-    service.approve(draft["draft_id"], draft["version"], approver="chen.jing", plan_hash=draft["plan_hash"], now=now,
-                    world_dir=str(world))
+    decisions.approve(draft["draft_id"], draft["version"], approver="chen.jing", plan_hash=draft["plan_hash"], now=now,
+                      world_dir=str(world), ledger=open_ledger())
     try:
         yield {"env": env, "world": world, "draft": draft}
     finally:

@@ -19,34 +19,31 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter
 
 from flows.server.models import BackupBody
-from flows.usecases.common import load_world_at, user_of
 from planner.errors import Forbidden, InvalidArgument
 
 if TYPE_CHECKING:
-    from flows.server.kit import Kit
+    from flows.server.kit import Kit, RequestContext
 
-__all__ = ["register", "MAX_SENT_BYTES"]
+__all__ = ["router", "MAX_SENT_BYTES"]
 
 #: The largest backup sent back in a response; a bigger ledger is fetched from the host's backups folder.
 MAX_SENT_BYTES = 64 * 1024 * 1024
 
 
-def register(app: FastAPI, kit: "Kit") -> None:
-    """Add the ledger routes to ``app``."""
+def router(kit: "Kit") -> APIRouter:
+    r = APIRouter()
 
-    @app.post("/v1/ledger/backup")
+    @r.post("/v1/ledger/backup")
     def ledger_backup(body: BackupBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
-        def work(now: datetime) -> dict[str, Any]:
-            from flows.integrity.backup import backup
-
-            user = user_of(load_world_at(kit.config.world, strict=True), c.actor.id, "back up the ledger")
+        def work(ctx: "RequestContext") -> dict[str, Any]:
+            user = ctx.user("back up the ledger")
             if "admin" not in user.roles:
                 raise Forbidden(f"{user.id} may not back up the ledger (the admin role is needed)")
             stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")  # a folder name: the host's real time
-            out = backup(kit.ledger, kit.config.home / "backups" / f"ledger-{stamp}")
+            out = ctx.authority().ledger_backup(kit.config.home / "backups" / f"ledger-{stamp}")
             if body.include_files:
                 folder = Path(out["dir"])
                 files = sorted(p for p in folder.iterdir() if p.is_file())
@@ -57,3 +54,5 @@ def register(app: FastAPI, kit: "Kit") -> None:
             return out
 
         return kit.call(c, "ledger.backup", "admin", {"include_files": body.include_files}, work)
+
+    return r

@@ -1,0 +1,85 @@
+"""On the authority's own host: its ledger by ``--home``, and the admin acts done there.
+
+Why in the authority package: verifying or restoring the ledger, issuing a
+token for a user of the server's world and auditing an admin act are done by
+whoever runs the host, on its files, never through the API. The CLI reaches
+them here, as it reaches every use case through the authority.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from flows.context import resolve_world_dir
+from flows.ledger import LEDGER_FILE, Ledger, open_ledger
+from planner.errors import InvalidArgument
+from planner.world.model import World
+
+__all__ = ["host_ledger", "verify_ledger", "restore_ledger", "admin_audit", "audit_command", "server_world",
+           "known_user"]
+
+
+def host_ledger(home: Path | None) -> Ledger:
+    """The ledger of ``--home`` (default SORTIE_HOME). With a server configured and no ``--home``, the ledger is
+    the server's: these commands run on its host with its ``--home``, never against a client's own folder."""
+    from flows.authority.overrides import server_url
+
+    if home is None and server_url() is not None:
+        raise InvalidArgument(
+            "SORTIE_SERVER is set: the ledger belongs to the authority; run this on its host with --home DIR"
+        )
+    if home is not None and (Path(home) / "server.json").is_file():  # the authority's home: its keys sign as server
+        from flows.ledger.signing import KeyStore
+
+        return Ledger(Path(home) / LEDGER_FILE, keys=KeyStore(home, mode="server"))
+    return open_ledger(home)
+
+
+def verify_ledger(home: Path | None) -> dict[str, Any]:
+    """Walk the hash chain, every draft's states and every approval signature; the first break is refused."""
+    from flows.integrity.verify import verify_ledger as verify
+
+    return verify(host_ledger(home)).to_dict()
+
+
+def restore_ledger(home: Path | None, src: Path) -> dict[str, Any]:
+    """Verify a backup and put it in place of the ledger (the current file is moved aside, not deleted)."""
+    from flows.integrity.backup import restore
+
+    return restore(host_ledger(home), src)
+
+
+def admin_audit(home: Path, command: str, args: dict[str, Any], code: str = "OK") -> None:
+    """The audit row of an admin act on the host (``admin.<command>``): the ledger records who changed what."""
+    open_ledger(home).ensure().audit(
+        actor=os.environ.get("USER") or "admin", command=f"admin.{command}",
+        args={**args, "mode": "server", "identity": "host"}, result_code=code, duration_s=0.0,
+        started=datetime.now(timezone.utc),
+    )
+
+
+def audit_command(home: Path, *, actor: str | None, command: str, args: dict[str, Any], code: str,
+                  started: datetime, duration_s: float) -> None:
+    """The audit row of a whole embedded command that is more than one action (``sortie demo``)."""
+    open_ledger(home).audit(actor=actor, command=command, args={**args, "mode": "local", "identity": "asserted"},
+                            result_code=code, duration_s=duration_s, started=started)
+
+
+def server_world(world: str | None, home: Path) -> World:
+    """The server's world: ``--world``, else the world the server last started with."""
+    from flows.usecases.common import load_world_at
+
+    if world is None and (home / "server.json").is_file():
+        world = json.loads((home / "server.json").read_text(encoding="utf-8")).get("world")
+    return load_world_at(resolve_world_dir(world))
+
+
+def known_user(user: str, world: str | None, home: Path) -> None:
+    """USER must be in the server's users.json."""
+    from flows.usecases.common import user_of
+
+    user_of(server_world(world, home), user, "hold a token")

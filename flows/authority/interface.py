@@ -1,0 +1,117 @@
+"""``Authority``: every user action a client can ask of sortie, one method each.
+
+Why one interface: the CLI, every Prefect task and the demo ask the same
+questions whether sortie runs embedded (``flows.authority.local``: the ledger
+and the use cases in this process, identity *asserted*) or behind ``sortie
+server`` (``flows.authority.remote``: its HTTP API, identity proven by the
+token). Both implementations return the same JSON-able dicts and raise the
+same coded ``SortieError``s, so a caller cannot tell which it has except by
+``mode`` ("local" | "server"). Which one is chosen in one place:
+``flows.authority.choice.authority``.
+
+Some callers relay for someone else (a Prefect worker runs a form or a flow for
+an operator). The rule is the same in both modes: ``on_behalf_of`` names the
+person; the embedded authority acts as them (asserted, like every local
+identity); a server records a plan as requested by them (a service token's
+privilege, audited), needs their one-time code for a decision (``Relay``),
+and acts as the token's own user for everything else (dispatch, expiry,
+recall), which must then hold the role.
+
+Where the two modes differ by nature, the difference is the authority's to
+state, never the caller's to find out: ``dispatch_refusal`` says whether a
+dispatch after an approval could fly (the embedded authority dispatches as a
+named user and checks their role; a server dispatches as its token's user and
+checks that itself), ``wall_deadline`` gives a version's decision deadline only
+where the authority stamps with this machine's clock, ``expire`` honours a caller's own deadline only where the
+caller is the authority, ``record_attempt`` keeps what a client refused
+before asking (the server audits everything that reaches it), and a server
+reaches each vehicle at its own record of the link address (a ``link`` for
+``monitor`` or ``reconcile`` is refused; one for ``dispatch``, ``pause``,
+``resume`` or ``recall`` must match the record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Authority", "Relay", "MonitorRequest", "Links"]
+
+#: A drone's MAVLink connection string, or one per drone id.
+Links = str | Mapping[str, str] | None
+
+
+@dataclass(frozen=True)
+class Relay:
+    """A decision relayed from a shared screen (the Prefect approval form): who decided, and their one-time code.
+
+    The embedded authority takes ``user`` as asserted; a server verifies ``code`` (and refuses without one)."""
+
+    user: str
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class MonitorRequest:
+    """How to follow a flight: bounds of the watch and of a silent link, the battery alert margin."""
+
+    timeout_s: float = 600.0
+    link_lost_s: float = 5.0
+    battery_margin_pct: float = 10.0
+
+
+@runtime_checkable
+class Authority(Protocol):
+    """One method per user action. Every result is a JSON-able dict stamped ``mode`` and ``identity``."""
+
+    mode: str
+
+    # -- who, what waits
+    def whoami(self) -> dict[str, Any]: ...
+    def pending(self) -> dict[str, Any]: ...
+
+    # -- planning and reading
+    def plan(self, text: str, *, region_id: str | None = None, area: Any = None,
+             coverage_target: float | None = None, on_behalf_of: str | None = None) -> dict[str, Any]: ...
+    def replan(self, draft_id: str) -> dict[str, Any]: ...
+    def drafts(self, limit: int = 50) -> dict[str, Any]: ...
+    def show(self, draft_id: str, version: int | None = None) -> dict[str, Any]: ...
+    def diff(self, draft_id: str, v1: int, v2: int) -> dict[str, Any]: ...
+    def log(self, draft_id: str) -> dict[str, Any]: ...
+    def export(self, draft_id: str, fmt: str, *, version: int | None = None, out: Path | None = None,
+               sortie: int = 0) -> dict[str, Any]: ...
+    def report(self, draft_id: str, version: int | None = None, *, out: Path | None = None) -> dict[str, Any]: ...
+
+    # -- deciding (each wakes the Prefect run waiting on the version)
+    def approve(self, draft_id: str, version: int, *, plan_hash: str | None = None, comment: str = "",
+                relay: Relay | None = None) -> dict[str, Any]: ...
+    def reject(self, draft_id: str, version: int, *, reason: str, relay: Relay | None = None) -> dict[str, Any]: ...
+    def expire(self, draft_id: str, version: int, *, deadline: datetime | None = None,
+               on_behalf_of: str | None = None) -> dict[str, Any]: ...
+    def cancel(self, draft_id: str, *, reason: str, version: int | None = None) -> dict[str, Any]: ...
+    def record_attempt(self, draft_id: str, version: int, *, command: str, actor: str, args: Mapping[str, Any],
+                       code: str, message: str | None) -> None: ...
+    def wall_deadline(self, draft_id: str, version: int) -> datetime | None: ...
+
+    # -- sending and flying
+    def dispatch_refusal(self, draft_id: str, version: int, user: str | None, *,
+                         approving: bool = False) -> str | None: ...
+    def dispatch(self, draft_id: str, version: int | None = None, *, link: Links = None, dry_run: bool = False,
+                 on_behalf_of: str | None = None) -> dict[str, Any]: ...
+    def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> dict[str, Any]: ...
+    def monitor(self, draft_id: str, version: int | None = None, *, request: MonitorRequest = MonitorRequest(),
+                link: Links = None, on_behalf_of: str | None = None,
+                on_update: Callable[[Any, str, dict[str, Any]], None] | None = None) -> dict[str, Any]: ...
+    def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
+              link: Links = None) -> dict[str, Any]: ...
+    def resume(self, draft_id: str, version: int | None = None, *, reason: str = "",
+               link: Links = None) -> dict[str, Any]: ...
+    def recall(self, draft_id: str, version: int | None = None, *, land_here: bool = False, reason: str = "",
+               link: Links = None, wait_s: float = 0.0, on_behalf_of: str | None = None) -> dict[str, Any]: ...
+
+    # -- the record itself, and what happens
+    def ledger_backup(self, dest: Path) -> dict[str, Any]: ...
+    def events(self, *, max_events: int | None = None, timeout_s: float | None = None) -> Iterator[dict[str, Any]]: ...

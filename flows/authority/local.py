@@ -1,0 +1,299 @@
+"""The embedded authority: the ledger and the use cases in this process.
+
+``LocalAuthority(grounds)`` runs each user action on the use cases
+(``flows.usecases``) over its ``Grounds``: the CLI's own ledger with the
+identity *asserted*, a Prefect flow's, or — per request — ``sortie server``'s
+ledger with the identity its token proved, its clock, world and policy. The
+server's routes call this same class, so what an action checks, records,
+stamps and refuses cannot drift between the embedded mode and the server.
+
+After it records an approval, a rejection, a cancel or an expiry it wakes the
+Prefect run waiting on that version (``Grounds.waker``;
+``flows.authority.waking``): whoever decided, from whatever client. The
+flight actions (dispatch, control, monitor, reconcile) are
+``flows.authority.local_flight``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from flows.authority.grounds import Grounds
+from flows.authority.interface import Relay
+from flows.authority.local_flight import FlightActions
+from flows.usecases import decisions, planning, reading
+from flows.usecases.actor import Actor
+from flows.usecases.common import load_world_at, user_of
+from planner.errors import LedgerUnavailable, ServerUnavailable, SortieError
+
+__all__ = ["LocalAuthority"]
+
+
+class LocalAuthority(FlightActions):
+    """Every action of ``flows.authority.interface.Authority`` on the use cases in this process."""
+
+    def __init__(self, grounds: Grounds) -> None:
+        self.g = grounds
+
+    @property
+    def mode(self) -> str:
+        return self.g.mode
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _audited(self, command: str, args: Mapping[str, Any], work: Callable[[], dict[str, Any]],
+                 actor: Actor | None = None) -> dict[str, Any]:
+        """Run one action; with ``audit_by="command"`` write its audit row (mode, identity), whatever the outcome."""
+        if self.g.audit_by != "command":
+            return self.g.stamp(work(), actor)
+        started, t0, code, message = datetime.now(timezone.utc), time.perf_counter(), "OK", None
+        try:
+            return self.g.stamp(work(), actor)
+        except SortieError as exc:
+            code, message = exc.code, exc.message
+            raise
+        except BaseException as exc:
+            code = "INTERNAL" if isinstance(exc, Exception) else type(exc).__name__
+            raise
+        finally:
+            if code not in ("LEDGER_UNAVAILABLE", "LEDGER_TAMPERED"):
+                who = actor or self.g.actor or Actor("")
+                context = {"world": _text(self.g.world_dir), "now": _text(self.g.now_given), "rules": _text(self.g.rules)}
+                try:
+                    self.g.ledger.audit(
+                        actor=who.id or None, command=command, args={**context, **args, **who.stamp()},
+                        result_code=code, duration_s=time.perf_counter() - t0, started=started,
+                        draft_id=args.get("draft_id"), message=message,
+                    )
+                except (LedgerUnavailable, SortieError):
+                    pass  # the ledger itself is the problem; the action's own error is what the user needs
+
+    def _seen(self, draft_id: str) -> None:
+        """A named user sees only drafts of their tenants (``Forbidden`` locally, ``NotFound`` on a server)."""
+        if self.g.checks_visibility and self.g.actor_id():
+            reading.check_visible(draft_id, self.g.actor, world_dir=self.g.world_dir, ledger=self.g.ledger)
+
+    def _wake(self, draft_id: str, version: int, *, plan_hash: str | None, actor: str, decision: str,
+              comment: str) -> str | None:
+        if self.g.waker is None:
+            return None
+        return self.g.waker.wake(draft_id, version, plan_hash=plan_hash, actor=actor, decision=decision,
+                                 comment=comment)
+
+    # ------------------------------------------------------------------ who, what waits
+
+    def whoami(self) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            world = load_world_at(self.g.world_dir, strict=self.mode == "server")
+            u = user_of(world, self.g.actor_id(), "use sortie")
+            return {"user": u.id, "roles": sorted(u.roles), "tenants": sorted(u.tenants), "world": world.name,
+                    "policy": self.g.policy.to_dict()}
+
+        return self.g.stamp(work())
+
+    def pending(self) -> dict[str, Any]:
+        from flows.usecases.pending import pending
+
+        return self.g.stamp(pending(user=self.g.actor if self.g.actor_id() else None, world_dir=self.g.world_dir,
+                                    now=self.g.now(), policy=self.g.policy, ledger=self.g.ledger))
+
+    # ------------------------------------------------------------------ planning and reading
+
+    def plan(self, text: str, *, region_id: str | None = None, area: Any = None,
+             coverage_target: float | None = None, on_behalf_of: str | None = None) -> dict[str, Any]:
+        args = {"text": text, "region": region_id, "area": area is not None, "coverage_target": coverage_target,
+                "on_behalf_of": on_behalf_of}
+
+        def work() -> dict[str, Any]:
+            return planning.plan_draft(
+                text=text, region_id=region_id, area_geojson=area, requested_by=self.g.acting(on_behalf_of),
+                world_dir=self.g.world_dir, now=self.g.now(), rules_path=self.g.rules, ledger=self.g.ledger,
+                coverage_target=coverage_target,
+            ).to_dict()
+
+        return self._audited("plan", args, work, self.g.acting(on_behalf_of) if on_behalf_of else None)
+
+    def replan(self, draft_id: str) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            return planning.replan(draft_id, requested_by=self.g.acting(), world_dir=self.g.world_dir,
+                                   now=self.g.now(), rules_path=self.g.rules, ledger=self.g.ledger).to_dict()
+
+        return self._audited("replan", {"draft_id": draft_id}, work)
+
+    def drafts(self, limit: int = 50) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            rows = reading.list_drafts(user=self.g.actor if self.g.actor_id() else None, world_dir=self.g.world_dir,
+                                       limit=limit, ledger=self.g.ledger)
+            return {"drafts": [d.to_dict() for d in rows]}
+
+        return self._audited("drafts", {"limit": limit}, work)
+
+    def show(self, draft_id: str, version: int | None = None) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            self._seen(draft_id)
+            return reading.show_draft(draft_id, version, ledger=self.g.ledger).to_dict()
+
+        return self._audited("show", {"draft_id": draft_id, "version": version}, work)
+
+    def diff(self, draft_id: str, v1: int, v2: int) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            self._seen(draft_id)
+            return reading.diff_versions(draft_id, v1, v2, ledger=self.g.ledger)
+
+        return self._audited("diff", {"draft_id": draft_id, "v1": v1, "v2": v2}, work)
+
+    def log(self, draft_id: str) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            self._seen(draft_id)
+            return reading.draft_log(draft_id, ledger=self.g.ledger)
+
+        return self._audited("log", {"draft_id": draft_id}, work)
+
+    def export_content(self, draft_id: str, fmt: str, *, version: int | None = None,
+                       sortie: int = 0) -> tuple[int, bytes, str]:
+        """A version's ground-station file as (version, bytes, suffix), written nowhere (the server sends it)."""
+        self._seen(draft_id)
+        return reading.export_bytes(draft_id, version, fmt, world_dir=self.g.world_dir, sortie=sortie,
+                                    ledger=self.g.ledger)
+
+    def export(self, draft_id: str, fmt: str, *, version: int | None = None, out: Path | None = None,
+               sortie: int = 0) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            self._seen(draft_id)
+            return reading.export(draft_id, version, fmt, out=out, world_dir=self.g.world_dir, sortie=sortie,
+                                  ledger=self.g.ledger)
+
+        args = {"draft_id": draft_id, "version": version, "format": fmt, "out": _text(out), "sortie": sortie}
+        return self._audited("export", args, work)
+
+    def report(self, draft_id: str, version: int | None = None, *, out: Path | None = None) -> dict[str, Any]:
+        """The inspector's report, written beside the version's files (or to ``out``); its map as base64."""
+        import base64
+
+        from flows.usecases.report import build_report, write_report
+
+        self._seen(draft_id)
+        rep = build_report(draft_id, version, ledger=self.g.ledger)
+        write_report(rep, out, home=self.g.ledger.path.parent)
+        png = None if rep.map_png is None else base64.b64encode(rep.map_png).decode("ascii")
+        return self.g.stamp({**rep.to_dict(), "map_png_b64": png})
+
+    # ------------------------------------------------------------------ deciding
+
+    def _decider(self, relay: Relay | None) -> Actor:
+        return self.g.acting(relay.user if relay is not None else None)
+
+    def _decided(self, command: str, draft_id: str, version: int, who: Actor, args: Mapping[str, Any],
+                 record: Callable[[], dict[str, Any]], plan_hash: str | None, comment: str) -> dict[str, Any]:
+        """Record a decision, then wake the waiting run. A decision after the version's deadline is refused and
+        the ledger EXPIRED the version: the waiting run is woken too, so it ends EXPIRED at once."""
+        def work() -> dict[str, Any]:
+            try:
+                out = record()
+            except SortieError as exc:
+                if isinstance(exc.details, dict) and exc.details.get("state") == "EXPIRED":
+                    self._wake(draft_id, version, plan_hash=plan_hash, actor=who.id, decision="reject",
+                               comment=f"expired: {exc.message}")
+                raise
+            out["resumed_run"] = self._wake(draft_id, version, plan_hash=out.get("plan_hash"), actor=who.id,
+                                            decision=command, comment=comment)
+            return out
+
+        return self._audited(command, {"draft_id": draft_id, "version": version, **args}, work, who)
+
+    def approve(self, draft_id: str, version: int, *, plan_hash: str | None = None, comment: str = "",
+                relay: Relay | None = None) -> dict[str, Any]:
+        who = self._decider(relay)
+        return self._decided("approve", draft_id, version, who, {"plan_hash": plan_hash, "comment": comment},
+                             lambda: decisions.approve(
+                                 draft_id, version, approver=who, plan_hash=plan_hash, comment=comment,
+                                 now=self.g.now(), world_dir=self.g.world_dir, policy=self.g.policy,
+                                 evidence=self.g.evidence, ledger=self.g.ledger).to_dict(),
+                             plan_hash, comment)
+
+    def reject(self, draft_id: str, version: int, *, reason: str, relay: Relay | None = None) -> dict[str, Any]:
+        who = self._decider(relay)
+        return self._decided("reject", draft_id, version, who, {"reason": reason},
+                             lambda: decisions.reject(
+                                 draft_id, version, approver=who, reason=reason, now=self.g.now(),
+                                 world_dir=self.g.world_dir, policy=self.g.policy, evidence=self.g.evidence,
+                                 ledger=self.g.ledger).to_dict(),
+                             None, reason)
+
+    def expire(self, draft_id: str, version: int, *, deadline: datetime | None = None,
+               on_behalf_of: str | None = None) -> dict[str, Any]:
+        """EXPIRED once the version is overdue: past the policy's window on this authority's clock, or — the
+        embedded mode, where the caller is the authority — past the caller's own wall-clock ``deadline``."""
+        led, who = self.g.ledger, self.g.acting(on_behalf_of).id
+        rec = led.get_draft(draft_id, int(version))
+        state = rec.state
+        if deadline is not None:  # the caller's own window: only the wall clock against it counts
+            if state in ("DRAFT", "WAITING_RESOURCE") and datetime.now(timezone.utc) >= deadline:
+                state = _expire_at(led, rec, who, f"not approved by {deadline.isoformat(timespec='seconds')}",
+                                   self.g.now())
+        else:
+            state = decisions.expire_if_due(draft_id, version, actor=Actor(who, self.mode), now=self.g.now(),
+                                            window=self.g.policy.approval_ttl, ledger=led)
+        out = {"draft_id": draft_id, "version": int(version), "status": state}
+        if state == "EXPIRED" and rec.state != "EXPIRED":
+            out["resumed_run"] = self._wake(draft_id, version, plan_hash=rec.plan_hash, actor=who, decision="reject",
+                                            comment="the approval window closed; the draft is EXPIRED in the ledger")
+        return self.g.stamp(out)
+
+    def cancel(self, draft_id: str, *, reason: str, version: int | None = None) -> dict[str, Any]:
+        from flows.usecases import control
+
+        def wake(rec: Any, actor: str, why: str) -> str | None:
+            return self._wake(rec.draft_id, rec.version, plan_hash=rec.plan_hash, actor=actor, decision="reject",
+                              comment=f"cancelled: {why}")
+
+        return self.g.stamp(control.cancel(self.g.ledger, draft_id, version, actor=self.g.acting(), reason=reason,
+                                           now=self.g.now(), world_dir=self.g.world_dir, wake_run=wake,
+                                           audit=self.g.audit_by != "caller").to_dict())
+
+    def record_attempt(self, draft_id: str, version: int, *, command: str, actor: str, args: Mapping[str, Any],
+                       code: str, message: str | None) -> None:
+        """The audit row of a decision a client refused before asking (a Prefect form input)."""
+        decisions.record_attempt(draft_id, version, command=command, actor=Actor(actor, self.mode), args=args,
+                                 started=datetime.now(timezone.utc), code=code, message=message,
+                                 ledger=self.g.ledger)
+
+    def wall_deadline(self, draft_id: str, version: int) -> datetime | None:
+        """The version's decision deadline (recorded + the policy's window) when this authority stamps with this
+        machine's wall clock (no fixed time); else None: a deadline in another clock's time is no deadline here."""
+        from flows.ledger.approvals import decide_by
+
+        if self.g.fixed_now() is not None:
+            return None
+        return decide_by(self.g.ledger.get_draft(draft_id, int(version)), self.g.policy.approval_ttl)
+
+    # ------------------------------------------------------------------ the record itself, and what happens
+
+    def ledger_backup(self, dest: Path) -> dict[str, Any]:
+        from flows.integrity.backup import backup
+
+        return self.g.stamp(backup(self.g.ledger, dest))
+
+    def events(self, *, max_events: int | None = None, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
+        raise ServerUnavailable("live events come from `sortie server`: SORTIE_SERVER is not set")
+
+
+def _expire_at(led: Any, rec: Any, actor: str, reason: str, now: datetime) -> str:
+    """DRAFT/WAITING_RESOURCE → EXPIRED as a conditional transition: an approval that won the race stands."""
+    from planner.errors import Conflict
+
+    try:
+        return str(led.transition(rec.draft_id, rec.version, expected_state=rec.state,
+                                  expected_row_version=rec.row_version, to_state="EXPIRED", actor=actor,
+                                  reason=reason, now=now).state)
+    except Conflict:
+        return str(led.get_draft(rec.draft_id, rec.version).state)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else (value.isoformat() if isinstance(value, datetime) else str(value))
+

@@ -1,0 +1,103 @@
+"""The embedded authority's flight actions: dispatch, reconcile, follow, pause, resume, recall.
+
+A part of ``LocalAuthority`` (``flows.authority.local``) in a module of its
+own so each stays readable in one sitting; it works on the same ``Grounds``
+(``self.g``). Every action reaches the vehicles at the link the caller gives
+(the embedded mode: ``--link`` or the dispatch's), which for ``sortie
+server`` is always its own record of each drone's address.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from flows.authority.interface import Links, MonitorRequest
+from flows.usecases import control, dispatching
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from flows.authority.grounds import Grounds
+
+__all__ = ["FlightActions"]
+
+
+class FlightActions:
+    """Dispatch, reconcile, monitor and the flight controls on ``self.g`` (mixed into ``LocalAuthority``)."""
+
+    g: Grounds
+
+    if TYPE_CHECKING:  # LocalAuthority's: one audit row per command where the caller wants one
+        def _audited(self, command: str, args: Mapping[str, Any], work: Callable[[], dict[str, Any]],
+                     actor: Any = None) -> dict[str, Any]: ...
+
+    def dispatch_refusal(self, draft_id: str, version: int, user: str | None, *,
+                         approving: bool = False) -> str | None:
+        """Why a dispatch by ``user`` after an approval would be refused for lack of the dispatcher role, or None.
+
+        The embedded authority dispatches as the named user, so it checks their role in users.json. With
+        ``approving`` (``user`` is the approver who would also dispatch) someone who may not approve at all
+        gets None: the ledger refuses their approval and says why.
+        """
+        if not user:
+            return None
+        world, ledger = self.g.world_dir, self.g.ledger
+        if dispatching.holds_role(draft_id, version, user, "dispatcher", world_dir=world, ledger=ledger):
+            return None
+        if approving and not dispatching.holds_role(draft_id, version, user, "approver", world_dir=world,
+                                                   ledger=ledger):
+            return None
+        return f"{user} does not hold the dispatcher role for draft {draft_id}"
+
+    def dispatch(self, draft_id: str, version: int | None = None, *, link: Links = None, dry_run: bool = False,
+                 on_behalf_of: str | None = None) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            return dispatching.dispatch(draft_id, version, actor=self.g.acting(on_behalf_of), now=self.g.now(), link=link, dry_run=dry_run,
+                                        world_dir=self.g.world_dir, rules_path=self.g.rules,
+                                        ledger=self.g.ledger).to_dict()
+
+        return self._audited("dispatch", {"draft_id": draft_id, "version": version, "dry_run": dry_run,
+                                          "link": dict(link) if isinstance(link, dict) else link}, work,
+                             self.g.acting(on_behalf_of) if on_behalf_of else None)
+
+    def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> dict[str, Any]:
+        """Read the vehicle(s) of an unsettled dispatch back and record what they hold; never re-sends."""
+        from flows.integrity.reconcile import reconcile
+
+        return self.g.stamp(reconcile(draft_id, actor=self.g.acting().id, now=self.g.now(), link=link,
+                                      world_dir=self.g.world_dir, timeout_s=timeout_s, ledger=self.g.ledger))
+
+    def monitor(self, draft_id: str, version: int | None = None, *, request: MonitorRequest = MonitorRequest(),
+                link: Links = None, on_behalf_of: str | None = None,
+                on_update: Callable[[Any, str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Follow the dispatched version to its end here (this process holds the links) and record it."""
+        from flows.vehicle.monitor import MonitorOptions, monitor_mission
+
+        opts = MonitorOptions(timeout_s=request.timeout_s, link_lost_s=request.link_lost_s,
+                              link_alert_s=min(2.0, request.link_lost_s), battery_margin_pct=request.battery_margin_pct,
+                              start_wait_s=min(60.0, request.timeout_s))
+        who = on_behalf_of or self.g.actor_id()
+        actor = f"{who} (server monitor)" if self.g.mode == "server" else (who or "monitor")
+        result = monitor_mission(draft_id, version, link=link, actor=actor, now=self.g.fixed_now(), options=opts,
+                                 on_update=on_update, ledger=self.g.ledger)
+        return self.g.stamp(result.to_dict())
+
+    def _control(self, action: str, draft_id: str, **kw: Any) -> dict[str, Any]:
+        act = getattr(control, action)
+        who = self.g.acting(kw.pop("on_behalf_of", None))
+        return self.g.stamp(act(self.g.ledger, draft_id, kw.pop("version"), actor=who, now=self.g.now(),
+                                world_dir=self.g.world_dir, audit=self.g.audit_by != "caller", **kw).to_dict(), who)
+
+    def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
+              link: Links = None) -> dict[str, Any]:
+        return self._control("pause", draft_id, version=version, reason=reason, link=link)
+
+    def resume(self, draft_id: str, version: int | None = None, *, reason: str = "",
+               link: Links = None) -> dict[str, Any]:
+        return self._control("resume", draft_id, version=version, reason=reason, link=link)
+
+    def recall(self, draft_id: str, version: int | None = None, *, land_here: bool = False, reason: str = "",
+               link: Links = None, wait_s: float = 0.0, on_behalf_of: str | None = None) -> dict[str, Any]:
+        return self._control("recall", draft_id, version=version, land_here=land_here, reason=reason, link=link,
+                             wait_s=wait_s, on_behalf_of=on_behalf_of)

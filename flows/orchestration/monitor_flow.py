@@ -1,0 +1,71 @@
+"""The ``monitor-mission`` Prefect flow: follow a dispatched mission, then publish its report as an artifact.
+
+Which monitor: this is the Prefect flow a dispatch run starts
+(``after_dispatch``); following the vehicles themselves is
+``flows.vehicle.monitor``. Thin (STYLE 10): the ``monitor-flight`` task asks
+the authority to follow the flight (embedded: over MAVLink in this process;
+with ``SORTIE_SERVER``: the server follows it with its own link record and
+publishes its ``flight.*`` events, and this waits for the end), the
+``publish-report`` task asks the authority for the report
+(``flows.usecases.report``: planned vs flown, alerts, map) and creates the
+artifact ``report-<draft id>-v<version>`` with the map embedded as a
+``data:`` URI. The flight is bounded by ``timeout_s``, so a run never hangs on
+a silent vehicle; it is not retried (a second monitor of the same version
+returns the recorded end).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.authority.views import report_artifact_key
+from flows.orchestration.artifacts import MAX_INLINE_PNG_BYTES
+from flows.orchestration.mission_tasks import authority_for
+
+__all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", "monitor_mission"]
+
+
+@task(name="monitor-flight", cache_policy=NO_CACHE)
+def monitor_flight_task(
+    draft_id: str, version: int | None, link: str | None, actor: str, now: datetime | None, timeout_s: float
+) -> dict[str, Any]:
+    from flows.authority import MonitorRequest
+
+    a = authority_for("monitor-flight", now=now)
+    return a.monitor(draft_id, version, request=MonitorRequest(timeout_s=timeout_s), link=link, on_behalf_of=actor)
+
+
+@task(name="publish-report", cache_policy=NO_CACHE)
+def publish_report_task(draft_id: str, version: int) -> str:
+    from prefect.artifacts import create_markdown_artifact
+
+    report = authority_for("publish-report").report(draft_id, version)
+    text = report["markdown"]
+    png = report.get("map_png_b64")
+    if png and len(png) * 3 // 4 <= MAX_INLINE_PNG_BYTES:  # inline the map: an artifact has no files beside it
+        text = text.replace("](flown.png)", f"](data:image/png;base64,{png})")
+    key = report_artifact_key(draft_id, version)
+    create_markdown_artifact(markdown=text, key=key,
+                             description=f"Mission report of draft {draft_id} v{version}: planned vs flown, alerts, map.")
+    return key
+
+
+@flow(name="monitor-mission", log_prints=True)
+def monitor_mission(
+    draft_id: str,
+    version: int | None = None,
+    link: str | None = None,
+    actor: str = "monitor",
+    now: datetime | None = None,
+    timeout_s: float = 900.0,
+) -> dict[str, Any]:
+    """Follow the dispatched version to its end (ledger state and alerts), then publish the report."""
+    result = monitor_flight_task(draft_id, version, link, actor, now, timeout_s)
+    key = publish_report_task(draft_id, result["version"])
+    print(f"{draft_id} v{result['version']}: {result['outcome']} — {result['reason']} (artifact {key})")
+    return {"draft_id": draft_id, "version": result["version"], "outcome": result["outcome"],
+            "state": result["state"], "reason": result["reason"], "artifact_key": key}

@@ -1,0 +1,9 @@
+"""The authority's routes, one module per area, each an ``APIRouter`` built over the server's ``Kit``:
+
+    admin      health, whoami (the caller's user, roles, scopes, the policy)
+    drafts     planning and reading: plan, replan, drafts, pending, show, diff, log, export, report
+    decisions  approve, reject, expire, cancel (each wakes the Prefect run waiting on the version)
+    vehicle    dispatch, pause, resume, recall, monitor, reconcile (at the server's link record)
+    ledger     backup (an admin's)
+    events     the live feed (Server-Sent Events)
+"""

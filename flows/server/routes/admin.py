@@ -1,0 +1,32 @@
+"""Who is asking: liveness, and the caller's user, roles, tenants, token scopes and the policy applied."""
+
+# No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations (``kit.Who``).
+
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter
+
+if TYPE_CHECKING:
+    from flows.server.kit import Kit, RequestContext
+
+__all__ = ["router"]
+
+
+def router(kit: "Kit") -> APIRouter:
+    r = APIRouter()
+
+    @r.get("/v1/health")
+    def health() -> dict[str, Any]:
+        """Liveness only (no data): the server runs."""
+        return {"ok": True}
+
+    @r.get("/v1/whoami")
+    def whoami(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        def work(ctx: "RequestContext") -> dict[str, Any]:
+            tok = ctx.caller.token
+            return {**ctx.authority().whoami(), "scopes": sorted(tok.scopes), "token_id": tok.token_id,
+                    "expires": tok.expires}
+
+        return kit.call(c, "whoami", "read", {}, work)
+
+    return r

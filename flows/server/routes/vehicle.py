@@ -1,0 +1,136 @@
+"""The authority's routes that reach a vehicle: dispatch, pause, resume, recall, monitor, reconcile.
+
+Every one of them uses the server's record of each drone's link address
+(``flows.server.links``): a request's ``link`` must match it or is
+``OVERRIDE_REFUSED``. Roles are the use cases' (dispatch, pause, resume,
+recall, monitor, reconcile: dispatcher); the token's scope is ``dispatch``.
+Each request is audited by ``Kit.call``; each change is published on the
+event feed, and a flight's ``in_flight``/``finished`` come from the server's
+own follower (``flows.server.followers``), which runs the embedded
+authority's ``monitor`` on a thread of the server.
+"""
+
+# No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations (``kit.Who``).
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter
+
+from flows.authority.interface import MonitorRequest
+from flows.server.models import DispatchBody, HoldBody, MonitorBody, RecallBody, ReconcileBody
+from flows.usecases.common import pinned_world
+from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError
+
+if TYPE_CHECKING:
+    from flows.server.kit import Kit, RequestContext
+
+__all__ = ["router"]
+
+
+def router(kit: "Kit") -> APIRouter:
+    r = APIRouter()
+
+    def dispatcher(ctx: "RequestContext", draft_id: str, version: int | None, what: str) -> Any:
+        """The version, if the caller holds the dispatcher role for its tenant (even "nothing to do" is theirs)."""
+        rec = ctx.draft(draft_id, version)
+        user = ctx.user(what)
+        if not user.may("dispatcher", rec.tenant, rec.region_id):
+            raise Forbidden(f"{user.id} may not {what} of tenant {rec.tenant} (the dispatcher role)")
+        return rec
+
+    # ------------------------------------------------------------------ dispatch
+
+    @r.post("/v1/drafts/{draft_id}/dispatch")
+    def dispatch(draft_id: str, body: DispatchBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        def work(ctx: "RequestContext") -> Any:
+            ctx.visible(draft_id)
+            return ctx.authority().dispatch(draft_id, body.version, link=ctx.links(draft_id, body.version, body.link),
+                                            dry_run=body.dry_run)
+
+        out = kit.call(c, "dispatch", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
+        if not out.get("dry_run") and out.get("first"):
+            kit.publish(f"dispatch.{str(out.get('status', '')).lower()}", out)
+        return out
+
+    # ------------------------------------------------------------------ stopping a mission in flight
+
+    def flight_control(action: str, draft_id: str, c: "RequestContext", args: dict[str, Any],
+                       act: Callable[[Any, dict[str, str]], dict[str, Any]]) -> dict[str, Any]:
+        c.visible(draft_id)
+        out = kit.call(c, action, "dispatch", {"draft_id": draft_id, **args},
+                       lambda ctx: act(ctx.authority(), ctx.links(draft_id, args.get("version"), args.get("link"))),
+                       draft_id=draft_id)
+        if out.get("changed"):
+            kit.publish(f"flight.{action}", out)
+        state = str(out.get("state") or out.get("draft_status") or "")
+        kit.followers.finished(c.draft(draft_id).tenant, str(out["draft_id"]), int(out["version"]), state,
+                               str(out.get("message") or ""))
+        return out
+
+    @r.post("/v1/drafts/{draft_id}/pause")
+    def pause(draft_id: str, body: HoldBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        return flight_control("pause", draft_id, c, body.model_dump(),
+                              lambda a, links: a.pause(draft_id, body.version, reason=body.reason, link=links))
+
+    @r.post("/v1/drafts/{draft_id}/resume")
+    def resume(draft_id: str, body: HoldBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        return flight_control("resume", draft_id, c, body.model_dump(),
+                              lambda a, links: a.resume(draft_id, body.version, reason=body.reason, link=links))
+
+    @r.post("/v1/drafts/{draft_id}/recall")
+    def recall(draft_id: str, body: RecallBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        return flight_control("recall", draft_id, c, body.model_dump(), lambda a, links: a.recall(
+            draft_id, body.version, land_here=body.land_here, reason=body.reason, link=links, wait_s=body.wait_s))
+
+    # ------------------------------------------------------------------ following a flight
+
+    @r.post("/v1/drafts/{draft_id}/monitor")
+    def monitor(draft_id: str, body: MonitorBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        """Follow the dispatched version on the server (started once, joined after); wait at most ``wait_s``."""
+
+        def work(ctx: "RequestContext") -> dict[str, Any]:
+            from flows.vehicle.monitor import ENDED_STATES, FOLLOWED_STATES
+
+            ctx.visible(draft_id)
+            rec = dispatcher(ctx, draft_id, body.version, "follow flights")
+            if rec.state not in FOLLOWED_STATES | ENDED_STATES:
+                raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a dispatched mission can be "
+                               "followed")
+            links, world, a = ctx.links(draft_id, rec.version, None), ctx.world, ctx.authority()
+            request = MonitorRequest(timeout_s=body.timeout_s, link_lost_s=body.link_lost_s,
+                                     battery_margin_pct=body.battery_margin)
+
+            def follow(on_update: Any) -> dict[str, Any]:
+                with pinned_world(kit.config.world, world):  # the follower's thread sees this request's snapshot
+                    return a.monitor(rec.draft_id, rec.version, request=request, link=links, on_update=on_update)
+
+            follower, started = kit.followers.follow(rec.draft_id, rec.version, rec.tenant, follow)
+            if follower.done.wait(body.wait_s) and follower.error is not None:  # the follower's refusal, as itself
+                cls = ERROR_CODES.get(str(follower.error.get("code")), SortieError)
+                raise cls(str(follower.error.get("message", "")), details=follower.error.get("details"))
+            return {"draft_id": rec.draft_id, "version": rec.version, "started": started,
+                    "following": not follower.done.is_set(), "result": follower.result, "error": follower.error,
+                    "state": kit.ledger.get_draft(rec.draft_id, rec.version).state}
+
+        return kit.call(c, "monitor", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
+
+    # ------------------------------------------------------------------ settling an uncertain dispatch
+
+    @r.post("/v1/drafts/{draft_id}/reconcile")
+    def reconcile(draft_id: str, body: ReconcileBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        """Read the vehicle back (at the server's link record) and record what it holds; never re-sends."""
+
+        def work(ctx: "RequestContext") -> dict[str, Any]:
+            ctx.visible(draft_id)
+            dispatcher(ctx, draft_id, None, "reconcile dispatches")
+            done = kit.ledger.dispatches(draft_id)
+            links = ctx.links(draft_id, done[-1].version if done else None, None)
+            return ctx.authority().reconcile(draft_id, link=links, timeout_s=body.timeout_s)
+
+        out = kit.call(c, "reconcile", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
+        if out.get("verify") is not None:  # the vehicle was read back and the record settled (not "nothing to settle")
+            kit.publish("dispatch.reconciled", out)
+        return out
+
+    return r
