@@ -44,12 +44,13 @@ def _busy_wait(draft_id: str, version: int, attempt: Any, first: dict[str, Any],
                wait_s: float) -> dict[str, Any]:
     """Ask again while the drone is busy and the approval valid; the last answer, or DEVICE_BUSY's end."""
     logger = get_run_logger()
-    busy, out = first, first
+    busy, out, asked = first, first, 0
     deadline = time.monotonic() + wait_s
     while out.get("refused") == "DEVICE_BUSY" and time.monotonic() < deadline:
-        busy = out
-        logger.info("draft %s v%s waits: %s; asking again in %.0f s while the approval is valid", draft_id, version,
-                    out["message"], retry_s)
+        say = logger.warning if asked == 0 else logger.info  # said once; every retry after that is routine
+        busy, asked = out, asked + 1
+        say("draft %s v%s waits: %s; asking again every %.0f s while the approval is valid", draft_id, version,
+            out["message"], retry_s)
         time.sleep(max(0.1, min(retry_s, deadline - time.monotonic())))
         out = attempt()
     if out.get("refused") in ("DEVICE_BUSY", "APPROVAL_STALE"):

@@ -175,7 +175,9 @@ class Room:
             return c.read_flow_run(run_id)
 
     def wait_final(self, run_id: Any, budget_s: float) -> Any:
-        return wait_for(f"run {run_id} to end", lambda: (r := self.run(run_id)).state.is_final() and r, budget_s, 1.0)
+        """The run once it has its named end (``named_end``: Prefect's plain Completed comes an instant before)."""
+        return wait_for(f"run {run_id} to end", lambda: (r := self.run(run_id)).state.is_final()
+                        and r.state.name != "Completed" and r, budget_s, 1.0)
 
     def answers(self, run_id: Any) -> int:
         """How many inputs the run has answered (its ``sortie-answer-<n>`` run inputs)."""

@@ -194,7 +194,7 @@ def test_the_recall_deployment_acts_as_the_operator_its_code_proves(room: Room, 
     led = room.ledger()
     recalling = next(e for e in led.events(d["draft_id"]) if e.to_state == "RECALLING")
     assert recalling.actor == "chen.jing", recalling
-    rows = [(r.command, r.result_code, r.args.get("identity")) for r in led.audit_rows(limit=500)
+    rows = [(r.command, r.result_code, r.args_redacted.get("identity")) for r in led.audit_rows(limit=500)
             if r.draft_id == d["draft_id"] and r.command.startswith("server.recall")]
     assert ("server.recall", "OK", "totp") in rows and ("server.recall.totp", "UNAUTHENTICATED", "totp") in rows, rows
     assert ("server.recall", "FORBIDDEN", "token") in rows, rows
@@ -221,7 +221,8 @@ def test_an_input_submitted_while_the_worker_is_down_over_a_minute_approves(room
 
 
 def test_a_busy_drone_and_an_overdue_draft_end_named(room: Room, sims: dict[str, Any]) -> None:
-    """The server's policy window is shortened to 30 s for this test (and restored)."""
+    """The server's policy window is shortened to 75 s for this test (and restored): long enough for a loaded worker
+    to start the run and ask for the first dispatch, short enough to see the approval lapse and a draft expire."""
     from flows.server.config import PolicyStore
 
     # A flies M30T-01 and never ends (the vehicle is dispatched, the mission never followed): the drone stays busy
@@ -229,7 +230,7 @@ def test_a_busy_drone_and_an_overdue_draft_end_named(room: Room, sims: dict[str,
     room.ok("chen.jing", "POST", f"/v1/drafts/{a['draft_id']}/approve", json={"version": 1, "plan_hash": a["plan_hash"]})
     assert room.ok("chen.jing", "POST", f"/v1/drafts/{a['draft_id']}/dispatch", json={})["status"] == "ACKED"
     policy = PolicyStore(room.home)
-    before, _ = policy.set(approval_ttl=timedelta(seconds=30))
+    before, _ = policy.set(approval_ttl=timedelta(seconds=75))
     try:
         b, c = room.plan("region-1003"), room.plan("region-1001")
         assert [s["drone"] for s in b["sorties"]] == ["M30T-01"]

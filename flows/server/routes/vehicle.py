@@ -63,13 +63,15 @@ def router(kit: "Kit") -> APIRouter:
         """Command the version's vehicles as the token's user, or as the operator a relayed one-time code proves
         (a service token must relay one: ``flows.server.relay``)."""
         c.visible(draft_id)
-        if totp is None:
-            refuse_unproven_service(c, action)
         who = None if totp is None else relayed_actor(kit, c, totp, action, draft_id)
         args = {k: v for k, v in args.items() if k != "totp"} | ({"relayed_for": totp.user} if totp else {})
-        out = kit.call(c, action, "dispatch", {"draft_id": draft_id, **args},
-                       lambda ctx: act(ctx.authority(who), ctx.links(draft_id, args.get("version"), args.get("link"))),
-                       draft_id=draft_id, actor=who)
+
+        def work(ctx: "RequestContext") -> dict[str, Any]:
+            if who is None:
+                refuse_unproven_service(ctx, action)  # inside the call: the refusal is audited too
+            return act(ctx.authority(who), ctx.links(draft_id, args.get("version"), args.get("link")))
+
+        out = kit.call(c, action, "dispatch", {"draft_id": draft_id, **args}, work, draft_id=draft_id, actor=who)
         if out.get("changed"):
             kit.publish(f"flight.{action}", out)
         state = str(out.get("state") or out.get("draft_status") or "")
