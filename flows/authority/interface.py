@@ -28,7 +28,8 @@ actor; a server cancels as the worker's token, role-checked),
 ``wall_deadline`` gives a version's decision deadline only
 where the authority stamps with this machine's clock, ``expire`` honours a caller's own deadline only where the
 caller is the authority, ``record_attempt`` keeps what a client refused
-before asking (the server audits everything that reaches it), and a server
+before asking (a server is sent it for its audit; it audits everything that
+reaches it anyway), and a server
 reaches each vehicle at its own record of the link address (a ``link`` for
 ``monitor`` or ``reconcile`` is refused; one for ``dispatch``, ``pause``,
 ``resume`` or ``recall`` must match the record).

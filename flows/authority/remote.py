@@ -134,7 +134,15 @@ class RemoteAuthority:
 
     def record_attempt(self, draft_id: str, version: int, *, command: str, actor: str, args: Mapping[str, Any],
                        code: str, message: str | None) -> None:
-        """Nothing to send: the server audits every request that reaches it, refused or not."""
+        """A form input refused before it reached the server (junk, another draft, a wrong plan hash): the server
+        audits it too (``POST …/attempts``; the input's user id is an unproven claim). An input the server judged
+        was audited there already, so only those are sent."""
+        if code == "OK" or args.get("judged_by_authority"):
+            return
+        self.client.request("POST", f"/v1/drafts/{draft_id}/attempts", body={
+            "version": int(version), "command": command, "claimed_by": (actor or "")[:64] or None, "code": code,
+            "message": (message or "")[:2000] or None, "attempt": args.get("attempt"),
+            "flow_run_id": str(args["flow_run_id"])[:64] if args.get("flow_run_id") else None})
 
     def wall_deadline(self, draft_id: str, version: int) -> datetime | None:
         """None: a server judges deadlines on its own clock, which this machine's need not match."""

@@ -15,7 +15,8 @@ already answered.
   approval artifact ``draft-<id>-v<n>-approval`` says ``refused: <reason>``,
   an audit row in the ledger says who tried, how their identity was proven,
   when and why (``flows.usecases.decisions.record_attempt``; with a sortie
-  server the server audits what reaches it), and the run waits again with a
+  server the server audits what reaches it, and what the run refused before
+  asking is sent to it for its audit too), and the run waits again with a
   fresh Resume.
 - **A code is judged when it was typed.** A deployed run reads its input only
   when a worker restarts it, a minute or more after Submit (FACTS); the input
@@ -236,7 +237,8 @@ def wait_for_decision(gate: Gate, ops: GateOps, form: Any, logger: Any) -> dict[
                       "OK", None)
             return verdict
         # a decision after the ledger's deadline EXPIRED the version: that ends the wait
-        current = ops.state() if verdict.pop("by_ledger", False) else "DRAFT"
+        judged = verdict.pop("by_ledger", False)  # the authority judged (and, a server, audited) it
+        current = ops.state() if judged else "DRAFT"
         if current != "DRAFT":
             _remember(attempt, {"state": current})
             logger.info("draft %s v%s is %s in the ledger (%s)", gate.draft_id, gate.version, current,
@@ -246,7 +248,8 @@ def wait_for_decision(gate: Gate, ops: GateOps, form: Any, logger: Any) -> dict[
         _remember(attempt, verdict)
         refused.append(dict(verdict, attempt=attempt))
         ops.audit(f"prefect.{(decision or {}).get('decision') or 'approve'}", verdict.get("approver") or "unknown",
-                  {**_args(decision or {}), "attempt": attempt}, verdict["refused"], verdict["message"])
+                  {**_args(decision or {}), "attempt": attempt, "judged_by_authority": judged}, verdict["refused"],
+                  verdict["message"])
         logger.warning("refused: %s (%s); waiting again, %d of %d refused inputs", verdict["reason"],
                        verdict["message"], len(refused), gate.max_refused)
         publish_wait_artifact(gate, f"waiting again — refused: {verdict['reason']}", refused)

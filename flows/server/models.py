@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "DispatchBody", "ReplanBody", "ExpireBody", "CancelBody",
+__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "AttemptBody", "DispatchBody", "ReplanBody", "ExpireBody", "CancelBody",
            "HoldBody", "RecallBody", "MonitorBody", "ReconcileBody", "BackupBody"]
 
 _CLOSED = ConfigDict(extra="forbid", strict=True)
@@ -55,6 +55,21 @@ class RejectBody(BaseModel):
     version: int = Field(ge=1, le=1_000_000)
     reason: str = Field(min_length=1, max_length=2000)
     totp: Totp | None = None
+
+
+class AttemptBody(BaseModel):
+    """A form input a worker refused before asking (junk, another draft, a wrong plan hash): audited, nothing decided.
+
+    ``claimed_by`` is whatever user id the input named: unproven, so it is recorded as a claim, never as the actor."""
+
+    model_config = _CLOSED
+    version: int = Field(ge=1, le=1_000_000)
+    command: str = Field(pattern=r"^prefect\.[a-z-]{1,40}$")
+    claimed_by: str | None = Field(default=None, max_length=64)
+    code: str = Field(pattern=r"^[A-Z_]{2,40}$")
+    message: str | None = Field(default=None, max_length=2000)
+    attempt: int | None = Field(default=None, ge=1, le=1000)
+    flow_run_id: str | None = Field(default=None, max_length=64)
 
 
 class DispatchBody(BaseModel):

@@ -93,3 +93,26 @@ def test_late_future_and_stale_submissions_are_refused_by_name_and_audited(autho
     assert rows.count(("server.approve.totp", "UNAUTHENTICATED")) == 4, rows
     assert rows.count(("server.approve.totp", "INVALID_ARGUMENT")) == 2, rows
     assert led.approvals(d["draft_id"], d["version"]) == [] and led.get_draft(d["draft_id"]).state == "DRAFT"
+
+
+def test_a_form_input_the_worker_refused_before_asking_is_audited_by_the_server(authority: Any) -> None:
+    """Junk or a wrong plan hash never reaches a decision route; the worker sends it for the server's audit, the
+    input's user id kept as an unproven claim, never as the actor."""
+    from flows.authority.remote import RemoteAuthority
+    from flows.client.http import SortieClient
+    from flows.ledger import open_ledger
+
+    d = authority.plan()
+    worker = RemoteAuthority(SortieClient(authority.url, authority.tokens["worker"]))
+    worker.record_attempt(d["draft_id"], d["version"], command="prefect.approve", actor="mallory",
+                          args={"attempt": 1, "flow_run_id": "run-1"}, code="INVALID_ARGUMENT",
+                          message="plan hash 00 is not the hash of the draft")
+    worker.record_attempt(d["draft_id"], d["version"], command="prefect.approve", actor="chen.jing",
+                          args={"attempt": 2, "judged_by_authority": True}, code="UNAUTHENTICATED", message="x")
+    (row,) = [r for r in open_ledger(authority.home).audit_rows(limit=500)
+              if r.draft_id == d["draft_id"] and r.command == "server.prefect.approve"]
+    assert (row.actor, row.result_code, row.args_redacted["claimed_by"], row.args_redacted["attempt"]) == (
+        "chen.jing", "INVALID_ARGUMENT", "mallory", 1), row
+    user = authority.call("li.wei", "POST", f"/v1/drafts/{d['draft_id']}/attempts",
+                          json={"version": 1, "command": "prefect.approve", "code": "INVALID_ARGUMENT"})
+    assert user.status_code == 403, user.text  # only a service token relays a form

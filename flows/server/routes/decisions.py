@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
-from flows.server.models import ApproveBody, CancelBody, ExpireBody, RejectBody, Totp
+from flows.server.models import ApproveBody, AttemptBody, CancelBody, ExpireBody, RejectBody, Totp
 from flows.server.relay import relayed_actor
 from flows.usecases.actor import Actor
 from planner.errors import Forbidden
@@ -67,6 +67,22 @@ def router(kit: "Kit") -> APIRouter:
     def reject(draft_id: str, body: RejectBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
         return decide("reject", draft_id, c, body.totp, {"version": body.version, "reason": body.reason},
                       lambda a: a.reject(draft_id, body.version, reason=body.reason))
+
+    @r.post("/v1/drafts/{draft_id}/attempts")
+    def attempt(draft_id: str, body: AttemptBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        """A form input the relaying worker refused before asking (its answer stays in the run): the server audits it
+        too (``server.<command>``, the worker's user as the actor, the input's user id as an unproven claim)."""
+        import time
+        from datetime import datetime, timezone
+
+        c.visible(draft_id)
+        if "service" not in c.caller.token.scopes:
+            raise Forbidden("only a service token relays a refused form input")
+        args = body.model_dump(exclude={"code", "message"}) | {"token_id": c.caller.token.token_id}
+        kit.audit(c.caller.actor.id, body.command, args, body.code, time.perf_counter(), datetime.now(timezone.utc),
+                  "token", draft_id, body.message)
+        return {"draft_id": draft_id, "version": body.version, "recorded": True, "mode": "server", "identity": "token",
+                "server_time": c.now.isoformat()}
 
     @r.post("/v1/drafts/{draft_id}/expire")
     def expire(draft_id: str, body: ExpireBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
