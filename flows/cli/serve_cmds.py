@@ -12,6 +12,11 @@ the yaml is the one source of truth for regions and crons) and the nightly
 backup. Runs execute as subprocesses of this process; a suspended run holds no
 process and is picked up again when it is resumed.
 
+In the embedded mode (no ``SORTIE_SERVER``) this long-lived process also runs
+the authority's sweeper on ``SORTIE_HOME``'s ledger
+(``flows.authority.sweeper.embedded_sweeper``): overdue drafts expire and a
+version whose waiting run was cancelled in the UI is withdrawn.
+
 It needs a running Prefect server and ``PREFECT_API_URL`` pointing at it (in
 the environment or the Prefect profile): without it Prefect would start a
 throw-away ephemeral server whose runs vanish with the process, so the
