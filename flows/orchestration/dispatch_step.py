@@ -8,7 +8,7 @@ traceback, and the draft left APPROVED with nothing waiting on it. Here every
 refusal is an answer (``dispatch_task`` returns it) and every answer a named
 end (``flows.orchestration.named_end``):
 
-- **DEVICE_BUSY** waits: the dispatch is asked again every ``busy_retry_s``
+- **DEVICE_BUSY** waits (a dry run does not: it reports at once): the dispatch is asked again every ``busy_retry_s``
   while the approval is valid — the authority judges that on its own clock, so
   the wait ends when it answers ``APPROVAL_STALE`` (or after ``busy_wait_s`` of
   wall time, a bound of its own). Still busy then: the run ends DEVICE_BUSY,
@@ -53,7 +53,7 @@ def _busy_wait(draft_id: str, version: int, attempt: Any, first: dict[str, Any],
             out["message"], retry_s)
         time.sleep(max(0.1, min(retry_s, deadline - time.monotonic())))
         out = attempt()
-    if out.get("refused") in ("DEVICE_BUSY", "APPROVAL_STALE"):
+    if out.get("refused") in ("DEVICE_BUSY", "APPROVAL_STALE"):  # busy to the end: named DEVICE_BUSY
         why = "the approval lapsed" if out.get("refused") == "APPROVAL_STALE" else f"{wait_s:.0f} s passed"
         return {"outcome": "DEVICE_BUSY", "state": read_draft_task(draft_id, version)["state"],
                 "message": f"{busy['message']}; still busy when {why}: approve draft {draft_id} v{version} again once "
@@ -76,7 +76,7 @@ def dispatch_approved(draft_id: str, version: int, state: str, actor: str | None
         return dispatch_task(draft_id, version, actor, world, now, dry_run, link)
 
     out = attempt()
-    if out.get("refused") == "DEVICE_BUSY":
+    if out.get("refused") == "DEVICE_BUSY" and not dry_run:  # a dry run sends nothing: it says so at once
         out = _busy_wait(draft_id, version, attempt, out, retry_s=busy_retry_s, wait_s=busy_wait_s)
     if "outcome" in out:
         return out
