@@ -13,7 +13,7 @@ embedded mode and the server.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -53,7 +53,9 @@ class Grounds:
 
     ``now_given`` is the time of the call when one is fixed: the server's clock read once per request, or the
     embedded caller's ``--now`` (a flow's ``now``); else ``SORTIE_NOW``, else the system clock, read at each
-    use. ``evidence`` is added to every approval row (the server's clock, token and relay).
+    use. ``evidence`` is added to every approval row (the server's clock, token and relay). ``clock``: the
+    authority's running clock (the server's), which stamps what happens later than the call — a followed
+    flight's events — where ``now_given`` is only the moment the call arrived.
     ``checks_visibility``: whether a read checks the actor's tenants itself (the server's request context
     checked them already, on its one read of the draft).
     """
@@ -68,6 +70,7 @@ class Grounds:
     audit_by: AuditBy = "command"
     checks_visibility: bool = True
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    clock: Callable[[], datetime] | None = None
 
     def now(self) -> datetime:
         """The authority's time for a stamp or a rule (a bad ``--now`` is ``INVALID_ARGUMENT`` here, audited)."""

@@ -13,18 +13,23 @@ Some callers relay for someone else (a Prefect worker runs a form or a flow for
 an operator). The rule is the same in both modes: ``on_behalf_of`` names the
 person; the embedded authority acts as them (asserted, like every local
 identity); a server records a plan as requested by them (a service token's
-privilege, audited), needs their one-time code for a decision (``Relay``),
+privilege, audited), needs their one-time code for a decision and for a
+pause, resume or recall (``Relay``: judged at the moment they submitted it),
 and acts as the token's own user for everything else (dispatch, expiry,
-recall), which must then hold the role.
+cancel), which must then hold the role.
 
 Where the two modes differ by nature, the difference is the authority's to
 state, never the caller's to find out: ``dispatch_refusal`` says whether a
 dispatch after an approval could fly (the embedded authority dispatches as a
 named user and checks their role; a server dispatches as its token's user and
-checks that itself), ``wall_deadline`` gives a version's decision deadline only
+checks that itself), ``run_cancelled`` withdraws a version whose waiting Prefect
+run was cancelled in the UI (the embedded authority records the run as the
+actor; a server cancels as the worker's token, role-checked),
+``wall_deadline`` gives a version's decision deadline only
 where the authority stamps with this machine's clock, ``expire`` honours a caller's own deadline only where the
 caller is the authority, ``record_attempt`` keeps what a client refused
-before asking (the server audits everything that reaches it), and a server
+before asking (a server is sent it for its audit; it audits everything that
+reaches it anyway), and a server
 reaches each vehicle at its own record of the link address (a ``link`` for
 ``monitor`` or ``reconcile`` is refused; one for ``dispatch``, ``pause``,
 ``resume`` or ``recall`` must match the record).
@@ -46,12 +51,15 @@ Links = str | Mapping[str, str] | None
 
 @dataclass(frozen=True)
 class Relay:
-    """A decision relayed from a shared screen (the Prefect approval form): who decided, and their one-time code.
+    """An action relayed from a shared screen (the Prefect approval form, a deployment started from the UI): who
+    acts, their one-time code, and when they submitted it there (Prefect's own record of the submission).
 
-    The embedded authority takes ``user`` as asserted; a server verifies ``code`` (and refuses without one)."""
+    The embedded authority takes ``user`` as asserted; a server verifies ``code`` at ``submitted_at`` (bounded by
+    its own clock) and refuses without one."""
 
     user: str
     code: str | None = None
+    submitted_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,7 @@ class Authority(Protocol):
     def expire(self, draft_id: str, version: int, *, deadline: datetime | None = None,
                on_behalf_of: str | None = None) -> dict[str, Any]: ...
     def cancel(self, draft_id: str, *, reason: str, version: int | None = None) -> dict[str, Any]: ...
+    def run_cancelled(self, draft_id: str, version: int, *, run_id: str) -> dict[str, Any]: ...
     def record_attempt(self, draft_id: str, version: int, *, command: str, actor: str, args: Mapping[str, Any],
                        code: str, message: str | None) -> None: ...
     def wall_deadline(self, draft_id: str, version: int) -> datetime | None: ...
@@ -106,11 +115,11 @@ class Authority(Protocol):
                 link: Links = None, on_behalf_of: str | None = None,
                 on_update: Callable[[Any, str, dict[str, Any]], None] | None = None) -> dict[str, Any]: ...
     def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
-              link: Links = None) -> dict[str, Any]: ...
+              link: Links = None, relay: Relay | None = None) -> dict[str, Any]: ...
     def resume(self, draft_id: str, version: int | None = None, *, reason: str = "",
-               link: Links = None) -> dict[str, Any]: ...
+               link: Links = None, relay: Relay | None = None) -> dict[str, Any]: ...
     def recall(self, draft_id: str, version: int | None = None, *, land_here: bool = False, reason: str = "",
-               link: Links = None, wait_s: float = 0.0, on_behalf_of: str | None = None) -> dict[str, Any]: ...
+               link: Links = None, wait_s: float = 0.0, relay: Relay | None = None) -> dict[str, Any]: ...
 
     # -- the record itself, and what happens
     def ledger_backup(self, dest: Path) -> dict[str, Any]: ...

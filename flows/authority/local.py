@@ -255,6 +255,31 @@ class LocalAuthority(FlightActions):
                                            now=self.g.now(), world_dir=self.g.world_dir, wake_run=wake,
                                            audit=self.g.audit_by != "caller").to_dict())
 
+    def run_cancelled(self, draft_id: str, version: int, *, run_id: str) -> dict[str, Any]:
+        """The Prefect run waiting on this version was cancelled (the UI's Cancel): withdraw the version —
+        DRAFT/APPROVED → CANCELLED if no dispatch claimed it — and retire its expiry run. Prefect records no
+        user, so the actor is the run; cancelling is the safe direction (nothing flies)."""
+        from flows.authority.waking import retire_expiry_runs
+
+        actor = f"prefect:run {run_id}"
+        reason = f"the Prefect run {run_id} waiting on it was cancelled (Cancel in the Prefect UI or API)"
+        rec = self.g.ledger.get_draft(draft_id, int(version))
+        out = {"draft_id": draft_id, "version": rec.version, "action": "cancel", "state": rec.state, "changed": False,
+               "run_id": run_id}
+        if rec.state in ("DRAFT", "APPROVED"):
+            try:
+                out.update(state=self.g.ledger.withdraw_unclaimed(draft_id, rec.version, actor=actor, reason=reason,
+                                                                  now=self.g.now()).state, changed=True)
+            except SortieError:  # claimed meanwhile (it flies: recall it) or decided: the ledger's state stands
+                out["state"] = self.g.ledger.get_draft(draft_id, rec.version).state
+        out["message"] = reason if out["changed"] else f"draft {draft_id} v{rec.version} is {out['state']}; unchanged"
+        if out["changed"]:
+            retire_expiry_runs(draft_id, rec.version)
+            if self.g.audit_by != "caller":
+                self.g.ledger.audit(actor=actor, command="prefect.run-cancelled", args=dict(out), result_code="OK",
+                                    duration_s=0.0, started=datetime.now(timezone.utc), draft_id=draft_id)
+        return self.g.stamp(out, Actor(actor, self.mode))
+
     def record_attempt(self, draft_id: str, version: int, *, command: str, actor: str, args: Mapping[str, Any],
                        code: str, message: str | None) -> None:
         """The audit row of a decision a client refused before asking (a Prefect form input)."""

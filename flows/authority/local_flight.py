@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from flows.authority.interface import Links, MonitorRequest
+from flows.authority.interface import Links, MonitorRequest, Relay
 from flows.usecases import control, dispatching
 
 if TYPE_CHECKING:
@@ -80,24 +80,25 @@ class FlightActions:
         who = on_behalf_of or self.g.actor_id()
         actor = f"{who} (server monitor)" if self.g.mode == "server" else (who or "monitor")
         result = monitor_mission(draft_id, version, link=link, actor=actor, now=self.g.fixed_now(), options=opts,
-                                 on_update=on_update, ledger=self.g.ledger)
+                                 on_update=on_update, ledger=self.g.ledger, clock=self.g.clock)
         return self.g.stamp(result.to_dict())
 
-    def _control(self, action: str, draft_id: str, **kw: Any) -> dict[str, Any]:
+    def _control(self, action: str, draft_id: str, relay: Relay | None, **kw: Any) -> dict[str, Any]:
+        """One flight control as the actor, or as the relayed operator (asserted here, like every local identity)."""
         act = getattr(control, action)
-        who = self.g.acting(kw.pop("on_behalf_of", None))
+        who = self.g.acting(relay.user if relay is not None else None)
         return self.g.stamp(act(self.g.ledger, draft_id, kw.pop("version"), actor=who, now=self.g.now(),
                                 world_dir=self.g.world_dir, audit=self.g.audit_by != "caller", **kw).to_dict(), who)
 
     def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
-              link: Links = None) -> dict[str, Any]:
-        return self._control("pause", draft_id, version=version, reason=reason, link=link)
+              link: Links = None, relay: Relay | None = None) -> dict[str, Any]:
+        return self._control("pause", draft_id, relay, version=version, reason=reason, link=link)
 
     def resume(self, draft_id: str, version: int | None = None, *, reason: str = "",
-               link: Links = None) -> dict[str, Any]:
-        return self._control("resume", draft_id, version=version, reason=reason, link=link)
+               link: Links = None, relay: Relay | None = None) -> dict[str, Any]:
+        return self._control("resume", draft_id, relay, version=version, reason=reason, link=link)
 
     def recall(self, draft_id: str, version: int | None = None, *, land_here: bool = False, reason: str = "",
-               link: Links = None, wait_s: float = 0.0, on_behalf_of: str | None = None) -> dict[str, Any]:
-        return self._control("recall", draft_id, version=version, land_here=land_here, reason=reason, link=link,
-                             wait_s=wait_s, on_behalf_of=on_behalf_of)
+               link: Links = None, wait_s: float = 0.0, relay: Relay | None = None) -> dict[str, Any]:
+        return self._control("recall", draft_id, relay, version=version, land_here=land_here, reason=reason,
+                             link=link, wait_s=wait_s)

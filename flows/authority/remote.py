@@ -100,13 +100,17 @@ class RemoteAuthority:
     # -- deciding (the server wakes the run waiting on the version)
 
     @staticmethod
-    def _totp(relay: Relay | None) -> dict[str, str] | None:
+    def _totp(relay: Relay | None, what: str = "the approval form") -> dict[str, str] | None:
+        """The relayed identity as the server takes it: user, code, and when it was submitted (judged there)."""
         if relay is None:
             return None
         if not relay.code:
-            raise InvalidArgument("with a sortie server, the approval form needs your one-time code (sortie admin "
+            raise InvalidArgument(f"with a sortie server, {what} needs your one-time code (sortie admin "
                                   "totp enroll YOU on the server host)")
-        return {"user": relay.user, "code": relay.code}
+        out = {"user": relay.user, "code": relay.code}
+        if relay.submitted_at is not None:
+            out["submitted_at"] = relay.submitted_at.isoformat()
+        return out
 
     def approve(self, draft_id: str, version: int, *, plan_hash: str | None = None, comment: str = "",
                 relay: Relay | None = None) -> dict[str, Any]:
@@ -123,9 +127,22 @@ class RemoteAuthority:
     def cancel(self, draft_id: str, *, reason: str, version: int | None = None) -> dict[str, Any]:
         return self.client.request("POST", f"/v1/drafts/{draft_id}/cancel", body={"version": version, "reason": reason})
 
+    def run_cancelled(self, draft_id: str, version: int, *, run_id: str) -> dict[str, Any]:
+        """A cancel as the worker's token (whose user needs the approver or dispatcher role), naming the run."""
+        reason = f"the Prefect run {run_id} waiting on it was cancelled (Cancel in the Prefect UI or API)"
+        return self.cancel(draft_id, reason=reason, version=int(version))
+
     def record_attempt(self, draft_id: str, version: int, *, command: str, actor: str, args: Mapping[str, Any],
                        code: str, message: str | None) -> None:
-        """Nothing to send: the server audits every request that reaches it, refused or not."""
+        """A form input refused before it reached the server (junk, another draft, a wrong plan hash): the server
+        audits it too (``POST …/attempts``; the input's user id is an unproven claim). An input the server judged
+        was audited there already, so only those are sent."""
+        if code == "OK" or args.get("judged_by_authority"):
+            return
+        self.client.request("POST", f"/v1/drafts/{draft_id}/attempts", body={
+            "version": int(version), "command": command, "claimed_by": (actor or "")[:64] or None, "code": code,
+            "message": (message or "")[:2000] or None, "attempt": args.get("attempt"),
+            "flow_run_id": str(args["flow_run_id"])[:64] if args.get("flow_run_id") else None})
 
     def wall_deadline(self, draft_id: str, version: int) -> datetime | None:
         """None: a server judges deadlines on its own clock, which this machine's need not match."""
@@ -160,22 +177,25 @@ class RemoteAuthority:
         return {**result, "state": out["state"], "mode": out.get("mode"), "identity": out.get("identity"),
                 "clock": out.get("clock"), "server_time": out.get("server_time")}
 
-    def _control(self, action: str, draft_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        return self.client.request("POST", f"/v1/drafts/{draft_id}/{action}", body=body)
+    def _control(self, action: str, draft_id: str, body: dict[str, Any], relay: Relay | None) -> dict[str, Any]:
+        """One flight control; relayed for an operator (a Prefect deployment) it carries their one-time code."""
+        totp = self._totp(relay, f"a {action} from Prefect")
+        return self.client.request("POST", f"/v1/drafts/{draft_id}/{action}",
+                                   body=body | ({"totp": totp} if totp else {}))
 
     def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
-              link: Links = None) -> dict[str, Any]:
-        return self._control("pause", draft_id, {"version": version, "reason": reason, "link": _links(link)})
+              link: Links = None, relay: Relay | None = None) -> dict[str, Any]:
+        return self._control("pause", draft_id, {"version": version, "reason": reason, "link": _links(link)}, relay)
 
     def resume(self, draft_id: str, version: int | None = None, *, reason: str = "",
-               link: Links = None) -> dict[str, Any]:
-        return self._control("resume", draft_id, {"version": version, "reason": reason, "link": _links(link)})
+               link: Links = None, relay: Relay | None = None) -> dict[str, Any]:
+        return self._control("resume", draft_id, {"version": version, "reason": reason, "link": _links(link)}, relay)
 
     def recall(self, draft_id: str, version: int | None = None, *, land_here: bool = False, reason: str = "",
-               link: Links = None, wait_s: float = 0.0, on_behalf_of: str | None = None) -> dict[str, Any]:
+               link: Links = None, wait_s: float = 0.0, relay: Relay | None = None) -> dict[str, Any]:
         return self._control("recall", draft_id, {"version": version, "reason": reason, "link": _links(link),
-                                                  "land_here": land_here, "wait_s": min(float(wait_s),
-                                                                                        MAX_RECALL_WAIT_S)})
+                                                  "land_here": land_here,
+                                                  "wait_s": min(float(wait_s), MAX_RECALL_WAIT_S)}, relay)
 
     # -- the record itself, and what happens
 

@@ -21,7 +21,13 @@ FACTS): without a Prefect API (environment or profile) waking is a no-op.
 Waking never blocks or fails the decision: the decision is committed first;
 :class:`Waker` wakes on a thread of its own, retries a Prefect API that fails
 (``attempts``, with backoff), logs what it could not do, and the caller waits
-at most ``report_wait_s`` to report which run it woke.
+at most ``report_wait_s`` to report which run it woke. A run that waits on the
+version but has not paused yet (it tagged itself and is about to suspend) is
+waited for, at most ``settle_s``: it is woken once it pauses, unless it read
+the decision itself first and went on (it re-reads the ledger before every
+wait). After waking, the version's scheduled ``expire-draft`` run is retired
+(``retire_expiry_runs``): a decided, cancelled or expired version has no
+deadline left to keep.
 """
 
 from __future__ import annotations
@@ -34,12 +40,18 @@ from uuid import UUID
 
 from flows.authority.prefect_api import prefect_api_url
 
-__all__ = ["draft_tags", "find_waiting_runs", "resume_waiting_run", "Waker", "NO_PLAN_HASH"]
+__all__ = ["draft_tags", "find_waiting_runs", "find_live_runs", "resume_waiting_run", "retire_expiry_runs", "Waker",
+           "NO_PLAN_HASH", "NO_CODE", "APPROVAL_TAG"]
 
 log = logging.getLogger(__name__)
 
 #: The plan hash sent with a wake that carries no decision (an expiry, a cancel): the form's pattern accepts it.
 NO_PLAN_HASH = "0" * 64
+#: The one-time code sent with a wake: the form with a server requires one; the woken run never judges it (it
+#: re-reads the ledger first, which holds the decision).
+NO_CODE = "000000"
+#: The tag of a run that waits for a decision on a draft version (``dispatch-mission``, ``daily-patrol``).
+APPROVAL_TAG = "sortie-approval"
 
 
 def draft_tags(draft_id: str, version: int) -> list[str]:
@@ -71,6 +83,58 @@ def find_waiting_runs(draft_id: str, version: int) -> list[Any]:
             limit=20,
         )
     return list(runs)
+
+
+def find_live_runs(draft_id: str, version: int) -> list[Any]:
+    """Runs waiting on this version (``sortie-approval``) that are on their way but not paused: they may pause soon."""
+    if prefect_api_url() is None:
+        return []
+    from prefect import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+        FlowRunFilterTags,
+    )
+    from prefect.client.schemas.objects import StateType
+
+    with get_client(sync_client=True) as client:
+        return list(client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(
+                tags=FlowRunFilterTags(all_=[draft_tags(draft_id, version)[1], APPROVAL_TAG]),
+                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.RUNNING, StateType.PENDING])),
+            ),
+            limit=20,
+        ))
+
+
+def retire_expiry_runs(draft_id: str, version: int) -> int:
+    """Cancel the version's scheduled ``expire-draft`` run (key ``expire-<id>-v<n>``); how many. Never raises."""
+    if prefect_api_url() is None:
+        return 0
+    from prefect import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterIdempotencyKey,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.states import Cancelled
+
+    try:
+        with get_client(sync_client=True) as client:
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                idempotency_key=FlowRunFilterIdempotencyKey(any_=[f"expire-{draft_id}-v{int(version)}"]),
+                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED])),
+            ), limit=5)
+            for run in runs:
+                client.set_flow_run_state(run.id, Cancelled(
+                    message=f"not needed: draft {draft_id} v{version} is no longer waiting for a decision"))
+        return len(runs)
+    except Exception as exc:  # noqa: BLE001 - an expiry run left behind finds the version decided and does nothing
+        log.warning("could not retire the expiry run of %s v%s: %s", draft_id, version, exc)
+        return 0
 
 
 def _resume_once(draft_id: str, version: int, run_input: dict[str, Any]) -> UUID | None:
@@ -120,16 +184,19 @@ def _run_input(draft_id: str, version: int, plan_hash: str | None, approver: str
                comment: str) -> dict[str, Any]:
     """The approval form's shape (``flows.orchestration.approval_input.ApprovalInput``), within its limits."""
     return {"draft_id": draft_id, "version": int(version), "plan_hash": plan_hash or NO_PLAN_HASH,
-            "decision": decision, "approver": (approver or "sortie")[:64], "comment": comment[:2000]}
+            "decision": decision, "approver": (approver or "sortie")[:64], "comment": comment[:2000],
+            "code": NO_CODE}
 
 
 class Waker:
     """Wakes waiting runs in the background: bounded attempts, logged, never raising into the caller."""
 
-    def __init__(self, *, attempts: int = 3, backoff_s: float = 1.0, report_wait_s: float = 10.0) -> None:
+    def __init__(self, *, attempts: int = 3, backoff_s: float = 1.0, report_wait_s: float = 10.0,
+                 settle_s: float = 30.0) -> None:
         self.attempts = max(1, int(attempts))
         self.backoff_s = backoff_s
         self.report_wait_s = report_wait_s
+        self.settle_s = settle_s
 
     def wake(self, draft_id: str, version: int, *, plan_hash: str | None, actor: str, decision: str,
              comment: str) -> str | None:
@@ -149,18 +216,31 @@ class Waker:
         return box.get("run_id")
 
     def _work(self, draft_id: str, version: int, run_input: dict[str, Any], box: dict[str, str | None]) -> None:
-        for attempt in range(1, self.attempts + 1):
+        try:
+            self._wake(draft_id, version, run_input, box)
+        finally:
+            retire_expiry_runs(draft_id, version)
+
+    def _wake(self, draft_id: str, version: int, run_input: dict[str, Any], box: dict[str, str | None]) -> None:
+        failures, settle_until = 0, time.monotonic() + self.settle_s
+        while True:
             try:
                 run_id = _resume_once(draft_id, version, run_input)
+                on_its_way = run_id is None and bool(find_live_runs(draft_id, version))
             except Exception as exc:  # noqa: BLE001 - a Prefect API that fails is tried again, then logged
+                failures += 1
                 log.warning("waking the run waiting on %s v%s failed (attempt %d of %d): %s", draft_id, version,
-                            attempt, self.attempts, exc)
-                if attempt < self.attempts:
-                    time.sleep(self.backoff_s * 2 ** (attempt - 1))
+                            failures, self.attempts, exc)
+                if failures >= self.attempts:
+                    log.warning("gave up waking the run waiting on %s v%s; it re-reads the ledger when it resumes",
+                                draft_id, version)
+                    return
+                time.sleep(self.backoff_s * 2 ** (failures - 1))
                 continue
             if run_id is not None:
                 box["run_id"] = str(run_id)
                 log.info("woke flow run %s waiting on %s v%s", run_id, draft_id, version)
-            return
-        log.warning("gave up waking the run waiting on %s v%s; it re-reads the ledger when it resumes",
-                    draft_id, version)
+                return
+            if not on_its_way or time.monotonic() >= settle_until:
+                return  # nothing waits (or a live run reads the ledger before it waits: it sees the decision)
+            time.sleep(min(1.0, self.backoff_s))  # a run about to pause: wake it once it has

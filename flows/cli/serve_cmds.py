@@ -4,12 +4,18 @@ It serves, from this one process, the deployments that ``prefect.yaml`` would
 put on a work pool: ``plan-mission/sortie``, ``dispatch-mission/sortie``,
 ``expire-draft/sortie`` (scheduled by a waiting run at its draft's deadline),
 ``monitor-mission/sortie`` (started by every dispatch: follows the flight to
-SUCCEEDED/ABORTED and publishes the report), ``recall-mission/sortie`` (an
-operator's recall, started from the UI), one ``daily-patrol/<region>`` per
+SUCCEEDED/ABORTED and publishes the report), ``recall-mission/sortie``,
+``pause-mission/sortie`` and ``resume-mission/sortie`` (an operator's control,
+started from the UI with their user id and one-time code), one ``daily-patrol/<region>`` per
 patrol of ``prefect.yaml`` with *its* schedule (``flows.orchestration.deploy_spec``:
 the yaml is the one source of truth for regions and crons) and the nightly
 backup. Runs execute as subprocesses of this process; a suspended run holds no
 process and is picked up again when it is resumed.
+
+In the embedded mode (no ``SORTIE_SERVER``) this long-lived process also runs
+the authority's sweeper on ``SORTIE_HOME``'s ledger
+(``flows.authority.sweeper.embedded_sweeper``): overdue drafts expire and a
+version whose waiting run was cancelled in the UI is withdrawn.
 
 It needs a running Prefect server and ``PREFECT_API_URL`` pointing at it (in
 the environment or the Prefect profile): without it Prefect would start a
@@ -57,7 +63,7 @@ def build_deployments(
     from flows.orchestration.expiry_flow import expire_draft
     from flows.orchestration.mission_flows import daily_patrol, dispatch_mission, plan_mission
     from flows.orchestration.monitor_flow import monitor_mission
-    from flows.orchestration.recall_flow import recall_mission
+    from flows.orchestration.control_flows import pause_mission, recall_mission, resume_mission
 
     common: dict[str, Any] = {"world": world} if world else {}
     gate: dict[str, Any] = dict(common, expiry_deployment=f"expire-draft/{name}")
@@ -72,6 +78,8 @@ def build_deployments(
         monitor_mission.to_deployment(name=name, tags=["sortie", "monitor"],
                                       description="Started by every dispatch: follow the flight, record its end, publish the report."),
         recall_mission.to_deployment(name=name, parameters=common, tags=["sortie", "control"]),
+        pause_mission.to_deployment(name=name, parameters=common, tags=["sortie", "control"]),
+        resume_mission.to_deployment(name=name, parameters=common, tags=["sortie", "control"]),
     ]
     declared = {p.region_id: p for p in patrols()}
     chosen = [declared.get(r) or PatrolSpec(r, r, "li.wei", Schedule(DAILY_CRON, DAILY_TIMEZONE)) for r in regions] \
@@ -145,7 +153,14 @@ def serve(
         deployments = build_deployments(name=name, regions=tuple(region) if region else None, cron=cron,
                                         timezone=timezone, world=world)
         refuse_pool_conflicts(deployments)
-        prefect_serve(*deployments, limit=limit, query_seconds=poll_s)  # blocks until interrupted
+        from flows.authority.sweeper import embedded_sweeper
+
+        sweeper = embedded_sweeper()  # embedded mode: this long-lived process expires what is overdue
+        try:
+            prefect_serve(*deployments, limit=limit, query_seconds=poll_s)  # blocks until interrupted
+        finally:
+            if sweeper is not None:
+                sweeper.stop()
         return {"served": [d.name for d in deployments], "api_url": api}
 
     run(body, as_json=False)

@@ -73,6 +73,10 @@ def server_cmd(
     rules: Annotated[Path | None, typer.Option(
         "--rules", help="The rule set it plans inside and judges with (default: $SORTIE_RULES, then the bundled one)."
     )] = None,
+    sweep_s: Annotated[float, typer.Option(
+        "--sweep-s", help="Seconds between the sweeper's rounds (overdue drafts expire, versions whose run was "
+                          "cancelled in Prefect are withdrawn); 0 turns it off."
+    )] = 10.0,
 ) -> None:
     """Run the authority: the only writer of the ledger; identity, time, world and policy are its own."""
 
@@ -80,7 +84,7 @@ def server_cmd(
         from flows.server.run import make_config, parse_listen, serve
 
         parse_listen(listen)
-        config = make_config(world, home, clock, rules)
+        config = make_config(world, home, clock, rules, sweep_s)
         console.print(f"sortie server on http://{listen}  world {config.world}  home {config.home}  "
                       f"clock {config.clock.describe()}", markup=False, highlight=False)
         serve(config, listen)

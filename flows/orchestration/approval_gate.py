@@ -20,6 +20,12 @@ How an input is answered, remembered across restarts and bounded, and the
 named state a run ends in: ``flows.orchestration.approval_wait``. The
 deadline: ``flows.orchestration.expiry_flow``.
 
+What happens after an approval — the dispatch, a busy drone, a refusal and
+the end each is named by — is ``flows.orchestration.dispatch_step``. The end of
+the wait retires the version's scheduled ``expire-draft`` run
+(``flows.authority.waking.retire_expiry_runs``) and tells the notifications
+(``notify.announce_end``).
+
 Who dispatches: the run's ``dispatcher`` (``dispatched_by`` of
 ``dispatch_mission``) when named, else the approver. The authority says
 whether that person's dispatch could pass (``Authority.dispatch_refusal``:
@@ -43,19 +49,18 @@ from typing import Any
 from prefect import get_run_logger
 from prefect.context import FlowRunContext
 
-from flows.orchestration.after_dispatch import monitor_deployment_for, start_monitor_task
 from flows.orchestration.approval_input import approval_form
 from flows.orchestration.approval_wait import MAX_REFUSED_INPUTS, Gate, GateOps, wait_for_decision
+from flows.orchestration.dispatch_step import BUSY_RETRY_S, DISPATCHED_STATES, dispatch_approved
 from flows.orchestration.expiry_flow import arm_timer, schedule_expiry_run
 from flows.orchestration.mission_tasks import (
     authority_for,
     deadline_task,
-    dispatch_task,
     expire_task,
-    last_approver,
     read_draft_task,
     record_decision_task,
 )
+from flows.orchestration.notify import announce_end
 from flows.orchestration.pending_board import refresh_pending_task
 from planner.errors import Forbidden, SortieError
 
@@ -65,19 +70,19 @@ __all__ = ["gate_and_dispatch", "TERMINAL_STATES", "DISPATCHED_STATES", "SAFETY_
 SAFETY_MARGIN_S = 600
 TERMINAL_STATES = frozenset({"REJECTED", "EXPIRED", "SUPERSEDED", "WAITING_RESOURCE", "ABORTED", "SUCCEEDED",
                              "CANCELLED", "RECALLED"})
-DISPATCHED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "SUCCEEDED", "RECALLING", "RECALLED"})
 
 
 def _tag_run(draft_id: str, version: int) -> None:
-    """Tag the current run ``draft:<id>`` / ``draft:<id>:v<n>`` so the authority can find it to wake it."""
+    """Tag the current run ``draft:<id>`` / ``draft:<id>:v<n>`` / ``sortie-approval`` so the authority can find it
+    to wake it, and can tell a cancel of it in the UI (``flows.authority.sweeper``) from any other run's."""
     from prefect import get_client
 
-    from flows.authority.waking import draft_tags
+    from flows.authority.waking import APPROVAL_TAG, draft_tags
 
     ctx = FlowRunContext.get()
     if ctx is None or ctx.flow_run is None:
         return
-    tags = sorted(set(ctx.flow_run.tags or []) | set(draft_tags(draft_id, version)))
+    tags = sorted(set(ctx.flow_run.tags or []) | set(draft_tags(draft_id, version)) | {APPROVAL_TAG})
     with get_client(sync_client=True) as client:
         client.update_flow_run(ctx.flow_run.id, tags=tags)
 
@@ -127,11 +132,12 @@ def _wait(draft_id: str, version: int, state: dict[str, Any], *, world: str | No
     remaining_s = max(1, int((datetime.fromisoformat(deadline) - datetime.now(timezone.utc)).total_seconds()) + 1)
     suspend = _deployed() and schedule_expiry_run(expiry_deployment, draft_id, version, deadline, now)
     timer = None if suspend else arm_timer(draft_id, version, deadline, remaining_s, now)
-    form = approval_form(draft_id, version, state["plan_hash"] or "", request_text=state.get("request_text"),
-                         extractor=state.get("extractor"))
-    gate = Gate(draft_id, version, state["plan_hash"] or "", deadline, bool(suspend), remaining_s + SAFETY_MARGIN_S,
-                poll_interval_s, max(1, int(max_refused_inputs)), dispatched_by)
     a = authority_for("approval-gate")
+    relayed = a.mode == "server"
+    form = approval_form(draft_id, version, state["plan_hash"] or "", request_text=state.get("request_text"),
+                         extractor=state.get("extractor"), relayed=relayed)
+    gate = Gate(draft_id, version, state["plan_hash"] or "", deadline, bool(suspend), remaining_s + SAFETY_MARGIN_S,
+                poll_interval_s, max(1, int(max_refused_inputs)), dispatched_by, relayed)
     ops = GateOps(
         state=lambda: expire_task(draft_id, version, deadline, now),
         record=lambda d: record_decision_task(d, world, now),
@@ -139,11 +145,21 @@ def _wait(draft_id: str, version: int, state: dict[str, Any], *, world: str | No
         audit=_audit(draft_id, version),
     )
     try:
-        return wait_for_decision(gate, ops, form, get_run_logger())
+        out = wait_for_decision(gate, ops, form, get_run_logger())  # a suspend leaves here (Pause), no end yet
     finally:
         if timer is not None:
             timer.cancel()
-        refresh_pending_task(now)  # decided, expired or given up: the board shows it
+    _wait_over(draft_id, version, str(out.get("outcome") or out.get("state")), now)
+    return out
+
+
+def _wait_over(draft_id: str, version: int, outcome: str, now: str | None) -> None:
+    """Decided, expired or given up: no reminder, no expiry run, and the pending board shows it."""
+    from flows.authority.waking import retire_expiry_runs
+
+    announce_end(draft_id, version, outcome)
+    retire_expiry_runs(draft_id, version)
+    refresh_pending_task(now)
 
 
 def gate_and_dispatch(
@@ -159,8 +175,26 @@ def gate_and_dispatch(
     expiry_deployment: str,
     poll_interval_s: int,
     max_refused_inputs: int = MAX_REFUSED_INPUTS,
+    busy_retry_s: float = BUSY_RETRY_S,
 ) -> dict[str, Any]:
-    """Wait for a valid decision on this draft version, have it recorded, dispatch if approved."""
+    """Wait for a valid decision on this draft version, have it recorded, dispatch if approved.
+
+    Every end is an outcome dict (``outcome``/``state``, a ``message``), never an exception a user caused: a
+    refusal of the authority ends the run named by its code (``flows.orchestration.named_end``)."""
+    try:
+        return _gate_and_dispatch(draft_id, version, world=world, now=now, approval_window_s=approval_window_s,
+                                  dry_run=dry_run, link=link, dispatched_by=dispatched_by,
+                                  expiry_deployment=expiry_deployment, poll_interval_s=poll_interval_s,
+                                  max_refused_inputs=max_refused_inputs, busy_retry_s=busy_retry_s)
+    except SortieError as exc:
+        get_run_logger().warning("%s: %s", exc.code, exc.message)
+        return {"draft_id": draft_id, "version": version, "outcome": exc.code, "message": exc.message}
+
+
+def _gate_and_dispatch(draft_id: str, version: int, *, world: str | None, now: str | None, approval_window_s: int,
+                       dry_run: bool, link: str | dict[str, str] | None, dispatched_by: str | None,
+                       expiry_deployment: str, poll_interval_s: int, max_refused_inputs: int,
+                       busy_retry_s: float) -> dict[str, Any]:
     logger = get_run_logger()
     state = read_draft_task(draft_id, version)
     outcome: dict[str, Any] = {"draft_id": draft_id, "version": version, "plan_hash": state["plan_hash"]}
@@ -185,28 +219,7 @@ def gate_and_dispatch(
     if state["state"] in TERMINAL_STATES or state["state"] == "DRAFT":
         return outcome | {"outcome": state["state"], "state": state["state"]}
     if state["state"] == "APPROVED" or state["state"] in DISPATCHED_STATES:
-        return outcome | _dispatch(draft_id, version, state["state"], dispatched_by or approver, world=world, now=now,
-                                   dry_run=dry_run, link=link, expiry_deployment=expiry_deployment)
+        return outcome | dispatch_approved(draft_id, version, state["state"], dispatched_by or approver, world=world,
+                                           now=now, dry_run=dry_run, link=link, expiry_deployment=expiry_deployment,
+                                           busy_retry_s=busy_retry_s)
     return outcome | {"outcome": state["state"], "state": state["state"]}
-
-
-def _dispatch(draft_id: str, version: int, state: str, actor: str | None, *, world: str | None, now: str | None,
-              dry_run: bool, link: str | dict[str, str] | None, expiry_deployment: str) -> dict[str, Any]:
-    """Dispatch an approved version once (the authority's claim), then start following the flight."""
-    a = authority_for("approval-gate")
-    actor = actor or last_approver(a.show(draft_id, version))
-    if state == "APPROVED" and (refusal := a.dispatch_refusal(draft_id, version, actor)) is not None:
-        return {"outcome": "NOT_DISPATCHED", "state": "APPROVED", "message": (
-            f"approved, but {refusal} and the run names no dispatcher: "
-            f"sortie dispatch {draft_id} --version {version} --as <a dispatcher>")}
-    try:
-        result = dispatch_task(draft_id, version, actor, world, now, dry_run, link)
-    except SortieError:
-        if read_draft_task(draft_id, version)["state"] != "CANCELLED":
-            raise
-        return {"outcome": "CANCELLED", "state": "CANCELLED"}  # cancelled between the gate and the claim
-    final = read_draft_task(draft_id, version)["state"]
-    if final in DISPATCHED_STATES:  # monitor-mission follows the flight to SUCCEEDED/ABORTED (after_dispatch)
-        start_monitor_task(draft_id, version, deployment=monitor_deployment_for(expiry_deployment), now=now,
-                           dry_run=dry_run)
-    return {"outcome": "DISPATCHED" if final in DISPATCHED_STATES else final, "state": final, "dispatch": result}

@@ -12,6 +12,10 @@ checks the JSON schema it was given. So the flow never trusts what
 ``wait_for_input`` hands back: it calls :func:`validate_approval` on the
 plain dict, which re-runs this model with every constraint, and then checks
 that the input names exactly the draft version the run waits for.
+
+With a sortie server the form is :class:`RelayedApprovalInput`: the one-time
+code is required there (the server proves the approver by it), and the form
+says so and shows no ``--as`` hints (a terminal decides with its own token).
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from planner.errors import InvalidArgument
 
-__all__ = ["ApprovalInput", "PLAN_HASH_PATTERN", "validate_approval", "approval_form"]
+__all__ = ["ApprovalInput", "RelayedApprovalInput", "PLAN_HASH_PATTERN", "CODE_PATTERN", "validate_approval",
+           "approval_form"]
 
 PLAN_HASH_PATTERN = r"^[0-9a-f]{16,128}$"
+CODE_PATTERN = r"^[0-9]{6}$"
 
 
 class ApprovalInput(RunInput):
@@ -41,13 +47,21 @@ class ApprovalInput(RunInput):
     decision: Literal["approve", "reject"] = Field(description="approve dispatches the plan; reject ends it.")
     approver: str = Field(min_length=1, max_length=64, description="Your user id (must hold the approver role).")
     comment: str = Field(default="", max_length=2000, description="Why (required in practice for a rejection).")
-    code: str | None = Field(default=None, pattern=r"^[0-9]{6}$",
+    code: str | None = Field(default=None, pattern=CODE_PATTERN,
                              description="Your one-time code (6 digits from your authenticator app); required when "
                                          "sortie runs with a server, which verifies it.")
 
 
-def validate_approval(raw: Any) -> ApprovalInput:
-    """Re-validate an input from ``wait_for_input`` (or any dict) against every constraint.
+class RelayedApprovalInput(ApprovalInput):
+    """The form with a sortie server: the one-time code is required (judged at the moment you submit)."""
+
+    code: str = Field(pattern=CODE_PATTERN,  # type: ignore[assignment]
+                      description="Required: your one-time code (6 digits from your authenticator app). The server "
+                                  "judges it at the moment you press Submit, however late the run reads it.")
+
+
+def validate_approval(raw: Any, model: type[ApprovalInput] = ApprovalInput) -> ApprovalInput:
+    """Re-validate an input from ``wait_for_input`` (or any dict) against every constraint of ``model``.
 
     ``raw`` may be a ``RunInput`` instance of a ``with_initial_data`` subclass
     (constraints lost) or a plain mapping. Raises ``InvalidArgument`` naming
@@ -61,28 +75,33 @@ def validate_approval(raw: Any) -> ApprovalInput:
     else:
         raise InvalidArgument(f"approval input must be a mapping, got {type(raw).__name__}")
     try:
-        return ApprovalInput.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '-'}: {err['msg']}" for err in exc.errors())
         raise InvalidArgument(f"approval input is invalid: {problems}") from None
 
 
 def approval_form(draft_id: str, version: int, plan_hash: str, *, request_text: str | None = None,
-                  extractor: str | None = None) -> type[ApprovalInput]:
+                  extractor: str | None = None, relayed: bool = False) -> type[ApprovalInput]:
     """The form a run shows while it waits: the draft fields pre-filled, decision and approver empty; the
-    request as written (escaped) and who read it, so the approver sees where the plan came from."""
+    request as written (escaped) and who read it, so the approver sees where the plan came from. ``relayed``
+    (a sortie server decides): the code is required and the terminal hint uses the operator's own token."""
     from flows.integrity.text import markdown_text
 
     origin = ""
     if request_text:
         origin = (f" Request as written: “{markdown_text(request_text)}” (read by "
                   f"{markdown_text(extractor or 'unknown')}; clarifications answered: none).")
-    return ApprovalInput.with_initial_data(
-        description=(
-            f"Approve or reject draft **{draft_id} v{version}** (plan hash `{plan_hash[:12]}…`).{origin} "
-            "Read the draft artifact first. Or from a terminal: "
-            f"`sortie approve {draft_id} --version {version} --as <you>`."
-        ),
+    if relayed:
+        how = ("Your user id **and your one-time code are required** (6 digits from your authenticator app; "
+               "judged at the moment you press Submit). Read the draft artifact first. Or from a terminal with your "
+               f"own token: `sortie approve {draft_id} --version {version}`.")
+    else:
+        how = ("Read the draft artifact first. Or from a terminal: "
+               f"`sortie approve {draft_id} --version {version} --as <you>`.")
+    form = RelayedApprovalInput if relayed else ApprovalInput
+    return form.with_initial_data(
+        description=f"Approve or reject draft **{draft_id} v{version}** (plan hash `{plan_hash[:12]}…`).{origin} {how}",
         draft_id=draft_id,
         version=version,
         plan_hash=plan_hash,

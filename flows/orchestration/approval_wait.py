@@ -15,19 +15,28 @@ already answered.
   approval artifact ``draft-<id>-v<n>-approval`` says ``refused: <reason>``,
   an audit row in the ledger says who tried, how their identity was proven,
   when and why (``flows.usecases.decisions.record_attempt``; with a sortie
-  server the server audits what reaches it), and the run waits again with a
+  server the server audits what reaches it, and what the run refused before
+  asking is sent to it for its audit too), and the run waits again with a
   fresh Resume.
+- **A code is judged when it was typed.** A deployed run reads its input only
+  when a worker restarts it, a minute or more after Submit (FACTS); the input
+  carries Prefect's own record of when it was submitted (the run input's
+  ``created``), and the authority judges a one-time code at that time
+  (``flows.server.totp.judged_at``, bounded by the server's clock).
+- **A decision made elsewhere is never missed.** Before every wait the run
+  reads the ledger again: a decision recorded between the run tagging itself
+  and suspending (when the authority found no paused run to wake) ends the
+  wait at once.
+- **Told once.** The first wait of a run announces it (``notify.announce_wait``:
+  the ``sortie.approval.waiting`` event the "approval needed" automation
+  listens to); a re-wait after a refused input does not announce again.
 - **Bounded.** After ``max_refused`` refused inputs the run ends REFUSED (the
   reasons in its state message); the ledger gets a REFUSED audit row, shown
   by ``sortie show``. The draft stays DRAFT: an approver can still approve it
   before its deadline (``sortie approve``, then ``sortie dispatch`` or a new
   ``dispatch-mission`` run, which dispatches an approved version at once).
-- **Named end states.** :func:`ended` turns the outcome into the run's final
-  state: DISPATCHED (and DRY_RUN) is a Completed state; REJECTED, EXPIRED,
-  CANCELLED and SUPERSEDED are Cancelled states (nothing flew, nothing is
-  wrong); REFUSED, BLOCKED and anything else that did not fly are Failed
-  states (someone must act). Never a green Completed for a mission that did
-  not fly.
+
+The named state a run ends in is ``flows.orchestration.named_end``'s.
 """
 
 from __future__ import annotations
@@ -36,17 +45,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flows.orchestration.approval_input import validate_approval
+from flows.orchestration.approval_input import ApprovalInput, RelayedApprovalInput, validate_approval
+from flows.orchestration.notify import announce_wait
 from planner.errors import InvalidArgument, SortieError
 
-__all__ = ["Gate", "GateOps", "wait_for_decision", "ended", "short_reason", "MAX_REFUSED_INPUTS", "answer_key"]
+__all__ = ["Gate", "GateOps", "wait_for_decision", "short_reason", "MAX_REFUSED_INPUTS", "answer_key"]
 
 #: Refused inputs a run answers before it ends REFUSED (a flow parameter overrides it).
 MAX_REFUSED_INPUTS = 5
 _ANSWER_PREFIX = "sortie-answer-"
 WAIT_ACTOR = "prefect:approval-wait"
-_CANCELLED_OUTCOMES = frozenset({"REJECTED", "EXPIRED", "CANCELLED", "SUPERSEDED"})
-_FLOWN_OUTCOMES = frozenset({"DISPATCHED", "DRY_RUN"})
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,7 @@ class Gate:
     poll_interval_s: int
     max_refused: int = MAX_REFUSED_INPUTS
     dispatcher: str | None = None
+    relayed: bool = False  # a sortie server decides: the form requires the one-time code
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,7 @@ def short_reason(code: str, message: str) -> str:
     """The few words an operator reads first: four-eyes, role, wrong-hash, wrong-draft, junk, …"""
     text = message.lower()
     for needle, reason in (("four-eyes", "four-eyes"), ("may not approve", "role"), ("plan hash", "wrong-hash"),
+                           ("the one-time code expired", "code-expired"), ("expired when it was submitted", "code-expired"),
                            ("superseded", "superseded"), ("expired", "expired"), ("is invalid", "junk"),
                            ("the input is for", "wrong-draft"), ("dispatcher role", "no-dispatcher"),
                            ("one-time code", "one-time-code")):
@@ -132,26 +142,50 @@ def publish_wait_artifact(gate: Gate, status: str, refused: list[dict[str, Any]]
         lines.append("")
     left = gate.max_refused - len(refused)
     if status.startswith("waiting"):
-        lines.append(f"Resume the run with a corrected input ({left} refused input(s) left before it ends REFUSED), "
-                     f"or `sortie approve {gate.draft_id} --version {gate.version} --as <you>`.")
+        terminal = (f"`sortie approve {gate.draft_id} --version {gate.version}` with your own token" if gate.relayed
+                    else f"`sortie approve {gate.draft_id} --version {gate.version} --as <you>`")
+        code = " with your user id and one-time code" if gate.relayed else ""
+        lines.append(f"Resume the run with a corrected input{code} ({left} refused input(s) left before it ends "
+                     f"REFUSED), or {terminal}.")
     create_markdown_artifact(key=f"{artifact_key(gate.draft_id, gate.version)}-approval",
                              markdown="\n".join(lines) + "\n",
                              description=f"Approval of draft {gate.draft_id} v{gate.version}: {status}")
 
 
-def _wait(gate: Gate, form: Any, attempt: int) -> Any:
+def _wait(gate: Gate, form: Any, attempt: int) -> tuple[Any, str | None]:
+    """Wait at ``approval-<attempt>``; the input and when it was submitted (Prefect's record, ISO 8601)."""
     from prefect.flow_runs import pause_flow_run, suspend_flow_run
 
     key = f"approval-{attempt}"
     if gate.suspend:
-        return suspend_flow_run(wait_for_input=form, timeout=gate.timeout_s, key=key)
-    return pause_flow_run(wait_for_input=form, timeout=gate.timeout_s, poll_interval=gate.poll_interval_s, key=key)
+        raw = suspend_flow_run(wait_for_input=form, timeout=gate.timeout_s, key=key)
+    else:
+        raw = pause_flow_run(wait_for_input=form, timeout=gate.timeout_s, poll_interval=gate.poll_interval_s, key=key)
+    return raw, submitted_at(f"{'suspended' if gate.suspend else 'paused'}-{key}-response")
 
 
-def _judge(gate: Gate, ops: GateOps, raw: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def submitted_at(response_key: str) -> str | None:
+    """When the input stored under ``response_key`` reached the Prefect server (its ``created``), or None.
+
+    Prefect's ``resume_flow_run`` stores a resumed run's input as a run input keyed ``<state>-<pause key>-response``
+    (``prefect.input.run_input.keyset_from_paused_state``), stamped by the Prefect server when the operator pressed
+    Submit; the run reads it only when it restarts, which may be a minute later.
+    """
+    from prefect import get_client
+    from prefect.context import FlowRunContext
+
+    ctx = FlowRunContext.get()
+    if ctx is None or ctx.flow_run is None:
+        return None
+    with get_client(sync_client=True) as client:
+        found = client.filter_flow_run_input(ctx.flow_run.id, key_prefix=response_key, limit=1, exclude_keys=set())
+    return found[0].created.isoformat() if found and found[0].created is not None else None
+
+
+def _judge(gate: Gate, ops: GateOps, raw: Any, when: str | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(verdict, decision): the input checked against the form, this draft, the dispatch policy and the ledger."""
     try:
-        decision = validate_approval(raw)
+        decision = validate_approval(raw, RelayedApprovalInput if gate.relayed else ApprovalInput)
         if (decision.draft_id, decision.version) != (gate.draft_id, gate.version):
             raise InvalidArgument(f"the input is for {decision.draft_id} v{decision.version}, this run waits for "
                                   f"{gate.draft_id} v{gate.version}")
@@ -161,7 +195,7 @@ def _judge(gate: Gate, ops: GateOps, raw: Any) -> tuple[dict[str, Any], dict[str
     except SortieError as exc:
         approver = raw.get("approver") if isinstance(raw, dict) else getattr(raw, "approver", None)
         return {"refused": exc.code, "message": exc.message, "approver": str(approver or "")[:64] or None}, None
-    d = decision.model_dump()
+    d = decision.model_dump() | {"submitted_at": when}
     if decision.decision == "approve" and gate.dispatcher is None and ops.strands(decision.approver):
         return {"refused": "FORBIDDEN", "approver": decision.approver,
                 "message": f"{decision.approver} does not hold the dispatcher role and this run names no dispatcher: "
@@ -184,21 +218,27 @@ def wait_for_decision(gate: Gate, ops: GateOps, form: Any, logger: Any) -> dict[
     attempt = max(answered, default=0) + 1
     if not answered:
         publish_wait_artifact(gate, "waiting for approval", [])
+        announce_wait(gate.draft_id, gate.version, gate.deadline)
     while len(refused) < gate.max_refused:
-        raw = _wait(gate, form, attempt)
+        current = ops.state()  # a decision recorded before this run paused found nothing to wake
+        if current != "DRAFT":
+            logger.info("draft %s v%s is %s in the ledger", gate.draft_id, gate.version, current)
+            return {"state": current, "approver": None}
+        raw, when = _wait(gate, form, attempt)
         current = ops.state()
         if current != "DRAFT":
             _remember(attempt, {"state": current})
             logger.info("draft %s v%s is %s in the ledger", gate.draft_id, gate.version, current)
             return {"state": current, "approver": None}
-        verdict, decision = _judge(gate, ops, raw)
+        verdict, decision = _judge(gate, ops, raw, when)
         if "refused" not in verdict:
             _remember(attempt, verdict)
             ops.audit(f"prefect.{decision['decision']}", verdict["approver"], {**_args(decision), "attempt": attempt},
                       "OK", None)
             return verdict
         # a decision after the ledger's deadline EXPIRED the version: that ends the wait
-        current = ops.state() if verdict.pop("by_ledger", False) else "DRAFT"
+        judged = verdict.pop("by_ledger", False)  # the authority judged (and, a server, audited) it
+        current = ops.state() if judged else "DRAFT"
         if current != "DRAFT":
             _remember(attempt, {"state": current})
             logger.info("draft %s v%s is %s in the ledger (%s)", gate.draft_id, gate.version, current,
@@ -208,7 +248,8 @@ def wait_for_decision(gate: Gate, ops: GateOps, form: Any, logger: Any) -> dict[
         _remember(attempt, verdict)
         refused.append(dict(verdict, attempt=attempt))
         ops.audit(f"prefect.{(decision or {}).get('decision') or 'approve'}", verdict.get("approver") or "unknown",
-                  {**_args(decision or {}), "attempt": attempt}, verdict["refused"], verdict["message"])
+                  {**_args(decision or {}), "attempt": attempt, "judged_by_authority": judged}, verdict["refused"],
+                  verdict["message"])
         logger.warning("refused: %s (%s); waiting again, %d of %d refused inputs", verdict["reason"],
                        verdict["message"], len(refused), gate.max_refused)
         publish_wait_artifact(gate, f"waiting again — refused: {verdict['reason']}", refused)
@@ -227,21 +268,3 @@ def wait_for_decision(gate: Gate, ops: GateOps, form: Any, logger: Any) -> dict[
 def _args(decision: dict[str, Any]) -> dict[str, Any]:
     return {"plan_hash": decision.get("plan_hash"), "decision": decision.get("decision"), "via": "prefect-form",
             "comment": decision.get("comment")}
-
-
-def ended(result: dict[str, Any]) -> Any:
-    """The run's final state, named after what happened to the mission (the result dict kept as its data)."""
-    from prefect.states import Cancelled, Completed, Failed
-
-    outcome = str(result.get("outcome") or result.get("state") or "UNKNOWN")
-    if (result.get("dispatch") or {}).get("dry_run"):
-        outcome = "DRY_RUN"
-    where = f"draft {result.get('draft_id')} v{result.get('version')}"
-    if outcome in _FLOWN_OUTCOMES:
-        return Completed(name=outcome, message=f"{where}: {outcome.lower().replace('_', ' ')}", data=result)
-    if outcome == "CANCELLED":
-        return Cancelled(name=outcome, message=f"{where} was cancelled in the ledger", data=result)
-    if outcome in _CANCELLED_OUTCOMES:
-        return Cancelled(name=outcome, message=f"{where} is {outcome} in the ledger; nothing was sent", data=result)
-    return Failed(name=outcome[:40], message=f"{where}: {result.get('message') or outcome}; nothing was sent",
-                  data=result)

@@ -147,15 +147,18 @@ def draft_markdown(summary: Mapping[str, Any], png: bytes | None = None) -> str:
         lines.append(f"_The map picture is {len(png) // 1024} KiB, too large to inline; see the draft's files._")
     else:
         lines.append("_No map picture was made for this version._")
+    relayed = summary.get("mode") == "server"  # a sortie server decides: the code is required, a terminal has a token
     lines += [
         "",
         "## How to approve",
         "",
         "- **In the Prefect UI:** open the waiting `dispatch-mission` (or `daily-patrol`) run of this draft and "
         "click **Resume**; the form is pre-filled with the draft id, version and plan hash: choose "
-        "`approve` or `reject`, enter your user id and a comment.",
-        f"- **From a terminal:** `sortie approve {draft_id} --version {version} --as <your user id>` "
-        f"(or `sortie reject {draft_id} --version {version} --reason …`). The waiting run resumes by itself.",
+        "`approve` or `reject`, enter your user id"
+        + (" **and your one-time code (required)**" if relayed else "") + " and a comment.",
+        f"- **From a terminal:** `sortie approve {draft_id} --version {version}"
+        + ("` with your own token " if relayed else " --as <your user id>` ")
+        + f"(or `sortie reject {draft_id} --version {version} --reason …`). The waiting run resumes by itself.",
         "",
         "The approval is recorded in the sortie ledger, bound to this version and plan hash, and expires; "
         "dispatch re-checks the rules on a fresh world snapshot first.",

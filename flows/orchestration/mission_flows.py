@@ -19,7 +19,11 @@ database only knows about runs.
                      authority expires it and wakes the waiting run
 
 A run ends in a state named after the outcome (DISPATCHED, REJECTED, EXPIRED,
-REFUSED, CANCELLED, …: ``approval_wait.ended``).
+REFUSED, CANCELLED, DEVICE_BUSY, BLOCKED, …), with no traceback
+(``flows.orchestration.named_end``: the flow returns the outcome dict and its
+``on_completion`` hook names the end). Cancelling a waiting run in the Prefect
+UI cancels the version in the ledger (``flows.orchestration.cancel_hook``, and
+the authority's sweeper for a suspended run).
 """
 
 from __future__ import annotations
@@ -29,8 +33,11 @@ from typing import Any
 from prefect import flow
 
 from flows.orchestration.approval_gate import gate_and_dispatch
-from flows.orchestration.approval_wait import MAX_REFUSED_INPUTS, ended
+from flows.orchestration.approval_wait import MAX_REFUSED_INPUTS
+from flows.orchestration.cancel_hook import withdraw_on_cancel
+from flows.orchestration.dispatch_step import BUSY_RETRY_S
 from flows.orchestration.mission_tasks import plan_draft_task, publish_artifact_task
+from flows.orchestration.named_end import ended, name_the_end
 from planner.errors import InvalidArgument
 
 __all__ = ["plan_mission", "dispatch_mission", "daily_patrol", "DEFAULT_APPROVAL_WINDOW_S", "DEFAULT_PATROL_TEXT"]
@@ -68,7 +75,8 @@ def plan_mission(
     return {k: summary.get(k) for k in ("draft_id", "version", "plan_hash", "status")} | {"artifact_key": key}
 
 
-@flow(name="dispatch-mission", log_prints=True, persist_result=True)
+@flow(name="dispatch-mission", log_prints=True, persist_result=True, on_completion=[name_the_end],
+      on_cancellation=[withdraw_on_cancel])
 def dispatch_mission(
     draft_id: str,
     version: int,
@@ -81,6 +89,7 @@ def dispatch_mission(
     expiry_deployment: str = "expire-draft/sortie",
     poll_interval_s: int = 10,
     max_refused_inputs: int = MAX_REFUSED_INPUTS,
+    busy_retry_s: float = BUSY_RETRY_S,
 ) -> Any:
     """Wait for the approval of one draft version, then dispatch it (exactly once, via the ledger).
 
@@ -88,19 +97,22 @@ def dispatch_mission(
     reproducible demo); the approval window is wall-clock seconds regardless.
     ``dispatched_by`` must hold the dispatcher role (default: the approver, who then must hold it too).
     ``link`` overrides the drones' MAVLink links (one string, or per drone id).
-    ``dry_run`` checks everything and sends nothing. The run ends in a state named after the outcome
-    (``approval_wait.ended``; call with ``return_state=True`` to read one that is not Completed).
+    ``dry_run`` checks everything and sends nothing. ``busy_retry_s``: how often a dispatch is asked again while
+    the drone flies another mission (while the approval is valid). The run ends in a state named after the outcome
+    (``named_end``); it returns the outcome dict (``return_state=True`` gives the named state, whose
+    ``result(raise_on_failure=False)`` is the same dict).
     """
     if int(version) < 1:
         raise InvalidArgument("version must be ≥ 1")
     return ended(gate_and_dispatch(
         draft_id, int(version), world=world, now=now, approval_window_s=approval_window_s, dry_run=dry_run,
         link=link, dispatched_by=dispatched_by, expiry_deployment=expiry_deployment, poll_interval_s=poll_interval_s,
-        max_refused_inputs=max_refused_inputs,
+        max_refused_inputs=max_refused_inputs, busy_retry_s=busy_retry_s,
     ))
 
 
-@flow(name="daily-patrol", log_prints=True, persist_result=True)
+@flow(name="daily-patrol", log_prints=True, persist_result=True, on_completion=[name_the_end],
+      on_cancellation=[withdraw_on_cancel])
 def daily_patrol(
     region_id: str,
     requested_by: str = "li.wei",
@@ -114,6 +126,7 @@ def daily_patrol(
     poll_interval_s: int = 10,
     dispatcher: str | None = None,
     max_refused_inputs: int = MAX_REFUSED_INPUTS,
+    busy_retry_s: float = BUSY_RETRY_S,
 ) -> Any:
     """Plan today's patrol of a region, publish the draft, wait for approval; dispatch only if approved.
 
@@ -128,6 +141,6 @@ def daily_patrol(
     result = gate_and_dispatch(
         summary["draft_id"], int(summary["version"]), world=world, now=now, approval_window_s=approval_window_s,
         dry_run=dry_run, link=link, dispatched_by=dispatcher, expiry_deployment=expiry_deployment,
-        poll_interval_s=poll_interval_s, max_refused_inputs=max_refused_inputs,
+        poll_interval_s=poll_interval_s, max_refused_inputs=max_refused_inputs, busy_retry_s=busy_retry_s,
     )
     return ended(result | {"artifact_key": key})

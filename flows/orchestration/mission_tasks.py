@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from flows.authority import Authority
 
 __all__ = ["authority_for", "plan_draft_task", "publish_artifact_task", "read_draft_task", "deadline_task", "record_decision_task",
-           "dispatch_task", "expire_task", "draft_state", "last_approver", "EXPIRY_ACTOR"]
+           "dispatch_task", "expire_task", "draft_state", "last_approver", "refusal", "EXPIRY_ACTOR"]
 
 #: Who expires a version whose waiting run's deadline passed (embedded; a server acts as the worker's token).
 EXPIRY_ACTOR = "prefect:expiry"
@@ -94,7 +94,8 @@ def record_decision_task(decision: dict[str, Any], world: str | None, now: str |
 
     try:
         a = authority_for(f"{decision['decision']} (approval form)", world=world, now=now)
-        relay = Relay(decision["approver"], decision.get("code"))
+        when = decision.get("submitted_at")
+        relay = Relay(decision["approver"], decision.get("code"), datetime.fromisoformat(when) if when else None)
         if decision["decision"] == "approve":
             out = a.approve(decision["draft_id"], decision["version"], plan_hash=decision["plan_hash"],
                             comment=decision.get("comment") or "", relay=relay)
@@ -103,15 +104,24 @@ def record_decision_task(decision: dict[str, Any], world: str | None, now: str |
                            reason=decision.get("comment") or "rejected in the Prefect UI", relay=relay)
         return {"state": str(out["status"])}
     except SortieError as exc:
-        return {"refused": exc.code, "message": exc.message}
+        return refusal(exc)
 
 
 @task(name="dispatch", cache_policy=NO_CACHE)
 def dispatch_task(draft_id: str, version: int, actor: str, world: str | None, now: str | None, dry_run: bool,
                   link: str | dict[str, str] | None) -> dict[str, Any]:
-    """Dispatch through the authority: matching unexpired approval, rules on a fresh world, one claim ever."""
-    return authority_for("dispatch", world=world, now=now).dispatch(draft_id, version, link=link or None,
-                                                                     dry_run=dry_run, on_behalf_of=actor)
+    """Dispatch through the authority: matching unexpired approval, rules on a fresh world, one claim ever.
+    A refusal is returned as ``{"refused": code, "message", "details"}`` (an answer the run names, not a crash)."""
+    try:
+        return authority_for("dispatch", world=world, now=now).dispatch(draft_id, version, link=link or None,
+                                                                         dry_run=dry_run, on_behalf_of=actor)
+    except SortieError as exc:
+        return refusal(exc)
+
+
+def refusal(exc: SortieError) -> dict[str, Any]:
+    """A refusal as a task's answer: the run branches on it and names its end; Prefect logs no traceback."""
+    return {"refused": exc.code, "message": exc.message, "details": exc.details}
 
 
 def expire_if_due(draft_id: str, version: int, *, deadline_utc: datetime, now: str | None = None) -> str:

@@ -9,9 +9,17 @@ publishes its ``flight.*`` events, and this waits for the end), the
 ``publish-report`` task asks the authority for the report
 (``flows.usecases.report``: planned vs flown, alerts, map) and creates the
 artifact ``report-<draft id>-v<version>`` with the map embedded as a
-``data:`` URI. The flight is bounded by ``timeout_s``, so a run never hangs on
-a silent vehicle; it is not retried (a second monitor of the same version
-returns the recorded end).
+``data:`` URI — in both modes: with a server the report is the server's
+(``GET /v1/drafts/{id}/report``, written where the flight record is). The
+flight is bounded by ``timeout_s``, so a run never hangs on a silent vehicle;
+it is not retried (a second monitor of the same version returns the recorded
+end).
+
+The run ends named after the flight (``flows.orchestration.named_end``):
+SUCCEEDED (Completed), RECALLED (Cancelled: an operator's order), ABORTED
+(Failed, with the vehicle's reason); still flying when the watch ran out ends
+it named by the ledger's state (IN_FLIGHT, …: Failed, someone must look); a
+refusal ends it named by its code. Never a green Completed whatever happened.
 """
 
 from __future__ import annotations
@@ -24,7 +32,9 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.authority.views import report_artifact_key
 from flows.orchestration.artifacts import MAX_INLINE_PNG_BYTES
-from flows.orchestration.mission_tasks import authority_for
+from flows.orchestration.mission_tasks import authority_for, refusal
+from flows.orchestration.named_end import ended, name_the_end
+from planner.errors import SortieError
 
 __all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", "monitor_mission"]
 
@@ -33,17 +43,28 @@ __all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", 
 def monitor_flight_task(
     draft_id: str, version: int | None, link: str | None, actor: str, now: datetime | None, timeout_s: float
 ) -> dict[str, Any]:
+    """Follow the flight through the authority; a refusal is returned (the run names its end), not raised."""
     from flows.authority import MonitorRequest
 
-    a = authority_for("monitor-flight", now=now)
-    return a.monitor(draft_id, version, request=MonitorRequest(timeout_s=timeout_s), link=link, on_behalf_of=actor)
+    try:
+        a = authority_for("monitor-flight", now=now)
+        return a.monitor(draft_id, version, request=MonitorRequest(timeout_s=timeout_s), link=link,
+                         on_behalf_of=actor)
+    except SortieError as exc:
+        return refusal(exc)
 
 
 @task(name="publish-report", cache_policy=NO_CACHE)
-def publish_report_task(draft_id: str, version: int) -> str:
+def publish_report_task(draft_id: str, version: int) -> str | None:
+    """The report artifact's key; None (and a warning, no traceback) when the authority could not give the report."""
+    from prefect import get_run_logger
     from prefect.artifacts import create_markdown_artifact
 
-    report = authority_for("publish-report").report(draft_id, version)
+    try:
+        report = authority_for("publish-report").report(draft_id, version)
+    except SortieError as exc:
+        get_run_logger().warning("no report for %s v%s: %s: %s", draft_id, version, exc.code, exc.message)
+        return None
     text = report["markdown"]
     png = report.get("map_png_b64")
     if png and len(png) * 3 // 4 <= MAX_INLINE_PNG_BYTES:  # inline the map: an artifact has no files beside it
@@ -54,7 +75,7 @@ def publish_report_task(draft_id: str, version: int) -> str:
     return key
 
 
-@flow(name="monitor-mission", log_prints=True)
+@flow(name="monitor-mission", log_prints=True, persist_result=True, on_completion=[name_the_end])
 def monitor_mission(
     draft_id: str,
     version: int | None = None,
@@ -65,7 +86,13 @@ def monitor_mission(
 ) -> dict[str, Any]:
     """Follow the dispatched version to its end (ledger state and alerts), then publish the report."""
     result = monitor_flight_task(draft_id, version, link, actor, now, timeout_s)
+    if "refused" in result:
+        print(f"{draft_id}: {result['refused']} — {result['message']}")
+        return ended({"draft_id": draft_id, "version": version, "outcome": result["refused"],
+                      "message": result["message"]})
     key = publish_report_task(draft_id, result["version"])
-    print(f"{draft_id} v{result['version']}: {result['outcome']} — {result['reason']} (artifact {key})")
-    return {"draft_id": draft_id, "version": result["version"], "outcome": result["outcome"],
-            "state": result["state"], "reason": result["reason"], "artifact_key": key}
+    state = str(result["state"])
+    print(f"{draft_id} v{result['version']}: {state} — {result['reason']} (artifact {key})")
+    return ended({"draft_id": draft_id, "version": result["version"], "outcome": state, "state": state,
+                  "reason": result["reason"], "message": f"{state}: {result['reason']} (report: artifact {key})",
+                  "artifact_key": key})

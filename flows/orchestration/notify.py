@@ -1,27 +1,30 @@
 """Approval needed → someone is told: Prefect Automations that send through a notification block.
 
-Nothing in the flows has to remember to notify: the Prefect server itself emits
-a ``prefect.flow-run.Paused`` (a local run) or ``prefect.flow-run.Suspended``
-(a deployed run) event whenever a run of ``dispatch-mission`` or
-``daily-patrol`` starts waiting for its approval, and its triggers service
+Nothing outside the flows has to remember to notify: a run of
+``dispatch-mission`` or ``daily-patrol`` announces the first time it waits for
+the approval of a draft version (``announce_wait``: the Prefect event
+``sortie.approval.waiting``, its resource ``sortie.draft.<id>.v<n>``, related
+to the run and its flow) and the end of that wait (``announce_end``:
+``sortie.approval.ended``), and the Prefect server's triggers service
 evaluates Automations on those events. Two Automations are declared here:
 
 ``sortie: approval needed``
-    reactive, once per waiting run and per wait (a refused input that makes the
-    run wait again notifies again);
+    reactive, once per waiting version and run: a re-wait after a refused input
+    announces nothing (the run's state events would: Prefect emits
+    ``prefect.flow-run.Suspended`` on every wait, which is why the automation
+    does not listen to them);
 ``sortie: approval deadline close``
-    proactive: a run that started waiting and saw no other state event for
-    ``window - warn_before`` seconds (default 1800 - 300) gets a reminder that
-    its draft expires soon. A re-wait after a refused input restarts the
-    count, so the reminder can come late, never early; the ledger's deadline in
-    ``sortie pending`` is the authority.
+    proactive: a version announced as waiting whose wait has not ended
+    ``window - warn_before`` seconds later (default 1800 - 300) gets a
+    reminder that it expires soon; refused inputs do not restart the count.
+    The ledger's deadline in ``sortie pending`` is the authority.
 
 Both send through one Prefect notification block. ``ensure_notifications``
 creates (or replaces: it is idempotent) a ``CustomWebhookNotificationBlock``
 posting ``{"subject", "body", "name"}`` as JSON to a URL, or uses any
 notification block the operator already made in the UI (e-mail, Slack, Teams…).
-The message templates are Jinja, rendered by the server with the run, its
-flow and the event (``flow_run.tags`` carries ``draft:<id>:v<n>``).
+The message templates are Jinja, rendered by the server with the event, its
+run and flow (the event is related to them).
 """
 
 from __future__ import annotations
@@ -35,7 +38,10 @@ __all__ = [
     "GATED_FLOWS",
     "WAITING_AUTOMATION",
     "DEADLINE_AUTOMATION",
-    "WAIT_EVENTS",
+    "WAITING_EVENT",
+    "ENDED_EVENT",
+    "announce_wait",
+    "announce_end",
     "NotifySetup",
     "waiting_automation",
     "deadline_automation",
@@ -47,17 +53,16 @@ BLOCK_NAME = "sortie-approvals"
 GATED_FLOWS = ("dispatch-mission", "daily-patrol")
 WAITING_AUTOMATION = "sortie: approval needed"
 DEADLINE_AUTOMATION = "sortie: approval deadline close"
-#: The state events of a run that starts waiting (paused in its process, or suspended without one).
-WAIT_EVENTS = ("prefect.flow-run.Paused", "prefect.flow-run.Suspended")
+#: A run's first wait on a draft version, and the end of that wait (decided, expired, refused, cancelled).
+WAITING_EVENT = "sortie.approval.waiting"
+ENDED_EVENT = "sortie.approval.ended"
 
-_WHICH = (
-    "{% for t in flow_run.tags %}{% if t.startswith('draft:') and ':v' in t %}{{ t[6:] }}{% endif %}{% endfor %}"
-)
+_WHICH = "{{ event.resource['sortie.draft'] }}"
 _WAITING_SUBJECT = "sortie: approval needed ({{ flow.name }} {{ flow_run.name }})"
 _WAITING_BODY = (
     "Run {{ flow_run.name }} of {{ flow.name }} waits for approval of draft " + _WHICH + ".\n"
     "Decide in the Prefect UI (Resume on the run: {{ flow_run|ui_url }}) or with "
-    "`sortie approve <draft> --version <n> --as <you>`.\n"
+    "`sortie approve <draft> --version <n>`.\n"
     "Everything that waits, with approvers and deadlines: `sortie pending`."
 )
 _DEADLINE_SUBJECT = "sortie: approval deadline close ({{ flow.name }} {{ flow_run.name }})"
@@ -80,13 +85,38 @@ class NotifySetup:
         return {"block": self.block_name, "block_document_id": self.block_document_id, "automations": self.automations}
 
 
+def _resource(draft_id: str, version: int) -> dict[str, str]:
+    return {"prefect.resource.id": f"sortie.draft.{draft_id}.v{int(version)}",
+            "prefect.resource.name": f"{draft_id} v{int(version)}", "sortie.draft": f"{draft_id}:v{int(version)}"}
+
+
+def announce_wait(draft_id: str, version: int, deadline: str) -> None:
+    """The run's first wait on this version (``sortie.approval.waiting``); never raises (telling is best effort)."""
+    _emit(WAITING_EVENT, draft_id, version, {"deadline": deadline})
+
+
+def announce_end(draft_id: str, version: int, outcome: str) -> None:
+    """The run's wait on this version is over (``sortie.approval.ended``): no reminder follows."""
+    _emit(ENDED_EVENT, draft_id, version, {"outcome": outcome})
+
+
+def _emit(event: str, draft_id: str, version: int, payload: dict[str, Any]) -> None:
+    from prefect.events import emit_event
+
+    try:
+        emit_event(event=event, resource=_resource(draft_id, version), payload=payload)
+    except Exception as exc:  # noqa: BLE001 - a notification lost must not stop the wait
+        import logging
+
+        logging.getLogger(__name__).warning("could not emit %s for %s v%s: %s", event, draft_id, version, exc)
+
+
 def _waiting_trigger() -> Any:
     from prefect.events.schemas.automations import EventTrigger, Posture
 
     return EventTrigger(
-        expect=set(WAIT_EVENTS),
-        match={"prefect.resource.id": "prefect.flow-run.*"},
-        match_related={"prefect.resource.role": "flow", "prefect.resource.name": list(GATED_FLOWS)},
+        expect={WAITING_EVENT},
+        match={"prefect.resource.id": "sortie.draft.*"},
         for_each={"prefect.resource.id"},
         posture=Posture.Reactive,
         threshold=1,
@@ -95,7 +125,7 @@ def _waiting_trigger() -> Any:
 
 
 def waiting_automation(block_document_id: str) -> Any:
-    """Notify once per wait of a ``dispatch-mission``/``daily-patrol`` run."""
+    """Notify once per waiting version of a ``dispatch-mission``/``daily-patrol`` run."""
     from prefect.automations import AutomationCore, SendNotification
 
     return AutomationCore(
@@ -115,10 +145,9 @@ def deadline_automation(block_document_id: str, *, window_s: int = 1800, warn_be
     body = _DEADLINE_BODY.replace("{minutes}", str(round(after_s / 60))).replace(
         "{left}", str(max(0, round((int(window_s) - after_s) / 60))))
     trigger = EventTrigger(
-        after=set(WAIT_EVENTS),
-        expect={"prefect.flow-run.*"},  # any later state of the run (resumed, ended) cancels the reminder
-        match={"prefect.resource.id": "prefect.flow-run.*"},
-        match_related={"prefect.resource.role": "flow", "prefect.resource.name": list(GATED_FLOWS)},
+        after={WAITING_EVENT},
+        expect={ENDED_EVENT},  # the end of the wait (decided, expired, refused, cancelled) cancels the reminder
+        match={"prefect.resource.id": "sortie.draft.*"},
         for_each={"prefect.resource.id"},
         posture=Posture.Proactive,
         threshold=1,

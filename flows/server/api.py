@@ -28,12 +28,16 @@ embedded mode run the same actions; every request writes an audit row
 included (``flows.server.followers``); after a decision the authority wakes the
 Prefect run waiting on that version (this process reads the Prefect API the
 usual way: ``PREFECT_API_URL`` or the active Prefect profile). A draft of
-another tenant is ``NOT_FOUND``.
+another tenant is ``NOT_FOUND``. While it serves, the server's own rounds
+(``flows.server.rounds``) expire overdue drafts on its clock and withdraw a
+version whose waiting run was cancelled in the Prefect UI.
 """
 
 # No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations.
 
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
@@ -56,10 +60,22 @@ from planner.errors import SortieError
 __all__ = ["create_app", "Caller", "Kit"]  # Caller and Kit: re-exported from flows.server.kit
 
 
+@contextlib.asynccontextmanager
+async def _rounds(app: FastAPI) -> AsyncIterator[None]:
+    """The server's own rounds (``flows.server.rounds``: the sweeper) live as long as the app serves."""
+    from flows.server.rounds import start_rounds
+
+    sweeper = start_rounds(app.state.kit)
+    try:
+        yield
+    finally:
+        sweeper.stop()
+
+
 def create_app(config: ServerConfig) -> Any:
     """The ASGI app (the API behind a body-size limit) over one world, one home (ledger, tokens, TOTP, policy)
     and one clock."""
-    app = FastAPI(title="sortie authority", version="1", description=__doc__)
+    app = FastAPI(title="sortie authority", version="1", description=__doc__, lifespan=_rounds)
     install(app)
     from flows.integrity.verify import verify_ledger  # integrity hook: never serve from a ledger that fails
     from flows.ledger.signing import KeyStore
@@ -70,7 +86,7 @@ def create_app(config: ServerConfig) -> Any:
     bus = EventBus()
     kit = Kit(config=config, ledger=led, links=LinkStore(config.home), followers=Followers(bus.publish), bus=bus,
               totps=TotpStore(str(config.home)), waker=Waker())
-    app.state.config, app.state.ledger, app.state.bus = config, led, bus
+    app.state.config, app.state.ledger, app.state.bus, app.state.kit = config, led, bus, kit
 
     def context(request: Request, authorization: Annotated[str | None, Header()] = None) -> RequestContext:
         """The request's context: its verified caller (a refused token is audited), the server's time."""

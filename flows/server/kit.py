@@ -104,7 +104,7 @@ class RequestContext:
         return LocalAuthority(Grounds(
             ledger=k.ledger, actor=actor or self.caller.actor, now_given=self.now, world_dir=k.config.world,
             rules=k.config.rules, policy=self.policy, waker=k.waker, audit_by="caller", checks_visibility=False,
-            evidence={"clock": k.config.clock.describe(), **evidence},
+            evidence={"clock": k.config.clock.describe(), **evidence}, clock=k.config.clock.now,
         ))
 
 

@@ -3,6 +3,9 @@
 Every body forbids unknown fields (a ``world`` or ``now`` sent along with an
 approval is an error, not silently ignored) and is strict about types (``"1"``
 is not a version). A refused body is ``INVALID_ARGUMENT`` (HTTP 422) and writes nothing.
+The one time a body may carry is ``Totp.submitted_at``: when a relayed one-time
+code was typed, honoured only within bounds of the server's own clock
+(``flows.server.totp.judged_at``).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "DispatchBody", "ReplanBody", "ExpireBody", "CancelBody",
+__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "AttemptBody", "DispatchBody", "ReplanBody", "ExpireBody", "CancelBody",
            "HoldBody", "RecallBody", "MonitorBody", "ReconcileBody", "BackupBody"]
 
 _CLOSED = ConfigDict(extra="forbid", strict=True)
@@ -29,11 +32,14 @@ class PlanBody(BaseModel):
 
 
 class Totp(BaseModel):
-    """The approver's user id and a one-time code, typed at a shared screen (say the Prefect approval form)."""
+    """The user id and a one-time code, typed at a shared screen (say the Prefect approval form), and when it was
+    submitted there (ISO 8601 with offset; the relaying worker reads it from Prefect's record of the input)."""
 
     model_config = _CLOSED
     user: str = Field(min_length=1, max_length=200)
     code: str = Field(min_length=6, max_length=6, pattern=r"^[0-9]{6}$")
+    submitted_at: str | None = Field(default=None, max_length=64,
+                                     description="when the code was submitted; judged within bounds of the server's clock")
 
 
 class ApproveBody(BaseModel):
@@ -49,6 +55,21 @@ class RejectBody(BaseModel):
     version: int = Field(ge=1, le=1_000_000)
     reason: str = Field(min_length=1, max_length=2000)
     totp: Totp | None = None
+
+
+class AttemptBody(BaseModel):
+    """A form input a worker refused before asking (junk, another draft, a wrong plan hash): audited, nothing decided.
+
+    ``claimed_by`` is whatever user id the input named: unproven, so it is recorded as a claim, never as the actor."""
+
+    model_config = _CLOSED
+    version: int = Field(ge=1, le=1_000_000)
+    command: str = Field(pattern=r"^prefect\.[a-z-]{1,40}$")
+    claimed_by: str | None = Field(default=None, max_length=64)
+    code: str = Field(pattern=r"^[A-Z_]{2,40}$")
+    message: str | None = Field(default=None, max_length=2000)
+    attempt: int | None = Field(default=None, ge=1, le=1000)
+    flow_run_id: str | None = Field(default=None, max_length=64)
 
 
 class DispatchBody(BaseModel):
@@ -78,12 +99,14 @@ class CancelBody(BaseModel):
 
 
 class HoldBody(BaseModel):
-    """Pause or resume a flying mission (``flows.usecases.control.pause``/``resume``)."""
+    """Pause or resume a flying mission (``flows.usecases.control.pause``/``resume``); ``totp``: an operator's
+    one-time code relayed from a shared screen (the Prefect deployments), who then acts."""
 
     model_config = _CLOSED
     version: int | None = Field(default=None, ge=1, le=1_000_000)
     reason: str = Field(default="", max_length=2000)
     link: str | dict[str, str] | None = None
+    totp: Totp | None = None
 
 
 class RecallBody(BaseModel):
@@ -95,6 +118,7 @@ class RecallBody(BaseModel):
     reason: str = Field(default="", max_length=2000)
     link: str | dict[str, str] | None = None
     wait_s: float = Field(default=0.0, ge=0.0, le=120.0)
+    totp: Totp | None = None
 
 
 class MonitorBody(BaseModel):

@@ -29,7 +29,7 @@ def parse_listen(listen: str) -> tuple[str, int]:
 
 
 def make_config(world: str | Path, home: str | Path, clock: str | None = None,
-                rules: str | Path | None = None) -> ServerConfig:
+                rules: str | Path | None = None, sweep_s: float = 10.0) -> ServerConfig:
     """The server's configuration; the world must load strictly now."""
     world_dir = Path(world).expanduser().resolve()
     home_dir = Path(home).expanduser().resolve()
@@ -44,7 +44,9 @@ def make_config(world: str | Path, home: str | Path, clock: str | None = None,
     if rules_file is not None:
         load_rules(rules_file)  # a rule file that does not load stops the server here, not at the first plan
     home_dir.mkdir(parents=True, exist_ok=True)
-    config = ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start), rules=rules_file)
+    if sweep_s < 0:
+        raise InvalidArgument(f"--sweep-s {sweep_s}: give a period in seconds, or 0 to turn the sweeper off")
+    config = ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start), rules=rules_file, sweep_s=sweep_s)
     # So the admin commands on this host check user ids against the server's own world by default.
     (home_dir / "server.json").write_text(json.dumps({"world": str(world_dir)}, indent=1) + "\n", encoding="utf-8")
     return config

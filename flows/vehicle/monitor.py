@@ -29,8 +29,11 @@ vehicle has landed, the link is lost, or the time/message budget runs out:
 
 What was seen (track, items reached, battery, texts, alerts, outcome) is
 written to ``SORTIE_HOME/drafts/<id>/v<n>/flight.json`` for the report.
-Event times are the dispatch's ``now`` plus the vehicle's flight time when a
-``now`` is given (reproducible demo), else the wall clock.
+Event times are the authority's ``clock`` when one is given (``sortie server``:
+its own clock, read at each event, with the vehicle's time since boot kept
+beside it in the reason, named as such), else the dispatch's ``now`` plus the
+vehicle's flight time when a ``now`` is given (reproducible demo), else the
+wall clock.
 
 This module is the mission level (the ledger, the states, the flight file); following
 each drone is ``flows.vehicle.follow``, and the records both share are
@@ -42,7 +45,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -150,6 +153,7 @@ def monitor_mission(
     options: MonitorOptions | None = None,
     on_update: Notify | None = None,
     ledger: Ledger | None = None,
+    clock: Callable[[], datetime] | None = None,
 ) -> MonitorResult:
     """Follow a dispatched version to its end and record it; the function the CLI and Prefect call.
 
@@ -179,6 +183,8 @@ def monitor_mission(
     base = now if now is not None else None
 
     def stamp(f: DroneFlight | None) -> datetime:
+        if clock is not None:
+            return clock()
         if base is None:
             return datetime.now(timezone.utc)
         return base + timedelta(seconds=f.last_t_s if f is not None else 0.0)
@@ -186,6 +192,8 @@ def monitor_mission(
     current = [rec]  # the last record this run read or wrote: saves a ledger open per step
 
     def move(to_state: str, reason: str, f: DroneFlight | None) -> None:
+        if clock is not None and f is not None:  # the authority's clock stamps the event; the vehicle's goes beside
+            reason = f"{reason} [vehicle time {f.last_t_s:.1f} s since boot]"
         for _ in range(4):  # another process (a pause, a recall) may move the row between our read and write
             cur = current[0]
             if cur.state == to_state:

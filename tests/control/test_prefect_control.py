@@ -41,23 +41,8 @@ def _server_kit() -> Any:
 @pytest.fixture(scope="module")
 def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     kit = _server_kit()
-    proc, server = kit.start_server(tmp_path_factory.mktemp("prefect"))
-    saved = {k: os.environ.get(k) for k in ("PREFECT_API_URL", "PREFECT_HOME", "PREFECT_LOGGING_LEVEL")}
-    os.environ.update(PREFECT_API_URL=server.api_url, PREFECT_HOME=str(server.home), PREFECT_LOGGING_LEVEL="WARNING")
-    import prefect.context
-
-    prefect.context.refresh_global_settings_context()
-    try:
+    with kit.pointed_at(*kit.start_server(tmp_path_factory.mktemp("prefect"))) as server:
         yield server.api_url
-    finally:
-        kit.drain_prefect_workers()
-        kit.stop_process_group(proc)
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        prefect.context.refresh_global_settings_context()
 
 
 def _read_run(run_id: Any) -> Any:
@@ -103,12 +88,12 @@ def test_cancel_ends_the_run_waiting_for_approval_as_cancelled(prefect_api: str,
 
 
 def test_the_recall_flow_brings_the_vehicle_home(prefect_api: str, fly: Callable[..., Flight]) -> None:
-    from flows.orchestration.recall_flow import recall_mission
+    from flows.orchestration.control_flows import recall_mission
 
     f = fly("px4")
     f.wait_reached(3)
     f.pace(20.0)
-    result = recall_mission(draft_id=f.draft_id, actor=OPERATOR, reason="from the UI", wait_s=30.0,
+    result = recall_mission(draft_id=f.draft_id, operator=OPERATOR, reason="from the UI", wait_s=30.0,
                             now=NOW.isoformat())
     assert result["state"] == "RECALLED", result
     assert result["vehicles"][0]["outcome"] == "CONFIRMED" and result["vehicles"][0]["landed"]["mode"] == "RTL"

@@ -13,6 +13,7 @@ FACTS), then the server is stopped.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -82,15 +83,20 @@ def migrated_database() -> Path:
     return target
 
 
-def start_server(root: Path, *, ui: bool = False) -> tuple[subprocess.Popen[bytes], PrefectServer]:
-    """Start ``prefect server start`` on a free 127.0.0.1 port from a copy of the migrated database."""
+def start_server(root: Path, *, ui: bool = False, database_url: str | None = None,
+                 budget_s: float = SERVER_START_BUDGET_S) -> tuple[subprocess.Popen[bytes], PrefectServer]:
+    """Start ``prefect server start`` on a free 127.0.0.1 port from a copy of the migrated database, or on
+    ``database_url`` (say PostgreSQL: its migrations then run at the server's first start)."""
     root.mkdir(parents=True, exist_ok=True)
     db = root / "prefect.db"
-    shutil.copyfile(migrated_database(), db)
+    if database_url is None:
+        shutil.copyfile(migrated_database(), db)
     home = root / "home"
     home.mkdir(exist_ok=True)
     port = free_port()
     env = _base_env(home, db)
+    if database_url is not None:
+        env["PREFECT_API_DATABASE_CONNECTION_URL"] = database_url
     if ui:
         env.update(PREFECT_SERVER_UI_ENABLED="true", PREFECT_UI_ENABLED="true")
     log_path = root / "server.log"
@@ -103,7 +109,7 @@ def start_server(root: Path, *, ui: bool = False) -> tuple[subprocess.Popen[byte
         start_new_session=True,
     )
     api_url = f"http://127.0.0.1:{port}/api"
-    deadline = time.monotonic() + SERVER_START_BUDGET_S
+    deadline = time.monotonic() + budget_s
     while True:
         try:
             with urllib.request.urlopen(f"{api_url}/health", timeout=2) as resp:
@@ -136,10 +142,12 @@ def drain_prefect_workers() -> None:
         pass
 
 
-@pytest.fixture(scope="session")
-def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrefectServer]:
-    """The session's server; the test process talks to it (threads included)."""
-    proc, server = start_server(tmp_path_factory.mktemp("prefect"))
+@contextlib.contextmanager
+def pointed_at(proc: subprocess.Popen[bytes], server: PrefectServer) -> Iterator[PrefectServer]:
+    """This process (threads included) talks to ``server`` inside the block; after it, Prefect's workers are
+    drained, the server stopped and the environment restored."""
+    import prefect.context
+
     saved = {k: os.environ.get(k) for k in ("PREFECT_API_URL", "PREFECT_HOME", "PREFECT_SERVER_ANALYTICS_ENABLED", "PREFECT_LOGGING_LEVEL")}
     os.environ.update(
         PREFECT_API_URL=server.api_url,
@@ -147,8 +155,6 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefect
         PREFECT_SERVER_ANALYTICS_ENABLED="false",
         PREFECT_LOGGING_LEVEL="WARNING",
     )
-    import prefect.context
-
     prefect.context.refresh_global_settings_context()
     try:
         yield server
@@ -161,3 +167,10 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefect
             else:
                 os.environ[key] = value
         prefect.context.refresh_global_settings_context()
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrefectServer]:
+    """The session's server; the test process talks to it (threads included)."""
+    with pointed_at(*start_server(tmp_path_factory.mktemp("prefect"))) as server:
+        yield server

@@ -534,7 +534,7 @@ def test_sortie_approve_resumes_a_suspended_deployment_run(home: Path, world: st
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["resumed_run"] == str(run.id)
-    final = wait_for("the resumed run to finish", lambda: (r := read_run(run.id)).state.is_final() and r, 240)
+    final = wait_for("the resumed run to finish", lambda: (r := read_run(run.id)).state.is_final() and r.state.name != "Completed" and r, 240)
     assert (final.state.type.value, final.state.name) == ("COMPLETED", "DISPATCHED"), final.state.message
     state, approvals, dispatches, _ = ledger_view(draft["draft_id"], draft["version"])
     assert state == "DISPATCHED"

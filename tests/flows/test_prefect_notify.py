@@ -3,8 +3,9 @@
 A real Prefect server (the session's, on 127.0.0.1), a real webhook receiver
 (``http.server`` on 127.0.0.1) behind a real ``CustomWebhookNotificationBlock``,
 and a real ``dispatch-mission`` run on a real draft that pauses for approval:
-the server's triggers service sees the run's Paused event and its actions
-service posts to the webhook. The run also refreshes the ``pending-approvals``
+the server's triggers service sees the run's ``sortie.approval.waiting`` event
+and its actions service posts to the webhook — once for the version, even
+after a refused input makes the run wait again. The run also refreshes the ``pending-approvals``
 table artifact as it starts waiting and once it is decided. The proactive reminder uses a short window
 (Prefect's floor is 10 s) so the test stays bounded.
 """
@@ -104,7 +105,21 @@ def test_a_waiting_run_notifies_the_webhook_and_a_long_wait_reminds(sortie_home:
     rows = json.loads(board.data) if isinstance(board.data, str) else board.data
     assert [r["draft"] for r in rows] == [f"{draft['draft_id']} v{draft['version']}"]
     assert rows[0]["who may approve"] == "admin, chen.jing, demo.approver" and rows[0]["tenant"] == "city-fire"
-    reminder = hook.wait("deadline close", 1, 40)  # 10 s after the wait began, nothing else happened to the run
+    # a refused input makes the run wait again: no second "approval needed" (once per waiting version), and the
+    # reminder's count is not restarted by it
+    from flows.authority.waking import find_waiting_runs
+
+    (run,) = find_waiting_runs(draft["draft_id"], draft["version"])
+    with get_client(sync_client=True) as client:
+        client.resume_flow_run(run.id, run_input={
+            "draft_id": draft["draft_id"], "version": draft["version"], "plan_hash": draft["plan_hash"],
+            "decision": "approve", "approver": "li.wei", "comment": "my own"})  # four-eyes: refused
+    deadline = time.monotonic() + 60
+    while not (again := find_waiting_runs(draft["draft_id"], draft["version"])) or again[0].state.timestamp <= \
+            run.state.timestamp:
+        assert time.monotonic() < deadline, "the run did not wait again after the refused input"
+        time.sleep(0.5)
+    reminder = hook.wait("deadline close", 1, 40)  # 10 s after the wait began, its wait has not ended
     assert f"{draft['draft_id']}:v{draft['version']}" in reminder[0]["body"]
     # the authority records the rejection and wakes the run itself
     out = authority("reject", as_user="chen.jing", world=str(world), now=NOW).reject(

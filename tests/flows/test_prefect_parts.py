@@ -117,3 +117,17 @@ def test_sortie_serve_refuses_without_a_prefect_api(monkeypatch: pytest.MonkeyPa
     result = CliRunner().invoke(app, ["serve"])
     assert result.exit_code == 2
     assert "INVALID_ARGUMENT" in result.output and "prefect server start" in result.output
+
+
+def test_with_a_server_the_form_requires_the_code_and_nothing_hints_at_as() -> None:
+    from flows.orchestration.approval_input import RelayedApprovalInput
+
+    form = approval_form("d-1", 2, HASH, relayed=True)
+    schema = form.model_json_schema()
+    assert set(schema["required"]) == {"decision", "approver", "code"}
+    assert "--as" not in form._description and "one-time code are required" in form._description
+    with pytest.raises(InvalidArgument, match="code"):
+        validate_approval(good(), RelayedApprovalInput)
+    assert validate_approval(good(code="123456"), RelayedApprovalInput).code == "123456"
+    local, server = draft_markdown(SUMMARY, PNG), draft_markdown(dict(SUMMARY, mode="server"), PNG)
+    assert "--as" in local and "--as" not in server and "one-time code (required)" in server

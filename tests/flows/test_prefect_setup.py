@@ -138,7 +138,7 @@ def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_t
     finally:
         sim.stop()
     with get_client(sync_client=True) as client:
-        assert client.read_flow_run(runs[0].id).state.name == "Completed"
+        assert client.read_flow_run(runs[0].id).state.name == "SUCCEEDED"  # named after the flight (named_end)
     assert open_ledger().get_draft(d.draft_id, d.version).state == "SUCCEEDED"
     report = Artifact.get(report_artifact_key(d.draft_id, d.version))
     assert report is not None and "**State:** SUCCEEDED" in str(report.data)

@@ -122,7 +122,7 @@ def _wait_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 
 @contextlib.contextmanager
-def start_authority(base: Path) -> Iterator[Authority]:
+def start_authority(base: Path, sweep_s: float = 0.0) -> Iterator[Authority]:
     """A ``sortie server`` on the demo world (every drone reported in 20 s before the server's clock starts).
 
     The server's clock runs from ``CLOCK``: five minutes of wall time after the
@@ -142,7 +142,7 @@ def start_authority(base: Path) -> Iterator[Authority]:
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(SORTIE), "server", "--world", str(world), "--home", str(home), "--listen", f"127.0.0.1:{port}",
-             "--clock", CLOCK],
+             "--clock", CLOCK, "--sweep-s", str(sweep_s)],  # 0: no sweeper, deadlines judged by hand (test_sweeper)
             env=clean_env(), cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:
@@ -166,4 +166,11 @@ def authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authority]:
 def own_authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authority]:
     """A server for one module alone (its clock starts when the module does)."""
     with start_authority(tmp_path_factory.mktemp("authority-own")) as a:
+        yield a
+
+
+@pytest.fixture(scope="module")
+def sweeping_authority(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authority]:
+    """A server of one module's own whose sweeper runs every second (``flows.server.rounds``)."""
+    with start_authority(tmp_path_factory.mktemp("authority-swept"), sweep_s=1.0) as a:
         yield a

@@ -205,8 +205,8 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
         monkeypatch.delenv(k, raising=False)
     out = monitor_flight_task.fn(d, None, None, "prefect", None, 30.0)
     assert out["state"] == "SUCCEEDED" and out["already_ended"] is True, out
-    with pytest.raises(OverrideRefused):
-        monitor_flight_task.fn(d, None, "udpout:127.0.0.1:9", "prefect", None, 30.0)
+    refused = monitor_flight_task.fn(d, None, "udpout:127.0.0.1:9", "prefect", None, 30.0)  # answered, not raised
+    assert refused["refused"] == OverrideRefused.code, refused  # the run ends named OVERRIDE_REFUSED (named_end)
 
 
 def test_reconcile_goes_through_the_api_for_a_dispatcher(authority: Any, approved: dict[str, Any]) -> None:

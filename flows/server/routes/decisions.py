@@ -1,8 +1,9 @@
 """Deciding on a version: approve, reject, expire, cancel.
 
 The decider is the token's user, or — at a shared screen such as the Prefect
-approval form relayed by a worker — the approver proven by their one-time code
-(``flows.server.totp``; a refused code is audited as ``server.<action>.totp``).
+approval form relayed by a worker — the approver proven by their one-time code,
+judged at the moment they submitted it (``flows.server.relay``; a refused code
+is audited as ``server.<action>.totp``).
 The embedded authority's action records the decision against the server's
 policy (recorded on every approval with the server's clock and the token) and
 then wakes the Prefect run waiting on that version, whoever decided and from
@@ -12,15 +13,14 @@ clock and policy; a cancel needs the approver or dispatcher role.
 
 # No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations (``kit.Who``).
 
-import time
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
-from flows.server.models import ApproveBody, CancelBody, ExpireBody, RejectBody, Totp
+from flows.server.models import ApproveBody, AttemptBody, CancelBody, ExpireBody, RejectBody, Totp
+from flows.server.relay import relayed_actor
 from flows.usecases.actor import Actor
-from planner.errors import Forbidden, SortieError
+from planner.errors import Forbidden
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
@@ -39,22 +39,18 @@ def router(kit: "Kit") -> APIRouter:
                 raise Forbidden(f"this token may not {what} (its scopes: {', '.join(sorted(token.scopes))}); "
                                 "an approver may give their one-time code instead")
             return c.caller.actor
-        started, t0 = datetime.now(timezone.utc), time.perf_counter()
-        try:
-            kit.totps.verify(totp.user, totp.code)
-        except SortieError as exc:
-            kit.audit(totp.user, f"{what}.totp", {"caller": c.caller.actor.id, "token_id": token.token_id}, exc.code,
-                      t0, started, "totp", draft_id, exc.message)
-            raise
-        return Actor(totp.user, "server", "totp")
+        return relayed_actor(kit, c, totp, what, draft_id)
 
     def decide(what: str, draft_id: str, c: "RequestContext", totp: Totp | None, args: dict[str, Any],
                act: Any) -> dict[str, Any]:
         c.visible(draft_id)
         who = decider(c, totp, what, draft_id)
 
+        relayed = {} if totp is None or totp.submitted_at is None else {"submitted_at": totp.submitted_at}
+
         def work(ctx: "RequestContext") -> Any:
-            return act(ctx.authority(who, token_id=ctx.caller.token.token_id, relayed_by=ctx.caller.actor.id))
+            return act(ctx.authority(who, token_id=ctx.caller.token.token_id, relayed_by=ctx.caller.actor.id,
+                                     **relayed))
 
         scope = "read" if who.proof == "totp" else "approve"
         out = kit.call(c, what, scope, {"draft_id": draft_id, **args}, work, draft_id=draft_id, actor=who)
@@ -71,6 +67,22 @@ def router(kit: "Kit") -> APIRouter:
     def reject(draft_id: str, body: RejectBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
         return decide("reject", draft_id, c, body.totp, {"version": body.version, "reason": body.reason},
                       lambda a: a.reject(draft_id, body.version, reason=body.reason))
+
+    @r.post("/v1/drafts/{draft_id}/attempts")
+    def attempt(draft_id: str, body: AttemptBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        """A form input the relaying worker refused before asking (its answer stays in the run): the server audits it
+        too (``server.<command>``, the worker's user as the actor, the input's user id as an unproven claim)."""
+        import time
+        from datetime import datetime, timezone
+
+        c.visible(draft_id)
+        if "service" not in c.caller.token.scopes:
+            raise Forbidden("only a service token relays a refused form input")
+        args = body.model_dump(exclude={"code", "message"}) | {"token_id": c.caller.token.token_id}
+        kit.audit(c.caller.actor.id, body.command, args, body.code, time.perf_counter(), datetime.now(timezone.utc),
+                  "token", draft_id, body.message)
+        return {"draft_id": draft_id, "version": body.version, "recorded": True, "mode": "server", "identity": "token",
+                "server_time": c.now.isoformat()}
 
     @r.post("/v1/drafts/{draft_id}/expire")
     def expire(draft_id: str, body: ExpireBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]

@@ -2,7 +2,9 @@
 
 Every one of them uses the server's record of each drone's link address
 (``flows.server.links``): a request's ``link`` must match it or is
-``OVERRIDE_REFUSED``. Roles are the use cases' (dispatch, pause, resume,
+``OVERRIDE_REFUSED``. Pause, resume and recall act as the token's user, or as
+the operator whose one-time code a worker relays from a Prefect deployment
+(``flows.server.relay``); a service token never commands a vehicle as itself. Roles are the use cases' (dispatch, pause, resume,
 recall, monitor, reconcile: dispatcher); the token's scope is ``dispatch``.
 Each request is audited by ``Kit.call``; each change is published on the
 event feed, and a flight's ``in_flight``/``finished`` come from the server's
@@ -18,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter
 
 from flows.authority.interface import MonitorRequest
-from flows.server.models import DispatchBody, HoldBody, MonitorBody, RecallBody, ReconcileBody
+from flows.server.models import DispatchBody, HoldBody, MonitorBody, RecallBody, ReconcileBody, Totp
+from flows.server.relay import refuse_unproven_service, relayed_actor
 from flows.usecases.common import pinned_world
 from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError
 
@@ -55,12 +58,20 @@ def router(kit: "Kit") -> APIRouter:
 
     # ------------------------------------------------------------------ stopping a mission in flight
 
-    def flight_control(action: str, draft_id: str, c: "RequestContext", args: dict[str, Any],
+    def flight_control(action: str, draft_id: str, c: "RequestContext", args: dict[str, Any], totp: Totp | None,
                        act: Callable[[Any, dict[str, str]], dict[str, Any]]) -> dict[str, Any]:
+        """Command the version's vehicles as the token's user, or as the operator a relayed one-time code proves
+        (a service token must relay one: ``flows.server.relay``)."""
         c.visible(draft_id)
-        out = kit.call(c, action, "dispatch", {"draft_id": draft_id, **args},
-                       lambda ctx: act(ctx.authority(), ctx.links(draft_id, args.get("version"), args.get("link"))),
-                       draft_id=draft_id)
+        who = None if totp is None else relayed_actor(kit, c, totp, action, draft_id)
+        args = {k: v for k, v in args.items() if k != "totp"} | ({"relayed_for": totp.user} if totp else {})
+
+        def work(ctx: "RequestContext") -> dict[str, Any]:
+            if who is None:
+                refuse_unproven_service(ctx, action)  # inside the call: the refusal is audited too
+            return act(ctx.authority(who), ctx.links(draft_id, args.get("version"), args.get("link")))
+
+        out = kit.call(c, action, "dispatch", {"draft_id": draft_id, **args}, work, draft_id=draft_id, actor=who)
         if out.get("changed"):
             kit.publish(f"flight.{action}", out)
         state = str(out.get("state") or out.get("draft_status") or "")
@@ -70,17 +81,17 @@ def router(kit: "Kit") -> APIRouter:
 
     @r.post("/v1/drafts/{draft_id}/pause")
     def pause(draft_id: str, body: HoldBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
-        return flight_control("pause", draft_id, c, body.model_dump(),
+        return flight_control("pause", draft_id, c, body.model_dump(), body.totp,
                               lambda a, links: a.pause(draft_id, body.version, reason=body.reason, link=links))
 
     @r.post("/v1/drafts/{draft_id}/resume")
     def resume(draft_id: str, body: HoldBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
-        return flight_control("resume", draft_id, c, body.model_dump(),
+        return flight_control("resume", draft_id, c, body.model_dump(), body.totp,
                               lambda a, links: a.resume(draft_id, body.version, reason=body.reason, link=links))
 
     @r.post("/v1/drafts/{draft_id}/recall")
     def recall(draft_id: str, body: RecallBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
-        return flight_control("recall", draft_id, c, body.model_dump(), lambda a, links: a.recall(
+        return flight_control("recall", draft_id, c, body.model_dump(), body.totp, lambda a, links: a.recall(
             draft_id, body.version, land_here=body.land_here, reason=body.reason, link=links, wait_s=body.wait_s))
 
     # ------------------------------------------------------------------ following a flight

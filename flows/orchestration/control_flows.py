@@ -1,0 +1,117 @@
+"""The control deployments an operator starts from the Prefect UI: ``recall-mission``, ``pause-mission``,
+``resume-mission``.
+
+Thin (STYLE 10): one task asks the authority for the action, as the CLI does
+(``Authority.recall``/``pause``/``resume``: embedded, ``flows.usecases.control``
+— the dispatcher role, the audit row, RECALLING recorded before any command,
+each command confirmed by the vehicle; with ``SORTIE_SERVER``, the server does
+the same at its own link record).
+
+**Who acts is proven, never typed.** The run form asks for the operator's
+user id *and* their one-time code. The embedded authority takes the user as
+asserted (like every local identity); a server verifies the code and acts as
+that operator (``Relay``), judging the code at the moment the operator started
+the run (the run's ``created`` time, Prefect's own record: a worker may pick
+the run up later), and refuses a run without a code or with a wrong one —
+a worker's service token never commands a vehicle as itself.
+
+Every end is named (``flows.orchestration.named_end``): RECALLED (or
+RECALLING when not followed down), PAUSED, RESUMED, ABORTED with the
+vehicle's reason, NOT_RECALLED when the vehicle was already down and nothing
+was sent, or the refusal's code (UNAUTHENTICATED, FORBIDDEN,
+CONFLICT, …) — never a traceback. A task is not retried by Prefect: a control
+action repeats safely by hand (it sends nothing the vehicle already shows),
+but an automatic retry would hide a refusal.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.orchestration.named_end import ended, name_the_end
+
+__all__ = ["recall_mission", "pause_mission", "resume_mission", "control_task"]
+
+
+def _started_at() -> datetime | None:
+    """When the operator started this run (the flow run's ``created``, stamped by the Prefect server)."""
+    from prefect.context import FlowRunContext
+
+    ctx = FlowRunContext.get()
+    return ctx.flow_run.created if ctx and ctx.flow_run and ctx.flow_run.created else None
+
+
+@task(name="control", cache_policy=NO_CACHE)
+def control_task(action: str, draft_id: str, version: int | None, operator: str, code: str | None,
+                 submitted_at: datetime | None, now: str | None, world: str | None,
+                 options: dict[str, Any]) -> dict[str, Any]:
+    """One control action through the authority, relayed for the operator; a refusal is returned, not raised."""
+    from flows.authority import Relay
+    from flows.orchestration.mission_tasks import authority_for, refusal
+    from planner.errors import SortieError
+
+    try:
+        a = authority_for(action, world=world, now=now)
+        return getattr(a, action)(draft_id, version, relay=Relay(operator, code or None, submitted_at), **options)
+    except SortieError as exc:
+        return refusal(exc)
+
+
+def _end(action: str, draft_id: str, version: int | None, out: dict[str, Any]) -> dict[str, Any]:
+    logger = get_run_logger()
+    if "refused" in out:
+        logger.warning("%s of %s refused: %s (%s)", action, draft_id, out["refused"], out["message"])
+        return ended({"draft_id": draft_id, "version": version, "outcome": out["refused"], "message": out["message"]})
+    state = str(out.get("state"))
+    if state == "ABORTED" or action != "recall":
+        outcome = state if state == "ABORTED" else {"pause": "PAUSED", "resume": "RESUMED"}[action]
+    else:  # a recall that found the vehicle already on the ground (or home) sent nothing: say so, never DISPATCHED
+        outcome = state if state in ("RECALLING", "RECALLED", "SUCCEEDED") else "NOT_RECALLED"
+    logger.info("draft %s v%s: %s (%s)", draft_id, out.get("version"), outcome, out.get("message"))
+    return ended(out | {"outcome": outcome})
+
+
+@flow(name="recall-mission", log_prints=True, persist_result=True, on_completion=[name_the_end])
+def recall_mission(
+    draft_id: str,
+    operator: str,
+    code: str | None = None,
+    land_here: bool = False,
+    reason: str = "",
+    version: int | None = None,
+    wait_s: float = 600.0,
+    now: str | None = None,
+    link: str | None = None,
+    world: str | None = None,
+) -> dict[str, Any]:
+    """Bring a flying mission home (or land it where it is) and follow it to the landing.
+
+    ``operator``: your user id; ``code``: your one-time code (required with a sortie server).
+    """
+    out = control_task("recall", draft_id, version, operator, code, _started_at(), now, world,
+                       {"land_here": land_here, "reason": reason, "link": link, "wait_s": wait_s})
+    return _end("recall", draft_id, version, out)
+
+
+@flow(name="pause-mission", log_prints=True, persist_result=True, on_completion=[name_the_end])
+def pause_mission(draft_id: str, operator: str, code: str | None = None, reason: str = "",
+                  version: int | None = None, now: str | None = None, link: str | None = None,
+                  world: str | None = None) -> dict[str, Any]:
+    """Hold a flying mission where it is (the vehicle must confirm). ``code``: required with a sortie server."""
+    out = control_task("pause", draft_id, version, operator, code, _started_at(), now, world,
+                       {"reason": reason, "link": link})
+    return _end("pause", draft_id, version, out)
+
+
+@flow(name="resume-mission", log_prints=True, persist_result=True, on_completion=[name_the_end])
+def resume_mission(draft_id: str, operator: str, code: str | None = None, reason: str = "",
+                   version: int | None = None, now: str | None = None, link: str | None = None,
+                   world: str | None = None) -> dict[str, Any]:
+    """Continue a held mission (never once a recall is recorded). ``code``: required with a sortie server."""
+    out = control_task("resume", draft_id, version, operator, code, _started_at(), now, world,
+                       {"reason": reason, "link": link})
+    return _end("resume", draft_id, version, out)

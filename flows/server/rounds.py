@@ -1,0 +1,40 @@
+"""The server's own rounds: the sweeper (``flows.authority.sweeper``) on the server's clock, ledger and policy.
+
+Why here: the sweeper acts as the authority itself — no caller, no token — so
+it gets the same embedded authority a request gets (``flows.server.kit``),
+acting as ``authority:sweeper`` at the server's time, and publishes what it
+did on the server's event feed. ``create_app`` starts it with the app and stops
+it at shutdown (``ServerConfig.sweep_s``; 0 turns it off).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from flows.authority.grounds import Grounds
+from flows.authority.local import LocalAuthority
+from flows.authority.sweeper import SWEEPER_ACTOR, Sweeper
+from flows.authority.waking import Waker
+from flows.usecases.actor import Actor
+
+if TYPE_CHECKING:
+    from flows.server.kit import Kit
+
+__all__ = ["start_rounds"]
+
+
+def start_rounds(kit: Kit) -> Sweeper:
+    """The sweeper of this server, started (a no-op when ``sweep_s`` is 0)."""
+    waker = Waker(report_wait_s=0.0)  # a round never waits to learn which run it woke
+
+    def make() -> tuple[Any, datetime, Any]:
+        now, policy = kit.config.clock.now(), kit.config.policy.current()
+        authority = LocalAuthority(Grounds(
+            ledger=kit.ledger, actor=Actor(SWEEPER_ACTOR, "server"), now_given=now, world_dir=kit.config.world,
+            rules=kit.config.rules, policy=policy, waker=waker, audit_by="use case", checks_visibility=False,
+            evidence={"clock": kit.config.clock.describe()}, clock=kit.config.clock.now,
+        ))
+        return authority, now, policy.approval_ttl
+
+    return Sweeper(make, period_s=kit.config.sweep_s, publish=kit.publish).start()
