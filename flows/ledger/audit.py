@@ -1,5 +1,10 @@
-"""Audit: one row per CLI command — who ran what (hash + redacted copy of the arguments), the result,
-why it was refused, how long it took.
+"""Audit: one row per command — who ran what (hash + redacted copy of the arguments), the result,
+why it was refused, how long it took, with which token, for whom, from where.
+
+Every audit row is an entry of the hash chain (``flows.ledger.chain``): a
+deleted or edited row fails ``sortie ledger verify``. A token's id is an
+identifier, not a secret: it is stored as given (its own column, and unmasked
+in the arguments); the token itself never reaches this module.
 
 Refused decisions are read back per draft (:meth:`AuditRoom.refusals`): a
 self-approval attempt, a wrong plan hash or a junk form input stays visible
@@ -18,6 +23,7 @@ from typing import Any
 
 import duckdb
 
+from flows.ledger.chain import audit_content, chain_values
 from flows.ledger.records import _AUDIT_COLS, AuditRecord, _audit, _dumps, _iso, sha256_json
 from flows.ledger.store import Store
 
@@ -28,6 +34,8 @@ DECISION_COMMANDS = ("approve", "reject", "server.approve", "server.reject", "se
                      "server.reject.totp", "prefect.approve", "prefect.reject", "prefect.approval-wait")
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "authorization", "credential")
+#: Names that contain a secret word but hold an identifier: shown as they are.
+_IDENTIFIERS = frozenset({"token_id", "key_id", "idempotency_key"})
 
 
 def redact(value: Any) -> Any:
@@ -35,7 +43,7 @@ def redact(value: Any) -> Any:
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for k, v in value.items():
-            if any(word in str(k).lower() for word in _SECRET_WORDS):
+            if str(k).lower() not in _IDENTIFIERS and any(word in str(k).lower() for word in _SECRET_WORDS):
                 out[str(k)] = "***" if v not in (None, "") else v
             else:
                 out[str(k)] = redact(v)
@@ -63,25 +71,35 @@ class AuditRoom(Store):
         started: datetime,
         draft_id: str | None = None,
         message: str | None = None,
+        token_id: str | None = None,
+        client_addr: str | None = None,
+        caller: str | None = None,
     ) -> None:
-        """One audit row: who ran what (hash + redacted copy of the arguments), the result (and, refused, why),
-        how long."""
+        """One chained audit row: who ran what (hash + redacted copy of the arguments), the result (and, refused,
+        why), how long; for a server request also the token's id, the client's address and, when the caller
+        acted for someone else (``actor``), the caller."""
+        row: dict[str, Any] = {
+            "actor": actor,
+            "command": command,
+            "args_sha256": sha256_json(dict(args)),
+            "args_redacted": _dumps(redact(dict(args))),
+            "result_code": result_code,
+            "duration_ms": round(duration_s * 1000.0, 3),
+            "started_time": _iso(started),
+            "draft_id": draft_id,
+            "result_message": None if message is None else str(redact(message)),
+            "token_id": token_id,
+            "client_addr": client_addr,
+            "caller": caller,
+        }
 
         def work(con: duckdb.DuckDBPyConnection) -> None:
+            values = {"audit_id": int(con.execute("SELECT nextval('audit_seq')").fetchone()[0]), **row}
+            seq, prev, _, entry = chain_values(con, self.keys, None, audit_content(values))
             con.execute(
-                "INSERT INTO audit (actor, command, args_sha256, args_redacted, result_code, duration_ms, "
-                "started_time, draft_id, result_message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    actor,
-                    command,
-                    sha256_json(dict(args)),
-                    _dumps(redact(dict(args))),
-                    result_code,
-                    round(duration_s * 1000.0, 3),
-                    _iso(started),
-                    draft_id,
-                    None if message is None else str(redact(message)),
-                ],
+                f"INSERT INTO audit ({_AUDIT_COLS}, chain_seq, prev_hash, entry_hash) "
+                f"VALUES ({', '.join(['?'] * 16)})",
+                [*values.values(), seq, prev, entry],
             )
 
         self._write(work, what=f"audit {command}")

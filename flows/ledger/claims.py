@@ -30,6 +30,7 @@ from flows.ledger.records import (
 )
 from flows.ledger.states import DISPATCH_FINAL, DISPATCH_STATUSES, apply_transition
 from flows.ledger.approvals import ApprovalsRoom
+from flows.ledger.dispatch_log import log_dispatch
 from flows.ledger.store import kill_point
 from planner.errors import ApprovalStale, Conflict, DeviceBusy, InvalidArgument, NotFound
 
@@ -200,6 +201,7 @@ class ClaimsRoom(ApprovalsRoom):
                     approval_id,
                 ],
             )
+            log_dispatch(con, self.keys, key, "claim", stamp)
             kill_point("ledger:claim:in_transaction")
             new = con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
             return Claim(_dispatch(new), claimed=True)
@@ -270,6 +272,7 @@ class ClaimsRoom(ApprovalsRoom):
                 "UPDATE dispatches SET result_json = ?, updated_time = ? WHERE idempotency_key = ? AND status = 'FAILED'",
                 [_dumps(result), _iso(now), key],
             )
+            log_dispatch(con, self.keys, key, "settle", _iso(now))
             return _dispatch_by_key(con, key)
 
         return self._write(work, what=f"settle failed dispatch {key[:12]}")
@@ -285,6 +288,7 @@ class ClaimsRoom(ApprovalsRoom):
                 "WHERE idempotency_key = ? AND attempts = ?",
                 [_dumps(log), _iso(now), key, d.attempts],
             )
+            log_dispatch(con, self.keys, key, "attempt", _iso(now))
             return _dispatch_by_key(con, key)
 
         return self._write(work, what=f"record attempt of {key[:12]}")
@@ -320,6 +324,7 @@ class ClaimsRoom(ApprovalsRoom):
             ).fetchall()
             if not updated:
                 raise Conflict(f"dispatch {key[:12]}… changed meanwhile")
+            log_dispatch(con, self.keys, key, "finish", stamp)
             to_state = DISPATCH_FINAL.get(status)
             if to_state is not None:
                 draft = self._get(con, d.draft_id, d.version)

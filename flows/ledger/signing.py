@@ -7,9 +7,13 @@ no longer verifies, and dispatch refuses it (``APPROVAL_INVALID``).
 
 Where the key lives: ``<home>/keys/authority.ed25519`` (PKCS#8 PEM, 0600, in a
 0700 folder) beside ``authority.pub``; ``home`` is ``SORTIE_HOME`` for the
-local installation, and the server passes its own ``--home``. The key is made
-on first use, atomically (``os.link`` of a finished file: two processes racing
-both end up with the one key that won).
+local installation, and the server passes its own ``--home``. An admin who
+wants the key off the ledger's disk (so that whoever can rewrite the home
+cannot re-sign a rewritten history, issue 28) sets ``SORTIE_KEY_DIR`` to
+another folder — a mounted token, another volume — and every ``KeyStore`` of
+the process uses that folder instead. The key is made on first use,
+atomically (``os.link`` of a finished file: two processes racing both end up
+with the one key that won).
 
 ``mode`` says who signed: ``local`` (the installation's own key, the identity
 of the approver only *asserted*) or ``server`` (the authority, identity proven
@@ -37,9 +41,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from planner.errors import ApprovalInvalid, LedgerUnavailable
 
-__all__ = ["KeyStore", "canonical_bytes", "verify_statement", "MODES", "signing_with", "current_keys"]
+__all__ = ["KeyStore", "canonical_bytes", "verify_statement", "MODES", "KEY_DIR_ENV", "signing_with", "current_keys"]
 
 KEY_DIR = "keys"
+#: The environment variable naming a key folder outside the home.
+KEY_DIR_ENV = "SORTIE_KEY_DIR"
 PRIVATE_NAME = "authority.ed25519"
 PUBLIC_NAME = "authority.pub"
 MODES = ("local", "server")
@@ -65,10 +71,11 @@ class _Loaded:
 class KeyStore:
     """The signing key of one home (``<home>/keys``), made on first use; ``mode`` is stamped on statements."""
 
-    def __init__(self, home: str | Path, *, mode: str = "local") -> None:
+    def __init__(self, home: str | Path, *, mode: str = "local", key_dir: str | Path | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-        self.dir = Path(home) / KEY_DIR
+        chosen = key_dir or os.environ.get(KEY_DIR_ENV)
+        self.dir = Path(chosen).expanduser() if chosen else Path(home) / KEY_DIR
         self.mode = mode
         self._loaded: _Loaded | None = None
 

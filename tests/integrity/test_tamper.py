@@ -231,12 +231,41 @@ def test_key_files_are_private(home: Path) -> None:
 
 
 def test_the_authority_refuses_to_start_from_a_ledger_that_fails(home: Path, approved: tuple[Path, Path, str]) -> None:
+    """The start walks what came after the last signed checkpoint, and checks every row that one query can; an
+    old entry edited in place is left to the full walk (``sortie ledger verify``, every backup) and to dispatch."""
+    from flows.integrity.verify import verify_ledger
     from flows.server.api import create_app
     from flows.server.run import make_config
 
+    def start() -> SortieError | None:
+        try:
+            create_app(config)
+        except SortieError as exc:
+            assert not open_ledger(home).is_shared  # a refused start lets the file go
+            return exc
+        ledger = open_ledger(home)
+        assert ledger.is_shared  # the app holds its ledger open (flows.ledger.shared)
+        ledger.close()  # as when that server stops
+        return None
+
     config = make_config(approved[1], home)
-    create_app(config)  # a clean ledger: the app is made
-    _sql(home, ("UPDATE events SET actor = 'mallory' WHERE draft_id = ?", [approved[2]]))
-    with pytest.raises(SortieError) as err:
-        create_app(config)
-    assert err.value.code == "LEDGER_TAMPERED" and "changed after it was written" in err.value.message
+    assert start() is None  # a clean ledger: the app is made (and a checkpoint signed)
+    open_ledger(home).audit(actor="chen.jing", command="x", args={}, result_code="OK", duration_s=0.0,
+                            started=kit.now())  # an entry after the checkpoint
+    _sql(home, ("UPDATE audit SET actor = 'mallory' WHERE command = 'x'", []))
+    err = start()
+    assert err is not None and err.code == "LEDGER_TAMPERED" and "changed after it was written" in err.message
+    _sql(home, ("UPDATE audit SET actor = 'chen.jing' WHERE command = 'x'", []))
+    assert start() is None
+    _sql(home, ("UPDATE drafts SET state = 'DRAFT' WHERE draft_id = ?", [approved[2]]))  # a state, any draft
+    err = start()
+    assert err is not None and "is not what its events say" in err.message
+    _sql(home, ("UPDATE drafts SET state = 'APPROVED' WHERE draft_id = ?", [approved[2]]))
+    _sql(home, ("UPDATE events SET actor = 'mallory' WHERE draft_id = ?", [approved[2]]))  # before the checkpoint
+    assert start() is None
+    with pytest.raises(SortieError) as full:
+        verify_ledger(open_ledger(home))
+    assert full.value.code == "LEDGER_TAMPERED" and "changed after it was written" in full.value.message
+    _sql(home, ("DELETE FROM events WHERE draft_id = ? AND from_state IS NULL", [approved[2]]))
+    err = start()
+    assert err is not None and err.code == "LEDGER_TAMPERED" and "entries were deleted" in err.message
