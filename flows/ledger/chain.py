@@ -43,7 +43,7 @@ from typing import Any
 import duckdb
 
 from flows.ledger.files import private
-from flows.ledger.signing import KeyStore, canonical_bytes
+from flows.ledger.signing import KeyStore, WriteContext, canonical_bytes, current_write
 
 __all__ = [
     "GENESIS",
@@ -60,6 +60,7 @@ __all__ = [
     "head_statement",
     "chain_values",
     "advance_head",
+    "flush_head",
     "head_path",
     "read_head_file",
     "write_head_file",
@@ -187,18 +188,30 @@ def chain_values(
 
     Called inside the writing transaction, just before the row's INSERT; the
     head moves in the same transaction, so a crash leaves both or neither.
-    ``draft_id`` None: an entry of the global chain only (an audit row).
+    Inside ``Store._write`` the signed head row is written once, at the commit
+    (``flush_head``); elsewhere (an upgrade's adoption) at once. ``draft_id``
+    None: an entry of the global chain only (an audit row).
     """
-    head = head_row(con)
-    seq, prev = (0, GENESIS) if head is None else (head[0], head[1])
+    ctx = current_write()
+    if ctx is not None and ctx.head is not None:
+        seq, prev = ctx.head
+    else:
+        head = head_row(con)
+        seq, prev = (0, GENESIS) if head is None else (head[0], head[1])
+        if ctx is not None:
+            ctx.head_exists = head is not None
     draft_prev = None if draft_id is None else _draft_last(con, draft_id)
     entry = entry_hash(prev, draft_prev, content)
-    advance_head(con, keys, seq + 1, entry, exists=head is not None)
+    if ctx is not None:
+        ctx.head, ctx.dirty = (seq + 1, entry), True
+    else:
+        advance_head(con, keys, seq + 1, entry, exists=seq > 0)
     return seq + 1, prev, draft_prev, entry
 
 
-def advance_head(con: duckdb.DuckDBPyConnection, keys: KeyStore, seq: int, head_hash: str, *, exists: bool) -> None:
-    """Set the signed chain head (inside the caller's transaction)."""
+def advance_head(con: duckdb.DuckDBPyConnection, keys: KeyStore, seq: int, head_hash: str, *,
+                 exists: bool) -> tuple[int, str, str, str]:
+    """Set the signed chain head (inside the caller's transaction); returns it as ``head_row`` would."""
     signature, key_id = keys.sign(head_statement(seq, head_hash))
     if exists:
         con.execute(
@@ -210,6 +223,14 @@ def advance_head(con: duckdb.DuckDBPyConnection, keys: KeyStore, seq: int, head_
             "INSERT INTO chain_head (id, seq, head_hash, signature, key_id) VALUES (1, ?, ?, ?, ?)",
             [seq, head_hash, signature, key_id],
         )
+    return seq, head_hash, signature, key_id
+
+
+def flush_head(con: duckdb.DuckDBPyConnection, ctx: WriteContext) -> tuple[int, str, str, str] | None:
+    """Write the head the transaction's entries reached (once, before its commit); None if it wrote none."""
+    if not ctx.dirty or ctx.head is None:
+        return None
+    return advance_head(con, ctx.keys, ctx.head[0], ctx.head[1], exists=ctx.head_exists)
 
 
 # --------------------------------------------------------------------------- the head file
@@ -230,9 +251,12 @@ def read_head_file(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else {}
 
 
-def write_head_file(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """Copy the signed head of ``con``'s ledger beside it (after the commit, still holding the lock); 0600."""
-    head = head_row(con)
+def write_head_file(con: duckdb.DuckDBPyConnection, path: Path,
+                    head: tuple[int, str, str | None, str | None] | None = None) -> None:
+    """Copy the signed head of ``con``'s ledger beside it (after the commit, still holding the lock); 0600.
+
+    ``head``: the head the transaction just committed (saves reading it back)."""
+    head = head if head is not None else head_row(con)
     if head is None:
         return
     seq, head_hash, signature, key_id = head

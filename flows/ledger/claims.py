@@ -65,9 +65,14 @@ def busy_with(
     con: duckdb.DuckDBPyConnection, drones: Sequence[str], *, draft_id: str | None = None, version: int | None = None
 ) -> list[dict[str, Any]]:
     """The other dispatches that hold any of ``drones``: unfinished (in flight) or unsettled (uncertain)."""
+    # Only the rows that can hold a drone come back: a ledger of 10,000 flown missions reads none of them.
+    holding = ", ".join(f"'{s}'" for s in BUSY_STATUSES + ("FAILED",))
+    flying = ", ".join(f"'{s}'" for s in BUSY_STATES)
     rows = con.execute(
         "SELECT d.draft_id, d.version, d.status, d.drone_ids, f.state, d.result_json FROM dispatches d "
-        "LEFT JOIN drafts f ON f.draft_id = d.draft_id AND f.version = d.version ORDER BY d.created_time"
+        "LEFT JOIN drafts f ON f.draft_id = d.draft_id AND f.version = d.version "
+        f"WHERE d.status IN ({holding}) OR (d.status IN ('ACKED', 'SENT') AND f.state IN ({flying})) "
+        "ORDER BY d.created_time"
     ).fetchall()
     wanted = set(drones)
     out = []

@@ -41,7 +41,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from planner.errors import ApprovalInvalid, LedgerUnavailable
 
-__all__ = ["KeyStore", "canonical_bytes", "verify_statement", "MODES", "KEY_DIR_ENV", "signing_with", "current_keys"]
+__all__ = ["KeyStore", "canonical_bytes", "verify_statement", "MODES", "KEY_DIR_ENV", "WriteContext", "signing_with",
+           "current_keys", "current_write"]
 
 KEY_DIR = "keys"
 #: The environment variable naming a key folder outside the home.
@@ -177,26 +178,45 @@ def verify_statement(
         )
 
 
-_CURRENT: ContextVar[KeyStore | None] = ContextVar("sortie_ledger_keys", default=None)
+@dataclass
+class WriteContext:
+    """The write transaction running now: its key, and the chain head as its entries moved it.
+
+    ``head`` is (seq, hash) after the last entry written in this transaction;
+    the signed head row is updated once, just before the commit
+    (``flows.ledger.chain.flush_head``), not once per entry.
+    """
+
+    keys: KeyStore
+    head: tuple[int, str] | None = None
+    head_exists: bool = False
+    dirty: bool = False
+
+
+_CURRENT: ContextVar[WriteContext | None] = ContextVar("sortie_ledger_write", default=None)
 
 
 @contextmanager
-def signing_with(keys: KeyStore) -> Iterator[KeyStore]:
-    """The key of the ledger whose write transaction runs now (set by ``Store._write``).
+def signing_with(keys: KeyStore) -> Iterator[WriteContext]:
+    """The key (and chain head) of the ledger whose write transaction runs now (set by ``Store._write``).
 
-    Why a context variable: every writer of events (the rooms here, and any new
-    room) chains its rows through ``flows.ledger.states.insert_event`` without
-    passing the key through each signature.
+    Why a context variable: every writer of entries (the rooms here, and any new
+    room) chains its rows through ``flows.ledger.chain.chain_values`` without
+    passing the key and the head through each signature.
     """
-    token = _CURRENT.set(keys)
+    token = _CURRENT.set(WriteContext(keys))
     try:
-        yield keys
+        yield _CURRENT.get()  # type: ignore[misc]
     finally:
         _CURRENT.reset(token)
 
 
+def current_write() -> WriteContext | None:
+    return _CURRENT.get()
+
+
 def current_keys() -> KeyStore:
-    keys = _CURRENT.get()
-    if keys is None:
+    ctx = _CURRENT.get()
+    if ctx is None:
         raise RuntimeError("a ledger entry was written outside a ledger write transaction (Store._write)")
-    return keys
+    return ctx.keys

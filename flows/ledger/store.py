@@ -71,7 +71,7 @@ from flows.ledger.records import (
     read_draft,
 )
 from flows.ledger.adopt import adopt_older
-from flows.ledger.chain import head_path, read_head_file, write_head_file
+from flows.ledger.chain import flush_head, head_path, read_head_file, write_head_file
 from flows.ledger.files import DAMAGE, connect, damaged, migrate, private
 from flows.ledger.shared import close_shared, engine_for, open_shared
 from flows.ledger.signing import KeyStore, signing_with
@@ -304,10 +304,12 @@ class Store:
             with self._writer() as con:
                 con.execute("BEGIN TRANSACTION")
                 try:
-                    with signing_with(self.keys):
+                    with signing_with(self.keys) as ctx:
                         result = work(con)
+                        head = flush_head(con, ctx)
                     con.execute("COMMIT")
-                    write_head_file(con, self.head_path)
+                    if head is not None:
+                        write_head_file(con, self.head_path, head)
                     return result
                 except duckdb.TransactionException as exc:
                     con.execute("ROLLBACK")

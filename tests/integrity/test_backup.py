@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ import duckdb
 import pytest
 
 from flows.ledger import Ledger
+from planner.errors import LedgerTampered
 
 pytestmark = pytest.mark.slow
 
@@ -167,3 +169,112 @@ def test_the_scheduled_backup_flow_writes_verified_backups_and_prunes(tmp_path: 
     spec = yaml.safe_load((ROOT / "prefect.yaml").read_text(encoding="utf-8"))
     nightly = [d for d in spec["deployments"] if d["entrypoint"] == "flows/orchestration/backup_flow.py:backup_ledger"]
     assert nightly and nightly[0]["schedules"][0]["cron"] == "15 2 * * *"
+
+
+# --------------------------------------------------------------------------- anchors: a rolled-back home
+
+
+def _write_more(home: Path, who: str, env: dict[str, str] | None = None) -> None:
+    w = subprocess.run([sys.executable, "-c", textwrap.dedent(WRITER), str(home / "ledger.duckdb"), who, "0.5"],
+                       env=env or _env(home), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert w.returncode == 0, w.stderr[-2000:]
+
+
+def _roll_back(home: Path, saved: Path) -> None:
+    """Put the saved home's ledger and head file back: an older ledger with its own valid head."""
+    for name in ("ledger.duckdb", "ledger.duckdb.head"):
+        (home / name).write_bytes((saved / name).read_bytes())
+    (home / "ledger.duckdb.wal").unlink(missing_ok=True)
+
+
+def test_a_rolled_back_home_verifies_alone_but_not_against_its_anchor(tmp_path: Path) -> None:
+    home = _home_with_ledger(tmp_path)
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    for name in ("ledger.duckdb", "ledger.duckdb.head"):
+        (saved / name).write_bytes((home / name).read_bytes())
+    _write_more(home, "later")
+    dest = tmp_path / "b1"
+    b = _sortie(home, "ledger", "backup", str(dest))
+    assert b.returncode == 0, b.stdout + b.stderr
+    anchor = json.loads((dest / "ANCHOR.json").read_text())
+    assert anchor["statement"]["seq"] == json.loads(b.stdout)["head_seq"]
+    assert oct(dest.stat().st_mode & 0o777) == "0o700"
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in dest.iterdir()} == {
+        "ledger.duckdb": "0o600", "ledger.duckdb.head": "0o600", "MANIFEST.json": "0o600", "ANCHOR.json": "0o600"}
+    ok = _sortie(home, "ledger", "verify", "--against", str(dest))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    _roll_back(home, saved)
+    alone = _sortie(home, "ledger", "verify")
+    assert alone.returncode == 0, alone.stdout  # the older copy is valid on its own: that was the hole
+    for against in (str(dest), str(dest / "ANCHOR.json")):
+        v = _sortie(home, "ledger", "verify", "--against", against)
+        assert v.returncode == 2, v.stdout
+        error = json.loads(v.stdout)["error"]
+        assert error["code"] == "LEDGER_TAMPERED" and "rolled back to an older copy" in error["message"]
+    # the nightly backup, which checks the previous backup's anchor first, refuses to back the older copy up
+    from flows.orchestration.backup_flow import run_backup
+
+    root = tmp_path / "nightly"
+    root.mkdir()
+    os.replace(dest, root / "ledger-20261129T021500000000Z")
+    os.environ["SORTIE_HOME"] = str(home)
+    try:
+        with pytest.raises(LedgerTampered, match="rolled back"):
+            run_backup(root, keep=3)
+    finally:
+        del os.environ["SORTIE_HOME"]
+    manifests = [p.name for p in root.iterdir() if (p / "MANIFEST.json").is_file()]
+    assert manifests == ["ledger-20261129T021500000000Z"]  # the refused copy is not counted as a backup
+
+
+def test_a_forged_or_foreign_anchor_is_named(tmp_path: Path) -> None:
+    home = _home_with_ledger(tmp_path)
+    dest = tmp_path / "b"
+    assert _sortie(home, "ledger", "backup", str(dest)).returncode == 0
+    anchor = json.loads((dest / "ANCHOR.json").read_text())
+    forged = dict(anchor, statement={**anchor["statement"], "seq": anchor["statement"]["seq"] - 1})
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    v = _sortie(home, "ledger", "verify", "--against", str(tmp_path / "forged.json"))
+    assert v.returncode == 2 and "signature does not verify" in json.loads(v.stdout)["error"]["message"]
+    (tmp_path / "other").mkdir()
+    other = _home_with_ledger(tmp_path / "other")  # another ledger, with its own key: its anchor proves nothing here
+    assert _sortie(other, "ledger", "backup", str(tmp_path / "ob")).returncode == 0
+    v = _sortie(home, "ledger", "verify", "--against", str(tmp_path / "ob"))
+    assert v.returncode == 2 and "signature does not verify" in json.loads(v.stdout)["error"]["message"]
+    twin = tmp_path / "twin" / "home"  # another ledger signed with the same key: named as another ledger
+    twin.mkdir(parents=True)
+    shutil.copytree(home / "keys", twin / "keys")
+    _write_more(twin, "twin")
+    assert _sortie(twin, "ledger", "backup", str(tmp_path / "tb")).returncode == 0
+    v = _sortie(home, "ledger", "verify", "--against", str(tmp_path / "tb"))
+    assert v.returncode == 2 and "another ledger was put in its place" in json.loads(v.stdout)["error"]["message"]
+    junk = tmp_path / "junk.json"
+    junk.write_text("{}")
+    v = _sortie(home, "ledger", "verify", "--against", str(junk))
+    assert v.returncode == 2 and json.loads(v.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_with_the_key_outside_the_home_a_rolled_back_home_is_still_found(tmp_path: Path) -> None:
+    """SORTIE_KEY_DIR: the key is not in the home, so whoever rolls the home back cannot re-sign an anchor."""
+    keys = tmp_path / "offhost-keys"
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**_env(home), "SORTIE_KEY_DIR": str(keys)}
+    _write_more(home, "first", env)
+    assert (keys / "authority.ed25519").is_file() and not (home / "keys").exists()
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    for name in ("ledger.duckdb", "ledger.duckdb.head"):
+        (saved / name).write_bytes((home / name).read_bytes())
+    _write_more(home, "second", env)
+    backup_out = subprocess.run([str(SORTIE), "ledger", "backup", str(tmp_path / "b"), "--json"], env=env, cwd=ROOT,
+                                capture_output=True, text=True, timeout=300)
+    assert backup_out.returncode == 0, backup_out.stdout + backup_out.stderr
+    _roll_back(home, saved)
+    v = subprocess.run([str(SORTIE), "ledger", "verify", "--json", "--against", str(tmp_path / "b")], env=env,
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert v.returncode == 2 and "rolled back" in json.loads(v.stdout)["error"]["message"]
+    without = subprocess.run([str(SORTIE), "ledger", "verify", "--json"], env=_env(home), cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+    assert without.returncode == 2  # without the key nothing in the home verifies
