@@ -200,10 +200,15 @@ def chain_values(
         seq, prev = (0, GENESIS) if head is None else (head[0], head[1])
         if ctx is not None:
             ctx.head_exists = head is not None
-    draft_prev = None if draft_id is None else _draft_last(con, draft_id)
+    draft_prev = None
+    if draft_id is not None:
+        draft_prev = ctx.draft_last.get(draft_id) if ctx is not None else None
+        draft_prev = draft_prev or _draft_last(con, draft_id)
     entry = entry_hash(prev, draft_prev, content)
     if ctx is not None:
         ctx.head, ctx.dirty = (seq + 1, entry), True
+        if draft_id is not None:
+            ctx.draft_last[draft_id] = entry
     else:
         advance_head(con, keys, seq + 1, entry, exists=seq > 0)
     return seq + 1, prev, draft_prev, entry

@@ -31,7 +31,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +191,8 @@ class WriteContext:
     head: tuple[int, str] | None = None
     head_exists: bool = False
     dirty: bool = False
+    #: Each draft's last entry hash as this transaction's entries moved it (saves a lookup per further entry).
+    draft_last: dict[str, str] = field(default_factory=dict)
 
 
 _CURRENT: ContextVar[WriteContext | None] = ContextVar("sortie_ledger_write", default=None)

@@ -285,9 +285,10 @@ class Store:
         tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}")
         with self._snapshot() as (con, head):
             source = con.execute("SELECT current_database()").fetchone()[0]
-            con.execute(f"ATTACH '{tmp}' AS {name}")
+            con.execute("ATTACH ? AS " + name, [str(tmp)])
             try:
                 con.execute(f'COPY FROM DATABASE "{source}" TO {name}')
+                con.execute("COMMIT")  # the copy's writes belong to this (otherwise read-only) transaction
             finally:
                 con.execute(f"DETACH {name}")
         private(tmp)

@@ -278,3 +278,37 @@ def test_with_the_key_outside_the_home_a_rolled_back_home_is_still_found(tmp_pat
     without = subprocess.run([str(SORTIE), "ledger", "verify", "--json"], env=_env(home), cwd=ROOT,
                              capture_output=True, text=True, timeout=300)
     assert without.returncode == 2  # without the key nothing in the home verifies
+
+
+def test_a_server_backs_up_from_one_snapshot_while_it_writes(tmp_path: Path) -> None:
+    """Shared mode: ``COPY FROM DATABASE`` inside one read snapshot; writers in other threads never wait for it."""
+    import threading
+    from datetime import datetime
+
+    from flows.integrity.backup import backup, restore
+
+    home = _home_with_ledger(tmp_path)
+    ledger = Ledger(home / "ledger.duckdb").shared()
+    stop = threading.Event()
+    written: list[int] = []
+
+    def write() -> None:
+        while not stop.is_set() and len(written) < 500:
+            ledger.audit(actor="t", command="during", args={}, result_code="OK", duration_s=0.0,
+                         started=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+            written.append(1)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        out = backup(ledger, tmp_path / "b")
+    finally:
+        stop.set()
+        writer.join(60)
+        ledger.close()
+    assert out["verified"] and written  # writes went on during the copy
+    assert json.loads((tmp_path / "b" / "ledger.duckdb.head").read_text())["seq"] == out["head_seq"]
+    assert _sortie(home, "ledger", "verify", "--against", str(tmp_path / "b")).returncode == 0
+    back = restore(Ledger(home / "ledger.duckdb"), tmp_path / "b")
+    assert back["head_seq"] == out["head_seq"] and _entries(home / "ledger.duckdb") > 0
+    assert _sortie(home, "ledger", "verify").returncode == 0
