@@ -269,3 +269,49 @@ def test_the_authority_refuses_to_start_from_a_ledger_that_fails(home: Path, app
     _sql(home, ("DELETE FROM events WHERE draft_id = ? AND from_state IS NULL", [approved[2]]))
     err = start()
     assert err is not None and err.code == "LEDGER_TAMPERED" and "entries were deleted" in err.message
+
+
+def test_a_deleted_dispatch_row_is_named_and_frees_no_drone(home: Path, approved: tuple[Path, Path, str],
+                                                            sim: Any) -> None:
+    """Issue 28: with the ACKED dispatch row of a flying draft gone, a second mission for the same drone passed a
+    dry run. Its dispatch log still says the drone flies: verify names the deletion, and the dry run is refused."""
+    from datetime import timedelta
+
+    from flows.usecases import service
+
+    first = approved[2]
+    assert _dispatch(first, sim).status == "ACKED"
+    later = kit.now() + timedelta(minutes=1)
+    s = service.plan_draft(text=kit.TEXT, region_id="region-1001", requested_by="li.wei", world_dir=str(approved[1]),
+                           now=later)
+    service.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok", now=later)
+    assert {x.drone for x in s.sorties} == {open_ledger().get_draft(first).plan["sorties"][0]["drone_id"]}
+
+    def dry_run() -> SortieError:
+        with pytest.raises(SortieError) as err:
+            service.dispatch(s.draft_id, actor="chen.jing", now=later, link=sim.address, timeout_s=15, dry_run=True)
+        return err.value
+
+    assert dry_run().code == "DEVICE_BUSY"  # the drone flies the first draft
+    _sql(home, ("DELETE FROM dispatches WHERE draft_id = ?", [first]))
+    v = _verify_cli(home)
+    assert v.returncode == 2 and json.loads(v.stdout)["error"]["code"] == "LEDGER_TAMPERED"
+    breaks = json.loads(v.stdout)["error"]["details"]["breaks"]
+    assert any(f"of {first} v1: was deleted (its last recorded change: ACKED" in b for b in breaks), breaks
+    refused = dry_run()
+    assert refused.code == "LEDGER_TAMPERED" and "was deleted" in refused.message
+
+
+def test_a_deleted_audit_row_fails_verify(home: Path, approved: tuple[Path, Path, str]) -> None:
+    """A refused approval is audited (a CLI command, as a user would run it); deleting that row is a break."""
+    env = {k: v for k, v in kit.env_for(home, approved[1]).items()}
+    again = subprocess.run([str(SORTIE), "approve", approved[2], "--version", "1", "--as", "chen.jing", "--json"],
+                           env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert again.returncode == 2  # already approved: refused, and audited
+    refused = [a for a in open_ledger().audit_rows() if a.command == "approve" and a.result_code != "OK"]
+    assert refused
+    open_ledger().audit(actor="later", command="x", args={}, result_code="OK", duration_s=0.0, started=kit.now())
+    assert _verify_cli(home).returncode == 0
+    _sql(home, ("DELETE FROM audit WHERE audit_id = ?", [refused[0].audit_id]))
+    v = _verify_cli(home)
+    assert v.returncode == 2 and "an entry was deleted" in json.loads(v.stdout)["error"]["message"]
