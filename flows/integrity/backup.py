@@ -38,13 +38,13 @@ from typing import Any
 from flows.integrity.verify import raise_if_broken, verify_file
 from flows.ledger import Checkpoint, Ledger
 from flows.ledger.chain import HEAD_SUFFIX
-from flows.ledger.checkpoints import ANCHOR_FILE, write_anchor
+from flows.ledger.checkpoints import ANCHOR_FILE, BACKUP_MANIFEST, write_anchor
 from flows.ledger.files import private, private_dir
 from planner.errors import InvalidArgument, LedgerTampered, LedgerUnavailable
 
 __all__ = ["backup", "restore", "MANIFEST", "ANCHOR_FILE"]
 
-MANIFEST = "MANIFEST.json"
+MANIFEST = BACKUP_MANIFEST
 FORMAT = "sortie-ledger-backup/1"
 
 

@@ -44,6 +44,7 @@ from planner.errors import InvalidArgument
 __all__ = [
     "CHECKPOINT_FORMAT",
     "ANCHOR_FILE",
+    "BACKUP_MANIFEST",
     "Checkpoint",
     "ledger_id",
     "make_checkpoint",
@@ -57,6 +58,8 @@ __all__ = [
 
 CHECKPOINT_FORMAT = "sortie-ledger-checkpoint/1"
 ANCHOR_FILE = "ANCHOR.json"
+#: The manifest that makes a folder a backup (``flows.integrity.backup``): such a folder is only ever read.
+BACKUP_MANIFEST = "MANIFEST.json"
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from typing import TypeVar
 import duckdb
 
 from flows.ledger.files import DAMAGE, connect, damaged
-from flows.ledger.turn import give_back, knocking, open_knock_probe, take_turn, wait_unknocked
+from flows.ledger.turn import give_back, knock_path, knocking, open_knock_probe, take_turn, wait_unknocked
 from planner.errors import LedgerUnavailable
 
 __all__ = ["SharedConnection", "engine_for", "open_shared", "close_shared"]
@@ -89,6 +89,7 @@ class SharedConnection:
         self._turn_fd: int | None = None
         self._idle: list[duckdb.DuckDBPyConnection] = []
         self._write_lock = threading.Lock()
+        self._local = threading.local()
         self._probe = open_knock_probe(path)
         self._stop = threading.Event()
         #: How many times the file was opened, and let go to another process (figures for tests and bench).
@@ -103,7 +104,12 @@ class SharedConnection:
     # ------------------------------------------------------------------ the gate
 
     def _enter(self) -> None:
+        depth = getattr(self._local, "depth", 0)
         with self._cond:
+            if depth:  # a unit inside this thread's own unit: the file is open and must stay so (no wait)
+                self._active += 1
+                self._local.depth = depth + 1
+                return
             while self._closing and not self._stopped:
                 self._cond.wait()
             if self._stopped:
@@ -111,10 +117,12 @@ class SharedConnection:
             if self._root is None:
                 self._open_locked()
             self._active += 1
+            self._local.depth = 1
 
     def _leave(self) -> None:
         with self._cond:
             self._active -= 1
+            self._local.depth -= 1
             if self._active == 0:
                 self._cond.notify_all()
 
@@ -261,8 +269,19 @@ class SharedConnection:
 
     def _watch(self) -> None:
         while not self._stop.wait(self.POLL_S):
+            self._fresh_probe()
             if self._root is not None and knocking(self._probe):
                 self.let_go()
+
+    def _fresh_probe(self) -> None:
+        """Probe the knock file that is there now (one deleted and made again has another inode)."""
+        try:
+            if os.stat(knock_path(self.path)).st_ino == os.fstat(self._probe).st_ino:
+                return
+        except FileNotFoundError:
+            pass
+        old, self._probe = self._probe, open_knock_probe(self.path)
+        os.close(old)
 
     def let_go(self) -> None:
         """Close the file and give the turn up (another process knocked); the next unit of work takes it back."""

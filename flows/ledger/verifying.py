@@ -24,7 +24,8 @@ from typing import Any
 
 import duckdb
 
-from flows.ledger.checkpoints import Checkpoint, check_anchor, latest_checkpoint, make_checkpoint, record_checkpoint
+from flows.ledger.chain import read_head_file
+from flows.ledger.checkpoints import BACKUP_MANIFEST, Checkpoint, check_anchor, latest_checkpoint, make_checkpoint, record_checkpoint
 from flows.ledger.checks import Break, ChainReport, check_dispatch_rows, check_draft, check_head
 from flows.ledger.files import CONFIG
 from flows.ledger.schema import SCHEMA_VERSION
@@ -99,7 +100,8 @@ class VerifyRoom(Store):
     ) -> ChainReport:
         """Check the ledger; a clean result is recorded as a signed checkpoint (``record``).
 
-        ``full``: every entry from the first (``sortie ledger verify``, backups);
+        ``full``: every entry from the first (``sortie ledger verify``, backups; a
+        backup folder — one with a manifest — is walked read-only and never written);
         otherwise only the entries after the last valid checkpoint, plus the
         one-query checks over every row (a server's start). ``against``: anchors
         published elsewhere that the ledger must still hold. Never holds the
@@ -108,6 +110,9 @@ class VerifyRoom(Store):
         if not self.path.exists():
             self._check_missing()
             return ChainReport()
+        if (self.path.parent / BACKUP_MANIFEST).exists():  # a backup folder: read it, never write (nor migrate) it
+            return walk_file(self.path, self.keys, read_head_file(self.head_path), against=against,
+                             head_name=self.head_path.name)
         if full and not self.is_shared:
             with tempfile.TemporaryDirectory(dir=self.path.parent, prefix=".verify-") as tmp:
                 copy = Path(tmp) / self.path.name

@@ -172,6 +172,17 @@ def test_another_process_gets_its_turn_while_a_server_holds_the_file(shared: Led
     assert verify_ledger(shared).ok and engine.opens >= 2
 
 
+def test_a_knock_file_made_again_is_still_heard(shared: Ledger, tmp_path: Path) -> None:
+    shared.record_versions([_version("d-1")], actor="a", now=NOW)
+    knock = shared.path.with_name(shared.path.name + ".knock")
+    knock.unlink()
+    time.sleep(0.2)  # the holder notices within a few polls and probes the new file
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(OUTSIDER), str(shared.path)], env=_env(tmp_path),
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "d-outside" in json.loads(out.stdout)["drafts"]
+
+
 HOLDER = """
 import sys, time
 from flows.ledger import claim_home

@@ -312,3 +312,17 @@ def test_a_server_backs_up_from_one_snapshot_while_it_writes(tmp_path: Path) -> 
     back = restore(Ledger(home / "ledger.duckdb"), tmp_path / "b")
     assert back["head_seq"] == out["head_seq"] and _entries(home / "ledger.duckdb") > 0
     assert _sortie(home, "ledger", "verify").returncode == 0
+
+
+def test_verifying_a_backup_folder_reads_it_and_never_writes_it(tmp_path: Path) -> None:
+    """``sortie ledger verify --home BACKUP`` must not migrate, checkpoint or otherwise touch the copy."""
+    home = _home_with_ledger(tmp_path)
+    dest = tmp_path / "b"
+    assert _sortie(home, "ledger", "backup", str(dest)).returncode == 0
+    before = {p.name: p.read_bytes() for p in dest.iterdir()}
+    v = subprocess.run([str(SORTIE), "ledger", "verify", "--home", str(dest), "--json"],  # the key is not in a backup
+                       env={**_env(home), "SORTIE_KEY_DIR": str(home / "keys")}, cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert v.returncode == 0, v.stdout + v.stderr
+    assert {p.name: p.read_bytes() for p in dest.iterdir()} == before
+    assert _sortie(home, "ledger", "restore", str(dest)).returncode == 0
