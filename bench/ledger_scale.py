@@ -331,20 +331,19 @@ def measure(home: Path, *, writes: int = 60, reads: int = 300) -> dict[str, Any]
 
 
 def _reads_during_long_write(ledger: Any, ids: list[str], rng: random.Random) -> dict[str, Any]:
-    """Point reads on the shared connection while another thread holds a write transaction open for 2 s."""
-    from flows.ledger.shared import engine_for
-
-    engine = engine_for(ledger.path)
+    """Point reads on the shared connection while another thread's write transaction stays open for 2 s."""
     started, done = threading.Event(), threading.Event()
 
+    def slow_work(con: Any) -> None:  # a real write (through ``_write``), kept open
+        con.execute("UPDATE ledger_meta SET value = value WHERE name = 'ledger_id'")
+        started.set()
+        time.sleep(2.0)
+
     def long_write() -> None:
-        with engine.writing() as cur:
-            cur.execute("BEGIN TRANSACTION")
-            cur.execute("UPDATE ledger_meta SET value = value WHERE name = 'ledger_id'")
-            started.set()
-            time.sleep(2.0)
-            cur.execute("ROLLBACK")
-        done.set()
+        try:
+            ledger._write(slow_work, what="bench: a long write")
+        finally:
+            done.set()
 
     th = threading.Thread(target=long_write)
     th.start()

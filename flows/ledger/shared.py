@@ -51,6 +51,14 @@ _ENGINES: dict[str, SharedConnection] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
+def _end_read(cur: duckdb.DuckDBPyConnection) -> None:
+    """End a read transaction (nothing to keep); one already ended (a copy committed its own) is fine."""
+    try:
+        cur.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
+
+
 def _key(path: Path) -> str:
     return str(path.resolve())
 
@@ -212,10 +220,7 @@ class SharedConnection:
             try:
                 yield cur
             finally:
-                try:
-                    cur.execute("ROLLBACK")
-                except duckdb.Error:
-                    pass
+                _end_read(cur)
 
     @contextmanager
     def writing(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -239,10 +244,7 @@ class SharedConnection:
             try:
                 yield cur, value
             finally:
-                try:
-                    cur.execute("ROLLBACK")
-                except duckdb.Error:
-                    pass
+                _end_read(cur)
 
     @contextmanager
     def offline(self) -> Iterator[None]:
