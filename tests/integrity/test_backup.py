@@ -188,33 +188,34 @@ def _roll_back(home: Path, saved: Path) -> None:
 
 
 def test_a_rolled_back_home_verifies_alone_but_not_against_its_anchor(tmp_path: Path) -> None:
-    home = _home_with_ledger(tmp_path)
+    from flows.integrity.backup import backup
+    from flows.integrity.verify import verify_ledger
+    from flows.ledger.checkpoints import read_anchor
+    from flows.orchestration.backup_flow import run_backup
+
+    home = tmp_path / "home"
+    ledger = _filled(home, "first")
     saved = tmp_path / "saved"
     saved.mkdir()
     for name in ("ledger.duckdb", "ledger.duckdb.head"):
         (saved / name).write_bytes((home / name).read_bytes())
-    _write_more(home, "later")
+    _filled(home, "later")
     dest = tmp_path / "b1"
-    b = _sortie(home, "ledger", "backup", str(dest))
-    assert b.returncode == 0, b.stdout + b.stderr
+    out = backup(ledger, dest)
     anchor = json.loads((dest / "ANCHOR.json").read_text())
-    assert anchor["statement"]["seq"] == json.loads(b.stdout)["head_seq"]
+    assert anchor["statement"]["seq"] == out["head_seq"]
     assert oct(dest.stat().st_mode & 0o777) == "0o700"
     assert {p.name: oct(p.stat().st_mode & 0o777) for p in dest.iterdir()} == {
         "ledger.duckdb": "0o600", "ledger.duckdb.head": "0o600", "MANIFEST.json": "0o600", "ANCHOR.json": "0o600"}
-    ok = _sortie(home, "ledger", "verify", "--against", str(dest))
-    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert verify_ledger(ledger, against=[("b1", read_anchor(dest / "ANCHOR.json"))]).ok
     _roll_back(home, saved)
     alone = _sortie(home, "ledger", "verify")
     assert alone.returncode == 0, alone.stdout  # the older copy is valid on its own: that was the hole
-    for against in (str(dest), str(dest / "ANCHOR.json")):
-        v = _sortie(home, "ledger", "verify", "--against", against)
-        assert v.returncode == 2, v.stdout
-        error = json.loads(v.stdout)["error"]
-        assert error["code"] == "LEDGER_TAMPERED" and "rolled back to an older copy" in error["message"]
+    v = _sortie(home, "ledger", "verify", "--against", str(dest))
+    assert v.returncode == 2, v.stdout
+    error = json.loads(v.stdout)["error"]
+    assert error["code"] == "LEDGER_TAMPERED" and "rolled back to an older copy" in error["message"]
     # the nightly backup, which checks the previous backup's anchor first, refuses to back the older copy up
-    from flows.orchestration.backup_flow import run_backup
-
     root = tmp_path / "nightly"
     root.mkdir()
     os.replace(dest, root / "ledger-20261129T021500000000Z")
@@ -228,30 +229,56 @@ def test_a_rolled_back_home_verifies_alone_but_not_against_its_anchor(tmp_path: 
     assert manifests == ["ledger-20261129T021500000000Z"]  # the refused copy is not counted as a backup
 
 
+def _filled(home: Path, who: str, n: int = 3) -> Ledger:
+    """A ledger in ``home`` with ``n`` approved drafts, written in this process (the same writes as WRITER)."""
+    from datetime import datetime
+
+    from flows.ledger import NewVersion
+    from flows.ledger.records import sha256_json
+
+    ledger = Ledger(home / "ledger.duckdb")
+    now = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
+    for i in range(n):
+        plan, d = {"sorties": [{"drone_id": f"D-{who}-{i}"}]}, f"d-{who}-{i}"
+        ledger.record_versions([NewVersion(
+            draft_id=d, version=1, state="DRAFT", request_key=d, tenant="t", region_id=None, requested_by="a",
+            request_text="r", intent=None, plan=plan, plan_hash=sha256_json(plan), findings=[], verdict="pass",
+            missing=[], world_name="w", world_dir="w", world_hash="wh")], actor="a", now=now)
+        ledger.approve(d, 1, approver_id="b", may_approve=lambda t, r: True, plan_hash=sha256_json(plan), comment="",
+                       now=now)
+    return ledger
+
+
 def test_a_forged_or_foreign_anchor_is_named(tmp_path: Path) -> None:
-    home = _home_with_ledger(tmp_path)
-    dest = tmp_path / "b"
-    assert _sortie(home, "ledger", "backup", str(dest)).returncode == 0
-    anchor = json.loads((dest / "ANCHOR.json").read_text())
+    from flows.integrity.backup import backup
+    from flows.integrity.verify import verify_ledger
+    from flows.ledger.checkpoints import parse_anchor, read_anchor
+    from planner.errors import InvalidArgument
+
+    ledger = _filled(tmp_path / "home", "h")
+    backup(ledger, tmp_path / "b")
+
+    def first_break(anchor_path: Path) -> str:
+        with pytest.raises(LedgerTampered) as err:
+            verify_ledger(ledger, against=[(str(anchor_path), read_anchor(anchor_path))])
+        return err.value.details["first_break"]
+
+    anchor = json.loads((tmp_path / "b" / "ANCHOR.json").read_text())
     forged = dict(anchor, statement={**anchor["statement"], "seq": anchor["statement"]["seq"] - 1})
     (tmp_path / "forged.json").write_text(json.dumps(forged))
-    v = _sortie(home, "ledger", "verify", "--against", str(tmp_path / "forged.json"))
-    assert v.returncode == 2 and "signature does not verify" in json.loads(v.stdout)["error"]["message"]
-    (tmp_path / "other").mkdir()
-    other = _home_with_ledger(tmp_path / "other")  # another ledger, with its own key: its anchor proves nothing here
-    assert _sortie(other, "ledger", "backup", str(tmp_path / "ob")).returncode == 0
-    v = _sortie(home, "ledger", "verify", "--against", str(tmp_path / "ob"))
-    assert v.returncode == 2 and "signature does not verify" in json.loads(v.stdout)["error"]["message"]
-    twin = tmp_path / "twin" / "home"  # another ledger signed with the same key: named as another ledger
-    twin.mkdir(parents=True)
-    shutil.copytree(home / "keys", twin / "keys")
-    _write_more(twin, "twin")
-    assert _sortie(twin, "ledger", "backup", str(tmp_path / "tb")).returncode == 0
-    v = _sortie(home, "ledger", "verify", "--against", str(tmp_path / "tb"))
-    assert v.returncode == 2 and "another ledger was put in its place" in json.loads(v.stdout)["error"]["message"]
+    assert "signature does not verify" in first_break(tmp_path / "forged.json")
+    other = _filled(tmp_path / "other", "o")  # another ledger, with its own key: its anchor proves nothing here
+    backup(other, tmp_path / "ob")
+    assert "signature does not verify" in first_break(tmp_path / "ob")
+    (tmp_path / "twin").mkdir()  # another ledger signed with the same key: named as another ledger
+    shutil.copytree(tmp_path / "home" / "keys", tmp_path / "twin" / "keys")
+    backup(_filled(tmp_path / "twin", "t"), tmp_path / "tb")
+    assert "another ledger was put in its place" in first_break(tmp_path / "tb")
+    with pytest.raises(InvalidArgument):
+        parse_anchor({})
     junk = tmp_path / "junk.json"
     junk.write_text("{}")
-    v = _sortie(home, "ledger", "verify", "--against", str(junk))
+    v = _sortie(tmp_path / "home", "ledger", "verify", "--against", str(junk))
     assert v.returncode == 2 and json.loads(v.stdout)["error"]["code"] == "INVALID_ARGUMENT"
 
 
@@ -316,13 +343,16 @@ def test_a_server_backs_up_from_one_snapshot_while_it_writes(tmp_path: Path) -> 
 
 def test_verifying_a_backup_folder_reads_it_and_never_writes_it(tmp_path: Path) -> None:
     """``sortie ledger verify --home BACKUP`` must not migrate, checkpoint or otherwise touch the copy."""
-    home = _home_with_ledger(tmp_path)
+    from flows.integrity.backup import backup, restore
+
+    home = tmp_path / "home"
+    ledger = _filled(home, "h")
     dest = tmp_path / "b"
-    assert _sortie(home, "ledger", "backup", str(dest)).returncode == 0
+    backup(ledger, dest)
     before = {p.name: p.read_bytes() for p in dest.iterdir()}
     v = subprocess.run([str(SORTIE), "ledger", "verify", "--home", str(dest), "--json"],  # the key is not in a backup
                        env={**_env(home), "SORTIE_KEY_DIR": str(home / "keys")}, cwd=ROOT, capture_output=True,
                        text=True, timeout=300)
     assert v.returncode == 0, v.stdout + v.stderr
     assert {p.name: p.read_bytes() for p in dest.iterdir()} == before
-    assert _sortie(home, "ledger", "restore", str(dest)).returncode == 0
+    assert restore(ledger, dest)["verified"]
