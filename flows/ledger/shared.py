@@ -282,8 +282,9 @@ class SharedConnection:
                 return
         except FileNotFoundError:
             pass
-        old, self._probe = self._probe, open_knock_probe(self.path)
-        os.close(old)
+        with self._cond:  # never under an open in progress, which probes too
+            old, self._probe = self._probe, open_knock_probe(self.path)
+            os.close(old)
 
     def let_go(self) -> None:
         """Close the file and give the turn up (another process knocked); the next unit of work takes it back."""
