@@ -205,6 +205,7 @@ def check_head(con: duckdb.DuckDBPyConnection, keys: KeyStore, recorded: dict[st
     return out
 
 
+_INT_COLUMNS = ("version", "attempts", "owner_pid")
 _LATEST_LOG = ("SELECT idempotency_key, arg_max(row_json, chain_seq) AS row_json, arg_max(status, chain_seq) AS status, "
                "any_value(draft_id) AS draft_id, any_value(version) AS version FROM dispatch_log "
                "WHERE chain_seq IS NOT NULL GROUP BY idempotency_key")
@@ -227,11 +228,12 @@ def check_dispatch_rows(con: duckdb.DuckDBPyConnection) -> list[Break]:
     ).fetchall():
         out.append(Break(f"dispatch {key[:12]}… of {draft_id} v{version}",
                          "is not in the hash chain (written outside sortie, e.g. by hand)", draft_id))
-    differs = " OR ".join(
-        f"json_extract_string(l.row_json, '$.{c}') IS DISTINCT FROM CAST(d.{c} AS VARCHAR)" for c in ROW_COLUMNS
-    )
+    # Each logged row parsed once into a struct (lenient: a value of the wrong type reads as NULL and differs).
+    structure = json.dumps({c: ("BIGINT" if c in _INT_COLUMNS else "VARCHAR") for c in ROW_COLUMNS})
+    differs = " OR ".join(f"l.r.{c} IS DISTINCT FROM d.{c}" for c in ROW_COLUMNS)
     for key, draft_id, version, status in con.execute(
-        f"SELECT d.idempotency_key, d.draft_id, d.version, d.status FROM dispatches d JOIN ({_LATEST_LOG}) l "
+        f"SELECT d.idempotency_key, d.draft_id, d.version, d.status FROM dispatches d JOIN (SELECT idempotency_key, "
+        f"json_transform(row_json, '{structure}') AS r FROM ({_LATEST_LOG})) l "
         f"ON l.idempotency_key = d.idempotency_key WHERE {differs} ORDER BY 2, 3"
     ).fetchall():
         out.append(Break(f"dispatch {key[:12]}… of {draft_id} v{version} ({status})",

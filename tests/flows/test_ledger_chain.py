@@ -213,6 +213,8 @@ def test_audit_rows_and_dispatch_changes_are_entries(flown: Ledger) -> None:
          "is not what its last recorded change says"),
         ("DELETE FROM dispatch_log WHERE change = 'attempt'", "was expected (an entry was deleted)"),
         ("UPDATE dispatch_log SET status = 'PENDING' WHERE change = 'finish'", "its content was changed"),
+        ("UPDATE dispatch_log SET row_json = replace(row_json, '\"attempts\":1', '\"attempts\":\"x\"')",
+         "is not what its last recorded change says"),
         ("INSERT INTO dispatches SELECT * REPLACE ('k2' AS idempotency_key, 'd-2' AS draft_id) FROM dispatches",
          "of d-2 v1: is not in the hash chain"),
     ],
