@@ -12,7 +12,7 @@ import from ``flows.ledger``.
 """
 
 from flows.ledger.approvals import APPROVAL_TTL
-from flows.ledger.audit import redact
+from flows.ledger.audit import AuditEntry, redact
 from flows.ledger.checkpoints import Checkpoint
 from flows.ledger.checks import Break, ChainReport
 from flows.ledger.home import HomeClaim, claim_home
@@ -52,6 +52,7 @@ __all__ = [
     "Ledger",
     "LedgerUnavailable",
     "open_ledger",
+    "AuditEntry",
     "Break",
     "ChainReport",
     "Checkpoint",

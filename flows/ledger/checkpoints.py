@@ -31,9 +31,10 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from flows.ledger.chain import CHAINED_TABLES, head_row, union_of
 from flows.ledger.checks import Break, ChainReport
@@ -141,15 +142,39 @@ def latest_checkpoint(con: duckdb.DuckDBPyConnection, keys: KeyStore, *, look_ba
     return None
 
 
+class _Statement(BaseModel):
+    """The checked shape of an anchor's statement (the dict itself is what the signature covers)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    format: Literal["sortie-ledger-checkpoint/1"]
+    ledger_id: str | None
+    seq: int = Field(ge=0)
+    head_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+    scope: Literal["full", "since"]
+    from_seq: int = Field(ge=0)
+    entries_walked: int = Field(ge=0)
+    verified_at: str
+
+
+class _AnchorFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    statement: _Statement
+    signature: str
+    key_id: str
+
+
 def parse_anchor(data: Any) -> Checkpoint:
-    """An anchor's JSON as a checkpoint (``InvalidArgument`` when it is not one)."""
+    """An anchor's JSON (a file, an artifact: a boundary) as a checkpoint; ``InvalidArgument`` when it is not one."""
     try:
-        statement, signature, key_id = data["statement"], data["signature"], data["key_id"]
-        if statement.get("format") != CHECKPOINT_FORMAT or not isinstance(statement.get("seq"), int):
-            raise KeyError("format")
-    except (KeyError, TypeError, AttributeError):
-        raise InvalidArgument(f"not a sortie ledger anchor (a signed {CHECKPOINT_FORMAT} statement)") from None
-    return Checkpoint(dict(statement), str(signature), str(key_id))
+        _AnchorFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "the document"
+        raise InvalidArgument(f"not a sortie ledger anchor (a signed {CHECKPOINT_FORMAT} statement): {where}: "
+                              f"{first['msg']}") from None
+    return Checkpoint(dict(data["statement"]), str(data["signature"]), str(data["key_id"]))
 
 
 def check_anchor(con: duckdb.DuckDBPyConnection, keys: KeyStore, anchor: Checkpoint, name: str) -> list[Break]:
