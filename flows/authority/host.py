@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import datetime, timezone
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,16 @@ def host_ledger(home: Path | None) -> Ledger:
     return open_ledger(home)
 
 
-def verify_ledger(home: Path | None) -> dict[str, Any]:
-    """Walk the hash chain, every draft's states and every approval signature; the first break is refused."""
+def verify_ledger(home: Path | None, *, full: bool = True,
+                  against: Sequence[tuple[str, dict[str, Any]]] = ()) -> dict[str, Any]:
+    """Walk the hash chain, every draft's states, every approval signature and dispatch row (``full``; else only
+    what came after the last signed checkpoint), and check the published anchors ``against`` (name, anchor JSON):
+    the first break is refused."""
     from flows.integrity.verify import verify_ledger as verify
+    from flows.ledger.checkpoints import parse_anchor
 
-    return verify(host_ledger(home)).to_dict()
+    anchors = [(name, parse_anchor(anchor)) for name, anchor in against]
+    return verify(host_ledger(home), full=full, against=anchors).to_dict()
 
 
 def restore_ledger(home: Path | None, src: Path) -> dict[str, Any]:

@@ -37,7 +37,7 @@ reaches each vehicle at its own record of the link address (a ``link`` for
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +47,8 @@ __all__ = ["Authority", "Relay", "MonitorRequest", "Links"]
 
 #: A drone's MAVLink connection string, or one per drone id.
 Links = str | Mapping[str, str] | None
+#: Published ledger anchors a backup must still hold: (where it came from, the signed checkpoint's JSON).
+Anchors = Sequence[tuple[str, Mapping[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -122,5 +124,5 @@ class Authority(Protocol):
                link: Links = None, wait_s: float = 0.0, relay: Relay | None = None) -> dict[str, Any]: ...
 
     # -- the record itself, and what happens
-    def ledger_backup(self, dest: Path) -> dict[str, Any]: ...
+    def ledger_backup(self, dest: Path, against: Anchors = ()) -> dict[str, Any]: ...
     def events(self, *, max_events: int | None = None, timeout_s: float | None = None) -> Iterator[dict[str, Any]]: ...

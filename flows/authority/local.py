@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.authority.grounds import Grounds
-from flows.authority.interface import Relay
+from flows.authority.interface import Anchors, Relay
 from flows.authority.local_flight import FlightActions
 from flows.usecases import decisions, planning, reading
 from flows.usecases.actor import Actor
@@ -298,10 +298,12 @@ class LocalAuthority(FlightActions):
 
     # ------------------------------------------------------------------ the record itself, and what happens
 
-    def ledger_backup(self, dest: Path) -> dict[str, Any]:
+    def ledger_backup(self, dest: Path, against: Anchors = ()) -> dict[str, Any]:
         from flows.integrity.backup import backup
+        from flows.ledger.checkpoints import parse_anchor
 
-        return self.g.stamp(backup(self.g.ledger, dest))
+        anchors = [(name, parse_anchor(dict(anchor))) for name, anchor in against]
+        return self.g.stamp(backup(self.g.ledger, dest, against=anchors))
 
     def events(self, *, max_events: int | None = None, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
         raise ServerUnavailable("live events come from `sortie server`: SORTIE_SERVER is not set")

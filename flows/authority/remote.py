@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from flows.authority.interface import Links, MonitorRequest, Relay
+from flows.authority.interface import Anchors, Links, MonitorRequest, Relay
 from flows.authority.overrides import refuse_overrides
 from flows.client.http import SortieClient
 from planner.errors import InvalidArgument
@@ -199,7 +199,7 @@ class RemoteAuthority:
 
     # -- the record itself, and what happens
 
-    def ledger_backup(self, dest: Path) -> dict[str, Any]:
+    def ledger_backup(self, dest: Path, against: Anchors = ()) -> dict[str, Any]:
         """An admin's client: the server backs its ledger up on its host and sends the copy, kept here in ``dest``
         and checked against the manifest's sha256 (the signing key stays on the host)."""
         import hashlib
@@ -210,7 +210,8 @@ class RemoteAuthority:
         out = Path(dest)
         if out.exists() and any(out.iterdir()):
             raise InvalidArgument(f"the backup folder {out} is not empty: give a new folder per backup")
-        got = self.client.ledger_backup(include_files=True)
+        got = self.client.ledger_backup(include_files=True,
+                                        against=[{"name": name, "anchor": dict(anchor)} for name, anchor in against])
         files = {name: base64.b64decode(data) for name, data in got.pop("files").items()}
         manifest = json.loads(files[MANIFEST])
         if hashlib.sha256(files[manifest["file"]]).hexdigest() != manifest["sha256"]:

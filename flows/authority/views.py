@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["pending_rows", "report_artifact_key", "backup_manifest"]
+__all__ = ["pending_rows", "report_artifact_key", "backup_manifest", "anchor_file", "read_anchor", "checked_anchor"]
 
 
 def pending_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -31,3 +31,24 @@ def backup_manifest() -> str:
     from flows.integrity.backup import MANIFEST
 
     return MANIFEST
+
+
+def anchor_file() -> str:
+    """The file holding a backup folder's signed anchor (``flows.ledger.checkpoints.ANCHOR_FILE``)."""
+    from flows.ledger.checkpoints import ANCHOR_FILE
+
+    return ANCHOR_FILE
+
+
+def read_anchor(path: Any) -> dict[str, Any]:
+    """An anchor file (or a backup folder's ``ANCHOR.json``) as its checked JSON (``flows.ledger.checkpoints``)."""
+    from flows.ledger.checkpoints import read_anchor as read
+
+    return read(path).to_anchor()
+
+
+def checked_anchor(data: Any) -> dict[str, Any]:
+    """Published anchor JSON (an artifact's, a request's), checked to be a signed checkpoint statement."""
+    from flows.ledger.checkpoints import parse_anchor
+
+    return parse_anchor(data).to_anchor()

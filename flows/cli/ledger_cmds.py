@@ -59,17 +59,54 @@ def reconcile_cmd(
                                       f"{d['draft_status']} — {d['message']}"))
 
 
+AgainstOpt = Annotated[
+    list[str] | None,
+    typer.Option("--against", help="An anchor the ledger must still hold: an ANCHOR.json file, a backup folder, or "
+                                   "prefect:KEY (the artifact the backup-ledger flow publishes). Repeatable."),
+]
+
+
+def _anchors(values: list[str] | None) -> list[tuple[str, dict[str, Any]]]:
+    """Each ``--against`` value read as an anchor (``prefect:KEY`` from the Prefect API)."""
+    from flows.authority.views import read_anchor
+
+    out = []
+    for value in values or []:
+        if value.startswith("prefect:"):
+            from flows.orchestration.backup_flow import read_anchor_artifact
+
+            out.append((value, read_anchor_artifact(value.removeprefix("prefect:"))))
+        else:
+            out.append((value, read_anchor(Path(value).expanduser())))
+    return out
+
+
 @ledger_app.command("verify")
-def verify_cmd(as_json: JsonOpt = False, home: HomeOpt = None) -> None:
-    """Walk the hash chain, every draft's states and every approval signature; name the first break."""
+def verify_cmd(
+    as_json: JsonOpt = False,
+    home: HomeOpt = None,
+    against: AgainstOpt = None,
+    since_checkpoint: Annotated[bool, typer.Option(
+        "--since-checkpoint", help="Walk only the entries after the last signed checkpoint (what a server checks "
+                                   "on start), plus the one-query checks over every row.")] = False,
+) -> None:
+    """Walk the hash chain, every draft's states, every approval signature and dispatch row; name the first break.
+
+    Other processes keep reading and writing meanwhile (the walk runs on a copy, or on a server's snapshot). A
+    clean walk is recorded as a signed checkpoint. ``--against`` also checks published anchors: a ledger rolled
+    back to an older copy (with its own valid head) fails here.
+    """
 
     def work() -> dict[str, Any]:
         from flows.authority.host import verify_ledger
 
-        return verify_ledger(home)
+        anchors = _anchors(against)
+        return verify_ledger(home, full=not since_checkpoint, against=anchors) | {
+            "against": [name for name, _ in anchors]}
 
-    run(work, as_json, lambda d: _say(f"ledger OK: {d['entries']} entries, {d['drafts']} drafts, "
-                                      f"{d['approvals']} signed approvals, head at entry {d['head_seq']}"))
+    run(work, as_json, lambda d: _say(f"ledger OK: {d['entries']} entries walked ({d['scope']}), {d['drafts']} drafts, "
+                                      f"{d['approvals']} signed approvals, head at entry {d['head_seq']}"
+                                      + (f"; holds every anchor ({', '.join(d['against'])})" if d["against"] else "")))
 
 
 @ledger_app.command("backup")

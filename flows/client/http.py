@@ -160,8 +160,8 @@ class SortieClient:
     def reconcile(self, draft_id: str, *, timeout_s: float = 30.0) -> dict[str, Any]:
         return self.request("POST", f"/v1/drafts/{draft_id}/reconcile", body={"timeout_s": timeout_s})
 
-    def ledger_backup(self, *, include_files: bool = False) -> dict[str, Any]:
-        return self.request("POST", "/v1/ledger/backup", body={"include_files": include_files})
+    def ledger_backup(self, *, include_files: bool = False, against: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        return self.request("POST", "/v1/ledger/backup", body={"include_files": include_files, "against": against or []})
 
     def events(self, *, max_events: int | None = None, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
         """Server-Sent Events as dicts (``type`` plus the event's data), until the server ends the stream."""

@@ -9,8 +9,10 @@ the draft files could change the plan after approval (raise every altitude by
    names this draft, version, plan hash and world hash (``APPROVAL_INVALID``);
 2. RECOMPUTES the plan hash from the stored plan (not the stored hash) and
    from the draft's ``plan.json`` file when there is one (``APPROVAL_INVALID``);
-3. checks the ledger: the draft's hash chain, its state replay, and the signed
-   chain head against ``ledger.duckdb.head`` (``LEDGER_TAMPERED``);
+3. checks the ledger: the draft's hash chain, its state replay, every dispatch
+   row against its logged changes (a deleted or edited dispatch of another
+   draft would free a drone that is busy), and the signed chain head against
+   ``ledger.duckdb.head`` (``LEDGER_TAMPERED``);
 4. builds the mission items from that verified plan and hashes them; the
    dispatch row records the hash, and the plan object returned here is the one
    handed to the uploader.
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.ledger import DraftRecord, Ledger
-from flows.ledger.chain import approval_problem, check_draft, check_head
+from flows.ledger.checks import approval_problem
 from flows.ledger.signing import verify_statement
 from planner.errors import ApprovalInvalid, LedgerTampered
 from planner.plan import Plan, plan_from_dict, plan_hash
@@ -49,12 +51,9 @@ class Seal:
 
 
 def check_ledger(ledger: Ledger, draft_id: str) -> None:
-    """The cheap integrity check: this draft's chain and states, and the signed head (``LedgerTampered``)."""
-
-    def work(con: Any) -> list[Any]:
-        return check_draft(con, draft_id) + check_head(con, ledger.keys, ledger.head_path)
-
-    breaks = ledger._read(work, [])
+    """The cheap integrity check: this draft's chain and states, every dispatch row, and the signed head
+    (``LedgerTampered``)."""
+    breaks = ledger.check(draft_id)
     if breaks:
         raise LedgerTampered(
             f"the ledger fails its integrity check: {breaks[0].text()}; nothing was sent "

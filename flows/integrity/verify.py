@@ -1,21 +1,24 @@
-"""Verify a whole ledger: the walk behind ``sortie ledger verify`` and the authority's check on start.
+"""Verify a whole ledger: the walk behind ``sortie ledger verify``, the authority's check on start, backups.
 
 Why a function of its own: the server must refuse to start (and so to
 dispatch) from a ledger that fails, the CLI must name the first break, and a
 backup must be checked before it is restored — the same walk each time
-(``flows.ledger.chain.verify_all``).
+(``flows.ledger.walk``), run by ``Ledger.verify`` without keeping writers
+out. ``verify_ledger(full=False)`` is the start-up check: the entries after
+the last signed checkpoint and the one-query checks over every row, so it
+does not grow with history (``flows.ledger.checkpoints``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-import duckdb
-
-from flows.ledger import Ledger
-from flows.ledger.chain import ChainReport, verify_all
+from flows.ledger import ChainReport, Checkpoint, Ledger
+from flows.ledger.chain import read_head_file
 from flows.ledger.signing import KeyStore
-from planner.errors import LedgerTampered, LedgerUnavailable
+from flows.ledger.verifying import walk_file
+from planner.errors import LedgerTampered
 
 __all__ = ["verify_ledger", "verify_file", "raise_if_broken"]
 
@@ -32,24 +35,19 @@ def raise_if_broken(report: ChainReport, what: str) -> ChainReport:
     return report
 
 
-def verify_ledger(ledger: Ledger, *, strict: bool = True) -> ChainReport:
-    """Walk every entry of ``ledger`` (the server calls this on start); ``strict`` raises on a break."""
-    if not ledger.path.exists():
-        ledger._check_missing()  # a missing file beside its head or drafts is an error
-        return ChainReport()
-    report = ledger._read(lambda con: verify_all(con, ledger.keys, ledger.head_path), ChainReport())
+def verify_ledger(
+    ledger: Ledger,
+    *,
+    strict: bool = True,
+    full: bool = True,
+    against: Sequence[tuple[str, Checkpoint]] = (),
+) -> ChainReport:
+    """Check ``ledger`` (every entry when ``full``; else since the last checkpoint, as a server's start does) and
+    against published anchors; ``strict`` raises on a break. A clean check is recorded as a signed checkpoint."""
+    report = ledger.verify(full=full, against=against)
     return raise_if_broken(report, f"the ledger {ledger.path}") if strict else report
 
 
-def verify_file(path: Path, keys: KeyStore, head: Path) -> ChainReport:
+def verify_file(path: Path, keys: KeyStore, head: Path, *, against: Sequence[tuple[str, Checkpoint]] = ()) -> ChainReport:
     """Verify a ledger file that is not in use (a backup), read-only, against ``head``; never raises on a break."""
-    try:
-        con = duckdb.connect(str(path), read_only=True, config={"threads": 1})
-    except duckdb.Error as exc:
-        raise LedgerUnavailable(f"the backup {path} cannot be opened: {str(exc).splitlines()[0]}") from None
-    try:
-        return verify_all(con, keys, head)
-    except duckdb.Error as exc:
-        raise LedgerUnavailable(f"the backup {path} is damaged: {str(exc).splitlines()[0]}") from None
-    finally:
-        con.close()
+    return walk_file(path, keys, read_head_file(head), against=against, head_name=head.name)

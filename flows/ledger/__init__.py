@@ -1,13 +1,21 @@
 """The ledger: the DuckDB file that is the source of truth for mission state.
 
-Rooms: ``store`` (file, lock, transactions, reads), ``records`` (row values
-and hashes), ``states`` (the state machine), ``drafts``, ``approvals``,
-``claims``, ``audit``; ``ledger`` puts them together; ``schema`` holds the
-migrations. Callers import from ``flows.ledger``.
+Rooms: ``store`` (transactions, reads) over ``files`` (opening, migrating,
+file modes), ``turn`` (the cross-process turn) and ``shared`` (a server's
+long-lived connection); ``records`` (row values and hashes), ``states`` (the
+state machine), ``drafts``, ``approvals``, ``claims`` with ``dispatch_log``,
+``audit``, ``verifying``; the hash chain in ``chain`` (hashes, head),
+``checks`` and ``walk`` (verification), ``checkpoints`` (signed positions,
+anchors), ``adopt`` (upgrading older files); ``home`` (one server per home);
+``ledger`` puts the rooms together; ``schema`` holds the migrations. Callers
+import from ``flows.ledger``.
 """
 
 from flows.ledger.approvals import APPROVAL_TTL
-from flows.ledger.audit import redact
+from flows.ledger.audit import AuditEntry, redact
+from flows.ledger.checkpoints import Checkpoint
+from flows.ledger.checks import Break, ChainReport
+from flows.ledger.home import HomeClaim, claim_home
 from flows.ledger.ledger import Ledger, open_ledger
 from flows.ledger.records import (
     ApprovalRecord,
@@ -44,4 +52,10 @@ __all__ = [
     "Ledger",
     "LedgerUnavailable",
     "open_ledger",
+    "AuditEntry",
+    "Break",
+    "ChainReport",
+    "Checkpoint",
+    "HomeClaim",
+    "claim_home",
 ]

@@ -1,5 +1,10 @@
-"""Audit: one row per CLI command — who ran what (hash + redacted copy of the arguments), the result,
-why it was refused, how long it took.
+"""Audit: one row per command — who ran what (hash + redacted copy of the arguments), the result,
+why it was refused, how long it took, with which token, for whom, from where.
+
+Every audit row is an entry of the hash chain (``flows.ledger.chain``): a
+deleted or edited row fails ``sortie ledger verify``. A token's id is an
+identifier, not a secret: it is stored as given (its own column, and unmasked
+in the arguments); the token itself never reaches this module.
 
 Refused decisions are read back per draft (:meth:`AuditRoom.refusals`): a
 self-approval attempt, a wrong plan hash or a junk form input stays visible
@@ -12,22 +17,26 @@ same for every command, and the audit is written even when the command failed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import duckdb
 
+from flows.ledger.chain import audit_content, chain_values
 from flows.ledger.records import _AUDIT_COLS, AuditRecord, _audit, _dumps, _iso, sha256_json
 from flows.ledger.store import Store
 
-__all__ = ["AuditRoom", "redact", "DECISION_COMMANDS"]
+__all__ = ["AuditRoom", "AuditEntry", "redact", "DECISION_COMMANDS"]
 
 #: The audited commands that decide (or try to decide) on a version, on every path.
 DECISION_COMMANDS = ("approve", "reject", "server.approve", "server.reject", "server.approve.totp",
                      "server.reject.totp", "prefect.approve", "prefect.reject", "prefect.approval-wait")
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "authorization", "credential")
+#: Names that contain a secret word but hold an identifier: shown as they are.
+_IDENTIFIERS = frozenset({"token_id", "key_id", "idempotency_key"})
 
 
 def redact(value: Any) -> Any:
@@ -35,7 +44,7 @@ def redact(value: Any) -> Any:
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for k, v in value.items():
-            if any(word in str(k).lower() for word in _SECRET_WORDS):
+            if str(k).lower() not in _IDENTIFIERS and any(word in str(k).lower() for word in _SECRET_WORDS):
                 out[str(k)] = "***" if v not in (None, "") else v
             else:
                 out[str(k)] = redact(v)
@@ -47,6 +56,40 @@ def redact(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One audit row to write (``AuditRoom.audit``'s arguments): for ``audit_many``, which writes several at once."""
+
+    actor: str | None
+    command: str
+    args: Mapping[str, Any]
+    result_code: str
+    duration_s: float
+    started: datetime
+    draft_id: str | None = None
+    message: str | None = None
+    token_id: str | None = None
+    client_addr: str | None = None
+    caller: str | None = None
+
+    def columns(self) -> dict[str, Any]:
+        """The row's columns (in ``_AUDIT_COLS`` order after ``audit_id``), arguments redacted and hashed."""
+        return {
+            "actor": self.actor,
+            "command": self.command,
+            "args_sha256": sha256_json(dict(self.args)),
+            "args_redacted": _dumps(redact(dict(self.args))),
+            "result_code": self.result_code,
+            "duration_ms": round(self.duration_s * 1000.0, 3),
+            "started_time": _iso(self.started),
+            "draft_id": self.draft_id,
+            "result_message": None if self.message is None else str(redact(self.message)),
+            "token_id": self.token_id,
+            "client_addr": self.client_addr,
+            "caller": self.caller,
+        }
 
 
 class AuditRoom(Store):
@@ -63,28 +106,38 @@ class AuditRoom(Store):
         started: datetime,
         draft_id: str | None = None,
         message: str | None = None,
+        token_id: str | None = None,
+        client_addr: str | None = None,
+        caller: str | None = None,
     ) -> None:
-        """One audit row: who ran what (hash + redacted copy of the arguments), the result (and, refused, why),
-        how long."""
+        """One chained audit row: who ran what (hash + redacted copy of the arguments), the result (and, refused,
+        why), how long; for a server request also the token's id, the client's address and, when the caller
+        acted for someone else (``actor``), the caller."""
+        self.audit_many([AuditEntry(actor, command, args, result_code, duration_s, started, draft_id, message,
+                                    token_id, client_addr, caller)])
 
-        def work(con: duckdb.DuckDBPyConnection) -> None:
-            con.execute(
-                "INSERT INTO audit (actor, command, args_sha256, args_redacted, result_code, duration_ms, "
-                "started_time, draft_id, result_message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    actor,
-                    command,
-                    sha256_json(dict(args)),
-                    _dumps(redact(dict(args))),
-                    result_code,
-                    round(duration_s * 1000.0, 3),
-                    _iso(started),
-                    draft_id,
-                    None if message is None else str(redact(message)),
-                ],
-            )
+    def audit_many(self, entries: Sequence[AuditEntry]) -> int:
+        """Several audit rows in one transaction: for a server that batches the audit of its reads instead of
+        paying a commit per read. Returns how many were written."""
+        rows = [e.columns() for e in entries]
+        if not rows:
+            return 0
 
-        self._write(work, what=f"audit {command}")
+        def work(con: duckdb.DuckDBPyConnection) -> int:
+            for row in rows:
+                self._insert(con, row)
+            return len(rows)
+
+        return self._write(work, what=f"audit {entries[0].command}" + (f" and {len(rows) - 1} more" if len(rows) > 1
+                                                                         else ""))
+
+    def _insert(self, con: duckdb.DuckDBPyConnection, row: Mapping[str, Any]) -> None:
+        values = {"audit_id": int(con.execute("SELECT nextval('audit_seq')").fetchone()[0]), **row}
+        seq, prev, _, entry = chain_values(con, self.keys, None, audit_content(values))
+        con.execute(
+            f"INSERT INTO audit ({_AUDIT_COLS}, chain_seq, prev_hash, entry_hash) VALUES ({', '.join(['?'] * 16)})",
+            [*values.values(), seq, prev, entry],
+        )
 
     def refusals(self, draft_id: str, version: int | None = None) -> list[AuditRecord]:
         """The refused decision attempts on a draft (a version's, when given), oldest first."""

@@ -30,6 +30,7 @@ from flows.ledger.records import (
 )
 from flows.ledger.states import DISPATCH_FINAL, DISPATCH_STATUSES, apply_transition
 from flows.ledger.approvals import ApprovalsRoom
+from flows.ledger.dispatch_log import log_dispatch
 from flows.ledger.store import kill_point
 from planner.errors import ApprovalStale, Conflict, DeviceBusy, InvalidArgument, NotFound
 
@@ -38,7 +39,9 @@ __all__ = ["ClaimsRoom", "BUSY_STATUSES", "BUSY_STATES", "busy_with", "raise_if_
 #: A dispatch in one of these statuses holds its drones: in progress, or what the vehicle holds is unknown.
 BUSY_STATUSES = ("PENDING", "UNCERTAIN")
 #: An accepted dispatch holds its drones while its draft is in one of these states (not yet landed/ended).
-BUSY_STATES = ("DISPATCHED", "IN_FLIGHT", "RECALLING")
+#: LAUNCHED (DISPATCHED → LAUNCHED → IN_FLIGHT, DESIGN.md) is listed before it exists, so it holds its drone the
+#: day it does.
+BUSY_STATES = ("DISPATCHED", "LAUNCHED", "IN_FLIGHT", "RECALLING")
 
 
 def left_on_vehicle(status: str, result: Mapping[str, Any] | None) -> bool:
@@ -64,9 +67,14 @@ def busy_with(
     con: duckdb.DuckDBPyConnection, drones: Sequence[str], *, draft_id: str | None = None, version: int | None = None
 ) -> list[dict[str, Any]]:
     """The other dispatches that hold any of ``drones``: unfinished (in flight) or unsettled (uncertain)."""
+    # Only the rows that can hold a drone come back: a ledger of 10,000 flown missions reads none of them.
+    holding = ", ".join(f"'{s}'" for s in BUSY_STATUSES + ("FAILED",))
+    flying = ", ".join(f"'{s}'" for s in BUSY_STATES)
     rows = con.execute(
         "SELECT d.draft_id, d.version, d.status, d.drone_ids, f.state, d.result_json FROM dispatches d "
-        "LEFT JOIN drafts f ON f.draft_id = d.draft_id AND f.version = d.version ORDER BY d.created_time"
+        "LEFT JOIN drafts f ON f.draft_id = d.draft_id AND f.version = d.version "
+        f"WHERE d.status IN ({holding}) OR (d.status IN ('ACKED', 'SENT') AND f.state IN ({flying})) "
+        "ORDER BY d.created_time"
     ).fetchall()
     wanted = set(drones)
     out = []
@@ -200,6 +208,7 @@ class ClaimsRoom(ApprovalsRoom):
                     approval_id,
                 ],
             )
+            log_dispatch(con, self.keys, key, "claim", stamp)
             kill_point("ledger:claim:in_transaction")
             new = con.execute(f"SELECT {_DISPATCH_COLS} FROM dispatches WHERE idempotency_key = ?", [key]).fetchone()
             return Claim(_dispatch(new), claimed=True)
@@ -270,6 +279,7 @@ class ClaimsRoom(ApprovalsRoom):
                 "UPDATE dispatches SET result_json = ?, updated_time = ? WHERE idempotency_key = ? AND status = 'FAILED'",
                 [_dumps(result), _iso(now), key],
             )
+            log_dispatch(con, self.keys, key, "settle", _iso(now))
             return _dispatch_by_key(con, key)
 
         return self._write(work, what=f"settle failed dispatch {key[:12]}")
@@ -285,6 +295,7 @@ class ClaimsRoom(ApprovalsRoom):
                 "WHERE idempotency_key = ? AND attempts = ?",
                 [_dumps(log), _iso(now), key, d.attempts],
             )
+            log_dispatch(con, self.keys, key, "attempt", _iso(now))
             return _dispatch_by_key(con, key)
 
         return self._write(work, what=f"record attempt of {key[:12]}")
@@ -320,6 +331,7 @@ class ClaimsRoom(ApprovalsRoom):
             ).fetchall()
             if not updated:
                 raise Conflict(f"dispatch {key[:12]}… changed meanwhile")
+            log_dispatch(con, self.keys, key, "finish", stamp)
             to_state = DISPATCH_FINAL.get(status)
             if to_state is not None:
                 draft = self._get(con, d.draft_id, d.version)

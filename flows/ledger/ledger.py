@@ -14,14 +14,18 @@ from flows.ledger.audit import AuditRoom
 from flows.ledger.claims import ClaimsRoom
 from flows.ledger.drafts import DraftsRoom
 from flows.ledger.store import LEDGER_FILE
+from flows.ledger.verifying import VerifyRoom
 
 __all__ = ["Ledger", "open_ledger"]
 
 
-class Ledger(DraftsRoom, ClaimsRoom, AuditRoom):
-    """The ledger file at ``path``; every method opens, works in one transaction, closes.
+class Ledger(DraftsRoom, ClaimsRoom, AuditRoom, VerifyRoom):
+    """The ledger file at ``path``; every method works in one transaction (a read: one snapshot).
 
-    Cheap to construct and safe to share: it holds no connection between calls.
+    Cheap to construct and safe to share: it holds no connection between calls
+    (the CLI: each call opens and closes the file) unless the process holds
+    the file open (``shared()``, a server), which every ``Ledger`` of the file
+    then uses.
     """
 
 

@@ -203,6 +203,11 @@ class AuditRecord:
     started_time: str
     draft_id: str | None
     result_message: str | None = None  # why it was refused (schema 4; None for OK and for older rows)
+    #: Which token made the call (its id, never the secret), the authenticated caller when it acted for someone
+    #: else (a service token's user; ``actor`` is then the user named), the client's address (schema 5).
+    token_id: str | None = None
+    client_addr: str | None = None
+    caller: str | None = None
 
 
 @dataclass(frozen=True)
@@ -228,7 +233,7 @@ _DISPATCH_COLS = (
 _EVENT_COLS = "event_id, draft_id, version, actor, from_state, to_state, reason, event_time, row_version"
 _AUDIT_COLS = (
     "audit_id, actor, command, args_sha256, args_redacted, result_code, duration_ms, started_time, draft_id, "
-    "result_message"
+    "result_message, token_id, client_addr, caller"
 )
 
 
@@ -276,7 +281,7 @@ def read_draft(con: duckdb.DuckDBPyConnection, draft_id: str, version: int | Non
     """One draft version (the latest when ``version`` is None) inside ``con``, else ``NotFound``."""
     if version is None:
         row = con.execute(
-            f"SELECT {_DRAFT_COLS} FROM drafts WHERE draft_id = ? ORDER BY version DESC LIMIT 1", [draft_id]
+            f"SELECT {_DRAFT_COLS} FROM drafts WHERE draft_id = ? ORDER BY version DESC", [draft_id]  # no LIMIT: faster
         ).fetchone()
     else:
         row = con.execute(

@@ -5,6 +5,11 @@ A migration is never edited once released: a change is a new, higher number.
 brought forward on its next open and a file from a newer sortie is refused
 rather than misread.
 
+Migration 5 puts the audit and every change of a dispatch (claim, attempt,
+outcome, settlement: ``dispatch_log``) into the hash chain; rows written
+before it are chained as they are on upgrade (``flows.ledger.adopt``), the
+way migration 3 adopted events and approvals.
+
 Times are stored as ISO 8601 text with their offset (the caller's ``now``), so
 no session time zone or ``pytz`` is involved and the bytes are what was given.
 ``at`` is a reserved word in DuckDB: time columns are named ``*_time``.
@@ -139,6 +144,50 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "audit rows say why a command was refused (a self-approval attempt is auditable)",
         """
         ALTER TABLE audit ADD COLUMN result_message VARCHAR;
+        """,
+    ),
+    (
+        5,
+        "audit rows and dispatch changes join the hash chain; audit names token, caller and client; the ledger's "
+        "id and its signed checkpoints",
+        """
+        ALTER TABLE audit ADD COLUMN token_id VARCHAR;
+        ALTER TABLE audit ADD COLUMN client_addr VARCHAR;
+        ALTER TABLE audit ADD COLUMN caller VARCHAR;
+        ALTER TABLE audit ADD COLUMN chain_seq BIGINT;
+        ALTER TABLE audit ADD COLUMN prev_hash VARCHAR;
+        ALTER TABLE audit ADD COLUMN entry_hash VARCHAR;
+        CREATE SEQUENCE dispatch_log_seq START 1;
+        CREATE TABLE dispatch_log (
+            log_id          BIGINT PRIMARY KEY DEFAULT nextval('dispatch_log_seq'),
+            idempotency_key VARCHAR NOT NULL,
+            draft_id        VARCHAR NOT NULL,
+            version         INTEGER NOT NULL,
+            change          VARCHAR NOT NULL,
+            status          VARCHAR NOT NULL,
+            row_json        VARCHAR NOT NULL,
+            change_time     VARCHAR NOT NULL,
+            chain_seq       BIGINT,
+            prev_hash       VARCHAR,
+            draft_prev_hash VARCHAR,
+            entry_hash      VARCHAR
+        );
+        CREATE INDEX dispatch_log_draft ON dispatch_log (draft_id);
+        CREATE TABLE ledger_meta (
+            name           VARCHAR PRIMARY KEY,
+            value          VARCHAR NOT NULL
+        );
+        INSERT INTO ledger_meta SELECT 'ledger_id', CAST(gen_random_uuid() AS VARCHAR);
+        CREATE SEQUENCE checkpoint_seq START 1;
+        CREATE TABLE chain_checkpoints (
+            checkpoint_id  BIGINT PRIMARY KEY DEFAULT nextval('checkpoint_seq'),
+            seq            BIGINT NOT NULL,
+            head_hash      VARCHAR NOT NULL,
+            scope          VARCHAR NOT NULL,
+            statement_json VARCHAR NOT NULL,
+            signature      VARCHAR NOT NULL,
+            key_id         VARCHAR NOT NULL
+        );
         """,
     ),
 )

@@ -7,9 +7,13 @@ no longer verifies, and dispatch refuses it (``APPROVAL_INVALID``).
 
 Where the key lives: ``<home>/keys/authority.ed25519`` (PKCS#8 PEM, 0600, in a
 0700 folder) beside ``authority.pub``; ``home`` is ``SORTIE_HOME`` for the
-local installation, and the server passes its own ``--home``. The key is made
-on first use, atomically (``os.link`` of a finished file: two processes racing
-both end up with the one key that won).
+local installation, and the server passes its own ``--home``. An admin who
+wants the key off the ledger's disk (so that whoever can rewrite the home
+cannot re-sign a rewritten history, issue 28) sets ``SORTIE_KEY_DIR`` to
+another folder — a mounted token, another volume — and every ``KeyStore`` of
+the process uses that folder instead. The key is made on first use,
+atomically (``os.link`` of a finished file: two processes racing both end up
+with the one key that won).
 
 ``mode`` says who signed: ``local`` (the installation's own key, the identity
 of the approver only *asserted*) or ``server`` (the authority, identity proven
@@ -27,7 +31,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +41,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from planner.errors import ApprovalInvalid, LedgerUnavailable
 
-__all__ = ["KeyStore", "canonical_bytes", "verify_statement", "MODES", "signing_with", "current_keys"]
+__all__ = ["KeyStore", "canonical_bytes", "verify_statement", "MODES", "KEY_DIR_ENV", "WriteContext", "signing_with",
+           "current_keys", "current_write"]
 
 KEY_DIR = "keys"
+#: The environment variable naming a key folder outside the home.
+KEY_DIR_ENV = "SORTIE_KEY_DIR"
 PRIVATE_NAME = "authority.ed25519"
 PUBLIC_NAME = "authority.pub"
 MODES = ("local", "server")
@@ -65,10 +72,11 @@ class _Loaded:
 class KeyStore:
     """The signing key of one home (``<home>/keys``), made on first use; ``mode`` is stamped on statements."""
 
-    def __init__(self, home: str | Path, *, mode: str = "local") -> None:
+    def __init__(self, home: str | Path, *, mode: str = "local", key_dir: str | Path | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-        self.dir = Path(home) / KEY_DIR
+        chosen = key_dir or os.environ.get(KEY_DIR_ENV)
+        self.dir = Path(chosen).expanduser() if chosen else Path(home) / KEY_DIR
         self.mode = mode
         self._loaded: _Loaded | None = None
 
@@ -170,26 +178,47 @@ def verify_statement(
         )
 
 
-_CURRENT: ContextVar[KeyStore | None] = ContextVar("sortie_ledger_keys", default=None)
+@dataclass
+class WriteContext:
+    """The write transaction running now: its key, and the chain head as its entries moved it.
+
+    ``head`` is (seq, hash) after the last entry written in this transaction;
+    the signed head row is updated once, just before the commit
+    (``flows.ledger.chain.flush_head``), not once per entry.
+    """
+
+    keys: KeyStore
+    head: tuple[int, str] | None = None
+    head_exists: bool = False
+    dirty: bool = False
+    #: Each draft's last entry hash as this transaction's entries moved it (saves a lookup per further entry).
+    draft_last: dict[str, str] = field(default_factory=dict)
+
+
+_CURRENT: ContextVar[WriteContext | None] = ContextVar("sortie_ledger_write", default=None)
 
 
 @contextmanager
-def signing_with(keys: KeyStore) -> Iterator[KeyStore]:
-    """The key of the ledger whose write transaction runs now (set by ``Store._write``).
+def signing_with(keys: KeyStore) -> Iterator[WriteContext]:
+    """The key (and chain head) of the ledger whose write transaction runs now (set by ``Store._write``).
 
-    Why a context variable: every writer of events (the rooms here, and any new
-    room) chains its rows through ``flows.ledger.states.insert_event`` without
-    passing the key through each signature.
+    Why a context variable: every writer of entries (the rooms here, and any new
+    room) chains its rows through ``flows.ledger.chain.chain_values`` without
+    passing the key and the head through each signature.
     """
-    token = _CURRENT.set(keys)
+    token = _CURRENT.set(WriteContext(keys))
     try:
-        yield keys
+        yield _CURRENT.get()  # type: ignore[misc]
     finally:
         _CURRENT.reset(token)
 
 
+def current_write() -> WriteContext | None:
+    return _CURRENT.get()
+
+
 def current_keys() -> KeyStore:
-    keys = _CURRENT.get()
-    if keys is None:
+    ctx = _CURRENT.get()
+    if ctx is None:
         raise RuntimeError("a ledger entry was written outside a ledger write transaction (Store._write)")
-    return keys
+    return ctx.keys

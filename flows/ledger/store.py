@@ -2,20 +2,20 @@
 
 It holds every draft version (plan, findings, hash), the approvals bound to a
 version and plan hash, the dispatches (one per draft version, ever, guarded by a
-UNIQUE idempotency key), the event log of every state change, and an audit row
-per CLI command. Prefect's database knows about runs; this file knows about
-missions. They are never confused.
+UNIQUE idempotency key) and the log of their changes, the event log of every
+state change, and an audit row per command. Prefect's database knows about
+runs; this file knows about missions. They are never confused.
 
 Why it looks the way it does:
 
-- **One writing process at a time.** DuckDB locks the file for the process that
-  opens it, so several processes (CLI, Prefect worker, server) share it by
-  opening short-lived connections, one per unit of work. Before connecting, a
-  process waits its turn on an advisory ``flock`` of ``<ledger>.lock`` (polled
-  with a bounded, jittered backoff: cheap, and it serialises threads too);
-  DuckDB's own lock, held by anything else, is retried the same way. Past the
-  budget (``SORTIE_LEDGER_LOCK_S``, 15 s): ``LedgerUnavailable``. Measured: 50
-  processes racing on one file all finish, exactly one dispatch claimed.
+- **Two ways to hold the file.** DuckDB lets one process at a time open it.
+  The CLI, a Prefect worker or a test open it for one unit of work and close
+  it again, after waiting their turn (``flows.ledger.turn``: an advisory
+  ``flock``, polled with a bounded, jittered backoff; past the budget
+  ``SORTIE_LEDGER_LOCK_S``, 15 s, ``LedgerUnavailable``). A server calls
+  ``shared()`` once and keeps it open (``flows.ledger.shared``): reads on
+  their own cursors and snapshots, writes serialised in the process, other
+  processes let in when they knock. The methods below are the same in both.
 - **One transaction per command.** Every public write method runs all of its
   statements in one transaction: a process killed in the middle leaves nothing
   half written (DuckDB rolls the open transaction back on the next open).
@@ -40,15 +40,13 @@ the named point (``kill_point``), so the crash tests run the real code paths.
 
 from __future__ import annotations
 
-import fcntl
 import os
-import random
+import shutil
 import signal
-import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -72,9 +70,12 @@ from flows.ledger.records import (
     _event,
     read_draft,
 )
-from flows.ledger.chain import adopt_unchained, head_path, write_head_file
-from flows.ledger.schema import MIGRATIONS, SCHEMA_VERSION
+from flows.ledger.adopt import adopt_older
+from flows.ledger.chain import flush_head, head_path, read_head_file, write_head_file
+from flows.ledger.files import DAMAGE, connect, damaged, migrate, private
+from flows.ledger.shared import close_shared, engine_for, open_shared
 from flows.ledger.signing import KeyStore, signing_with
+from flows.ledger.turn import turn
 from planner.errors import Conflict, LedgerUnavailable, NotFound
 
 __all__ = ["LEDGER_FILE", "kill_point", "Store"]
@@ -84,8 +85,6 @@ S = TypeVar("S", bound="Store")
 
 LEDGER_FILE = "ledger.duckdb"
 
-#: One thread is plenty for a ledger; never fetch extensions (a SQLite file would trigger a download).
-_CONFIG = {"threads": 1, "autoinstall_known_extensions": False, "autoload_known_extensions": False}
 _LOCK_BUDGET_S = float(os.environ.get("SORTIE_LEDGER_LOCK_S", "15"))
 
 
@@ -95,19 +94,13 @@ def kill_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-#: What a damaged file (truncated, a bad block) raises from DuckDB: reported with advice, never INTERNAL.
-_DAMAGE = (duckdb.IOException, duckdb.InternalException, duckdb.FatalException, duckdb.SerializationException)
-
-_migrated: set[str] = set()
-_migrated_lock = threading.Lock()
-
-
 class Store:
     """The ledger file at ``path``: opening, locking, migrating, one transaction per unit of work, reads.
 
     The rooms (drafts, approvals, claims, audit) add their writes on top of it;
     ``flows.ledger.Ledger`` is all of them together. Cheap to construct and
-    safe to share: it holds no connection between calls.
+    safe to share: it holds no connection itself (``shared()`` makes the
+    process hold one for every ``Store`` of the file).
     """
 
     def __init__(
@@ -115,7 +108,7 @@ class Store:
     ) -> None:
         self.path = Path(path)
         self.lock_budget_s = _LOCK_BUDGET_S if lock_budget_s is None else lock_budget_s
-        #: The key that signs approvals and the chain head: ``<folder of the ledger>/keys`` by default.
+        #: The key that signs approvals and the chain head: ``SORTIE_KEY_DIR`` or ``<folder of the ledger>/keys``.
         self.keys = keys if keys is not None else KeyStore(self.path.parent)
 
     @property
@@ -145,172 +138,162 @@ class Store:
                 "nothing was created or changed"
             )
 
-    def _corrupt(self) -> LedgerUnavailable:
-        return LedgerUnavailable(
-            f"the ledger file {self.path} is not a DuckDB database (corrupt or a different file); "
-            "it was left untouched: move it aside or restore a backup"
-        )
-
-    def _damaged(self, exc: BaseException) -> LedgerUnavailable:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return LedgerUnavailable(
-            f"the ledger file {self.path} is damaged ({first}); it was left untouched: restore the latest backup "
-            "(`sortie ledger restore BACKUP_DIR`), then `sortie ledger verify`"
-        )
-
-    def _check_header(self) -> None:
-        """A DuckDB file carries ``DUCK`` at byte 8; anything else is refused before DuckDB touches it."""
+    def _prepare(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Migrate a freshly opened connection (once per file per process), errors as ``LedgerUnavailable``."""
         try:
-            with open(self.path, "rb") as fh:
-                head = fh.read(12)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise LedgerUnavailable(f"cannot read the ledger {self.path}: {exc}") from None
-        if head[8:12] != b"DUCK":
-            raise self._corrupt()
-
-    def _open(self, deadline: float) -> duckdb.DuckDBPyConnection:
-        """Connect, retrying DuckDB's lock (held by a process outside ``_turn``) until ``deadline``."""
-        self._check_header()
-        delay = 0.005
-        attempts = 0
-        while True:
-            attempts += 1
-            try:
-                return duckdb.connect(str(self.path), config=_CONFIG)
-            except duckdb.IOException as exc:
-                text = str(exc)
-                if "not a valid DuckDB database" in text or "not a DuckDB" in text:
-                    raise self._corrupt() from None
-                if "lock" not in text.lower():
-                    raise self._damaged(exc) from None
-                if time.monotonic() >= deadline:
-                    raise LedgerUnavailable(
-                        f"the ledger {self.path} stayed locked by another process for {self.lock_budget_s:g} s "
-                        f"({attempts} attempts): {text.splitlines()[0]}"
-                    ) from None
-                time.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 1.6, 0.15)
-            except _DAMAGE as exc:
-                raise self._damaged(exc) from None
-            except duckdb.Error as exc:
-                raise LedgerUnavailable(f"cannot open the ledger {self.path}: {exc}") from None
-
-    def _migrate(self, con: duckdb.DuckDBPyConnection) -> None:
-        try:
-            key = f"{self.path.resolve()}#{os.stat(self.path).st_ino}"
-        except OSError:
-            key = str(self.path.resolve())
-        if key in _migrated:
-            return
-        with _migrated_lock:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                con.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations "
-                    "(version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_time VARCHAR NOT NULL)"
-                )
-                done = {r[0] for r in con.execute("SELECT version FROM schema_migrations").fetchall()}
-                if done and max(done) > SCHEMA_VERSION:
-                    raise LedgerUnavailable(
-                        f"the ledger {self.path} has schema version {max(done)}, newer than this sortie "
-                        f"({SCHEMA_VERSION}); upgrade sortie"
-                    )
-                for number, name, sql in MIGRATIONS:
-                    if number in done:
-                        continue
-                    for statement in sql.split(";"):
-                        if statement.strip():
-                            con.execute(statement)
-                    con.execute(
-                        "INSERT INTO schema_migrations VALUES (?, ?, ?)",
-                        [number, name, datetime.now().astimezone().isoformat()],
-                    )
-                adopted = bool(done) and 3 not in done
-                if adopted:  # a ledger from before the hash chain: chain its rows as they are now
-                    adopt_unchained(con, self.keys)
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            if adopted:
-                write_head_file(con, self.head_path)
-            _migrated.add(key)
+            migrate(con, self.path, adopt=lambda c, done: adopt_older(c, self.keys, done),
+                    after_adopt=lambda c: write_head_file(c, self.head_path))
+        except DAMAGE as exc:
+            raise damaged(self.path, exc) from None
+        except duckdb.Error as exc:
+            raise LedgerUnavailable(f"the ledger {self.path} could not be read or migrated: {exc}") from None
 
     @contextmanager
     def _turn(self) -> Iterator[float]:
-        """Our turn at the file: an exclusive ``flock`` on ``<ledger>.lock``, waited for within the budget.
-
-        DuckDB's own lock only says "busy" to a process that tries to connect;
-        retrying connections under contention burns the CPU the holder needs.
-        Waiting on a plain advisory lock costs a system call per poll and
-        serialises threads of one process too. Yields the deadline left for
-        the connection itself.
-        """
-        deadline = time.monotonic() + self.lock_budget_s
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            delay = 0.002
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise LedgerUnavailable(
-                            f"the ledger {self.path} stayed locked by another process for "
-                            f"{self.lock_budget_s:g} s; try again when it is free"
-                        ) from None
-                    time.sleep(delay * (0.5 + random.random()))
-                    delay = min(delay * 1.5, 0.05)
-            try:
-                yield deadline
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+        """Our turn at the file (``flows.ledger.turn``); yields the deadline left for connecting."""
+        with turn(self.path, self.lock_budget_s) as deadline:
+            yield deadline
 
     @contextmanager
     def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection for one unit of work: a cursor of the process's shared one, else a short-lived one."""
+        engine = engine_for(self.path)
+        if engine is not None:
+            try:
+                with engine.reading() as cur:
+                    yield cur
+            except DAMAGE as exc:
+                raise damaged(self.path, exc) from None
+            return
         self._check_missing()
         with self._turn() as deadline:
-            con = self._open(deadline)
+            con = connect(self.path, deadline, self.lock_budget_s)
             try:
-                try:
-                    self._migrate(con)
-                except _DAMAGE as exc:
-                    raise self._damaged(exc) from None
-                except duckdb.Error as exc:
-                    raise LedgerUnavailable(f"the ledger {self.path} could not be read or migrated: {exc}") from None
+                self._prepare(con)
                 try:
                     yield con
-                except _DAMAGE as exc:
-                    raise self._damaged(exc) from None
+                except DAMAGE as exc:
+                    raise damaged(self.path, exc) from None
             finally:
                 con.close()
 
     @contextmanager
-    def quiesced(self) -> Iterator[None]:
-        """Hold our turn at the file, everything checkpointed into it: a copy taken inside is consistent.
+    def _writer(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        engine = engine_for(self.path)
+        if engine is None:
+            with self._connection() as con:
+                yield con
+            return
+        try:
+            with engine.writing() as cur:
+                yield cur
+        except DAMAGE as exc:
+            raise damaged(self.path, exc) from None
 
-        For backup and restore: no sortie process writes while we hold the
-        turn, and after ``CHECKPOINT`` the write-ahead log is empty, so the one
-        file is the whole ledger.
+    @contextmanager
+    def _snapshot(self) -> Iterator[tuple[duckdb.DuckDBPyConnection, dict[str, Any] | None]]:
+        """A consistent read and the head file as it was at that moment (no write between the two)."""
+        engine = engine_for(self.path)
+        if engine is None:
+            with self._connection() as con:  # our turn: nobody writes until we are done
+                yield con, read_head_file(self.head_path)
+            return
+        try:
+            with engine.snapshot(lambda: read_head_file(self.head_path)) as pair:
+                yield pair
+        except DAMAGE as exc:
+            raise damaged(self.path, exc) from None
+
+    # ------------------------------------------------------------------ holding the file
+
+    def shared(self: S) -> S:
+        """Keep the file open for this process from now on (a server): see ``flows.ledger.shared``.
+
+        Every ``Store`` of this file in the process then reads on its own
+        cursor and snapshot and writes under one in-process lock; other
+        processes still get their turn when they ask for it. Opens (creates,
+        migrates) the file now. Returns ``self``.
         """
+        self._check_missing()
+        open_shared(self.path, budget_s=self.lock_budget_s, prepare=self._prepare, check_missing=self._check_missing)
+        return self
+
+    def close(self) -> None:
+        """Let go of the file if this process holds it open (``shared()``); harmless otherwise."""
+        close_shared(self.path)
+
+    @property
+    def is_shared(self) -> bool:
+        return engine_for(self.path) is not None
+
+    @contextmanager
+    def quiesced(self) -> Iterator[None]:
+        """Hold the file closed and checkpointed, nobody writing: a copy taken inside is consistent.
+
+        Embedded: our turn, after ``CHECKPOINT`` (the write-ahead log empty, the
+        one file is the whole ledger). Shared: the process's connection closed
+        (DuckDB checkpoints on close) with the turn kept; reads wait meanwhile.
+        """
+        engine = engine_for(self.path)
+        if engine is not None:
+            with engine.offline():
+                yield
+            return
         self._check_missing()
         with self._turn() as deadline:
             if self.path.exists():
-                con = self._open(deadline)
+                con = connect(self.path, deadline, self.lock_budget_s)
                 try:
-                    self._migrate(con)
+                    self._prepare(con)
                     con.execute("CHECKPOINT")
-                except _DAMAGE as exc:
-                    raise self._damaged(exc) from None
+                except DAMAGE as exc:
+                    raise damaged(self.path, exc) from None
                 finally:
                     con.close()
             yield
+
+    @contextmanager
+    def replacing(self) -> Iterator[None]:
+        """Nobody has the file open and nobody can open it: to put another file in its place (restore)."""
+        engine = engine_for(self.path)
+        if engine is not None:
+            with engine.offline():
+                yield
+            return
+        with self._turn():
+            yield
+
+    def copy_to(self, dest: Path) -> dict[str, Any] | None:
+        """A consistent copy of the ledger at ``dest`` (0600); returns the head file as it was at that moment.
+
+        Embedded: the file copied while holding our turn, after a checkpoint
+        (writers wait the copy's time). Shared: ``COPY FROM DATABASE`` inside
+        one read snapshot, so writers never wait.
+        """
+        engine = engine_for(self.path)
+        if engine is None:
+            with self.quiesced():
+                head = read_head_file(self.head_path)
+                tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}")
+                shutil.copyfile(self.path, tmp)
+            private(tmp)
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, dest)
+            return head
+        name = f"copy_{uuid.uuid4().hex[:12]}"
+        tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}")
+        with self._snapshot() as (con, head):
+            source = con.execute("SELECT current_database()").fetchone()[0]
+            con.execute("ATTACH ? AS " + name, [str(tmp)])
+            try:
+                con.execute(f'COPY FROM DATABASE "{source}" TO {name}')
+                con.execute("COMMIT")  # the copy's writes belong to this (otherwise read-only) transaction
+            finally:
+                con.execute(f"DETACH {name}")
+        private(tmp)
+        os.replace(tmp, dest)
+        return head
 
     def _write(self, work: Callable[[duckdb.DuckDBPyConnection], T], *, what: str) -> T:
         """Run ``work`` in one transaction; a write-write race inside one process retries it.
@@ -319,13 +302,15 @@ class Store:
         sees the winner's rows and fails its own conditions with ``Conflict``.
         """
         for attempt in range(4):
-            with self._connection() as con:
+            with self._writer() as con:
                 con.execute("BEGIN TRANSACTION")
                 try:
-                    with signing_with(self.keys):
+                    with signing_with(self.keys) as ctx:
                         result = work(con)
+                        head = flush_head(con, ctx)
                     con.execute("COMMIT")
-                    write_head_file(con, self.head_path)
+                    if head is not None:
+                        write_head_file(con, self.head_path, head)
                     return result
                 except duckdb.TransactionException as exc:
                     con.execute("ROLLBACK")

@@ -80,8 +80,13 @@ def create_app(config: ServerConfig) -> Any:
     from flows.integrity.verify import verify_ledger  # integrity hook: never serve from a ledger that fails
     from flows.ledger.signing import KeyStore
 
-    led: Ledger = Ledger(open_ledger(config.home).path, keys=KeyStore(config.home, mode="server")).ensure()
-    verify_ledger(led)  # LEDGER_TAMPERED naming the first break; the server does not start
+    # The server holds its ledger open (flows.ledger.shared) and checks it since the last signed checkpoint.
+    led: Ledger = Ledger(open_ledger(config.home).path, keys=KeyStore(config.home, mode="server")).shared()
+    try:
+        verify_ledger(led, full=False)  # LEDGER_TAMPERED naming the first break; the server does not start
+    except BaseException:
+        led.close()
+        raise
     tokens = TokenStore(config.home)
     bus = EventBus()
     kit = Kit(config=config, ledger=led, links=LinkStore(config.home), followers=Followers(bus.publish), bus=bus,

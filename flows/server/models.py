@@ -140,9 +140,19 @@ class ReconcileBody(BaseModel):
     timeout_s: float = Field(default=30.0, gt=0.0, le=120.0)
 
 
+class AnchorRef(BaseModel):
+    """A published ledger anchor the client holds: where it came from, and its signed JSON (checked on use)."""
+
+    model_config = _CLOSED
+    name: str = Field(min_length=1, max_length=500)
+    anchor: dict[str, Any]
+
+
 class BackupBody(BaseModel):
     """A consistent, verified ledger backup under the server's ``<home>/backups``; ``include_files`` sends the
     copy back too (base64), so the admin's client keeps one off the host."""
 
     model_config = _CLOSED
     include_files: bool = False
+    #: Anchors the client holds off the host (its previous backups'): the server's ledger must still hold each.
+    against: list[AnchorRef] = Field(default_factory=list, max_length=16)

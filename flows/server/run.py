@@ -13,6 +13,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
+from flows.ledger import claim_home
 from flows.server.config import ServerClock, ServerConfig
 from flows.usecases.common import load_rules, load_world_at
 from planner.errors import InvalidArgument
@@ -43,9 +44,9 @@ def make_config(world: str | Path, home: str | Path, clock: str | None = None,
     rules_file = None if rules is None else Path(rules).expanduser().resolve()
     if rules_file is not None:
         load_rules(rules_file)  # a rule file that does not load stops the server here, not at the first plan
-    home_dir.mkdir(parents=True, exist_ok=True)
     if sweep_s < 0:
         raise InvalidArgument(f"--sweep-s {sweep_s}: give a period in seconds, or 0 to turn the sweeper off")
+    claim_home(home_dir)  # one server per home: a second one stops here (CONFLICT), before it changes anything
     config = ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start), rules=rules_file, sweep_s=sweep_s)
     # So the admin commands on this host check user ids against the server's own world by default.
     (home_dir / "server.json").write_text(json.dumps({"world": str(world_dir)}, indent=1) + "\n", encoding="utf-8")

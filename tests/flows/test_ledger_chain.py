@@ -165,3 +165,109 @@ def test_a_ledger_from_before_the_chain_is_adopted_on_upgrade(tmp_path: Path) ->
     signed = con.execute("SELECT count(*) FROM approvals WHERE signature IS NOT NULL").fetchone()[0]
     con.close()
     assert signed == 1
+
+
+# --------------------------------------------------------------------------- audit and dispatches in the chain
+
+
+def _fly(ledger: Ledger, draft_id: str, i: int) -> str:
+    """Claim, one attempt and an ACKED outcome for an approved draft; the idempotency key."""
+    _, h = _plan(i)
+    key = ledger.claim_dispatch(draft_id, 1, plan_hash=h, params={"link": "udpout:127.0.0.1:14550"}, actor="c",
+                                now=NOW).dispatch.idempotency_key
+    ledger.record_attempt(key, {"kind": "upload", "outcome": "ACCEPTED", "items_sent": 3}, now=NOW)
+    ledger.finish_dispatch(key, status="ACKED", result={"message": "accepted"}, actor="c", now=NOW)
+    return key
+
+
+@pytest.fixture
+def flown(ledger: Ledger) -> Ledger:
+    """d-1 dispatched and ACKED; refused and accepted approvals audited with their token, caller and address."""
+    _fly(ledger, "d-1", 0)
+    for code in ("FORBIDDEN", "OK"):
+        ledger.audit(actor="chen.jing", command="server.approve.totp", args={"draft_id": "d-2", "token_id": "tok-7"},
+                     result_code=code, duration_s=0.01, started=NOW, draft_id="d-2", token_id="tok-7",
+                     client_addr="127.0.0.9", caller="worker", message=None if code == "OK" else "wrong code")
+    _draft(ledger, "d-4", 4)  # more entries after them: a deleted row is not the last one
+    return ledger
+
+
+def test_audit_rows_and_dispatch_changes_are_entries(flown: Ledger) -> None:
+    report = verify_ledger(flown)
+    assert report.ok and report.audit_rows == 2 and report.dispatch_changes == 3  # claim, attempt, outcome
+    refused = flown.refusals("d-2")[0]
+    assert (refused.token_id, refused.client_addr, refused.caller) == ("tok-7", "127.0.0.9", "worker")
+    assert refused.args_redacted["token_id"] == "tok-7" and refused.result_message == "wrong code"
+
+
+@pytest.mark.parametrize(
+    ("tamper", "expected"),
+    [
+        ("DELETE FROM audit WHERE result_code = 'FORBIDDEN'", "was expected (an entry was deleted)"),
+        ("UPDATE audit SET token_id = 'tok-1' WHERE result_code = 'FORBIDDEN'",
+         "server.approve.totp by chen.jing (FORBIDDEN): its content was changed"),
+        ("DELETE FROM dispatches WHERE draft_id = 'd-1'", "of d-1 v1: was deleted (its last recorded change: ACKED"),
+        ("UPDATE dispatches SET status = 'FAILED' WHERE draft_id = 'd-1'",
+         "is not what its last recorded change says"),
+        ("UPDATE dispatches SET drone_ids = '[\"D-9\"]' WHERE draft_id = 'd-1'",
+         "is not what its last recorded change says"),
+        ("DELETE FROM dispatch_log WHERE change = 'attempt'", "was expected (an entry was deleted)"),
+        ("UPDATE dispatch_log SET status = 'PENDING' WHERE change = 'finish'", "its content was changed"),
+        ("UPDATE dispatch_log SET row_json = replace(row_json, '\"attempts\":1', '\"attempts\":\"x\"')",
+         "is not what its last recorded change says"),
+        ("INSERT INTO dispatches SELECT * REPLACE ('k2' AS idempotency_key, 'd-2' AS draft_id) FROM dispatches",
+         "of d-2 v1: is not in the hash chain"),
+    ],
+)
+def test_a_deleted_or_edited_audit_or_dispatch_row_is_named(flown: Ledger, tamper: str, expected: str) -> None:
+    _sql(flown, tamper)
+    with pytest.raises(LedgerTampered) as err:
+        verify_ledger(flown)
+    assert any(expected in b for b in err.value.details["breaks"]), err.value.details["breaks"]
+
+
+def test_a_forgotten_dispatch_of_another_draft_fails_the_check_before_a_dispatch(flown: Ledger) -> None:
+    """With d-1's dispatch row gone its drone would look free: the cheap check of d-2 (every dispatch) sees it."""
+    assert flown.check("d-2") == []
+    _sql(flown, "DELETE FROM dispatches WHERE draft_id = 'd-1'")
+    assert [b.text() for b in flown.check("d-2") if "was deleted" in b.text()]
+
+
+# --------------------------------------------------------------------------- checkpoints: start-up since the last one
+
+
+def test_the_start_up_check_walks_only_what_came_after_the_last_checkpoint(flown: Ledger) -> None:
+    full = verify_ledger(flown)  # a clean full walk records a signed checkpoint
+    assert flown.latest_checkpoint().seq == full.head_seq
+    _draft(flown, "d-5", 5)
+    since = verify_ledger(flown, full=False)
+    assert (since.scope, since.from_seq, since.entries) == ("since", full.head_seq, 3)
+    assert since.head_seq == full.head_seq + 3 and flown.latest_checkpoint().seq == since.head_seq
+    _draft(flown, "d-6", 6)
+    _sql(flown, "UPDATE events SET reason = 'edited' WHERE draft_id = 'd-6' AND to_state = 'DRAFT'")
+    with pytest.raises(LedgerTampered, match="its content was changed"):
+        verify_ledger(flown, full=False)
+
+
+def test_a_forged_or_stale_checkpoint_is_not_trusted(flown: Ledger) -> None:
+    verify_ledger(flown)
+    good = flown.latest_checkpoint()
+    # a checkpoint row written by hand (no key) is ignored: the older, signed one is used
+    _sql(flown, "INSERT INTO chain_checkpoints (seq, head_hash, scope, statement_json, signature, key_id) SELECT seq + 5, "
+                "head_hash, scope, replace(statement_json, '\"seq\":' || seq, '\"seq\":' || (seq + 5)), signature, key_id "
+                "FROM chain_checkpoints")
+    assert flown.latest_checkpoint() == good
+    # history rewritten under the checkpoint (its entry's hash changed): it no longer holds; the full walk runs
+    for table in ("events", "approvals", "dispatch_log", "audit"):
+        _sql(flown, f"UPDATE {table} SET entry_hash = repeat('f', 64) WHERE chain_seq = {good.seq}")
+    assert flown.latest_checkpoint() is None
+    with pytest.raises(LedgerTampered) as err:
+        verify_ledger(flown, full=False)
+    assert err.value.details["scope"] == "full"
+
+
+def test_without_any_checkpoint_the_start_up_check_is_the_full_walk(flown: Ledger) -> None:
+    verify_ledger(flown)
+    _sql(flown, "DELETE FROM chain_checkpoints")
+    report = verify_ledger(flown, full=False)
+    assert report.ok and report.scope == "full" and report.entries == report.head_seq

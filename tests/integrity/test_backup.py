@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ import duckdb
 import pytest
 
 from flows.ledger import Ledger
+from planner.errors import LedgerTampered
 
 pytestmark = pytest.mark.slow
 
@@ -167,3 +169,190 @@ def test_the_scheduled_backup_flow_writes_verified_backups_and_prunes(tmp_path: 
     spec = yaml.safe_load((ROOT / "prefect.yaml").read_text(encoding="utf-8"))
     nightly = [d for d in spec["deployments"] if d["entrypoint"] == "flows/orchestration/backup_flow.py:backup_ledger"]
     assert nightly and nightly[0]["schedules"][0]["cron"] == "15 2 * * *"
+
+
+# --------------------------------------------------------------------------- anchors: a rolled-back home
+
+
+def _write_more(home: Path, who: str, env: dict[str, str] | None = None) -> None:
+    w = subprocess.run([sys.executable, "-c", textwrap.dedent(WRITER), str(home / "ledger.duckdb"), who, "0.5"],
+                       env=env or _env(home), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert w.returncode == 0, w.stderr[-2000:]
+
+
+def _roll_back(home: Path, saved: Path) -> None:
+    """Put the saved home's ledger and head file back: an older ledger with its own valid head."""
+    for name in ("ledger.duckdb", "ledger.duckdb.head"):
+        (home / name).write_bytes((saved / name).read_bytes())
+    (home / "ledger.duckdb.wal").unlink(missing_ok=True)
+
+
+def test_a_rolled_back_home_verifies_alone_but_not_against_its_anchor(tmp_path: Path) -> None:
+    from flows.integrity.backup import backup
+    from flows.integrity.verify import verify_ledger
+    from flows.ledger.checkpoints import read_anchor
+    from flows.orchestration.backup_flow import run_backup
+
+    home = tmp_path / "home"
+    ledger = _filled(home, "first")
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    for name in ("ledger.duckdb", "ledger.duckdb.head"):
+        (saved / name).write_bytes((home / name).read_bytes())
+    _filled(home, "later")
+    dest = tmp_path / "b1"
+    out = backup(ledger, dest)
+    anchor = json.loads((dest / "ANCHOR.json").read_text())
+    assert anchor["statement"]["seq"] == out["head_seq"]
+    assert oct(dest.stat().st_mode & 0o777) == "0o700"
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in dest.iterdir()} == {
+        "ledger.duckdb": "0o600", "ledger.duckdb.head": "0o600", "MANIFEST.json": "0o600", "ANCHOR.json": "0o600"}
+    assert verify_ledger(ledger, against=[("b1", read_anchor(dest / "ANCHOR.json"))]).ok
+    _roll_back(home, saved)
+    alone = _sortie(home, "ledger", "verify")
+    assert alone.returncode == 0, alone.stdout  # the older copy is valid on its own: that was the hole
+    v = _sortie(home, "ledger", "verify", "--against", str(dest))
+    assert v.returncode == 2, v.stdout
+    error = json.loads(v.stdout)["error"]
+    assert error["code"] == "LEDGER_TAMPERED" and "rolled back to an older copy" in error["message"]
+    # the nightly backup, which checks the previous backup's anchor first, refuses to back the older copy up
+    root = tmp_path / "nightly"
+    root.mkdir()
+    os.replace(dest, root / "ledger-20261129T021500000000Z")
+    os.environ["SORTIE_HOME"] = str(home)
+    try:
+        with pytest.raises(LedgerTampered, match="rolled back"):
+            run_backup(root, keep=3)
+    finally:
+        del os.environ["SORTIE_HOME"]
+    manifests = [p.name for p in root.iterdir() if (p / "MANIFEST.json").is_file()]
+    assert manifests == ["ledger-20261129T021500000000Z"]  # the refused copy is not counted as a backup
+
+
+def _filled(home: Path, who: str, n: int = 3) -> Ledger:
+    """A ledger in ``home`` with ``n`` approved drafts, written in this process (the same writes as WRITER)."""
+    from datetime import datetime
+
+    from flows.ledger import NewVersion
+    from flows.ledger.records import sha256_json
+
+    ledger = Ledger(home / "ledger.duckdb")
+    now = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
+    for i in range(n):
+        plan, d = {"sorties": [{"drone_id": f"D-{who}-{i}"}]}, f"d-{who}-{i}"
+        ledger.record_versions([NewVersion(
+            draft_id=d, version=1, state="DRAFT", request_key=d, tenant="t", region_id=None, requested_by="a",
+            request_text="r", intent=None, plan=plan, plan_hash=sha256_json(plan), findings=[], verdict="pass",
+            missing=[], world_name="w", world_dir="w", world_hash="wh")], actor="a", now=now)
+        ledger.approve(d, 1, approver_id="b", may_approve=lambda t, r: True, plan_hash=sha256_json(plan), comment="",
+                       now=now)
+    return ledger
+
+
+def test_a_forged_or_foreign_anchor_is_named(tmp_path: Path) -> None:
+    from flows.integrity.backup import backup
+    from flows.integrity.verify import verify_ledger
+    from flows.ledger.checkpoints import parse_anchor, read_anchor
+    from planner.errors import InvalidArgument
+
+    ledger = _filled(tmp_path / "home", "h")
+    backup(ledger, tmp_path / "b")
+
+    def first_break(anchor_path: Path) -> str:
+        with pytest.raises(LedgerTampered) as err:
+            verify_ledger(ledger, against=[(str(anchor_path), read_anchor(anchor_path))])
+        return err.value.details["first_break"]
+
+    anchor = json.loads((tmp_path / "b" / "ANCHOR.json").read_text())
+    forged = dict(anchor, statement={**anchor["statement"], "seq": anchor["statement"]["seq"] - 1})
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    assert "signature does not verify" in first_break(tmp_path / "forged.json")
+    other = _filled(tmp_path / "other", "o")  # another ledger, with its own key: its anchor proves nothing here
+    backup(other, tmp_path / "ob")
+    assert "signature does not verify" in first_break(tmp_path / "ob")
+    (tmp_path / "twin").mkdir()  # another ledger signed with the same key: named as another ledger
+    shutil.copytree(tmp_path / "home" / "keys", tmp_path / "twin" / "keys")
+    backup(_filled(tmp_path / "twin", "t"), tmp_path / "tb")
+    assert "another ledger was put in its place" in first_break(tmp_path / "tb")
+    with pytest.raises(InvalidArgument):
+        parse_anchor({})
+    junk = tmp_path / "junk.json"
+    junk.write_text("{}")
+    v = _sortie(tmp_path / "home", "ledger", "verify", "--against", str(junk))
+    assert v.returncode == 2 and json.loads(v.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_with_the_key_outside_the_home_a_rolled_back_home_is_still_found(tmp_path: Path) -> None:
+    """SORTIE_KEY_DIR: the key is not in the home, so whoever rolls the home back cannot re-sign an anchor."""
+    keys = tmp_path / "offhost-keys"
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**_env(home), "SORTIE_KEY_DIR": str(keys)}
+    _write_more(home, "first", env)
+    assert (keys / "authority.ed25519").is_file() and not (home / "keys").exists()
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    for name in ("ledger.duckdb", "ledger.duckdb.head"):
+        (saved / name).write_bytes((home / name).read_bytes())
+    _write_more(home, "second", env)
+    backup_out = subprocess.run([str(SORTIE), "ledger", "backup", str(tmp_path / "b"), "--json"], env=env, cwd=ROOT,
+                                capture_output=True, text=True, timeout=300)
+    assert backup_out.returncode == 0, backup_out.stdout + backup_out.stderr
+    _roll_back(home, saved)
+    v = subprocess.run([str(SORTIE), "ledger", "verify", "--json", "--against", str(tmp_path / "b")], env=env,
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert v.returncode == 2 and "rolled back" in json.loads(v.stdout)["error"]["message"]
+    without = subprocess.run([str(SORTIE), "ledger", "verify", "--json"], env=_env(home), cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+    assert without.returncode == 2  # without the key nothing in the home verifies
+
+
+def test_a_server_backs_up_from_one_snapshot_while_it_writes(tmp_path: Path) -> None:
+    """Shared mode: ``COPY FROM DATABASE`` inside one read snapshot; writers in other threads never wait for it."""
+    import threading
+    from datetime import datetime
+
+    from flows.integrity.backup import backup, restore
+
+    home = _home_with_ledger(tmp_path)
+    ledger = Ledger(home / "ledger.duckdb").shared()
+    stop = threading.Event()
+    written: list[int] = []
+
+    def write() -> None:
+        while not stop.is_set() and len(written) < 500:
+            ledger.audit(actor="t", command="during", args={}, result_code="OK", duration_s=0.0,
+                         started=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+            written.append(1)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        out = backup(ledger, tmp_path / "b")
+    finally:
+        stop.set()
+        writer.join(60)
+        ledger.close()
+    assert out["verified"] and written  # writes went on during the copy
+    assert json.loads((tmp_path / "b" / "ledger.duckdb.head").read_text())["seq"] == out["head_seq"]
+    assert _sortie(home, "ledger", "verify", "--against", str(tmp_path / "b")).returncode == 0
+    back = restore(Ledger(home / "ledger.duckdb"), tmp_path / "b")
+    assert back["head_seq"] == out["head_seq"] and _entries(home / "ledger.duckdb") > 0
+    assert _sortie(home, "ledger", "verify").returncode == 0
+
+
+def test_verifying_a_backup_folder_reads_it_and_never_writes_it(tmp_path: Path) -> None:
+    """``sortie ledger verify --home BACKUP`` must not migrate, checkpoint or otherwise touch the copy."""
+    from flows.integrity.backup import backup, restore
+
+    home = tmp_path / "home"
+    ledger = _filled(home, "h")
+    dest = tmp_path / "b"
+    backup(ledger, dest)
+    before = {p.name: p.read_bytes() for p in dest.iterdir()}
+    v = subprocess.run([str(SORTIE), "ledger", "verify", "--home", str(dest), "--json"],  # the key is not in a backup
+                       env={**_env(home), "SORTIE_KEY_DIR": str(home / "keys")}, cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert v.returncode == 0, v.stdout + v.stderr
+    assert {p.name: p.read_bytes() for p in dest.iterdir()} == before
+    assert restore(ledger, dest)["verified"]

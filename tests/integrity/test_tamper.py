@@ -232,12 +232,91 @@ def test_key_files_are_private(home: Path) -> None:
 
 
 def test_the_authority_refuses_to_start_from_a_ledger_that_fails(home: Path, approved: tuple[Path, Path, str]) -> None:
+    """The start walks what came after the last signed checkpoint, and checks every row that one query can; an
+    old entry edited in place is left to the full walk (``sortie ledger verify``, every backup) and to dispatch."""
+    from flows.integrity.verify import verify_ledger
     from flows.server.api import create_app
     from flows.server.run import make_config
 
+    def start() -> SortieError | None:
+        try:
+            create_app(config)
+        except SortieError as exc:
+            assert not open_ledger(home).is_shared  # a refused start lets the file go
+            return exc
+        ledger = open_ledger(home)
+        assert ledger.is_shared  # the app holds its ledger open (flows.ledger.shared)
+        ledger.close()  # as when that server stops
+        return None
+
     config = make_config(approved[1], home)
-    create_app(config)  # a clean ledger: the app is made
-    _sql(home, ("UPDATE events SET actor = 'mallory' WHERE draft_id = ?", [approved[2]]))
-    with pytest.raises(SortieError) as err:
-        create_app(config)
-    assert err.value.code == "LEDGER_TAMPERED" and "changed after it was written" in err.value.message
+    assert start() is None  # a clean ledger: the app is made (and a checkpoint signed)
+    open_ledger(home).audit(actor="chen.jing", command="x", args={}, result_code="OK", duration_s=0.0,
+                            started=kit.now())  # an entry after the checkpoint
+    _sql(home, ("UPDATE audit SET actor = 'mallory' WHERE command = 'x'", []))
+    err = start()
+    assert err is not None and err.code == "LEDGER_TAMPERED" and "changed after it was written" in err.message
+    _sql(home, ("UPDATE audit SET actor = 'chen.jing' WHERE command = 'x'", []))
+    assert start() is None
+    _sql(home, ("UPDATE drafts SET state = 'DRAFT' WHERE draft_id = ?", [approved[2]]))  # a state, any draft
+    err = start()
+    assert err is not None and "is not what its events say" in err.message
+    _sql(home, ("UPDATE drafts SET state = 'APPROVED' WHERE draft_id = ?", [approved[2]]))
+    _sql(home, ("UPDATE events SET actor = 'mallory' WHERE draft_id = ?", [approved[2]]))  # before the checkpoint
+    assert start() is None
+    with pytest.raises(SortieError) as full:
+        verify_ledger(open_ledger(home))
+    assert full.value.code == "LEDGER_TAMPERED" and "changed after it was written" in full.value.message
+    _sql(home, ("DELETE FROM events WHERE draft_id = ? AND from_state IS NULL", [approved[2]]))
+    err = start()
+    assert err is not None and err.code == "LEDGER_TAMPERED" and "entries were deleted" in err.message
+
+
+def test_a_deleted_dispatch_row_is_named_and_frees_no_drone(home: Path, approved: tuple[Path, Path, str],
+                                                            sim: Any) -> None:
+    """Issue 28: with the ACKED dispatch row of a flying draft gone, a second mission for the same drone passed a
+    dry run. Its dispatch log still says the drone flies: verify names the deletion, and the dry run is refused."""
+    from datetime import timedelta
+
+    from flows.usecases import decisions, dispatching, planning
+
+    first = approved[2]
+    assert _dispatch(first, sim).status == "ACKED"
+    later = kit.now() + timedelta(minutes=1)
+    s = planning.plan_draft(text=kit.TEXT, region_id="region-1001", requested_by="li.wei", world_dir=str(approved[1]),
+                            now=later, ledger=open_ledger())
+    decisions.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok", now=later,
+                      ledger=open_ledger())
+    assert {x.drone for x in s.sorties} == {open_ledger().get_draft(first).plan["sorties"][0]["drone_id"]}
+
+    def dry_run() -> SortieError:
+        with pytest.raises(SortieError) as err:
+            dispatching.dispatch(s.draft_id, actor="chen.jing", now=later, link=sim.address, timeout_s=15,
+                                 dry_run=True, ledger=open_ledger())
+        return err.value
+
+    assert dry_run().code == "DEVICE_BUSY"  # the drone flies the first draft
+    _sql(home, ("DELETE FROM dispatches WHERE draft_id = ?", [first]))
+    v = _verify_cli(home)
+    assert v.returncode == 2 and json.loads(v.stdout)["error"]["code"] == "LEDGER_TAMPERED"
+    breaks = json.loads(v.stdout)["error"]["details"]["breaks"]
+    assert any(f"of {first} v1: was deleted (its last recorded change: ACKED" in b for b in breaks), breaks
+    refused = dry_run()
+    assert refused.code == "LEDGER_TAMPERED" and "was deleted" in refused.message
+
+
+def test_a_deleted_audit_row_fails_verify(home: Path, approved: tuple[Path, Path, str]) -> None:
+    """A refused approval is audited (a CLI command, as a user would run it); deleting that row is a break."""
+    env = {k: v for k, v in kit.env_for(home, approved[1]).items()}
+    again = subprocess.run([str(SORTIE), "approve", approved[2], "--version", "1", "--as", "chen.jing", "--json"],
+                           env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert again.returncode == 2  # already approved: refused, and audited
+    refused = [a for a in open_ledger().audit_rows() if a.command == "approve" and a.result_code != "OK"]
+    assert refused
+    open_ledger().audit(actor="later", command="x", args={}, result_code="OK", duration_s=0.0, started=kit.now())
+    from flows.integrity.verify import verify_ledger
+
+    assert verify_ledger(open_ledger()).ok
+    _sql(home, ("DELETE FROM audit WHERE audit_id = ?", [refused[0].audit_id]))
+    v = _verify_cli(home)
+    assert v.returncode == 2 and "an entry was deleted" in json.loads(v.stdout)["error"]["message"]

@@ -43,7 +43,8 @@ def router(kit: "Kit") -> APIRouter:
             if "admin" not in user.roles:
                 raise Forbidden(f"{user.id} may not back up the ledger (the admin role is needed)")
             stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")  # a folder name: the host's real time
-            out = ctx.authority().ledger_backup(kit.config.home / "backups" / f"ledger-{stamp}")
+            out = ctx.authority().ledger_backup(kit.config.home / "backups" / f"ledger-{stamp}",
+                                                against=[(a.name, a.anchor) for a in body.against])
             if body.include_files:
                 folder = Path(out["dir"])
                 files = sorted(p for p in folder.iterdir() if p.is_file())
@@ -53,6 +54,7 @@ def router(kit: "Kit") -> APIRouter:
                 out["files"] = {p.name: base64.b64encode(p.read_bytes()).decode("ascii") for p in files}
             return out
 
-        return kit.call(c, "ledger.backup", "admin", {"include_files": body.include_files}, work)
+        return kit.call(c, "ledger.backup", "admin",
+                        {"include_files": body.include_files, "against": [a.name for a in body.against]}, work)
 
     return r
