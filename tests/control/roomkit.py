@@ -145,7 +145,29 @@ class Room:
                                                     start_new_session=True)
 
     def stop_worker(self) -> None:
+        """Stop the worker once the runs it started have exited.
+
+        A suspended run records Suspended and then its process exits; a worker stopped in that instant takes the
+        exiting run down with it and Prefect marks the run crashed, so a later Submit is refused (ABORT). An
+        operator stops a worker that is idle; so does this."""
+        wait_for("the worker's runs to exit", lambda: self._run_processes() == [], 60.0, 0.5)
         stop_process_group(self.procs.pop("worker"), term_timeout_s=15.0)
+
+    def _run_processes(self) -> list[int]:
+        """Processes in the worker's group other than the worker (its flow-run subprocesses), read from /proc."""
+        group = self.procs["worker"].pid
+        out = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == group:
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state, ppid, pgrp, ...
+            if fields[0] != "Z" and int(fields[2]) == group:
+                out.append(int(entry.name))
+        return out
 
     def freeze_worker(self, frozen: bool) -> None:
         """SIGSTOP / SIGCONT the worker and its runs: a worker that does nothing for a while, then carries on."""
