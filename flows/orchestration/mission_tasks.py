@@ -47,7 +47,7 @@ def _per_run_key(context: Any, parameters: dict[str, Any]) -> str:
 def draft_state(shown: dict[str, Any]) -> dict[str, Any]:
     """What a waiting run reads of a version: its state, plan, requester, request as written and who read it."""
     keys = ("draft_id", "version", "plan_hash", "verdict", "requested_by", "created_time", "tenant", "region_id",
-            "request_text", "extractor")
+            "request_text", "extractor", "clarifications", "request_id")
     return {k: shown.get(k) for k in keys} | {"state": shown["status"]}
 
 
