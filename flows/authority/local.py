@@ -200,10 +200,24 @@ class LocalAuthority(FlightActions):
         who = self._decider(relay)
 
         def work() -> dict[str, Any]:
-            return requests.answer(request_id, list(answers), answerer=who, world_dir=self.g.world_dir,
-                                   now=self.g.now(), rules_path=self.g.rules, ledger=self.g.ledger).to_dict()
+            try:
+                out = requests.answer(request_id, list(answers), answerer=who, world_dir=self.g.world_dir,
+                                      now=self.g.now(), rules_path=self.g.rules, ledger=self.g.ledger).to_dict()
+            except SortieError as exc:
+                if exc.code == "NEEDS_CLARIFICATION":
+                    self._wake_request(request_id, "answered")  # a run waiting on the form shows the follow-ups
+                raise
+            self._wake_request(request_id, "answered")  # a run waiting on the form goes on with this draft
+            return out
 
         return self._audited("answer", {"request_id": request_id, "answers": list(answers)}, work, who)
+
+    def _wake_request(self, request_id: str, why: str) -> None:
+        """Wake the Prefect runs waiting on this request's answers (where this authority wakes runs at all)."""
+        if self.g.waker is not None:
+            from flows.authority.waking import wake_request_runs
+
+            wake_request_runs(request_id, why)
 
     def expire_request(self, request_id: str, *, deadline: datetime | None = None,
                        on_behalf_of: str | None = None) -> dict[str, Any]:
@@ -213,6 +227,8 @@ class LocalAuthority(FlightActions):
 
         turn = requests.expire(request_id, ledger=self.g.ledger, actor=self.g.acting(on_behalf_of).id,
                                now=self.g.now(), deadline=deadline, wall_now=datetime.now(timezone.utc))
+        if turn.state == "EXPIRED":
+            self._wake_request(request_id, "expired")
         return self.g.stamp({"request_id": request_id, "state": turn.state, "turn": turn.turn,
                              "draft_id": turn.draft_id, "expires_time": turn.expires_time, "tenant": turn.tenant})
 
@@ -220,9 +236,11 @@ class LocalAuthority(FlightActions):
         """The sweeper's part: every open request past its deadline on this authority's clock, EXPIRED."""
         from flows.usecases import requests
 
+        closed = requests.expire_due(self.g.ledger, now=self.g.now(), actor=self.g.acting().id)
+        for t in closed:
+            self._wake_request(t.request_id, "expired")  # a suspended run waiting on it ends EXPIRED
         return [{"request_id": t.request_id, "state": t.state, "turn": t.turn, "tenant": t.tenant,
-                 "reason": t.reason} for t in requests.expire_due(self.g.ledger, now=self.g.now(),
-                                                                   actor=self.g.acting().id)]
+                 "reason": t.reason} for t in closed]
 
     # ------------------------------------------------------------------ deciding
 
