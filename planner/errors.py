@@ -14,6 +14,7 @@ This module is a leaf: it imports nothing of sortie, so every package
     ├── Forbidden (PermissionError)               FORBIDDEN
     ├── NotFound (LookupError)                    NOT_FOUND
     ├── Conflict (RuntimeError)                   CONFLICT
+    │   └── RequestExpired                        REQUEST_EXPIRED
     ├── AirspaceBlocked (RuntimeError)            AIRSPACE_BLOCKED
     ├── DeviceUnavailable (RuntimeError)          DEVICE_UNAVAILABLE
     │   └── DeviceMismatch                        DEVICE_MISMATCH
@@ -69,6 +70,7 @@ __all__ = [
     "WorldUnavailable",
     "ServerUnavailable",
     "OverrideRefused",
+    "RequestExpired",
     "ERROR_CODES",
 ]
 
@@ -119,6 +121,18 @@ class Conflict(SortieError, RuntimeError):
     """An illegal state transition or a lost race; nothing was changed."""
 
     code = "CONFLICT"
+
+
+class RequestExpired(Conflict):
+    """An open request (a request waiting for its questions to be answered) is past its deadline: nothing was
+    planned, and answering it is refused; plan the request again.
+
+        >>> err = RequestExpired("request r-1 expired at 2026-11-29T11:00:00+02:00")
+        >>> err.code, isinstance(err, Conflict)
+        ('REQUEST_EXPIRED', True)
+    """
+
+    code = "REQUEST_EXPIRED"
 
 
 class AirspaceBlocked(SortieError, RuntimeError):
@@ -240,6 +254,7 @@ ERROR_CODES: dict[str, type[SortieError]] = {
         Forbidden,
         NotFound,
         Conflict,
+        RequestExpired,
         AirspaceBlocked,
         DeviceUnavailable,
         DeviceMismatch,

@@ -18,6 +18,13 @@ pause, resume or recall (``Relay``: judged at the moment they submitted it),
 and acts as the token's own user for everything else (dispatch, expiry,
 cancel), which must then hold the role.
 
+A request that needs clarification is kept open (``plan`` refuses with
+``NEEDS_CLARIFICATION`` naming it); ``answer`` answers its questions as the
+acting user — or, relayed from a shared screen (the Prefect clarification
+form), as the person a ``Relay`` names (a server proves them by their one-time
+code) — and plans it, and ``expire_request`` closes one whose wait is over
+(the caller's own deadline honoured only where the caller is the authority).
+
 Where the two modes differ by nature, the difference is the authority's to
 state, never the caller's to find out: ``dispatch_refusal`` says whether a
 dispatch after an approval could fly (the embedded authority dispatches as a
@@ -94,6 +101,12 @@ class Authority(Protocol):
     def export(self, draft_id: str, fmt: str, *, version: int | None = None, out: Path | None = None,
                sortie: int = 0) -> dict[str, Any]: ...
     def report(self, draft_id: str, version: int | None = None, *, out: Path | None = None) -> dict[str, Any]: ...
+
+    # -- open requests: a request that needs clarification, answered later (flows.usecases.requests)
+    def request(self, request_id: str) -> dict[str, Any]: ...
+    def answer(self, request_id: str, answers: Sequence[str], *, relay: Relay | None = None) -> dict[str, Any]: ...
+    def expire_request(self, request_id: str, *, deadline: datetime | None = None,
+                       on_behalf_of: str | None = None) -> dict[str, Any]: ...
 
     # -- deciding (each wakes the Prefect run waiting on the version)
     def approve(self, draft_id: str, version: int, *, plan_hash: str | None = None, comment: str = "",

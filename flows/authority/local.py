@@ -17,7 +17,7 @@ flight actions (dispatch, control, monitor, reconcile) are
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -181,6 +181,66 @@ class LocalAuthority(FlightActions):
         write_report(rep, out, home=self.g.ledger.path.parent)
         png = None if rep.map_png is None else base64.b64encode(rep.map_png).decode("ascii")
         return self.g.stamp({**rep.to_dict(), "map_png_b64": png})
+
+    # ------------------------------------------------------------------ open requests
+
+    def request(self, request_id: str) -> dict[str, Any]:
+        from flows.usecases import requests
+
+        def work() -> dict[str, Any]:
+            return requests.show(request_id, viewer=self.g.actor if self.g.actor_id() else None,
+                                 world_dir=self.g.world_dir, now=self.g.now(), ledger=self.g.ledger)
+
+        return self._audited("request", {"request_id": request_id}, work)
+
+    def answer(self, request_id: str, answers: Sequence[str], *, relay: Relay | None = None) -> dict[str, Any]:
+        """Answer an open request's questions as the acting user (or the relayed person) and plan it."""
+        from flows.usecases import requests
+
+        who = self._decider(relay)
+
+        def work() -> dict[str, Any]:
+            try:
+                out = requests.answer(request_id, list(answers), answerer=who, world_dir=self.g.world_dir,
+                                      now=self.g.now(), rules_path=self.g.rules, ledger=self.g.ledger).to_dict()
+            except SortieError as exc:
+                if exc.code == "NEEDS_CLARIFICATION":
+                    self._wake_request(request_id, "answered")  # a run waiting on the form shows the follow-ups
+                raise
+            self._wake_request(request_id, "answered")  # a run waiting on the form goes on with this draft
+            return out
+
+        return self._audited("answer", {"request_id": request_id, "answers": list(answers)}, work, who)
+
+    def _wake_request(self, request_id: str, why: str) -> None:
+        """Wake the Prefect runs waiting on this request's answers (where this authority wakes runs at all)."""
+        if self.g.waker is not None:
+            from flows.authority.waking import wake_request_runs
+
+            wake_request_runs(request_id, why)
+
+    def expire_request(self, request_id: str, *, deadline: datetime | None = None,
+                       on_behalf_of: str | None = None) -> dict[str, Any]:
+        """EXPIRED once the open request is overdue on this authority's clock, or — the embedded mode, where the
+        caller is the authority — past the caller's own wall-clock ``deadline`` (a Prefect run's wait)."""
+        from flows.usecases import requests
+
+        turn = requests.expire(request_id, ledger=self.g.ledger, actor=self.g.acting(on_behalf_of).id,
+                               now=self.g.now(), deadline=deadline, wall_now=datetime.now(timezone.utc))
+        if turn.state == "EXPIRED":
+            self._wake_request(request_id, "expired")
+        return self.g.stamp({"request_id": request_id, "state": turn.state, "turn": turn.turn,
+                             "draft_id": turn.draft_id, "expires_time": turn.expires_time, "tenant": turn.tenant})
+
+    def expire_overdue_requests(self) -> list[dict[str, Any]]:
+        """The sweeper's part: every open request past its deadline on this authority's clock, EXPIRED."""
+        from flows.usecases import requests
+
+        closed = requests.expire_due(self.g.ledger, now=self.g.now(), actor=self.g.acting().id)
+        for t in closed:
+            self._wake_request(t.request_id, "expired")  # a suspended run waiting on it ends EXPIRED
+        return [{"request_id": t.request_id, "state": t.state, "turn": t.turn, "tenant": t.tenant,
+                 "reason": t.reason} for t in closed]
 
     # ------------------------------------------------------------------ deciding
 

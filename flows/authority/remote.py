@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,22 @@ class RemoteAuthority:
             path.write_text(text, encoding="utf-8")
             got = {**got, "server_files": got.get("files"), "files": {"report": str(path)}}
         return got
+
+    # -- open requests
+
+    def request(self, request_id: str) -> dict[str, Any]:
+        return self.client.request("GET", f"/v1/requests/{request_id}")
+
+    def answer(self, request_id: str, answers: Sequence[str], *, relay: Relay | None = None) -> dict[str, Any]:
+        """The answers as this token's user, or relayed for an operator with their one-time code (the Prefect form)."""
+        totp = self._totp(relay, "an answer relayed from Prefect")
+        return self.client.request("POST", f"/v1/requests/{request_id}/answers",
+                                   body={"answers": list(answers)} | ({"totp": totp} if totp else {}))
+
+    def expire_request(self, request_id: str, *, deadline: datetime | None = None,
+                       on_behalf_of: str | None = None) -> dict[str, Any]:
+        """The server judges the request's deadline on its own clock; a caller's deadline only says when to ask."""
+        return self.client.request("POST", f"/v1/requests/{request_id}/expire", body={})
 
     # -- deciding (the server wakes the run waiting on the version)
 

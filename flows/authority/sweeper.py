@@ -1,4 +1,5 @@
-"""The authority's own rounds: expire what is overdue, and withdraw what was cancelled in the Prefect UI.
+"""The authority's own rounds: expire what is overdue (drafts, open requests), and withdraw what was cancelled in the
+Prefect UI.
 
 Why the authority does it: a deadline is the authority's (its clock, its
 policy), so nothing may depend on a worker's timer having run — a draft nobody
@@ -50,10 +51,12 @@ _WAITING = ("DRAFT", "WAITING_RESOURCE")
 
 @dataclass
 class SweepReport:
-    """What one round did: versions expired, versions withdrawn after their run was cancelled in Prefect."""
+    """What one round did: versions expired, versions withdrawn after their run was cancelled in Prefect, open
+    requests expired."""
 
     expired: list[str] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
+    requests_expired: list[str] = field(default_factory=list)
 
 
 def version_of_tags(tags: list[str]) -> tuple[str, int] | None:
@@ -100,6 +103,10 @@ def sweep(authority: Any, *, now: datetime, window: Any, seen: set[str] | None =
     ``publish(type, result)`` tells the authority's event feed.
     """
     report = SweepReport()
+    for closed in authority.expire_overdue_requests():  # open requests nobody answered in time
+        report.requests_expired.append(closed["request_id"])
+        if publish is not None:
+            publish("request.expired", closed)
     ledger = authority.g.ledger
     for rec in ledger.list_drafts(limit=100_000):
         if rec.state in _WAITING and now >= decide_by(rec, window):
@@ -158,8 +165,9 @@ class Sweeper:
         authority, now, window = self.make()
         report = sweep(authority, now=now, window=window, seen=self.seen, publish=self.publish)
         self.rounds += 1
-        if report.expired or report.cancelled:
-            log.info("sweep: expired %s; withdrawn after a cancel in Prefect %s", report.expired, report.cancelled)
+        if report.expired or report.cancelled or report.requests_expired:
+            log.info("sweep: expired %s; withdrawn after a cancel in Prefect %s; open requests expired %s",
+                     report.expired, report.cancelled, report.requests_expired)
         return report
 
     def _loop(self) -> None:

@@ -41,7 +41,7 @@ from uuid import UUID
 from flows.authority.prefect_api import prefect_api_url
 
 __all__ = ["draft_tags", "find_waiting_runs", "find_live_runs", "resume_waiting_run", "retire_expiry_runs", "Waker",
-           "NO_PLAN_HASH", "NO_CODE", "APPROVAL_TAG"]
+           "NO_PLAN_HASH", "NO_CODE", "APPROVAL_TAG", "request_tag", "wake_request_runs"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,42 @@ APPROVAL_TAG = "sortie-approval"
 def draft_tags(draft_id: str, version: int) -> list[str]:
     """The tags a run waiting on this draft version carries."""
     return [f"draft:{draft_id}", f"draft:{draft_id}:v{int(version)}"]
+
+
+def request_tag(request_id: str) -> str:
+    """The tag of a run that waits for the answers to an open request (``flows.orchestration.clarify``)."""
+    return f"request:{request_id}"
+
+
+def wake_request_runs(request_id: str, why: str) -> list[str]:
+    """Resume every run waiting on the answers to this request, after the authority recorded an answer or an expiry
+    (the woken run re-reads the request and goes on, or ends); the ids it woke. Best effort: never raises, and
+    without a Prefect API does nothing. The input is only the clarification form's wake shape."""
+    if prefect_api_url() is None:
+        return []
+    from prefect import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+        FlowRunFilterTags,
+    )
+    from prefect.client.schemas.objects import StateType
+
+    woke: list[str] = []
+    try:
+        with get_client(sync_client=True) as client:
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                tags=FlowRunFilterTags(all_=[request_tag(request_id)]),
+                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PAUSED]))), limit=20)
+            for run in runs:
+                result = client.resume_flow_run(run.id, run_input={"request_id": request_id,
+                                                                   "answerer": f"sortie:{why}"[:64]})
+                if str(getattr(result.status, "value", result.status)).upper() == "ACCEPT":
+                    woke.append(str(run.id))
+    except Exception as exc:  # noqa: BLE001 - the ledger holds the answer; the run re-reads it when it resumes
+        log.warning("could not wake the runs waiting on request %s: %s", request_id, exc)
+    return woke
 
 
 def find_waiting_runs(draft_id: str, version: int) -> list[Any]:

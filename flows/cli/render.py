@@ -10,7 +10,7 @@ from typing import Any
 
 from flows.cli.app import console
 
-__all__ = ["render_draft", "render_list", "render_dispatch", "render_log", "render_diff"]
+__all__ = ["render_draft", "render_list", "render_dispatch", "render_log", "render_diff", "render_request"]
 
 
 
@@ -35,11 +35,11 @@ def render_draft(d: dict[str, Any]) -> None:
 
     seen = approver_view(d)
     console.print(f"request (as written): {seen['request_text']}", markup=False, highlight=False)
-    console.print(
-        f"read by: {seen['extractor']}; clarifications answered: "
-        f"{'; '.join(map(str, seen['clarifications_answered'])) or 'none'}",
-        markup=False, highlight=False,
-    )
+    answered = seen["clarifications_answered"]
+    console.print(f"read by: {seen['extractor']}; clarifications answered: {'none' if not answered else len(answered)}"
+                  + (f" (request {d['request_id']})" if d.get("request_id") else ""), markup=False, highlight=False)
+    for line in answered:
+        console.print(f"  {line}", markup=False, highlight=False)
     cov = d.get("coverage")
     if cov:
         console.print(
@@ -162,3 +162,22 @@ def render_diff(d: dict[str, Any]) -> None:
         console.print(f"  + finding {f[0]}", markup=False, highlight=False)
     for f in d["findings_removed"]:
         console.print(f"  - finding {f[0]}", markup=False, highlight=False)
+
+
+def render_request(d: dict[str, Any]) -> None:
+    """An open request: its state, the words, the open questions (or the draft it planned), every answer."""
+    from flows.integrity.text import answered_line
+
+    console.print(f"[bold]{d['request_id']}[/]  [bold]{d['state']}[/]  turn {d['turn']}  open until {d['expires_time']}",
+                  highlight=False)
+    console.print(f"request (as written): {d['request_text']}", markup=False, highlight=False)
+    console.print(f"requested by {d['requested_by']} for {d.get('region_id') or 'the selected area'} ({d['tenant']}) "
+                  f"at {d['created_time']}; read by {d.get('extractor') or '?'}", markup=False, highlight=False)
+    for a in d.get("answers") or []:
+        console.print(f"  answered: {answered_line(a)}", markup=False, highlight=False)
+    if d["state"] == "OPEN":
+        for q in d.get("questions") or []:
+            console.print(f"  [{q['id']}] {q['text']}", markup=False, highlight=False)
+        console.print(f"[dim]next: {d.get('answer_with') or 'sortie plan --continue ' + d['request_id']}[/]")
+    elif d.get("draft_id"):
+        console.print(f"planned as {d['draft_id']} (sortie show {d['draft_id']})", markup=False, highlight=False)

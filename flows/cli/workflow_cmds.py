@@ -1,4 +1,5 @@
-"""The workflow commands: plan, drafts, show, diff, replan, approve, reject, dispatch, export, log.
+"""The workflow commands: plan (and plan --continue), request, drafts, show, diff, replan, approve, reject, dispatch,
+export, log.
 
 Each command parses its options, asks for its authority once
 (``flows.authority.choice.authority``: the embedded one on the local ledger, or
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, RulesOpt, WorldOpt, app, console, err_console, run
-from flows.cli.render import render_diff, render_dispatch, render_draft, render_list, render_log
+from flows.cli.render import render_diff, render_dispatch, render_draft, render_list, render_log, render_request
 from flows.context import resolve_now
 from flows.vehicle.linkspec import parse_links
 from planner.errors import InvalidArgument
@@ -60,7 +61,8 @@ def _go(command: str, work: Callable[[Authority], dict[str, Any]], *, as_json: b
 
 @app.command("plan")
 def plan_cmd(
-    text: Annotated[str, typer.Argument(help="The request, e.g. '这块地今天巡一遍消防通道'.")],
+    text: Annotated[str | None, typer.Argument(
+        help="The request, e.g. '这块地今天巡一遍消防通道' (none with --continue).")] = None,
     region: Annotated[str | None, typer.Option("--region", help="Region id from the world's regions.")] = None,
     area: Annotated[Path | None, typer.Option("--area", help="A GeoJSON file with the selected area.")] = None,
     what_if: Annotated[bool, typer.Option(
@@ -70,13 +72,32 @@ def plan_cmd(
         "--coverage-target",
         help="Area surveys: the share of the free area the sweeps must image, 0.5-1.0 (default 0.99; e.g. 0.995).",
     )] = None,
+    continue_id: Annotated[str | None, typer.Option(
+        "--continue", help="Answer the open request ID (printed when a request needs clarification) and plan it.",
+    )] = None,
+    answers: Annotated[list[str] | None, typer.Option(
+        "--answer", help="With --continue: one answer per open question, in order; or QUESTION_ID=TEXT. Repeatable.",
+    )] = None,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
     as_user: AsOpt = None,
     rules: RulesOpt = None,
 ) -> None:
-    """Extract, plan inside the rule set's limits, evaluate and record a draft (no Prefect server needed)."""
+    """Extract, plan inside the rule set's limits, evaluate and record a draft (no Prefect server needed).
+
+    A request that needs clarification is kept open: its id and questions are printed (exit 2,
+    NEEDS_CLARIFICATION); `sortie plan --continue ID --answer TEXT …` answers them and plans it."""
+    if continue_id is not None or answers:
+        _continue(continue_id, answers or [], text=text, region=region, area=area, what_if=what_if,
+                  coverage_target=coverage_target, as_json=as_json, world=world, now=now, as_user=as_user, rules=rules)
+        return
+    if not text:
+        def refused() -> dict[str, Any]:
+            raise InvalidArgument("give the request text, or answer an open request: --continue ID --answer TEXT")
+
+        run(refused, as_json)
+        return
     if what_if:
         def body() -> dict[str, Any]:
             import os
@@ -100,6 +121,37 @@ def plan_cmd(
                           coverage_target=coverage_target)
 
     _go("plan", work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now, rules=rules)
+
+
+def _continue(request_id: str | None, answers: list[str], *, text: str | None, region: str | None,
+              area: Path | None, what_if: bool, coverage_target: float | None, as_json: bool, world: str | None,
+              now: str | None, as_user: str | None, rules: str | None) -> None:
+    """``--continue ID --answer …``: the open request's answers, then the same request planned (or its follow-ups)."""
+    def work(a: Authority) -> dict[str, Any]:
+        given = {"TEXT": text, "--region": region, "--area": area, "--what-if": what_if or None,
+                 "--coverage-target": coverage_target}
+        extra = sorted(k for k, v in given.items() if v is not None)
+        if request_id is None or extra:
+            raise InvalidArgument("--continue ID --answer TEXT [--answer TEXT …] answers an open request; it takes no "
+                                  + (", ".join(extra) if extra else "request without --continue"))
+        with _spinner("planning…", as_json):
+            return a.answer(request_id, answers)
+
+    _go("plan --continue", work, as_json=as_json, render=render_draft, as_user=as_user, world=world, now=now,
+        rules=rules)
+
+
+@app.command("request")
+def request_cmd(
+    request_id: Annotated[str, typer.Argument(help="Open request id (r-…).")],
+    as_json: JsonOpt = False,
+    world: WorldOpt = None,
+    now: NowOpt = None,
+    as_user: AsOpt = None,
+) -> None:
+    """Show an open request: its questions, every answer with who gave it and when, the draft it planned."""
+    _go("request", lambda a: a.request(request_id), as_json=as_json, render=render_request, as_user=as_user,
+        world=world, now=now)
 
 
 def _area_doc(area: Path) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["clean", "clean_tree", "escape_json_text", "markdown_text", "approver_view"]
+__all__ = ["clean", "clean_tree", "escape_json_text", "markdown_text", "approver_view", "answered_line"]
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides/isolates.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -61,11 +61,26 @@ def markdown_text(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", safe).replace("\n", " ").replace("\t", " ")
 
 
+def answered_line(answer: Any) -> str:
+    """One clarification as the approver reads it: the question's id and quote, the answer and how it was read,
+    who gave it and when (an open request's answers, ``flows.usecases.requests``)."""
+    if not isinstance(answer, dict):
+        return str(answer)
+    said = str(answer.get("question") or "")
+    quote = f" “{answer['quote']}”" if answer.get("quote") and str(answer["quote"]) not in said else ""
+    read = f" (read as “{answer['read_as']}”)" if answer.get("read_as") not in (None, "", answer.get("answer")) else ""
+    who = f", by {answer['answered_by']}" if answer.get("answered_by") else ""
+    when = f" at {answer['answered_time']}" if answer.get("answered_time") else ""
+    return f"{answer.get('id', '?')}{quote}: {said} → “{answer.get('answer', '')}”{read}{who}{when}"
+
+
 def approver_view(summary: dict[str, Any]) -> dict[str, Any]:
     """What the approver must see of where a plan came from: the request as written, who read it, and the
-    clarifications answered (from a draft summary's ``request_text`` and ``intent``/``extractor``)."""
+    clarifications answered, each with who answered and when (from a draft summary's ``request_text``,
+    ``clarifications`` and ``intent``/``extractor``), one line each."""
     intent = summary.get("intent") or {}
-    answered = list(intent.get("clarifications_answered") or summary.get("clarifications_answered") or [])
+    answered = [answered_line(a) for a in (summary.get("clarifications") or intent.get("clarifications_answered")
+                                           or summary.get("clarifications_answered") or [])]
     return {
         "request_text": str(summary.get("request_text") or summary.get("text") or ""),
         "extractor": str(summary.get("extractor") or intent.get("extractor") or "unknown"),

@@ -3,8 +3,8 @@
 Rooms: ``store`` (transactions, reads) over ``files`` (opening, migrating,
 file modes), ``turn`` (the cross-process turn) and ``shared`` (a server's
 long-lived connection); ``records`` (row values and hashes), ``states`` (the
-state machine), ``drafts``, ``approvals``, ``claims`` with ``dispatch_log``,
-``audit``, ``verifying``; the hash chain in ``chain`` (hashes, head),
+state machine), ``drafts``, ``requests`` (open requests and their dialogue),
+``approvals``, ``claims`` with ``dispatch_log``, ``audit``, ``verifying``; the hash chain in ``chain`` (hashes, head),
 ``checks`` and ``walk`` (verification), ``checkpoints`` (signed positions,
 anchors), ``adopt`` (upgrading older files); ``home`` (one server per home);
 ``ledger`` puts the rooms together; ``schema`` holds the migrations. Callers
@@ -17,6 +17,7 @@ from flows.ledger.checkpoints import Checkpoint
 from flows.ledger.checks import Break, ChainReport
 from flows.ledger.home import HomeClaim, claim_home
 from flows.ledger.ledger import Ledger, open_ledger
+from flows.ledger.requests import REQUEST_STATES, RequestTurn
 from flows.ledger.records import (
     ApprovalRecord,
     AuditRecord,
@@ -58,4 +59,6 @@ __all__ = [
     "Checkpoint",
     "HomeClaim",
     "claim_home",
+    "RequestTurn",
+    "REQUEST_STATES",
 ]

@@ -7,11 +7,13 @@ vehicle is therefore an *entry* of one chain:
 
 - events (every state change: approvals, dispatch outcomes, launches, take-off,
   recalls, landings), approvals, every change of a dispatch (``dispatch_log``:
-  claim, attempt, outcome, settlement by reconcile), and every audit row;
+  claim, attempt, outcome, settlement by reconcile), every audit row, and every
+  turn of an open request (``request_turns``: asked, answered, planned, expired);
 - each carries ``chain_seq`` (its place in the one global order 1, 2, 3, …),
   ``prev_hash`` (the hash of the entry before it), ``entry_hash`` (sha256 over
   both links and the row's content) and, for the entries of a draft (all but
-  audit rows), ``draft_prev_hash`` (the previous entry of the same draft).
+  audit rows and request turns), ``draft_prev_hash`` (the previous entry of the
+  same draft).
 
 ``chain_head`` (one row) holds the last ``seq`` and hash, signed with the
 authority's key (``flows.ledger.signing``); after each commit the same signed
@@ -55,6 +57,8 @@ __all__ = [
     "approval_content",
     "audit_content",
     "dispatch_log_content",
+    "request_content",
+    "REQUEST_HASHED",
     "entry_hash",
     "head_row",
     "head_statement",
@@ -72,7 +76,7 @@ HEAD_SUFFIX = ".head"
 HEAD_FORMAT = "sortie-ledger-head/1"
 
 #: Every table whose rows are entries of the chain, and those whose rows also form each draft's own chain.
-CHAINED_TABLES = ("events", "approvals", "dispatch_log", "audit")
+CHAINED_TABLES = ("events", "approvals", "dispatch_log", "audit", "request_turns")
 DRAFT_TABLES = ("events", "approvals", "dispatch_log")
 
 
@@ -149,6 +153,18 @@ def dispatch_log_content(row: Mapping[str, Any]) -> dict[str, Any]:
         "row_json": row["row_json"],
         "change_time": row["change_time"],
     }
+
+
+#: The columns of a request turn its entry's hash covers (every column but the chain's own).
+REQUEST_HASHED = ("request_id", "turn", "state", "tenant", "region_id", "requested_by", "request_text", "request_json",
+                  "questions_json", "answers_json", "actor", "reason", "draft_id", "created_time", "expires_time",
+                  "turn_time")
+
+
+def request_content(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a request turn's hash covers: the request as written and read, its questions, every answer with who gave
+    it and when, who made the turn and why, the draft it planned, its times."""
+    return {"kind": "request", **{k: row[k] for k in REQUEST_HASHED}, "turn": int(row["turn"])}
 
 
 def entry_hash(prev: str, draft_prev: str | None, content: Mapping[str, Any]) -> str:

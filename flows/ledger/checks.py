@@ -54,11 +54,21 @@ __all__ = [
     "entry_name",
     "DISPATCH_LOG_SELECT",
     "AUDIT_SELECT",
+    "REQUEST_SELECT",
+    "GLOBAL_KINDS",
 ]
+
+#: The kinds of entry that belong to the global chain only (no draft's own chain).
+GLOBAL_KINDS = frozenset({"audit", "request"})
 
 DISPATCH_LOG_SELECT = (
     "SELECT log_id, idempotency_key, draft_id, version, change, status, row_json, change_time, chain_seq, prev_hash, "
     "draft_prev_hash, entry_hash FROM dispatch_log"
+)
+REQUEST_SELECT = (
+    "SELECT request_id, turn, state, tenant, region_id, requested_by, request_text, request_json, questions_json, "
+    "answers_json, actor, reason, draft_id, created_time, expires_time, turn_time, chain_seq, prev_hash, "
+    "NULL AS draft_prev_hash, entry_hash FROM request_turns"
 )
 AUDIT_SELECT = (
     "SELECT audit_id, actor, command, args_sha256, args_redacted, result_code, duration_ms, started_time, draft_id, "
@@ -138,12 +148,16 @@ def entry_name(kind: str, row: Mapping[str, Any]) -> str:
     if kind == "dispatch":
         return (f"dispatch change {row['log_id']} ({row['change']}, {row['status']}) of {row['draft_id']} "
                 f"v{row['version']}")
+    if kind == "request":
+        return f"request {row['request_id']} turn {row['turn']} {row['state']} by {row['actor']}"
     return f"audit {row['audit_id']} {row['command']} by {row['actor']} ({row['result_code']})"
 
 
 def content(kind: str, row: Mapping[str, Any]) -> dict[str, Any]:
-    from flows.ledger.chain import audit_content
+    from flows.ledger.chain import audit_content, request_content
 
+    if kind == "request":
+        return request_content(row)
     if kind == "event":
         return event_content(row)
     if kind == "approval":

@@ -73,51 +73,66 @@ class DraftsRoom(Store):
             raise InvalidArgument("record_versions needs at least one version")
 
         def work(con: duckdb.DuckDBPyConnection) -> list[DraftRecord]:
-            stamp = _iso(now)
-            if supersede is not None:
-                apply_transition(
-                    con, supersede, "SUPERSEDED", actor=actor, reason=f"replanned as v{versions[0].version}", now=now
-                )
-            out: list[DraftRecord] = []
-            for i, v in enumerate(versions):
-                if (None, v.state) not in TRANSITIONS:
-                    raise InvalidArgument(f"a new draft version cannot start as {v.state}")
-                con.execute(
-                    f"INSERT INTO drafts ({_DRAFT_COLS}) VALUES ({', '.join(['?'] * 21)})",
-                    [
-                        v.draft_id,
-                        v.version,
-                        v.state,
-                        1,
-                        v.request_key,
-                        v.tenant,
-                        v.region_id,
-                        v.requested_by,
-                        v.request_text,
-                        None if v.intent is None else _dumps(v.intent),
-                        None if v.plan is None else _dumps(v.plan),
-                        v.plan_hash,
-                        _dumps(v.findings),
-                        v.verdict,
-                        _dumps(v.missing),
-                        _dumps(v.notes),
-                        v.world_name,
-                        v.world_dir,
-                        v.world_hash,
-                        stamp,
-                        stamp,
-                    ],
-                )
-                insert_event(con, v.draft_id, v.version, actor=actor, from_state=None, to_state=v.state,
-                             reason=TRANSITIONS[(None, v.state)], stamp=stamp, row_version=1,
-                             plan_hash=v.plan_hash, world_hash=v.world_hash)
-                kill_point("ledger:record:in_transaction")
-                rec = self._get(con, v.draft_id, v.version)
-                if i < len(versions) - 1:
-                    reason = reasons[i] if i < len(reasons) else f"alternative v{versions[i + 1].version} tried"
-                    rec = apply_transition(con, rec, "SUPERSEDED", actor=actor, reason=reason, now=now)
-                out.append(rec)
-            return out
+            return self._insert_versions(con, versions, actor=actor, now=now, supersede=supersede, reasons=reasons)
 
         first = versions[0]
         return self._write(work, what=f"record draft {first.draft_id} v{first.version}")
+
+    def _insert_versions(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        versions: Sequence[NewVersion],
+        *,
+        actor: str,
+        now: datetime,
+        supersede: DraftRecord | None,
+        reasons: Sequence[str],
+    ) -> list[DraftRecord]:
+        """``record_versions``' writes inside the caller's transaction (an answered request records its turn too)."""
+        if not versions:
+            raise InvalidArgument("record_versions needs at least one version")
+        stamp = _iso(now)
+        if supersede is not None:
+            apply_transition(
+                con, supersede, "SUPERSEDED", actor=actor, reason=f"replanned as v{versions[0].version}", now=now
+            )
+        out: list[DraftRecord] = []
+        for i, v in enumerate(versions):
+            if (None, v.state) not in TRANSITIONS:
+                raise InvalidArgument(f"a new draft version cannot start as {v.state}")
+            con.execute(
+                f"INSERT INTO drafts ({_DRAFT_COLS}) VALUES ({', '.join(['?'] * 21)})",
+                [
+                    v.draft_id,
+                    v.version,
+                    v.state,
+                    1,
+                    v.request_key,
+                    v.tenant,
+                    v.region_id,
+                    v.requested_by,
+                    v.request_text,
+                    None if v.intent is None else _dumps(v.intent),
+                    None if v.plan is None else _dumps(v.plan),
+                    v.plan_hash,
+                    _dumps(v.findings),
+                    v.verdict,
+                    _dumps(v.missing),
+                    _dumps(v.notes),
+                    v.world_name,
+                    v.world_dir,
+                    v.world_hash,
+                    stamp,
+                    stamp,
+                ],
+            )
+            insert_event(con, v.draft_id, v.version, actor=actor, from_state=None, to_state=v.state,
+                         reason=TRANSITIONS[(None, v.state)], stamp=stamp, row_version=1,
+                         plan_hash=v.plan_hash, world_hash=v.world_hash)
+            kill_point("ledger:record:in_transaction")
+            rec = self._get(con, v.draft_id, v.version)
+            if i < len(versions) - 1:
+                reason = reasons[i] if i < len(reasons) else f"alternative v{versions[i + 1].version} tried"
+                rec = apply_transition(con, rec, "SUPERSEDED", actor=actor, reason=reason, now=now)
+            out.append(rec)
+        return out

@@ -10,6 +10,10 @@ outcome, settlement: ``dispatch_log``) into the hash chain; rows written
 before it are chained as they are on upgrade (``flows.ledger.adopt``), the
 way migration 3 adopted events and approvals.
 
+Migration 6 adds the open requests (``flows.ledger.requests``): one row per turn
+of a request's clarification dialogue, each an entry of the chain; a file
+written before it has none, so nothing is adopted.
+
 Times are stored as ISO 8601 text with their offset (the caller's ``now``), so
 no session time zone or ``pytz`` is involved and the bytes are what was given.
 ``at`` is a reserved word in DuckDB: time columns are named ``*_time``.
@@ -187,6 +191,35 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             statement_json VARCHAR NOT NULL,
             signature      VARCHAR NOT NULL,
             key_id         VARCHAR NOT NULL
+        );
+        """,
+    ),
+    (
+        6,
+        "open requests: a request that needs clarification, each turn of its dialogue (asked, answered, planned, "
+        "expired) an entry of the hash chain",
+        """
+        CREATE TABLE request_turns (
+            request_id     VARCHAR NOT NULL,
+            turn           INTEGER NOT NULL,
+            state          VARCHAR NOT NULL,
+            tenant         VARCHAR NOT NULL,
+            region_id      VARCHAR,
+            requested_by   VARCHAR NOT NULL,
+            request_text   VARCHAR NOT NULL,
+            request_json   VARCHAR NOT NULL,
+            questions_json VARCHAR NOT NULL,
+            answers_json   VARCHAR NOT NULL,
+            actor          VARCHAR NOT NULL,
+            reason         VARCHAR NOT NULL,
+            draft_id       VARCHAR,
+            created_time   VARCHAR NOT NULL,
+            expires_time   VARCHAR NOT NULL,
+            turn_time      VARCHAR NOT NULL,
+            chain_seq      BIGINT,
+            prev_hash      VARCHAR,
+            entry_hash     VARCHAR,
+            PRIMARY KEY (request_id, turn)
         );
         """,
     ),

@@ -33,6 +33,8 @@ from flows.ledger.chain import CHAINED_TABLES, DRAFT_TABLES, GENESIS, entry_hash
 from flows.ledger.checks import (
     AUDIT_SELECT,
     DISPATCH_LOG_SELECT,
+    GLOBAL_KINDS,
+    REQUEST_SELECT,
     Break,
     ChainReport,
     approval_problem,
@@ -52,7 +54,8 @@ __all__ = ["verify_all", "verify_since", "WINDOW"]
 WINDOW = 20_000
 
 _SELECTS = (("event", EVENT_SELECT, "e.chain_seq"), ("approval", APPROVAL_SELECT, "chain_seq"),
-            ("dispatch", DISPATCH_LOG_SELECT, "chain_seq"), ("audit", AUDIT_SELECT, "chain_seq"))
+            ("dispatch", DISPATCH_LOG_SELECT, "chain_seq"), ("audit", AUDIT_SELECT, "chain_seq"),
+            ("request", REQUEST_SELECT, "chain_seq"))
 
 
 def _window(con: duckdb.DuckDBPyConnection, lo: int, hi: int) -> list[tuple[str, dict[str, Any]]]:
@@ -90,7 +93,7 @@ class _Walk:
         if row["prev_hash"] != self.prev:
             report.breaks.append(Break(name, "does not follow the entry before it (deleted or inserted entry)",
                                        draft_id))
-        if kind != "audit":
+        if kind not in GLOBAL_KINDS:
             if row["draft_prev_hash"] != self.draft_last.get(draft_id, GENESIS):
                 report.breaks.append(Break(name, "does not follow the draft's previous entry (an entry before it "
                                                  "was deleted or inserted)", draft_id))
@@ -106,7 +109,7 @@ class _Walk:
             self._approval(row)
         elif kind == "dispatch":
             report.dispatch_changes += 1
-        else:
+        elif kind == "audit":
             report.audit_rows += 1
 
     def _replay(self, e: dict[str, Any]) -> None:

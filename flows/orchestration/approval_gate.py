@@ -135,7 +135,7 @@ def _wait(draft_id: str, version: int, state: dict[str, Any], *, world: str | No
     a = authority_for("approval-gate")
     relayed = a.mode == "server"
     form = approval_form(draft_id, version, state["plan_hash"] or "", request_text=state.get("request_text"),
-                         extractor=state.get("extractor"), relayed=relayed)
+                         extractor=state.get("extractor"), relayed=relayed, clarifications=state.get("clarifications"))
     gate = Gate(draft_id, version, state["plan_hash"] or "", deadline, bool(suspend), remaining_s + SAFETY_MARGIN_S,
                 poll_interval_s, max(1, int(max_refused_inputs)), dispatched_by, relayed)
     ops = GateOps(

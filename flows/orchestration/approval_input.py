@@ -82,16 +82,19 @@ def validate_approval(raw: Any, model: type[ApprovalInput] = ApprovalInput) -> A
 
 
 def approval_form(draft_id: str, version: int, plan_hash: str, *, request_text: str | None = None,
-                  extractor: str | None = None, relayed: bool = False) -> type[ApprovalInput]:
+                  extractor: str | None = None, relayed: bool = False,
+                  clarifications: list[dict[str, Any]] | None = None) -> type[ApprovalInput]:
     """The form a run shows while it waits: the draft fields pre-filled, decision and approver empty; the
-    request as written (escaped) and who read it, so the approver sees where the plan came from. ``relayed``
-    (a sortie server decides): the code is required and the terminal hint uses the operator's own token."""
-    from flows.integrity.text import markdown_text
+    request as written (escaped), who read it and each clarification answered (its answer, who gave it, when),
+    so the approver sees where the plan came from. ``relayed`` (a sortie server decides): the code is required
+    and the terminal hint uses the operator's own token."""
+    from flows.integrity.text import answered_line, markdown_text
 
     origin = ""
     if request_text:
+        answered = "; ".join(markdown_text(answered_line(c)) for c in clarifications or []) or "none"
         origin = (f" Request as written: “{markdown_text(request_text)}” (read by "
-                  f"{markdown_text(extractor or 'unknown')}; clarifications answered: none).")
+                  f"{markdown_text(extractor or 'unknown')}; clarifications answered: {answered}).")
     if relayed:
         how = ("Your user id **and your one-time code are required** (6 digits from your authenticator app; "
                "judged at the moment you press Submit). Read the draft artifact first. Or from a terminal with your "

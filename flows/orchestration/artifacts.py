@@ -108,8 +108,13 @@ def draft_markdown(summary: Mapping[str, Any], png: bytes | None = None) -> str:
     seen = approver_view(dict(summary))
     lines.append(f"- **Request (as written):** {markdown_text(seen['request_text']) or '–'}")
     lines.append(f"- **Read by:** {markdown_text(seen['extractor'])}")
-    answered = "; ".join(markdown_text(str(c)) for c in seen["clarifications_answered"]) or "none"
-    lines.append(f"- **Clarifications answered:** {answered}")
+    answered = seen["clarifications_answered"]
+    if not answered:
+        lines.append("- **Clarifications answered:** none")
+    else:  # an answered open request: each question with its answer, who gave it and when
+        where = f" (request {markdown_text(str(summary['request_id']))})" if summary.get("request_id") else ""
+        lines.append(f"- **Clarifications answered**{where}:")
+        lines += [f"    - {markdown_text(line)}" for line in answered]
     lines += ["", "## Sorties", ""]
     sorties = list(summary.get("sorties") or [])
     if sorties:

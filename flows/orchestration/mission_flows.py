@@ -7,7 +7,9 @@ asked which). The ledger is the source of truth for mission state; Prefect's
 database only knows about runs.
 
     plan_mission     request → the authority plans and records the draft →
-                     markdown artifact ``draft-<id>-v<n>``
+                     markdown artifact ``draft-<id>-v<n>``; a request kept open
+                     for clarification waits on a form with its questions first
+                     (``clarify``: answered, planned, or the run ends EXPIRED)
     dispatch_mission draft id + version → the approval gate (``approval_gate``:
                      wait for a decision the authority accepts) → the
                      authority dispatches (rules again on a fresh world; one
@@ -34,6 +36,7 @@ from prefect import flow
 
 from flows.orchestration.approval_gate import gate_and_dispatch
 from flows.orchestration.approval_wait import MAX_REFUSED_INPUTS
+from flows.orchestration.clarify import DEFAULT_CLARIFICATION_WINDOW_S
 from flows.orchestration.cancel_hook import withdraw_on_cancel
 from flows.orchestration.dispatch_step import BUSY_RETRY_S
 from flows.orchestration.mission_tasks import plan_draft_task, publish_artifact_task
@@ -50,7 +53,21 @@ DEFAULT_PATROL_TEXT = "巡一遍消防通道"
 # --------------------------------------------------------------------------- flows
 
 
-@flow(name="plan-mission", log_prints=True)
+def _planned(text: str, region_id: str | None, area_geojson: dict[str, Any] | None, requested_by: str,
+             world: str | None, now: str | None, coverage_target: float | None, *, window_s: int,
+             poll_interval_s: int, max_refused: int) -> dict[str, Any]:
+    """The recorded draft of a request; a request kept open for clarification waits for its answers first
+    (``flows.orchestration.clarify``), which may end the run instead (an outcome dict: EXPIRED, REFUSED)."""
+    summary = plan_draft_task(text, region_id, area_geojson, requested_by, world, now, coverage_target)
+    if "needs_clarification" not in summary:
+        return summary
+    from flows.orchestration.clarify import clarify
+
+    return clarify(summary["needs_clarification"], world=world, now=now, window_s=window_s,
+                   poll_interval_s=poll_interval_s, max_refused=max_refused)
+
+
+@flow(name="plan-mission", log_prints=True, persist_result=True, on_completion=[name_the_end])
 def plan_mission(
     text: str,
     requested_by: str,
@@ -59,10 +76,15 @@ def plan_mission(
     world: str | None = None,
     now: str | None = None,
     coverage_target: float | None = None,
+    clarification_window_s: int = DEFAULT_CLARIFICATION_WINDOW_S,
+    poll_interval_s: int = 10,
+    max_refused_inputs: int = MAX_REFUSED_INPUTS,
 ) -> dict[str, Any]:
     """Plan a request into a recorded draft and publish its artifact ``draft-<id>-v<n>``.
 
-    ``coverage_target`` (area surveys, 0.5-1.0) is the operator's; the default is the planner's 0.99.
+    ``coverage_target`` (area surveys, 0.5-1.0) is the operator's; the default is the planner's 0.99. A request
+    that needs clarification waits on a form with its questions (``clarification_window_s``, wall clock) and is
+    planned with the answers; unanswered, the run ends EXPIRED (REFUSED after ``max_refused_inputs`` refused inputs).
     """
     if (region_id is None) == (area_geojson is None):
         raise InvalidArgument("give exactly one of region_id and area_geojson")
@@ -70,7 +92,10 @@ def plan_mission(
         from planner.job import check_coverage_target
 
         check_coverage_target(coverage_target)  # a bad parameter fails the run before any task
-    summary = plan_draft_task(text, region_id, area_geojson, requested_by, world, now, coverage_target)
+    summary = _planned(text, region_id, area_geojson, requested_by, world, now, coverage_target,
+                       window_s=clarification_window_s, poll_interval_s=poll_interval_s, max_refused=max_refused_inputs)
+    if summary.get("outcome"):
+        return ended(summary)
     key = publish_artifact_task(summary)
     return {k: summary.get(k) for k in ("draft_id", "version", "plan_hash", "status")} | {"artifact_key": key}
 
@@ -127,13 +152,18 @@ def daily_patrol(
     dispatcher: str | None = None,
     max_refused_inputs: int = MAX_REFUSED_INPUTS,
     busy_retry_s: float = BUSY_RETRY_S,
+    clarification_window_s: int = DEFAULT_CLARIFICATION_WINDOW_S,
 ) -> Any:
     """Plan today's patrol of a region, publish the draft, wait for approval; dispatch only if approved.
 
     ``dispatcher`` names who dispatches the approved patrol (checked for the role before the run waits);
     without one, the approver dispatches and an approval from someone without the dispatcher role is refused.
+    A patrol text that needs clarification waits for its answers first (``clarification_window_s``).
     """
-    summary = plan_draft_task(text, region_id, None, requested_by, world, now)
+    summary = _planned(text, region_id, None, requested_by, world, now, None, window_s=clarification_window_s,
+                       poll_interval_s=poll_interval_s, max_refused=max_refused_inputs)
+    if summary.get("outcome"):
+        return ended(summary)
     key = publish_artifact_task(summary)
     if summary.get("plan_hash") is None:
         return ended({k: summary.get(k) for k in ("draft_id", "version", "status")}

@@ -47,7 +47,7 @@ def _per_run_key(context: Any, parameters: dict[str, Any]) -> str:
 def draft_state(shown: dict[str, Any]) -> dict[str, Any]:
     """What a waiting run reads of a version: its state, plan, requester, request as written and who read it."""
     keys = ("draft_id", "version", "plan_hash", "verdict", "requested_by", "created_time", "tenant", "region_id",
-            "request_text", "extractor")
+            "request_text", "extractor", "clarifications", "request_id")
     return {k: shown.get(k) for k in keys} | {"state": shown["status"]}
 
 
@@ -61,9 +61,15 @@ def last_approver(shown: dict[str, Any]) -> str | None:
 def plan_draft_task(text: str, region_id: str | None, area_geojson: dict[str, Any] | None, requested_by: str,
                     world: str | None, now: str | None, coverage_target: float | None = None) -> dict[str, Any]:
     """Extract, plan, evaluate and record a draft for the requester (cached per flow run: a restart does not
-    replan)."""
-    return authority_for("plan-draft", world=world, now=now).plan(
-        text, region_id=region_id, area=area_geojson, coverage_target=coverage_target, on_behalf_of=requested_by)
+    replan). A request the authority kept open for clarification is an answer, not a crash:
+    ``{"needs_clarification": details}`` (its request id and questions; ``flows.orchestration.clarify`` waits)."""
+    try:
+        return authority_for("plan-draft", world=world, now=now).plan(
+            text, region_id=region_id, area=area_geojson, coverage_target=coverage_target, on_behalf_of=requested_by)
+    except SortieError as exc:
+        if exc.code == "NEEDS_CLARIFICATION" and isinstance(exc.details, dict) and exc.details.get("request_id"):
+            return {"needs_clarification": exc.details}
+        raise
 
 
 @task(name="publish-draft-artifact", cache_key_fn=_per_run_key, persist_result=True)

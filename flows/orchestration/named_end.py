@@ -50,7 +50,8 @@ def end_state(result: dict[str, Any]) -> Any:
     from prefect.states import Cancelled, Completed, Failed
 
     outcome = _outcome(result)
-    where = f"draft {result.get('draft_id')} v{result.get('version')}"
+    where = (f"request {result['request_id']}" if result.get("request_id") and not result.get("draft_id")
+             else f"draft {result.get('draft_id')} v{result.get('version')}")
     told = result.get("message")
     if outcome in COMPLETED_ENDS:
         return Completed(name=outcome, message=told or f"{where}: {outcome.lower().replace('_', ' ')}")

@@ -2,8 +2,8 @@
 
 This module is the assembly: it opens the ledger under ``--home`` (the server
 is its only writer), builds the server's ``Kit`` (``flows.server.kit``) and
-mounts the routers of ``flows.server.routes`` (admin, drafts, decisions,
-vehicle, ledger, events). On every request it establishes:
+mounts the routers of ``flows.server.routes`` (admin, drafts, requests,
+decisions, vehicle, ledger, events). On every request it establishes:
 
 - **who**: the bearer token (``flows.server.tokens``) names the user; roles
   and tenants come from the server's own users.json, never from the caller;
@@ -51,7 +51,7 @@ from flows.server.followers import Followers
 from flows.server.http_errors import BodyLimit, install
 from flows.server.kit import Caller, Kit, RequestContext
 from flows.server.links import LinkStore
-from flows.server.routes import admin, decisions, drafts, events, ledger, vehicle
+from flows.server.routes import admin, decisions, drafts, events, ledger, requests, vehicle
 from flows.server.tokens import TokenStore
 from flows.server.totp import TotpStore
 from flows.usecases.actor import Actor
@@ -107,6 +107,6 @@ def create_app(config: ServerConfig) -> Any:
         return kit.context(Caller(info, Actor(info.user, "server", "token")))
 
     kit.Who = Annotated[RequestContext, Depends(context)]
-    for area in (admin, drafts, decisions, vehicle, ledger, events):
+    for area in (admin, drafts, requests, decisions, vehicle, ledger, events):
         app.include_router(area.router(kit))
     return BodyLimit(app, config.max_body_bytes)  # type: ignore[return-value]

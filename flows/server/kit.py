@@ -42,7 +42,7 @@ __all__ = ["Caller", "Kit", "RequestContext", "EVENT_FIELDS"]
 
 #: The fields of a result that an event carries (never a plan, a path or a token).
 EVENT_FIELDS = ("draft_id", "version", "status", "verdict", "plan_hash", "requested_by", "draft_status", "state",
-                "outcome", "reason", "changed", "first")
+                "outcome", "reason", "changed", "first", "request_id")
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ code was typed, honoured only within bounds of the server's own clock
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "AttemptBody", "DispatchBody", "ReplanBody", "ExpireBody", "CancelBody",
+__all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "AttemptBody", "AnswersBody", "ExpireRequestBody", "DispatchBody", "ReplanBody", "ExpireBody", "CancelBody",
            "HoldBody", "RecallBody", "MonitorBody", "ReconcileBody", "BackupBody"]
 
 _CLOSED = ConfigDict(extra="forbid", strict=True)
@@ -70,6 +70,19 @@ class AttemptBody(BaseModel):
     message: str | None = Field(default=None, max_length=2000)
     attempt: int | None = Field(default=None, ge=1, le=1000)
     flow_run_id: str | None = Field(default=None, max_length=64)
+
+
+class AnswersBody(BaseModel):
+    """Answers to an open request's questions: one per open question in order, or ``QUESTION_ID=TEXT``; ``totp``: the
+    answerer's user id and one-time code, relayed from a shared screen (the Prefect clarification form)."""
+
+    model_config = _CLOSED
+    answers: list[Annotated[str, Field(min_length=1, max_length=600)]] = Field(min_length=1, max_length=20)
+    totp: Totp | None = None
+
+
+class ExpireRequestBody(BaseModel):
+    model_config = _CLOSED
 
 
 class DispatchBody(BaseModel):

@@ -12,11 +12,17 @@ in from the entry point (CLI, server, Prefect); nothing here reads the clock or
 opens the ledger from the environment. The same request (user, text, area,
 world snapshot, ``now``) is the same draft: planning it again returns the
 recorded draft, which is what makes a killed ``sortie plan`` safe to rerun.
+
+A request that needs clarification is not forgotten: ``plan_draft`` keeps it
+as an open request (``flows.usecases.requests``) and refuses with
+``NEEDS_CLARIFICATION`` naming it; answering it plans the same request. The
+same request asked again names the same open request (or, once answered, its
+draft). What a request becomes before the planner sees it, and how versions
+are recorded, is ``flows.usecases.intake``.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,11 +31,14 @@ from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
 from flows.context import resolve_world_dir
-from flows.ledger import DraftRecord, Ledger, NewVersion, kill_point
+from flows.ledger import DraftRecord, Ledger
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
 from flows.usecases.common import load_rules, load_world_at, user_of
-from flows.usecases.draftfiles import files_of, write_files
+from flows.usecases.draftfiles import files_of
+from flows.usecases.intake import extract_request as _extract
+from flows.usecases.intake import record_drafted as _apply
+from flows.usecases.intake import with_coverage_target as _with_coverage_target
 from flows.usecases.views import DraftSummary, summarize
 from planner.errors import Conflict, Forbidden, InvalidArgument, SortieError
 from planner.plan import Plan, plan_from_dict
@@ -64,49 +73,6 @@ def ensure_files(rec: DraftRecord, home: Path, world: World | None = None) -> di
             return files
     plan = None if rec.plan is None else plan_from_dict(rec.plan)
     return write_files(rec.draft_id, rec.version, plan, world, summarize(rec, files={}).to_dict(), home)
-
-
-def _intent_limits(world: World, rules_path: str | Path | None) -> Any:
-    """The altitudes a request may state: the planning limits of the rule set and the site (``rules.limits``)."""
-    from intents.limits import Limits
-    from rules.limits import planning_limits
-
-    limits = planning_limits(load_rules(rules_path), world)
-    default = Limits()  # 10 m minimum safe height, 120 m when neither the rules nor the site set a ceiling
-    ceiling = default.max_altitude_m if limits.ceiling_m is None else float(limits.ceiling_m)
-    return Limits(min_altitude_m=max(default.min_altitude_m, float(limits.floor_m)), max_altitude_m=ceiling)
-
-
-def _extract(
-    text: str, *, region_id: str | None, now: datetime, world: World, llm_settings: Any | None,
-    rules_path: str | Path | None = None,
-) -> Any:
-    from intents.extract import extract_intent
-
-    places = {name: r.id for r in world.regions for name in (r.id, r.name)}
-    return extract_intent(text, region_id=region_id, now=now, timezone=world.timezone, settings=llm_settings,
-                          limits=_intent_limits(world, rules_path), places=places)
-
-
-def _apply(
-    ledger: Ledger, rows: list[NewVersion], reasons: list[str], plans: list[Plan | None], world: World, *,
-    actor: Actor, now: datetime, supersede: DraftRecord | None,
-) -> list[DraftRecord]:
-    """Files first (atomically, per version), then the versions in one ledger transaction."""
-    home = ledger.path.parent
-    for row, plan in zip(rows, plans):
-        pre = DraftRecord(
-            draft_id=row.draft_id, version=row.version, state=row.state, row_version=1, request_key=row.request_key,
-            tenant=row.tenant, region_id=row.region_id, requested_by=row.requested_by, request_text=row.request_text,
-            intent=row.intent, plan=row.plan, plan_hash=row.plan_hash, findings=row.findings, verdict=row.verdict,
-            missing=row.missing, notes=row.notes, world_name=row.world_name, world_dir=row.world_dir,
-            world_hash=row.world_hash, created_time=now.isoformat(), updated_time=now.isoformat(),
-        )
-        write_files(row.draft_id, row.version, plan, world, summarize(pre, files={}).to_dict(), home)
-    kill_point("plan:after_files")
-    recs = ledger.record_versions(rows, actor=actor.id, now=now, supersede=supersede, reasons=reasons[:-1])
-    kill_point("plan:after_commit")
-    return recs
 
 
 def _gather_request(
@@ -146,24 +112,6 @@ def _gather_request(
             f"{user.id} may not plan for tenant {tenant}" + ("" if region_id is None else f" in region {region_id}")
         )
     return extraction, area, region_id, tenant, area_doc
-
-
-def _with_coverage_target(extraction: Any, target: float | None) -> Any:
-    """The operator's coverage target (``--coverage-target``, the plan body's ``coverage_target``) on the intent.
-
-    Carried by the intent, so the draft records it and a replan keeps it. A request
-    text that states another target is a contradiction, not an override; a target
-    for anything but an area survey has nothing to apply to.
-    """
-    if target is None:
-        return extraction
-    intent = extraction.intent
-    said = intent.coverage_target
-    if said is not None and abs(said - target) > 1e-9:
-        raise InvalidArgument(f"the request asks for {said:.1%} coverage and the coverage target option for {target:.1%}; give one")
-    if intent.mission_type is not None and intent.mission_type.value != "AREA_SURVEY":
-        raise InvalidArgument(f"a coverage target applies to area surveys, and this request is a {intent.mission_type.value}")
-    return replace(extraction, intent=intent.model_copy(update={"coverage_target": target}))
 
 
 def _coverage_key(target: float | None) -> list[float]:
@@ -215,6 +163,14 @@ def plan_draft(
     existing = ledger.find_by_request_key(key)
     if existing is not None:
         return _existing(ledger, existing.draft_id, world)
+    if extraction.needs_clarification:
+        # Kept as an open request (flows.usecases.requests): NEEDS_CLARIFICATION names it; the answers plan it.
+        from flows.usecases import requests
+
+        planned = requests.ask(key=key, actor=actor, text=text, region_id=region_id, area=area, tenant=tenant,
+                               world=world, world_dir=wdir, rules_sha256=rule_set.sha256,
+                               coverage_target=coverage_target, extraction=extraction, now=now, ledger=ledger)
+        return _existing(ledger, str(planned.draft_id), world)
     req = drafting.Request(
         draft_id=draft_id, request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id, text=text,
         intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),

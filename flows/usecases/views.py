@@ -64,6 +64,9 @@ class DraftSummary:
     notes: dict[str, Any] = field(default_factory=dict)
     # surveys: {"reached", "target", "met"}, the share of the free area the sweeps image and what was asked
     coverage: dict[str, Any] | None = None
+    # an answered open request's questions, each with its answer, who gave it and when; and that request's id
+    clarifications: list[dict[str, Any]] = field(default_factory=list)
+    request_id: str | None = None
 
     @property
     def state(self) -> str:
@@ -145,6 +148,8 @@ def summarize(
         created=created,
         notes=rec.notes,
         coverage=coverage,
+        clarifications=list(intent.get("clarifications_answered") or []),
+        request_id=intent.get("request_id"),
     )
 
 

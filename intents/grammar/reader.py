@@ -161,7 +161,7 @@ class _Reader(HeightReading):
             return "".join(re.findall(r"\d+", name))
 
         for m in self.scan.finditer(V.REGION_NAMED):
-            said = m.group("id") or m.group("raw") or m.group("eid") or m.group("zid") or m.group("zid2") or ""
+            said = next((g for g in m.group("id", "rid", "raw", "eid", "zid", "zid2") if g), "")
             selected = self.region or ""
             if selected and (key(said) == key(selected) or key("region" + said) == key(selected)
                              or (digits(said) and digits(said) == digits(selected))):
@@ -202,6 +202,7 @@ class _Reader(HeightReading):
                 hits.append((m.start(), m.end(), sensor))
                 taken.append((m.start(), m.end()))
         hits.sort()
+        spans: list[tuple[int, int]] = []
         required: set[Sensor] = set()
         excluded: set[Sensor] = set()
         prev_end, prev_negated = -1, False
@@ -218,14 +219,17 @@ class _Reader(HeightReading):
                 continue
             negated = bool(neg_before) or bool(neg_after)
             affirmed = None if negated else V.AFFIRM_BEFORE.search(before) or V.AFFIRM_AFTER.match(text[end_all : end_all + 24])
-            if not negated and not affirmed and prev_negated and V.COMMA_LINK.match(text[prev_end:start]):
+            only = None if neg_before else V.SENSOR_ONLY.search(before)
+            only_after = not negated and suffix is not None and V.ONLY_AFTER.search(suffix.group(0).rstrip())
+            if not negated and not affirmed and not only and not only_after and prev_negated and V.COMMA_LINK.match(
+                    text[prev_end:start]):
                 # "no thermal, zoom": the zoom wanted, or refused too? asked, never taken either way
                 self.ask("sensor", start, end_all, "is this sensor wanted or not?", "这个传感器要用还是不用？")
                 prev_end, prev_negated = end_all, False
                 continue
-            if not negated and not affirmed and prev_negated and V.CONJ.match(text[prev_end:start]):
+            if not negated and not affirmed and not only and not only_after and prev_negated and V.CONJ.match(
+                    text[prev_end:start]):
                 negated = True
-            only = None if neg_before else V.SENSOR_ONLY.search(before)
             lead = neg_before or only or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_BEFORE else None)
             claim_start = start - (len(before) - lead.start()) if lead else start
             tail = neg_after or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_AFTER else None)
@@ -233,6 +237,8 @@ class _Reader(HeightReading):
             self.scan.claim(claim_start, claim_end)
             (excluded if negated else required).add(sensor)
             prev_end, prev_negated = end_all, negated
+            spans.append((start, end_all))
+        self.list_items(spans)
         both = required & excluded
         if both:
             s, e = hits[0][0], hits[-1][1]
@@ -240,6 +246,39 @@ class _Reader(HeightReading):
             required -= both
             excluded -= both
         return sorted(required, key=lambda s: s.value), sorted(excluded, key=lambda s: s.value), len(hits)
+
+    def list_items(self, spans: list[tuple[int, int]]) -> None:
+        """An item of a list of sensors that was read as nothing ("laser range finder + hd kam", 热成像和夜视仪): a
+        sensor the reader does not know is asked about, never dropped. What the residual step would ask about anyway
+        (a number, a unit, "cam") is left to it, with its own question."""
+        view = self.scan.view()
+        found: list[tuple[int, int]] = []
+        for start, end in spans:
+            after = V.LIST_AFTER.match(view[end:])
+            if after:
+                pos = stop = end + after.end()
+                while stop < len(view) and view[stop] not in "，,。;；!！?？\n\x00":
+                    stop += 1
+                piece = re.split(r"\s*(?:\+|&|/|、|\band\b|和)\s*", view[pos:stop], maxsplit=1)[0]
+                found.append((pos, pos + len(piece)))
+            before = V.LIST_BEFORE.search(view[max(0, start - 40) : start])
+            if before:
+                group = "item" if before.group("item") else "item2"
+                base = max(0, start - 40)
+                found.append((base + before.start(group), base + before.end(group)))
+        for s, e in found:
+            words = list(re.finditer(r"[^\s]+", view[s:e]))
+            while words and V.LIST_ARTICLE.match(words[0].group(0)):
+                words.pop(0)
+            if not words or V.LIST_STOP.match(words[0].group(0).strip(".!?")) or not self.scan.is_open(s, e):
+                continue  # "thermal and then come back": a new clause, not an item of the list
+            last = next((i for i, w in enumerate(words) if V.LIST_STOP.match(w.group(0).strip(".!?"))), len(words))
+            s, e = s + words[0].start(), s + words[last - 1].end()
+            piece = view[s:e]
+            if re.search(r"\d", piece) or any(rx.search(piece) for _, rx, _, _ in V.RESIDUAL_RX):
+                continue  # a number, a unit, "cam", a time word: the residual step asks with its own question
+            self.ask("sensor", s, e, "this is listed with the sensors but is none the reader knows; which sensor is meant?",
+                     "这里和传感器列在一起，但不是已知的传感器，指的是哪种传感器？")
 
     # ------------------------------------------------------------------ 7. scope
 

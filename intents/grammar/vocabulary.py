@@ -50,6 +50,11 @@ __all__ = [
     "RESIDUAL_RX",
     "SCOPE",
     "SENSOR_ONLY",
+    "ONLY_AFTER",
+    "LIST_AFTER",
+    "LIST_BEFORE",
+    "LIST_STOP",
+    "LIST_ARTICLE",
     "SENSOR_PATTERNS",
     "SENSOR_SUFFIX",
     "SENTENCE_END",
@@ -170,10 +175,12 @@ FOCUS_QUESTION = (
 )
 
 # The selected region named in the text, in any common form ("region 1001", "Region 1001:", "region_1001", "the 1001
-# area", 区域1001, 1001区, 第1001区, 1001片区): read when it is the selected one, asked when it is another.
+# area", its short forms "R1001", "R-1001", "reg. 1001", 区域1001, 1001区, 第1001区, 1001片区): read when it is the
+# selected one, asked when it is another.
 _NOT_AFTER_ID = r"(?!\s*(?:m\b|ft\b|km\b|meters?|metres?|feet|%|:\s*\d|\.\d|米))"
 REGION_NAMED = _rx(
     r"\b(?:region|area|zone|sector|district|site|parcel|plot)\s*(?:no\.?|number|#|:|-)?\s*(?P<id>[a-z]?\d{2,6}[a-z]?)\b" + _NOT_AFTER_ID
+    + r"|\b(?:r|rg|rgn|reg)\.?\s*[-_#]?\s*(?P<rid>\d{3,6})\b" + _NOT_AFTER_ID  # R1003, R-1003, reg. 1003
     + r"|\b(?P<raw>region[-_][a-z0-9_.\-]+)"
     r"|\b(?P<eid>\d{2,6})\s*(?:region|area|zone|sector|district|site|parcel|plot)\b"
     r"|(?:区域|片区|地块|(?<![\u4e00-\u9fff])区)\s*(?P<zid>\d{2,6})(?![\d:.点时])(?:\s*号)?"
@@ -207,14 +214,14 @@ COVERAGE_BOUND_BEFORE = _rx(
 )
 
 SENSOR_PATTERNS: list[tuple[Sensor, str]] = [
-    (Sensor.LASER_RANGEFINDER, r"激光测距仪?|测距仪|测距|\brange ?finder\b|\blaser rang\w*"),
+    (Sensor.LASER_RANGEFINDER, r"激光测距仪?|激光侧距仪?|测距仪|侧距仪|测距|\brange ?finder\b|\blaser rang\w*"),
     (Sensor.LIDAR, r"激光雷达|激光扫描|激光(?!测距)|点云|\blidar\b|\bli-dar\b|\blaser scan\w*"),
     (
         Sensor.THERMAL_CAMERA,
-        r"热成像|热成象|热像|热红外|红外|热感|热力图|\bthermal\w*|\bthermla\b|\bthemal\b|\btermal\b|\bthremal\b"
+        r"热成像|热成象|热成相|热呈像|热程像|热像|热红外|红外|热感|热力图|\bthermal\w*|\bthermla\b|\bthemal\b|\btermal\b|\bthremal\b"
         r"|\binfra-?red\b|\bir\b|\bflir\b|\bheat camera\b",
     ),
-    (Sensor.ZOOM_CAMERA, r"变焦|长焦|\bzoom\w*|\btelephoto\b"),
+    (Sensor.ZOOM_CAMERA, r"变焦|变交|变蕉|便焦|边焦|变角相机|长焦|常焦|\bzoom\w*|\btelephoto\b"),  # and IME slips of 变焦/长焦
     (
         Sensor.RGB_CAMERA,
         r"可见光|普通相机|光学相机|彩色相机|\brgb\b|\bvisible(?:[- ]light)?\b|\bcolou?r camera\b|\bvisual camera\b|\boptical camera\b",
@@ -223,7 +230,24 @@ SENSOR_PATTERNS: list[tuple[Sensor, str]] = [
     (Sensor.SPEAKER, r"喊话器?|喇叭|扬声器|\b(?:loud)?speakers?\b|\bmegaphone\b"),
 ]
 SENSOR_SUFFIX = _rx(
-    r"^\s*(?:相机|摄像头|摄像机|镜头|传感器|模块|cameras?|cams?|sensors?|imag(?:ing|er|ery)|payload|scanner)?(?:\s*(?:only|就行|就好|就可以))?"
+    r"^\s*(?:相机|摄像头|摄像机|镜头|传感器|模块|cameras?|cams?|sensors?|imag(?:ing|er|ery)|payload|scanner)?"
+    r"(?:\s*(?:only|alone|is enough|will do|is all (?:we|i) need|就行了?|就好了?|就可以了?|就够了?|即可))?"
+)
+# "RGB only", 变焦相机就行: the item is wanted (and the only one), also right after a negated one ("no thermal, RGB only")
+ONLY_AFTER = _rx(r"(?:only|alone|is enough|will do|is all (?:we|i) need|就行了?|就好了?|就可以了?|就够了?|即可)$")
+# The joints of a list of sensors ("laser range finder + zooom", 热成像和变交, "thermal & hd cam"): after a sensor any of
+# them; before a sensor only a symbol, or "and"/和 right after "with"/用/带 ("with zooom and thermal"). What stands there
+# and was read as nothing is a sensor the reader does not know: asked, never dropped.
+LIST_AFTER = _rx(r"^\s*(?:\+|&|/|、|\band\b|\bplus\b|\bas well as\b|和|及|以及|与|跟|加上?|还有)\s*")
+LIST_BEFORE = _rx(
+    r"(?:(?:^|[\s,，])(?P<item>[^\s,，\x00+&/、]+)\s*(?:\+|&|/|、)"
+    r"|(?:\b(?:with|use|using|bring)\s+|用|带上?|开)(?P<item2>[^\s,，\x00+&/、和]+)\s*(?:\band\b|和|及))\s*$"
+)
+LIST_ARTICLE = _rx(r"^(?:the|a|an|some|any|both|our|my|its|their)$")
+LIST_STOP = _rx(
+    r"^(?:then|also|too|as|well|please|pls|it|them|on|of|for|to|at|in|from|with|today|now|again|either|afterwards?|after"
+    r"|before|come|go|return|fly|back|is|are|be|should|will|would|can|could|must|if|so|but|or"
+    r"|也|还|再|都|然后|一起|一下|同时|请|吧|的|之后|以后|回来|返回)$"
 )
 SENSOR_ONLY = _rx(
     r"(?:\b(?:only|just)\s+(?:use\s+|with\s+|the\s+)?|\b(?:don'?t|do not) forget (?:the\s+|to (?:bring|use) (?:the\s+)?)?"

@@ -12,15 +12,18 @@ changed, or two swapped) away from a long keyword of the vocabulary ("patrl",
 "tomorow", "thremal", "afternon"). Real words one edit from a keyword ("patron",
 "insect", "petrol", "attitude") are never changed, and nothing shorter than six letters
 is guessed at — except a five-letter slip of a mission verb ("survy", "suvey", "patol"),
-since a request without its mission can only ask what to do. No keyword is a
-restriction or a time bound, so a repair never turns a word into one.
+since a request without its mission can only ask what to do, and of a short sensor word
+("zooom", "lidr", "camer"), since a sensor in a list ("laser range finder + zooom") must
+never be dropped. A letter held down ("zooooom", "thermmmal") is read with the run
+shortened. No keyword is a restriction or a time bound, so a repair never turns a word
+into one.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["KEYWORDS", "MISSION_WORDS", "SHORTHANDS", "repairs"]
+__all__ = ["KEYWORDS", "MISSION_WORDS", "SHORT_SENSOR_WORDS", "SHORTHANDS", "repairs"]
 
 SHORTHANDS: dict[str, str] = {
     "teh": "the", "hte": "the", "adn": "and", "nad": "and", "wiht": "with", "wtih": "with", "whit": "with",
@@ -38,16 +41,20 @@ KEYWORDS = (
     "afternoon", "evening", "tonight", "infrared", "camera", "altitude", "metres", "meters", "minutes",
     "rooftop", "rooftops", "mapping", "emergency", "monday", "tuesday", "wednesday",
     "thursday", "friday", "saturday", "sunday", "december", "november", "january", "february",
+    "rangefinder", "spotlight", "searchlight", "speaker", "megaphone", "telephoto", "visible",
 )
 """Long words of the vocabulary that a one-letter slip should still reach."""
 
 MISSION_WORDS = ("survey", "patrol", "inspect")
 """The mission verbs: without one a request asks what to do, so a five-letter slip ("survy", "suvey") still reaches them."""
 
+SHORT_SENSOR_WORDS = ("zoom", "lidar", "camera")
+"""Sensor words too short for the six-letter rule: a five-letter slip ("zooom", "lidr" is too short) still reaches them."""
+
 _REAL_WORDS = frozenset({
     "patron", "patrons", "insect", "insects", "attitude", "emergence", "meter", "metre", "lane", "lanes",
     "cameo", "hydrate", "surveys", "camber", "mornings", "evenings", "thermals", "petrol", "parol", "purvey", "surrey",
-    "surveil", "patrols", "inspects",
+    "surveil", "patrols", "inspects", "sneaker", "sneakers", "speakers", "visibly", "risible",
 })
 
 _WORD = re.compile(r"(?<![a-z0-9/])(?:w/o(?![a-z0-9])|w/|[a-z0-9]+(?![a-z0-9]))", re.ASCII)
@@ -67,12 +74,22 @@ def _one_edit(word: str, target: str) -> bool:
     return short[i:] == long_[i + 1 :]
 
 
+_HELD = re.compile(r"([a-z])\1{2,}")  # a letter held down: three or more in a row (no English word has them)
+_ALL_WORDS = frozenset(KEYWORDS) | frozenset(MISSION_WORDS) | frozenset(SHORT_SENSOR_WORDS)
+
+
 def _meant(word: str) -> str | None:
     if word in SHORTHANDS:
         return SHORTHANDS[word]
     if word in _REAL_WORDS or word in KEYWORDS or not word.isalpha() or len(word) < 5:
         return None
-    keywords = KEYWORDS if len(word) >= 6 else MISSION_WORDS
+    if _HELD.search(word):
+        for run in (r"\1\1", r"\1"):  # "zooooom" → "zoom", "thermmmal" → "thermal"
+            held = _HELD.sub(run, word)
+            if held in _ALL_WORDS:
+                return held
+        word = _HELD.sub(r"\1\1", word)
+    keywords = KEYWORDS if len(word) >= 6 else MISSION_WORDS + SHORT_SENSOR_WORDS
     hits = {k for k in keywords if not word.startswith(k) and _one_edit(word, k)}
     return hits.pop() if len(hits) == 1 else None  # two keywords as near: not a typo we can read
 

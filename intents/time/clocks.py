@@ -24,6 +24,7 @@ from intents.time.words import (
     CN_DIFF,
     EN_AMPM,
     EN_AT,
+    EN_HOUR_PART,
     EN_IDIOM,
     EN_OCLOCK,
     H24,
@@ -183,8 +184,12 @@ class ClockReading(ReaderState):
                 if not cued:
                     continue
                 self._add_clock(m.start(), m.end(), clock_text(int(m.group("h")), int(m.group("m"))))
-            else:
+            elif m.group("h2") is not None:
                 self._add_clock(m.start(), m.end(), clock_text(int(m.group("h2")), int(m.group("m2") or 0)))
+            else:  # "930h", "9h30": the 24-hour notation, but a one-digit hour 1-5 as often means the afternoon
+                hour, minute = int(m.group("h3") or m.group("h4")), int(m.group("m3") or m.group("m4"))
+                value = clock_text(hour, minute)
+                self._add_clock(m.start(), m.end(), value, part is None and 1 <= hour <= 5)
         view = self.scan.view()
         for _, day_end, _ in self.days:
             m = BARE_HOUR.match(view, day_end)
@@ -210,6 +215,16 @@ class ClockReading(ReaderState):
                     h24 = to_24h(hour, part) if hour <= 12 else hour
                 value = clock_text(h24, minute)
                 self._add_clock(m.start(), m.end(), value, not ampm and _twelve(value, part))
+        for m in EN_HOUR_PART.finditer(self.scan.text):  # the part may be a day word read already ("this afternoon")
+            if not self.scan.is_open(m.start(), m.end()):
+                continue
+            hour = number(m.group("h"))
+            said = m.group("part") or m.group("this") or ("night" if m.group("night") else "evening")
+            if hour is None or not 1 <= hour <= 11:
+                continue  # "12 at night", "12 in the morning": midnight or noon? left for the reader to ask
+            part = {"morning": PartOfDay.MORNING, "afternoon": PartOfDay.AFTERNOON, "evening": PartOfDay.EVENING,
+                    "night": PartOfDay.NIGHT}[said]
+            self._add_clock(m.start(), m.end(), clock_text(to_24h(int(hour), part), int(m.group("m") or 0)))
         for m in self.scan.finditer(NOON):
             self.scan.claim(m.start(), m.end())
             self.out.found = True

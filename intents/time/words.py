@@ -49,6 +49,7 @@ __all__ = [
     "H24",
     "EN_AT",
     "EN_OCLOCK",
+    "EN_HOUR_PART",
     "AFTER_MOD",
     "BEFORE_MOD",
     "BARE_HOUR",
@@ -159,6 +160,9 @@ HHMM = rx(
 H24 = rx(
     r"(?<![\d.:/-])(?P<h>[01]\d|2[0-3])(?P<m>[0-5]\d)" + NOT_LENGTH + r"\s*(?P<suf>h\b|hrs\b|hours\b|hr\b|时)?(?![\d])"
     r"|(?<![\d.:/-])(?P<h2>1[3-9]|2[0-3]|0\d)\s*h(?:\s*(?P<m2>[0-5]\d))?\b" + NOT_LENGTH
+    # a compact clock with a one-digit hour: "930h", "930 hrs" (the suffix makes it a time), "9h30", "12h15"
+    + r"|(?<![\d.:/-])(?P<h3>[1-9])(?P<m3>[0-5]\d)\s*(?:h|hrs|hr|hours)\b"
+    r"|(?<![\d.:/-])(?P<h4>[1-9]|1[0-2])\s*h\s*(?P<m4>[0-5]\d)\b" + NOT_LENGTH
 )
 EN_AT = rx(
     rf"\b(?:at|@|starting at|start at|from)\s+(?P<h>{EN_H})"
@@ -167,6 +171,13 @@ EN_AT = rx(
     r"(?!\s*(?:m\b|meters?|metres?|米|ft|feet|foot|%|km|mps|m/s|knots?|kts|degrees?|minutes?|mins?|hours?|hrs?|days?|drones?|:|\.\d))"
 )
 EN_OCLOCK = rx(rf"\b(?P<h>{EN_H})\s*o'?clock\b")
+# An hour followed by the part of the day it is in ("Sunday 9 in the morning", "7.30 in the evening", "11 at night"):
+# the part decides a.m. or p.m.; the part's words are claimed with the other part words.
+EN_HOUR_PART = rx(
+    rf"(?<![\d.:])\b(?P<h>{EN_H})(?:\s*[:.]\s*(?P<m>[0-5]\d))?(?:\s*o'?clock)?"
+    r"(?=\s+(?:in\s+the\s+(?P<part>morning|afternoon|evening)|(?:at|in\s+the)\s+(?P<night>night)"
+    r"|this\s+(?P<this>morning|afternoon|evening)|(?P<tonight>tonight))\b)"
+)
 AFTER_MOD = rx(
     r"\s*(?:以后|之后|过后|后|以前|之前|前|左右|前后|上下|光景|ish\b|or so\b|or later\b|or earlier\b|at the latest\b|latest\b"
     r"|(?:-|–|~|to|till|until|through|到|至)\s*(?:\d|[一二两三四五六七八九十]|noon|midnight|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"

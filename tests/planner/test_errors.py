@@ -32,6 +32,7 @@ EXPECTED = {
     "WORLD_UNAVAILABLE": RuntimeError,
     "SERVER_UNAVAILABLE": ConnectionError,
     "OVERRIDE_REFUSED": ValueError,
+    "REQUEST_EXPIRED": RuntimeError,
 }
 
 

@@ -2,6 +2,7 @@
 
     admin      health, whoami (the caller's user, roles, scopes, the policy)
     drafts     planning and reading: plan, replan, drafts, pending, show, diff, log, export, report
+    requests   open requests (a request that needs clarification): show, answer, expire
     decisions  approve, reject, expire, cancel (each wakes the Prefect run waiting on the version)
     vehicle    dispatch, pause, resume, recall, monitor, reconcile (at the server's link record)
     ledger     backup (an admin's)

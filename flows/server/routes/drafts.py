@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query
 
 from flows.server.models import PlanBody, ReplanBody
 from flows.usecases.actor import Actor
-from planner.errors import Forbidden
+from planner.errors import Forbidden, SortieError
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
@@ -43,7 +43,13 @@ def router(kit: "Kit") -> APIRouter:
             return ctx.authority(requester).plan(body.text, region_id=body.region_id, area=body.area,
                                                  coverage_target=body.coverage_target)
 
-        out = kit.call(c, "plan", "plan", body.model_dump(), work, actor=requester)
+        try:
+            out = kit.call(c, "plan", "plan", body.model_dump(), work, actor=requester)
+        except SortieError as exc:
+            from flows.server.routes.requests import published_open
+
+            published_open(kit, exc)  # kept as an open request: answered at /v1/requests/{id}/answers
+            raise
         if out.get("created", True):
             kit.publish("draft.recorded", out)
             if out.get("status") == "DRAFT" and out.get("verdict") != "block":
