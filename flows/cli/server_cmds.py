@@ -96,7 +96,8 @@ def server_cmd(
 @token_app.command("create")
 def token_create(
     user: Annotated[str, typer.Argument(help="The user id (from the server world's users.json).")],
-    expires: Annotated[str | None, typer.Option("--expires", help="Lifetime, e.g. 30d, 12h (default: never).")] = None,
+    expires: Annotated[str | None, typer.Option(
+        "--expires", help="Lifetime, e.g. 30d, 12h, or 'never' (default: 90d).")] = None,
     scope: Annotated[str, typer.Option(
         "--scope", help="Comma-separated: read, plan, approve, dispatch, service. A Prefect worker: service,plan,read,dispatch."
     )] = "read,plan,approve,dispatch",
@@ -108,13 +109,11 @@ def token_create(
     """Issue a token for USER; it is printed once and stored only as a hash."""
 
     def body() -> dict[str, Any]:
-        from flows.server.tokens import TokenStore, parse_duration
+        from flows.server.tokens import TokenStore, parse_lifetime
 
         _known_user(user, world, _home(home))
         scopes = tuple(s.strip() for s in scope.split(",") if s.strip())
-        info, token = TokenStore(_home(home)).create(
-            user, expires=parse_duration(expires) if expires else None, scopes=scopes, label=label
-        )
+        info, token = TokenStore(_home(home)).create(user, expires=parse_lifetime(expires), scopes=scopes, label=label)
         _admin_audit(_home(home), "token.create", {"user": user, "token_id": info.token_id, "scopes": list(scopes),
                                                    "expires": info.expires})
         return {"token": token, "token_id": info.token_id, "user": user, "scopes": sorted(info.scopes),

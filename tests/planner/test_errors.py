@@ -32,6 +32,8 @@ EXPECTED = {
     "WORLD_UNAVAILABLE": RuntimeError,
     "SERVER_UNAVAILABLE": ConnectionError,
     "OVERRIDE_REFUSED": ValueError,
+    "TOO_MANY_ATTEMPTS": PermissionError,
+    "TOO_MANY_REQUESTS": RuntimeError,
 }
 
 

@@ -16,9 +16,10 @@ def router(kit: "Kit") -> APIRouter:
     r = APIRouter()
 
     @r.get("/v1/health")
-    def health() -> dict[str, Any]:
-        """Liveness only (no data): the server runs."""
-        return {"ok": True}
+    async def health() -> dict[str, Any]:
+        """Liveness (no data of anyone's): the server runs, and where its full walk of the ledger stands. Answered
+        on the event loop, through no lane: it answers however busy the workers are."""
+        return {"ok": True, **kit.integrity.to_dict()}
 
     @r.get("/v1/whoami")
     def whoami(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
