@@ -52,6 +52,7 @@ from flows.server.kit import Caller, Kit, RequestContext
 from flows.server.lanes import Lanes
 from flows.server.limits import TokenLimits
 from flows.server.links import LinkStore
+from flows.server.plan_pool import PlanPool
 from flows.server.routes import admin, decisions, drafts, events, ledger, vehicle
 from flows.server.tokens import TokenStore, claimed_token_id
 from flows.server.totp import TotpStore
@@ -74,12 +75,16 @@ async def _serving(app: FastAPI) -> AsyncIterator[None]:
     sweeper = start_rounds(kit)
     if kit.config.full_walk:
         kit.integrity.start(kit.ledger, delay_s=kit.config.full_walk_delay_s)
+    if kit.plans is not None:
+        kit.plans.warm()
     try:
         yield
     finally:
         sweeper.stop()
         if kit.audits is not None:
             kit.audits.close()
+        if kit.plans is not None:
+            kit.plans.close()
 
 
 def _client(request: Request) -> str | None:
@@ -104,7 +109,8 @@ def create_app(config: ServerConfig) -> Any:
     bus = EventBus()
     kit = Kit(config=config, ledger=led, links=LinkStore(config.home), followers=Followers(bus.publish), bus=bus,
               totps=TotpStore(str(config.home)), waker=Waker(), audits=AuditQueue(led.audit_many),
-              limits=TokenLimits(config.streams_per_token, config.polls_per_token))
+              limits=TokenLimits(config.streams_per_token, config.polls_per_token),
+              plans=PlanPool(config.plan_workers) if config.plan_workers else None)
     app.state.config, app.state.ledger, app.state.bus, app.state.kit = config, led, bus, kit
     install(app, kit, scrub_roots={str(config.home): "<home>", str(config.world): "<world>"})
 

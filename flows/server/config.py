@@ -87,6 +87,7 @@ class ServerConfig:
     polls_per_token: int = POLLS_PER_TOKEN  # monitor long polls one token may hold open
     full_walk: bool = True  # walk the whole ledger on a thread once serving (flows.server.integrity)
     full_walk_delay_s: float = 1.0  # … after this long, so the first answers come first
+    plan_workers: int = 1  # processes that decide plans (flows.server.plan_pool); 0 decides in the server itself
 
     @property
     def policy(self) -> PolicyStore:

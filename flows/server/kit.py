@@ -19,7 +19,9 @@ someone acted for someone else, the caller; a read that succeeded is audited
 in a batch (``flows.server.audit_queue``), everything else at once; a refusal
 raised before ``Kit.call`` ran is audited by the error handlers
 (``Kit.refused``); while the full walk has found a break in the ledger,
-decisions are refused (``flows.server.integrity``).
+decisions are refused (``flows.server.integrity``); a plan is decided in the
+server's planning process (``flows.server.plan_pool``), never on a thread
+that would hold the GIL for seconds.
 """
 
 from __future__ import annotations
@@ -41,11 +43,13 @@ from flows.server.followers import Followers
 from flows.server.integrity import IntegrityWatch
 from flows.server.limits import TokenLimits
 from flows.server.links import LinkStore, resolve_links
+from flows.server.plan_pool import PlanPool
 from flows.server.tokens import TokenInfo
 from flows.server.totp import TotpStore
 from flows.server.world_cache import WorldCache
 from flows.usecases.actor import Actor, Policy
 from flows.usecases.common import pinned_world, user_of
+from flows.usecases.offload import deciding_with
 from planner.errors import Forbidden, NotFound, SortieError
 from planner.world.model import User, World
 
@@ -140,6 +144,7 @@ class Kit:
     integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
     limits: TokenLimits = field(default_factory=TokenLimits)
     lanes: Any = None  # flows.server.lanes.Lanes, for the routes that take a lane only around their thread work
+    plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
     Who: Any = None  # the Annotated dependency that yields the request's ``RequestContext`` (set by ``api``)
 
     def __post_init__(self) -> None:
@@ -179,7 +184,7 @@ class Kit:
             if scope not in c.token.scopes:
                 raise Forbidden(f"this token may not {scope} (its scopes: {', '.join(sorted(c.token.scopes))})")
             self.integrity.check(command)
-            with pinned_world(self.config.world, ctx.world):
+            with pinned_world(self.config.world, ctx.world), deciding_with(self.plans.run if self.plans else None):
                 out = work(ctx)
             out = out.to_dict() if hasattr(out, "to_dict") else dict(out)
             return {**out, "mode": "server", "identity": who.proof, "clock": self.config.clock.describe(),
