@@ -126,6 +126,6 @@ def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dic
     elif render is not None:
         render(clean_tree(result))  # every string a render prints is terminal-safe (flows.integrity.text)
     else:
-        console.print(_dump(clean_tree(result)), highlight=False, markup=False)
+        console.print(_dump(result), highlight=False, markup=False)  # json.dumps escapes every C0 control
     if succeeded is not None and not succeeded(result):
         raise typer.Exit(EXIT_USER)

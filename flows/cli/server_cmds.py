@@ -308,11 +308,14 @@ def watch_cmd(
 
         seen = 0
         t0 = time.monotonic()
+        from flows.integrity.text import clean_tree, escape_json_text
+
         for ev in authority("sortie watch").events(max_events=count, timeout_s=timeout):
             seen += 1
             if as_json:
-                print(json.dumps(ev, ensure_ascii=False, sort_keys=True), flush=True)
+                print(escape_json_text(json.dumps(ev, ensure_ascii=False, sort_keys=True)), flush=True)
             else:
+                ev = clean_tree(ev)  # a reason is someone's text: one line, no control characters
                 what = " ".join(f"{k}={ev[k]}" for k in ("draft_id", "version", "status", "draft_status", "state",
                                                            "drone_id", "reason") if k in ev)
                 console.print(f"{ev['type']:<20} {what}", markup=False, highlight=False)
