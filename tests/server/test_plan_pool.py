@@ -6,8 +6,6 @@ Real parts: the demo world, a real DuckDB ledger per plan, a real ``spawn``ed pl
 
 from __future__ import annotations
 
-import json
-import shutil
 import threading
 import time
 from datetime import datetime
@@ -18,10 +16,11 @@ import pytest
 
 from flows.context import DEMO_WORLD_DIR
 from flows.ledger import Ledger
-from flows.usecases import planning
 from flows.server.plan_pool import PlanPool, decide_here, raise_refusal
+from flows.usecases import planning
 from flows.usecases.offload import deciding_with
 from planner.errors import InvalidArgument
+from testkit import demo_world_copy
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
 TEXT = "这块地今天巡一遍消防通道"
@@ -29,13 +28,7 @@ TEXT = "这块地今天巡一遍消防通道"
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    w = tmp_path_factory.mktemp("poolworld") / "world"
-    shutil.copytree(DEMO_WORLD_DIR, w)
-    fleet = json.loads((w / "fleet.json").read_text(encoding="utf-8"))
-    for d in fleet["drones"]:
-        d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"
-    (w / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
-    return w
+    return demo_world_copy(tmp_path_factory.mktemp("poolworld") / "world")
 
 
 def _plan(world: Path, home: Path) -> dict[str, Any]:
