@@ -2,7 +2,8 @@
 
 Kinds: coverage, routes, lanes, intents, rules. Each lives in ``bench/<kind>.py``
 with ``run(instance_path, args) -> dict``; the contract is in
-``../shared/bench/README.md``.
+``../shared/bench/README.md``. ``python -m bench server [options]`` takes no
+instance: it loads a running ``sortie server`` (``bench/server.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ KINDS = ("coverage", "routes", "lanes", "intents", "rules")
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["server"]:
+        from bench import server
+
+        return server.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("kind", choices=KINDS)
     parser.add_argument("instance", help="instance file (JSON, GeoJSON or JSONL)")

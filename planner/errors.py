@@ -31,7 +31,9 @@ This module is a leaf: it imports nothing of sortie, so every package
     ├── PlanInfeasible (RuntimeError)             PLAN_INFEASIBLE
     ├── Unauthenticated (PermissionError)         UNAUTHENTICATED
     ├── WorldUnavailable (RuntimeError)           WORLD_UNAVAILABLE
-    └── ServerUnavailable (ConnectionError)       SERVER_UNAVAILABLE
+    ├── ServerUnavailable (ConnectionError)       SERVER_UNAVAILABLE
+    ├── TooManyAttempts (PermissionError)         TOO_MANY_ATTEMPTS
+    └── TooManyRequests (RuntimeError)            TOO_MANY_REQUESTS
 
 Example::
 
@@ -69,6 +71,8 @@ __all__ = [
     "Unauthenticated",
     "WorldUnavailable",
     "ServerUnavailable",
+    "TooManyAttempts",
+    "TooManyRequests",
     "OverrideRefused",
     "RequestExpired",
     "ERROR_CODES",
@@ -240,6 +244,28 @@ class ServerUnavailable(SortieError, ConnectionError):
     code = "SERVER_UNAVAILABLE"
 
 
+class TooManyAttempts(SortieError, PermissionError):
+    """Too many wrong one-time codes for one user, or from one caller: locked out for a while, whatever the next
+    code is (a guesser must not learn that a code was right); ``details["retry_after_s"]`` says how long.
+
+    >>> TooManyAttempts("too many wrong one-time codes for chen.jing", details={"retry_after_s": 900}).code
+    'TOO_MANY_ATTEMPTS'
+    """
+
+    code = "TOO_MANY_ATTEMPTS"
+
+
+class TooManyRequests(SortieError, RuntimeError):
+    """More concurrent event streams or long polls than one token may hold, or more requests waiting than the
+    authority queues: refused at once (HTTP 429), never left hanging; ``details["retry_after_s"]`` when known.
+
+    >>> TooManyRequests("this token already holds 16 event streams", details={"limit": 16}).code
+    'TOO_MANY_REQUESTS'
+    """
+
+    code = "TOO_MANY_REQUESTS"
+
+
 class OverrideRefused(InvalidArgument):
     """A client tried to supply what the authority owns (its time, world, identity or a vehicle's link
     address): refused, never silently ignored."""
@@ -272,6 +298,8 @@ ERROR_CODES: dict[str, type[SortieError]] = {
         Unauthenticated,
         WorldUnavailable,
         ServerUnavailable,
+        TooManyAttempts,
+        TooManyRequests,
         OverrideRefused,
     )
 }

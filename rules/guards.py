@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,14 +30,30 @@ __all__ = ["GUARD_DEFAULTS", "GUARD_SYMBOLS", "Guard", "GuardError", "compile_gu
 
 
 @functools.cache
-def _guard_symbols() -> dict[str, Any]:
-    """The typed symbols a guard may use, with what they mean (``GUARD_SYMBOLS``), built on first use.
+def _rule_engine() -> Any:
+    """rule-engine, imported once, with its parser tables read from ``rules.guard_tables`` instead of built.
 
-    rule-engine builds its parser tables when it is imported (about a second
-    without cached bytecode), so it is imported when a guard is compiled, that
-    is when a rule file is loaded and checked, not when this module is.
+    rule-engine builds its grammar's LALR tables when it is imported (0.3 CPU s
+    with cached bytecode, over a second without), so it is imported only when a
+    guard is compiled (a rule file loaded and checked), and PLY is handed the
+    tables built once by ``scripts/make_guard_tables.py`` under the module name
+    it looks for (``rule_engine.parser.parsetab``). PLY uses them only when their
+    grammar signature matches the installed rule-engine's, else it builds its
+    own: a table that is out of date is slow, never wrong.
     """
+    from rules import guard_tables
+
+    sys.modules.setdefault("rule_engine.parser.parsetab", guard_tables)
     import rule_engine
+
+    return rule_engine
+
+
+@functools.cache
+def _guard_symbols() -> dict[str, Any]:
+    """The typed symbols a guard may use, with what they mean (``GUARD_SYMBOLS``), built on first use (it needs
+    rule-engine's types: ``_rule_engine``)."""
+    rule_engine = _rule_engine()
 
     _T = rule_engine.DataType
     return {
@@ -95,13 +112,14 @@ class GuardError(ValueError):
 
 @functools.cache
 def _allowed_builtins() -> frozenset[str]:
+    _rule_engine()
     from rule_engine.builtins import Builtins
 
     return frozenset(Builtins.from_defaults()) - _FORBIDDEN_BUILTINS
 
 
 def _context() -> Any:
-    import rule_engine
+    rule_engine = _rule_engine()
     from rule_engine.builtins import Builtins
 
     ctx = rule_engine.Context(type_resolver=rule_engine.type_resolver_from_dict(_guard_symbols()))
@@ -128,7 +146,7 @@ class Guard:
 
 def compile_guard(text: str) -> Guard:
     """Parse and type-check a guard; raises ``GuardError`` with a readable reason."""
-    import rule_engine
+    rule_engine = _rule_engine()
 
     for name in _BUILTIN_REF.findall(text):
         if name in _FORBIDDEN_BUILTINS or name not in _allowed_builtins():

@@ -21,6 +21,7 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, time, timedelta, timezone
+from pathlib import Path
 
 from shapely.geometry import Polygon, box
 
@@ -326,3 +327,19 @@ __all__ = [
     # processes and ports
     "free_port", "stop_process_group",
 ]
+
+
+def demo_world_copy(dest: Path, reported_at: str = "2026-11-29T06:59:40+02:00") -> Path:
+    """A copy of the demo world at ``dest`` whose drones all reported in at ``reported_at`` (20 s before the
+    demo's reference time, so a plan at that time passes the telemetry rule)."""
+    import json
+    import shutil
+
+    from flows.context import DEMO_WORLD_DIR
+
+    shutil.copytree(DEMO_WORLD_DIR, dest)
+    fleet = json.loads((dest / "fleet.json").read_text(encoding="utf-8"))
+    for d in fleet["drones"]:
+        d["last_telemetry_at"] = reported_at
+    (dest / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
+    return dest

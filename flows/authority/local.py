@@ -108,11 +108,14 @@ class LocalAuthority(FlightActions):
         args = {"text": text, "region": region_id, "area": area is not None, "coverage_target": coverage_target,
                 "on_behalf_of": on_behalf_of}
 
+        # Behind the server, a service token's own user bounds where it may plan for others (issue 28).
+        relayed_by = self.g.actor_id() if on_behalf_of and self.mode == "server" else None
+
         def work() -> dict[str, Any]:
             return planning.plan_draft(
                 text=text, region_id=region_id, area_geojson=area, requested_by=self.g.acting(on_behalf_of),
                 world_dir=self.g.world_dir, now=self.g.now(), rules_path=self.g.rules, ledger=self.g.ledger,
-                coverage_target=coverage_target,
+                coverage_target=coverage_target, relayed_by=relayed_by,
             ).to_dict()
 
         return self._audited("plan", args, work, self.g.acting(on_behalf_of) if on_behalf_of else None)

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from flows.integrity.text import clean, clean_tree, escape_json_text
 from planner.errors import SortieError
 
-__all__ = ["app", "console", "err_console", "run", "JsonOpt", "WorldOpt", "NowOpt", "RulesOpt", "AsOpt", "DraftArg", "EXIT_USER", "EXIT_INTERNAL"]
+__all__ = ["app", "console", "err_console", "run", "JsonOpt", "WorldOpt", "NowOpt", "RulesOpt", "AsOpt", "DraftArg", "EXIT_USER", "EXIT_INTERNAL",
+           "markup_escape"]
 
 EXIT_USER = 2
 EXIT_INTERNAL = 1
@@ -34,9 +34,40 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: typer's rich help imports rich, markdown-it and pygments (~0.1 CPU s)
 )
-console = Console(soft_wrap=True)  # long paths stay on one line when piped
-err_console = Console(stderr=True)
+
+
+class _LazyConsole:
+    """A rich ``Console`` made on first use: most commands never print through rich, and importing it costs about a
+    tenth of a CPU second of every ``sortie`` process (``sortie --help`` included). ``real`` is the console itself,
+    for the rich parts that want the object (a progress bar)."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Any = None
+
+    @property
+    def real(self) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+console: Any = _LazyConsole(soft_wrap=True)  # long paths stay on one line when piped
+err_console: Any = _LazyConsole(stderr=True)
+
+
+def markup_escape(text: str) -> str:
+    """rich's markup escape, imported when a command prints (not when the CLI loads)."""
+    from rich.markup import escape
+
+    return escape(text)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 WorldOpt = Annotated[
@@ -95,6 +126,6 @@ def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dic
     elif render is not None:
         render(clean_tree(result))  # every string a render prints is terminal-safe (flows.integrity.text)
     else:
-        console.print(_dump(clean_tree(result)), highlight=False, markup=False)
+        console.print(_dump(result), highlight=False, markup=False)  # json.dumps escapes every C0 control
     if succeeded is not None and not succeeded(result):
         raise typer.Exit(EXIT_USER)

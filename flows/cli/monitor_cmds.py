@@ -63,7 +63,7 @@ def monitor_cmd(
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=err_console, transient=False) as progress:
+                          console=err_console.real, transient=False) as progress:
                 tasks: dict[str, Any] = {}
 
                 def on_update(flight: Any, what: str, data: dict[str, Any]) -> None:

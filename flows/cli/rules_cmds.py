@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from flows.cli.app import JsonOpt, app, console, run
+from flows.cli.app import markup_escape as escape
 from flows.context import RULES_FILE
 from planner.errors import InvalidArgument
 

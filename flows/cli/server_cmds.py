@@ -96,7 +96,8 @@ def server_cmd(
 @token_app.command("create")
 def token_create(
     user: Annotated[str, typer.Argument(help="The user id (from the server world's users.json).")],
-    expires: Annotated[str | None, typer.Option("--expires", help="Lifetime, e.g. 30d, 12h (default: never).")] = None,
+    expires: Annotated[str | None, typer.Option(
+        "--expires", help="Lifetime, e.g. 30d, 12h, or 'never' (default: 90d).")] = None,
     scope: Annotated[str, typer.Option(
         "--scope", help="Comma-separated: read, plan, approve, dispatch, service. A Prefect worker: service,plan,read,dispatch."
     )] = "read,plan,approve,dispatch",
@@ -108,13 +109,11 @@ def token_create(
     """Issue a token for USER; it is printed once and stored only as a hash."""
 
     def body() -> dict[str, Any]:
-        from flows.server.tokens import TokenStore, parse_duration
+        from flows.server.tokens import TokenStore, parse_lifetime
 
         _known_user(user, world, _home(home))
         scopes = tuple(s.strip() for s in scope.split(",") if s.strip())
-        info, token = TokenStore(_home(home)).create(
-            user, expires=parse_duration(expires) if expires else None, scopes=scopes, label=label
-        )
+        info, token = TokenStore(_home(home)).create(user, expires=parse_lifetime(expires), scopes=scopes, label=label)
         _admin_audit(_home(home), "token.create", {"user": user, "token_id": info.token_id, "scopes": list(scopes),
                                                    "expires": info.expires})
         return {"token": token, "token_id": info.token_id, "user": user, "scopes": sorted(info.scopes),
@@ -309,11 +308,14 @@ def watch_cmd(
 
         seen = 0
         t0 = time.monotonic()
+        from flows.integrity.text import clean_tree, escape_json_text
+
         for ev in authority("sortie watch").events(max_events=count, timeout_s=timeout):
             seen += 1
             if as_json:
-                print(json.dumps(ev, ensure_ascii=False, sort_keys=True), flush=True)
+                print(escape_json_text(json.dumps(ev, ensure_ascii=False, sort_keys=True)), flush=True)
             else:
+                ev = clean_tree(ev)  # a reason is someone's text: one line, no control characters
                 what = " ".join(f"{k}={ev[k]}" for k in ("draft_id", "version", "status", "draft_status", "state",
                                                            "drone_id", "reason") if k in ev)
                 console.print(f"{ev['type']:<20} {what}", markup=False, highlight=False)

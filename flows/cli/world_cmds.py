@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from flows.cli.app import JsonOpt, NowOpt, WorldOpt, app, console, run
+from flows.cli.app import markup_escape as escape
 from flows.context import resolve_now, resolve_world_dir
 from planner.errors import InvalidArgument
 

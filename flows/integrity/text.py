@@ -5,8 +5,13 @@ someone else. Printed raw, ``ESC [ 2 J`` clears the approver's screen and the
 next bytes can draw a fake "APPROVED by …"; a right-to-left override reorders
 what they read. Every string the CLI prints as text goes through ``clean``
 (control characters shown as visible escapes such as ``\\x1b``, newlines and
-tabs kept); JSON output keeps the data and escapes DEL and C1 characters
-(``json.dumps`` escapes the rest itself). ``markdown_text`` does the same for
+tabs kept: a message of ours may have several lines). Data shown in a table, a
+log line or an event line goes through ``one_line`` (``clean_tree`` does it for
+a whole result): every line break and separator — newline, carriage return,
+tab, NEL, U+2028, U+2029 — shown as an escape too, since a newline in a
+reject reason printed raw forges a whole line of ``sortie log`` (issue 28).
+JSON output keeps the data and escapes DEL, C1 and the Unicode line and
+paragraph separators (``json.dumps`` escapes the rest itself). ``markdown_text`` does the same for
 the Prefect artifact, and escapes Markdown and HTML so a request text cannot
 draw a table, a link or an image into the approver's page.
 
@@ -18,14 +23,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["clean", "clean_tree", "escape_json_text", "markdown_text", "approver_view", "answered_line"]
+__all__ = ["clean", "one_line", "clean_tree", "escape_json_text", "markdown_text", "approver_view", "answered_line"]
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides/isolates.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# … and tab and newline too: what must stay on one line.
+_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def _visible(match: re.Match[str]) -> str:
+    if match.group() in _NAMED:
+        return _NAMED[match.group()]
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
@@ -35,10 +45,15 @@ def clean(text: str) -> str:
     return _UNSAFE.sub(_visible, text)
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line: ``clean``, and every line break, separator and tab as a visible escape (``\\n``)."""
+    return _BREAKS.sub(_visible, text)
+
+
 def clean_tree(value: Any) -> Any:
-    """A copy of a JSON-like value with every string (keys included) ``clean``."""
+    """A copy of a JSON-like value with every string (keys included) ``one_line``: data is shown on one line."""
     if isinstance(value, str):
-        return clean(value)
+        return one_line(value)
     if isinstance(value, dict):
         return {clean_tree(k): clean_tree(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

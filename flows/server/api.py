@@ -36,47 +36,65 @@ version whose waiting run was cancelled in the Prefect UI.
 # No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations.
 
 import contextlib
-import time
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Request
 
 from flows.authority.waking import Waker
 from flows.ledger import Ledger, open_ledger
+from flows.server.audit_queue import AuditQueue
 from flows.server.config import ServerConfig
 from flows.server.events import EventBus
 from flows.server.followers import Followers
 from flows.server.http_errors import BodyLimit, install
 from flows.server.kit import Caller, Kit, RequestContext
+from flows.server.lanes import Lanes
+from flows.server.limits import TokenLimits
 from flows.server.links import LinkStore
+from flows.server.plan_pool import PlanPool
 from flows.server.routes import admin, decisions, drafts, events, ledger, requests, vehicle
-from flows.server.tokens import TokenStore
+from flows.server.tokens import TokenStore, claimed_token_id
 from flows.server.totp import TotpStore
 from flows.usecases.actor import Actor
-from planner.errors import SortieError
+from planner.errors import SortieError, TooManyRequests
 
 __all__ = ["create_app", "Caller", "Kit"]  # Caller and Kit: re-exported from flows.server.kit
 
 
 @contextlib.asynccontextmanager
-async def _rounds(app: FastAPI) -> AsyncIterator[None]:
-    """The server's own rounds (``flows.server.rounds``: the sweeper) live as long as the app serves."""
+async def _serving(app: FastAPI) -> AsyncIterator[None]:
+    """What lives as long as the app serves: the thread pool sized to the lanes, the server's own rounds
+    (``flows.server.rounds``: the sweeper), the full walk of the ledger, the batched audit of reads."""
+    import anyio.to_thread
+
     from flows.server.rounds import start_rounds
 
-    sweeper = start_rounds(app.state.kit)
+    kit: Kit = app.state.kit
+    anyio.to_thread.current_default_thread_limiter().total_tokens = kit.lanes.sizes.thread_tokens()
+    sweeper = start_rounds(kit)
+    if kit.config.full_walk:
+        kit.integrity.start(kit.ledger, delay_s=kit.config.full_walk_delay_s)
+    if kit.plans is not None:
+        kit.plans.warm()
     try:
         yield
     finally:
         sweeper.stop()
+        if kit.audits is not None:
+            kit.audits.close()
+        if kit.plans is not None:
+            kit.plans.close()
+
+
+def _client(request: Request) -> str | None:
+    return request.client.host if request.client else None
 
 
 def create_app(config: ServerConfig) -> Any:
-    """The ASGI app (the API behind a body-size limit) over one world, one home (ledger, tokens, TOTP, policy)
-    and one clock."""
-    app = FastAPI(title="sortie authority", version="1", description=__doc__, lifespan=_rounds)
-    install(app)
+    """The ASGI app (the API behind a body check and the lanes) over one world, one home (ledger, tokens, TOTP,
+    policy) and one clock."""
+    app = FastAPI(title="sortie authority", version="1", description=__doc__, lifespan=_serving)
     from flows.integrity.verify import verify_ledger  # integrity hook: never serve from a ledger that fails
     from flows.ledger.signing import KeyStore
 
@@ -90,8 +108,11 @@ def create_app(config: ServerConfig) -> Any:
     tokens = TokenStore(config.home)
     bus = EventBus()
     kit = Kit(config=config, ledger=led, links=LinkStore(config.home), followers=Followers(bus.publish), bus=bus,
-              totps=TotpStore(str(config.home)), waker=Waker())
+              totps=TotpStore(str(config.home)), waker=Waker(), audits=AuditQueue(led.audit_many),
+              limits=TokenLimits(config.streams_per_token, config.polls_per_token),
+              plans=PlanPool(config.plan_workers) if config.plan_workers else None)
     app.state.config, app.state.ledger, app.state.bus, app.state.kit = config, led, bus, kit
+    install(app, kit, scrub_roots={str(config.home): "<home>", str(config.world): "<world>"})
 
     def context(request: Request, authorization: Annotated[str | None, Header()] = None) -> RequestContext:
         """The request's context: its verified caller (a refused token is audited), the server's time."""
@@ -101,12 +122,25 @@ def create_app(config: ServerConfig) -> Any:
         try:
             info = tokens.verify(token)
         except SortieError as exc:
-            kit.audit(None, f"auth {request.method} {request.url.path}", {}, exc.code, time.perf_counter(),
-                      datetime.now(timezone.utc), "none")
+            request.state.sortie_audited = True
+            kit.refused(None, f"auth {request.method} {request.url.path}", {}, exc,
+                        token_id=claimed_token_id(token), client_addr=_client(request))
             raise
-        return kit.context(Caller(info, Actor(info.user, "server", "token")))
+        ctx = kit.context(Caller(info, Actor(info.user, "server", "token"), _client(request)))
+        request.state.sortie_ctx = ctx
+        return ctx
 
     kit.Who = Annotated[RequestContext, Depends(context)]
     for area in (admin, drafts, requests, decisions, vehicle, ledger, events):
         app.include_router(area.router(kit))
-    return BodyLimit(app, config.max_body_bytes)  # type: ignore[return-value]
+
+    def lane_refused(scope: dict[str, Any], exc: TooManyRequests) -> None:
+        headers = dict(scope.get("headers") or [])
+        auth = headers.get(b"authorization", b"").decode("latin-1")
+        client = scope.get("client")
+        kit.refused(None, f"lane {scope.get('method')} {scope.get('path')}", {}, exc,
+                    token_id=claimed_token_id(auth[7:].strip() if auth.lower().startswith("bearer ") else None),
+                    client_addr=client[0] if client else None)
+
+    kit.lanes = Lanes(app, config.lanes, on_refused=lane_refused)
+    return BodyLimit(kit.lanes, config.max_body_bytes, on_refused=kit.refused)  # type: ignore[return-value]

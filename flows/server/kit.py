@@ -12,7 +12,16 @@ stamping and refusals cannot drift between the two.
 
 ``Kit.call`` is the one way a request runs: scope check, the work inside the
 request's world snapshot, an audit row either way (``server.<command>``), the
-result stamped with the mode, identity and clock.
+result stamped with the mode, identity and clock. The world comes from the
+server's ``WorldCache`` (one snapshot per content, shared by every request in
+flight); an audit row names the token's id, the client's address and, when
+someone acted for someone else, the caller; a read that succeeded is audited
+in a batch (``flows.server.audit_queue``), everything else at once; a refusal
+raised before ``Kit.call`` ran is audited by the error handlers
+(``Kit.refused``); while the full walk has found a break in the ledger,
+decisions are refused (``flows.server.integrity``); a plan is decided in the
+server's planning process (``flows.server.plan_pool``), never on a thread
+that would hold the GIL for seconds.
 """
 
 from __future__ import annotations
@@ -26,19 +35,28 @@ from typing import Any
 from flows.authority.grounds import Grounds
 from flows.authority.local import LocalAuthority
 from flows.authority.waking import Waker
-from flows.ledger import DraftRecord, Ledger
+from flows.ledger import AuditEntry, DraftRecord, Ledger
+from flows.server.audit_queue import AuditQueue
 from flows.server.config import ServerConfig
 from flows.server.events import EventBus
 from flows.server.followers import Followers
+from flows.server.integrity import IntegrityWatch
+from flows.server.limits import TokenLimits
 from flows.server.links import LinkStore, resolve_links
+from flows.server.plan_pool import PlanPool
 from flows.server.tokens import TokenInfo
 from flows.server.totp import TotpStore
+from flows.server.world_cache import WorldCache
 from flows.usecases.actor import Actor, Policy
-from flows.usecases.common import load_world_at, pinned_world, user_of
+from flows.usecases.common import pinned_world, user_of
+from flows.usecases.offload import deciding_with
 from planner.errors import Forbidden, NotFound, SortieError
 from planner.world.model import User, World
 
-__all__ = ["Caller", "Kit", "RequestContext", "EVENT_FIELDS"]
+__all__ = ["Caller", "Kit", "RequestContext", "EVENT_FIELDS", "READS"]
+
+#: The commands that only read: their audit rows, when they succeeded, are written in batches (``audit_queue``).
+READS = frozenset({"whoami", "drafts", "pending", "show", "diff", "log", "export", "report", "events"})
 
 #: The fields of a result that an event carries (never a plan, a path or a token).
 EVENT_FIELDS = ("draft_id", "version", "status", "verdict", "plan_hash", "requested_by", "draft_status", "state",
@@ -47,10 +65,11 @@ EVENT_FIELDS = ("draft_id", "version", "status", "verdict", "plan_hash", "reques
 
 @dataclass(frozen=True)
 class Caller:
-    """The verified caller of one request."""
+    """The verified caller of one request, and where it called from (the peer's address, as the server saw it)."""
 
     token: TokenInfo
     actor: Actor
+    client_addr: str | None = None
 
 
 @dataclass
@@ -63,13 +82,14 @@ class RequestContext:
     policy: Policy
     _world: World | None = None
     _drafts: dict[tuple[str, int | None], DraftRecord] = field(default_factory=dict)
+    audited: bool = False  # whether this request's audit row was written (else the error handlers write it)
 
     @property
     def world(self) -> World:
-        """The server's world, loaded strictly once for this request (``WORLD_UNAVAILABLE`` if its zones are not
-        readable)."""
+        """The server's world for this request: the cache's snapshot, taken once (``WORLD_UNAVAILABLE`` if the folder
+        does not load strictly)."""
         if self._world is None:
-            self._world = load_world_at(self.kit.config.world, strict=True)
+            self._world = self.kit.worlds.current()
         return self._world
 
     def user(self, what: str) -> User:
@@ -119,18 +139,38 @@ class Kit:
     bus: EventBus
     totps: TotpStore
     waker: Waker
+    worlds: WorldCache = None  # type: ignore[assignment]  # set in __post_init__ when not given
+    audits: AuditQueue | None = None  # batched read audits; None writes every row at once
+    integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
+    limits: TokenLimits = field(default_factory=TokenLimits)
+    lanes: Any = None  # flows.server.lanes.Lanes, for the routes that take a lane only around their thread work
+    plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
     Who: Any = None  # the Annotated dependency that yields the request's ``RequestContext`` (set by ``api``)
+
+    def __post_init__(self) -> None:
+        if self.worlds is None:
+            self.worlds = WorldCache(self.config.world)
 
     def context(self, caller: Caller) -> RequestContext:
         return RequestContext(self, caller, self.config.clock.now(), self.config.policy.current())
 
     def audit(self, actor: str | None, command: str, args: Mapping[str, Any], code: str, t0: float,
-              started: datetime, proof: str, draft_id: str | None = None, message: str | None = None) -> None:
+              started: datetime, proof: str, draft_id: str | None = None, message: str | None = None, *,
+              token_id: str | None = None, client_addr: str | None = None, caller: str | None = None,
+              batch: bool = False) -> None:
+        """One audit row ``server.<command>``: the actor, the token's id (never the token), the client's address, and
+        the authenticated caller when it acted for someone else; ``batch`` queues it (a read that succeeded)."""
+        entry = AuditEntry(
+            actor=actor, command=f"server.{command}",
+            args={**args, "mode": "server", "identity": proof, "clock": self.config.clock.describe()},
+            result_code=code, duration_s=time.perf_counter() - t0, started=started, draft_id=draft_id,
+            message=message, token_id=token_id, client_addr=client_addr,
+            caller=caller if caller and caller != actor else None)
+        if batch and self.audits is not None:
+            self.audits.put(entry)
+            return
         try:
-            self.ledger.audit(actor=actor, command=f"server.{command}",
-                              args={**args, "mode": "server", "identity": proof, "clock": self.config.clock.describe()},
-                              result_code=code, duration_s=time.perf_counter() - t0, started=started,
-                              draft_id=draft_id, message=message)
+            self.ledger.audit_many([entry])
         except SortieError:
             pass  # the ledger is the problem; the request's own answer is what the caller needs
 
@@ -143,7 +183,8 @@ class Kit:
         try:
             if scope not in c.token.scopes:
                 raise Forbidden(f"this token may not {scope} (its scopes: {', '.join(sorted(c.token.scopes))})")
-            with pinned_world(self.config.world, ctx.world):
+            self.integrity.check(command)
+            with pinned_world(self.config.world, ctx.world), deciding_with(self.plans.run if self.plans else None):
                 out = work(ctx)
             out = out.to_dict() if hasattr(out, "to_dict") else dict(out)
             return {**out, "mode": "server", "identity": who.proof, "clock": self.config.clock.describe(),
@@ -155,8 +196,38 @@ class Kit:
             code = "INTERNAL"
             raise
         finally:
+            ctx.audited = True
             self.audit(who.id, command, {**args, "token_id": c.token.token_id, "caller": c.actor.id}, code, t0,
-                       started, who.proof, draft_id, message)
+                       started, who.proof, draft_id, message, token_id=c.token.token_id, client_addr=c.client_addr,
+                       caller=c.actor.id, batch=code == "OK" and command in READS)
+
+    def refused(self, ctx: RequestContext | None, command: str, args: Mapping[str, Any], exc: SortieError, *,
+                token_id: str | None = None, client_addr: str | None = None, draft_id: str | None = None) -> None:
+        """Audit a refusal that no ``call`` audited (raised before it ran, or outside it): with the verified caller
+        when the request had one, else the token id it claimed (unverified) and the client's address."""
+        now = datetime.now(timezone.utc)
+        if ctx is not None:
+            ctx.audited = True
+            c = ctx.caller
+            self.audit(c.actor.id, command, {**args, "token_id": c.token.token_id}, exc.code, time.perf_counter(),
+                       now, c.actor.proof, draft_id, exc.message, token_id=c.token.token_id,
+                       client_addr=c.client_addr)
+            return
+        self.audit(None, command, {**args, "claimed_token_id": token_id}, exc.code, time.perf_counter(), now, "none",
+                   draft_id, exc.message, client_addr=client_addr, batch=True)
+
+    async def in_lane(self, lane: str, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` on a worker thread inside ``lane`` (for a route that waits without a thread between its steps)."""
+        import anyio.to_thread
+
+        if self.lanes is None:
+            return await anyio.to_thread.run_sync(fn)
+        gate = self.lanes.lanes[lane]
+        await gate.enter()
+        try:
+            return await anyio.to_thread.run_sync(fn)
+        finally:
+            gate.leave()
 
     def publish(self, type_: str, d: Mapping[str, Any]) -> None:
         """One event on the feed, for the tenant of the draft it is about."""

@@ -7,8 +7,13 @@ only the worker; the person is proven by their one-time code, judged at the
 moment they submitted it (``flows.server.totp.judged_at``: Prefect's record of
 the submission, relayed by the worker and honoured only within bounds of this
 server's clock), never at the moment the worker got round to it. A refused
-code is audited as ``server.<action>.totp``. A service token that names no one
-(no code) is refused for the actions that need a person (``service_refusal``).
+code is audited as ``server.<action>.totp`` under the caller who presented it
+(the token's user: a guesser is named, not the person the code was for), with
+the user the code was for (``code_for``), the token's id and the client's
+address; a caller or a user with too many wrong codes is locked out
+(``TOO_MANY_ATTEMPTS``, ``flows.server.totp``). A service token that names no
+one (no code) is refused for the actions that need a person
+(``refuse_unproven_service``).
 """
 
 from __future__ import annotations
@@ -44,14 +49,15 @@ def submitted_time(text: str | None) -> datetime | None:
 def relayed_actor(kit: Kit, c: RequestContext, totp: Totp, what: str, draft_id: str) -> Actor:
     """The user ``totp`` proves, judged at its submission time; every refusal audited (``server.<what>.totp``)."""
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
-    token = c.caller.token
+    token, caller = c.caller.token, c.caller.actor.id
     try:
         at = judged_at(submitted_time(totp.submitted_at))
-        kit.totps.verify(totp.user, totp.code, at=at)
+        kit.totps.verify(totp.user, totp.code, at=at, caller=caller)
     except SortieError as exc:
-        kit.audit(totp.user, f"{what}.totp", {"caller": c.caller.actor.id, "token_id": token.token_id,
-                                              "submitted_at": totp.submitted_at}, exc.code, t0, started, "totp",
-                  draft_id, exc.message)
+        c.audited = True
+        kit.audit(caller, f"{what}.totp", {"code_for": totp.user, "caller": caller, "token_id": token.token_id,
+                                           "submitted_at": totp.submitted_at}, exc.code, t0, started, "token",
+                  draft_id, exc.message, token_id=token.token_id, client_addr=c.caller.client_addr)
         raise
     return Actor(totp.user, "server", "totp")
 

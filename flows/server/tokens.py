@@ -6,6 +6,9 @@ scopes the token may use (a service token for Prefect workers is narrowed to
 ``service,plan,read,dispatch``), when it was created, when it expires and whether it
 was revoked. Expiry is judged by the wall clock of the server host, never by a
 caller and never by a demo ``--clock`` (a credential's lifetime is real time).
+A token expires after ``DEFAULT_LIFETIME`` (90 days) unless the admin gives
+another lifetime, or ``never`` on purpose (``sortie admin token create
+--expires never``): a token nobody remembers stops working by itself.
 
 The user's roles and tenants are NOT in the token: they are looked up in the
 server's own users.json on every request, so a change there takes effect at once.
@@ -25,13 +28,18 @@ from typing import Any
 from flows.server.filestore import locked_json, read_json
 from planner.errors import InvalidArgument, NotFound, Unauthenticated
 
-__all__ = ["SCOPES", "TokenInfo", "TokenStore", "parse_duration"]
+__all__ = ["SCOPES", "TokenInfo", "TokenStore", "parse_duration", "parse_lifetime", "claimed_token_id",
+           "DEFAULT_LIFETIME"]
 
 #: What a token may be used for. ``approve`` covers approve and reject; ``service`` lets a worker plan on
 #: behalf of the requester named in a flow's parameters (never together with ``approve``); ``admin`` is reserved.
 SCOPES = frozenset({"read", "plan", "approve", "dispatch", "service", "admin"})
 DEFAULT_SCOPES = ("read", "plan", "approve", "dispatch")
 _TOKEN = re.compile(r"^sortie_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})$")
+#: How long a token lives when the admin does not say (``--expires 30d``, or ``--expires never`` on purpose).
+DEFAULT_LIFETIME = timedelta(days=90)
+#: The lifetime that means "no expiry": given explicitly, never by default.
+NEVER = None
 
 
 def parse_duration(text: str) -> timedelta:
@@ -41,6 +49,21 @@ def parse_duration(text: str) -> timedelta:
         raise InvalidArgument(f"duration {text!r}: expected a positive number with s, m, h or d (e.g. 30d)")
     unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m.group(2)]
     return timedelta(**{unit: int(m.group(1))})
+
+
+def parse_lifetime(text: str | None) -> timedelta | None:
+    """A token's lifetime: ``None`` (not given) is ``DEFAULT_LIFETIME``; ``never`` is no expiry; else a duration."""
+    if text is None:
+        return DEFAULT_LIFETIME
+    if text.strip().lower() == "never":
+        return NEVER
+    return parse_duration(text)
+
+
+def claimed_token_id(token: str | None) -> str | None:
+    """The id a presented token claims (unverified: for the audit of a refused token; never the secret)."""
+    m = _TOKEN.match((token or "").strip())
+    return m.group(1) if m else None
 
 
 @dataclass(frozen=True)
@@ -67,9 +90,10 @@ class TokenStore:
     def __init__(self, home: str | Path) -> None:
         self.path = Path(home) / "auth" / "tokens.json"
 
-    def create(self, user: str, *, expires: timedelta | None = None, scopes: tuple[str, ...] = DEFAULT_SCOPES,
-               label: str = "") -> tuple[TokenInfo, str]:
-        """A new token for ``user``: returns its record and the token itself (the only time it is seen)."""
+    def create(self, user: str, *, expires: timedelta | None = DEFAULT_LIFETIME,
+               scopes: tuple[str, ...] = DEFAULT_SCOPES, label: str = "") -> tuple[TokenInfo, str]:
+        """A new token for ``user``: returns its record and the token itself (the only time it is seen).
+        ``expires``: its lifetime (90 days unless given; ``None`` only when the admin said ``never``)."""
         bad = set(scopes) - SCOPES
         if bad or not scopes:
             raise InvalidArgument(f"scopes {sorted(bad) or '(none)'}: expected some of {', '.join(sorted(SCOPES))}")

@@ -20,7 +20,23 @@ before the server's wall clock and never in its future (``RELAY_SKEW_S``). A
 code that matches a step before the drift window at that time was already
 late when it was typed: it is refused as *expired*, not *wrong*
 (``LATE_STEPS`` back, so the answer stays a cheap lookup). ``verify`` is the
-one function every path judges a code with (attempt limits belong there too).
+one function every path judges a code with.
+
+**Attempts are limited** (issue 28: 150 wrong codes, then a right one,
+approved). A code has a million values and is valid for about 90 s, so each
+wrong attempt is evidence of guessing (a late or a replayed code is a real one,
+and is not counted): after ``USER_FAILURES`` wrong codes for
+one user within ``WINDOW_S``, or ``CALLER_FAILURES`` from one caller (the
+authenticated user relaying or typing them, whoever the codes were for), that
+user, or that caller, is locked out for ``LOCKOUT_S``: every code is then
+refused with ``TOO_MANY_ATTEMPTS`` — the right one too, so a guesser learns
+nothing from a lockout — and the lock is judged on this host's wall clock,
+never on a relayed submission time. A right code clears the user's count. The
+answer is the same whether or not the user has a code enrolled ("wrong"), and
+an unenrolled user's attempts are counted and locked alike, so no answer says
+who is enrolled. The counts live in ``totp.json`` under the same file lock as
+the secrets: they survive a restart and two racing requests cannot both slip
+under a limit.
 """
 
 from __future__ import annotations
@@ -32,9 +48,10 @@ from datetime import datetime, timezone
 import pyotp
 
 from flows.server.filestore import locked_json
-from planner.errors import InvalidArgument, Unauthenticated
+from planner.errors import InvalidArgument, SortieError, TooManyAttempts, Unauthenticated
 
-__all__ = ["TotpStore", "ISSUER", "judged_at", "RELAY_MAX_AGE_S", "RELAY_SKEW_S", "LATE_STEPS"]
+__all__ = ["TotpStore", "ISSUER", "judged_at", "RELAY_MAX_AGE_S", "RELAY_SKEW_S", "LATE_STEPS", "USER_FAILURES",
+           "CALLER_FAILURES", "WINDOW_S", "LOCKOUT_S"]
 
 ISSUER = "sortie"
 _STEP_S = 30
@@ -45,6 +62,12 @@ RELAY_MAX_AGE_S = 300.0
 RELAY_SKEW_S = 5.0
 #: Steps before the drift window still recognised, so a late code is named "expired" rather than "wrong" (5 min).
 LATE_STEPS = 10
+#: Wrong codes for one user within ``WINDOW_S`` before that user's codes are locked out (a person mistypes a few).
+USER_FAILURES = 5
+#: Wrong codes from one caller within ``WINDOW_S``, whoever they were for (a worker relays many people's typos).
+CALLER_FAILURES = 20
+WINDOW_S = 900.0
+LOCKOUT_S = 900.0
 
 
 def judged_at(submitted: datetime | None, *, now_s: float | None = None, max_age_s: float = RELAY_MAX_AGE_S,
@@ -89,31 +112,82 @@ class TotpStore:
 
         return user in read_json(self.path, {"users": {}})["users"]
 
-    def verify(self, user: str, code: str, *, at: float | None = None) -> int:
+    def verify(self, user: str, code: str, *, at: float | None = None, caller: str | None = None,
+               now_s: float | None = None) -> int:
         """The step the code belongs to at ``at`` (epoch seconds; default now), once; ``Unauthenticated`` for a wrong,
-        expired (late when ``at`` is its submission) or replayed code."""
+        expired (late when ``at`` is its submission) or replayed code; ``TooManyAttempts`` while ``user`` or
+        ``caller`` (who presented it) is locked out. ``now_s``: this host's wall clock (tests give it)."""
         code = (code or "").strip()
         if not (code.isdigit() and len(code) == 6):
             raise InvalidArgument("a one-time code is 6 digits")
-        t = time.time() if at is None else at
-        with locked_json(self.path, {"users": {}}) as data:
-            rec = data["users"].get(user)
-            if rec is None:
-                raise Unauthenticated(f"{user} has no one-time code enrolled (sortie admin totp enroll {user})")
-            totp = pyotp.TOTP(rec["secret"])
-            now_step = int(t // _STEP_S)
-            step = next((s for s in (now_step, now_step - 1, now_step + 1)
-                         if hmac.compare_digest(totp.at(s * _STEP_S), code)), None)
-            if step is None:
-                late = next((s for s in range(now_step - 2, now_step - 2 - LATE_STEPS, -1)
-                             if hmac.compare_digest(totp.at(s * _STEP_S), code)), None)
-                if late is not None:
-                    when = datetime.fromtimestamp(late * _STEP_S, timezone.utc).isoformat(timespec="seconds")
-                    raise Unauthenticated(f"the one-time code for {user} had expired when it was submitted (it was the "
-                                          f"code of {when}, {(now_step - late) * _STEP_S} s earlier): type the code "
-                                          "your app shows now")
-                raise Unauthenticated(f"the one-time code for {user} is wrong")
-            if step <= int(rec.get("last_step", 0)):
-                raise Unauthenticated(f"the one-time code for {user} was already used")
-            rec["last_step"] = step
+        wall = time.time() if now_s is None else now_s
+        t = wall if at is None else at
+        keys = [f"user:{user}"] + ([f"caller:{caller}"] if caller else [])
+        refusal: SortieError | None = None
+        step = 0
+        with locked_json(self.path, {"users": {}}) as data:  # what is left in ``data`` is written back on leaving
+            attempts = data.setdefault("attempts", {})
+            refusal = _locked_out(attempts, keys, user, caller, wall)
+            if refusal is None:
+                try:
+                    step = self._match(data["users"].get(user), user, code, t)
+                except SortieError as exc:
+                    refusal = exc
+                    if isinstance(exc, _Wrong):  # a guess (a late or replayed code is a real one: no guess)
+                        for key, most in zip(keys, (USER_FAILURES, CALLER_FAILURES)):
+                            _count_failure(attempts, key, most, wall)
+                else:
+                    attempts.pop(f"user:{user}", None)  # a right code: the person is who they say
+                    data["users"][user]["last_step"] = step
+        if refusal is not None:
+            raise refusal
         return step
+
+    @staticmethod
+    def _match(rec: dict[str, object] | None, user: str, code: str, t: float) -> int:
+        """The step of ``code`` at ``t`` for the secret in ``rec``, unused yet; the same "wrong" without a secret."""
+        if rec is None:
+            raise _Wrong(f"the one-time code for {user} is wrong")
+        totp = pyotp.TOTP(str(rec["secret"]))
+        now_step = int(t // _STEP_S)
+        step = next((s for s in (now_step, now_step - 1, now_step + 1)
+                     if hmac.compare_digest(totp.at(s * _STEP_S), code)), None)
+        if step is None:
+            late = next((s for s in range(now_step - 2, now_step - 2 - LATE_STEPS, -1)
+                         if hmac.compare_digest(totp.at(s * _STEP_S), code)), None)
+            if late is not None:
+                when = datetime.fromtimestamp(late * _STEP_S, timezone.utc).isoformat(timespec="seconds")
+                raise Unauthenticated(f"the one-time code for {user} had expired when it was submitted (it was the "
+                                      f"code of {when}, {(now_step - late) * _STEP_S} s earlier): type the code "
+                                      "your app shows now")
+            raise _Wrong(f"the one-time code for {user} is wrong")
+        if step <= int(rec.get("last_step", 0) or 0):  # type: ignore[call-overload]
+            raise Unauthenticated(f"the one-time code for {user} was already used")
+        return step
+
+
+class _Wrong(Unauthenticated):
+    """A code that is no code of the user's secret near the time (or a user without one): what a guesser gets."""
+
+
+def _locked_out(attempts: dict[str, dict[str, object]], keys: list[str], user: str, caller: str | None,
+                wall: float) -> TooManyAttempts | None:
+    """``TooManyAttempts`` while the user or the caller is locked out (whatever the code), else None."""
+    for key in keys:
+        left = float(attempts.get(key, {}).get("locked_until", 0.0)) - wall  # type: ignore[arg-type]
+        if left > 0:
+            whose = f"for {user}" if key.startswith("user:") else f"from {caller}"
+            return TooManyAttempts(f"too many wrong one-time codes {whose}: every code is refused for {left:.0f} s "
+                                   "more", details={"retry_after_s": int(left) + 1, "locked": key.split(":")[0]})
+    return None
+
+
+def _count_failure(attempts: dict[str, dict[str, object]], key: str, most: int, wall: float) -> None:
+    """One more wrong code for ``key`` (the failures of the last ``WINDOW_S`` kept); the ``most``-th locks it."""
+    rec = attempts.setdefault(key, {})
+    recent = [float(x) for x in rec.get("failures", []) if wall - float(x) < WINDOW_S]  # type: ignore[union-attr]
+    recent.append(wall)
+    rec["failures"] = recent[-most:]
+    if len(recent) >= most:
+        rec["locked_until"] = wall + LOCKOUT_S
+        rec["failures"] = []

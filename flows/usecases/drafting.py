@@ -310,7 +310,13 @@ def version_rows(
 def draft_versions(
     req: Request, extraction: Any, area: BaseGeometry, world: World, rules: Any, now: datetime, first_version: int
 ) -> tuple[list[NewVersion], list[str], list[Plan | None]]:
-    """The whole decision of a plan or replan: clarify-or-plan, try the alternatives, build the rows."""
+    """The whole decision of a plan or replan: clarify-or-plan, try the alternatives, build the rows (in another
+    process when the caller set one: ``flows.usecases.offload``)."""
+    from flows.usecases.offload import runner
+
+    run = runner()
+    if run is not None:
+        return run(req, extraction, area, world, rules, now, first_version)  # type: ignore[no-any-return]
     intent = extraction.intent if hasattr(extraction, "intent") else extraction
     if intent.needs_clarification:
         # Every path (CLI, Prefect, server) plans through here: a request that asks is never recorded as a draft.

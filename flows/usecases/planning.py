@@ -78,8 +78,10 @@ def ensure_files(rec: DraftRecord, home: Path, world: World | None = None) -> di
 def _gather_request(
     *, text: str, region_id: str | None, area_geojson: Any, actor: Actor, world: World, now: datetime,
     llm_settings: Any | None, rules_path: str | Path | None = None, coverage_target: float | None = None,
+    relayed_by: str | None = None,
 ) -> tuple[Any, BaseGeometry, str | None, str, dict[str, Any] | None]:
-    """Validate the request, extract the intent, settle the area, region and tenant, check the planner role."""
+    """Validate the request, extract the intent, settle the area, region and tenant, check the planner role (and,
+    for a request relayed by a service token, that the tenant and region are within the relaying user's)."""
     if coverage_target is not None:
         from planner.job import check_coverage_target
 
@@ -111,7 +113,20 @@ def _gather_request(
         raise Forbidden(
             f"{user.id} may not plan for tenant {tenant}" + ("" if region_id is None else f" in region {region_id}")
         )
+    if relayed_by is not None:
+        _within_reach(world, relayed_by, tenant, region_id)
     return extraction, area, region_id, tenant, area_doc
+
+
+def _within_reach(world: World, relayed_by: str, tenant: str, region_id: str | None) -> None:
+    """A service token acts for others only inside its own user's tenants and regions (issue 28: a city-fire
+    worker's token recorded a draft in port-authority under a port planner's name)."""
+    svc = user_of(world, relayed_by, "plan on behalf of others")
+    if (tenant not in svc.tenants and "*" not in svc.tenants) or (
+            region_id is not None and region_id not in svc.regions and "*" not in svc.regions):
+        raise Forbidden(f"the service token of {svc.id} may not plan for tenant {tenant}"
+                        + ("" if region_id is None else f" in region {region_id}")
+                        + f": a service acts only within its own user's tenants ({', '.join(sorted(svc.tenants))})")
 
 
 def _coverage_key(target: float | None) -> list[float]:
@@ -135,8 +150,12 @@ def plan_draft(
     llm_settings: Any | None = None,
     ledger: Ledger,
     coverage_target: float | None = None,
+    relayed_by: str | None = None,
 ) -> DraftSummary:
     """Extract, plan, evaluate and record a new draft; return its current version.
+
+    ``relayed_by``: the user of the service token that relays the request for ``requested_by`` (the server's
+    ``on_behalf_of``); the draft's tenant and region must then be that user's too.
 
     ``coverage_target`` (area surveys, 0.5–1.0) is the operator's: it must agree
     with a target the text states, and is recorded on the draft's intent.
@@ -152,7 +171,7 @@ def plan_draft(
     world = load_world_at(wdir, strict=actor.mode == "server")
     extraction, area, region_id, tenant, area_doc = _gather_request(
         text=text, region_id=region_id, area_geojson=area_geojson, actor=actor, world=world, now=now,
-        llm_settings=llm_settings, rules_path=rules_path, coverage_target=coverage_target,
+        llm_settings=llm_settings, rules_path=rules_path, coverage_target=coverage_target, relayed_by=relayed_by,
     )
     rule_set = load_rules(rules_path)
     # The rule set is part of the request: the same words planned under other rules are another draft.

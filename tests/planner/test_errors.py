@@ -33,6 +33,8 @@ EXPECTED = {
     "SERVER_UNAVAILABLE": ConnectionError,
     "OVERRIDE_REFUSED": ValueError,
     "REQUEST_EXPIRED": RuntimeError,
+    "TOO_MANY_ATTEMPTS": PermissionError,
+    "TOO_MANY_REQUESTS": RuntimeError,
 }
 
 

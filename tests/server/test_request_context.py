@@ -1,11 +1,12 @@
-"""One request, one world snapshot: the authority's request context loads its world once, whatever it runs.
+"""One request, one world snapshot: the authority's request context takes its world once, whatever it runs.
 
 A real ``sortie server`` app (``flows.server.api.create_app``) served by uvicorn on 127.0.0.1 in a thread of
 this process (so the loads can be counted), real tokens, real HTTP. Before the request context, a decision
-loaded the world for the visibility check, again for the decider and again inside the use case; now the
-context loads it once (strictly) and pins it for every use case the request runs. Also counted: the
-ledger's draft reads a request makes (the context reads the draft once; the use cases read what their
-conditional writes need).
+loaded the world for the visibility check, again for the decider and again inside the use case; then the
+context loaded it once (strictly) and pinned it for every use case the request runs; now (issue 27) it takes
+the server's cached snapshot (``flows.server.world_cache``): a folder that did not change is parsed by no
+request at all, and one that changed is parsed once. Also counted: the ledger's draft reads a request makes
+(the context reads the draft once; the use cases read what their conditional writes need).
 """
 
 from __future__ import annotations
@@ -56,33 +57,33 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
         time.sleep(0.1)
     try:
-        yield {"url": url, "tokens": tokens}
+        yield {"url": url, "tokens": tokens, "world": world}
     finally:
         server.should_exit = True
         thread.join(timeout=20)
 
 
 def _counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    import flows.world_folder
+    import planner.world.files
     from flows.ledger.store import Store
 
     counts = {"world": 0, "draft": 0}
-    load, get = flows.world_folder.load_world, Store.get_draft
+    parse, get = planner.world.files.parse_world, Store.get_draft
 
-    def load_world(path: Any) -> Any:
+    def parse_world(files: Any, root: str = "") -> Any:
         counts["world"] += 1
-        return load(path)
+        return parse(files, root)
 
     def get_draft(self: Any, *args: Any, **kw: Any) -> Any:
         counts["draft"] += 1
         return get(self, *args, **kw)
 
-    monkeypatch.setattr(flows.world_folder, "load_world", load_world)
+    monkeypatch.setattr(planner.world.files, "parse_world", parse_world)
     monkeypatch.setattr(Store, "get_draft", get_draft)
     return counts
 
 
-def test_each_request_loads_the_world_once(served: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_steady_world_is_parsed_by_no_request(served: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     def call(user: str, method: str, path: str, **kw: Any) -> dict[str, Any]:
         r = httpx.request(method, served["url"] + path, headers={"Authorization": f"Bearer {served['tokens'][user]}"},
                           timeout=120, **kw)
@@ -105,5 +106,14 @@ def test_each_request_loads_the_world_once(served: dict[str, Any], monkeypatch: 
         out = call(user, method, path, json=body) if body is not None else call(user, method, path)
         assert out["mode"] == "server", out
         seen[name] = (counts["world"], counts["draft"])
-    print("world loads, draft reads per request:", seen)
-    assert {name: w for name, (w, _) in seen.items()} == dict.fromkeys(seen, 1), seen
+    print("world parses, draft reads per request:", seen)
+    assert {name: w for name, (w, _) in seen.items()} == dict.fromkeys(seen, 0), seen
+    # the folder changes (the fleet feed rewrites fleet.json): the next request parses it once, the one after none
+    fleet = served["world"] / "fleet.json"
+    doc = json.loads(fleet.read_text(encoding="utf-8"))
+    doc["drones"][0]["battery_pct"] = 77
+    fleet.write_text(json.dumps(doc), encoding="utf-8")
+    for expected in (1, 0):
+        counts.update(world=0)
+        call("chen.jing", "GET", f"/v1/drafts/{draft}")
+        assert counts["world"] == expected, (expected, counts)

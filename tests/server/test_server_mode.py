@@ -163,7 +163,12 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
         audit = [a.args_redacted for a in open_ledger(authority.home).audit_rows(limit=50) if a.command == "admin.link.set"]
         assert {"drone_id": "M3TD-01", "before": recorded["M3TD-01"], "after": sim.address} in [
             {k: a[k] for k in ("drone_id", "before", "after")} for a in audit]
-        time.sleep(1.0)  # the watchers subscribe while the records above are made
+        # the three screens (two feeds, `sortie watch`) are subscribed before anything they must see happens: a
+        # process starting under load takes seconds to import and connect
+        deadline = time.monotonic() + 90
+        while authority.call("li.wei", "GET", "/v1/health").json()["event_streams"] < 3:
+            assert watch.poll() is None and time.monotonic() < deadline, "sortie watch never subscribed"
+            time.sleep(0.2)
         authority.report_in()
         code, out = _cli(authority, "chen.jing", ["dispatch", d])  # no --link: the server's record is used
         assert code == 0 and out["status"] == "ACKED", out

@@ -16,9 +16,11 @@ def router(kit: "Kit") -> APIRouter:
     r = APIRouter()
 
     @r.get("/v1/health")
-    def health() -> dict[str, Any]:
-        """Liveness only (no data): the server runs."""
-        return {"ok": True}
+    async def health() -> dict[str, Any]:
+        """Liveness (no data of anyone's): the server runs, and where its full walk of the ledger stands. Answered
+        on the event loop, through no lane: it answers however busy the workers are. ``event_streams``: how many
+        screens are subscribed to the events now (a count, nobody's data)."""
+        return {"ok": True, **kit.integrity.to_dict(), "event_streams": kit.bus.count()}
 
     @r.get("/v1/whoami")
     def whoami(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]

@@ -79,8 +79,9 @@ def router(kit: "Kit") -> APIRouter:
         if "service" not in c.caller.token.scopes:
             raise Forbidden("only a service token relays a refused form input")
         args = body.model_dump(exclude={"code", "message"}) | {"token_id": c.caller.token.token_id}
+        c.audited = True
         kit.audit(c.caller.actor.id, body.command, args, body.code, time.perf_counter(), datetime.now(timezone.utc),
-                  "token", draft_id, body.message)
+                  "token", draft_id, body.message, token_id=c.caller.token.token_id, client_addr=c.caller.client_addr)
         return {"draft_id": draft_id, "version": body.version, "recorded": True, "mode": "server", "identity": "token",
                 "server_time": c.now.isoformat()}
 

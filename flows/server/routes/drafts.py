@@ -4,7 +4,10 @@ Every route runs the embedded authority's action (``RequestContext.authority``)
 with the identity the token proved, on the server's clock, world and rule
 set; a draft of another tenant is ``NOT_FOUND`` (checked on the request's one
 read of it). A service token plans on behalf of the requester it names (the
-requester recorded as asserted by that token; the token itself cannot approve).
+requester recorded as asserted by that token; the token itself cannot approve),
+and only within its own user's tenants and regions (the requester must plan
+there too): the audit row names both, the requester as the actor and the
+service token's user as the caller.
 """
 
 # No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations (``kit.Who``).
@@ -40,8 +43,8 @@ def router(kit: "Kit") -> APIRouter:
             requester = Actor(body.on_behalf_of, "server", "asserted")  # the service says who asked; audited with it
 
         def work(ctx: "RequestContext") -> Any:
-            return ctx.authority(requester).plan(body.text, region_id=body.region_id, area=body.area,
-                                                 coverage_target=body.coverage_target)
+            return ctx.authority().plan(body.text, region_id=body.region_id, area=body.area,
+                                        coverage_target=body.coverage_target, on_behalf_of=body.on_behalf_of)
 
         try:
             out = kit.call(c, "plan", "plan", body.model_dump(), work, actor=requester)

@@ -3,18 +3,24 @@
 Every change the authority records is published on its in-process bus
 (``flows.server.events``) after the use case succeeded; this streams the
 events a caller's user may see, bounded in count and time, with keep-alive
-comments while nothing happens.
+comments while nothing happens. A stream holds no worker thread: the
+caller's user is looked up on a worker thread once (the world cache), then
+the stream waits on its asyncio queue; a token holds at most its share of
+streams (``flows.server.limits``: ``TOO_MANY_REQUESTS`` beyond it). Opening a
+stream is audited (``server.events``, batched like every read).
 """
 
 # No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations (``kit.Who``).
 
 import asyncio
-import queue
 import time
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+import anyio.to_thread
+from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
 
 from flows.server.events import sse
 from planner.errors import Forbidden
@@ -22,45 +28,60 @@ from planner.errors import Forbidden
 if TYPE_CHECKING:
     from flows.server.kit import Kit
 
-__all__ = ["router"]
+__all__ = ["router", "KEEPALIVE_S"]
+
+#: A comment line this often while nothing happens (proxies close idle connections; a client sees the server lives).
+KEEPALIVE_S = 10.0
 
 
 def router(kit: "Kit") -> APIRouter:
     r = APIRouter()
 
     @r.get("/v1/events")
-    async def events(request: Request, c: kit.Who,  # type: ignore[name-defined]
+    async def events(c: kit.Who,  # type: ignore[name-defined]
                      max_events: Annotated[int, Query(ge=1, le=100000)] = 100000,
                      timeout_s: Annotated[float, Query(gt=0, le=86400)] = 86400) -> StreamingResponse:
         """Server-Sent Events of the caller's tenants: draft.recorded, approval.needed, draft.approved, …,
         dispatch.acked, flight.in_flight, flight.finished."""
         if "read" not in c.caller.token.scopes:
             raise Forbidden("this token may not read")
-        u = c.user("follow events")
-        q = kit.bus.subscribe()
+        u = await anyio.to_thread.run_sync(c.user, "follow events")  # the world: never loaded on the event loop
+        token_id = c.caller.token.token_id
+        kit.limits.acquire(kit.limits.stream, token_id)  # TOO_MANY_REQUESTS beyond this token's share
+        sub = kit.bus.subscribe()
+        c.audited = True
+        kit.audit(c.caller.actor.id, "events", {"max_events": max_events, "timeout_s": timeout_s, "token_id": token_id},
+                  "OK", time.perf_counter(), datetime.now(timezone.utc), "token", token_id=token_id,
+                  client_addr=c.caller.client_addr, batch=True)
+        held = [True]
+
+        def release() -> None:  # once, whichever comes first: the stream's end, or a client gone before it began
+            if held[0]:
+                held[0] = False
+                kit.bus.unsubscribe(sub)
+                kit.limits.release(kit.limits.stream, token_id)
 
         async def stream() -> Any:
-            sent, deadline, last = 0, time.monotonic() + timeout_s, time.monotonic()
+            loop = asyncio.get_running_loop()
+            sent, deadline = 0, loop.time() + timeout_s
             try:
                 yield ": sortie events\n\n"
-                while sent < max_events and time.monotonic() < deadline:
-                    if await request.is_disconnected():
+                while sent < max_events:
+                    left = deadline - loop.time()
+                    if left <= 0:
                         return
                     try:
-                        ev = q.get_nowait()
-                    except queue.Empty:
-                        if time.monotonic() - last > 10:
-                            last = time.monotonic()
-                            yield ": keep-alive\n\n"
-                        await asyncio.sleep(0.1)
+                        ev = await asyncio.wait_for(sub.queue.get(), min(KEEPALIVE_S, left))
+                    except TimeoutError:
+                        yield ": keep-alive\n\n"
                         continue
                     if ev.tenant is None or ev.tenant in u.tenants or "*" in u.tenants:
                         sent += 1
                         yield sse(ev)
             finally:
-                kit.bus.unsubscribe(q)
+                release()
 
-        return StreamingResponse(stream(), media_type="text/event-stream",
+        return StreamingResponse(stream(), media_type="text/event-stream", background=BackgroundTask(release),
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     return r

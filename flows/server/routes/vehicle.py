@@ -28,7 +28,21 @@ from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
 
-__all__ = ["router"]
+__all__ = ["router", "await_follower"]
+
+#: How often a long poll looks whether its follower ended (a flag read on the event loop, no thread held).
+POLL_S = 0.2
+
+
+async def await_follower(done: Any, wait_s: float) -> bool:
+    """Wait up to ``wait_s`` for ``done`` (a ``threading.Event`` a follower sets) without holding a thread."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    while not done.is_set() and loop.time() < deadline:
+        await asyncio.sleep(min(POLL_S, max(0.0, deadline - loop.time())))
+    return bool(done.is_set())
 
 
 def router(kit: "Kit") -> APIRouter:
@@ -97,8 +111,12 @@ def router(kit: "Kit") -> APIRouter:
     # ------------------------------------------------------------------ following a flight
 
     @r.post("/v1/drafts/{draft_id}/monitor")
-    def monitor(draft_id: str, body: MonitorBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
-        """Follow the dispatched version on the server (started once, joined after); wait at most ``wait_s``."""
+    async def monitor(draft_id: str, body: MonitorBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        """Follow the dispatched version on the server (started once, joined after); wait at most ``wait_s``.
+
+        A long poll: its checks run on a worker thread in the general lane, its wait for the flight holds no
+        thread (``await_follower``), and a token holds at most its share of long polls (``flows.server.limits``)."""
+        box: dict[str, Any] = {}
 
         def work(ctx: "RequestContext") -> dict[str, Any]:
             from flows.vehicle.monitor import ENDED_STATES, FOLLOWED_STATES
@@ -117,14 +135,21 @@ def router(kit: "Kit") -> APIRouter:
                     return a.monitor(rec.draft_id, rec.version, request=request, link=links, on_update=on_update)
 
             follower, started = kit.followers.follow(rec.draft_id, rec.version, rec.tenant, follow)
-            if follower.done.wait(body.wait_s) and follower.error is not None:  # the follower's refusal, as itself
+            box["follower"], box["version"] = follower, rec.version
+            return {"draft_id": rec.draft_id, "version": rec.version, "started": started, "following": True,
+                    "result": None, "error": None, "state": rec.state}
+
+        with kit.limits.holding(kit.limits.poll, c.caller.token.token_id):
+            out = await kit.in_lane("general", lambda: kit.call(
+                c, "monitor", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id))
+            follower = box["follower"]
+            if await await_follower(follower.done, body.wait_s) and follower.error is not None:
+                c.audited = False  # the follower's refusal, as itself (audited by the error handler)
                 cls = ERROR_CODES.get(str(follower.error.get("code")), SortieError)
                 raise cls(str(follower.error.get("message", "")), details=follower.error.get("details"))
-            return {"draft_id": rec.draft_id, "version": rec.version, "started": started,
-                    "following": not follower.done.is_set(), "result": follower.result, "error": follower.error,
-                    "state": kit.ledger.get_draft(rec.draft_id, rec.version).state}
-
-        return kit.call(c, "monitor", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
+            state = await kit.in_lane("general", lambda: kit.ledger.get_draft(draft_id, box["version"]).state)
+        return {**out, "following": not follower.done.is_set(), "result": follower.result, "error": follower.error,
+                "state": state}
 
     # ------------------------------------------------------------------ settling an uncertain dispatch
 

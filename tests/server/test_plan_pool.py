@@ -1,0 +1,75 @@
+"""The server's planning process (``flows.server.plan_pool``): the same draft as deciding in-process, refusals
+cross as their own class, and a thread of the deciding process keeps running while a plan is decided.
+
+Real parts: the demo world, a real DuckDB ledger per plan, a real ``spawn``ed planning process.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flows.context import DEMO_WORLD_DIR
+from flows.ledger import Ledger
+from flows.server.plan_pool import PlanPool, decide_here, raise_refusal
+from flows.usecases import planning
+from flows.usecases.offload import deciding_with
+from planner.errors import InvalidArgument
+from testkit import demo_world_copy
+
+NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
+TEXT = "这块地今天巡一遍消防通道"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return demo_world_copy(tmp_path_factory.mktemp("poolworld") / "world")
+
+
+def _plan(world: Path, home: Path) -> dict[str, Any]:
+    return planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=NOW,
+                               ledger=Ledger(home / "ledger.duckdb")).to_dict()
+
+
+def test_a_plan_decided_in_the_planning_process_is_the_plan_decided_here_and_the_server_thread_runs_meanwhile(
+        world: Path, tmp_path: Path) -> None:
+    here = _plan(world, tmp_path / "here")
+    pool = PlanPool(1)
+    ticks: list[float] = []
+    stop = threading.Event()
+
+    def tick() -> None:  # a stand-in for the recall thread: it must wake every few ms while the plan is decided
+        for _ in range(100_000):
+            if stop.is_set():
+                return
+            ticks.append(time.monotonic())
+            time.sleep(0.002)
+
+    try:
+        with deciding_with(pool.run):
+            _plan(world, tmp_path / "warm")  # the process's imports paid once
+            t = threading.Thread(target=tick, daemon=True)
+            t.start()
+            there = _plan(world, tmp_path / "there")
+            stop.set()
+            t.join(10)
+    finally:
+        pool.close()
+    assert pool.decisions == 2
+    for key in ("draft_id", "plan_hash", "verdict", "status", "fleet"):
+        assert there.get(key) == here.get(key), key
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    assert len(gaps) > 20 and max(gaps) < 0.5, max(gaps, default=None)
+
+
+def test_a_refusal_in_the_planning_process_is_raised_here_as_its_own_class(world: Path) -> None:
+    out = decide_here(None, None, None, None, str(DEMO_WORLD_DIR / "nope.yaml"), "0" * 64, NOW, 1)
+    assert out[0] == "refused" and out[2] == "InvalidArgument", out
+    with pytest.raises(InvalidArgument) as exc:
+        raise_refusal(*out[1:])
+    assert "does not exist" in exc.value.message
