@@ -57,7 +57,9 @@ from datetime import datetime
 import intents.grammar.vocabulary as V
 from intents.grammar.asking import compose, missing_items
 from intents.grammar.heights import HeightReading
+from intents.grammar.lists import list_items
 from intents.grammar.missions import MissionSpan, read_missions
+from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
 from intents.limits import Limits
 from intents.questions import Question
@@ -201,7 +203,7 @@ class _Reader(HeightReading):
                     continue  # 激光测距 is a rangefinder, not also a lidar
                 hits.append((m.start(), m.end(), sensor))
                 taken.append((m.start(), m.end()))
-        hits.sort()
+        hits = self._slips_in_lists(text, hits)
         spans: list[tuple[int, int]] = []
         required: set[Sensor] = set()
         excluded: set[Sensor] = set()
@@ -247,34 +249,39 @@ class _Reader(HeightReading):
             excluded -= both
         return sorted(required, key=lambda s: s.value), sorted(excluded, key=lambda s: s.value), len(hits)
 
+    @staticmethod
+    def _with_suffix(text: str, hits: list[tuple[int, int, Sensor]]) -> list[tuple[int, int]]:
+        spans = []
+        for start, end, _ in hits:
+            suffix = V.SENSOR_SUFFIX.match(text[end:])
+            spans.append((start, end + (suffix.end() if suffix else 0)))
+        return spans
+
+    def _slips_in_lists(self, text: str, hits: list[tuple[int, int, Sensor]]) -> list[tuple[int, int, Sensor]]:
+        """Each item listed with a sensor that is a slip of one ("lidr and rgb cam", 热成橡跟变焦) becomes a hit
+        itself, so its negation and its own list are read like any other; a chain of them is followed (bounded)."""
+        hits = sorted(hits)
+        for _ in range(4):
+            new = []
+            for item in list_items(text, self._with_suffix(text, hits)):
+                meant = sensor_meant(text[item.start : item.end])
+                if meant is not None and not any(item.start < e and s < item.end for s, e, _ in hits + new):
+                    new.append((item.start + meant[0], item.end, meant[1]))
+            if not new:
+                break
+            hits = sorted(hits + new)
+        return hits
+
     def list_items(self, spans: list[tuple[int, int]]) -> None:
         """An item of a list of sensors that was read as nothing ("laser range finder + hd kam", 热成像和夜视仪): a
         sensor the reader does not know is asked about, never dropped. What the residual step would ask about anyway
         (a number, a unit, "cam") is left to it, with its own question."""
         view = self.scan.view()
-        found: list[tuple[int, int]] = []
-        for start, end in spans:
-            after = V.LIST_AFTER.match(view[end:])
-            if after:
-                pos = stop = end + after.end()
-                while stop < len(view) and view[stop] not in "，,。;；!！?？\n\x00":
-                    stop += 1
-                piece = re.split(r"\s*(?:\+|&|/|、|\band\b|和)\s*", view[pos:stop], maxsplit=1)[0]
-                found.append((pos, pos + len(piece)))
-            before = V.LIST_BEFORE.search(view[max(0, start - 40) : start])
-            if before:
-                group = "item" if before.group("item") else "item2"
-                base = max(0, start - 40)
-                found.append((base + before.start(group), base + before.end(group)))
-        for s, e in found:
-            words = list(re.finditer(r"[^\s]+", view[s:e]))
-            while words and V.LIST_ARTICLE.match(words[0].group(0)):
-                words.pop(0)
-            if not words or V.LIST_STOP.match(words[0].group(0).strip(".!?")) or not self.scan.is_open(s, e):
-                continue  # "thermal and then come back": a new clause, not an item of the list
-            last = next((i for i, w in enumerate(words) if V.LIST_STOP.match(w.group(0).strip(".!?"))), len(words))
-            s, e = s + words[0].start(), s + words[last - 1].end()
+        for item in list_items(view, spans):
+            s, e = item.start, item.end
             piece = view[s:e]
+            if not item.sure or not self.scan.is_open(s, e):
+                continue
             if re.search(r"\d", piece) or any(rx.search(piece) for _, rx, _, _ in V.RESIDUAL_RX):
                 continue  # a number, a unit, "cam", a time word: the residual step asks with its own question
             self.ask("sensor", s, e, "this is listed with the sensors but is none the reader knows; which sensor is meant?",

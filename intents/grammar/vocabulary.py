@@ -53,6 +53,7 @@ __all__ = [
     "ONLY_AFTER",
     "LIST_AFTER",
     "LIST_BEFORE",
+    "LIST_COMMA",
     "LIST_STOP",
     "LIST_ARTICLE",
     "SENSOR_PATTERNS",
@@ -238,15 +239,20 @@ ONLY_AFTER = _rx(r"(?:only|alone|is enough|will do|is all (?:we|i) need|就行�
 # The joints of a list of sensors ("laser range finder + zooom", 热成像和变交, "thermal & hd cam"): after a sensor any of
 # them; before a sensor only a symbol, or "and"/和 right after "with"/用/带 ("with zooom and thermal"). What stands there
 # and was read as nothing is a sensor the reader does not know: asked, never dropped.
-LIST_AFTER = _rx(r"^\s*(?:\+|&|/|、|\band\b|\bplus\b|\bas well as\b|和|及|以及|与|跟|加上?|还有)\s*")
+LIST_AFTER = _rx(r"^\s*(?:\+|&|/|、|\band\b|\bplus\b|\bas well as\b|\bn?or\b|和|及|以及|与|跟|加上?|还有|或者?)\s*")
 LIST_BEFORE = _rx(
     r"(?:(?:^|[\s,，])(?P<item>[^\s,，\x00+&/、]+)\s*(?:\+|&|/|、)"
-    r"|(?:\b(?:with|use|using|bring)\s+|用|带上?|开)(?P<item2>[^\s,，\x00+&/、和]+)\s*(?:\band\b|和|及))\s*$"
+    r"|(?:\b(?:with|use|using|bring)\s+|用|带上?|开)(?P<item2>[^\s,，\x00+&/、和跟及与]+)\s*(?:\band\b|和|及|跟|与)"
+    r"|(?:^|[,，:：;；]\s*)(?P<item3>[^\s,，:：;；\x00+&/、和跟及与]+)\s*(?:\band\b|\bplus\b|和|及|跟|与|以及)"
+    r"|(?:^|[,，:：;；]\s*)(?P<item4>[^\s,，:：;；\x00+&/、和跟及与]+)\s*[,，])\s*$"
 )
+# A comma after a sensor ("thermal, lidr"): a joint only sometimes ("thermal, quickly"), see ``intents.grammar.lists``.
+LIST_COMMA = _rx(r"^\s*[,，]\s*")
 LIST_ARTICLE = _rx(r"^(?:the|a|an|some|any|both|our|my|its|their)$")
 LIST_STOP = _rx(
     r"^(?:then|also|too|as|well|please|pls|it|them|on|of|for|to|at|in|from|with|today|now|again|either|afterwards?|after"
-    r"|before|come|go|return|fly|back|is|are|be|should|will|would|can|could|must|if|so|but|or"
+    r"|before|come|go|return|fly|back|is|are|be|should|will|would|can|could|must|if|so|but|or|not|similar|equivalent"
+    r"|whatever|something|anything|better|whichever|both|neither"
     r"|也|还|再|都|然后|一起|一下|同时|请|吧|的|之后|以后|回来|返回)$"
 )
 SENSOR_ONLY = _rx(

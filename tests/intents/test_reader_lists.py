@@ -33,7 +33,7 @@ T, Z, R, L, G = Sensor.THERMAL_CAMERA, Sensor.ZOOM_CAMERA, Sensor.RGB_CAMERA, Se
         ("hydrant inspection tmrw 1100, laser range finder + zooom", {L, Z}),
         ("survey the yard with thrmal and zoom", {T, Z}),
         ("patrol the fire lanes w/ zooooom + thermal", {Z, T}),
-        ("survey the lot with lidr & rgb", {R}),  # "lidr" is too short to guess: asked (below), rgb read
+        ("survey the lot with lidr & rgb", {G, R}),  # too short for the text-wide repair, but in a list it is a lidar
         ("survey the block, lidra + rgb", {G, R}),
         ("巡查消防通道，热成像和变交", {T, Z}),
         ("检查消防栓，用热呈像和激光侧距", {T, L}),
@@ -52,7 +52,7 @@ def test_a_slip_of_a_sensor_in_a_list_is_read_as_the_sensor_meant(text: str, sen
         ("hydrant check tmrw 1100, thermal + multispec", "multispec"),
         ("survey with flurb and thermal", "flurb"),
         ("survey the lot, thermal & rgb & hyperspec please", "hyperspec"),
-        ("survey the lot with lidr & rgb", "lidr"),
+        ("survey the lot with gopro & rgb", "gopro"),
         ("patrol the lanes, zoom / starlight", "starlight"),
         ("survey w/ thermal+flurb, 50m", "flurb"),
     ],
