@@ -186,7 +186,7 @@ class _Reader(HeightReading):
                 found.append(priority)
         if V.HIGH_TIME.search(self.scan.view()):
             found.append(Priority.HIGH)
-        for priority in (Priority.URGENT, Priority.HIGH, Priority.LOW):
+        for priority in (Priority.URGENT, Priority.HIGH, Priority.LOW, Priority.NORMAL):
             if priority in found:
                 return priority, True
         return Priority.NORMAL, False
@@ -324,6 +324,10 @@ class _Reader(HeightReading):
     # ------------------------------------------------------------------ 8. what is left
 
     def residual(self) -> None:
+        for m in V.ORDINAL_MISSION.finditer(self.scan.text):
+            first = m.start() + m.group(0).lower().index("first")
+            if self.scan.is_open(first, first + 5):
+                self.scan.claim(m.start(), m.end())
         for m in self.scan.finditer(V.FILLER):
             self.scan.claim(m.start(), m.end())
         for kind, pattern, en, zh in V.RESIDUAL_RX:
