@@ -13,7 +13,8 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
    and kept *verbatim* in ``Intent.instructions``; it is not read for fields
    and not deleted: the rest of the request is still read in full;
 2. a focus or an order of priority inside the area (重点看…, 先看北门那个, "start
-   with the ones near the gate", "most important is …"): asked, to the end of its
+   with the ones near the gate", "most important is …", "the east gate is the
+   priority", 东门最要紧): asked, to the end of its
    clause; the selected region named in the text ("region 1001", 1001区);
 3. heights said against something (``intents.grammar.heights``): ground read, sea
    level converted or asked, anything else (比塔顶高15米, "over the treetops") asked;
@@ -27,7 +28,9 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
 8. sensors and their negation (不要用热成像, no thermal, don't bother with IR): a
    negation covers its own item and those listed with it by or/nor/和/、; an item
    said to be wanted ("thermal yes", "with zoom", 开热成像) is required; an item after a
-   negated one and a bare comma or "and" is asked;
+   negated one and a bare comma or "and" is asked; an item listed with a sensor is read
+   as the one sensor it certainly means ("lidr and rgb cam", 热成橡跟变焦:
+   ``intents.grammar.lists``, ``intents.grammar.sensor_slips``) or asked, never dropped;
 9. scope: "only X" becomes the caller's named region when ``places`` names X;
    any other restriction ("except the north section", 跳过…那段) is a question,
    because an area cannot be expressed as "the selection minus something";
@@ -275,15 +278,15 @@ class _Reader(HeightReading):
     def list_items(self, spans: list[tuple[int, int]]) -> None:
         """An item of a list of sensors that was read as nothing ("laser range finder + hd kam", 热成像和夜视仪): a
         sensor the reader does not know is asked about, never dropped. What the residual step would ask about anyway
-        (a number, a unit, "cam") is left to it, with its own question."""
+        (a number, a unit, a time word) is left to it, with its own question; a sensor word ("multispec") is asked here."""
         view = self.scan.view()
         for item in list_items(view, spans):
             s, e = item.start, item.end
             piece = view[s:e]
             if not item.sure or not self.scan.is_open(s, e):
                 continue
-            if re.search(r"\d", piece) or any(rx.search(piece) for _, rx, _, _ in V.RESIDUAL_RX):
-                continue  # a number, a unit, "cam", a time word: the residual step asks with its own question
+            if re.search(r"\d", piece) or any(rx.search(piece) for kind, rx, _, _ in V.RESIDUAL_RX if kind != "sensor"):
+                continue  # a number, a unit, a time word: the residual step asks with its own question
             self.ask("sensor", s, e, "this is listed with the sensors but is none the reader knows; which sensor is meant?",
                      "这里和传感器列在一起，但不是已知的传感器，指的是哪种传感器？")
 
