@@ -64,7 +64,7 @@ def list_items(view: str, spans: list[tuple[int, int]]) -> list[ListItem]:
         base = max(0, start - 40)
         before = V.LIST_BEFORE.search(view[base:start])
         if before:
-            group = next(g for g in ("item", "item2", "item3", "item4") if before.group(g))
+            group = next(g for g in ("item", "item2", "item3", "item4", "item5") if before.group(g))
             trimmed = _trimmed(view, base + before.start(group), base + before.end(group))
             if trimmed:
                 found.append(ListItem(*trimmed, sure=group != "item4"))

@@ -243,6 +243,7 @@ class _Reader(HeightReading):
             (excluded if negated else required).add(sensor)
             prev_end, prev_negated = end_all, negated
             spans.append((start, end_all))
+        self._claim_joints(text, spans)
         self.list_items(spans)
         both = required & excluded
         if both:
@@ -274,6 +275,16 @@ class _Reader(HeightReading):
                 break
             hits = sorted(hits + new)
         return hits
+
+    def _claim_joints(self, text: str, spans: list[tuple[int, int]]) -> None:
+        """The joint between two sensors read ("以及", "as well as") and a label before the list ("sensors:") are read."""
+        for (_, prev_end), (start, _) in zip(spans, spans[1:]):
+            if V.LIST_JOINT.match(text[prev_end:start]):
+                self.scan.claim(prev_end, start)
+        if spans:
+            label = V.SENSOR_LABEL.search(text[max(0, spans[0][0] - 20) : spans[0][0]])
+            if label:
+                self.scan.claim(spans[0][0] - (len(text[max(0, spans[0][0] - 20) : spans[0][0]]) - label.start()), spans[0][0])
 
     def list_items(self, spans: list[tuple[int, int]]) -> None:
         """An item of a list of sensors that was read as nothing ("laser range finder + hd kam", 热成像和夜视仪): a

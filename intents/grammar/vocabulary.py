@@ -55,6 +55,8 @@ __all__ = [
     "LIST_AFTER",
     "LIST_BEFORE",
     "LIST_COMMA",
+    "LIST_JOINT",
+    "SENSOR_LABEL",
     "LIST_STOP",
     "LIST_ARTICLE",
     "SENSOR_PATTERNS",
@@ -141,10 +143,10 @@ PATROL = _rx(
 PRIORITY = [
     (Priority.URGENT, r"紧急|加急|特急|十万火急|急件|\burgent\w*|\bemergency\b|\bcritical\b"),
     (Priority.LOW, r"不急|不着急|有空的?时候|有空|闲时|低优先级?|优先级\s*[:：=]?\s*(?:很|较)?低|\blow priority\b|\bwhenever\b|\bno rush\b"
-     r"|\bwhen convenient\b|\bwhen you can\b|\bpriority\s*[:=\-]?\s*(?:is\s+)?low\b"),
-    (Priority.NORMAL, r"\bpriority\s*[:=\-]?\s*(?:is\s+)?(?:normal|medium|routine)\b|\b(?:normal|medium|routine) priority\b"
+     r"|\bwhen convenient\b|\bwhen you can\b|\bprio(?:rity)?\s*[:=\-]?\s*(?:is\s+)?low\b|\blow prio\b"),
+    (Priority.NORMAL, r"\bprio(?:rity)?\s*[:=\-]?\s*(?:is\s+)?(?:normal|medium|routine)\b|\b(?:normal|medium|routine) priority\b"
      r"|优先级\s*[:：=]?\s*(?:普通|一般|中|正常)"),
-    (Priority.HIGH, r"优先级\s*[:：=]?\s*(?:很|最|较)?高|高优先级?|优先|抓紧|\bhigh priority\b|\bpriority\s*[:=\-]?\s*(?:is\s+)?high\b"
+    (Priority.HIGH, r"优先级\s*[:：=]?\s*(?:很|最|较)?高|高优先级?|优先|抓紧|\bhigh prio(?:rity)?\b|\bprio(?:rity)?\s*[:=\-]?\s*(?:is\s+)?high\b"
      r"|\bpriority\b|\bimportant\b"),
 ]
 HIGH_TIME = _rx(r"尽快|\basap\b|\bas soon as possible\b")  # HIGH, but the time reader claims them
@@ -171,7 +173,10 @@ _PREDICATE = (
     rf"{_NOT_THE_JOB}(?:\s+(?:is|are|remains?|should\s+be|will\s+be|becomes?|was)\s+|['’]s\s+)(?:(?:the|our|my|a|an|top"
     r"|main|first|highest|high|biggest|key|real|primary|overriding|absolute|number\s+one|no\.?\s*1|#1)\s+)*"
     r"(?:priorit(?:y|ies)|(?:the\s+)?(?:most\s+)?(?:important|urgent|key|crucial|critical|essential|paramount|vital)"
-    r"|what\s+matters|(?:the\s+)?(?:main|key|primary|biggest|real|chief)\s+(?:concern|focus|thing|target|point|worry|issue|interest))"
+    r"|what\s+matters|(?:the\s+)?(?:main|key|primary|biggest|real|chief|top|greatest|first|number\s+one|most\s+important)\s+"
+    r"(?:concern|focus|thing|target|point|worry|issue|interest|one))"
+    rf"|{_NOT_THE_JOB}\s+(?:needs?|deserves?|gets?|should\s+get)\s+(?:the\s+)?(?:most|more|extra|special|closer|close)\s+"
+    r"(?:attention|care|look|time|focus)|\bcares?\s+(?:the\s+)?most\s+about"
     rf"|{_NOT_THE_JOB}\s+(?:matters?|counts?)\s+(?:the\s+)?most"
     rf"|{_NOT_THE_JOB}\s+(?:takes?|gets?|has|have|should\s+(?:take|get|have))\s+(?:top\s+|first\s+|highest\s+)?(?:priority|precedence)"
     r"|\s(?:comes?|goes?|go)\s+first|\bfirst\s+and\s+foremost|\bbefore\s+(?:the\s+)?(?:rest|others|anything\s+else"
@@ -193,7 +198,8 @@ FOCUS = _rx(
     rf"|(?:{_PREDICATE})\b"
     r"|\besp\.?(?=\s)"
     r"|重点|着重|尤其|特别是|特别注意|特别关注|主要(?:是|看|拍|查|检查|巡|测|针对|关注)|多看看|多看|多拍|多查|仔细看看|仔细看|仔细拍|关注一下|留意|注意一下"
-    r"|优先(?!级|处理|安排|执行|派|进行|办理|完成)(?=\s*[\u4e00-\u9fff])|(?<=[侧边面门头部角楼栋段号的栓塔口道器板罐区库场灯])优先(?!级)"
+    r"|优先(?!级|处理|安排|执行|派|进行|办理|完成)(?=\s*[\u4e00-\u9fff])|(?<=[侧边面门头部角楼栋段号的栓塔口道器板罐区库场灯])(?:要|得|应该|需要|必须)?优先(?!级)"
+    r"|(?<=[\u4e00-\u9fff])(?<!安全)第一(?=\s*(?:$|[，,。;；!！]))"
     r"|最重要|最关键|关键是|重中之重|第一个(?:看|查|拍|检查)|以[^，,。;；]{1,12}(?:为主|为重点|为先)"
     r"|(?<![不么没])(?:最)?(?:要紧|紧要)|最主要|(?<=[\u4e00-\u9fff])(?:为主|为重|为先|打头)|首要(?:的)?(?:是|目标|关注)|是首要"
     r"|(?:排|放|摆)(?:在)?(?:第一|首位|最前)|是(?:关键|第一位)|最急|先来"
@@ -275,8 +281,13 @@ LIST_BEFORE = _rx(
     r"(?:(?:^|[\s,，])(?P<item>[^\s,，\x00+&/、]+)\s*(?:\+|&|/|、)"
     r"|(?:\b(?:with|use|using|bring)\s+|用|带上?|开)(?P<item2>[^\s,，\x00+&/、和跟及与]+)\s*(?:\band\b|和|及|跟|与)"
     r"|(?:^|[,，:：;；]\s*)(?P<item3>[^\s,，:：;；\x00+&/、和跟及与]+)\s*(?:\band\b|\bplus\b|和|及|跟|与|以及)"
-    r"|(?:^|[,，:：;；]\s*)(?P<item4>[^\s,，:：;；\x00+&/、和跟及与]+)\s*[,，])\s*$"
+    r"|(?:\b(?:with|use|using|bring)\s+|用|带上?|开)(?P<item5>[^\s,，\x00+&/、和跟及与]+)\s*[,，]"
+    r"|(?:^|[\s,，:：;；])(?P<item4>[^\s,，:：;；\x00+&/、和跟及与]+)\s*[,，])\s*$"
 )
+# Between two sensors read, the joint itself is read too ("热成像以及变焦", "rgb as well as thermal"), and so is a label
+# before a list ("sensors: lidar, rgb", "payload thermal + zoom", 传感器：热成像): neither is a question.
+LIST_JOINT = _rx(r"^\s*(?:[,，]\s*)?(?:\+|&|/|、|\band\b|\bplus\b|\bas well as\b|\bn?or\b|和|及|以及|与|跟|加上?|还有|或者?)?\s*$")
+SENSOR_LABEL = _rx(r"(?:\b(?:sensors?|payloads?)|传感器|载荷)\s*[:：=]?\s*$")
 # A comma after a sensor ("thermal, lidr"): a joint only sometimes ("thermal, quickly"), see ``intents.grammar.lists``.
 LIST_COMMA = _rx(r"^\s*[,，]\s*")
 LIST_ARTICLE = _rx(r"^(?:the|a|an|some|any|both|our|my|its|their)$")

@@ -186,6 +186,10 @@ def test_real_words_and_short_ones_are_not_sensor_slips(word: str) -> None:
         ("明天上午9点航测厂区，可见光及热成橡", {R, T}),
         ("明天上午9点航测厂区，探照登、热成像", {Sensor.SPOTLIGHT, T}),
         ("明天上午9点航测厂区，用热成橡与变焦", {T, Z}),
+        ("survey the lot tomorrow 9am, bring lidr, thermal", {G, T}),
+        ("survey the lot tomorrow 9am, sensors: lidr, rgb", {G, R}),  # the label is read too
+        ("明天上午9点航测，开热成像以及变焦", {T, Z}),  # so is the joint
+        ("明天上午9点航测，传感器：热成像、变焦", {T, Z}),
     ],
 )
 def test_a_slip_at_any_list_joint_is_read_as_the_sensor_meant(text: str, sensors: set[Sensor]) -> None:
@@ -209,6 +213,7 @@ def test_a_slip_listed_with_a_refused_sensor_is_refused_too(text: str, excluded:
         "survey the lot tomorrow 9am, flurb and thermal",  # "X and <sensor>" opening a clause
         "survey the lot tomorrow 9am, thermal, multispec, zoom",  # a comma between two sensors
         "survey the lot tomorrow 9am, thermal or gopro",
+        "survey the lot tomorrow 9am, bring flurb, thermal",
         "明天上午9点航测厂区，夜视仪和热成像",
         "明天上午9点航测厂区，热成像跟夜视仪",
         "明天上午9点航测厂区，可见光、多光谱",

@@ -51,6 +51,11 @@ NOW = datetime.fromisoformat("2026-12-02T07:30:00+02:00")
         "明天上午10点检查大门，东门排第一",
         "明天上午10点检查大门，东门是关键",
         "明天上午10点检查大门，先东门后西门",
+        "明天上午10点检查大门，南门第一",
+        "明天上午10点检查大门，南门要优先",
+        "inspect the gates tomorrow 9am, the south entrance needs the most attention",
+        "inspect the gates tomorrow 9am, we care most about the south entrance",
+        "inspect the gates tomorrow 9am; the south entrance is the top concern",
     ],
 )
 def test_a_priority_inside_the_area_is_asked_in_every_form(text: str) -> None:
@@ -75,6 +80,10 @@ def test_a_priority_inside_the_area_is_asked_in_every_form(text: str) -> None:
         ("明天上午10点检查大门，优先级低", Priority.LOW),
         ("明天上午10点检查大门，优先处理", Priority.HIGH),
         ("明天上午10点检查大门，紧急", Priority.URGENT),
+        ("明天上午10点检查大门，这个任务要优先", Priority.HIGH),
+        ("明天上午10点检查大门，安全第一", Priority.NORMAL),
+        ("inspect the gates tomorrow 9am, prio high", Priority.HIGH),
+        ("inspect the gates tomorrow 9am, low prio", Priority.LOW),
     ],
 )
 def test_a_priority_of_the_request_itself_is_urgency_and_not_asked(text: str, priority: Priority) -> None:
