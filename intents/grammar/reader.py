@@ -211,6 +211,7 @@ class _Reader(HeightReading):
         required: set[Sensor] = set()
         excluded: set[Sensor] = set()
         prev_end, prev_negated = -1, False
+        prev_wanted: tuple[int, Sensor] | None = None  # where the last sensor wanted was said, and which
         for start, end, sensor in hits:
             before = text[max(0, start - 30) : start]
             neg_before = V.NEG_BEFORE.search(before)
@@ -220,7 +221,7 @@ class _Reader(HeightReading):
             broken = V.SENSOR_BROKEN.match(text[end_all : end_all + 30])
             if broken:  # "the thermal camera is broken": a sensor spoken of, neither asked for nor refused
                 self.ask("sensor", start, end_all + broken.end(), "is this sensor wanted or not?", "这个传感器要用还是不用？")
-                prev_end, prev_negated = end_all, False
+                prev_end, prev_negated, prev_wanted = end_all, False, None
                 continue
             negated = bool(neg_before) or bool(neg_after)
             affirmed = None if negated else V.AFFIRM_BEFORE.search(before) or V.AFFIRM_AFTER.match(text[end_all : end_all + 24])
@@ -230,11 +231,17 @@ class _Reader(HeightReading):
                     text[prev_end:start]):
                 # "no thermal, zoom": the zoom wanted, or refused too? asked, never taken either way
                 self.ask("sensor", start, end_all, "is this sensor wanted or not?", "这个传感器要用还是不用？")
-                prev_end, prev_negated = end_all, False
+                prev_end, prev_negated, prev_wanted = end_all, False, None
                 continue
             if not negated and not affirmed and not only and not only_after and prev_negated and V.CONJ.match(
                     text[prev_end:start]):
                 negated = True
+            if not negated and prev_wanted is not None and V.CHOICE.match(text[prev_end:start]):
+                # "lidar or thermal": one of them, which the Intent cannot say; asked, neither taken
+                required.discard(prev_wanted[1])
+                self.ask("sensor", prev_wanted[0], end_all, "which of these sensors is wanted?", "要用其中哪一种传感器？")
+                prev_end, prev_negated, prev_wanted = end_all, False, None
+                continue
             lead = neg_before or only or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_BEFORE else None)
             claim_start = start - (len(before) - lead.start()) if lead else start
             tail = neg_after or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_AFTER else None)
@@ -242,6 +249,7 @@ class _Reader(HeightReading):
             self.scan.claim(claim_start, claim_end)
             (excluded if negated else required).add(sensor)
             prev_end, prev_negated = end_all, negated
+            prev_wanted = None if negated else (claim_start, sensor)
             spans.append((start, end_all))
         self._claim_joints(text, spans)
         self.list_items(spans)

@@ -29,6 +29,7 @@ __all__ = [
     "AFFIRM_BEFORE",
     "COMMA_LINK",
     "CONJ",
+    "CHOICE",
     "COVERAGE",
     "COVERAGE_BOUND_AFTER",
     "COVERAGE_BOUND_BEFORE",
@@ -322,6 +323,8 @@ SENSOR_BROKEN = _rx(
 # said to be wanted ("no spotlight, thermal yes", "with", "on", 要, 开): ``AFFIRM_*``. After a bare comma or "and" ("no
 # thermal, zoom", "no spotlight and thermal") the second item is wanted or refused as often: asked.
 CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|/|or|nor|或|或者)\s*$")
+# "rgb and lidar or thermal", 热成像或者变焦: a choice between two sensors, which the Intent cannot hold: asked.
+CHOICE = _rx(r"^\s*(?:\bor\b|或者?|还是)\s*$")
 COMMA_LINK = _rx(r"^\s*(?:[,，]|,?\s*and)\s*$")  # "no spotlight and thermal": the thermal refused too, or wanted?
 AFFIRM_BEFORE = _rx(
     r"(?:\b(?:with|use|using|plus|but|bring|take|add|want|need|yes\s+to|turn\s+on|switch\s+on|enable)(?:\s+(?:the|a|an|with|use))*"

@@ -242,3 +242,17 @@ def test_a_list_item_is_read_as_the_one_sensor_it_certainly_means(item: str, mea
 @pytest.mark.parametrize("item", ["room", "liar", "zom", "flurb", "multispec", "夜视仪", "变焦x", "the lidar thing", "abc"])
 def test_a_real_word_a_far_one_or_a_phrase_is_no_sensor(item: str) -> None:
     assert sensor_meant(item) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "quote", "kept"),
+    [
+        ("survey the yard tomorrow 9am, rgb and lidar or thermal", "lidar or thermal", {R}),
+        ("survey the yard tomorrow 9am, thermal or zoom", "thermal or zoom", set()),
+        ("明天上午9点航测，热成像或者变焦", "热成像或者变焦", set()),
+    ],
+)
+def test_a_choice_between_two_sensors_is_asked_and_neither_taken(text: str, quote: str, kept: set[Sensor]) -> None:
+    reading = read_offline(text, now=NOW)
+    assert [(q.kind, q.quote) for q in reading.questions] == [(QuestionKind.SENSOR, quote)]
+    assert set(reading.intent.sensors) == kept
