@@ -23,10 +23,11 @@ FROZEN = Path(__file__).with_name("frozen.jsonl")
 FRESH = Path(__file__).with_name("fresh_issue30.jsonl")  # written after issue 30's reader, scored once before any fix
 FRESH_B = Path(__file__).with_name("fresh_issue30b.jsonl")  # written after issue 30 part 2's fixes, scored once
 FRESH_C = Path(__file__).with_name("fresh_issue30c.jsonl")  # written after the fixes for the lead's batch c, scored once
+FRESH_D = Path(__file__).with_name("fresh_issue30d.jsonl")  # written after the fixes for the lead's batch d, scored once
 KEYS = {"corpus", "extractor", "n", "exact", "asked", "silent_wrong", "fields", "failures", "seconds"}
 
 
-@pytest.mark.parametrize("path", [CORPUS, FROZEN, FRESH, FRESH_B, FRESH_C])
+@pytest.mark.parametrize("path", [CORPUS, FROZEN, FRESH, FRESH_B, FRESH_C, FRESH_D])
 def test_the_shipped_corpora_are_varied_and_well_formed(path: Path) -> None:
     rows = load_corpus(path)
     texts = [r["text"] for r in rows]
