@@ -13,7 +13,8 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
    and kept *verbatim* in ``Intent.instructions``; it is not read for fields
    and not deleted: the rest of the request is still read in full;
 2. a focus or an order of priority inside the area (重点看…, 先看北门那个, "start
-   with the ones near the gate", "most important is …"): asked, to the end of its
+   with the ones near the gate", "most important is …", "the east gate is the
+   priority", 东门最要紧): asked, to the end of its
    clause; the selected region named in the text ("region 1001", 1001区);
 3. heights said against something (``intents.grammar.heights``): ground read, sea
    level converted or asked, anything else (比塔顶高15米, "over the treetops") asked;
@@ -27,7 +28,9 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
 8. sensors and their negation (不要用热成像, no thermal, don't bother with IR): a
    negation covers its own item and those listed with it by or/nor/和/、; an item
    said to be wanted ("thermal yes", "with zoom", 开热成像) is required; an item after a
-   negated one and a bare comma or "and" is asked;
+   negated one and a bare comma or "and" is asked; an item listed with a sensor is read
+   as the one sensor it certainly means ("lidr and rgb cam", 热成橡跟变焦:
+   ``intents.grammar.lists``, ``intents.grammar.sensor_slips``) or asked, never dropped;
 9. scope: "only X" becomes the caller's named region when ``places`` names X;
    any other restriction ("except the north section", 跳过…那段) is a question,
    because an area cannot be expressed as "the selection minus something";
@@ -57,7 +60,9 @@ from datetime import datetime
 import intents.grammar.vocabulary as V
 from intents.grammar.asking import compose, missing_items
 from intents.grammar.heights import HeightReading
+from intents.grammar.lists import list_items
 from intents.grammar.missions import MissionSpan, read_missions
+from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
 from intents.limits import Limits
 from intents.questions import Question
@@ -184,7 +189,7 @@ class _Reader(HeightReading):
                 found.append(priority)
         if V.HIGH_TIME.search(self.scan.view()):
             found.append(Priority.HIGH)
-        for priority in (Priority.URGENT, Priority.HIGH, Priority.LOW):
+        for priority in (Priority.URGENT, Priority.HIGH, Priority.LOW, Priority.NORMAL):
             if priority in found:
                 return priority, True
         return Priority.NORMAL, False
@@ -201,11 +206,12 @@ class _Reader(HeightReading):
                     continue  # 激光测距 is a rangefinder, not also a lidar
                 hits.append((m.start(), m.end(), sensor))
                 taken.append((m.start(), m.end()))
-        hits.sort()
+        hits = self._slips_in_lists(text, hits)
         spans: list[tuple[int, int]] = []
         required: set[Sensor] = set()
         excluded: set[Sensor] = set()
         prev_end, prev_negated = -1, False
+        prev_wanted: tuple[int, Sensor] | None = None  # where the last sensor wanted was said, and which
         for start, end, sensor in hits:
             before = text[max(0, start - 30) : start]
             neg_before = V.NEG_BEFORE.search(before)
@@ -215,7 +221,7 @@ class _Reader(HeightReading):
             broken = V.SENSOR_BROKEN.match(text[end_all : end_all + 30])
             if broken:  # "the thermal camera is broken": a sensor spoken of, neither asked for nor refused
                 self.ask("sensor", start, end_all + broken.end(), "is this sensor wanted or not?", "这个传感器要用还是不用？")
-                prev_end, prev_negated = end_all, False
+                prev_end, prev_negated, prev_wanted = end_all, False, None
                 continue
             negated = bool(neg_before) or bool(neg_after)
             affirmed = None if negated else V.AFFIRM_BEFORE.search(before) or V.AFFIRM_AFTER.match(text[end_all : end_all + 24])
@@ -225,11 +231,17 @@ class _Reader(HeightReading):
                     text[prev_end:start]):
                 # "no thermal, zoom": the zoom wanted, or refused too? asked, never taken either way
                 self.ask("sensor", start, end_all, "is this sensor wanted or not?", "这个传感器要用还是不用？")
-                prev_end, prev_negated = end_all, False
+                prev_end, prev_negated, prev_wanted = end_all, False, None
                 continue
             if not negated and not affirmed and not only and not only_after and prev_negated and V.CONJ.match(
                     text[prev_end:start]):
                 negated = True
+            if not negated and prev_wanted is not None and V.CHOICE.match(text[prev_end:start]):
+                # "lidar or thermal": one of them, which the Intent cannot say; asked, neither taken
+                required.discard(prev_wanted[1])
+                self.ask("sensor", prev_wanted[0], end_all, "which of these sensors is wanted?", "要用其中哪一种传感器？")
+                prev_end, prev_negated, prev_wanted = end_all, False, None
+                continue
             lead = neg_before or only or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_BEFORE else None)
             claim_start = start - (len(before) - lead.start()) if lead else start
             tail = neg_after or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_AFTER else None)
@@ -237,7 +249,9 @@ class _Reader(HeightReading):
             self.scan.claim(claim_start, claim_end)
             (excluded if negated else required).add(sensor)
             prev_end, prev_negated = end_all, negated
+            prev_wanted = None if negated else (claim_start, sensor)
             spans.append((start, end_all))
+        self._claim_joints(text, spans)
         self.list_items(spans)
         both = required & excluded
         if both:
@@ -247,36 +261,51 @@ class _Reader(HeightReading):
             excluded -= both
         return sorted(required, key=lambda s: s.value), sorted(excluded, key=lambda s: s.value), len(hits)
 
+    @staticmethod
+    def _with_suffix(text: str, hits: list[tuple[int, int, Sensor]]) -> list[tuple[int, int]]:
+        spans = []
+        for start, end, _ in hits:
+            suffix = V.SENSOR_SUFFIX.match(text[end:])
+            spans.append((start, end + (suffix.end() if suffix else 0)))
+        return spans
+
+    def _slips_in_lists(self, text: str, hits: list[tuple[int, int, Sensor]]) -> list[tuple[int, int, Sensor]]:
+        """Each item listed with a sensor that is a slip of one ("lidr and rgb cam", 热成橡跟变焦) becomes a hit
+        itself, so its negation and its own list are read like any other; a chain of them is followed (bounded)."""
+        hits = sorted(hits)
+        for _ in range(4):
+            new = []
+            for item in list_items(text, self._with_suffix(text, hits)):
+                meant = sensor_meant(text[item.start : item.end])
+                if meant is not None and not any(item.start < e and s < item.end for s, e, _ in hits + new):
+                    new.append((item.start + meant[0], item.end, meant[1]))
+            if not new:
+                break
+            hits = sorted(hits + new)
+        return hits
+
+    def _claim_joints(self, text: str, spans: list[tuple[int, int]]) -> None:
+        """The joint between two sensors read ("以及", "as well as") and a label before the list ("sensors:") are read."""
+        for (_, prev_end), (start, _) in zip(spans, spans[1:]):
+            if V.LIST_JOINT.match(text[prev_end:start]):
+                self.scan.claim(prev_end, start)
+        if spans:
+            label = V.SENSOR_LABEL.search(text[max(0, spans[0][0] - 20) : spans[0][0]])
+            if label:
+                self.scan.claim(spans[0][0] - (len(text[max(0, spans[0][0] - 20) : spans[0][0]]) - label.start()), spans[0][0])
+
     def list_items(self, spans: list[tuple[int, int]]) -> None:
         """An item of a list of sensors that was read as nothing ("laser range finder + hd kam", 热成像和夜视仪): a
         sensor the reader does not know is asked about, never dropped. What the residual step would ask about anyway
-        (a number, a unit, "cam") is left to it, with its own question."""
+        (a number, a unit, a time word) is left to it, with its own question; a sensor word ("multispec") is asked here."""
         view = self.scan.view()
-        found: list[tuple[int, int]] = []
-        for start, end in spans:
-            after = V.LIST_AFTER.match(view[end:])
-            if after:
-                pos = stop = end + after.end()
-                while stop < len(view) and view[stop] not in "，,。;；!！?？\n\x00":
-                    stop += 1
-                piece = re.split(r"\s*(?:\+|&|/|、|\band\b|和)\s*", view[pos:stop], maxsplit=1)[0]
-                found.append((pos, pos + len(piece)))
-            before = V.LIST_BEFORE.search(view[max(0, start - 40) : start])
-            if before:
-                group = "item" if before.group("item") else "item2"
-                base = max(0, start - 40)
-                found.append((base + before.start(group), base + before.end(group)))
-        for s, e in found:
-            words = list(re.finditer(r"[^\s]+", view[s:e]))
-            while words and V.LIST_ARTICLE.match(words[0].group(0)):
-                words.pop(0)
-            if not words or V.LIST_STOP.match(words[0].group(0).strip(".!?")) or not self.scan.is_open(s, e):
-                continue  # "thermal and then come back": a new clause, not an item of the list
-            last = next((i for i, w in enumerate(words) if V.LIST_STOP.match(w.group(0).strip(".!?"))), len(words))
-            s, e = s + words[0].start(), s + words[last - 1].end()
+        for item in list_items(view, spans):
+            s, e = item.start, item.end
             piece = view[s:e]
-            if re.search(r"\d", piece) or any(rx.search(piece) for _, rx, _, _ in V.RESIDUAL_RX):
-                continue  # a number, a unit, "cam", a time word: the residual step asks with its own question
+            if not item.sure or not self.scan.is_open(s, e):
+                continue
+            if re.search(r"\d", piece) or any(rx.search(piece) for kind, rx, _, _ in V.RESIDUAL_RX if kind != "sensor"):
+                continue  # a number, a unit, a time word: the residual step asks with its own question
             self.ask("sensor", s, e, "this is listed with the sensors but is none the reader knows; which sensor is meant?",
                      "这里和传感器列在一起，但不是已知的传感器，指的是哪种传感器？")
 
@@ -317,6 +346,10 @@ class _Reader(HeightReading):
     # ------------------------------------------------------------------ 8. what is left
 
     def residual(self) -> None:
+        for m in V.ORDINAL_MISSION.finditer(self.scan.text):
+            first = m.start() + m.group(0).lower().index("first")
+            if self.scan.is_open(first, first + 5):
+                self.scan.claim(m.start(), m.end())
         for m in self.scan.finditer(V.FILLER):
             self.scan.claim(m.start(), m.end())
         for kind, pattern, en, zh in V.RESIDUAL_RX:

@@ -29,11 +29,13 @@ __all__ = [
     "AFFIRM_BEFORE",
     "COMMA_LINK",
     "CONJ",
+    "CHOICE",
     "COVERAGE",
     "COVERAGE_BOUND_AFTER",
     "COVERAGE_BOUND_BEFORE",
     "SENSOR_BROKEN",
     "FILLER",
+    "ORDINAL_MISSION",
     "HIGH_TIME",
     "INSPECT",
     "INSTRUCTION",
@@ -53,6 +55,9 @@ __all__ = [
     "ONLY_AFTER",
     "LIST_AFTER",
     "LIST_BEFORE",
+    "LIST_COMMA",
+    "LIST_JOINT",
+    "SENSOR_LABEL",
     "LIST_STOP",
     "LIST_ARTICLE",
     "SENSOR_PATTERNS",
@@ -138,8 +143,12 @@ PATROL = _rx(
 
 PRIORITY = [
     (Priority.URGENT, r"紧急|加急|特急|十万火急|急件|\burgent\w*|\bemergency\b|\bcritical\b"),
-    (Priority.LOW, r"不急|不着急|有空的?时候|有空|闲时|低优先级?|\blow priority\b|\bwhenever\b|\bno rush\b|\bwhen convenient\b|\bwhen you can\b"),
-    (Priority.HIGH, r"优先级\s*(?:很|最|较)?高|高优先级?|优先|抓紧|\bhigh priority\b|\bpriority\b|\bimportant\b"),
+    (Priority.LOW, r"不急|不着急|有空的?时候|有空|闲时|低优先级?|优先级\s*[:：=]?\s*(?:很|较)?低|\blow priority\b|\bwhenever\b|\bno rush\b"
+     r"|\bwhen convenient\b|\bwhen you can\b|\bprio(?:rity)?\s*[:=\-]?\s*(?:is\s+)?low\b|\blow prio\b"),
+    (Priority.NORMAL, r"\bprio(?:rity)?\s*[:=\-]?\s*(?:is\s+)?(?:normal|medium|routine)\b|\b(?:normal|medium|routine) priority\b"
+     r"|优先级\s*[:：=]?\s*(?:普通|一般|中|正常)"),
+    (Priority.HIGH, r"优先级\s*[:：=]?\s*(?:很|最|较)?高|高优先级?|优先|抓紧|\bhigh prio(?:rity)?\b|\bprio(?:rity)?\s*[:=\-]?\s*(?:is\s+)?high\b"
+     r"|\bpriority\b|\bimportant\b"),
 ]
 HIGH_TIME = _rx(r"尽快|\basap\b|\bas soon as possible\b")  # HIGH, but the time reader claims them
 
@@ -149,22 +158,52 @@ HIGH_TIME = _rx(r"尽快|\basap\b|\bas soon as possible\b")  # HIGH, but the tim
 # evenly and has no field for it, so the clause is claimed to its end and asked about, never dropped.
 # An order of priority ("先看北门那个", 优先拍东侧那几栋楼, "start with the ones near the gate", "most important is the
 # east lane", "the priority is the loading dock") is a focus as well: the plan has no order inside the area either.
-_FOCUS_EN_OBJECT = r"(?=(?:the|a|an|those|these|that|this|our|north\w*|south\w*|east\w*|west\w*|building|block|gate|hydrant|roof|lane)\b)"
+_FOCUS_EN_OBJECT = (
+    r"(?=(?:the|a|an|those|these|that|this|our|north\w*|south\w*|east\w*|west\w*|buildings?|blocks?|gates?|hydrants?"
+    r"|roofs?|rooftops?|lanes?|masts?|towers?|tanks?|entrances?|transformers?)\b)"
+)
+# The same said of a part of the area as a predicate ("the east gate is the priority", "hydrants matter most", "the
+# north block takes precedence", "gate 3 comes first"). Said of the request itself ("this is top priority", "the job
+# is a priority", "it's critical") it is urgency (``PRIORITY``), so a pronoun or a word for the job before the verb
+# is no focus.
+_NOT_THE_JOB = "".join(
+    rf"(?<!\b{w})" for w in ("it", "this", "that", "job", "task", "mission", "request", "work", "one", "flight", "survey",
+                             "inspection", "patrol", "everything", "all", "which", "what", "speed", "time", "timing", "safety")
+)
+_PREDICATE = (
+    rf"{_NOT_THE_JOB}(?:\s+(?:is|are|remains?|should\s+be|will\s+be|becomes?|was)\s+|['’]s\s+)(?:(?:the|our|my|a|an|top"
+    r"|main|first|highest|high|biggest|key|real|primary|overriding|absolute|number\s+one|no\.?\s*1|#1)\s+)*"
+    r"(?:priorit(?:y|ies)|(?:the\s+)?(?:most\s+)?(?:important|urgent|key|crucial|critical|essential|paramount|vital)"
+    r"|what\s+matters|(?:the\s+)?(?:main|key|primary|biggest|real|chief|top|greatest|first|number\s+one|most\s+important)\s+"
+    r"(?:concern|focus|thing|target|point|worry|issue|interest|one))"
+    rf"|{_NOT_THE_JOB}\s+(?:needs?|deserves?|gets?|should\s+get)\s+(?:the\s+)?(?:most|more|extra|special|closer|close)\s+"
+    r"(?:attention|care|look|time|focus)|\bcares?\s+(?:the\s+)?most\s+about"
+    rf"|{_NOT_THE_JOB}\s+(?:matters?|counts?)\s+(?:the\s+)?most"
+    rf"|{_NOT_THE_JOB}\s+(?:takes?|gets?|has|have|should\s+(?:take|get|have))\s+(?:top\s+|first\s+|highest\s+)?(?:priority|precedence)"
+    r"|\s(?:comes?|goes?|go)\s+first|\bfirst\s+and\s+foremost|\bbefore\s+(?:the\s+)?(?:rest|others|anything\s+else"
+    r"|everything\s+else|the\s+other\s+\w+)"
+    r"|\b(?:the\s+|our\s+|my\s+)?focus\s+(?:is|are|should\s+be|will\s+be)|\blargely|\bpredominantly"
+)
 FOCUS = _rx(
     r"\b(?:especially|particularly|in\s+particular|focus(?:ing|ed)?\s+on|with\s+(?:a\s+|an\s+)?(?:focus|emphasis)\s+on"
     r"|concentrat(?:e|ing)\s+on|pay\s+(?:special\s+|extra\s+|close\s+)?attention\s+to|prioriti[sz](?:e|es|ed|ing)|primarily|mainly"
     r"|mostly|chiefly|above\s+all|the\s+main\s+(?:thing|focus|concern|target|point)|above\s+everything|most\s+of\s+all|before\s+anything\s+else|first\s+of\s+all"
     r"|make\s+sure\s+(?:to|you)\s+(?:check|look\s+at|cover|get)|(?:extra|special|close|closer)\s+(?:attention|look)"
     r"|take\s+a\s+closer\s+look|zoom\s+in\s+on|key\s+(?:areas?|points?)\s*:"
-    r"|first\s+(?:check|look|inspect|survey|patrol|do|cover|go|fly|visit|scan|take|hit|get)"
+    r"|(?<!the\s)(?<!our\s)(?<!my\s)(?<!today's\s)(?<!tomorrow's\s)(?<!this\s)first\s+(?:check|look|inspect|survey|patrol|do|cover|go|fly|visit|scan|take|hit|get)"
+    r"(?!\w*\s+(?:of\s+the\s+(?:day|morning|week|month|night|shift|year)|today|tomorrow|tonight|this\s+(?:morning|week|month)))"
     rf"|(?:start|begin)(?:s|ning|ing)?\s+(?:with|from|at|by)\s+{_FOCUS_EN_OBJECT}"
     r"|(?:most|more)\s+important(?:ly)?|the\s+important\s+(?:thing|part|one|ones|bit)|what\s+matters\s+most"
     r"|(?:(?:the|top|first|main|highest|key|biggest|my|our)\s+)?priorit(?:y|ies)\s+(?:is|are|should\s+be|goes\s+to|will\s+be|on|for|to|being)"
     r"|give\s+priority|with\s+priority|priority\s+(?:areas?|targets?|zones?)|then\s+(?:the\s+)?(?:rest|others|remaining|remainder))\b"
+    rf"|(?:{_PREDICATE})\b"
     r"|\besp\.?(?=\s)"
     r"|重点|着重|尤其|特别是|特别注意|特别关注|主要(?:是|看|拍|查|检查|巡|测|针对|关注)|多看看|多看|多拍|多查|仔细看看|仔细看|仔细拍|关注一下|留意|注意一下"
-    r"|优先(?!级|处理|安排|执行|派|进行|办理|完成)(?=\s*[\u4e00-\u9fff])|(?<=[侧边面门头部角楼栋段号的])优先"
+    r"|优先(?!级|处理|安排|执行|派|进行|办理|完成)(?=\s*[\u4e00-\u9fff])|(?<=[侧边面门头部角楼栋段号的栓塔口道器板罐区库场灯])(?:要|得|应该|需要|必须)?优先(?!级)"
+    r"|(?<=[\u4e00-\u9fff])(?<!安全)第一(?=\s*(?:$|[，,。;；!！]))"
     r"|最重要|最关键|关键是|重中之重|第一个(?:看|查|拍|检查)|以[^，,。;；]{1,12}(?:为主|为重点|为先)"
+    r"|(?<![不么没])(?:最)?(?:要紧|紧要)|最主要|(?<=[\u4e00-\u9fff])(?:为主|为重|为先|打头)|首要(?:的)?(?:是|目标|关注)|是首要"
+    r"|(?:排|放|摆)(?:在)?(?:第一|首位|最前)|是(?:关键|第一位)|最急|先来"
     r"|(?<=[，,;；。])\s*(?:请)?\s*(?:首先|先|第一步)(?:从)?"
     r"|先(?:看|查|拍|检查|巡|测|扫|飞)(?=\s*(?:$|[，,。;；]))"
     r"|从(?!明|今|后天|下|这|本|现在|早|晚|上午|下午|中午|凌晨|[0-9一二三四五六七八九十两])[^，,。;；]{1,10}?(?:开始|查起|看起|拍起|巡起|入手)"
@@ -238,15 +277,25 @@ ONLY_AFTER = _rx(r"(?:only|alone|is enough|will do|is all (?:we|i) need|就行�
 # The joints of a list of sensors ("laser range finder + zooom", 热成像和变交, "thermal & hd cam"): after a sensor any of
 # them; before a sensor only a symbol, or "and"/和 right after "with"/用/带 ("with zooom and thermal"). What stands there
 # and was read as nothing is a sensor the reader does not know: asked, never dropped.
-LIST_AFTER = _rx(r"^\s*(?:\+|&|/|、|\band\b|\bplus\b|\bas well as\b|和|及|以及|与|跟|加上?|还有)\s*")
+LIST_AFTER = _rx(r"^\s*(?:\+|&|/|、|\band\b|\bplus\b|\bas well as\b|\bn?or\b|和|及|以及|与|跟|加上?|还有|或者?)\s*")
 LIST_BEFORE = _rx(
     r"(?:(?:^|[\s,，])(?P<item>[^\s,，\x00+&/、]+)\s*(?:\+|&|/|、)"
-    r"|(?:\b(?:with|use|using|bring)\s+|用|带上?|开)(?P<item2>[^\s,，\x00+&/、和]+)\s*(?:\band\b|和|及))\s*$"
+    r"|(?:\b(?:with|use|using|bring)\s+|用|带上?|开)(?P<item2>[^\s,，\x00+&/、和跟及与]+)\s*(?:\band\b|和|及|跟|与)"
+    r"|(?:^|[,，:：;；]\s*)(?P<item3>[^\s,，:：;；\x00+&/、和跟及与]+)\s*(?:\band\b|\bplus\b|和|及|跟|与|以及)"
+    r"|(?:\b(?:with|use|using|bring)\s+|用|带上?|开)(?P<item5>[^\s,，\x00+&/、和跟及与]+)\s*[,，]"
+    r"|(?:^|[\s,，:：;；])(?P<item4>[^\s,，:：;；\x00+&/、和跟及与]+)\s*[,，])\s*$"
 )
+# Between two sensors read, the joint itself is read too ("热成像以及变焦", "rgb as well as thermal"), and so is a label
+# before a list ("sensors: lidar, rgb", "payload thermal + zoom", 传感器：热成像): neither is a question.
+LIST_JOINT = _rx(r"^\s*(?:[,，]\s*)?(?:\+|&|/|、|\band\b|\bplus\b|\bas well as\b|\bn?or\b|和|及|以及|与|跟|加上?|还有|或者?)?\s*$")
+SENSOR_LABEL = _rx(r"(?:\b(?:sensors?|payloads?)|传感器|载荷)\s*[:：=]?\s*$")
+# A comma after a sensor ("thermal, lidr"): a joint only sometimes ("thermal, quickly"), see ``intents.grammar.lists``.
+LIST_COMMA = _rx(r"^\s*[,，]\s*")
 LIST_ARTICLE = _rx(r"^(?:the|a|an|some|any|both|our|my|its|their)$")
 LIST_STOP = _rx(
     r"^(?:then|also|too|as|well|please|pls|it|them|on|of|for|to|at|in|from|with|today|now|again|either|afterwards?|after"
-    r"|before|come|go|return|fly|back|is|are|be|should|will|would|can|could|must|if|so|but|or"
+    r"|before|come|go|return|fly|back|is|are|be|should|will|would|can|could|must|if|so|but|or|not|similar|equivalent"
+    r"|whatever|something|anything|better|whichever|both|neither"
     r"|也|还|再|都|然后|一起|一下|同时|请|吧|的|之后|以后|回来|返回)$"
 )
 SENSOR_ONLY = _rx(
@@ -274,6 +323,8 @@ SENSOR_BROKEN = _rx(
 # said to be wanted ("no spotlight, thermal yes", "with", "on", 要, 开): ``AFFIRM_*``. After a bare comma or "and" ("no
 # thermal, zoom", "no spotlight and thermal") the second item is wanted or refused as often: asked.
 CONJ = _rx(r"^\s*(?:和|与|跟|及|以及|、|/|or|nor|或|或者)\s*$")
+# "rgb and lidar or thermal", 热成像或者变焦: a choice between two sensors, which the Intent cannot hold: asked.
+CHOICE = _rx(r"^\s*(?:\bor\b|或者?|还是)\s*$")
 COMMA_LINK = _rx(r"^\s*(?:[,，]|,?\s*and)\s*$")  # "no spotlight and thermal": the thermal refused too, or wanted?
 AFFIRM_BEFORE = _rx(
     r"(?:\b(?:with|use|using|plus|but|bring|take|add|want|need|yes\s+to|turn\s+on|switch\s+on|enable)(?:\s+(?:the|a|an|with|use))*"
@@ -292,8 +343,14 @@ SCOPE = _rx(
     r"|stay (?:away from|out of|clear of)|keep (?:away from|out of|clear of)|without the|only|just the)\b"
     r"|除了|除去|除开|跳过|避开|绕开|绕过|不要去|别去|不去|不用去|不包括|不含|以外|之外|只|仅|光"
 )
+# "the first patrol of the day", "today's first survey": an ordinal of the flight, not of a target (read on the text
+# itself, since the mission word is claimed by then): nothing to ask.
+ORDINAL_MISSION = _rx(
+    r"\b(?:the\s+|our\s+|today'?s\s+|tomorrow'?s\s+)?first\s+(?:patrol|survey|inspection|flight|sortie|round|run|mission|pass)"
+    r"(?:s|es)?\b(?:\s+of\s+the\s+(?:day|morning|shift|night))?"
+)
 FILLER = _rx(
-    r"\b(?:quick|this|that|which|no|each) one\b"
+    r"\b(?:quick|this|that|which|no|each) one\b|\b(?:for\s+the\s+|the\s+|our\s+)?first\s+time\b"
     r"|快一点|早一点|一点儿|一下|一遍|一圈|一趟|一次|一个|一片|一块|一带(?=的)|一样|一起|\bquick(?:ly)?\b|\bone more time\b"
 )
 RESIDUAL: list[tuple[str, str, str, str]] = [
@@ -327,6 +384,12 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|后儿|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|交接班|换班|待定|再定|再说|另行|择时|择日|回头|改天|春节|元旦|国庆|中秋|圣诞|除夕|清明|端午|节后|节前|假期|周[一二三四五六日天]|老时间|同一时间|这个时候|这个点|上次|照旧|老样子|早|晚|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
         "when exactly?",
         "具体是什么时间？",
+    ),
+    (  # "the first gate", "the last one": one of the targets, which the plan cannot single out (no focus: a selection)
+        "scope",
+        r"\bthe\s+(?:first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th)\b(?=\s*(?:\x00|one\b|two\b|three\b))",
+        "which part of the area is meant? only the selected area or a named region can be planned",
+        "具体是哪一部分？只能按选定区域或已命名区域规划",
     ),
     (
         "focus",

@@ -19,6 +19,7 @@ from datetime import datetime
 import pytest
 
 from intents.grammar.reader import read_offline
+from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import Sensor
 from intents.questions import QuestionKind
 from intents.text.typos import repairs
@@ -33,7 +34,7 @@ T, Z, R, L, G = Sensor.THERMAL_CAMERA, Sensor.ZOOM_CAMERA, Sensor.RGB_CAMERA, Se
         ("hydrant inspection tmrw 1100, laser range finder + zooom", {L, Z}),
         ("survey the yard with thrmal and zoom", {T, Z}),
         ("patrol the fire lanes w/ zooooom + thermal", {Z, T}),
-        ("survey the lot with lidr & rgb", {R}),  # "lidr" is too short to guess: asked (below), rgb read
+        ("survey the lot with lidr & rgb", {G, R}),  # too short for the text-wide repair, but in a list it is a lidar
         ("survey the block, lidra + rgb", {G, R}),
         ("巡查消防通道，热成像和变交", {T, Z}),
         ("检查消防栓，用热呈像和激光侧距", {T, L}),
@@ -52,7 +53,7 @@ def test_a_slip_of_a_sensor_in_a_list_is_read_as_the_sensor_meant(text: str, sen
         ("hydrant check tmrw 1100, thermal + multispec", "multispec"),
         ("survey with flurb and thermal", "flurb"),
         ("survey the lot, thermal & rgb & hyperspec please", "hyperspec"),
-        ("survey the lot with lidr & rgb", "lidr"),
+        ("survey the lot with gopro & rgb", "gopro"),
         ("patrol the lanes, zoom / starlight", "starlight"),
         ("survey w/ thermal+flurb, 50m", "flurb"),
     ],
@@ -164,3 +165,94 @@ def test_sensor_slips_are_read_as_the_word_meant(word: str, meant: str) -> None:
 @pytest.mark.parametrize("word", ["bloom", "rooms", "zoomed", "cameo", "sneaker", "lidr"])
 def test_real_words_and_short_ones_are_not_sensor_slips(word: str) -> None:
     assert repairs(word) == []
+
+
+# ----------------------------------------------------------------------------- the lead's independent batch d, class 1
+# "R1002 survey tmrw 1100 hrs, lidr and rgb cam, 150 ft" dropped the lidr: an item at any list joint is read as the one
+# sensor it certainly means, or asked about.
+
+@pytest.mark.parametrize(
+    ("text", "sensors"),
+    [
+        ("R1002 survey tmrw 1100 hrs, lidr and rgb cam, 150 ft", {G, R}),
+        ("survey the lot tomorrow 9am, rbg and thermal", {R, T}),
+        ("survey the lot tomorrow 9am, thrml + zoom", {T, Z}),
+        ("survey the lot tomorrow 9am, therm & zoom", {T, Z}),
+        ("survey the lot tomorrow 9am, lidr/rgb", {G, R}),
+        ("survey the lot tomorrow 9am, thermal, lidr", {T, G}),
+        ("survey the lot tomorrow 9am, zoom plus lidr", {Z, G}),
+        ("明天上午9点航测厂区，激光雷哒和可见光", {G, R}),
+        ("明天上午9点航测厂区，热成橡跟变焦", {T, Z}),
+        ("明天上午9点航测厂区，可见光及热成橡", {R, T}),
+        ("明天上午9点航测厂区，探照登、热成像", {Sensor.SPOTLIGHT, T}),
+        ("明天上午9点航测厂区，用热成橡与变焦", {T, Z}),
+        ("survey the lot tomorrow 9am, bring lidr, thermal", {G, T}),
+        ("survey the lot tomorrow 9am, sensors: lidr, rgb", {G, R}),  # the label is read too
+        ("明天上午9点航测，开热成像以及变焦", {T, Z}),  # so is the joint
+        ("明天上午9点航测，传感器：热成像、变焦", {T, Z}),
+    ],
+)
+def test_a_slip_at_any_list_joint_is_read_as_the_sensor_meant(text: str, sensors: set[Sensor]) -> None:
+    reading = read_offline(text, now=NOW, region="region-1002")
+    assert not reading.intent.needs_clarification, reading.intent.clarification_questions
+    assert set(reading.intent.sensors) == sensors
+
+
+@pytest.mark.parametrize(
+    ("text", "excluded"),
+    [("survey the lot tomorrow 9am, no thermal or lidr", {T, G}), ("明天上午9点航测厂区，不要热成橡和变焦", {T, Z})],
+)
+def test_a_slip_listed_with_a_refused_sensor_is_refused_too(text: str, excluded: set[Sensor]) -> None:
+    intent = read_offline(text, now=NOW).intent
+    assert not intent.needs_clarification and not intent.sensors and set(intent.excluded_sensors) == excluded
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "survey the lot tomorrow 9am, flurb and thermal",  # "X and <sensor>" opening a clause
+        "survey the lot tomorrow 9am, thermal, multispec, zoom",  # a comma between two sensors
+        "survey the lot tomorrow 9am, thermal or gopro",
+        "survey the lot tomorrow 9am, bring flurb, thermal",
+        "明天上午9点航测厂区，夜视仪和热成像",
+        "明天上午9点航测厂区，热成像跟夜视仪",
+        "明天上午9点航测厂区，可见光、多光谱",
+        "明天上午9点航测厂区，热成像或夜视仪",
+    ],
+)
+def test_an_unknown_item_at_any_list_joint_is_asked(text: str) -> None:
+    reading = read_offline(text, now=NOW)
+    assert [q.kind for q in reading.questions] == [QuestionKind.SENSOR], reading.intent.clarification_questions
+
+
+@pytest.mark.parametrize("text", ["survey the lot tomorrow 9am, thermal, quickly", "survey the lot tomorrow 9am, thermal or similar"])
+def test_a_word_after_a_comma_or_or_that_is_no_sensor_item_is_not_asked(text: str) -> None:
+    assert not read_offline(text, now=NOW).intent.needs_clarification
+
+
+@pytest.mark.parametrize(
+    ("item", "meant"),
+    [("lidr", (0, G)), ("rbg cam", (0, R)), ("thrml", (0, T)), ("therm", (0, T)), ("lrf", (0, L)), ("热成橡", (0, T)),
+     ("不要热成橡", (2, T)), ("激光雷哒", (0, G)), ("变交相机", (0, Z))],
+)
+def test_a_list_item_is_read_as_the_one_sensor_it_certainly_means(item: str, meant: tuple[int, Sensor]) -> None:
+    assert sensor_meant(item) == meant
+
+
+@pytest.mark.parametrize("item", ["room", "liar", "zom", "flurb", "multispec", "夜视仪", "变焦x", "the lidar thing", "abc"])
+def test_a_real_word_a_far_one_or_a_phrase_is_no_sensor(item: str) -> None:
+    assert sensor_meant(item) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "quote", "kept"),
+    [
+        ("survey the yard tomorrow 9am, rgb and lidar or thermal", "lidar or thermal", {R}),
+        ("survey the yard tomorrow 9am, thermal or zoom", "thermal or zoom", set()),
+        ("明天上午9点航测，热成像或者变焦", "热成像或者变焦", set()),
+    ],
+)
+def test_a_choice_between_two_sensors_is_asked_and_neither_taken(text: str, quote: str, kept: set[Sensor]) -> None:
+    reading = read_offline(text, now=NOW)
+    assert [(q.kind, q.quote) for q in reading.questions] == [(QuestionKind.SENSOR, quote)]
+    assert set(reading.intent.sensors) == kept
