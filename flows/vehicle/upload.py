@@ -55,8 +55,10 @@ from typing import Any, Literal
 
 from flows.vehicle.binding import AUTOPILOT_DIALECT, DIALECT_AUTOPILOT, VehicleBinding, binding_for
 from flows.vehicle.leftovers import leave_nothing_behind
-from flows.vehicle.link import MavLink, Transfer
+from flows.vehicle.link import UPLOAD_STREAMS, VehicleLink, open_link
 from flows.vehicle.linkspec import check_links
+from flows.vehicle.mission_client import MissionClient
+from flows.vehicle.transfer import Transfer
 from planner.errors import (
     DeviceMismatch,
     DeviceUnavailable,
@@ -195,8 +197,13 @@ def upload_plan(
     heartbeat_timeout_s: float = 5.0,
     end: EndAction = "land",
     key_store: Path | None = None,
+    links: Mapping[str, VehicleLink] | None = None,
 ) -> DispatchOutcome:
     """Upload the plan's next sortie of every drone; ACCEPTED or raise.
+
+    ``links``: already connected links per drone (the dispatch opens them before
+    it claims, so a vehicle that does not answer leaves the draft dispatchable);
+    a drone without one gets its link opened here (``flows.vehicle.link.open_link``).
 
     ``link`` overrides the drone's link from the world (a connection string when
     the plan flies one drone, or a mapping drone id → string). ``timeout_s``
@@ -226,10 +233,11 @@ def upload_plan(
         ms = mission_set(plan, s, world, end=end)
         result = UploadResult(drone_id=s.drone_id, sortie_index=s.index, link=conn, dialect=ms.dialect)
         outcome.uploads.append(result)
+        given = (links or {}).get(s.drone_id)
         try:
             upload_mission_set(
                 ms,
-                conn,
+                given if given is not None else conn,
                 result,
                 timeout_s=timeout_s,
                 on_attempt=on_attempt,
@@ -244,7 +252,7 @@ def upload_plan(
     return outcome
 
 
-def _set_ceiling(ml: MavLink, ms: MissionSet, result: UploadResult, record: Any, deadline: float) -> None:
+def _set_ceiling(ml: MissionClient, ms: MissionSet, result: UploadResult, record: Any, deadline: float) -> None:
     """The fence's altitude ceiling as autopilot parameters, confirmed by echo (MAVLink fences are 2-D)."""
     if not ms.params:
         return
@@ -264,7 +272,7 @@ def _set_ceiling(ml: MavLink, ms: MissionSet, result: UploadResult, record: Any,
 
 def upload_mission_set(
     ms: MissionSet,
-    conn: str,
+    conn: str | VehicleLink,
     result: UploadResult,
     *,
     timeout_s: float,
@@ -276,14 +284,19 @@ def upload_mission_set(
 ) -> UploadResult:
     """Fence, mission, rally to one vehicle over ``conn``; fills ``result`` and raises on failure.
 
-    After the hello, the uploads may use 70 % of the time left; the rest is kept
-    for a read-back (and, after a failure, the clearing), so an upload that used
-    up its time can still be settled.
+    ``conn`` is a connection string (opened here with the binding, and closed
+    after) or a connected ``VehicleLink`` (used as it is, left open). After the
+    hello, the uploads may use 70 % of the time left; the rest is kept for a
+    read-back (and, after a failure, the clearing), so an upload that used up
+    its time can still be settled.
     """
     deadline = time.monotonic() + timeout_s
+    if isinstance(conn, VehicleLink):
+        binding = conn.binding
     binding = binding or VehicleBinding(autopilot=DIALECT_AUTOPILOT.get(ms.dialect))
     result.counts = {MISSION_TYPE_NAMES[t]: len(ms.items_of(t)) for t in UPLOAD_ORDER}
     result.binding = binding.to_dict()
+    address = conn.connection if isinstance(conn, VehicleLink) else conn
 
     def record(kind: str, tr: Transfer | None, **extra: Any) -> None:
         entry: dict[str, Any] = {
@@ -291,7 +304,7 @@ def upload_mission_set(
             "at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
             "drone_id": ms.drone_id,
             "sortie_index": ms.sortie_index,
-            "link": conn,
+            "link": address,
             "dialect": ms.dialect,
             "kind": kind,
         }
@@ -302,10 +315,12 @@ def upload_mission_set(
         if on_attempt is not None:
             on_attempt(dict(entry))
 
-    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s,
-                 **binding.link_kwargs()) as ml:
+    if isinstance(conn, VehicleLink):
+        link, owned = conn, False
+    else:
         try:
-            ml.wait_vehicle(deadline)
+            link, owned = open_link(conn, binding, streams=UPLOAD_STREAMS, deadline=deadline,
+                                    heartbeat_timeout_s=heartbeat_timeout_s), True
         except DeviceMismatch as exc:
             result.status, result.detail, result.left_nothing = "FAILED", f"{ms.drone_id}: {exc.message}", True
             record("hello", None, outcome="MISMATCH", detail=exc.message)
@@ -314,36 +329,47 @@ def upload_mission_set(
             result.status, result.detail, result.left_nothing = "UNREACHABLE", exc.message, True
             record("hello", None, outcome="NO_ANSWER", detail=exc.message)
             raise
-        seen = AUTOPILOT_DIALECT.get(ml.autopilot or -1)
-        record("hello", None, outcome="HEARTBEAT",
-               detail=f"system {ml.target_system} component {ml.target_component} autopilot {ml.autopilot}"
-               + (" (signed)" if ml.signed else ""))
-        if seen is not None and seen != ms.dialect:
-            result.status = "FAILED"
-            result.detail = f"{ms.drone_id}: the vehicle reports a {seen} autopilot but the world says {ms.dialect}; nothing uploaded"
-            result.left_nothing = True
-            record("hello", None, outcome="MISMATCH", detail=result.detail)
-            raise DeviceMismatch(result.detail)
-        after_hello = time.monotonic()
-        upload_deadline = after_hello + 0.7 * max(0.0, deadline - after_hello)
-        verified: list[str] = []
-        touched: list[int] = []  # mission types this dispatch may have changed on the vehicle
-        try:
-            for mtype in UPLOAD_ORDER:
-                _upload_one(ml, ms, mtype, result, record, upload_deadline, deadline, verified, touched)
-        except (DispatchFailed, DispatchUncertain) as exc:
-            leave_nothing_behind(ml, ms, result, record, deadline, touched)
-            if isinstance(exc, DispatchUncertain) and result.status == "FAILED":
-                raise DispatchFailed(result.detail) from None
-            raise type(exc)(result.detail) from None
-        result.verified_by_download = tuple(verified)
-        result.status = "ACCEPTED"
-        result.detail = "accepted" + (f" ({', '.join(verified)} verified by read-back)" if verified else "")
+    try:
+        _upload_over(link, ms, result, record, deadline, retry_s=retry_s, max_retries=max_retries)
+    finally:
+        if owned:
+            link.close()
     return result
 
 
+def _upload_over(link: VehicleLink, ms: MissionSet, result: UploadResult, record: Any, deadline: float, *,
+                 retry_s: float, max_retries: int) -> None:
+    """Fence, mission, rally over a connected link (see ``upload_mission_set``)."""
+    ml = MissionClient(link, retry_s=retry_s, max_retries=max_retries)
+    seen = AUTOPILOT_DIALECT.get(link.autopilot or -1)
+    record("hello", None, outcome="HEARTBEAT",
+           detail=f"system {link.target_system} component {link.target_component} autopilot {link.autopilot}"
+           + (" (signed)" if link.signed else ""))
+    if seen is not None and seen != ms.dialect:
+        result.status = "FAILED"
+        result.detail = f"{ms.drone_id}: the vehicle reports a {seen} autopilot but the world says {ms.dialect}; nothing uploaded"
+        result.left_nothing = True
+        record("hello", None, outcome="MISMATCH", detail=result.detail)
+        raise DeviceMismatch(result.detail)
+    after_hello = time.monotonic()
+    upload_deadline = after_hello + 0.7 * max(0.0, deadline - after_hello)
+    verified: list[str] = []
+    touched: list[int] = []  # mission types this dispatch may have changed on the vehicle
+    try:
+        for mtype in UPLOAD_ORDER:
+            _upload_one(ml, ms, mtype, result, record, upload_deadline, deadline, verified, touched)
+    except (DispatchFailed, DispatchUncertain) as exc:
+        leave_nothing_behind(ml, ms, result, record, deadline, touched)
+        if isinstance(exc, DispatchUncertain) and result.status == "FAILED":
+            raise DispatchFailed(result.detail) from None
+        raise type(exc)(result.detail) from None
+    result.verified_by_download = tuple(verified)
+    result.status = "ACCEPTED"
+    result.detail = "accepted" + (f" ({', '.join(verified)} verified by read-back)" if verified else "")
+
+
 def _upload_one(
-    ml: MavLink, ms: MissionSet, mtype: int, result: UploadResult, record: Any,
+    ml: MissionClient, ms: MissionSet, mtype: int, result: UploadResult, record: Any,
     upload_deadline: float, deadline: float, verified: list[str], touched: list[int],
 ) -> None:
     """One mission type: upload, and settle any outcome but ACCEPTED/REJECTED by reading back."""
@@ -407,7 +433,7 @@ def _upload_one(
 
 
 def read_back(
-    conn: str,
+    conn: str | VehicleLink,
     *,
     timeout_s: float = 30.0,
     retry_s: float = 1.0,
@@ -418,28 +444,34 @@ def read_back(
 ) -> tuple[dict[int, tuple[Any, ...]], dict[str, Any]]:
     """Download fence, mission and rally from the vehicle on ``conn``; sends nothing else.
 
-    Returns the rows per mission type and the vehicle's ids. Raises
-    ``DeviceUnavailable`` without a heartbeat, ``DeviceMismatch`` when another
-    vehicle than ``binding`` answers, and ``DispatchUncertain`` when a
+    ``conn``: a connection string (opened with ``binding``) or a connected
+    ``VehicleLink``. Returns the rows per mission type and the vehicle's ids.
+    Raises ``DeviceUnavailable`` without a heartbeat, ``DeviceMismatch`` when
+    another vehicle than ``binding`` answers, and ``DispatchUncertain`` when a
     download does not complete in time.
     """
     deadline = time.monotonic() + timeout_s
     held: dict[int, tuple[Any, ...]] = {}
-    kwargs = binding.link_kwargs() if binding is not None else {}
-    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s, **kwargs) as ml:
-        ml.wait_vehicle(deadline)
-        vehicle = {"system": ml.target_system, "component": ml.target_component, "autopilot": ml.autopilot,
-                   "dialect": AUTOPILOT_DIALECT.get(ml.autopilot or -1)}
+    owned = not isinstance(conn, VehicleLink)
+    link = open_link(conn, binding, streams={}, deadline=deadline, heartbeat_timeout_s=heartbeat_timeout_s) \
+        if not isinstance(conn, VehicleLink) else conn
+    try:
+        ml = MissionClient(link, retry_s=retry_s, max_retries=max_retries)
+        vehicle = {"system": link.target_system, "component": link.target_component, "autopilot": link.autopilot,
+                   "dialect": AUTOPILOT_DIALECT.get(link.autopilot or -1)}
         for mtype in UPLOAD_ORDER:
             dl = ml.download(mtype, deadline)
             if on_attempt is not None:
-                on_attempt({"kind": "read", "link": conn, **dl.to_dict()})
+                on_attempt({"kind": "read", "link": link.connection, **dl.to_dict()})
             if dl.outcome != "DOWNLOADED":
                 raise DispatchUncertain(
-                    f"reading the {MISSION_TYPE_NAMES[mtype]} back from {conn} failed ({dl.detail})",
+                    f"reading the {MISSION_TYPE_NAMES[mtype]} back from {link.connection} failed ({dl.detail})",
                     details={"vehicle": vehicle, "attempt": dl.to_dict()},
                 )
             held[mtype] = dl.items
+    finally:
+        if owned:
+            link.close()
     return held, vehicle
 
 
@@ -466,6 +498,7 @@ def verify_plan(
     heartbeat_timeout_s: float = 5.0,
     end: EndAction = "land",
     key_store: Path | None = None,
+    links: Mapping[str, VehicleLink] | None = None,
 ) -> VerifyResult:
     """Read every drone's fence, mission and rally back and compare them with the plan.
 
@@ -479,8 +512,9 @@ def verify_plan(
     for s in sorties:
         conn = _link_for(s.drone_id, world, link, len(sorties))
         ms = mission_set(plan, s, world, end=end)
+        given = (links or {}).get(s.drone_id)
         held, vehicle = read_back(
-            conn, timeout_s=timeout_s, retry_s=retry_s, max_retries=max_retries,
+            given if given is not None else conn, timeout_s=timeout_s, retry_s=retry_s, max_retries=max_retries,
             heartbeat_timeout_s=heartbeat_timeout_s, on_attempt=on_attempt,
             binding=binding_for(world.drone(s.drone_id), key_store),
         )
@@ -492,5 +526,6 @@ def verify_plan(
             "drone_id": s.drone_id, "sortie_index": s.index, "link": conn, "dialect": ms.dialect, "vehicle": vehicle,
             "matches": not any(diffs.values()), "differences": {k: v[:10] for k, v in diffs.items() if v},
             "counts": {MISSION_TYPE_NAMES[t]: len(held[t]) for t in UPLOAD_ORDER},
+            "planned_counts": {MISSION_TYPE_NAMES[t]: len(ms.items_of(t)) for t in UPLOAD_ORDER},
         })
     return VerifyResult(matches=all(v["matches"] for v in vehicles), vehicles=vehicles)
