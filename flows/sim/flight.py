@@ -366,6 +366,7 @@ class SimFlight:
                 self.text(vehicle, _M.MAV_SEVERITY_INFO, f"Reached command #{item.seq}")
         self._pending_reached = item.seq
         self.cur += 1
+        vehicle.mission_current_changed()
 
     def _flush_reached(self, vehicle: Any) -> None:
         seq = self._pending_reached

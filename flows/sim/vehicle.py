@@ -364,6 +364,17 @@ class SimVehicle:
         for port in self.ports:
             self.send(build, port=port)
 
+    def mission_current_changed(self) -> None:
+        """The item being flown changed: PX4 says so at once (``MavlinkMissionManager::send`` sends MISSION_CURRENT
+        when the mission result changes); ArduPilot only streams it (MSG_CURRENT_WAYPOINT is an EXTENDED_STATUS
+        stream message)."""
+        if self.dialect != "px4":
+            return
+        build = telemetry.message("MISSION_CURRENT", self.snapshot(), boot_ms=self.boot_ms(), prearm_ok=self.prearm_ok(),
+                                  fix_type=self.gps_fix_type)
+        if build is not None:
+            self.broadcast(build)
+
     def _loses(self, kind: str, mtype: int, seq: int) -> bool:
         for n, (k, t, s) in enumerate(self._losses):
             if k == kind and (t is None or t == mtype) and (s is None or s == seq) and (n, kind, mtype) not in self._lost:

@@ -91,8 +91,10 @@ Subscriber = Callable[[Any], None]
 class VehicleLink:
     """One open MAVLink link to one bound vehicle; a context manager (the socket is closed on exit).
 
-    One part reads at a time (``recv``/``pump``); anyone may ``subscribe`` to see
-    every message of the vehicle as it is read. Sends are serialised.
+    Reads and sends are serialised (one lock); a message read by one part is
+    returned to that part only, but every ``subscribe``r sees every message of the
+    vehicle, whoever read it — so a follower can watch while a launch or a
+    command reads, through the same link.
     """
 
     def __init__(self, connection: str, binding: VehicleBinding | None = None, *,
@@ -128,6 +130,7 @@ class VehicleLink:
         self.seen: dict[str, float] = {}  # message type → monotonic time of the last one from the vehicle
         self.stream_outcome: dict[str, str] = {}  # message → "interval" | "data_stream" | "unanswered"
         self.stream_answers: dict[str, Any] = {}
+        self._asked: dict[str, Any] | None = None  # stream requests sent and not yet settled
         self.sent_anything = False  # anything but our heartbeat has gone to the vehicle
         self._subscribers: list[Subscriber] = []
         self._lock = threading.RLock()
@@ -205,12 +208,16 @@ class VehicleLink:
                 self.heartbeat()
             left = end - now
             try:
-                with self._lock:
-                    msg = self.conn.recv_match(blocking=left > 0, timeout=max(0.0, min(left, 0.25)))
+                with self._lock:  # (pymavlink returns at once, unread, for a timeout of 0: no timeout when not waiting)
+                    msg = self.conn.recv_match(blocking=True, timeout=min(left, 0.25)) if left > 0 else \
+                        self.conn.recv_match(blocking=False)
+                    if self._asked is not None:
+                        self._settle_streams()
+                    if msg is not None:
+                        self._observe(msg)  # in the lock: subscribers see each message once, one at a time
             except OSError:
                 msg = None
             if msg is not None:
-                self._observe(msg)
                 if msg.get_type() != "BAD_DATA" and (wanted is None or msg.get_type() in wanted):
                     return msg
                 continue
@@ -224,16 +231,18 @@ class VehicleLink:
         src = msg.get_srcSystem()
         if src in (0, GCS_SYSTEM_ID) or (kind == "HEARTBEAT" and msg.type == _M.MAV_TYPE_GCS):
             return
-        if self.target_system and src != self.target_system:
-            return
+        if not self.target_system or src != self.target_system:
+            return  # only the bound vehicle, once heard (``wait_vehicle``/``adopt``), describes the vehicle
         if kind == "HEARTBEAT" and msg.autopilot == _M.MAV_AUTOPILOT_INVALID:
             return  # a camera or gimbal of the same system
         now = time.monotonic()
         if (kind == "HEARTBEAT" and self.target_system and self.stream_outcome
                 and now - self._last_rx >= RECONNECT_SILENCE_S):
             self._last_rx = now
-            self.request_streams(wait=False)  # back after silence (a reconnection): rates were per port
+            self.request_streams(wait=False)  # back after silence (a reconnection): rates are kept per port
         self._last_rx = now
+        if kind == "COMMAND_ACK" and self._asked is not None and int(msg.command) == _M.MAV_CMD_SET_MESSAGE_INTERVAL:
+            self._asked["acks"][0 if int(msg.result) == _M.MAV_RESULT_ACCEPTED else 1] += 1
         self.view = apply(self.view, msg)
         self.seen[kind] = now
         for fn in list(self._subscribers):
@@ -324,6 +333,27 @@ class VehicleLink:
             )
         raise DeviceUnavailable(self.silence_causes(), details={"link": self.connection, "nothing_sent": True})
 
+    def adopt(self, msg: Any) -> str | None:  # noqa: C901 - one check per binding field
+        """Take the sender of a HEARTBEAT as this link's vehicle if the binding allows it (for a reader that does
+        not block in ``wait_vehicle``); returns why not, or None once adopted (then the streams are asked)."""
+        if self.target_system or msg.get_type() != "HEARTBEAT" or msg.type == _M.MAV_TYPE_GCS \
+                or msg.autopilot == _M.MAV_AUTOPILOT_INVALID or msg.get_srcSystem() in (0, GCS_SYSTEM_ID):
+            return "not a vehicle's heartbeat"
+        b = self.binding
+        sysid, compid, autopilot = msg.get_srcSystem(), msg.get_srcComponent(), int(msg.autopilot)
+        if b.system_id is not None and sysid != b.system_id:
+            return f"system {sysid} answers, the fleet entry says {b.system_id}"
+        if b.component_id is not None and compid != b.component_id:
+            return f"component {compid} answers, the fleet entry says {b.component_id}"
+        if b.autopilot is not None and autopilot != b.autopilot:
+            return f"autopilot {_autopilot_name(autopilot)} answers, the fleet entry says {_autopilot_name(b.autopilot)}"
+        with self._lock:
+            self.target_system, self.target_component, self.autopilot = sysid, compid, autopilot
+            self._observe(msg)
+        if self.streams:
+            self.request_streams(wait=False)
+        return None
+
     def silence_causes(self) -> str:
         """Why a link may hear no heartbeat before anything was sent: the likely causes, most specific first."""
         causes = []
@@ -340,52 +370,49 @@ class VehicleLink:
                 f"sent to it; likely causes: " + "; ".join(causes))
 
     def request_streams(self, streams: Mapping[str, float] | None = None, *, wait: bool = True) -> dict[str, str]:
-        """Ask for telemetry on this connection: SET_MESSAGE_INTERVAL per message, REQUEST_DATA_STREAM for the
-        groups of any not ACCEPTED within ``stream_ack_s``. Returns (and keeps) how each was asked."""
+        """Ask for telemetry on this connection: SET_MESSAGE_INTERVAL per message now, and REQUEST_DATA_STREAM
+        for the groups of the messages once it is clear not all were ACCEPTED (``stream_ack_s``).
+
+        ``wait``: read until that is settled (a few hundred ms on a live vehicle); otherwise it settles while
+        the link is read. Returns (and keeps in ``stream_outcome``) how each message was asked.
+        """
         wanted = dict(self.streams if streams is None else streams)
         if not wanted or not self.target_system:
             return {}
-        since = time.monotonic()
         for name, hz in sorted(wanted.items()):
             self.command_long(_M.MAV_CMD_SET_MESSAGE_INTERVAL, (float(_MESSAGE_ID[name]), 1e6 / hz))
-        accepted = 0
-        refused = 0
+        self._asked = {"wanted": wanted, "since": time.monotonic(), "acks": [0, 0]}
         if wait:
-            acks: list[Any] = []
-            unsubscribe = self.subscribe(lambda m: acks.append(m) if m.get_type() == "COMMAND_ACK"
-                                         and int(m.command) == _M.MAV_CMD_SET_MESSAGE_INTERVAL else None)
-            try:
-                self.pump(self.stream_ack_s, lambda: len(acks) >= len(wanted))
-            finally:
-                unsubscribe()
-            accepted = sum(1 for a in acks if int(a.result) == _M.MAV_RESULT_ACCEPTED)
-            refused = len(acks) - accepted
-        if not wait:  # a reconnection: the same requests again, the legacy ones where they were needed
-            groups_again = {DATA_STREAM_OF[n] for n, how in self.stream_outcome.items()
-                            if how == "data_stream" and n in wanted and DATA_STREAM_OF.get(n) is not None}
-            for group in sorted(g for g in groups_again if g is not None):
-                rate = max(1, int(round(max(hz for n, hz in wanted.items() if DATA_STREAM_OF.get(n) == group))))
-                self.send(lambda m, g=group, r=rate: m.request_data_stream_send(
-                    self.target_system, self.target_component, g, r, 1))
-            return dict(self.stream_outcome)
-        all_ok = accepted >= len(wanted)
-        outcome = {name: "interval" for name in wanted} if all_ok else {}
-        if not all_ok:
-            # which message an ACK answers is not said (COMMAND_ACK carries only the command): ask every group
-            groups: dict[int, float] = {}
-            for name, hz in wanted.items():
-                group = DATA_STREAM_OF.get(name)
-                outcome[name] = "data_stream" if group is not None else ("interval" if accepted else "unanswered")
-                if group is not None:
-                    groups[group] = max(groups.get(group, 0.0), hz)
-            for group, hz in sorted(groups.items()):
-                rate = max(1, int(round(hz)))
-                self.send(lambda m, g=group, r=rate: m.request_data_stream_send(
-                    self.target_system, self.target_component, g, r, 1))
-        self.stream_outcome.update(outcome)
+            self.pump(self.stream_ack_s + 0.05, lambda: self._asked is None)
+            self._settle_streams(force=True)
+        return dict(self.stream_outcome)
+
+    def _settle_streams(self, force: bool = False) -> None:
+        """Once every SET_MESSAGE_INTERVAL was answered, or ``stream_ack_s`` passed: fall back where needed."""
+        asked = self._asked
+        if asked is None:
+            return
+        wanted, (accepted, refused) = asked["wanted"], asked["acks"]
+        late = time.monotonic() - asked["since"] >= self.stream_ack_s
+        if accepted + refused < len(wanted) and not late and not force:
+            return
+        self._asked = None
         self.stream_answers = {"accepted": accepted, "refused": refused, "asked": len(wanted),
-                               "seconds": round(time.monotonic() - since, 3)}
-        return outcome
+                               "seconds": round(time.monotonic() - asked["since"], 3)}
+        if accepted >= len(wanted):
+            self.stream_outcome.update({name: "interval" for name in wanted})
+            return
+        # COMMAND_ACK does not say which message it answers: every group of a wanted message is asked again
+        groups: dict[int, float] = {}
+        for name, hz in wanted.items():
+            group = DATA_STREAM_OF.get(name)
+            self.stream_outcome[name] = "data_stream" if group is not None else ("interval" if accepted else "unanswered")
+            if group is not None:
+                groups[group] = max(groups.get(group, 0.0), hz)
+        for group, hz in sorted(groups.items()):
+            rate = max(1, int(round(hz)))
+            self.send(lambda m, g=group, r=rate: m.request_data_stream_send(
+                self.target_system, self.target_component, g, r, 1))
 
     def unanswered_hint(self) -> str:
         """What to suspect when the vehicle shows nothing of what was asked (commands, streams): signing."""
