@@ -156,20 +156,28 @@ def take_off_seen(ledger: Ledger, rec: DraftRecord, actor: str, now: datetime) -
 
 def bindings(ledger: Ledger, rec: DraftRecord, drone_ids: list[str] | Any,
              world_dir: str | Path | None) -> dict[str, Any]:
-    """drone id → ``VehicleBinding`` from the fleet entry, its signing key from the key store beside the ledger
-    (``SORTIE_HOME/keys``, or the server's home): commands are signed exactly as the upload was."""
-    from flows.usecases.common import load_world_at
-    from flows.vehicle.binding import binding_for
+    """drone id → ``VehicleBinding`` as the dispatch bound each vehicle (its record: system and component id,
+    autopilot, signing key reference), the key read from the key store beside the ledger (``SORTIE_HOME/keys``,
+    or the server's home): commands go to the vehicle the mission was uploaded to, signed as the upload was.
+    A dispatch recorded without bindings falls back to the fleet entry."""
+    from flows.vehicle.binding import binding_for, binding_from_record
 
-    world = load_world_at(world_dir or rec.world_dir)
     store = ledger.path.parent / "keys"
+    dispatch = next((d for d in ledger.dispatches(rec.draft_id) if d.version == rec.version), None)
+    recorded = {u["drone_id"]: u.get("binding") or {} for u in ((dispatch.result or {}) if dispatch else {}).get("uploads", [])}
     out: dict[str, Any] = {}
+    world = None
     for drone_id in drone_ids:
+        b = recorded.get(drone_id) or {}
+        if b:
+            out[drone_id] = binding_from_record(b, store)
+            continue
+        if world is None:
+            from flows.usecases.common import load_world_at
+
+            world = load_world_at(world_dir or rec.world_dir)
         try:
-            drone = world.drone(drone_id)
+            out[drone_id] = binding_for(world.drone(drone_id), store)
         except SortieError:
             continue  # a drone no longer in the fleet: its link is used unbound (nothing to check it against)
-        out[drone_id] = binding_for(drone, store)
     return out
-
-

@@ -141,21 +141,22 @@ def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] |
 
 
 def _bindings(ledger: Ledger, rec: Any, exps: list[Expectation]) -> dict[str, Any]:
-    """Each followed drone's binding (signing key from the key store beside the ledger): the follower's link is
-    bound and signed like every other (its stream requests are dropped by a signed vehicle otherwise)."""
-    from flows.context import load_world_at
-    from flows.vehicle.binding import binding_for
+    """Each followed drone's binding as its dispatch recorded it (signing key from the key store beside the
+    ledger): the follower's link is bound and signed like every other (a signed vehicle drops its stream requests
+    otherwise)."""
+    from flows.vehicle.binding import VehicleBinding, binding_from_record
 
-    try:
-        world = load_world_at(rec.world_dir)
-    except SortieError:
-        return {}
+    dispatch = next((d for d in ledger.dispatches(rec.draft_id) if d.version == rec.version), None)
     out: dict[str, Any] = {}
-    for e in exps:
-        try:
-            out[e.drone_id] = binding_for(world.drone(e.drone_id), ledger.path.parent / "keys")
-        except SortieError:
+    for u in ((dispatch.result or {}) if dispatch else {}).get("uploads", []):
+        b = u.get("binding") or {}
+        if not b or u["drone_id"] not in {e.drone_id for e in exps}:
             continue
+        try:
+            out[u["drone_id"]] = binding_from_record(b, ledger.path.parent / "keys")
+        except SortieError:  # the key is gone from the store: follow unsigned (the vehicle's frames still parse)
+            out[u["drone_id"]] = VehicleBinding(system_id=b.get("system_id"), component_id=b.get("component_id"),
+                                                autopilot=b.get("autopilot"))
     return out
 
 
