@@ -71,6 +71,8 @@ def _remote(action: str, b: Any, kw: dict[str, Any]) -> dict[str, Any]:
         body["reason"] = kw.get("reason", "")
     else:
         body.update(reason=kw.get("reason", ""), link=kw.get("link"))
+    if action == "pause" and kw.get("force"):
+        body["force"] = True
     if action == "recall":
         body.update(land_here=kw.get("land_here", False), wait_s=min(float(kw.get("wait_s", 0.0)), 120.0))
     out = b.client.request("POST", f"/v1/drafts/{kw['draft_id']}/{action}", body=body)
@@ -126,8 +128,26 @@ def _hold_command(action: str, doc: str) -> Callable[..., None]:
     return app.command(action)(command)
 
 
-pause_cmd = _hold_command("pause", "Hold a flying mission where it is (dispatcher); the vehicle must confirm.")
 resume_cmd = _hold_command("resume", "Continue a held mission (dispatcher); never once a recall is recorded.")
+
+
+@app.command("pause")
+def pause_cmd(
+    draft_id: DraftArg,
+    reason: ReasonOpt = "",
+    version: VersionOpt = None,
+    link: LinkOpt = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="If the autopilot refuses the pause (ArduCopter during take-off or at a waypoint), hold it in "
+                        "BRAKE instead, which holds by itself (never LOITER: without a pilot it descends).")] = False,
+    as_json: JsonOpt = False,
+    world: WorldOpt = None,
+    now: NowOpt = None,
+    as_user: AsOpt = None,
+) -> None:
+    """Hold a flying mission where it is (dispatcher); the vehicle must confirm, a refusal is reported as one."""
+    run(lambda: _call("pause", draft_id=draft_id, version=version, actor=_actor(as_user), as_user=as_user,
+                      reason=reason, link=link, world_dir=world, now=now, force=force), as_json, _render)
 
 
 @app.command("recall")

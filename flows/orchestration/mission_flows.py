@@ -400,9 +400,9 @@ def _gate_and_dispatch(
                 raise
             return outcome | {"outcome": "CANCELLED", "state": "CANCELLED"}  # cancelled between the gate and the claim
         final = read_draft_task(draft_id, version)["state"]
-        if final in DISPATCHED_STATES:  # monitor-mission follows the flight to SUCCEEDED/ABORTED (after_dispatch)
+        if final in DISPATCHED_STATES:  # monitor-mission launches it at the planned start and follows the flight
             start_monitor_task(draft_id, version, deployment=monitor_deployment_for(expiry_deployment), now=now,
-                               dry_run=dry_run)
+                               dry_run=dry_run, launch_as=actor if final == "DISPATCHED" else None)
         return outcome | {"outcome": "DISPATCHED" if final in DISPATCHED_STATES else final, "state": final, "dispatch": result}
     return outcome | {"outcome": state["state"], "state": state["state"]}
 

@@ -1,4 +1,4 @@
-"""The authority's routes that reach a vehicle: dispatch, cancel, pause, resume, recall, monitor, reconcile.
+"""The authority's routes that reach a vehicle: dispatch, launch, cancel, pause, resume, recall, monitor, reconcile.
 
 Every one of them uses the server's record of each drone's link address
 (``flows.server.links``): a request's ``link`` must match it or is
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 
 from flows.server.links import resolve_links
-from flows.server.models import CancelBody, DispatchBody, HoldBody, MonitorBody, RecallBody, ReconcileBody
-from flows.usecases import control, dispatching
+from flows.server.models import CancelBody, DispatchBody, HoldBody, LaunchBody, MonitorBody, RecallBody, ReconcileBody
+from flows.usecases import control, dispatching, launching
 from flows.usecases.common import load_world_at, user_of
 from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError
 
@@ -89,11 +89,20 @@ def register(app: FastAPI, kit: "Kit") -> None:
         ended(out)
         return out
 
+    @app.post("/v1/drafts/{draft_id}/launch")
+    def launch(draft_id: str, body: LaunchBody, c: Who) -> dict[str, Any]:
+        """Pre-flight checks and the vehicle's arm-and-start sequence; LAUNCHED, or PREFLIGHT_FAILED naming why."""
+        from flows.vehicle.launch import LaunchOptions
+
+        return flight_control("launch", draft_id, c, body.model_dump(), lambda now, links: launching.launch(
+            draft_id, body.version, actor=c.actor, now=now, ledger=ledger, link=links, world_dir=config.world,
+            options=LaunchOptions(prearm_wait_s=body.prearm_wait_s), audit=False))
+
     @app.post("/v1/drafts/{draft_id}/pause")
     def pause(draft_id: str, body: HoldBody, c: Who) -> dict[str, Any]:
         return flight_control("pause", draft_id, c, body.model_dump(), lambda now, links: control.pause(
             ledger, draft_id, body.version, actor=c.actor, now=now, reason=body.reason, link=links,
-            world_dir=config.world, audit=False))
+            world_dir=config.world, audit=False, force=body.force))
 
     @app.post("/v1/drafts/{draft_id}/resume")
     def resume(draft_id: str, body: HoldBody, c: Who) -> dict[str, Any]:

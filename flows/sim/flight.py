@@ -263,8 +263,9 @@ class SimFlight:
         self.paused = False
         self.armed_at = None
         self._last_tick_s = time.monotonic()
-        self.text(vehicle, _M.MAV_SEVERITY_INFO, f"Mission: {self.items[self.cur].seq} Takeoff"
-                  if self._current_is(NAV_TAKEOFF) else "Mission started")
+        if self._dialect == "ardupilot":  # AP_Mission / ModeAuto::start_command: "Mission: N <command>"
+            self.text(vehicle, _M.MAV_SEVERITY_INFO, f"Mission: {self.items[self.cur].seq} Takeoff"
+                      if self._current_is(NAV_TAKEOFF) else f"Mission: {self.items[self.cur].seq} WP")
 
     def _auto_disarm(self, vehicle: Any, now_s: float) -> None:
         if self.armed and self.armed_at is not None and now_s - self.armed_at > self.options.disarm_delay_s:
@@ -362,8 +363,8 @@ class SimFlight:
         """One item done: queue its MISSION_ITEM_REACHED (coalesced per loop turn) and move on."""
         if item.command in NAV_COMMANDS:
             self.reached.append(item.seq)
-            if item.command == NAV_WAYPOINT:
-                self.text(vehicle, _M.MAV_SEVERITY_INFO, f"Reached command #{item.seq}")
+            if item.command == NAV_WAYPOINT and self._dialect == "ardupilot":
+                self.text(vehicle, _M.MAV_SEVERITY_INFO, f"Reached command #{item.seq}")  # ModeAuto::verify_nav_wp
         self._pending_reached = item.seq
         self.cur += 1
         vehicle.mission_current_changed()

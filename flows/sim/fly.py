@@ -31,6 +31,7 @@ def fly_and_report(
     faults: Any | None = None,
     options: MonitorOptions | None = None,
     on_update: Notify | None = None,
+    on_launched: Any | None = None,
 ) -> dict[str, Any]:
     """For ``sortie demo`` and tests: fly the missions already on running simulators, monitor them, report.
 
@@ -39,9 +40,10 @@ def fly_and_report(
     is matched to the dispatched links by address). Each gets a ``SimFlight``
     (battery and speeds from the world's drone), which waits on the ground for
     a launch: with ``launch_as`` (a dispatcher) the launch use case runs here
-    (``{"launch": …}`` in the result); without it the caller launches (the demo
-    shows launch as its own step, before calling this with ``attach`` done by
-    ``attach_flights``). The monitor follows the dispatched links. Returns
+    (``{"launch": …}`` in the result; ``on_launched(result)`` is called as soon
+    as it is known, while the flight goes on — the demo prints it as its own
+    step); without it the caller launches. The monitor follows the dispatched
+    links — with ``launch_as``, through the very links the launch uses. Returns
     ``{"monitor": MonitorResult.to_dict(), "report": Report.to_dict()}``: the
     report's Markdown is ``["report"]["markdown"]``, its files
     ``["report"]["files"]`` (report.md, flown.png).
@@ -55,47 +57,14 @@ def fly_and_report(
     if launch_as is None:
         result = monitor_mission(draft_id, rec.version, actor=actor, now=now, options=options, on_update=on_update)
     else:
-        result = _launch_and_follow(ledger, rec, launch_as, out, actor=actor, now=now, options=options,
-                                    on_update=on_update)
+        from flows.usecases.flying import launch_and_follow
+
+        out["launch"], result = launch_and_follow(draft_id, rec.version, launch_as=launch_as, ledger=ledger, now=now,
+                                                  actor=actor, options=options, on_update=on_update,
+                                                  on_launched=on_launched)
     report = build_report(draft_id, rec.version)
     write_report(report)
     return {**out, "monitor": result.to_dict(), "report": report.to_dict()}
-
-
-def _launch_and_follow(ledger: Any, rec: Any, launch_as: str, out: dict[str, Any], *, actor: str,
-                       now: datetime | None, options: MonitorOptions | None, on_update: Notify | None) -> Any:
-    """One link per vehicle, shared (as a vehicle hub would): the follower watches through it while the launch
-    use case checks and launches through it, so the take-off is in the track."""
-    import threading
-
-    from flows.usecases.control_kit import bindings, dispatched_links
-    from flows.usecases.launching import launch
-    from flows.vehicle.link import TELEMETRY, open_link
-
-    addresses = dispatched_links(ledger, rec, None)
-    bound = bindings(ledger, rec, list(addresses), None)
-    links = {d: open_link(conn, bound.get(d), streams=TELEMETRY) for d, conn in addresses.items()}
-    box: dict[str, Any] = {}
-
-    def follow() -> None:
-        try:
-            box["result"] = monitor_mission(rec.draft_id, rec.version, actor=actor, now=now, options=options,
-                                            on_update=on_update, links=links)
-        except Exception as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    follower = threading.Thread(target=follow, name=f"follow-{rec.draft_id}", daemon=True)
-    follower.start()
-    try:
-        out["launch"] = launch(rec.draft_id, rec.version, actor=launch_as, now=now or datetime.now().astimezone(),
-                               ledger=ledger, links=links).to_dict()
-    finally:
-        follower.join((options.timeout_s if options is not None else 600.0) + 10.0)
-        for link in links.values():
-            link.close()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
 
 
 def attach_flights(draft_id: str, version: int, vehicles: Mapping[str, Any] | list[Any], *, speedup: float = 100.0,

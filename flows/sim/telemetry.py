@@ -4,8 +4,10 @@ Each builder returns a ``build(mav)`` callable for ``SimVehicle.send``. Field
 sources, as a ground station reads them:
 
 - HEARTBEAT: ``custom_mode`` per dialect (``flows.vehicle.modes``), SAFETY_ARMED
-  while armed, system status STANDBY on the ground and ACTIVE when armed
-  (ArduPilot ``GCS_MAVLINK::send_heartbeat`` / ``Copter::vehicle_system_status``).
+  while armed, system status STANDBY on the ground (armed or not) and ACTIVE in
+  the air (``GCS_MAVLINK_Copter::vehicle_system_status``: ``land_complete`` →
+  STANDBY, before ``!initialised`` → BOOT, so a booting vehicle on the ground
+  says STANDBY too).
 - SYS_STATUS: the PREARM_CHECK bit is present and enabled, and healthy once the
   pre-arm checks pass or while armed (ArduPilot ``GCS::update_sensor_status_flags``,
   ``libraries/GCS_MAVLink/GCS.cpp``: "it is healthy if armed or checks are
@@ -45,7 +47,7 @@ def heartbeat(s: SimState, dialect: str) -> Build:
         base |= _M.MAV_MODE_FLAG_SAFETY_ARMED
     if s.mode == "AUTO":
         base |= _M.MAV_MODE_FLAG_AUTO_ENABLED
-    status = _M.MAV_STATE_ACTIVE if s.armed else _M.MAV_STATE_STANDBY
+    status = _M.MAV_STATE_STANDBY if s.landed_state == _M.MAV_LANDED_STATE_ON_GROUND else _M.MAV_STATE_ACTIVE
     cm = custom_mode(s.mode, dialect)
     return lambda m: m.heartbeat_send(_M.MAV_TYPE_QUADROTOR, AUTOPILOT[dialect], base, cm, status)
 

@@ -13,7 +13,8 @@ is SERIAL0), and behaves as ArduCopter was observed to (FACTS.md, "ArduCopter
   (``MissionItemProtocol::handle_mission_count``: ``packet.count > max_items()``,
   and ``max_items()`` is 0 until ``AP_Mission::init`` has run; observed);
   the pre-arm checks pass ``prearm_s`` seconds after boot (None: never), shown
-  by SYS_STATUS's PREARM_CHECK bit (``flows.sim.telemetry``).
+  by SYS_STATUS's PREARM_CHECK bit (``flows.sim.telemetry``). ``up_s`` starts
+  the vehicle's clock (``time_boot_ms``) as if it had booted that long ago.
 - **telemetry only on request** (``flows.sim.streams``): HEARTBEAT to every
   port; once per port the boot messages; anything else only after
   MAV_CMD_SET_MESSAGE_INTERVAL (``GCS_MAVLINK::handle_command_set_message_interval``,
@@ -177,6 +178,7 @@ class SimVehicle:
         prearm_s: float | None = 0.0,
         gps_fix_type: int = 3,
         battery_pct: float = 96.0,
+        up_s: float = 0.0,
         flight: VehicleBehaviour | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
@@ -219,7 +221,7 @@ class SimVehicle:
         self._thread: threading.Thread | None = None
         lat, lon, alt = home if home is not None else (0.0, 0.0, 0.0)
         self.ground = SimState(mode=_BOOT_MODE[dialect], lat=lat, lon=lon, home=(lat, lon, alt), battery_pct=battery_pct)
-        self.clock_s = 0.0  # simulated seconds since boot (time_boot_ms)
+        self.clock_s = float(up_s)  # simulated seconds since boot (time_boot_ms); ``up_s``: booted that long ago
         self._booted_wall: float | None = None
         self._last_wall: float | None = None
         self._last_hb_wall = 0.0

@@ -267,10 +267,12 @@ class MissionClient:
 
         A vehicle may still be re-sending a COUNT or an item of a transfer we
         gave up; read right after, that stale answer would pass for the new one.
+        Only the mission protocol counts: telemetry never stops (PX4 streams it
+        unasked), and it cannot pass for a transfer's answer.
         """
         n = 0
         while time.monotonic() < deadline:
-            if self._recv(None, timeout=max(0.0, min(quiet_s, deadline - time.monotonic()))) is None:
+            if self._recv(_PROTOCOL, timeout=max(0.0, min(quiet_s, deadline - time.monotonic()))) is None:
                 break
             n += 1
         return n
@@ -376,6 +378,8 @@ class MissionClient:
 
 
 _BUSY = (_M.MAV_MISSION_ERROR, _M.MAV_MISSION_DENIED)
+_PROTOCOL = ["MISSION_COUNT", "MISSION_ITEM_INT", "MISSION_ITEM", "MISSION_REQUEST", "MISSION_REQUEST_INT",
+             "MISSION_ACK"]
 
 
 class _Sender:

@@ -214,14 +214,14 @@ def monitor_mission(
     exps = expectations_for(rec, dispatch, link=link)
     base = now if now is not None else None
 
-    def stamp(f: DroneFlight | None) -> datetime:
+    def stamp(f: DroneFlight | None, at_s: float | None = None) -> datetime:
         if base is None:
             return datetime.now(timezone.utc)
-        return base + timedelta(seconds=f.last_t_s if f is not None else 0.0)
+        return base + timedelta(seconds=at_s if at_s is not None else (f.last_t_s if f is not None else 0.0))
 
     current = [rec]  # the last record this run read or wrote: saves a ledger open per step
 
-    def move(to_state: str, reason: str, f: DroneFlight | None) -> None:
+    def move(to_state: str, reason: str, f: DroneFlight | None, at_s: float | None = None) -> None:
         for _ in range(4):  # another process (a pause, a recall) may move the row between our read and write
             cur = current[0]
             if cur.state == to_state:
@@ -234,7 +234,7 @@ def monitor_mission(
                 try:
                     current[0] = ledger.transition(draft_id, version, expected_state=cur.state,
                                                    expected_row_version=cur.row_version, to_state=to_state,
-                                                   actor=actor, reason=reason, now=stamp(f))
+                                                   actor=actor, reason=reason, now=stamp(f, at_s))
                     return
                 except Conflict:
                     current[0] = ledger.get_draft(draft_id, version)
@@ -254,7 +254,7 @@ def monitor_mission(
         """LAUNCHED → IN_FLIGHT once seen airborne. DISPATCHED → IN_FLIGHT only after ``LAUNCH_GRACE_S``: the
         launch records LAUNCHED right after the take-off it commanded, and its record must not be pre-empted."""
         now_wall = time.monotonic()
-        if not force and now_wall - airborne.get("read", 0.0) < 1.0:
+        if not force and now_wall - airborne.get("read", 0.0) < 0.2:
             return
         airborne["read"] = now_wall
         try:
@@ -262,11 +262,11 @@ def monitor_mission(
         except SortieError:
             return
         state = current[0].state
-        if state == "LAUNCHED":
-            move("IN_FLIGHT", f"{f.drone_id} is airborne in mode {airborne.get('mode')}", f)
+        if state == "LAUNCHED":  # stamped with the vehicle's own time of the take-off
+            move("IN_FLIGHT", f"{f.drone_id} is airborne in mode {airborne.get('mode')}", f, f.takeoff_t_s)
         elif state == "DISPATCHED" and now_wall - airborne["t"] >= LAUNCH_GRACE_S:
             move("IN_FLIGHT", f"{f.drone_id} armed and took off in mode {airborne.get('mode')} (no launch recorded "
-                 "by sortie: launched from another ground station)", f)
+                 "by sortie: launched from another ground station)", f, f.takeoff_t_s)
 
     def notify(f: DroneFlight, what: str, data: dict[str, Any]) -> None:
         if what == "armed":

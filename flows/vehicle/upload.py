@@ -89,6 +89,7 @@ __all__ = [
     "upload_mission_set",
     "verify_plan",
     "read_back",
+    "open_links",
     "UPLOAD_ORDER",
 ]
 
@@ -250,6 +251,36 @@ def upload_plan(
             outcome.status = result.status
             raise type(exc)(exc.message, details=outcome.to_dict()) from None
     return outcome
+
+
+def open_links(
+    plan: Plan,
+    world: World,
+    *,
+    link: str | Mapping[str, str] | None = None,
+    key_store: Path | None = None,
+    heartbeat_timeout_s: float = 5.0,
+) -> dict[str, VehicleLink]:
+    """Open and connect the link of every drone the plan flies first (hello, heartbeat, binding checked), and
+    send nothing else; all or none (the ones opened are closed again when one fails).
+
+    The dispatch calls this *before* it claims: a vehicle that does not answer (a TCP port another client
+    holds, a signing mismatch, a vehicle that is down) then leaves the draft APPROVED and dispatchable, with the
+    error naming the likely causes (``flows.vehicle.link.VehicleLink.silence_causes``).
+    """
+    sorties, _ = _first_sorties(plan)
+    opened: dict[str, VehicleLink] = {}
+    try:
+        for s in sorties:
+            conn = _link_for(s.drone_id, world, link, len(sorties))
+            binding = binding_for(world.drone(s.drone_id), key_store)
+            opened[s.drone_id] = open_link(conn, binding, streams=UPLOAD_STREAMS,
+                                           heartbeat_timeout_s=heartbeat_timeout_s)
+    except BaseException:
+        for vl in opened.values():
+            vl.close()
+        raise
+    return opened
 
 
 def _set_ceiling(ml: MissionClient, ms: MissionSet, result: UploadResult, record: Any, deadline: float) -> None:
