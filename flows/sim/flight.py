@@ -32,9 +32,12 @@ telemetry a ground station asked for (``flows.sim.vehicle``) from ``snapshot()``
 - **RTL lands and disarms in mode RTL**; LAND lands and disarms in LAND;
   **LOITER without a pilot descends** (throttle at minimum: observed 2.4 m/s,
   ``ModeLoiter::run`` takes the climb rate from the throttle stick) and
-  disarms on the ground, still in LOITER; BRAKE and GUIDED hold where they are
-  (``ModeBrake::run``, ``ModeGuided::init`` at the stopping point). PX4's
-  AUTO.LOITER holds (``Loiter`` in the navigator).
+  disarms on the ground, still in LOITER; BRAKE and GUIDED hold where they
+  stop (``ModeBrake::init`` decelerates at BRAKE_MODE_DECEL_RATE_MSS 7.5 m/s²,
+  ``ModeGuided::init`` holds the stopping point); a paused AUTO slows down
+  along its leg at WPNAV_ACCEL 2.5 m/s² (``AC_WPNav::update_wpnav`` shapes the
+  speed to 0 while ``_paused``; observed on SITL: 9.99 m from 7 m/s). PX4's
+  AUTO.LOITER holds (``Loiter`` in the navigator) after stopping at MPC_ACC_HOR.
 
 Simulated time runs ``speedup`` times faster than the wall clock in flight,
 integrated in steps of at most ``step_s`` simulated seconds (a loaded machine
@@ -78,6 +81,10 @@ __all__ = [
 
 M_PER_DEG_LAT = 111_320.0
 HOLD_MODES = frozenset({"GUIDED", "BRAKE"})  # hold position by themselves (ArduCopter)
+_AP_NAMES = {NAV_TAKEOFF: "Takeoff", NAV_WAYPOINT: "WP", NAV_LAND: "Land", NAV_RTL: "RTL",
+             _M.MAV_CMD_DO_CHANGE_SPEED: "ChangeSpeed", _M.MAV_CMD_DO_SET_CAM_TRIGG_DIST: "SetCamTrigDst"}
+DECEL_MPS2 = {"BRAKE": 7.5, "GUIDED": 2.5, "AUTO": 2.5}  # BRAKE_MODE_DECEL_RATE_MSS; WPNAV_ACCEL 250 cm/s²
+PX4_DECEL_MPS2 = 3.0  # MPC_ACC_HOR default (mc_pos_control_params.c): AUTO.LOITER's stop
 NO_PILOT_DESCENT = frozenset({"LOITER", "STABILIZE"})  # ArduCopter modes that follow the (absent) throttle stick
 
 
@@ -116,6 +123,7 @@ class SimFlight:
         self._dialect = "ardupilot"
         self._last_tick_s: float | None = None
         self._hold_left_s: float | None = None
+        self._vel_ne_mps = (0.0, 0.0)  # horizontal velocity (north, east): what a hold has to brake away
         self._rtl_stage = ""
         self._injected = False
         self._pending_reached: int | None = None
@@ -263,9 +271,7 @@ class SimFlight:
         self.paused = False
         self.armed_at = None
         self._last_tick_s = time.monotonic()
-        if self._dialect == "ardupilot":  # AP_Mission / ModeAuto::start_command: "Mission: N <command>"
-            self.text(vehicle, _M.MAV_SEVERITY_INFO, f"Mission: {self.items[self.cur].seq} Takeoff"
-                      if self._current_is(NAV_TAKEOFF) else f"Mission: {self.items[self.cur].seq} WP")
+        self._announce(vehicle)
 
     def _auto_disarm(self, vehicle: Any, now_s: float) -> None:
         if self.armed and self.armed_at is not None and now_s - self.armed_at > self.options.disarm_delay_s:
@@ -299,6 +305,7 @@ class SimFlight:
             return
         if self.mode != "AUTO" or self.paused:
             self._battery_step(self.options.hover_power_w, dt)  # holding position: hover power, no progress
+            self._brake(DECEL_MPS2.get(self.mode, 2.5) if self._dialect == "ardupilot" else PX4_DECEL_MPS2, dt)
             return
         self._mission_step(vehicle, dt)
 
@@ -368,6 +375,16 @@ class SimFlight:
         self._pending_reached = item.seq
         self.cur += 1
         vehicle.mission_current_changed()
+        self._announce(vehicle)
+
+    def _announce(self, vehicle: Any) -> None:
+        """ArduCopter's "Mission: N <command>" as each item starts (``AP_Mission::start_command``; observed on SITL:
+        "Mission: 2 ChangeSpeed", "Mission: 3 WP", … "Mission: 11 Land")."""
+        if self._dialect != "ardupilot" or self.cur >= len(self.items):
+            return
+        item = self.items[self.cur]
+        name = _AP_NAMES.get(item.command, str(item.command))
+        self.text(vehicle, _M.MAV_SEVERITY_INFO, f"Mission: {item.seq} {name}")
 
     def _flush_reached(self, vehicle: Any) -> None:
         seq = self._pending_reached
@@ -385,12 +402,29 @@ class SimFlight:
         total = math.hypot(d, dz)
         if total <= step or total < 0.01:
             self.lat, self.lon, self.alt_m = lat, lon, alt_m
+            self._vel_ne_mps = (0.0, 0.0)  # at the point: the leg's S-curve has already slowed down
             return True
         f = step / total
+        kx = math.cos(math.radians(self.lat)) * M_PER_DEG_LAT
+        self._vel_ne_mps = ((lat - self.lat) * f * M_PER_DEG_LAT / dt, (lon - self.lon) * f * kx / dt)
         self.lat += (lat - self.lat) * f
         self.lon += (lon - self.lon) * f
         self.alt_m += dz * f
         return False
+
+    def _brake(self, decel_mps2: float, dt: float) -> None:
+        """Slow down at ``decel_mps2`` along the current velocity, then hold (a stop takes v²/2a metres)."""
+        vn, ve = self._vel_ne_mps
+        speed = math.hypot(vn, ve)
+        if speed <= 0.0:
+            return
+        left = max(0.0, speed - decel_mps2 * dt)
+        moving_s = min(dt, speed / decel_mps2)
+        travel_m = (speed + left) / 2.0 * moving_s
+        kx = math.cos(math.radians(self.lat)) * M_PER_DEG_LAT
+        self.lat += vn / speed * travel_m / M_PER_DEG_LAT
+        self.lon += ve / speed * travel_m / kx
+        self._vel_ne_mps = (vn / speed * left, ve / speed * left)
 
     def _descend(self, dt: float) -> bool:
         self.alt_m = max(0.0, self.alt_m - self.options.descent_mps * dt)
@@ -422,6 +456,7 @@ class SimFlight:
         self._flush_reached(vehicle)
         self.phase = "LANDED"
         self.alt_m = 0.0
+        self._vel_ne_mps = (0.0, 0.0)
         self._hold_left_s = None
         self.text(vehicle, _M.MAV_SEVERITY_INFO, why)
         self.disarm(vehicle)

@@ -30,7 +30,7 @@ from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 from flows.sim.state import SimState  # noqa: E402
 from flows.vehicle.modes import custom_mode  # noqa: E402
 
-__all__ = ["heartbeat", "message", "boot_messages", "AUTOPILOT"]
+__all__ = ["heartbeat", "message", "boot_messages", "timesync", "AUTOPILOT"]
 
 Build = Callable[[Any], None]
 AUTOPILOT = {"ardupilot": _M.MAV_AUTOPILOT_ARDUPILOTMEGA, "px4": _M.MAV_AUTOPILOT_PX4}
@@ -41,13 +41,17 @@ _NOT_READY = _M.MAV_SYS_STATUS_AHRS | _M.MAV_SYS_STATUS_PREARM_CHECK
 _VOLTS_MV = 3900
 
 
-def heartbeat(s: SimState, dialect: str) -> Build:
+def heartbeat(s: SimState, dialect: str, *, booting: bool = False) -> Build:
+    """HEARTBEAT; ``booting``: MAV_STATE_BOOT, as ArduCopter says until "ArduPilot Ready" (observed on SITL: status 1
+    for the first ~2.5 s, then 3; ``vehicle_system_status``: ``!ap.initialised`` → BOOT before land_complete is set)."""
     base = _M.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED
     if s.armed:
         base |= _M.MAV_MODE_FLAG_SAFETY_ARMED
     if s.mode == "AUTO":
         base |= _M.MAV_MODE_FLAG_AUTO_ENABLED
     status = _M.MAV_STATE_STANDBY if s.landed_state == _M.MAV_LANDED_STATE_ON_GROUND else _M.MAV_STATE_ACTIVE
+    if booting:
+        status = _M.MAV_STATE_BOOT
     cm = custom_mode(s.mode, dialect)
     return lambda m: m.heartbeat_send(_M.MAV_TYPE_QUADROTOR, AUTOPILOT[dialect], base, cm, status)
 
@@ -110,12 +114,17 @@ def message(name: str, s: SimState, *, boot_ms: int, prearm_ok: bool, fix_type: 
 
 def boot_messages(s: SimState, *, boot_ms: int, prearm_ok: bool) -> list[Build]:
     """What a port hears once, unasked, when a ground station first appears on it (FACTS.md, observed on
-    ArduCopter: single TIMESYNC, HOME_POSITION, GPS_GLOBAL_ORIGIN and SYS_STATUS)."""
+    ArduCopter: HOME_POSITION, GPS_GLOBAL_ORIGIN and SYS_STATUS once; TIMESYNC is ``timesync``'s)."""
     lat, lon, amsl = int(round(s.home[0] * 1e7)), int(round(s.home[1] * 1e7)), int(round(s.home[2] * 1000))
-    ns = boot_ms * 1_000_000
     return [
-        lambda m: m.timesync_send(0, ns),
         _home(s),
         lambda m: m.gps_global_origin_send(lat, lon, amsl),
         _sys_status(s, prearm_ok),
     ]
+
+
+def timesync(boot_ms: int) -> Build:
+    """ArduPilot's own TIMESYNC request, every 10 s on every port (observed on SITL; ``tc1`` 0, ``ts1`` its clock
+    in ns): a ground station can read the vehicle's uptime from it without asking for anything."""
+    ns = boot_ms * 1_000_000
+    return lambda m: m.timesync_send(0, ns)

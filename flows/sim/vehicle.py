@@ -8,8 +8,12 @@ is SERIAL0), and behaves as ArduCopter was observed to (FACTS.md, "ArduCopter
 4.6.3 SITL, observed"), each habit with its source:
 
 - **boot**: nothing is sent before the vehicle boots (a ``tcpin:`` SERIAL0 boots
-  when its first client connects, as SITL does); a MISSION_COUNT during the
-  first ``boot_s`` seconds is answered MAV_MISSION_NO_SPACE
+  when its first client connects, as SITL does); during the first ``boot_s``
+  seconds its HEARTBEAT says MAV_STATE_BOOT and a MISSION_COUNT is answered
+  MAV_MISSION_NO_SPACE with "Only 0 items are supported", then it says
+  "ArduPilot Ready" (observed on SITL built from ArduPilot master: BOOT for
+  ~2.5 s; an upload at 1 s refused NO_SPACE, at 4 s accepted); TIMESYNC every
+  10 s carries its clock
   (``MissionItemProtocol::handle_mission_count``: ``packet.count > max_items()``,
   and ``max_items()`` is 0 until ``AP_Mission::init`` has run; observed);
   the pre-arm checks pass ``prearm_s`` seconds after boot (None: never), shown
@@ -226,6 +230,8 @@ class SimVehicle:
         self._last_wall: float | None = None
         self._last_hb_wall = 0.0
         self._last_hb_clock = -1.0
+        self._last_timesync_clock = -10.0
+        self._ready_said = False
         self.ports = [SimPort(i, spec, system_id=system_id, component_id=component_id)
                       for i, spec in enumerate(self.listen)]
         self.signing_key: bytes | None = None
@@ -400,6 +406,13 @@ class SimVehicle:
         self.clock_s += advanced if isinstance(advanced, (int, float)) else wall_dt
         self._protocol.tick(now)
         self._heartbeat(now)
+        if self.dialect == "ardupilot" and self.clock_s - self._last_timesync_clock >= 10.0:
+            self._last_timesync_clock = self.clock_s
+            self.broadcast(telemetry.timesync(self.boot_ms()))
+        if not self._ready_said and not self.booting():
+            self._ready_said = True  # observed on SITL once its initialisation is done
+            if self.dialect == "ardupilot":
+                self.broadcast(lambda m: m.statustext_send(_M.MAV_SEVERITY_INFO, b"ArduPilot Ready"))
         self._stream()
 
     def _heartbeat(self, now: float) -> None:
@@ -410,7 +423,7 @@ class SimVehicle:
         if not due:
             return
         self._last_hb_wall, self._last_hb_clock = now, self.clock_s
-        self.broadcast(telemetry.heartbeat(self.snapshot(), self.dialect))
+        self.broadcast(telemetry.heartbeat(self.snapshot(), self.dialect, booting=self.booting()))
 
     def _stream(self) -> None:
         """Each port's asked-for telemetry that is due (intervals in simulated time)."""

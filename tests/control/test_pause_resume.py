@@ -41,11 +41,17 @@ def test_pause_holds_the_vehicle_and_resume_finishes_the_mission(fly: Callable[.
     sent = [c["command"] for c in f.commands]
     assert sent == [expected]
     f.pace(20.0)
-    # the vehicle holds: no progress, no movement, while simulated time runs on
-    reached, pos, t_sim = list(f.flight.reached), (f.flight.lat, f.flight.lon), f.flight.sim_t
+    # the vehicle brakes (v²/2a at 2.5 m/s², AC_WPNav's WPNAV_ACCEL; PX4's MPC_ACC_HOR is 3) and then holds: no
+    # progress, no movement, while simulated time runs on
+    speed_mps = f.flight.speed_mps
+    reached, paused_at, t_sim = list(f.flight.reached), (f.flight.lat, f.flight.lon), f.flight.sim_t
+    time.sleep(0.4)
+    assert f.flight.sim_t > t_sim + speed_mps / 2.5  # longer than the stop
+    stopped_at, t_sim = (f.flight.lat, f.flight.lon), f.flight.sim_t
+    assert distance_m(*paused_at, *stopped_at) <= speed_mps**2 / (2 * 2.5) + 0.5, speed_mps
     time.sleep(0.4)
     assert f.flight.sim_t > t_sim + 4
-    assert f.flight.reached == reached and distance_m(*pos, f.flight.lat, f.flight.lon) < 0.01
+    assert f.flight.reached == reached and distance_m(*stopped_at, f.flight.lat, f.flight.lon) < 0.01
     assert f.wait_update("paused")["seq"] is not None
     # a repeated pause sends nothing: the vehicle already shows it
     again = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
