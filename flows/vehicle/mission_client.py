@@ -32,9 +32,10 @@ MISSION_COUNT in its first seconds (``max_items()`` is 0 until ``AP_Mission::ini
 FACTS.md: "wait ~10 s or retry"). A NO_SPACE at COUNT while the vehicle's
 uptime (SYSTEM_TIME / GLOBAL_POSITION_INT ``time_boot_ms``, or its TIMESYNC)
 is under ``BOOT_WINDOW_S`` is waited out: COUNT again every ``boot_retry_s``,
-at most ``max_boot_retries`` times and never past the deadline. Nothing was
-written (the refusal comes before ``truncate``). A NO_SPACE from a vehicle up
-longer, or whose uptime is unknown, is a refusal.
+at most ``max_boot_retries`` times and never past the deadline; so is one while
+its HEARTBEAT says MAV_STATE_BOOT (ArduCopter until "ArduPilot Ready"). Nothing
+was written (the refusal comes before ``truncate``). A NO_SPACE from a vehicle
+up longer, or whose uptime is unknown, is a refusal.
 """
 
 from __future__ import annotations
@@ -87,11 +88,13 @@ class MissionClient:
         """After a NO_SPACE at COUNT: whether the vehicle has been up for only a few seconds (then wait a bit)."""
         if tr.boot_retries >= self.max_boot_retries:
             return False
-        up = self.uptime_s(wait_s=min(1.5, max(0.0, deadline - time.monotonic())))
-        if up is None or up >= BOOT_WINDOW_S:
+        booting = self.link.view.system_status == _M.MAV_STATE_BOOT  # its HEARTBEAT says so (ArduCopter)
+        up = self.uptime_s(wait_s=0.0 if booting else min(1.5, max(0.0, deadline - time.monotonic())))
+        if not booting and (up is None or up >= BOOT_WINDOW_S):
             return False
         tr.boot_retries += 1
-        tr.detail = f"the vehicle was up {up:.1f} s and refused with NO_SPACE (still booting): waited and asked again"
+        tr.detail = ("the vehicle refused with NO_SPACE while " + ("its heartbeat said BOOT" if booting else
+                     f"up {up:.1f} s") + " (still booting): waited and asked again")
         self.link.pump(min(self.boot_retry_s, max(0.0, deadline - time.monotonic())))
         return time.monotonic() < deadline
 

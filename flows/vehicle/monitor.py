@@ -140,6 +140,23 @@ def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] |
     return out
 
 
+def _await_launch_record(ledger: Ledger, draft_id: str, version: int, current: list[Any],
+                         airborne: dict[str, Any]) -> None:
+    """A flight that ended while the draft is still DISPATCHED, soon after its take-off, may have been launched by
+    a launch that has not recorded LAUNCHED yet: give it ``LAUNCH_GRACE_S`` from the take-off (bounded) so the
+    ledger keeps DISPATCHED → LAUNCHED → IN_FLIGHT → end in order."""
+    if "t" not in airborne:
+        return
+    while time.monotonic() - airborne["t"] < LAUNCH_GRACE_S:
+        try:
+            current[0] = ledger.get_draft(draft_id, version)
+        except SortieError:
+            return
+        if current[0].state != "DISPATCHED":
+            return
+        time.sleep(0.1)
+
+
 def _bindings(ledger: Ledger, rec: Any, exps: list[Expectation]) -> dict[str, Any]:
     """Each followed drone's binding as its dispatch recorded it (signing key from the key store beside the
     ledger): the follower's link is bound and signed like every other (a signed vehicle drops its stream requests
@@ -302,6 +319,7 @@ def monitor_mission(
     tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)
     if ended:
+        _await_launch_record(ledger, draft_id, version, current, airborne)
         move(outcome, reason, last)
     result.state = current[0].state
     result.wall_s = time.monotonic() - t0
