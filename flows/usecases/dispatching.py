@@ -14,7 +14,9 @@ satisfies the authority.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -128,32 +130,58 @@ def dispatch(
     check_links(drones, link)  # before the claim: a wrong --link must not use up the dispatch
     plan = seal.plan  # the plan whose hash was recomputed and whose items were hashed
     key_store = ledger.path.parent / "keys"
-    try:  # the vehicles answer before anything is claimed: a silent or wrong vehicle leaves the draft dispatchable
-        links = open_links(plan, world, link=link, key_store=key_store, heartbeat_timeout_s=min(5.0, timeout_s))
-    except DeviceUnavailable as exc:  # DeviceMismatch too
-        raise type(exc)(f"{exc.message}; nothing was claimed or sent: draft {draft_id} v{rec.version} stays "
-                        f"{rec.state} and can be dispatched again once the vehicle answers",
-                        details={**(exc.details if isinstance(exc.details, dict) else {}),
-                                 "draft_status": rec.state, "claimed": False}) from None
+    with _claiming(key):  # racing requests of one process (the server's threads) hello one at a time
+        earlier = ledger.get_dispatch(key)
+        if earlier is not None:  # claimed meanwhile: its outcome, and this request never touches the vehicle
+            return first_outcome(ledger, earlier, now=now, wait_s=timeout_s + 15.0)
+        try:  # the vehicles answer before anything is claimed: a silent or wrong vehicle leaves the draft dispatchable
+            links = open_links(plan, world, link=link, key_store=key_store, heartbeat_timeout_s=min(5.0, timeout_s))
+        except DeviceUnavailable as exc:  # DeviceMismatch too
+            raise type(exc)(f"{exc.message}; nothing was claimed or sent: draft {draft_id} v{rec.version} stays "
+                            f"{rec.state} and can be dispatched again once the vehicle answers",
+                            details={**(exc.details if isinstance(exc.details, dict) else {}),
+                                     "draft_status": rec.state, "claimed": False}) from None
+        try:
+            claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id,
+                                          now=now, items_hash=seal.items_hash, approval_id=seal.approval_id)
+        except BaseException:
+            _close(links)
+            raise
     try:
-        return _claim_and_upload(ledger, rec, user.id, key, params, seal, plan, world, link, links, key_store,
-                                 checks, now=now, timeout_s=timeout_s)
+        if not claim.claimed:
+            return first_outcome(ledger, claim.dispatch, now=now, wait_s=timeout_s + 15.0)
+        return _upload_claimed(ledger, rec, user.id, key, plan, world, link, links, key_store, checks, now=now,
+                               timeout_s=timeout_s)
     finally:
-        for vl in links.values():
-            vl.close()
+        _close(links)
 
 
-def _claim_and_upload(ledger: Ledger, rec: Any, user_id: str, key: str, params: dict[str, Any], seal: Any, plan: Any,
-                      world: Any, link: Any, links: dict[str, Any], key_store: Path, checks: list[str], *,
-                      now: datetime, timeout_s: float) -> DispatchSummary:
-    """Claim the one dispatch, upload over the open links, record the outcome (see ``dispatch``)."""
+_CLAIMING: dict[str, threading.Lock] = {}
+_CLAIMING_GUARD = threading.Lock()
+
+
+@contextmanager
+def _claiming(key: str) -> Iterator[None]:
+    """One hello-and-claim per idempotency key at a time in this process: the first claims, the rest then find
+    its claim and answer with its outcome, without ever saying hello to the vehicle it is uploading to."""
+    with _CLAIMING_GUARD:
+        lock = _CLAIMING.setdefault(key, threading.Lock())
+    with lock:
+        yield
+
+
+def _close(links: dict[str, Any]) -> None:
+    for vl in links.values():
+        vl.close()
+
+
+def _upload_claimed(ledger: Ledger, rec: Any, user_id: str, key: str, plan: Any, world: Any, link: Any,
+                    links: dict[str, Any], key_store: Path, checks: list[str], *, now: datetime,
+                    timeout_s: float) -> DispatchSummary:
+    """Upload a claimed dispatch over the open links and record the outcome (see ``dispatch``)."""
     from flows.vehicle.upload import upload_plan as upload
 
     draft_id = rec.draft_id
-    claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user_id, now=now,
-                                  items_hash=seal.items_hash, approval_id=seal.approval_id)
-    if not claim.claimed:
-        return first_outcome(ledger, claim.dispatch, now=now, wait_s=timeout_s + 15.0)
     kill_point("dispatch:after_claim")
 
     def on_attempt(entry: dict[str, Any]) -> None:
