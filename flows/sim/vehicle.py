@@ -32,8 +32,8 @@ is SERIAL0), and behaves as ArduCopter was observed to (FACTS.md, "ArduCopter
   has the behaviour table with sources), replies on the port the request came
   from; ArduPilot returns its home as mission seq 0, DO_ commands with frame 0
   and NAV_LAND with param4 = 1 (``planner.output.mission_wire.normalise_as_vehicle``).
-- PARAM_SET / PARAM_REQUEST_READ of the dialect's own parameters.
-- faults: ``drop`` drops that fraction of incoming and outgoing messages
+- PARAM_SET / PARAM_REQUEST_READ of the dialect's own parameters (``flows.sim.sim_params``).
+- faults (parsed by ``flows.sim.sim_faults``): ``drop`` drops that fraction of incoming and outgoing messages
   (seeded RNG); ``lose`` names single messages to lose once each (``count:fence``,
   ``item:mission:3``, ``request:rally:0``, ``ack:mission``; ``*`` for every
   type); ``lose_final_ack`` never delivers the ACCEPTED ack that ends an upload;
@@ -52,11 +52,9 @@ from __future__ import annotations
 import os
 import random
 import select
-import struct
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Callable, Literal, Protocol
 
 os.environ.setdefault("MAVLINK20", "1")
@@ -65,6 +63,8 @@ from pymavlink import mavutil  # noqa: E402
 from flows.sim import telemetry  # noqa: E402
 from flows.sim.mission_protocol import MissionProtocol, protocol_for  # noqa: E402
 from flows.sim.ports import SimPort  # noqa: E402
+from flows.sim.sim_faults import SimStats, parse_loss, result_code  # noqa: E402
+from flows.sim.sim_params import SimParams  # noqa: E402
 from flows.sim.state import SimState  # noqa: E402
 from flows.sim.streams import PRODUCED, PX4_DEFAULT_RATES_HZ, group_messages, interval_s_for  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
@@ -77,24 +77,8 @@ _M = mavutil.mavlink
 
 _REREQUEST_S = {"ardupilot": 1.0, "px4": 0.25}  # MissionItemProtocol::update; MAVLINK_MISSION_RETRY_TIMEOUT_DEFAULT
 _TRANSFER_TIMEOUT_S = {"ardupilot": 8.0, "px4": 5.0}  # upload_timeout_ms; MAVLINK_MISSION_PROTOCOL_TIMEOUT_DEFAULT
-_DEFAULT_PARAMS = {
-    "ardupilot": {"FENCE_ALT_MAX": 100.0, "FENCE_ENABLE": 0.0, "FENCE_TYPE": 7.0, "RTL_ALT": 1500.0},
-    "px4": {"GF_MAX_VER_DIST": 0.0, "GF_ACTION": 1.0, "RTL_RETURN_ALT": 60.0},
-}
 _BOOT_MODE = {"ardupilot": "STABILIZE", "px4": "LOITER"}  # Copter::init_ardupilot → STABILIZE; PX4 boots in Hold
 _SET_MESSAGE_INTERVAL = 511  # MAV_CMD_SET_MESSAGE_INTERVAL
-
-
-def result_code(name: str) -> int:
-    """The MAV_MISSION_RESULT value for ``MAV_MISSION_NO_SPACE`` or ``NO_SPACE``."""
-    key = name.upper()
-    if not key.startswith("MAV_MISSION_"):
-        key = "MAV_MISSION_" + key
-    value = getattr(_M, key, None)
-    if value is None or key == "MAV_MISSION_RESULT_ENUM_END":
-        known = [e.name for k, e in _M.enums["MAV_MISSION_RESULT"].items() if e.name != "MAV_MISSION_RESULT_ENUM_END"]
-        raise InvalidArgument(f"{name!r} is not a MAV_MISSION_RESULT; one of {', '.join(known)}")
-    return int(value)
 
 
 class VehicleBehaviour(Protocol):
@@ -111,45 +95,6 @@ class VehicleBehaviour(Protocol):
     def tick(self, vehicle: "SimVehicle", now_s: float) -> float | None:
         """Called every loop turn (about every 10 ms) with the monotonic clock; may return simulated seconds."""
         ...
-
-
-@dataclass
-class SimStats:
-    """Counters for tests and the CLI: what arrived, what was dropped, what was sent."""
-
-    received: int = 0
-    dropped_in: int = 0
-    sent: int = 0
-    dropped_out: int = 0
-    uploads_completed: int = 0
-    uploads_rejected: int = 0
-    downloads_served: int = 0
-    final_acks_lost: int = 0
-    lost_on_purpose: int = 0
-    refused_unsigned: int = 0
-    booting_refusals: int = 0
-
-
-_LOSS_KINDS = ("count", "item", "request", "ack")
-_TYPE_BY_NAME = {"mission": MISSION, "fence": FENCE, "rally": RALLY}
-
-
-def parse_loss(spec: str) -> tuple[str, int | None, int | None]:
-    """``item:mission:3`` → ("item", MISSION, 3); ``ack:*`` → ("ack", None, None) (any type, any seq)."""
-    parts = spec.strip().split(":")
-    kind = parts[0]
-    if kind not in _LOSS_KINDS or len(parts) > 3:
-        raise InvalidArgument(f"loss point {spec!r}: expected KIND[:TYPE[:SEQ]], KIND one of {', '.join(_LOSS_KINDS)}")
-    mtype: int | None = None
-    if len(parts) > 1 and parts[1] not in ("*", ""):
-        if parts[1] not in _TYPE_BY_NAME:
-            raise InvalidArgument(f"loss point {spec!r}: type must be mission, fence, rally or *")
-        mtype = _TYPE_BY_NAME[parts[1]]
-    try:
-        seq = int(parts[2]) if len(parts) > 2 else None
-    except ValueError:
-        raise InvalidArgument(f"loss point {spec!r}: SEQ must be a number") from None
-    return kind, mtype, seq
 
 
 class SimVehicle:
@@ -220,7 +165,7 @@ class SimVehicle:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._missions: dict[int, tuple[MissionItem, ...]] = {MISSION: (), FENCE: (), RALLY: ()}
-        self._params: dict[str, float] = dict(_DEFAULT_PARAMS[dialect])
+        self._params = SimParams(dialect)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         lat, lon, alt = home if home is not None else (0.0, 0.0, 0.0)
@@ -265,8 +210,7 @@ class SimVehicle:
     @property
     def params(self) -> dict[str, float]:
         """The vehicle's parameters as it holds them (float32 values)."""
-        with self._lock:
-            return dict(self._params)
+        return self._params.values()
 
     def set_signing_key(self, key: bytes | None) -> None:
         """Sign on every port with ``key`` (None or all zeros: signing off), as SETUP_SIGNING does."""
@@ -561,36 +505,10 @@ class SimVehicle:
         home = MissionItem(seq=0, command=_M.MAV_CMD_NAV_WAYPOINT, frame=FRAME_GLOBAL, lat=lat, lon=lon, alt_m=alt)
         return (normalise_as_vehicle(home, "ardupilot"),) + items[1:]
 
-    # --- parameters ------------------------------------------------------------------------
-
-    def _param_value(self, name: str) -> None:
-        names = sorted(self._params)
-        value = self._params[name]
-        self.send(
-            lambda m: m.param_value_send(
-                name.encode("ascii"), value, _M.MAV_PARAM_TYPE_REAL32, len(names), names.index(name)
-            )
-        )
-
-    @staticmethod
-    def _name(raw: Any) -> str:
-        text = raw if isinstance(raw, str) else bytes(raw).decode("ascii", "replace")
-        return text.rstrip("\x00")
+    # --- parameters (``flows.sim.sim_params``) ---------------------------------------------
 
     def _on_param_set(self, msg: Any, now: float) -> None:
-        name = self._name(msg.param_id)
-        if name not in self._params:
-            return
-        with self._lock:
-            self._params[name] = _f32(msg.param_value)
-        self.log(f"param {name} = {msg.param_value:g}")
-        self._param_value(name)
+        self._params.on_set(self, msg)
 
     def _on_param_request_read(self, msg: Any, now: float) -> None:
-        name = self._name(msg.param_id)
-        if name in self._params:
-            self._param_value(name)
-
-
-def _f32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", float(x)))[0]
+        self._params.on_read(self, msg)
