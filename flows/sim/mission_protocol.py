@@ -24,6 +24,7 @@ Behaviour table (U = upload, D = download):
 | U: fence | kept aside and written whole when complete (`MissionItemProtocol_Fence::complete` → `write_fence`) | points written in place as they arrive, the count only when complete (`handle_mission_item_both`: `dm_write(DM_KEY_FENCE_POINTS, wp.seq + 1, …)`, `update_geofence_count`); rally the same (`DM_KEY_SAFE_POINTS`) |
 | D: while an upload is open | ack DENIED (`MissionItemProtocol::handle_mission_request_list`, `handle_mission_request_int`) | REQUEST_LIST ignored when busy (`handle_mission_request_list`) |
 | D: mission seq 0 | the vehicle's home (`MissionItemProtocol_Waypoints::get_item`: "always allow HOME to be read"; `AP_Mission` index 0) | the first planned item: no home slot |
+| D: frame in MISSION_ITEM_INT | the plain frame: 0 (GLOBAL; every command without a location, and the fence) or 3 (GLOBAL_RELATIVE_ALT) (`AP_Mission::mission_cmd_to_mavlink_int`, `MissionItemProtocol_Fence::get_item_as_mission_item`; observed on SITL) | the `_INT` frame for a location (5, 6), MAV_FRAME_MISSION (2) as stored (`format_mavlink_mission_item`, `_int_mode`) |
 | D: unused params | 0 (`AP_Mission::mission_cmd_to_mavlink_int` fills only the params a command uses) | as uploaded |
 | D: request for another seq | mission: COUNT again + ack ERROR (`MissionItemProtocol_Waypoints::get_item`); fence: INVALID_SEQUENCE (`MissionItemProtocol_Fence::get_item`) | the current or the previous seq is served; any other: ack ERROR, back to idle (`handle_mission_request_both`) |
 | D: end | nothing to close | SENDLIST until the station's ack or the 5 s timeout; a COUNT meanwhile gets ERROR (`handle_mission_count`) |
@@ -41,7 +42,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from planner.output.mission_items import MISSION, MissionItem  # noqa: E402
-from planner.output.mission_wire import from_wire, normalise_as_vehicle, to_wire  # noqa: E402
+from planner.output.mission_wire import from_wire, normalise_as_vehicle, plain_frame, to_wire  # noqa: E402
 
 
 
@@ -123,6 +124,8 @@ class MissionProtocol:
 
     def serve(self, partner: tuple[int, int], item: MissionItem) -> None:
         wire = to_wire(item)
+        if self.v.dialect == "ardupilot":
+            wire["frame"] = plain_frame(wire["frame"])  # 0 and 3 even in MISSION_ITEM_INT (table: "D: frame")
         self.v.stats.downloads_served += 1
         self.v.send(lambda m: m.mission_item_int_send(partner[0], partner[1], **wire))
 
