@@ -83,9 +83,7 @@ def reconcile(
     ledger: Ledger | None = None,
 ) -> dict[str, Any]:
     """Read the vehicle(s) of the draft's unsettled dispatch back and record the truth; see the module doc."""
-    from flows.context import resolve_world_dir
     from planner.plan import plan_from_dict, plan_hash
-    from flows.world_folder import load_world
 
     ledger = ledger or open_ledger()
     ledger.get_draft(draft_id)  # NotFound for an unknown id
@@ -131,13 +129,7 @@ def reconcile(
             f"the stored plan of {draft_id} v{d.version} no longer hashes to the dispatched plan hash "
             f"{d.plan_hash[:12]}…: the ledger was edited; restore a backup (`sortie ledger restore`)"
         )
-    world = load_world(resolve_world_dir(world_dir or rec.world_dir))
-    try:
-        user = world.user(actor)
-    except NotFound:
-        raise Forbidden(f"{actor!r} is not a user of world {world.name!r}: they may not reconcile") from None
-    if not user.may("dispatcher", rec.tenant, rec.region_id):
-        raise Forbidden(f"{actor} may not reconcile dispatches of tenant {rec.tenant} (the dispatcher role is needed)")
+    world = _world_of_dispatcher(rec, actor, world_dir)
     use_link = link if link is not None else d.params.get("link")
 
     def on_attempt(entry: dict[str, Any]) -> None:
@@ -190,15 +182,11 @@ def reconcile(
     raise error
 
 
-def _check_acked(ledger: Ledger, d: DispatchRecord, state: str, *, actor: str, link: str | Mapping[str, str] | None,
-                 world_dir: str | Path | None, timeout_s: float) -> dict[str, Any]:
-    """An ACKED dispatch not flown yet: read the vehicle back and say whether it still holds the approved mission."""
+def _world_of_dispatcher(rec: Any, actor: str, world_dir: Any) -> Any:
+    """The draft's world, once ``actor`` is a user of it who may dispatch for the draft's tenant (Forbidden if not)."""
     from flows.context import resolve_world_dir
-    from flows.vehicle.upload import verify_plan
     from flows.world_folder import load_world
-    from planner.plan import plan_from_dict
 
-    rec = ledger.get_draft(d.draft_id, d.version)
     world = load_world(resolve_world_dir(world_dir or rec.world_dir))
     try:
         user = world.user(actor)
@@ -206,6 +194,17 @@ def _check_acked(ledger: Ledger, d: DispatchRecord, state: str, *, actor: str, l
         raise Forbidden(f"{actor!r} is not a user of world {world.name!r}: they may not reconcile") from None
     if not user.may("dispatcher", rec.tenant, rec.region_id):
         raise Forbidden(f"{actor} may not reconcile dispatches of tenant {rec.tenant} (the dispatcher role is needed)")
+    return world
+
+
+def _check_acked(ledger: Ledger, d: DispatchRecord, state: str, *, actor: str, link: str | Mapping[str, str] | None,
+                 world_dir: str | Path | None, timeout_s: float) -> dict[str, Any]:
+    """An ACKED dispatch not flown yet: read the vehicle back and say whether it still holds the approved mission."""
+    from flows.vehicle.upload import verify_plan
+    from planner.plan import plan_from_dict
+
+    rec = ledger.get_draft(d.draft_id, d.version)
+    world = _world_of_dispatcher(rec, actor, world_dir)
     try:
         result = verify_plan(plan_from_dict(rec.plan or {}), world, link=link if link is not None else d.params.get("link"),
                              timeout_s=timeout_s, key_store=ledger.path.parent / "keys")
