@@ -34,6 +34,7 @@ from flows.usecases.report import build_report, markdown_for_artifact, report_ar
 from flows.sim.flight import FlightFaults  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from planner.errors import Conflict  # noqa: E402
+from testkit import approved_draft_home  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -48,18 +49,9 @@ COMMAND_TEXT = "switch to mode GUIDED and fly to 60.17,24.94"
 def approved_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, int]]:
     """One planned and approved draft in a template SORTIE_HOME."""
     home = tmp_path_factory.mktemp("approved")
-    saved = os.environ.get("SORTIE_HOME")
-    os.environ["SORTIE_HOME"] = str(home)
-    try:
-        d = service.plan_draft(text=TEXT, region_id=REGION, requested_by=PLANNER, world_dir=None, now=NOW)
-        assert d.status == "DRAFT" and d.verdict == "pass" and len(d.sorties) == 1
-        service.approve(d.draft_id, d.version, approver=APPROVER, plan_hash=d.plan_hash, comment="looks right", now=NOW)
+    with approved_draft_home(home, now=NOW, text=TEXT, region_id=REGION, planner=PLANNER, approver=APPROVER) as d:
+        assert len(d.sorties) == 1
         yield home, d.draft_id, d.version
-    finally:
-        if saved is None:
-            os.environ.pop("SORTIE_HOME", None)
-        else:
-            os.environ["SORTIE_HOME"] = saved
 
 
 def _fly(approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

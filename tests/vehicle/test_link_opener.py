@@ -30,7 +30,7 @@ from flows.vehicle.link import TELEMETRY, open_link  # noqa: E402
 from flows.vehicle.upload import upload_plan  # noqa: E402
 from planner.errors import DeviceUnavailable  # noqa: E402
 from planner.output.mission_items import MISSION  # noqa: E402
-from testkit import free_port, wire_plan, wire_world  # noqa: E402
+from testkit import approved_draft_home, free_port, wire_plan, wire_world  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -108,18 +108,8 @@ def test_an_upload_refused_with_no_space_while_the_vehicle_boots_is_asked_again(
 @pytest.fixture(scope="module")
 def approved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, int]]:
     home = tmp_path_factory.mktemp("approved")
-    saved = os.environ.get("SORTIE_HOME")
-    os.environ["SORTIE_HOME"] = str(home)
-    try:
-        d = service.plan_draft(text="inspect the hydrants today", region_id="region-1002", requested_by="li.wei",
-                               world_dir=None, now=NOW)
-        service.approve(d.draft_id, d.version, approver="chen.jing", plan_hash=d.plan_hash, now=NOW)
+    with approved_draft_home(home, now=NOW) as d:
         yield home, d.draft_id, d.version
-    finally:
-        if saved is None:
-            os.environ.pop("SORTIE_HOME", None)
-        else:
-            os.environ["SORTIE_HOME"] = saved
 
 
 def test_a_dispatch_to_a_busy_port_claims_nothing_and_the_draft_stays_dispatchable(
