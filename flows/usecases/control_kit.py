@@ -150,8 +150,14 @@ def take_off_seen(ledger: Ledger, rec: DraftRecord, actor: str, now: datetime) -
     """DISPATCHED/LAUNCHED → IN_FLIGHT when the controller saw the vehicle airborne (no follower saw it first)."""
     if rec.state not in ("DISPATCHED", "LAUNCHED"):
         return rec
-    return transition(ledger, rec, "IN_FLIGHT", actor=actor, now=now,
-                       reason="the vehicle is airborne (armed heartbeat seen by the controller)")
+    try:
+        return transition(ledger, rec, "IN_FLIGHT", actor=actor, now=now,
+                           reason="the vehicle is airborne (armed heartbeat seen by the controller)")
+    except Conflict:
+        fresh = ledger.get_draft(rec.draft_id, rec.version)
+        if fresh.state == "IN_FLIGHT":  # the follower saw the take-off first: the same fact, recorded once
+            return fresh
+        raise
 
 
 def bindings(ledger: Ledger, rec: DraftRecord, drone_ids: list[str] | Any,

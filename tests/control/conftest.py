@@ -23,7 +23,7 @@ from flows.context import DEMO_WORLD_DIR  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
 from flows.sim.flight import FlightFaults, FlightOptions, SimFlight  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
-from flows.usecases import launching, service  # noqa: E402
+from flows.usecases import service  # noqa: E402
 from flows.vehicle.monitor import monitor_mission  # noqa: E402
 
 
@@ -91,7 +91,8 @@ def fly(templates: dict[str, Template], tmp_path: Path,
         sim = SimVehicle(["udpin:127.0.0.1:0", "udpin:127.0.0.1:0"], drone.autopilot,
                          home=(dock.lat, dock.lon, dock.ground_alt_m), heartbeat_s=0.1, rerequest_s=0.1, flight=flight,
                          signing_key=KEY if t.signing else None).start()
-        f = Flight(t.draft_id, t.version, dialect, sim, flight, open_ledger(), (dock.lat, dock.lon))
+        f = Flight(t.draft_id, t.version, dialect, sim, flight, open_ledger(), (dock.lat, dock.lon),
+                   world_dir=t.world_dir)
         started.append(f)
         control_link = sim.addresses[1] if t.signing else sim.address  # signed: a port that drops unsigned messages
         disp = service.dispatch(t.draft_id, t.version, actor=OPERATOR, now=NOW, link=control_link, timeout_s=15.0,
@@ -108,8 +109,7 @@ def fly(templates: dict[str, Template], tmp_path: Path,
             f.monitor_thread.start()
         if not launch:
             return f  # dispatched, on the ground, waiting for a launch that never comes
-        launched = launching.launch(t.draft_id, t.version, actor=OPERATOR, now=NOW, ledger=f.ledger,
-                                    world_dir=t.world_dir, options=LAUNCH)
+        launched = f.launch_with()
         assert launched.state == "LAUNCHED", launched
         f.launch = launched
         f.launch_commands = len(flight.commands)

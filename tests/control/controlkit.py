@@ -18,6 +18,7 @@ import shutil
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,15 @@ class Flight:
     monitor_result: list[MonitorResult] = field(default_factory=list)
     monitor_thread: threading.Thread | None = None
     launch: Any = None
+    world_dir: Path | None = None  # the world the dispatch used (None: the draft's own)
     launch_commands: int = 0  # how many commands the launch sent (flight.commands before the ones under test)
+
+    def launch_with(self, *, now: datetime = NOW, options: LaunchOptions = LAUNCH) -> Any:
+        """``sortie launch``'s use case for this draft, as the operator (a ``ControlResult``; raises as it does)."""
+        from flows.usecases import launching
+
+        return launching.launch(self.draft_id, self.version, actor=OPERATOR, now=now, ledger=self.ledger,
+                                world_dir=self.world_dir, options=options)
 
     @property
     def commands(self) -> list[dict[str, Any]]:

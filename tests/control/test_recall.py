@@ -176,3 +176,19 @@ def test_a_landing_whose_position_was_never_sent_is_judged_without_formatting_it
     assert ok is None and "not known" in why  # undecided: the follower ends it, nothing is claimed
     ok, why, off = _verdict("M3TD-01", VehicleView(mode="RTL", lat=60.17001, lon=24.94), dock, land_here=False)
     assert ok is True and off is not None and off < 2 and "in mode RTL" in why
+
+
+def test_a_take_off_the_follower_recorded_first_is_not_a_conflict_for_a_recall(fly: Callable[..., Flight]) -> None:
+    # the race seen under load: the recall read LAUNCHED, the follower moved it to IN_FLIGHT, then the recall's
+    # own "airborne" transition found IN_FLIGHT — the same fact, recorded once, and the recall goes on
+    from flows.usecases.control_kit import take_off_seen
+
+    f = fly("px4", monitor=False)
+    stale = f.ledger.get_draft(f.draft_id, f.version)
+    assert stale.state == "LAUNCHED"
+    f.ledger.transition(f.draft_id, f.version, expected_state="LAUNCHED", expected_row_version=stale.row_version,
+                        to_state="IN_FLIGHT", actor="monitor", reason="airborne (follower)", now=NOW)
+    fresh = take_off_seen(f.ledger, stale, OPERATOR, NOW)
+    assert fresh.state == "IN_FLIGHT" and [e[1] for e in f.events()].count("IN_FLIGHT") == 1
+    out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, reason="storm", options=FAST)
+    assert out.changed and out.state == "RECALLING" and out.vehicles[0]["outcome"] == "CONFIRMED"
