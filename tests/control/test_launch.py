@@ -117,3 +117,27 @@ def test_only_a_dispatched_version_whose_approval_covers_now_is_launched(
         f.launch_with(now=NOW + timedelta(hours=2))
     assert "expired" in stale.value.message and f.flight.commands == [] and not f.flight.armed
     assert f.ledger.get_draft(f.draft_id, f.version).state == "DISPATCHED"
+
+
+def test_sortie_launch_exits_2_naming_the_check_then_0_once_the_vehicle_is_ready(
+        fly: Callable[..., Flight], monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    monkeypatch.delenv("SORTIE_SERVER", raising=False)
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    f = fly("ardupilot", launch=False, monitor=False)
+    f.sim.prearm_s = None
+    args = ["launch", f.draft_id, "--as", OPERATOR, "--now", NOW.isoformat(), "--prearm-wait", "1",
+            "--world", str(f.world_dir)]
+    runner = CliRunner()
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2 and "PREFLIGHT_FAILED:" in refused.output and "check prearm failed" in refused.output
+    assert "Traceback" not in refused.output and f.flight.commands == []
+    f.sim.prearm_s = 0.0  # its pre-arm checks pass now
+    ok = runner.invoke(app, args + ["--json"])
+    assert ok.exit_code == 0, ok.output
+    body = json.loads(ok.output)
+    assert body["state"] == "LAUNCHED" and body["vehicles"][0]["status"] == "LAUNCHED"
+    assert [c["command"] for c in f.flight.commands] == SEQUENCE["ardupilot"]
