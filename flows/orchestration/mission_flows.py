@@ -110,7 +110,7 @@ EXPIRY_ACTOR = "prefect:expiry"
 SAFETY_MARGIN_S = 600
 TERMINAL_STATES = frozenset({"REJECTED", "EXPIRED", "SUPERSEDED", "WAITING_RESOURCE", "ABORTED", "SUCCEEDED",
                              "CANCELLED", "RECALLED"})
-DISPATCHED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "SUCCEEDED", "RECALLING", "RECALLED"})
+DISPATCHED_STATES = frozenset({"DISPATCHED", "LAUNCHED", "IN_FLIGHT", "SUCCEEDED", "RECALLING", "RECALLED"})
 
 
 # --------------------------------------------------------------------------- helpers
