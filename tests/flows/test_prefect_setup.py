@@ -7,8 +7,9 @@
 * a dispatch run starts one ``monitor-mission`` run (its deployment applied
   as ``serve`` declares it), which — executed as a worker executes a run
   (``prefect.flow_engine.run_flow`` on the created run, in this process to
-  save a Prefect start-up) — follows the simulated flight over MAVLink/UDP on
-  127.0.0.1 to SUCCEEDED and publishes the report artifact.
+  save a Prefect start-up) — launches the simulated vehicle (it waits on the
+  ground until then) and follows its flight over MAVLink/UDP on 127.0.0.1 to
+  SUCCEEDED, and publishes the report artifact.
 """
 
 from __future__ import annotations
@@ -129,7 +130,9 @@ def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_t
         with get_client(sync_client=True) as client:
             runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
                 tags=FlowRunFilterTags(all_=[f"draft:{d.draft_id}:v{d.version}", "sortie-monitor"])))
-        assert len(runs) == 1 and runs[0].parameters == {"draft_id": d.draft_id, "version": d.version, "now": NOW}
+        # the monitor run is also the launch step: it launches at the planned start as the dispatcher
+        assert len(runs) == 1 and runs[0].parameters == {"draft_id": d.draft_id, "version": d.version, "now": NOW,
+                                                         "launch_as": "chen.jing"}
         attach_flight(sim, FlightOptions(speedup=500.0, battery_wh=drone.battery_wh, battery_pct=drone.battery_pct,
                                          default_speed_mps=drone.cruise_speed_mps))
         # What a worker does with the run, in this process (the entrypoint's loading is test_prefect_entrypoints')
@@ -140,5 +143,6 @@ def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_t
     with get_client(sync_client=True) as client:
         assert client.read_flow_run(runs[0].id).state.name == "SUCCEEDED"  # named after the flight (named_end)
     assert open_ledger().get_draft(d.draft_id, d.version).state == "SUCCEEDED"
+    assert [e.to_state for e in open_ledger().events(d.draft_id)][-3:] == ["LAUNCHED", "IN_FLIGHT", "SUCCEEDED"]
     report = Artifact.get(report_artifact_key(d.draft_id, d.version))
     assert report is not None and "**State:** SUCCEEDED" in str(report.data)
