@@ -24,7 +24,7 @@ from control.controlkit import LAUNCH, NOW, OPERATOR, Flight, Template
 from flows.sim.flight import FlightFaults
 from flows.usecases import launching
 from flows.usecases.launching import launch_path
-from planner.errors import ApprovalStale, Conflict, PreflightFailed
+from planner.errors import ApprovalStale, Conflict, DeviceBusy, PreflightFailed
 from pymavlink.dialects.v20 import common as M
 
 pytestmark = pytest.mark.timeout(90)
@@ -141,3 +141,25 @@ def test_sortie_launch_exits_2_naming_the_check_then_0_once_the_vehicle_is_ready
     body = json.loads(ok.output)
     assert body["state"] == "LAUNCHED" and body["vehicles"][0]["status"] == "LAUNCHED"
     assert [c["command"] for c in f.flight.commands] == SEQUENCE["ardupilot"]
+
+
+def test_a_launched_drafts_drone_cannot_be_dispatched_again(fly: Callable[..., Flight]) -> None:
+    """LAUNCHED holds its drone (``flows.ledger.claims.BUSY_STATES``): between the launch and the take-off the
+    follower records, a second mission for the same drone is refused, and nothing is claimed or sent."""
+    from flows.usecases import decisions, dispatching, planning
+
+    f = fly("px4", monitor=False)  # launched; nobody follows it, so the ledger keeps LAUNCHED
+    assert f.ledger.get_draft(f.draft_id, f.version).state == "LAUNCHED"
+    other = planning.plan_draft(text="check the hydrants today", region_id="region-1002", requested_by="li.wei",
+                                world_dir=None, now=NOW, ledger=f.ledger)
+    assert other.draft_id != f.draft_id and [s.drone for s in other.sorties] == ["M3TD-01"], other
+    decisions.approve(other.draft_id, other.version, approver=OPERATOR, plan_hash=other.plan_hash, comment="ok",
+                      now=NOW, ledger=f.ledger)
+    uploads = f.sim.stats.uploads_completed
+    for dry_run in (True, False):
+        with pytest.raises(DeviceBusy) as info:
+            dispatching.dispatch(other.draft_id, other.version, actor=OPERATOR, now=NOW, link=f.sim.address,
+                                 dry_run=dry_run, timeout_s=5.0, ledger=f.ledger)
+        assert f.draft_id in info.value.message and "LAUNCHED" in info.value.message, info.value.message
+    assert f.ledger.dispatches(other.draft_id) == [] and f.sim.stats.uploads_completed == uploads
+    assert f.ledger.get_draft(other.draft_id, other.version).state == "APPROVED"
