@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -95,9 +96,12 @@ def test_a_pause_refused_during_take_off_is_reported_and_the_vehicle_keeps_climb
     assert "Failed to pause" in f.flight.texts_sent
     audit = [(a.command, a.result_code) for a in f.ledger.audit_rows(limit=5) if a.command.startswith("control.")]
     assert audit[0] == ("control.pause", "CONFLICT")
-    # forced: held in BRAKE, which holds by itself, and the answer says so; resume continues the climb in AUTO
-    held = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, reason="bird", options=FAST, force=True)
-    assert held.changed and "BRAKE" in held.message and held.vehicles[0]["forced_hold"]
+    # forced (`sortie pause --force`, through the authority): held in BRAKE, which holds by itself, and the answer
+    # says so; resume continues the climb in AUTO
+    held = _cli_json(["pause", f.draft_id, "--force", "--reason", "bird", "--as", OPERATOR, "--now", NOW.isoformat(),
+                      "--world", str(f.world_dir)])
+    assert held["changed"] and "BRAKE" in held["message"] and held["vehicles"][0]["forced_hold"], held
+    assert held["mode"] == "local" and held["identity"] == "asserted"
     assert f.flight.mode == "BRAKE" and [c["command"] for c in f.commands][-1] == M.MAV_CMD_DO_SET_MODE
     alt = f.flight.alt_m
     time.sleep(0.3)
@@ -133,3 +137,16 @@ def test_a_signed_vehicle_is_paused_resumed_and_recalled_through_a_port_that_dro
     assert back.state == "RECALLING" and back.vehicles[0]["outcome"] == "CONFIRMED"
     f.pace(300.0)
     assert f.monitored().state == "RECALLED"
+
+
+def _cli_json(args: list[str]) -> dict[str, Any]:
+    """``sortie ARGS --json`` in this process (the embedded authority on the test's SORTIE_HOME); exit 0 required."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    out = CliRunner().invoke(app, [*args, "--json"], env={"SORTIE_SERVER": "", "PREFECT_API_URL": ""})
+    assert out.exit_code == 0, out.output
+    return dict(json.loads(out.output))
