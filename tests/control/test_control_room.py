@@ -67,7 +67,10 @@ def sims(room: Room) -> Iterator[dict[str, Any]]:
 
     world = load_world_at(room.world)
     out: dict[str, Any] = {}
-    for drone_id, speedup in (("M30T-01", 200.0), ("M3TD-01", 1.0)):  # M3TD-01 flies on while recalls are refused
+    # M30T-01's sortie is ~130 s of vehicle time: at 5x it is still flying when the server's follower starts, a
+    # request after the launch (at 200x it had landed before a loaded server followed it: NOT_STARTED).
+    # M3TD-01 flies on while recalls are refused.
+    for drone_id, speedup in (("M30T-01", 5.0), ("M3TD-01", 1.0)):
         drone = world.drone(drone_id)
         dock = world.dock(drone.dock_id)
         flight = SimFlight(FlightOptions(speedup=speedup, default_speed_mps=drone.cruise_speed_mps))
