@@ -26,6 +26,7 @@ This module is a leaf: it imports nothing of sortie, so every package
     │   └── LedgerTampered                        LEDGER_TAMPERED
     ├── ApprovalInvalid (PermissionError)         APPROVAL_INVALID
     ├── DeviceBusy (RuntimeError)                 DEVICE_BUSY
+    ├── PreflightFailed (RuntimeError)            PREFLIGHT_FAILED
     ├── LlmUnavailable (ConnectionError)          LLM_UNAVAILABLE
     ├── IntentInvalid (ValueError)                INTENT_INVALID
     ├── PlanInfeasible (RuntimeError)             PLAN_INFEASIBLE
@@ -65,6 +66,7 @@ __all__ = [
     "LedgerTampered",
     "ApprovalInvalid",
     "DeviceBusy",
+    "PreflightFailed",
     "LlmUnavailable",
     "IntentInvalid",
     "PlanInfeasible",
@@ -208,6 +210,17 @@ class DeviceBusy(SortieError, RuntimeError):
     code = "DEVICE_BUSY"
 
 
+class PreflightFailed(SortieError, RuntimeError):
+    """A launch refused before take-off: a pre-flight check on the vehicle's own state failed, or the vehicle
+    refused a step of its launch sequence; ``details["check"]`` names it, and the vehicle is left disarmed.
+
+    >>> PreflightFailed("M3TD-01: gps: no 3D fix (fix type 1)", details={"check": "gps"}).code
+    'PREFLIGHT_FAILED'
+    """
+
+    code = "PREFLIGHT_FAILED"
+
+
 class LlmUnavailable(SortieError, ConnectionError):
     """The language model could not be reached or did not answer in time."""
 
@@ -292,6 +305,7 @@ ERROR_CODES: dict[str, type[SortieError]] = {
         LedgerTampered,
         ApprovalInvalid,
         DeviceBusy,
+        PreflightFailed,
         LlmUnavailable,
         IntentInvalid,
         PlanInfeasible,

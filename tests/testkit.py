@@ -18,8 +18,11 @@ import os
 import signal
 import socket
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 from datetime import datetime, time, timedelta, timezone
 from pathlib import Path
 
@@ -315,6 +318,30 @@ def stop_process_group(proc: subprocess.Popen[bytes], term_timeout_s: float = 10
         proc.wait(timeout=10)
 
 
+
+@contextmanager
+def approved_draft_home(home: Path, *, now: datetime, text: str = "inspect the hydrants today",
+                        region_id: str = "region-1002", planner: str = "li.wei", approver: str = "chen.jing") -> Iterator[Any]:
+    """SORTIE_HOME set to ``home`` holding one planned and approved draft (yielded); the environment restored after."""
+    from flows.ledger import open_ledger
+    from flows.usecases import decisions, planning
+
+    saved = os.environ.get("SORTIE_HOME")
+    os.environ["SORTIE_HOME"] = str(home)
+    try:
+        d = planning.plan_draft(text=text, region_id=region_id, requested_by=planner, world_dir=None, now=now,
+                                ledger=open_ledger())
+        assert d.status == "DRAFT" and d.verdict == "pass", (d.status, d.verdict)
+        decisions.approve(d.draft_id, d.version, approver=approver, plan_hash=d.plan_hash, comment="looks right",
+                          now=now, ledger=open_ledger())
+        yield d
+    finally:
+        if saved is None:
+            os.environ.pop("SORTIE_HOME", None)
+        else:
+            os.environ["SORTIE_HOME"] = saved
+
+
 __all__ = [
     # rule builders (metres from the dock, in the rules' frame)
     "DOCK_LAT", "DOCK_LON", "FRAME", "T0", "UTC", "at", "box_zone", "calm_weather", "circle_zone", "ctx", "dock", "drone",
@@ -326,6 +353,8 @@ __all__ = [
     "m30t", "wire_plan", "wire_world",
     # processes and ports
     "free_port", "stop_process_group",
+    # a SORTIE_HOME with an approved draft
+    "approved_draft_home",
 ]
 
 

@@ -38,8 +38,17 @@ caller is the authority, ``record_attempt`` keeps what a client refused
 before asking (a server is sent it for its audit; it audits everything that
 reaches it anyway), and a server
 reaches each vehicle at its own record of the link address (a ``link`` for
-``monitor`` or ``reconcile`` is refused; one for ``dispatch``, ``pause``,
-``resume`` or ``recall`` must match the record).
+``monitor``, ``reconcile`` or ``launch`` is refused; one for ``dispatch``,
+``pause``, ``resume`` or ``recall`` must match the record).
+
+A launch is its own step (nothing flies until a ground station launches it):
+``launch`` checks each vehicle and runs its arm-and-start sequence, as
+``sortie launch`` and ``POST /v1/drafts/{id}/launch``; a server launches as
+its token's user, who must hold the dispatcher role, like a dispatch.
+``monitor(launch_as=…)`` is the step the Prefect ``monitor-mission`` run and
+the demo take at the planned start: the embedded authority launches through
+the very links its follower watches (``flows.usecases.flying``: a real
+autopilot serves one client per TCP port); a server launches, then follows.
 """
 
 from __future__ import annotations
@@ -126,11 +135,15 @@ class Authority(Protocol):
     def dispatch(self, draft_id: str, version: int | None = None, *, link: Links = None, dry_run: bool = False,
                  on_behalf_of: str | None = None) -> dict[str, Any]: ...
     def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> dict[str, Any]: ...
+    def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
+               on_behalf_of: str | None = None) -> dict[str, Any]: ...
     def monitor(self, draft_id: str, version: int | None = None, *, request: MonitorRequest = MonitorRequest(),
                 link: Links = None, on_behalf_of: str | None = None,
-                on_update: Callable[[Any, str, dict[str, Any]], None] | None = None) -> dict[str, Any]: ...
+                on_update: Callable[[Any, str, dict[str, Any]], None] | None = None,
+                launch_as: str | None = None,
+                on_launched: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]: ...
     def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
-              link: Links = None, relay: Relay | None = None) -> dict[str, Any]: ...
+              link: Links = None, relay: Relay | None = None, force: bool = False) -> dict[str, Any]: ...
     def resume(self, draft_id: str, version: int | None = None, *, reason: str = "",
                link: Links = None, relay: Relay | None = None) -> dict[str, Any]: ...
     def recall(self, draft_id: str, version: int | None = None, *, land_here: bool = False, reason: str = "",

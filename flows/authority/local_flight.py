@@ -1,4 +1,4 @@
-"""The embedded authority's flight actions: dispatch, reconcile, follow, pause, resume, recall.
+"""The embedded authority's flight actions: dispatch, reconcile, launch, follow, pause, resume, recall.
 
 A part of ``LocalAuthority`` (``flows.authority.local``) in a module of its
 own so each stays readable in one sitting; it works on the same ``Grounds``
@@ -68,10 +68,26 @@ class FlightActions:
         return self.g.stamp(reconcile(draft_id, actor=self.g.acting().id, now=self.g.now(), link=link,
                                       world_dir=self.g.world_dir, timeout_s=timeout_s, ledger=self.g.ledger))
 
+    def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
+               on_behalf_of: str | None = None) -> dict[str, Any]:
+        """Pre-flight checks from each vehicle, then its arm-and-start sequence (``flows.usecases.launching``);
+        LAUNCHED, or ``PREFLIGHT_FAILED`` naming the check with the vehicle left disarmed."""
+        from flows.usecases.launching import launch
+        from flows.vehicle.launch import LaunchOptions
+
+        who = self.g.acting(on_behalf_of)
+        return self.g.stamp(launch(draft_id, version, actor=who, now=self.g.now(), ledger=self.g.ledger, link=link,
+                                   world_dir=self.g.world_dir, options=LaunchOptions(prearm_wait_s=prearm_wait_s),
+                                   audit=self.g.audit_by != "caller").to_dict(), who)
+
     def monitor(self, draft_id: str, version: int | None = None, *, request: MonitorRequest = MonitorRequest(),
                 link: Links = None, on_behalf_of: str | None = None,
-                on_update: Callable[[Any, str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        """Follow the dispatched version to its end here (this process holds the links) and record it."""
+                on_update: Callable[[Any, str, dict[str, Any]], None] | None = None,
+                launch_as: str | None = None,
+                on_launched: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Follow the dispatched version to its end here (this process holds the links) and record it; with
+        ``launch_as`` (a dispatcher) launch it first through the very links the follower watches, the launch's
+        answer (or ``{"error": …}``) under ``"launch"`` and given to ``on_launched`` as soon as it is known."""
         from flows.vehicle.monitor import MonitorOptions, monitor_mission
 
         opts = MonitorOptions(timeout_s=request.timeout_s, link_lost_s=request.link_lost_s,
@@ -79,6 +95,14 @@ class FlightActions:
                               start_wait_s=min(60.0, request.timeout_s))
         who = on_behalf_of or self.g.actor_id()
         actor = f"{who} (server monitor)" if self.g.mode == "server" else (who or "monitor")
+        if launch_as:
+            from flows.usecases.flying import launch_and_follow
+
+            launched, result = launch_and_follow(
+                draft_id, version, launch_as=launch_as, ledger=self.g.ledger, now=self.g.fixed_now(), actor=actor,
+                options=opts, world_dir=self.g.world_dir, link=link, clock=self.g.clock, on_update=on_update,
+                on_launched=on_launched)
+            return self.g.stamp(result.to_dict() | {"launch": launched})
         result = monitor_mission(draft_id, version, link=link, actor=actor, now=self.g.fixed_now(), options=opts,
                                  on_update=on_update, ledger=self.g.ledger, clock=self.g.clock)
         return self.g.stamp(result.to_dict())
@@ -91,8 +115,10 @@ class FlightActions:
                                 world_dir=self.g.world_dir, audit=self.g.audit_by != "caller", **kw).to_dict(), who)
 
     def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
-              link: Links = None, relay: Relay | None = None) -> dict[str, Any]:
-        return self._control("pause", draft_id, relay, version=version, reason=reason, link=link)
+              link: Links = None, relay: Relay | None = None, force: bool = False) -> dict[str, Any]:
+        """Hold the vehicles where they are; a pause the autopilot refuses is reported as refused, or with
+        ``force`` held in BRAKE instead (``flows.usecases.control.pause``)."""
+        return self._control("pause", draft_id, relay, version=version, reason=reason, link=link, force=force)
 
     def resume(self, draft_id: str, version: int | None = None, *, reason: str = "",
                link: Links = None, relay: Relay | None = None) -> dict[str, Any]:

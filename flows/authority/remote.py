@@ -21,7 +21,7 @@ from typing import Any
 from flows.authority.interface import Anchors, Links, MonitorRequest, Relay
 from flows.authority.overrides import refuse_overrides
 from flows.client.http import SortieClient
-from planner.errors import InvalidArgument
+from planner.errors import InvalidArgument, SortieError
 
 __all__ = ["RemoteAuthority"]
 
@@ -179,12 +179,35 @@ class RemoteAuthority:
         refuse_overrides("sortie reconcile", {"--link": link})
         return self.client.reconcile(draft_id, timeout_s=min(timeout_s, 120.0))
 
+    def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
+               on_behalf_of: str | None = None) -> dict[str, Any]:
+        """The server launches as the token's user (a dispatcher), at its own link record (a ``link`` is refused)."""
+        refuse_overrides("sortie launch", {"--link": link})
+        return self.client.launch(draft_id, version, prearm_wait_s=prearm_wait_s)
+
     def monitor(self, draft_id: str, version: int | None = None, *, request: MonitorRequest = MonitorRequest(),
                 link: Links = None, on_behalf_of: str | None = None,
-                on_update: Callable[[Any, str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                on_update: Callable[[Any, str, dict[str, Any]], None] | None = None,
+                launch_as: str | None = None,
+                on_launched: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         """The server follows the flight (its ledger, its link record, its event feed); this waits for the end
-        in bounded requests. Progress is not streamed back (``sortie watch`` shows the flight's events)."""
+        in bounded requests. Progress is not streamed back (``sortie watch`` shows the flight's events).
+
+        With ``launch_as`` the server launches first (as the token's user, whoever ``launch_as`` names); a refused
+        launch is returned under ``"launch"`` as ``{"error": …}`` and nothing is followed."""
         refuse_overrides("sortie monitor", {"--link": link})
+        if launch_as:
+            try:
+                launched = self.launch(draft_id, version)
+            except SortieError as exc:
+                launched = {"error": exc.to_dict(), "state": self.client.show(draft_id, version).get("state")}
+            if on_launched is not None:
+                on_launched(launched)
+            if "error" in launched:
+                return {"draft_id": draft_id, "version": version, "outcome": launched["error"]["code"],
+                        "state": launched["state"], "reason": launched["error"]["message"], "flights": [],
+                        "launch": launched, "mode": self.mode}
+            return self.monitor(draft_id, version, request=request, on_update=on_update) | {"launch": launched}
         out = self.client.follow(draft_id, version, timeout_s=request.timeout_s, link_lost_s=request.link_lost_s,
                                  battery_margin=request.battery_margin_pct)
         result = out.get("result") or {"draft_id": out["draft_id"], "version": out["version"],
@@ -200,8 +223,9 @@ class RemoteAuthority:
                                    body=body | ({"totp": totp} if totp else {}))
 
     def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
-              link: Links = None, relay: Relay | None = None) -> dict[str, Any]:
-        return self._control("pause", draft_id, {"version": version, "reason": reason, "link": _links(link)}, relay)
+              link: Links = None, relay: Relay | None = None, force: bool = False) -> dict[str, Any]:
+        body = {"version": version, "reason": reason, "link": _links(link)} | ({"force": True} if force else {})
+        return self._control("pause", draft_id, body, relay)
 
     def resume(self, draft_id: str, version: int | None = None, *, reason: str = "",
                link: Links = None, relay: Relay | None = None) -> dict[str, Any]:

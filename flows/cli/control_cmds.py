@@ -2,9 +2,11 @@
 
 - ``sortie cancel DRAFT --reason TEXT`` withdraws a DRAFT or APPROVED version
   (CANCELLED); a Prefect run waiting on it ends; a later dispatch is refused.
-- ``sortie pause DRAFT`` / ``sortie resume DRAFT`` hold and continue the
+- ``sortie pause DRAFT [--force]`` / ``sortie resume DRAFT`` hold and continue the
   mission's vehicles (COMMAND_ACK required, a lost ACK settled by the
-  vehicle's state, never re-sent blind).
+  vehicle's state, never re-sent blind). A pause the autopilot refuses
+  (ArduCopter during take-off) is reported as refused; ``--force`` holds it in
+  BRAKE instead, which holds by itself, and says so.
 - ``sortie recall DRAFT [--land-here]`` brings them home (RTL) or down where
   they are, and by default follows them to the landing (``--wait``): the
   draft ends RECALLED, or ABORTED with the vehicle's reason.
@@ -74,32 +76,39 @@ def cancel_cmd(
          as_json=as_json)
 
 
-def _hold_command(action: str, doc: str) -> Callable[..., None]:
-    """Register ``sortie pause`` or ``sortie resume``: the same options and call, only the action differs.
-
-    One definition so the two cannot drift apart (a flag added to one and not the other).
-    """
-
-    def command(
-        draft_id: DraftArg,
-        reason: ReasonOpt = "",
-        version: VersionOpt = None,
-        link: LinkOpt = None,
-        as_json: JsonOpt = False,
-        world: WorldOpt = None,
-        now: NowOpt = None,
-        as_user: AsOpt = None,
-    ) -> None:
-        _act(action, lambda a: getattr(a, action)(draft_id, version, reason=reason, link=link), as_user=as_user,
-             world=world, now=now, as_json=as_json)
-
-    command.__doc__ = doc
-    command.__name__ = f"{action}_cmd"
-    return app.command(action)(command)
+@app.command("pause")
+def pause_cmd(
+    draft_id: DraftArg,
+    reason: ReasonOpt = "",
+    version: VersionOpt = None,
+    link: LinkOpt = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="If the autopilot refuses the pause (ArduCopter during take-off or at a waypoint), hold it in "
+                        "BRAKE instead, which holds by itself (never LOITER: without a pilot it descends).")] = False,
+    as_json: JsonOpt = False,
+    world: WorldOpt = None,
+    now: NowOpt = None,
+    as_user: AsOpt = None,
+) -> None:
+    """Hold a flying mission where it is (dispatcher); the vehicle must confirm, a refusal is reported as one."""
+    _act("pause", lambda a: a.pause(draft_id, version, reason=reason, link=link, force=force), as_user=as_user,
+         world=world, now=now, as_json=as_json)
 
 
-pause_cmd = _hold_command("pause", "Hold a flying mission where it is (dispatcher); the vehicle must confirm.")
-resume_cmd = _hold_command("resume", "Continue a held mission (dispatcher); never once a recall is recorded.")
+@app.command("resume")
+def resume_cmd(
+    draft_id: DraftArg,
+    reason: ReasonOpt = "",
+    version: VersionOpt = None,
+    link: LinkOpt = None,
+    as_json: JsonOpt = False,
+    world: WorldOpt = None,
+    now: NowOpt = None,
+    as_user: AsOpt = None,
+) -> None:
+    """Continue a held mission (dispatcher); never once a recall is recorded."""
+    _act("resume", lambda a: a.resume(draft_id, version, reason=reason, link=link), as_user=as_user, world=world,
+         now=now, as_json=as_json)
 
 
 @app.command("recall")

@@ -1,8 +1,10 @@
 """``sortie demo``: the whole path on the demo world in a fresh folder, offline, in-process.
 
 plan → findings and map → approve → dispatch to built-in vehicle simulators →
-fly and monitor → report. It asks the embedded authority (``flows.authority``)
-on a home of its own, whatever ``SORTIE_SERVER`` says; every result says
+launch (pre-flight checks, then the autopilot's own arm-and-start sequence: the
+simulators, like real autopilots, wait on the ground until then) → fly and
+monitor → report. It asks the embedded authority (``flows.authority``) on a
+home of its own, whatever ``SORTIE_SERVER`` says; every result says
 ``"mode": "local"``.
 """
 
@@ -14,14 +16,17 @@ import shutil
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from flows.cli.app import AsOpt, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
-from flows.cli.render import render_dispatch, render_draft, render_log
+from flows.cli.render import render_dispatch, render_draft, render_launch, render_log
 from flows.context import DEMO_WORLD_DIR, load_world_at, resolve_now, resolve_world_dir, sortie_home
 from planner.errors import InvalidArgument, SortieError
+
+if TYPE_CHECKING:
+    from flows.authority import Authority
 
 __all__ = ["DEMO_TEXT", "DEMO_REGION", "DEMO_NOW"]
 
@@ -81,28 +86,46 @@ def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[An
     for drone_id in sorted({s["drone"] for s in summary["sorties"]}):
         drone = world.drone(drone_id)
         dock = world.dock(drone.dock_id)
-        sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m))
+        # a vehicle boots (an upload in its first seconds is refused with NO_SPACE) and passes its pre-arm checks
+        # a few seconds later, as ArduCopter does; the demo's dispatch and launch wait for both as they must
+        sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
+                         boot_s=2.0, prearm_s=4.0)
         sims.append(sim.start())
         links[drone_id] = sim.address  # bound by the simulator itself: no pick-then-bind race
     return sims, links
 
 
-def _demo_fly(draft: dict[str, Any], sims: list[Any], actor: str, when: datetime, say: Any, as_json: bool,
-              recall_at: int | None = None) -> dict[str, Any]:
-    """Steps 4 and 5 of the demo: the simulators fly what they hold, the monitor follows, the report is written;
-    with ``recall_at`` the mission is recalled (``sortie recall``'s use case) once that many items were reached."""
-    from flows.sim.fly import fly_and_report
+def _demo_fly(a: Authority, draft: dict[str, Any], sims: list[Any], actor: str, when: datetime, say: Any,
+              as_json: bool, recall_at: int | None = None) -> dict[str, Any]:
+    """Steps 4 and 5 of the demo, asked of the authority ``a``: the launch (``sortie launch``'s use case:
+    pre-flight checks from each vehicle, then its arm-and-start sequence), then the flight in simulated time
+    while the monitor follows it through the same link, and the report; with ``recall_at`` the mission is
+    recalled (``sortie recall``'s use case) once that many items were reached."""
+    from flows.sim.fly import attach_flights
     from flows.sim.recall_at import RecallAt
 
-    say("[bold]4. fly and monitor[/] (simulated time, 100× faster)", highlight=False)
+    say(f"[bold]4. launch[/] as {actor}: pre-flight checks from each vehicle, then its own arm-and-start sequence",
+        highlight=False)
     recaller = None if not recall_at else RecallAt(draft["draft_id"], recall_at, actor=actor, now=when,
                                                   say=lambda text: say(text, markup=False, highlight=False))
-    with err_console.status("flying…", spinner="dots") if not as_json else _null():
-        flown = fly_and_report(draft["draft_id"], draft["version"], sims, actor=actor, now=when, speedup=100.0,
-                               on_update=recaller)
+
+    def launched(result: dict[str, Any]) -> None:
+        if not as_json:
+            if "error" in result:
+                say(f"launch refused: {result['error']['code']}: {result['error']['message']}", markup=False,
+                    highlight=False)
+            else:
+                render_launch(result)
+        say("[bold]5. fly and monitor[/] (simulated time, 100× faster)", highlight=False)
+
+    attach_flights(draft["draft_id"], draft["version"], sims, speedup=100.0)  # they wait on the ground for the launch
+    with err_console.status("launching and flying…", spinner="dots") if not as_json else _null():
+        mon = a.monitor(draft["draft_id"], draft["version"], launch_as=actor, on_update=recaller,
+                        on_launched=launched)
+        report = a.report(draft["draft_id"], draft["version"])
+    flown = {"launch": mon.pop("launch", None), "monitor": mon, "report": report}
     if recaller is not None:
         flown["recall"] = recaller.result()
-    mon = flown["monitor"]
     say(f"mission {mon.get('state', '?')}: {mon.get('reason') or ''}", markup=False, highlight=False)
     return flown
 
@@ -118,7 +141,8 @@ def demo_cmd(
         int | None, typer.Option("--recall-at", min=1, help="Recall the mission (RTL) once N items were reached.")
     ] = None,
 ) -> None:
-    """The whole path on the demo world in a fresh folder: plan → findings and map → approve → dispatch → log."""
+    """The whole path on the demo world in a fresh folder: plan → findings and map → approve → dispatch → launch →
+    fly and monitor → log → report."""
 
     def body() -> dict[str, Any]:
         from flows.authority.choice import authority
@@ -176,8 +200,9 @@ def demo_cmd(
                 if not as_json:
                     render_dispatch(result)
                 if result["status"] == "ACKED":
-                    flown = _demo_fly(draft, sims[0], approver, when, say, as_json, recall_at)
+                    flown = _demo_fly(as_approver, draft, sims[0], approver, when, say, as_json, recall_at)
                     steps.append({"step": "dispatch", "result": result})
+                    steps.append({"step": "launch", "result": flown.get("launch")})
                     if flown.get("recall") is not None:
                         steps.append({"step": "recall", "result": flown["recall"]})
                     steps.append({"step": "monitor", "result": flown["monitor"]})
@@ -194,11 +219,11 @@ def demo_cmd(
         log = as_approver.log(draft["draft_id"])
         steps.append({"step": "log", "events": log["events"]})
         if not as_json:
-            say("[bold]5. what happened[/]", highlight=False)
+            say("[bold]6. what happened[/]", highlight=False)
             render_log(log)
             report = next((st for st in steps if st["step"] == "report"), None)
             if report is not None:
-                say("[bold]6. report[/]", highlight=False)
+                say("[bold]7. report[/]", highlight=False)
                 console.print(Path(report["files"]["report"]).read_text(encoding="utf-8"), markup=False, highlight=False)
             say(f"ledger and files: {home}", markup=False, highlight=False)
         monitored = next((st["result"] for st in steps if st["step"] == "monitor"), None)

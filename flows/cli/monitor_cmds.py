@@ -9,8 +9,8 @@
 - ``sortie sim-flight --listen udpin:127.0.0.1:PORT [--speedup X] [--drain F]
   [--link-loss-after S] [--abort-at N] [--inject-text T]`` runs the vehicle
   simulator with a flight: it answers the mission protocol like ``sortie
-  sim-vehicle`` and flies what it is sent once a ground station (``sortie
-  monitor``) says hello.
+  sim-vehicle`` and, like a real autopilot, waits on the ground with what it
+  was sent until a ground station launches it (``sortie launch``).
 """
 
 from __future__ import annotations
@@ -130,7 +130,11 @@ def report_cmd(
 
 @app.command("sim-flight")
 def sim_flight_cmd(
-    listen: Annotated[str, typer.Option("--listen", help="Connection string to listen on.")] = "udpin:127.0.0.1:14560",
+    listen: Annotated[
+        list[str] | None,
+        typer.Option("--listen", help="A port to listen on (udpin:…, tcpin:…); repeat for more, the first is SERIAL0."),
+    ] = None,
+    prearm_s: Annotated[float, typer.Option("--prearm-s", help="Seconds after boot until the pre-arm checks pass.")] = 0.0,
     dialect: Annotated[str, typer.Option("--dialect", help="ardupilot or px4.")] = "ardupilot",
     speedup: Annotated[float, typer.Option("--speedup", help="Simulated seconds per wall second (1–10000).")] = 100.0,
     drain: Annotated[float, typer.Option("--drain", help="Battery drains this many times faster than the model.")] = 1.0,
@@ -156,9 +160,11 @@ def sim_flight_cmd(
         faults = FlightFaults(drain_factor=drain, link_loss_after_s=link_loss_after, abort_at_seq=abort_at,
                               inject_text=inject_text)
         flight = SimFlight(FlightOptions(speedup=speedup, battery_wh=battery_wh, battery_pct=battery_pct, faults=faults))
-        sim = open_sim(listen, dialect, as_json=as_json, flight=flight)
+        ports = listen or ["udpin:127.0.0.1:14560"]
+        sim = open_sim(ports, dialect, as_json=as_json, flight=flight, prearm_s=prearm_s)
         if not as_json:
-            err_console.print(f"sim-flight ({dialect}, {speedup:g}×) on {listen}; dispatch and monitor with --link "
+            err_console.print(f"sim-flight ({dialect}, {speedup:g}×) on {', '.join(ports)}; dispatch, launch and monitor "
+                              f"with --link "
                               f"{sim.address}; faults: {', '.join(faults.describe()) or 'none'}", markup=False,
                               highlight=False)
         out = serve_sim(sim, duration)

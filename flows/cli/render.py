@@ -1,4 +1,4 @@
-"""How the workflow commands print a result: drafts, lists, dispatches, logs, diffs.
+"""How the workflow commands print a result: drafts, lists, dispatches, launches, logs, diffs.
 
 Each ``render_*`` takes the JSON-able dict the command returned (the same in
 local and server mode) and prints it for a person; ``--json`` skips these.
@@ -10,7 +10,8 @@ from typing import Any
 
 from flows.cli.app import console
 
-__all__ = ["render_draft", "render_list", "render_dispatch", "render_log", "render_diff", "render_request"]
+__all__ = ["render_draft", "render_list", "render_dispatch", "render_log", "render_diff", "render_request",
+           "render_launch"]
 
 
 
@@ -181,3 +182,15 @@ def render_request(d: dict[str, Any]) -> None:
         console.print(f"[dim]next: {d.get('answer_with') or 'sortie plan --continue ' + d['request_id']}[/]")
     elif d.get("draft_id"):
         console.print(f"planned as {d['draft_id']} (sortie show {d['draft_id']})", markup=False, highlight=False)
+
+
+def render_launch(d: dict[str, Any]) -> None:
+    """A launch: the state it left, then per vehicle its pre-flight checks and the steps of its sequence."""
+    console.print(f"{d['draft_id']} v{d['version']}: {d['state']} — {d['message']}", markup=False, highlight=False)
+    for v in d.get("vehicles", []):
+        console.print(f"  {v['drone_id']}: {v['status']}", markup=False, highlight=False)
+        for c in v.get("checks", []):
+            console.print(f"    {'ok ' if c['ok'] else 'NO '} {c['name']}: {c['detail']}", markup=False, highlight=False)
+        for s in v.get("steps", []):
+            console.print(f"    step {s['name']}: {s['outcome']} ({s.get('result') or '-'})", markup=False,
+                          highlight=False)

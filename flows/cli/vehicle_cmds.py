@@ -44,6 +44,7 @@ def sim_summary(sim: Any) -> dict[str, Any]:
     return {
         "listen": sim.listen,
         "address": sim.address,
+        "addresses": sim.addresses,
         "dialect": sim.dialect,
         "stats": dict(vars(sim.stats)),
         "params": sim.params,
@@ -57,7 +58,7 @@ def check_dialect(dialect: str) -> None:
         raise InvalidArgument(f"--dialect {dialect!r}: expected ardupilot or px4")
 
 
-def open_sim(listen: str, dialect: str, *, as_json: bool, **options: Any) -> Any:
+def open_sim(listen: str | list[str], dialect: str, *, as_json: bool, **options: Any) -> Any:
     """A ``SimVehicle`` listening on ``listen`` that logs to stderr (quiet with ``--json``).
 
     An address that cannot be bound is ``INVALID_ARGUMENT``, not a traceback.
@@ -85,8 +86,16 @@ def serve_sim(sim: Any, duration: float | None) -> dict[str, Any]:
 @app.command("sim-vehicle")
 def sim_vehicle_cmd(
     listen: Annotated[
-        str, typer.Option("--listen", help="pymavlink connection string to listen on, e.g. udpin:127.0.0.1:14560.")
-    ] = "udpin:127.0.0.1:14560",
+        list[str] | None,
+        typer.Option("--listen", help="A port to listen on (udpin:127.0.0.1:14560, tcpin:127.0.0.1:5760); repeat "
+                                      "for more ports, the first is SERIAL0."),
+    ] = None,
+    boot_s: Annotated[
+        float, typer.Option("--boot-s", help="Seconds after boot during which an upload is refused with NO_SPACE.")
+    ] = 0.0,
+    prearm_s: Annotated[
+        float, typer.Option("--prearm-s", help="Seconds after boot until the pre-arm checks pass (negative: never).")
+    ] = 0.0,
     dialect: Annotated[str, typer.Option("--dialect", help="ardupilot (seq 0 = home) or px4.")] = "ardupilot",
     drop: Annotated[float, typer.Option("--drop", help="Fraction of incoming and outgoing messages to drop (0–0.9).")] = 0.0,
     lose_final_ack: Annotated[
@@ -128,14 +137,16 @@ def sim_vehicle_cmd(
             key = load_signing_key(sortie_home() / "keys", signing_key)
         if not 1 <= system_id <= 255:
             raise InvalidArgument("--system-id must be 1–255")
+        ports = listen or ["udpin:127.0.0.1:14560"]
         sim = open_sim(
-            listen, dialect, as_json=as_json, drop=drop, lose_final_ack=lose_final_ack,
+            ports, dialect, as_json=as_json, drop=drop, lose_final_ack=lose_final_ack,
             reject=reject_result if reject else None, seed=seed, heartbeat_s=heartbeat_s,
-            lose=tuple(lose or ()), system_id=system_id, signing_key=key,
+            lose=tuple(lose or ()), system_id=system_id, signing_key=key, boot_s=boot_s,
+            prearm_s=None if prearm_s < 0 else prearm_s,
         )
         if not as_json:
             err_console.print(
-                f"sim-vehicle ({dialect}) listening on {listen}; dispatch with --link {sim.address}"
+                f"sim-vehicle ({dialect}) listening on {', '.join(ports)}; dispatch with --link {sim.address}"
                 + (" (Ctrl-C to stop)" if duration is None else f" for {duration:g} s"),
                 markup=False,
                 highlight=False,

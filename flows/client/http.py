@@ -134,6 +134,12 @@ class SortieClient:
         return self.request("POST", f"/v1/drafts/{draft_id}/dispatch",
                             body={"version": version, "dry_run": dry_run, "link": link})
 
+    def launch(self, draft_id: str, version: int | None = None, *, link: str | dict[str, str] | None = None,
+               prearm_wait_s: float = 60.0) -> dict[str, Any]:
+        """Pre-flight checks and the vehicles' arm-and-start sequence on the server; LAUNCHED or PREFLIGHT_FAILED."""
+        return self.request("POST", f"/v1/drafts/{draft_id}/launch",
+                            body={"version": version, "link": link, "prearm_wait_s": prearm_wait_s})
+
     def monitor(self, draft_id: str, version: int | None = None, *, timeout_s: float = 600.0, link_lost_s: float = 5.0,
                 battery_margin: float = 10.0, wait_s: float = 0.0) -> dict[str, Any]:
         """Start (or join) the server's follower of this version; wait at most ``wait_s`` for the flight's end."""

@@ -14,7 +14,16 @@ every new dispatch, see ``flows.ledger.claims``) until this runs:
 - unreadable → still UNCERTAIN, the attempt recorded, the drone still held;
 - a FAILED dispatch that may have left part of its upload on the vehicle
   (``flows.ledger.claims.left_on_vehicle``) also holds its drone: reconcile
-  reads it back and records what it holds (it stays FAILED).
+  reads it back and records what it holds (it stays FAILED);
+- an ACKED dispatch whose mission has not flown yet (DISPATCHED, LAUNCHED) is
+  checked: the vehicle is read back and the answer says whether it still holds
+  exactly the approved mission (nothing is recorded; a vehicle that no longer
+  holds it is a ``Conflict`` naming the differences).
+
+The comparison knows the autopilot (``planner.output.mission_wire.compare_items``):
+ArduPilot hands DO_ commands back in frame 0, NAV_LAND with param4 = 1 and its
+home as seq 0, and none of that is a difference; a real difference is named
+by row, field and both values.
 
 A PENDING dispatch whose process is gone is first marked UNCERTAIN (the same
 as a repeated ``dispatch`` does). Exit code follows the outcome: 0 only for
@@ -74,9 +83,7 @@ def reconcile(
     ledger: Ledger | None = None,
 ) -> dict[str, Any]:
     """Read the vehicle(s) of the draft's unsettled dispatch back and record the truth; see the module doc."""
-    from flows.context import resolve_world_dir
     from planner.plan import plan_from_dict, plan_hash
-    from flows.world_folder import load_world
 
     ledger = ledger or open_ledger()
     ledger.get_draft(draft_id)  # NotFound for an unknown id
@@ -87,6 +94,9 @@ def reconcile(
             raise NotFound(f"draft {draft_id} has no dispatch to reconcile")
         last = done[-1]
         state = ledger.get_draft(draft_id, last.version).state
+        if last.status == "ACKED" and state in ("DISPATCHED", "LAUNCHED"):
+            return _check_acked(ledger, last, state, actor=actor, link=link, world_dir=world_dir,
+                                timeout_s=timeout_s)
         summary = _summary(last, state, f"nothing to settle: the last dispatch is {last.status}")
         error = outcome_error(last.status, draft_id, summary["message"], summary)
         if error is not None and last.status != "FAILED":
@@ -119,13 +129,7 @@ def reconcile(
             f"the stored plan of {draft_id} v{d.version} no longer hashes to the dispatched plan hash "
             f"{d.plan_hash[:12]}…: the ledger was edited; restore a backup (`sortie ledger restore`)"
         )
-    world = load_world(resolve_world_dir(world_dir or rec.world_dir))
-    try:
-        user = world.user(actor)
-    except NotFound:
-        raise Forbidden(f"{actor!r} is not a user of world {world.name!r}: they may not reconcile") from None
-    if not user.may("dispatcher", rec.tenant, rec.region_id):
-        raise Forbidden(f"{actor} may not reconcile dispatches of tenant {rec.tenant} (the dispatcher role is needed)")
+    world = _world_of_dispatcher(rec, actor, world_dir)
     use_link = link if link is not None else d.params.get("link")
 
     def on_attempt(entry: dict[str, Any]) -> None:
@@ -137,7 +141,8 @@ def reconcile(
     from flows.vehicle.upload import verify_plan  # pymavlink is heavy: only a real reconcile loads it
 
     try:
-        result = verify_plan(plan, world, link=use_link, timeout_s=timeout_s, on_attempt=on_attempt)
+        result = verify_plan(plan, world, link=use_link, timeout_s=timeout_s, on_attempt=on_attempt,
+                             key_store=ledger.path.parent / "keys")
     except (DeviceUnavailable, DispatchUncertain) as exc:
         state = ledger.get_draft(draft_id, d.version).state
         raise DispatchUncertain(
@@ -175,3 +180,45 @@ def reconcile(
                                               f"{state}", summary)
     assert error is not None
     raise error
+
+
+def _world_of_dispatcher(rec: Any, actor: str, world_dir: Any) -> Any:
+    """The draft's world, once ``actor`` is a user of it who may dispatch for the draft's tenant (Forbidden if not)."""
+    from flows.context import resolve_world_dir
+    from flows.world_folder import load_world
+
+    world = load_world(resolve_world_dir(world_dir or rec.world_dir))
+    try:
+        user = world.user(actor)
+    except NotFound:
+        raise Forbidden(f"{actor!r} is not a user of world {world.name!r}: they may not reconcile") from None
+    if not user.may("dispatcher", rec.tenant, rec.region_id):
+        raise Forbidden(f"{actor} may not reconcile dispatches of tenant {rec.tenant} (the dispatcher role is needed)")
+    return world
+
+
+def _check_acked(ledger: Ledger, d: DispatchRecord, state: str, *, actor: str, link: str | Mapping[str, str] | None,
+                 world_dir: str | Path | None, timeout_s: float) -> dict[str, Any]:
+    """An ACKED dispatch not flown yet: read the vehicle back and say whether it still holds the approved mission."""
+    from flows.vehicle.upload import verify_plan
+    from planner.plan import plan_from_dict
+
+    rec = ledger.get_draft(d.draft_id, d.version)
+    world = _world_of_dispatcher(rec, actor, world_dir)
+    try:
+        result = verify_plan(plan_from_dict(rec.plan or {}), world, link=link if link is not None else d.params.get("link"),
+                             timeout_s=timeout_s, key_store=ledger.path.parent / "keys")
+    except (DeviceUnavailable, DispatchUncertain) as exc:
+        raise DeviceUnavailable(f"the dispatch of {d.draft_id} v{d.version} is ACKED, but the vehicle could not be "
+                                f"read back to check it: {exc.message}", details=_summary(d, state, exc.message)) from None
+    verify = result.to_dict()
+    if result.matches:
+        counts = "; ".join(f"{v['drone_id']}: " + ", ".join(f"{k} {n}" for k, n in v["counts"].items())
+                           for v in verify["vehicles"])
+        return _summary(d, state, f"the dispatch is ACKED and the vehicle holds exactly the approved mission "
+                                  f"(read back now: {counts})", verify)
+    diffs = "; ".join(f"{v['drone_id']}: {k}: {', '.join(items[:3])}" for v in verify["vehicles"]
+                      for k, items in v["differences"].items())
+    raise Conflict(f"the dispatch of {d.draft_id} v{d.version} is ACKED but the vehicle no longer holds the approved "
+                   f"mission ({diffs}); do not launch it: dispatch a new version", details=_summary(d, state,
+                                                                                                    diffs, verify))

@@ -38,9 +38,8 @@ __all__ = ["ClaimsRoom", "BUSY_STATUSES", "BUSY_STATES", "busy_with", "raise_if_
 
 #: A dispatch in one of these statuses holds its drones: in progress, or what the vehicle holds is unknown.
 BUSY_STATUSES = ("PENDING", "UNCERTAIN")
-#: An accepted dispatch holds its drones while its draft is in one of these states (not yet landed/ended).
-#: LAUNCHED (DISPATCHED → LAUNCHED → IN_FLIGHT, DESIGN.md) is listed before it exists, so it holds its drone the
-#: day it does.
+#: An accepted dispatch holds its drones while its draft is in one of these states (not yet landed/ended):
+#: LAUNCHED too — armed and starting, before the follower records the take-off (DISPATCHED → LAUNCHED → IN_FLIGHT).
 BUSY_STATES = ("DISPATCHED", "LAUNCHED", "IN_FLIGHT", "RECALLING")
 
 

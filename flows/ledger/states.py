@@ -6,10 +6,15 @@ it, and it is made only by ``apply_transition`` — a conditional update on
 transaction. Everything that moves a draft (drafts, approvals, claims, the
 flight monitor) goes through it, so the event log is a complete replay.
 
-    (new) ─► DRAFT ─► APPROVED ─► DISPATCHED ─► IN_FLIGHT ─► SUCCEEDED | ABORTED
+    (new) ─► DRAFT ─► APPROVED ─► DISPATCHED ─► LAUNCHED ─► IN_FLIGHT ─► SUCCEEDED | ABORTED
     (new) ─► WAITING_RESOURCE        plus REJECTED, EXPIRED, SUPERSEDED
     DRAFT | APPROVED ─► CANCELLED    (withdrawn before dispatch)
     IN_FLIGHT ─► RECALLING ─► RECALLED | ABORTED | SUCCEEDED   (an operator's recall)
+
+LAUNCHED is recorded when the vehicle answered the launch sequence (pre-flight
+checks passed, armed, mission started); the follower moves it to IN_FLIGHT once
+the vehicle is seen airborne. DISPATCHED → IN_FLIGHT stays for a vehicle seen
+airborne without sortie's launch (launched from another ground station).
 
 A pause is not a state: the mission is still in flight and ends the same ways;
 it is an IN_FLIGHT → IN_FLIGHT event (actor, reason) and the vehicle's own
@@ -39,6 +44,7 @@ STATES = frozenset(
         "EXPIRED",
         "SUPERSEDED",
         "DISPATCHED",
+        "LAUNCHED",
         "IN_FLIGHT",
         "SUCCEEDED",
         "ABORTED",
@@ -66,6 +72,9 @@ TRANSITIONS: Mapping[tuple[str | None, str], str] = {
     ("APPROVED", "ABORTED"): "the vehicle refused the mission",
     ("DISPATCHED", "IN_FLIGHT"): "the vehicle took off",
     ("DISPATCHED", "ABORTED"): "the mission was cancelled before take-off",
+    ("DISPATCHED", "LAUNCHED"): "the vehicle passed its pre-flight checks, armed and started the mission",
+    ("LAUNCHED", "IN_FLIGHT"): "the launched vehicle is airborne",
+    ("LAUNCHED", "ABORTED"): "the launched vehicle did not fly the mission (it landed or was recalled on the ground)",
     ("IN_FLIGHT", "SUCCEEDED"): "the mission completed and the drone is back at its dock",
     ("IN_FLIGHT", "ABORTED"): "the mission was aborted in flight",
     ("DRAFT", "CANCELLED"): "withdrawn before approval by an approver or dispatcher",

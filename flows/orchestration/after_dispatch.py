@@ -31,8 +31,11 @@ def monitor_deployment_for(expiry_deployment: str) -> str:
 
 
 def start_monitor(draft_id: str, version: int, *, deployment: str, now: str | None = None,
-                  dry_run: bool = False) -> str | None:
-    """Create the monitor run of a dispatched version (at most one ever); its id, or None if none was started."""
+                  dry_run: bool = False, launch_as: str | None = None, launch_at: str | None = None) -> str | None:
+    """Create the monitor run of a dispatched version (at most one ever); its id, or None if none was started.
+
+    ``launch_as``/``launch_at``: the run launches the mission at its planned start as that dispatcher (the
+    launch step of the dispatch flow and the daily patrol), then follows it."""
     from prefect import get_run_logger
     from prefect.deployments import run_deployment
 
@@ -42,6 +45,10 @@ def start_monitor(draft_id: str, version: int, *, deployment: str, now: str | No
     parameters: dict[str, Any] = {"draft_id": draft_id, "version": int(version)}
     if now:
         parameters["now"] = now  # the same fixed ledger time as the dispatch (a reproducible demo)
+    if launch_as:
+        parameters["launch_as"] = launch_as
+        if launch_at:
+            parameters["launch_at"] = launch_at
     try:
         run = run_deployment(deployment, parameters=parameters, timeout=0, as_subflow=False,
                              idempotency_key=f"monitor-{draft_id}-v{int(version)}",

@@ -32,7 +32,7 @@ from flows.orchestration.mission_tasks import authority_for, dispatch_task, last
 
 __all__ = ["dispatch_approved", "DISPATCHED_STATES", "BUSY_RETRY_S", "BUSY_WAIT_S"]
 
-DISPATCHED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "SUCCEEDED", "RECALLING", "RECALLED"})
+DISPATCHED_STATES = frozenset({"DISPATCHED", "LAUNCHED", "IN_FLIGHT", "SUCCEEDED", "RECALLING", "RECALLED"})
 #: How often a run asks again while its drone is busy, and the longest it waits in wall time (the approval's own
 #: validity, judged by the authority, ends the wait first under the default 30 min policy).
 BUSY_RETRY_S = 30.0
@@ -86,7 +86,7 @@ def dispatch_approved(draft_id: str, version: int, state: str, actor: str | None
         if final == "CANCELLED":
             return {"outcome": "CANCELLED", "state": final}  # cancelled between the gate and the claim
         return {"outcome": _NAMED.get(code, code), "state": final, "code": code, "message": out["message"]}
-    if final in DISPATCHED_STATES:  # monitor-mission follows the flight to SUCCEEDED/ABORTED (after_dispatch)
+    if final in DISPATCHED_STATES:  # monitor-mission launches it at the planned start and follows the flight
         start_monitor_task(draft_id, version, deployment=monitor_deployment_for(expiry_deployment), now=now,
-                           dry_run=dry_run)
+                           dry_run=dry_run, launch_as=actor if final == "DISPATCHED" else None)
     return {"outcome": "DISPATCHED" if final in DISPATCHED_STATES else final, "state": final, "dispatch": out}

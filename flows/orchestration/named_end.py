@@ -17,6 +17,10 @@ The names, by what happened (Prefect's state type in brackets):
 
 - flown: DISPATCHED, DRY_RUN (Completed); a monitored flight SUCCEEDED
   (Completed), RECALLED (Cancelled: an operator's order), ABORTED (Failed);
+  launched but its end not seen within the watch: LAUNCHED, IN_FLIGHT (Failed:
+  someone must look); a launch refused: PREFLIGHT_FAILED (Failed: the mission
+  stays on the vehicle, which is left disarmed); a dispatched vehicle that
+  never took off: NOT_STARTED (Failed);
   an operator's control done: PAUSED, RESUMED, RECALLING (Completed);
 - nothing flew and nothing is wrong: REJECTED, EXPIRED, CANCELLED, SUPERSEDED
   (Cancelled);
@@ -34,7 +38,8 @@ __all__ = ["ended", "end_state", "name_the_end", "COMPLETED_ENDS", "CANCELLED_EN
 COMPLETED_ENDS = frozenset({"DISPATCHED", "DRY_RUN", "SUCCEEDED", "RECALLING", "PAUSED", "RESUMED"})
 CANCELLED_ENDS = frozenset({"REJECTED", "EXPIRED", "CANCELLED", "SUPERSEDED", "RECALLED"})
 #: Failed ends after which something may be on (or in the air with) the vehicle: never "nothing was sent".
-_SENT = frozenset({"ABORTED", "DISPATCH_FAILED", "DISPATCH_UNCERTAIN"})
+_SENT = frozenset({"ABORTED", "DISPATCH_FAILED", "DISPATCH_UNCERTAIN", "LAUNCHED", "IN_FLIGHT", "PREFLIGHT_FAILED",
+                   "NOT_STARTED"})
 _KEY = "sortie_end"
 _pending: dict[str, Any] = {}  # flow run id → the named state to put on the run (set by ``ended``, taken by the hook)
 _lock = threading.Lock()

@@ -120,6 +120,17 @@ class HoldBody(BaseModel):
     reason: str = Field(default="", max_length=2000)
     link: str | dict[str, str] | None = None
     totp: Totp | None = None
+    force: bool = False  # pause: hold a vehicle that refuses the pause in BRAKE (ArduCopter), and say so
+
+
+class LaunchBody(BaseModel):
+    """Launch a dispatched version (``flows.usecases.launching.launch``); ``prearm_wait_s`` bounds the wait for the
+    vehicle's pre-arm checks (bounded for an HTTP call)."""
+
+    model_config = _CLOSED
+    version: int | None = Field(default=None, ge=1, le=1_000_000)
+    link: str | dict[str, str] | None = None
+    prearm_wait_s: float = Field(default=60.0, ge=0.0, le=110.0)
 
 
 class RecallBody(BaseModel):

@@ -55,18 +55,19 @@ class FlightOptions:
     """How the simulated vehicle flies: time scale, kinematics, battery and faults.
 
     Defaults are a DJI Matrice 30T class quadcopter (263.2 Wh, ≈385 W cruise,
-    ≈439 W hover; FACTS.md "Multirotor energy").
+    ≈439 W hover; FACTS.md "Multirotor energy"). Nothing here starts a flight:
+    a ground station launches it (``flows.sim.flight``).
     """
 
     speedup: float = 100.0
-    start_delay_s: float = 0.5
-    wait_for_gcs: bool = True
     step_s: float = 0.5
     max_steps_per_tick: int = 40
     telemetry_hz: float = 25.0
     default_speed_mps: float = 10.0
     climb_mps: float = 5.0
     descent_mps: float = 3.0
+    no_pilot_descent_mps: float = 2.5  # LOITER with the throttle at its minimum (observed: 2.4 m/s at the ground)
+    disarm_delay_s: float = 10.0  # armed on the ground without taking off (DISARM_DELAY, COM_DISARM_PRFLT), wall s
     rtl_alt_m: float = 30.0
     battery_wh: float = 263.2
     battery_pct: float = 96.0

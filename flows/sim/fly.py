@@ -1,7 +1,9 @@
-"""For ``sortie demo`` and tests: fly the missions on running simulators, follow them, write the report.
+"""For ``sortie demo`` and tests: give running simulators their flight, launch, follow, write the report.
 
-This joins the simulator (``flows.sim``) to the production monitor and report;
-it lives beside the simulator so that no production module imports it.
+This joins the simulator (``flows.sim``) to the production launch, monitor and
+report; it lives beside the simulator so that no production module imports it.
+The simulated vehicles wait on the ground like real ones: nothing flies until
+the launch use case (``flows.usecases.launching``) has checked and launched it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from flows.ledger import open_ledger
 from flows.vehicle.monitor import MonitorOptions, Notify, monitor_mission
 from planner.errors import SortieError
 
-__all__ = ["fly_and_report"]
+__all__ = ["fly_and_report", "attach_flights"]
 
 
 def fly_and_report(
@@ -23,24 +25,52 @@ def fly_and_report(
     vehicles: Mapping[str, Any] | list[Any],
     *,
     actor: str = "monitor",
+    launch_as: str | None = None,
     now: datetime | None = None,
     speedup: float = 100.0,
     faults: Any | None = None,
     options: MonitorOptions | None = None,
     on_update: Notify | None = None,
+    on_launched: Any | None = None,
 ) -> dict[str, Any]:
-    """For ``sortie demo``: fly the missions already on running simulators, monitor them, write the report.
+    """For ``sortie demo`` and tests: fly the missions already on running simulators, monitor them, report.
 
     Call after the dispatch succeeded and BEFORE the simulators are
     stopped. ``vehicles`` maps drone id → running ``SimVehicle`` (a plain list
     is matched to the dispatched links by address). Each gets a ``SimFlight``
-    (battery and speeds from the world's drone) that flies the mission it
-    holds, and the monitor follows the dispatched links. Returns
+    (battery and speeds from the world's drone), which waits on the ground for
+    a launch: with ``launch_as`` (a dispatcher) the launch use case runs here
+    (``{"launch": …}`` in the result; ``on_launched(result)`` is called as soon
+    as it is known, while the flight goes on — the demo prints it as its own
+    step); without it the caller launches. The monitor follows the dispatched
+    links — with ``launch_as``, through the very links the launch uses. Returns
     ``{"monitor": MonitorResult.to_dict(), "report": Report.to_dict()}``: the
     report's Markdown is ``["report"]["markdown"]``, its files
     ``["report"]["files"]`` (report.md, flown.png).
     """
     from flows.usecases.report import build_report, write_report
+
+    ledger = open_ledger()
+    rec = ledger.get_draft(draft_id, version)
+    attach_flights(draft_id, version, vehicles, speedup=speedup, faults=faults)
+    out: dict[str, Any] = {}
+    if launch_as is None:
+        result = monitor_mission(draft_id, rec.version, actor=actor, now=now, options=options, on_update=on_update)
+    else:
+        from flows.usecases.flying import launch_and_follow
+
+        out["launch"], result = launch_and_follow(draft_id, rec.version, launch_as=launch_as, ledger=ledger, now=now,
+                                                  actor=actor, options=options, on_update=on_update,
+                                                  on_launched=on_launched)
+    report = build_report(draft_id, rec.version)
+    write_report(report)
+    return {**out, "monitor": result.to_dict(), "report": report.to_dict()}
+
+
+def attach_flights(draft_id: str, version: int, vehicles: Mapping[str, Any] | list[Any], *, speedup: float = 100.0,
+                   faults: Any | None = None) -> dict[str, Any]:
+    """Give each running simulator of a dispatched version its ``SimFlight`` (the world's drone figures), once;
+    returns drone id → simulator. The flights wait on the ground for a launch."""
     from flows.sim.flight import FlightFaults, FlightOptions, attach_flight
 
     ledger = open_ledger()
@@ -57,6 +87,8 @@ def fly_and_report(
     except SortieError:
         drones = {}
     for drone_id, sim in vehicles.items():
+        if getattr(sim.flight, "items", None) is not None:
+            continue  # already has its flight
         kw: dict[str, Any] = {"speedup": speedup, "faults": faults or FlightFaults()}
         drone = drones.get(drone_id)
         if drone is not None:
@@ -65,7 +97,4 @@ def fly_and_report(
                       hover_power_w=drone.battery_wh * 3600.0 / drone.hover_time_s,
                       default_speed_mps=drone.cruise_speed_mps)
         attach_flight(sim, FlightOptions(**kw))
-    result = monitor_mission(draft_id, rec.version, actor=actor, now=now, options=options, on_update=on_update)
-    report = build_report(draft_id, rec.version)
-    write_report(report)
-    return {"monitor": result.to_dict(), "report": report.to_dict()}
+    return dict(vehicles)

@@ -24,6 +24,7 @@ Behaviour table (U = upload, D = download):
 | U: fence | kept aside and written whole when complete (`MissionItemProtocol_Fence::complete` → `write_fence`) | points written in place as they arrive, the count only when complete (`handle_mission_item_both`: `dm_write(DM_KEY_FENCE_POINTS, wp.seq + 1, …)`, `update_geofence_count`); rally the same (`DM_KEY_SAFE_POINTS`) |
 | D: while an upload is open | ack DENIED (`MissionItemProtocol::handle_mission_request_list`, `handle_mission_request_int`) | REQUEST_LIST ignored when busy (`handle_mission_request_list`) |
 | D: mission seq 0 | the vehicle's home (`MissionItemProtocol_Waypoints::get_item`: "always allow HOME to be read"; `AP_Mission` index 0) | the first planned item: no home slot |
+| D: frame in MISSION_ITEM_INT | the plain frame: 0 (GLOBAL; every command without a location, and the fence) or 3 (GLOBAL_RELATIVE_ALT) (`AP_Mission::mission_cmd_to_mavlink_int`, `MissionItemProtocol_Fence::get_item_as_mission_item`; observed on SITL) | the `_INT` frame for a location (5, 6), MAV_FRAME_MISSION (2) as stored (`format_mavlink_mission_item`, `_int_mode`) |
 | D: unused params | 0 (`AP_Mission::mission_cmd_to_mavlink_int` fills only the params a command uses) | as uploaded |
 | D: request for another seq | mission: COUNT again + ack ERROR (`MissionItemProtocol_Waypoints::get_item`); fence: INVALID_SEQUENCE (`MissionItemProtocol_Fence::get_item`) | the current or the previous seq is served; any other: ack ERROR, back to idle (`handle_mission_request_both`) |
 | D: end | nothing to close | SENDLIST until the station's ack or the 5 s timeout; a COUNT meanwhile gets ERROR (`handle_mission_count`) |
@@ -41,7 +42,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from planner.output.mission_items import MISSION, MissionItem  # noqa: E402
-from planner.output.mission_wire import from_wire, normalise_as_vehicle, to_wire  # noqa: E402
+from planner.output.mission_wire import from_wire, normalise_as_vehicle, plain_frame, to_wire  # noqa: E402
 
 
 
@@ -57,10 +58,11 @@ class VehicleSide(Protocol):
     transfer_timeout_s: float
     flight: Any
     stats: Any
+    reply_port: Any
     _lock: threading.Lock
     _missions: dict[int, tuple[MissionItem, ...]]
 
-    def send(self, build: Callable[[Any], None], loss: tuple[str, int, int] | None = None) -> bool: ...
+    def send(self, build: Callable[[Any], None], loss: tuple[str, int, int] | None = None, port: Any = None) -> bool: ...
     def log(self, text: str) -> None: ...
     def _store(self, mtype: int, items: tuple[MissionItem, ...]) -> None: ...
     def _as_downloaded(self, mtype: int, items: tuple[MissionItem, ...]) -> tuple[MissionItem, ...]: ...
@@ -96,14 +98,16 @@ class MissionProtocol:
         item = normalise_as_vehicle(from_wire(msg), self.v.dialect)
         return item
 
-    def ack(self, partner: tuple[int, int], mtype: int, result: int, *, final: bool = False) -> None:
+    def ack(self, partner: tuple[int, int], mtype: int, result: int, *, final: bool = False, port: Any = None) -> None:
+        """MISSION_ACK on the port of the transfer (``port``) or of the message being answered."""
         if final and result == _M.MAV_MISSION_ACCEPTED:
             if self.v.lose_final_ack:
                 self.v.stats.final_acks_lost += 1
                 return
-            self.v.send(lambda m: m.mission_ack_send(partner[0], partner[1], result, mtype), loss=("ack", mtype, -1))
+            self.v.send(lambda m: m.mission_ack_send(partner[0], partner[1], result, mtype), loss=("ack", mtype, -1),
+                        port=port)
             return
-        self.v.send(lambda m: m.mission_ack_send(partner[0], partner[1], result, mtype))
+        self.v.send(lambda m: m.mission_ack_send(partner[0], partner[1], result, mtype), port=port)
 
     def rejects(self, mtype: int, seq: int | None) -> int | None:
         """The injected refusal for this COUNT (seq None) or item, if any."""
@@ -120,6 +124,8 @@ class MissionProtocol:
 
     def serve(self, partner: tuple[int, int], item: MissionItem) -> None:
         wire = to_wire(item)
+        if self.v.dialect == "ardupilot":
+            wire["frame"] = plain_frame(wire["frame"])  # 0 and 3 even in MISSION_ITEM_INT (table: "D: frame")
         self.v.stats.downloads_served += 1
         self.v.send(lambda m: m.mission_item_int_send(partner[0], partner[1], **wire))
 
@@ -147,6 +153,7 @@ class _ApReceiving:
     last_receive_s: float = 0.0
     last_request_s: float = 0.0
     fence_new: list[MissionItem | None] = field(default_factory=list)
+    port: Any = None  # MissionItemProtocol::link: the channel the upload came on, which every request goes back to
 
 
 class ArduPilotMissions(MissionProtocol):
@@ -160,7 +167,8 @@ class ArduPilotMissions(MissionProtocol):
         # MissionItemProtocol::queued_request_send: mavlink_msg_mission_request_send (the legacy message)
         rx.last_request_s = now
         seq = rx.request_i
-        self.v.send(lambda m: m.mission_request_send(rx.partner[0], rx.partner[1], seq, mtype), loss=("request", mtype, seq))
+        self.v.send(lambda m: m.mission_request_send(rx.partner[0], rx.partner[1], seq, mtype), loss=("request", mtype, seq),
+                    port=rx.port)
 
     def on_count(self, msg: Any, now: float) -> None:
         mtype, partner = _mtype(msg), _partner(msg)
@@ -185,7 +193,7 @@ class ArduPilotMissions(MissionProtocol):
             self.completed(mtype, ())
             self.ack(partner, mtype, _M.MAV_MISSION_ACCEPTED, final=True)  # transfer_is_complete
             return
-        rx = _ApReceiving(partner, count, 0, now, now, [None] * count if mtype == _fence() else [])
+        rx = _ApReceiving(partner, count, 0, now, now, [None] * count if mtype == _fence() else [], self.v.reply_port)
         self.receiving[mtype] = rx
         self._request(mtype, rx, now)  # init_send_requests
 
@@ -275,7 +283,7 @@ class ArduPilotMissions(MissionProtocol):
                 # MissionItemProtocol::update: upload_timeout_ms → OPERATION_CANCELLED; items written so far stay
                 del self.receiving[mtype]
                 self.v.log(f"upload of type {mtype} timed out at seq {rx.request_i}; cancelled")
-                self.ack(rx.partner, mtype, _M.MAV_MISSION_OPERATION_CANCELLED)
+                self.ack(rx.partner, mtype, _M.MAV_MISSION_OPERATION_CANCELLED, port=rx.port)
             elif now - rx.last_request_s > self.v.rerequest_s:
                 self._request(mtype, rx, now)  # update: resend the request after wp_recv_timeout_ms
 
@@ -298,6 +306,7 @@ class Px4Missions(MissionProtocol):
         self.buffer: list[MissionItem | None] = []  # the inactive dataman slot of a mission upload
         self.time_last_sent = 0.0
         self.time_last_recv = 0.0
+        self.port: Any = None  # the channel of the transfer (``MavlinkMissionManager`` is one per link)
 
     def _count_of(self, mtype: int) -> int:
         return len(self.downloadable(mtype))
@@ -306,11 +315,12 @@ class Px4Missions(MissionProtocol):
         # send_mission_request: MISSION_REQUEST_INT in int mode (the mode a MISSION_ITEM_INT sender gets)
         self.time_last_sent = now
         seq, mtype, partner = self.transfer_seq, self.mission_type, self.partner
-        self.v.send(lambda m: m.mission_request_int_send(partner[0], partner[1], seq, mtype), loss=("request", mtype, seq))
+        self.v.send(lambda m: m.mission_request_int_send(partner[0], partner[1], seq, mtype), loss=("request", mtype, seq),
+                    port=self.port)
 
     def _ack(self, result: int, *, final: bool = False) -> None:
         # send_mission_ack always answers the transfer partner with the current _mission_type
-        self.ack(self.partner, self.mission_type, result, final=final)
+        self.ack(self.partner, self.mission_type, result, final=final, port=self.port)
 
     def on_count(self, msg: Any, now: float) -> None:
         mtype = _mtype(msg)
@@ -325,7 +335,7 @@ class Px4Missions(MissionProtocol):
             self._ack(_M.MAV_MISSION_ERROR)  # "IGN MISSION_COUNT: Busy" (e.g. still SENDLIST after a download)
             return
         self.time_last_recv = now
-        self.mission_type, self.partner = mtype, _partner(msg)
+        self.mission_type, self.partner, self.port = mtype, _partner(msg), self.v.reply_port
         refused = self.rejects(mtype, None)
         if refused is not None:
             self.v.stats.uploads_rejected += 1
@@ -392,7 +402,7 @@ class Px4Missions(MissionProtocol):
         if not (self.state == _IDLE or (self.state == _SENDLIST and self.mission_type == mtype)):
             return  # "Mission download request ignored, already active"
         self.time_last_recv = now
-        self.state, self.mission_type, self.partner = _SENDLIST, mtype, _partner(msg)
+        self.state, self.mission_type, self.partner, self.port = _SENDLIST, mtype, _partner(msg), self.v.reply_port
         self.transfer_seq, self.transfer_count = 0, self._count_of(mtype)
         n, partner = self.transfer_count, self.partner
         self.time_last_sent = now
@@ -429,7 +439,7 @@ class Px4Missions(MissionProtocol):
             return  # "IGN CLEAR CMD: Busy"
         mtype = _mtype(msg)
         self.time_last_recv = now
-        self.mission_type, self.partner = mtype, _partner(msg)
+        self.mission_type, self.partner, self.port = mtype, _partner(msg), self.v.reply_port
         if mtype == _M.MAV_MISSION_TYPE_ALL:
             for t in list(self.v._missions):
                 self.write(t, ())

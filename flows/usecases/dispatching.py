@@ -14,7 +14,9 @@ satisfies the authority.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,11 @@ def dispatch(
     reports. Otherwise the idempotency key is claimed in the ledger, the plan
     uploaded, and the outcome recorded: ACKED → DISPATCHED, a refusal → FAILED
     (draft ABORTED), an unknown outcome → UNCERTAIN (never re-sent blind).
+    Before the claim every vehicle's link is opened and must answer with the
+    bound vehicle's heartbeat (``flows.vehicle.upload.open_links``): a vehicle
+    that does not answer is ``DeviceUnavailable`` naming the likely causes (a
+    TCP port held by another client, a signing mismatch), nothing is claimed,
+    and the draft stays dispatchable. The upload then uses those same links.
     """
     who = actor if isinstance(actor, Actor) else Actor(actor)
     rec = ledger.get_draft(draft_id, version)
@@ -117,16 +124,65 @@ def dispatch(
             checks=checks, files=files_of(draft_id, rec.version, ledger.path.parent),
         )
     from flows.vehicle.linkspec import check_links
-    from flows.vehicle.upload import upload_plan as upload  # pymavlink is heavy: only a real dispatch loads it
+    from flows.vehicle.upload import open_links  # pymavlink is heavy: only a real dispatch loads it
 
     drones = sorted({s["drone_id"] for s in (rec.plan or {}).get("sorties", [])})
     check_links(drones, link)  # before the claim: a wrong --link must not use up the dispatch
-    claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id, now=now,
-                                  items_hash=seal.items_hash, approval_id=seal.approval_id)
-    if not claim.claimed:
-        return first_outcome(ledger, claim.dispatch, now=now, wait_s=timeout_s + 15.0)
-    kill_point("dispatch:after_claim")
     plan = seal.plan  # the plan whose hash was recomputed and whose items were hashed
+    key_store = ledger.path.parent / "keys"
+    with _claiming(key):  # racing requests of one process (the server's threads) hello one at a time
+        earlier = ledger.get_dispatch(key)
+        if earlier is not None:  # claimed meanwhile: its outcome, and this request never touches the vehicle
+            return first_outcome(ledger, earlier, now=now, wait_s=timeout_s + 15.0)
+        try:  # the vehicles answer before anything is claimed: a silent or wrong vehicle leaves the draft dispatchable
+            links = open_links(plan, world, link=link, key_store=key_store, heartbeat_timeout_s=min(5.0, timeout_s))
+        except DeviceUnavailable as exc:  # DeviceMismatch too
+            raise type(exc)(f"{exc.message}; nothing was claimed or sent: draft {draft_id} v{rec.version} stays "
+                            f"{rec.state} and can be dispatched again once the vehicle answers",
+                            details={**(exc.details if isinstance(exc.details, dict) else {}),
+                                     "draft_status": rec.state, "claimed": False}) from None
+        try:
+            claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id,
+                                          now=now, items_hash=seal.items_hash, approval_id=seal.approval_id)
+        except BaseException:
+            _close(links)
+            raise
+    try:
+        if not claim.claimed:
+            return first_outcome(ledger, claim.dispatch, now=now, wait_s=timeout_s + 15.0)
+        return _upload_claimed(ledger, rec, user.id, key, plan, world, link, links, key_store, checks, now=now,
+                               timeout_s=timeout_s)
+    finally:
+        _close(links)
+
+
+_CLAIMING: dict[str, threading.Lock] = {}
+_CLAIMING_GUARD = threading.Lock()
+
+
+@contextmanager
+def _claiming(key: str) -> Iterator[None]:
+    """One hello-and-claim per idempotency key at a time in this process: the first claims, the rest then find
+    its claim and answer with its outcome, without ever saying hello to the vehicle it is uploading to."""
+    with _CLAIMING_GUARD:
+        lock = _CLAIMING.setdefault(key, threading.Lock())
+    with lock:
+        yield
+
+
+def _close(links: dict[str, Any]) -> None:
+    for vl in links.values():
+        vl.close()
+
+
+def _upload_claimed(ledger: Ledger, rec: Any, user_id: str, key: str, plan: Any, world: Any, link: Any,
+                    links: dict[str, Any], key_store: Path, checks: list[str], *, now: datetime,
+                    timeout_s: float) -> DispatchSummary:
+    """Upload a claimed dispatch over the open links and record the outcome (see ``dispatch``)."""
+    from flows.vehicle.upload import upload_plan as upload
+
+    draft_id = rec.draft_id
+    kill_point("dispatch:after_claim")
 
     def on_attempt(entry: dict[str, Any]) -> None:
         try:
@@ -137,7 +193,8 @@ def dispatch(
             kill_point(f"upload:after_{entry.get('mission_type')}")  # crash tests: killed between transfers
 
     try:
-        outcome = upload(plan, world, link=link, timeout_s=timeout_s, on_attempt=on_attempt)
+        outcome = upload(plan, world, link=link, timeout_s=timeout_s, on_attempt=on_attempt, links=links,
+                         key_store=key_store)
         status, result = "ACKED", _outcome_dict(outcome)
         result["message"] = "the vehicle accepted the mission"
     except (DispatchFailed, DeviceUnavailable) as exc:
@@ -151,7 +208,7 @@ def dispatch(
     except Exception as exc:  # noqa: BLE001 - a crash mid-upload: what the vehicle holds is unknown
         status, result = "UNCERTAIN", {"message": f"the upload stopped with {type(exc).__name__}: {exc}"}
     kill_point("dispatch:after_upload")
-    done = ledger.finish_dispatch(key, status=status, result=result, actor=user.id, now=now)
+    done = ledger.finish_dispatch(key, status=status, result=result, actor=user_id, now=now)
     draft_now = ledger.get_draft(draft_id, rec.version).state
     from flows.integrity.outcomes import outcome_error  # integrity hook: a non-success is an error, same code
 

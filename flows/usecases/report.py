@@ -170,6 +170,7 @@ def build_report(draft_id: str, version: int | None = None, *, with_map: bool = 
     events = [e for e in ledger.events(draft_id) if e.version == version]
     dispatch = next((d for d in ledger.dispatches(draft_id) if d.version == version), None)
     flight = load_flight(draft_id, version, ledger.path.parent)
+    launched = _load_launch(draft_id, version, ledger.path.parent)
     flights = (flight or {}).get("flights", [])
     tracks = _tracks(flight)
     coverage = coverage_reached(plan, tracks) if plan is not None and flight else None
@@ -210,6 +211,7 @@ def build_report(draft_id: str, version: int | None = None, *, with_map: bool = 
             ],
             "not_uploaded": (dispatch.result or {}).get("not_uploaded", []),
         },
+        "launch": launched,
         "events": [
             {"time": e.event_time, "actor": e.actor, "from": e.from_state, "to": e.to_state, "reason": e.reason}
             for e in events
@@ -384,6 +386,20 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
             add(line)
         for n in disp["not_uploaded"]:
             add(f"- not uploaded yet: sortie {n.get('sortie_index')} of {_md(n.get('drone_id'))}: {_md(n.get('reason', ''))}")
+    heading("Launch")
+    launch = d.get("launch")
+    if not launch:
+        add("Not launched by sortie.")
+    else:
+        for v in launch.get("vehicles", []):
+            add(f"- {_md(v['drone_id'])} ({v['dialect']}, {_md(v['link'])}): **{v['status']}**"
+                + (f" at {_md(v['failed'])}" if v.get("failed") else "") + f": {_md(v.get('detail', ''))}")
+            checks = "; ".join(f"{'ok' if c['ok'] else 'FAILED'} {c['name']}" for c in v.get("checks", []))
+            if checks:
+                add(f"  - pre-flight checks: {checks}")
+            steps = ", ".join(f"{st['name']} {st.get('result') or st['outcome']}" for st in v.get("steps", []))
+            if steps:
+                add(f"  - the vehicle's answers: {steps}")
     heading("Alerts")
     if not d["alerts"]:
         add("None.")
@@ -445,3 +461,14 @@ def write_report(report: Report, out: str | Path | None = None, *, home: Path | 
     files["report"] = str(path)
     report.files = files
     return files
+
+
+def _load_launch(draft_id: str, version: int, home: Path | None = None) -> dict[str, Any] | None:
+    """The recorded launch of a version (``launch.json``, ``flows.usecases.launching``) in ``home``'s draft
+    folders (the authority's), or None."""
+    import json
+
+    from flows.usecases.launching import launch_path
+
+    path = launch_path(draft_id, version, home)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None

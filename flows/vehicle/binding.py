@@ -14,7 +14,7 @@ from typing import Any
 
 from planner.world.model import Drone
 
-__all__ = ["AUTOPILOT_DIALECT", "DIALECT_AUTOPILOT", "VehicleBinding", "binding_for"]
+__all__ = ["AUTOPILOT_DIALECT", "DIALECT_AUTOPILOT", "VehicleBinding", "binding_for", "binding_from_record"]
 
 AUTOPILOT_DIALECT = {3: "ardupilot", 12: "px4"}  # MAV_AUTOPILOT_ARDUPILOTMEGA, MAV_AUTOPILOT_PX4
 DIALECT_AUTOPILOT = {v: k for k, v in AUTOPILOT_DIALECT.items()}
@@ -51,3 +51,15 @@ def binding_for(drone: Drone, key_store: Path | None = None) -> VehicleBinding:
         system_id=drone.mavlink_system_id, component_id=drone.mavlink_component_id,
         autopilot=DIALECT_AUTOPILOT.get(drone.autopilot), signing_key=key, key_ref=drone.signing_key,
     )
+
+
+def binding_from_record(recorded: dict[str, Any], key_store: Path) -> VehicleBinding:
+    """The binding a dispatch recorded for a vehicle (``VehicleBinding.to_dict``), its key read again from the
+    store by reference: later commands go to the vehicle the mission was uploaded to, signed as the upload was."""
+    key = None
+    if recorded.get("key_ref"):
+        from flows.vehicle.keys import load_signing_key
+
+        key = load_signing_key(key_store, recorded["key_ref"])
+    return VehicleBinding(system_id=recorded.get("system_id"), component_id=recorded.get("component_id"),
+                          autopilot=recorded.get("autopilot"), signing_key=key, key_ref=recorded.get("key_ref"))

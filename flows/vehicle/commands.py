@@ -1,38 +1,40 @@
-"""Commanding a flying vehicle: COMMAND_LONG, its COMMAND_ACK, bounded retries, a lost ACK settled by evidence.
+"""Commanding a vehicle: COMMAND_LONG, its COMMAND_ACK, bounded retries, a lost ACK settled by evidence.
 
-``VehicleController`` opens its own link to one vehicle (the vehicle, or the
-router in front of it, answers every ground station that talks to it, so the
-monitor keeps following while a controller commands), learns the vehicle's
-ids, autopilot and state from its HEARTBEAT and MISSION_CURRENT, and runs one
-``Command`` at a time:
+``VehicleController`` speaks through one ``VehicleLink`` (``flows.vehicle.link``:
+opened with the drone's binding, so every command is signed when the drone has
+a key, and with the streams that confirm a command asked for — ArduPilot sends
+no MISSION_CURRENT on a port nobody asked, and its pause shows only there). It
+runs one ``Command`` at a time:
 
 1. **Already in effect?** If the vehicle's own state already shows the
-   command's effect (paused, in RTL, …) nothing is sent (a repeated
+   command's effect (paused, in RTL, armed, …) nothing is sent (a repeated
    ``sortie pause`` is a no-op, not a second command).
 2. **Send once, wait for COMMAND_ACK** (``ack_timeout_s``). ACCEPTED is then
    confirmed by the vehicle's state (``confirm_timeout_s``); IN_PROGRESS waits
    on; TEMPORARILY_REJECTED is tried again (bounded); DENIED, FAILED,
-   UNSUPPORTED are refusals, reported with the vehicle's words.
-3. **No ACK: settle by evidence, never by sending twice blind.** The command
-   or its ACK was lost, and the two need opposite answers. The next
-   HEARTBEAT (mode) — or for ArduPilot's pause, which keeps mode AUTO, the
-   next MISSION_CURRENT (``mission_state`` PAUSED, ArduCopter
-   ``GCS_MAVLINK_Copter::mission_state``) — received after the ACK timeout
-   decides: in effect → SETTLED (the ACK was lost); not in effect → the
-   command never arrived, so it is sent again with ``confirmation`` + 1 (the
-   MAVLink field for a retransmission), at most ``max_attempts`` times.
+   UNSUPPORTED are refusals, reported with the vehicle's words — never papered
+   over by another command.
+3. **No ACK: settle by evidence, never by sending twice blind.** The next
+   message named by the command's ``evidence`` (HEARTBEAT for a mode or the
+   armed flag, MISSION_CURRENT for ArduPilot's pause, EXTENDED_SYS_STATE for a
+   take-off) received after the ACK timeout decides: in effect → SETTLED (the
+   ACK was lost); not in effect → the command never arrived, so it is sent
+   again with ``confirmation`` + 1 (the MAVLink field for a retransmission), at
+   most ``max_attempts`` times.
 4. Before every send ``may_send()`` is asked (a resume checks the ledger: a
    recall recorded meanwhile wins, and the resume is abandoned).
 
-Telemetry is data: nothing received is ever turned into a command here; the
-commands are the caller's.
+Telemetry is data: nothing received is ever turned into a command here.
 
-Dialects: ArduCopter pauses a mission with ``MAV_CMD_DO_PAUSE_CONTINUE``
-(``GCS_MAVLINK_Copter::handle_command_pause_continue``); PX4's commander does
-not handle it (``Commander::handle_command`` answers UNSUPPORTED), so a PX4
-vehicle is held by ``MAV_CMD_DO_SET_MODE`` AUTO.LOITER and resumed with
-AUTO.MISSION. Return to launch is ``MAV_CMD_NAV_RETURN_TO_LAUNCH`` and land in
-place ``MAV_CMD_NAV_LAND`` on both.
+Dialects: ArduCopter pauses with ``MAV_CMD_DO_PAUSE_CONTINUE``
+(``GCS_MAVLINK_Copter::handle_command_pause_continue``; refused while taking off
+or at a waypoint: ``ModeAuto::pause``); a hold that must be forced uses BRAKE,
+which holds by itself (``ModeBrake``), never LOITER or POSHOLD, which follow the
+pilot's throttle and descend without one (FACTS.md). PX4's commander does not
+handle DO_PAUSE_CONTINUE, so a PX4 vehicle is held with AUTO.LOITER (Hold) and
+resumed with AUTO.MISSION. Return to launch is ``MAV_CMD_NAV_RETURN_TO_LAUNCH``,
+land in place ``MAV_CMD_NAV_LAND``; the launch steps (mode, arm, mission start)
+are ``flows.vehicle.launch``'s.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ from typing import Any, Literal
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
 
-from flows.vehicle.modes import mode_name  # noqa: E402
-from planner.errors import DeviceUnavailable, InvalidArgument  # noqa: E402
+from flows.vehicle.binding import VehicleBinding  # noqa: E402
+from flows.vehicle.view import VehicleView  # noqa: E402
+from planner.errors import InvalidArgument  # noqa: E402
 
 __all__ = [
     "VehicleView",
@@ -57,20 +60,25 @@ __all__ = [
     "ControlOptions",
     "VehicleController",
     "pause_command",
-    "hold_command",
+    "brake_command",
     "resume_command",
     "rtl_command",
     "land_command",
+    "set_mode_command",
+    "arm_command",
+    "disarm_command",
+    "mission_start_command",
     "result_name",
     "distance_m",
 ]
 
-GCS_SYSTEM_ID = 255
 CONTROL_COMPONENT_ID = _M.MAV_COMP_ID_MISSIONPLANNER  # 190: the ground station that commands
-_PX4_MAIN_AUTO, _PX4_SUB_LOITER, _PX4_SUB_MISSION = 4, 3, 4  # px4_custom_mode.h
-_ARDU_MODE_NUMBER = {"AUTO": 3, "LOITER": 5, "RTL": 6, "LAND": 9}  # ArduCopter/mode.h Mode::Number
+_PX4_MAIN_AUTO = 4  # px4_custom_mode.h: PX4_CUSTOM_MAIN_MODE_AUTO
+_PX4_SUB = {"LOITER": 3, "AUTO": 4, "RTL": 5, "LAND": 6}  # PX4_CUSTOM_SUB_MODE_AUTO_{LOITER,MISSION,RTL,LAND}
+_ARDU_MODE_NUMBER = {"STABILIZE": 0, "AUTO": 3, "GUIDED": 4, "LOITER": 5, "RTL": 6, "LAND": 9, "BRAKE": 17}
 
 Outcome = Literal["CONFIRMED", "SETTLED", "ALREADY", "ACCEPTED_UNCONFIRMED", "REFUSED", "NO_ANSWER", "ABANDONED"]
+Evidence = Literal["HEARTBEAT", "MISSION_CURRENT", "EXTENDED_SYS_STATE"]
 
 
 def result_name(code: int) -> str:
@@ -86,40 +94,6 @@ def distance_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
 
 
 @dataclass(frozen=True)
-class VehicleView:
-    """What the vehicle last said about itself (HEARTBEAT, MISSION_CURRENT, GLOBAL_POSITION_INT)."""
-
-    autopilot: int = _M.MAV_AUTOPILOT_ARDUPILOTMEGA
-    mode: str = ""
-    armed: bool = False
-    mission_state: int | None = None
-    seq: int | None = None
-    lat: float | None = None
-    lon: float | None = None
-    alt_m: float | None = None
-
-    @property
-    def dialect(self) -> str:
-        return "px4" if self.autopilot == _M.MAV_AUTOPILOT_PX4 else "ardupilot"
-
-    @property
-    def paused(self) -> bool:
-        """Held in the mission: mode LOITER (PX4 AUTO.LOITER, ArduCopter LOITER) or ArduPilot AUTO paused."""
-        if self.mode == "LOITER":
-            return True
-        return self.dialect == "ardupilot" and self.mode == "AUTO" and self.mission_state == _M.MISSION_STATE_PAUSED
-
-    @property
-    def returning(self) -> bool:
-        return self.mode in ("RTL", "LAND")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"dialect": self.dialect, "mode": self.mode, "armed": self.armed, "paused": self.paused,
-                "mission_state": self.mission_state, "seq": self.seq, "lat": self.lat, "lon": self.lon,
-                "alt_m": None if self.alt_m is None else round(self.alt_m, 1)}
-
-
-@dataclass(frozen=True)
 class Command:
     """One command and the vehicle state that shows it is in effect (``evidence`` names where to look)."""
 
@@ -127,7 +101,7 @@ class Command:
     command: int
     params: tuple[float, float, float, float, float, float, float]
     in_effect: Callable[[VehicleView], bool]
-    evidence: Literal["HEARTBEAT", "MISSION_CURRENT"] = "HEARTBEAT"
+    evidence: Evidence = "HEARTBEAT"
 
 
 @dataclass
@@ -154,49 +128,76 @@ class CommandOutcome:
                 "duration_s": round(self.duration_s, 3), "in_effect": self.in_effect, "vehicle": self.view.to_dict()}
 
 
-def _set_mode_params(dialect: str, mode: str) -> tuple[float, float, float, float, float, float, float]:
+def _p(*values: float) -> tuple[float, float, float, float, float, float, float]:
+    out = [float(v) for v in values] + [0.0] * 7
+    return (out[0], out[1], out[2], out[3], out[4], out[5], out[6])
+
+
+def set_mode_command(dialect: str, mode: str, name: str | None = None) -> Command:
+    """MAV_CMD_DO_SET_MODE with the dialect's custom mode (ArduCopter ``Mode::Number``; PX4 main AUTO + sub mode)."""
     base = float(_M.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED)
     if dialect == "px4":
-        sub = {"LOITER": _PX4_SUB_LOITER, "AUTO": _PX4_SUB_MISSION}[mode]
-        return (base, float(_PX4_MAIN_AUTO), float(sub), 0.0, 0.0, 0.0, 0.0)
-    return (base, float(_ARDU_MODE_NUMBER[mode]), 0.0, 0.0, 0.0, 0.0, 0.0)
+        if mode not in _PX4_SUB:
+            raise InvalidArgument(f"no PX4 mode {mode!r} here (one of {', '.join(sorted(_PX4_SUB))})")
+        params = _p(base, _PX4_MAIN_AUTO, _PX4_SUB[mode])
+    else:
+        if mode not in _ARDU_MODE_NUMBER:
+            raise InvalidArgument(f"no ArduCopter mode {mode!r} here (one of {', '.join(sorted(_ARDU_MODE_NUMBER))})")
+        params = _p(base, _ARDU_MODE_NUMBER[mode])
+    return Command(name or mode.lower(), _M.MAV_CMD_DO_SET_MODE, params, lambda v: v.mode == mode)
 
 
-def hold_command(dialect: str) -> Command:
-    """Hold by mode: MAV_CMD_DO_SET_MODE to LOITER (PX4 AUTO.LOITER; ArduCopter LOITER, whose AUTO later resumes
-    the current item: ArduCopter mode_auto.cpp ModeAuto::init → mission.start_or_resume())."""
-    return Command("pause", _M.MAV_CMD_DO_SET_MODE, _set_mode_params(dialect, "LOITER"), lambda v: v.mode == "LOITER")
+def brake_command(dialect: str) -> Command:
+    """A hold that holds by itself: ArduCopter BRAKE (``ModeBrake``: stops and holds position, no pilot needed);
+    PX4 AUTO.LOITER (Hold). Never LOITER/POSHOLD on ArduCopter: without a pilot's throttle they descend."""
+    return set_mode_command(dialect, "LOITER" if dialect == "px4" else "BRAKE", "hold")
 
 
 def pause_command(dialect: str) -> Command:
     """Hold the vehicle where it is, mission kept: DO_PAUSE_CONTINUE(0) on ArduPilot, AUTO.LOITER on PX4.
 
-    ArduCopter refuses the pause (FAILED) while it is not flying a waypoint leg, for instance while it holds at
-    a waypoint (ModeAuto::pause: ``wp_nav->reached_wp_destination()``); the caller then holds by mode
-    (``hold_command``)."""
+    ArduCopter refuses the pause (FAILED) while it is not flying a waypoint leg: during NAV_TAKEOFF, while
+    it holds at a waypoint (``ModeAuto::pause``). That refusal is the answer; the caller reports it."""
     if dialect == "px4":
-        return hold_command("px4")
-    return Command("pause", _M.MAV_CMD_DO_PAUSE_CONTINUE, (0.0, 0, 0, 0, 0, 0, 0), lambda v: v.paused,
-                   evidence="MISSION_CURRENT")
+        return set_mode_command("px4", "LOITER", "pause")
+    return Command("pause", _M.MAV_CMD_DO_PAUSE_CONTINUE, _p(0), lambda v: v.paused, evidence="MISSION_CURRENT")
 
 
 def resume_command(dialect: str, mode: str = "AUTO") -> Command:
-    """Go on with the mission: back to AUTO from a LOITER hold (both dialects), else DO_PAUSE_CONTINUE(1)."""
-    if dialect == "px4" or mode == "LOITER":
-        return Command("resume", _M.MAV_CMD_DO_SET_MODE, _set_mode_params(dialect, "AUTO"),
+    """Go on with the mission: back to AUTO from a hold by mode (PX4 Hold, ArduCopter BRAKE/GUIDED), else
+    DO_PAUSE_CONTINUE(1) (ArduCopter ``ModeAuto::resume``)."""
+    if dialect == "px4" or mode in ("BRAKE", "GUIDED", "LOITER"):
+        return Command("resume", _M.MAV_CMD_DO_SET_MODE, set_mode_command(dialect, "AUTO").params,
                        lambda v: v.mode == "AUTO" and not v.paused)
-    return Command("resume", _M.MAV_CMD_DO_PAUSE_CONTINUE, (1.0, 0, 0, 0, 0, 0, 0),
+    return Command("resume", _M.MAV_CMD_DO_PAUSE_CONTINUE, _p(1),
                    lambda v: v.mode == "AUTO" and v.mission_state == _M.MISSION_STATE_ACTIVE, evidence="MISSION_CURRENT")
 
 
 def rtl_command() -> Command:
     """Return to launch (both dialects: MAV_CMD_NAV_RETURN_TO_LAUNCH; in effect when the mode is RTL)."""
-    return Command("rtl", _M.MAV_CMD_NAV_RETURN_TO_LAUNCH, (0.0, 0, 0, 0, 0, 0, 0), lambda v: v.mode == "RTL")
+    return Command("rtl", _M.MAV_CMD_NAV_RETURN_TO_LAUNCH, _p(0), lambda v: v.mode == "RTL")
 
 
 def land_command() -> Command:
     """Land where it is (MAV_CMD_NAV_LAND with lat/lon 0: the current position; in effect when the mode is LAND)."""
-    return Command("land", _M.MAV_CMD_NAV_LAND, (0.0, 0, 0, 0, 0, 0, 0), lambda v: v.mode == "LAND")
+    return Command("land", _M.MAV_CMD_NAV_LAND, _p(0), lambda v: v.mode == "LAND")
+
+
+def arm_command() -> Command:
+    """MAV_CMD_COMPONENT_ARM_DISARM(1): in effect when the heartbeat says armed."""
+    return Command("arm", _M.MAV_CMD_COMPONENT_ARM_DISARM, _p(1), lambda v: v.armed)
+
+
+def disarm_command() -> Command:
+    """MAV_CMD_COMPONENT_ARM_DISARM(0), never forced: an autopilot refuses it in the air (``AP_Arming_Copter::disarm``)."""
+    return Command("disarm", _M.MAV_CMD_COMPONENT_ARM_DISARM, _p(0), lambda v: not v.armed)
+
+
+def mission_start_command(dialect: str) -> Command:
+    """MAV_CMD_MISSION_START (first and last item 0: ArduCopter DENIES others): in effect once the vehicle is
+    armed in its mission mode and off the ground (EXTENDED_SYS_STATE, else the altitude)."""
+    return Command("mission_start", _M.MAV_CMD_MISSION_START, _p(0, 0),
+                   lambda v: v.armed and v.mode == "AUTO" and v.airborne, evidence="EXTENDED_SYS_STATE")
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,7 @@ class ControlOptions:
     confirm_timeout_s: float = 3.0
     in_progress_timeout_s: float = 5.0
     max_attempts: int = 3
+    stream_ack_s: float = 1.0
 
     def __post_init__(self) -> None:
         if min(self.connect_timeout_s, self.ack_timeout_s, self.settle_timeout_s, self.confirm_timeout_s) <= 0:
@@ -218,23 +220,27 @@ class ControlOptions:
 
 
 class VehicleController:
-    """One link to one vehicle for commands; use as a context manager so the socket is closed."""
+    """Commands to one vehicle through a ``VehicleLink``; a context manager (closes the link it opened itself).
 
-    def __init__(self, link: str, options: ControlOptions | None = None) -> None:
-        self.link = link
+    ``link``: a connected ``VehicleLink`` (kept open: its owner closes it) or a connection string, opened here
+    with ``binding`` (``flows.vehicle.link.open_link``) and the streams that confirm commands.
+    """
+
+    def __init__(self, link: Any, options: ControlOptions | None = None, *, binding: VehicleBinding | None = None,
+                 streams: Any = None) -> None:
+        from flows.vehicle.link import CONTROL_STREAMS, VehicleLink  # pymavlink: only when a vehicle is commanded
+
         self.options = options or ControlOptions()
-        from pymavlink import mavutil  # loads every dialect: only when a vehicle is actually commanded
-
-        try:
-            self.conn = mavutil.mavlink_connection(link, source_system=GCS_SYSTEM_ID, source_component=CONTROL_COMPONENT_ID)
-        except Exception as exc:  # noqa: BLE001 - pymavlink raises many kinds for a bad string or socket
-            raise DeviceUnavailable(f"cannot open MAVLink link {link!r}: {exc}") from None
-        self.view = VehicleView()
-        self.target: tuple[int, int] | None = None
+        if isinstance(link, VehicleLink):
+            self.link, self._owned = link, False
+        else:
+            self.link = VehicleLink(str(link), binding, streams=CONTROL_STREAMS if streams is None else streams,
+                                    heartbeat_timeout_s=self.options.connect_timeout_s,
+                                    stream_ack_s=self.options.stream_ack_s, component_id=CONTROL_COMPONENT_ID)
+            self._owned = True
         self.sent: list[dict[str, Any]] = []
         self._acks: list[tuple[float, Any]] = []
-        self._last: dict[str, float] = {}  # message type → monotonic time of the last one received
-        self._last_hello = 0.0
+        self._unsubscribe = self.link.subscribe(self._watch)
 
     def __enter__(self) -> "VehicleController":
         return self
@@ -243,86 +249,42 @@ class VehicleController:
         self.close()
 
     def close(self) -> None:
-        try:
-            self.conn.close()
-        except OSError:
-            pass
+        self._unsubscribe()
+        if self._owned:
+            self.link.close()
 
-    # --- reading ---------------------------------------------------------------------------
+    @property
+    def view(self) -> VehicleView:
+        return self.link.view
 
-    def _hello(self) -> None:
-        now = time.monotonic()
-        if now - self._last_hello >= 0.5:
-            self._last_hello = now
-            try:
-                self.conn.mav.heartbeat_send(_M.MAV_TYPE_GCS, _M.MAV_AUTOPILOT_INVALID, 0, 0, _M.MAV_STATE_ACTIVE)
-            except OSError:
-                pass
+    @property
+    def connected(self) -> bool:
+        return bool(self.link.target_system)
 
-    def _handle(self, msg: Any) -> None:
-        kind = msg.get_type()
-        if kind == "BAD_DATA" or msg.get_srcSystem() in (0, GCS_SYSTEM_ID):
-            return
-        if kind == "HEARTBEAT":
-            if msg.type == _M.MAV_TYPE_GCS:
-                return
-            if self.target is None:
-                self.target = (msg.get_srcSystem(), msg.get_srcComponent())
-            armed = bool(msg.base_mode & _M.MAV_MODE_FLAG_SAFETY_ARMED)
-            self.view = VehicleView(int(msg.autopilot), mode_name(int(msg.custom_mode), int(msg.autopilot)), armed,
-                                    self.view.mission_state, self.view.seq, self.view.lat, self.view.lon, self.view.alt_m)
-        elif self.target is not None and msg.get_srcSystem() != self.target[0]:
-            return
-        elif kind == "MISSION_CURRENT":
-            state = getattr(msg, "mission_state", None)
-            self.view = VehicleView(self.view.autopilot, self.view.mode, self.view.armed,
-                                    None if state in (None, 0) else int(state), int(msg.seq),
-                                    self.view.lat, self.view.lon, self.view.alt_m)
-        elif kind == "GLOBAL_POSITION_INT":
-            self.view = VehicleView(self.view.autopilot, self.view.mode, self.view.armed, self.view.mission_state,
-                                    self.view.seq, msg.lat / 1e7, msg.lon / 1e7, msg.relative_alt / 1000.0)
-        elif kind == "COMMAND_ACK":
+    def _watch(self, msg: Any) -> None:
+        if msg.get_type() == "COMMAND_ACK":
             self._acks.append((time.monotonic(), msg))
-        self._last[kind] = time.monotonic()
 
     def pump(self, seconds: float, until: Callable[[], bool] | None = None) -> bool:
         """Read telemetry for up to ``seconds`` (bounded) or until ``until()``; True if ``until`` became true."""
-        deadline = time.monotonic() + max(0.0, seconds)
-        while True:
-            if until is not None and until():
-                return True
-            now = time.monotonic()
-            if now >= deadline:
-                return False
-            self._hello()
-            try:
-                msg = self.conn.recv_match(blocking=True, timeout=min(0.05, deadline - now))
-            except OSError:
-                msg = None
-            if msg is not None:
-                self._handle(msg)
+        return self.link.pump(seconds, until)
 
     def connect(self) -> VehicleView:
-        """Say hello and wait for the vehicle's heartbeat and mission state; ``DeviceUnavailable`` if silent."""
+        """Hello, the vehicle's heartbeat and the streams that confirm commands; ``DeviceUnavailable`` (with the
+        likely causes) if silent. Then waits up to 1 s for a MISSION_CURRENT and a position, which a vehicle on
+        the ground may not send."""
         t0 = time.monotonic()
-        if not self.pump(self.options.connect_timeout_s, lambda: self.target is not None):
-            raise DeviceUnavailable(f"no heartbeat from {self.link} within {self.options.connect_timeout_s:g} s")
-        # one MISSION_CURRENT too (ArduPilot's pause shows only there); a vehicle on the ground may not send it
-        self.pump(1.0, lambda: self._last.get("MISSION_CURRENT", 0.0) > t0 and self._last.get("GLOBAL_POSITION_INT", 0.0) > t0)
+        if not self.connected:
+            self.link.connect(time.monotonic() + self.options.connect_timeout_s)
+        seen = self.link.seen
+        self.pump(1.0, lambda: seen.get("MISSION_CURRENT", 0.0) > t0 and seen.get("GLOBAL_POSITION_INT", 0.0) > t0)
         return self.view
 
-    def _fresh(self, kind: str, after: float, timeout_s: float) -> bool:
-        return self.pump(timeout_s, lambda: self._last.get(kind, 0.0) > after)
-
-    # --- commanding ------------------------------------------------------------------------
-
     def _send(self, cmd: Command, confirmation: int) -> float:
-        assert self.target is not None
-        p = cmd.params
         sent_at = time.monotonic()
-        self.conn.mav.command_long_send(self.target[0], self.target[1], cmd.command, confirmation, *p)
+        self.link.command_long(cmd.command, cmd.params, confirmation)
         self.sent.append({"name": cmd.name, "command": cmd.command, "confirmation": confirmation,
-                          "params": list(p[:4])})
+                          "params": list(cmd.params[:4])})
         return sent_at
 
     def _ack_after(self, command: int, since: float) -> Any | None:
@@ -335,7 +297,7 @@ class VehicleController:
         """Run one command to a known outcome within the bounds (see the module docstring)."""
         opts = self.options
         t0 = time.monotonic()
-        if self.target is None:
+        if not self.connected:
             self.connect()
         out = CommandOutcome(cmd.name, cmd.command, "NO_ANSWER")
 
@@ -367,9 +329,10 @@ class VehicleController:
             if ack is None:
                 # Lost command or lost ACK: the vehicle's own state says which (never a blind second send).
                 settle_from = time.monotonic()
-                if not self._fresh(cmd.evidence, settle_from, opts.settle_timeout_s):
+                if not self.link.fresh(cmd.evidence, settle_from, opts.settle_timeout_s):
                     return done("NO_ANSWER", f"no COMMAND_ACK and no {cmd.evidence} within "
-                                f"{opts.ack_timeout_s + opts.settle_timeout_s:g} s: the vehicle is silent")
+                                f"{opts.ack_timeout_s + opts.settle_timeout_s:g} s: the vehicle is silent"
+                                + self.link.unanswered_hint())
                 if cmd.in_effect(self.view):
                     return done("SETTLED", f"no COMMAND_ACK, but the next {cmd.evidence} shows it in effect "
                                 f"(mode {self.view.mode}): the ACK was lost, the command was not sent again")
@@ -383,12 +346,14 @@ class VehicleController:
             if int(ack.result) != _M.MAV_RESULT_ACCEPTED:
                 return done("REFUSED", f"the vehicle answered {name} (mode {self.view.mode})", name)
             since = time.monotonic()
-            if self.pump(opts.confirm_timeout_s, lambda: self._last.get(cmd.evidence, 0.0) > since and cmd.in_effect(self.view)):
+            if self.pump(opts.confirm_timeout_s,
+                         lambda: self.link.seen.get(cmd.evidence, 0.0) > since and cmd.in_effect(self.view)):
                 return done("CONFIRMED", f"ACCEPTED and the vehicle's {cmd.evidence} shows it (mode {self.view.mode})", name)
-            return done("ACCEPTED_UNCONFIRMED", f"ACCEPTED but the vehicle's state does not show it within "
+            return done("ACCEPTED_UNCONFIRMED", f"ACCEPTED but the vehicle's {cmd.evidence} does not show it within "
                         f"{opts.confirm_timeout_s:g} s (mode {self.view.mode})", name)
         return done("NO_ANSWER", f"no effect after {out.attempts} attempt(s)")
 
     def wait_landed(self, timeout_s: float) -> bool:
         """Follow the vehicle until it disarms after flight (landed), bounded; True when it did."""
-        return self.pump(timeout_s, lambda: self.target is not None and not self.view.armed)
+        return self.pump(timeout_s, lambda: self.connected and not self.view.armed)
+

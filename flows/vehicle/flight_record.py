@@ -59,6 +59,10 @@ class Expectation:
     energy_wh: float
     battery_fraction: float
     battery_wh: float
+    dock_lat: float | None = None  # where a recalled vehicle returns (its home)
+    dock_lon: float | None = None
+    landing_lat: float | None = None  # where the plan lands it (the final NAV_LAND, or the dock after an RTL item)
+    landing_lon: float | None = None
 
 
 @dataclass
@@ -72,9 +76,11 @@ class DroneFlight:
     reason: str = ""
     mode: str = ""
     armed: bool = False
-    ever_armed: bool = False
+    ever_armed: bool = False  # armed and seen airborne (a vehicle armed on the ground has not flown)
     nav_total: int = 0
-    reached: list[int] = field(default_factory=list)
+    reached: list[int] = field(default_factory=list)  # navigation items done, as MISSION_ITEM_REACHED and MISSION_CURRENT show
+    reported: list[int] = field(default_factory=list)  # the MISSION_ITEM_REACHED seqs received, as sent (coalesced)
+    highest_current: int | None = None  # the highest MISSION_CURRENT seq seen while flying the mission
     current_seq: int | None = None
     mission_state: int | None = None
     paused: bool = False

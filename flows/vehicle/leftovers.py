@@ -15,16 +15,17 @@ from planner.output.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RAL
 from planner.output.mission_wire import compare_items
 
 if TYPE_CHECKING:
-    from flows.vehicle.link import MavLink
+    from flows.vehicle.mission_client import MissionClient
 
-__all__ = ["leave_nothing_behind"]
+__all__ = ["UPLOAD_ORDER", "leave_nothing_behind"]
 
 UPLOAD_ORDER: tuple[int, ...] = (FENCE, MISSION, RALLY)
+"""Fence first: a mission must never be flyable on a vehicle whose fence is stale (the one order: upload, read-back)."""
 MISSION_TYPE_NAMES_ORDER = tuple(MISSION_TYPE_NAMES[t] for t in UPLOAD_ORDER)
 
 
 def leave_nothing_behind(
-    ml: "MavLink", ms: MissionSet, result: Any, record: Any, deadline: float, touched: list[int]
+    ml: "MissionClient", ms: MissionSet, result: Any, record: Any, deadline: float, touched: list[int]
 ) -> None:
     """After a failure: clear what this dispatch touched, then record what the vehicle holds.
 

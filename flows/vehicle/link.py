@@ -1,110 +1,145 @@
-"""The ground-station side of the MAVLink mission protocol over one pymavlink link.
+"""The one way sortie opens a MAVLink link to a vehicle: ``open_link`` → ``VehicleLink``.
 
-``MavLink`` opens a connection string (``udpout:127.0.0.1:14560``, ``udpin:…``,
-``tcp:…``), says hello with a HEARTBEAT (a ``udpin`` vehicle learns our
-address from it) and waits for the vehicle's heartbeat to learn its system
-and component ids. ``upload`` and ``download`` run one transfer each and
-return a ``Transfer`` record; they never raise for a protocol outcome (a NACK,
-silence, a timeout): deciding what an outcome means is the dispatcher's job.
+Every part that talks to a vehicle — the upload, launch, the control commands
+(pause, resume, recall), the flight follower and reconcile — takes a
+``VehicleLink`` (or a connection string it hands to ``open_link``); nothing
+else creates a pymavlink connection. A long-lived owner (the authority's
+vehicle hub) can hold one link per vehicle and lend it to each part in turn;
+``subscribe`` lets it watch every message while a part reads.
 
-The upload follows the protocol as real vehicles need it (FACTS.md, MAVLink):
-MISSION_COUNT is resent until the first request; whatever seq the vehicle asks
-for is answered (repeats are normal, a legacy MISSION_REQUEST gets a
-MISSION_ITEM_INT); an INVALID_SEQUENCE ack (our duplicate arrived late) is not
-fatal; after ``retry_s`` of silence the last message is resent, at most
-``max_retries`` times in a row (``final_ack_retries`` once the last item has
-gone out: a vehicle still missing an item would be asking for it, so a quiet
-vehicle then most likely stored the mission and lost its ack, which the
-dispatcher settles by reading it back); everything ends by ``deadline``
-(monotonic).
-An ACCEPTED ack counts only once the last item has been sent, so a stale ack
-of an earlier transfer cannot pass for this one.
+What opening a link does, and why (FACTS.md, "MAVLink" and "ArduCopter 4.6.3
+SITL, observed"):
 
-Reasoning from the protocol, not from one vehicle: once the last item has gone
-out, any answer other than ACCEPTED (ERROR, INVALID_SEQUENCE, DENIED,
-OPERATION_CANCELLED) or silence leaves the outcome unknown — ArduPilot answers
-ERROR to the re-sent last item of a transfer it has already stored
-(``GCS_MAVLINK::handle_mission_item``) — so the transfer ends UNCERTAIN with
-that answer in ``result``, for the dispatcher to settle by reading back. Before
-the first request, ERROR or DENIED means "busy" (PX4 still serving a download,
-ArduPilot receiving from another station): nothing was written, so COUNT is
-sent again on the retry timer until the deadline.
+- the connection string is pymavlink's (``udpout:``, ``udpin:``, ``tcp:HOST:PORT``);
+- the **binding** (``flows.vehicle.binding``) is applied to everything: our
+  MAVLink ids, the vehicle's expected system/component id and autopilot
+  (``DeviceMismatch`` otherwise, nothing sent), and with a signing key **every
+  outgoing message is signed** and unsigned or wrongly signed replies are
+  dropped — a signed ArduPilot silently drops unsigned commands and stream
+  requests on every port but SERIAL0;
+- a GCS HEARTBEAT at 1 Hz while the link is read (some vehicles drop a silent
+  partner), and the vehicle's own heartbeat awaited before anything else is sent;
+- the telemetry the caller needs is **asked for on every (re)connection**:
+  ArduPilot streams nothing but HEARTBEAT on a port until asked, and rates are
+  kept per port: MAV_CMD_SET_MESSAGE_INTERVAL per message, and for any that is
+  not ACCEPTED, REQUEST_DATA_STREAM of the group that carries it;
+- when no heartbeat comes before anything was sent, the error names the likely
+  causes: a TCP port held by another client (ArduPilot serves one client per
+  port; a second one connects and then hears nothing), a signing mismatch, a
+  vehicle that is down or a wrong address.
 
-Binding: ``expect_system``/``expect_component``/``expect_autopilot`` make
-``wait_vehicle`` refuse any other vehicle (``DeviceMismatch``); with
-``signing_key`` every message is signed (MAVLink 2, pymavlink ``setup_signing``)
-and unsigned or wrongly signed messages are dropped by the parser, so a
-vehicle that should sign cannot be impersonated by one that does not.
+Every message of the vehicle updates ``view`` (``flows.vehicle.view``), so a
+part reads the vehicle's own state, never a value it has not sent.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
-import struct  # noqa: E402
-
-from flows.vehicle.transfer import Transfer, TransferOutcome, result_name  # noqa: E402
+from flows.vehicle.binding import VehicleBinding  # noqa: E402
+from flows.vehicle.view import VehicleView, apply  # noqa: E402
 from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument  # noqa: E402
-from planner.output.mission_items import FENCE, MissionItem  # noqa: E402
-from planner.output.mission_wire import from_wire, to_wire  # noqa: E402
 
-__all__ = ["MavLink", "Transfer", "TransferOutcome", "result_name", "GCS_SYSTEM_ID", "GCS_COMPONENT_ID"]
+__all__ = [
+    "VehicleLink",
+    "open_link",
+    "GCS_SYSTEM_ID",
+    "GCS_COMPONENT_ID",
+    "TELEMETRY",
+    "CONTROL_STREAMS",
+    "UPLOAD_STREAMS",
+    "DATA_STREAM_OF",
+]
 
 _M = mavutil.mavlink
 
 GCS_SYSTEM_ID = 255
 GCS_COMPONENT_ID = _M.MAV_COMP_ID_MISSIONPLANNER  # 190
+RECONNECT_SILENCE_S = 3.0  # a heartbeat after this much silence is a reconnection: ask for the streams again
 
-class MavLink:
-    """One open link to one vehicle; use as a context manager so the socket is closed."""
+#: What the follower and the launch read (Hz): FACTS.md's list, plus GPS_RAW_INT (fix) and SYSTEM_TIME (uptime).
+TELEMETRY: Mapping[str, float] = {
+    "GLOBAL_POSITION_INT": 5.0, "SYS_STATUS": 1.0, "BATTERY_STATUS": 1.0, "MISSION_CURRENT": 2.0,
+    "HOME_POSITION": 0.5, "EXTENDED_SYS_STATE": 1.0, "GPS_RAW_INT": 1.0, "SYSTEM_TIME": 1.0,
+}
+#: What confirms a command: the mission state (ArduPilot's pause), the position (land here), landed or not.
+CONTROL_STREAMS: Mapping[str, float] = {
+    "MISSION_CURRENT": 4.0, "GLOBAL_POSITION_INT": 4.0, "EXTENDED_SYS_STATE": 2.0, "SYS_STATUS": 1.0,
+}
+#: The upload needs only the vehicle's uptime (a MISSION_COUNT refused with NO_SPACE during boot).
+UPLOAD_STREAMS: Mapping[str, float] = {"SYSTEM_TIME": 1.0}
 
-    def __init__(
-        self,
-        connection: str,
-        *,
-        retry_s: float = 1.0,
-        max_retries: int = 8,
-        heartbeat_timeout_s: float = 5.0,
-        final_ack_retries: int = 3,
-        system_id: int = GCS_SYSTEM_ID,
-        component_id: int = GCS_COMPONENT_ID,
-        expect_system: int | None = None,
-        expect_component: int | None = None,
-        expect_autopilot: int | None = None,
-        signing_key: bytes | None = None,
-    ) -> None:
-        if retry_s <= 0 or max_retries < 1:
-            raise InvalidArgument("retry_s must be > 0 and max_retries >= 1")
+_MESSAGE_ID = {"SYS_STATUS": 1, "SYSTEM_TIME": 2, "GPS_RAW_INT": 24, "GLOBAL_POSITION_INT": 33,
+               "MISSION_CURRENT": 42, "BATTERY_STATUS": 147, "HOME_POSITION": 242, "EXTENDED_SYS_STATE": 245}
+#: ArduPilot's stream group of each message (``STREAM_*_msgs``, GCS_MAVLink_Parameters.cpp); None: in no group.
+DATA_STREAM_OF: Mapping[str, int | None] = {
+    "SYS_STATUS": _M.MAV_DATA_STREAM_EXTENDED_STATUS, "MISSION_CURRENT": _M.MAV_DATA_STREAM_EXTENDED_STATUS,
+    "GPS_RAW_INT": _M.MAV_DATA_STREAM_EXTENDED_STATUS, "GLOBAL_POSITION_INT": _M.MAV_DATA_STREAM_POSITION,
+    "BATTERY_STATUS": _M.MAV_DATA_STREAM_EXTRA3, "SYSTEM_TIME": _M.MAV_DATA_STREAM_EXTRA3,
+    "HOME_POSITION": None, "EXTENDED_SYS_STATE": None,
+}
+Subscriber = Callable[[Any], None]
+
+
+class VehicleLink:
+    """One open MAVLink link to one bound vehicle; a context manager (the socket is closed on exit).
+
+    Reads and sends are serialised (one lock); a message read by one part is
+    returned to that part only, but every ``subscribe``r sees every message of the
+    vehicle, whoever read it — so a follower can watch while a launch or a
+    command reads, through the same link.
+    """
+
+    def __init__(self, connection: str, binding: VehicleBinding | None = None, *,
+                 streams: Mapping[str, float] | None = None, heartbeat_timeout_s: float = 5.0,
+                 stream_ack_s: float = 1.0, system_id: int = GCS_SYSTEM_ID,
+                 component_id: int = GCS_COMPONENT_ID) -> None:
         self.connection = connection
-        self.retry_s = retry_s
-        self.max_retries = max_retries
+        self.binding = binding or VehicleBinding()
+        self.streams: dict[str, float] = dict(TELEMETRY if streams is None else streams)
+        unknown = sorted(set(self.streams) - set(_MESSAGE_ID))
+        if unknown:
+            raise InvalidArgument(f"no stream request for {', '.join(unknown)}; known: {', '.join(sorted(_MESSAGE_ID))}")
         self.heartbeat_timeout_s = heartbeat_timeout_s
-        self.final_ack_retries = min(final_ack_retries, max_retries)
+        self.stream_ack_s = stream_ack_s
         try:
-            self.conn = mavutil.mavlink_connection(connection, source_system=system_id, source_component=component_id)
+            self.conn = mavutil.mavlink_connection(connection, source_system=system_id, source_component=component_id,
+                                                   autoreconnect=True) if connection.startswith("tcp:") else \
+                mavutil.mavlink_connection(connection, source_system=system_id, source_component=component_id)
         except Exception as exc:  # noqa: BLE001 - pymavlink raises many kinds for a bad string or socket
-            raise DeviceUnavailable(f"cannot open MAVLink link {connection!r}: {exc}") from None
-        self.expect_system = expect_system
-        self.expect_component = expect_component
-        self.expect_autopilot = expect_autopilot
-        self.signed = signing_key is not None
-        if signing_key is not None:
-            if len(signing_key) != 32:
+            raise DeviceUnavailable(f"cannot open MAVLink link {connection!r}: {exc}"
+                                    + (_busy_hint(connection) if connection.startswith("tcp:") else "")) from None
+        key = self.binding.signing_key
+        if key is not None:
+            if len(key) != 32:
                 raise InvalidArgument("a MAVLink 2 signing key is 32 bytes")
-            # an unsigned or wrongly signed reply is dropped as BAD_DATA; the callback only lets
-            # pymavlink count the refusals (signing.reject_count), so a mismatch can be told from silence
-            self.conn.setup_signing(signing_key, sign_outgoing=True, allow_unsigned_callback=_refuse_unsigned)
+            # an unsigned or wrongly signed reply is dropped as BAD_DATA; the callback only lets pymavlink
+            # count the refusals (signing.reject_count), so a mismatch can be told from silence
+            self.conn.setup_signing(key, sign_outgoing=True, allow_unsigned_callback=_refuse_unsigned)
         self.target_system = 0
         self.target_component = 0
         self.autopilot: int | None = None
-        self._last_heartbeat_s = 0.0
+        self.view = VehicleView()
+        self.seen: dict[str, float] = {}  # message type → monotonic time of the last one from the vehicle
+        self.stream_outcome: dict[str, str] = {}  # message → "interval" | "data_stream" | "unanswered"
+        self.stream_answers: dict[str, Any] = {}
+        self._asked: dict[str, Any] | None = None  # stream requests sent and not yet settled
+        self.sent_anything = False  # anything but our heartbeat has gone to the vehicle
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.RLock()
+        self._last_hello = 0.0
+        self._last_rx = 0.0
 
-    def __enter__(self) -> "MavLink":
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> "VehicleLink":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -116,357 +151,303 @@ class MavLink:
         except OSError:
             pass
 
-    # --- hello ------------------------------------------------------------------------------
+    @property
+    def signed(self) -> bool:
+        return self.binding.signing_key is not None
 
-    def _heartbeat(self) -> None:
-        self._last_heartbeat_s = time.monotonic()
+    @property
+    def mav(self) -> Any:
+        """The pymavlink MAVLink object: everything sent through it is signed when the binding has a key."""
+        return self.conn.mav
+
+    @property
+    def dialect(self) -> str | None:
+        from flows.vehicle.binding import AUTOPILOT_DIALECT
+
+        return AUTOPILOT_DIALECT.get(self.autopilot or -1)
+
+    # --- sending -----------------------------------------------------------------------------
+
+    def send(self, build: Callable[[Any], None]) -> None:
+        """Send one message (``build(mav)`` calls a ``*_send``); serialised for parts on several threads."""
+        with self._lock:
+            self.sent_anything = True
+            build(self.conn.mav)
+
+    def command_long(self, command: int, params: Iterable[float], confirmation: int = 0) -> None:
+        p = list(params) + [0.0] * 7
+        self.send(lambda m: m.command_long_send(self.target_system, self.target_component, command, confirmation,
+                                                *p[:7]))
+
+    def heartbeat(self) -> None:
+        self._last_hello = time.monotonic()
         try:
-            self.conn.mav.heartbeat_send(_M.MAV_TYPE_GCS, _M.MAV_AUTOPILOT_INVALID, 0, 0, 0)
+            with self._lock:
+                self.conn.mav.heartbeat_send(_M.MAV_TYPE_GCS, _M.MAV_AUTOPILOT_INVALID, 0, 0, _M.MAV_STATE_ACTIVE)
         except OSError:
             pass  # a udpin link has no peer until the vehicle speaks
 
-    def _recv(self, types: Any, timeout: float) -> Any:
-        """``recv_match`` that keeps our 1 Hz heartbeat going, as a ground station must.
+    # --- reading -----------------------------------------------------------------------------
 
-        Some vehicles (MAVSDK's servers among them) drop a partner whose
-        heartbeats stop for a few seconds, and its messages with it.
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        """Call ``fn(msg)`` for every message of the vehicle read from now on; returns the unsubscribe."""
+        self._subscribers.append(fn)
+        return lambda: self._subscribers.remove(fn) if fn in self._subscribers else None
+
+    def recv(self, types: str | list[str] | None = None, timeout: float = 0.0) -> Any:
+        """The next message (of ``types``) within ``timeout`` s, or None; keeps the 1 Hz GCS heartbeat going.
+
+        Every message of the bound vehicle read on the way updates ``view`` and
+        goes to the subscribers, whatever its type.
         """
-        if time.monotonic() - self._last_heartbeat_s >= 1.0:
-            self._heartbeat()
-        return self.conn.recv_match(type=types, blocking=True, timeout=timeout)
+        wanted = None if types is None else ({types} if isinstance(types, str) else set(types))
+        end = time.monotonic() + max(0.0, timeout)
+        while True:
+            now = time.monotonic()
+            if now - self._last_hello >= 1.0:
+                self.heartbeat()
+            left = end - now
+            try:
+                with self._lock:  # (pymavlink returns at once, unread, for a timeout of 0: no timeout when not waiting)
+                    msg = self.conn.recv_match(blocking=True, timeout=min(left, 0.25)) if left > 0 else \
+                        self.conn.recv_match(blocking=False)
+                    if self._asked is not None:
+                        self._settle_streams()
+                    if msg is not None:
+                        self._observe(msg)  # in the lock: subscribers see each message once, one at a time
+            except OSError:
+                msg = None
+            if msg is not None:
+                if msg.get_type() != "BAD_DATA" and (wanted is None or msg.get_type() in wanted):
+                    return msg
+                continue
+            if time.monotonic() >= end:
+                return None
+
+    def _observe(self, msg: Any) -> None:
+        kind = msg.get_type()
+        if kind == "BAD_DATA":
+            return
+        src = msg.get_srcSystem()
+        if src in (0, GCS_SYSTEM_ID) or (kind == "HEARTBEAT" and msg.type == _M.MAV_TYPE_GCS):
+            return
+        if not self.target_system or src != self.target_system:
+            return  # only the bound vehicle, once heard (``wait_vehicle``/``adopt``), describes the vehicle
+        if kind == "HEARTBEAT" and msg.autopilot == _M.MAV_AUTOPILOT_INVALID:
+            return  # a camera or gimbal of the same system
+        now = time.monotonic()
+        if (kind == "HEARTBEAT" and self.target_system and self.stream_outcome
+                and now - self._last_rx >= RECONNECT_SILENCE_S):
+            self._last_rx = now
+            self.request_streams(wait=False)  # back after silence (a reconnection): rates are kept per port
+        self._last_rx = now
+        if kind == "COMMAND_ACK" and self._asked is not None and int(msg.command) == _M.MAV_CMD_SET_MESSAGE_INTERVAL:
+            self._asked["acks"][0 if int(msg.result) == _M.MAV_RESULT_ACCEPTED else 1] += 1
+        self.view = apply(self.view, msg)
+        self.seen[kind] = now
+        for fn in list(self._subscribers):
+            fn(msg)
+
+    def pump(self, seconds: float, until: Callable[[], bool] | None = None) -> bool:
+        """Read for up to ``seconds`` (bounded) or until ``until()``; True if ``until`` became true."""
+        deadline = time.monotonic() + max(0.0, seconds)
+        while True:
+            if until is not None and until():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self.recv(None, timeout=min(0.05, left))
+
+    def fresh(self, kind: str, after: float, timeout_s: float) -> bool:
+        """Whether a ``kind`` message of the vehicle arrives after ``after`` (monotonic) within ``timeout_s``."""
+        return self.pump(timeout_s, lambda: self.seen.get(kind, 0.0) > after)
+
+    # --- connecting --------------------------------------------------------------------------
+
+    def connect(self, deadline: float | None = None) -> VehicleView:
+        """Hello, the bound vehicle's heartbeat (``wait_vehicle``), then the streams; returns the view."""
+        self.wait_vehicle(deadline if deadline is not None else time.monotonic() + self.heartbeat_timeout_s)
+        if self.streams:
+            self.request_streams()
+            answered = self.stream_answers.get("accepted", 0) + self.stream_answers.get("refused", 0)
+            hint = self.unanswered_hint()
+            if not answered and hint:
+                # heard, but deaf to us: a signed vehicle drops this unsigned link's requests (nothing else was sent)
+                raise DeviceUnavailable(f"the vehicle on {self.connection!r} answers no request of this link." + hint,
+                                        details={"link": self.connection, "nothing_sent": True})
+        return self.view
 
     def wait_vehicle(self, deadline: float) -> None:
         """Send heartbeats until the bound autopilot's heartbeat names its ids.
 
         Heartbeats of ground stations and of components without an autopilot
-        (cameras, gimbals) are skipped: the mission protocol talks to the
-        autopilot. With an expected system id, a heartbeat from another system is
-        noted and waited past; one from the right system with another component
-        or autopilot type is refused at once. Raises ``DeviceMismatch`` when only
-        other vehicles (or only unverifiable signatures) were heard, and
-        ``DeviceUnavailable`` when nothing was.
+        (cameras, gimbals) are skipped. With an expected system id, a heartbeat
+        from another system is noted and waited past; one from the right system
+        with another component or autopilot type is refused at once. Raises
+        ``DeviceMismatch`` when only other vehicles (or only unverifiable
+        signatures) were heard, and ``DeviceUnavailable`` naming the likely
+        causes when nothing was.
         """
+        b = self.binding
         end = min(deadline, time.monotonic() + self.heartbeat_timeout_s)
-        interval = min(self.retry_s, 0.5)
         others: set[tuple[int, int, int]] = set()
         while time.monotonic() < end:
-            self._heartbeat()
-            msg = self.conn.recv_match(type="HEARTBEAT", blocking=True, timeout=max(0.0, min(interval, end - time.monotonic())))
-            if (
-                msg is None
-                or msg.type == _M.MAV_TYPE_GCS
-                or msg.autopilot == _M.MAV_AUTOPILOT_INVALID  # a camera, gimbal or another GCS: not the autopilot
-                or msg.get_srcSystem() == 0
-            ):
+            self.heartbeat()
+            try:
+                with self._lock:
+                    msg = self.conn.recv_match(type="HEARTBEAT", blocking=True,
+                                               timeout=max(0.0, min(0.5, end - time.monotonic())))
+            except OSError:
+                msg = None
+            if msg is None or msg.type == _M.MAV_TYPE_GCS or msg.autopilot == _M.MAV_AUTOPILOT_INVALID \
+                    or msg.get_srcSystem() == 0:
                 continue
             sysid, compid, autopilot = msg.get_srcSystem(), msg.get_srcComponent(), int(msg.autopilot)
-            if self.expect_system is not None and sysid != self.expect_system:
+            if b.system_id is not None and sysid != b.system_id:
                 others.add((sysid, compid, autopilot))
                 continue
-            if self.expect_component is not None and compid != self.expect_component:
+            if b.component_id is not None and compid != b.component_id:
                 raise DeviceMismatch(
                     f"the autopilot of system {sysid} on {self.connection!r} is component {compid}, "
-                    f"the fleet entry says {self.expect_component}; nothing sent"
+                    f"the fleet entry says {b.component_id}; nothing sent"
                 )
-            if self.expect_autopilot is not None and autopilot != self.expect_autopilot:
+            if b.autopilot is not None and autopilot != b.autopilot:
                 raise DeviceMismatch(
                     f"system {sysid} on {self.connection!r} reports autopilot {_autopilot_name(autopilot)}, "
-                    f"the fleet entry says {_autopilot_name(self.expect_autopilot)}; nothing sent"
+                    f"the fleet entry says {_autopilot_name(b.autopilot)}; nothing sent"
                 )
             self.target_system, self.target_component, self.autopilot = sysid, compid, autopilot
+            self._observe(msg)
             return
         if others:
             seen = ", ".join(f"system {s} component {c} ({_autopilot_name(a)})" for s, c, a in sorted(others))
             raise DeviceMismatch(
-                f"the vehicle on {self.connection!r} is {seen}, not system {self.expect_system} of the fleet entry; nothing sent"
+                f"the vehicle on {self.connection!r} is {seen}, not system {b.system_id} of the fleet entry; nothing sent"
             )
-        if self.signed and self.conn.mav.signing.reject_count > 0:
+        signing = self.conn.mav.signing
+        if self.signed and signing.reject_count > 0:
             raise DeviceMismatch(
                 f"the vehicle on {self.connection!r} answers, but not signed with this drone's key "
-                f"({self.conn.mav.signing.reject_count} messages refused, "
-                f"{self.conn.mav.signing.badsig_count} with another key); nothing sent"
+                f"({signing.reject_count} messages refused, {signing.badsig_count} with another key); nothing sent"
             )
-        raise DeviceUnavailable(
-            f"no vehicle heartbeat on {self.connection!r} within {self.heartbeat_timeout_s:g} s; "
-            "is the vehicle (or `sortie sim-vehicle`) running and is the link right?"
-        )
+        raise DeviceUnavailable(self.silence_causes(), details={"link": self.connection, "nothing_sent": True})
 
-    def _for_us(self, msg: Any, mission_type: int) -> bool:
-        if msg.get_srcSystem() != self.target_system:
-            return False
-        if getattr(msg, "target_system", 0) not in (0, self.conn.mav.srcSystem):
-            return False
-        return int(getattr(msg, "mission_type", 0)) == mission_type
+    def adopt(self, msg: Any) -> str | None:  # noqa: C901 - one check per binding field
+        """Take the sender of a HEARTBEAT as this link's vehicle if the binding allows it (for a reader that does
+        not block in ``wait_vehicle``); returns why not, or None once adopted (then the streams are asked)."""
+        if self.target_system or msg.get_type() != "HEARTBEAT" or msg.type == _M.MAV_TYPE_GCS \
+                or msg.autopilot == _M.MAV_AUTOPILOT_INVALID or msg.get_srcSystem() in (0, GCS_SYSTEM_ID):
+            return "not a vehicle's heartbeat"
+        b = self.binding
+        sysid, compid, autopilot = msg.get_srcSystem(), msg.get_srcComponent(), int(msg.autopilot)
+        if b.system_id is not None and sysid != b.system_id:
+            return f"system {sysid} answers, the fleet entry says {b.system_id}"
+        if b.component_id is not None and compid != b.component_id:
+            return f"component {compid} answers, the fleet entry says {b.component_id}"
+        if b.autopilot is not None and autopilot != b.autopilot:
+            return f"autopilot {_autopilot_name(autopilot)} answers, the fleet entry says {_autopilot_name(b.autopilot)}"
+        with self._lock:
+            self.target_system, self.target_component, self.autopilot = sysid, compid, autopilot
+            self._observe(msg)
+        if self.streams:
+            self.request_streams(wait=False)
+        return None
 
-    # --- upload -----------------------------------------------------------------------------
+    def silence_causes(self) -> str:
+        """Why a link may hear no heartbeat before anything was sent: the likely causes, most specific first."""
+        causes = []
+        if self.connection.startswith("tcp:"):
+            causes.append(_busy_hint(self.connection).strip("; "))
+        if self.signed:
+            causes.append("a signing mismatch: this link signs with the drone's key and drops what is not signed "
+                          "with it, so a vehicle with another key (or none) is not heard")
+        else:
+            causes.append("a signing mismatch: a vehicle that requires signing drops this unsigned link's messages "
+                          "on every port but SERIAL0 (set the fleet entry's signing_key)")
+        causes.append("the vehicle (or `sortie sim-vehicle`) is not running, or the address is wrong")
+        return (f"no vehicle heartbeat on {self.connection!r} within {self.heartbeat_timeout_s:g} s and nothing was "
+                f"sent to it; likely causes: " + "; ".join(causes))
 
-    def upload(self, items: tuple[MissionItem, ...], mission_type: int, deadline: float) -> Transfer:
-        """Upload ``items`` as ``mission_type``; returns how it went (never raises for a NACK)."""
-        t0 = time.monotonic()
-        tr = Transfer("upload", mission_type, len(items))
-        ts, tc = self.target_system, self.target_component
-        mav = self.conn.mav
-        wire = [to_wire(i) for i in items]
+    def request_streams(self, streams: Mapping[str, float] | None = None, *, wait: bool = True) -> dict[str, str]:
+        """Ask for telemetry on this connection: SET_MESSAGE_INTERVAL per message now, and REQUEST_DATA_STREAM
+        for the groups of the messages once it is clear not all were ACCEPTED (``stream_ack_s``).
 
-        def send_count() -> None:
-            mav.mission_count_send(ts, tc, len(items), mission_type)
-
-        def send_item(seq: int) -> None:
-            mav.mission_item_int_send(ts, tc, **wire[seq])
-            tr.items_sent += 1
-
-        last: tuple[str, int] = ("count", -1)
-        highest_sent = -1
-        silent = 0
-        send_count()
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                tr.detail = "overall link timeout"
-                break
-            msg = self._recv(
-                ["MISSION_REQUEST_INT", "MISSION_REQUEST", "MISSION_ACK"],
-                timeout=max(0.0, min(self.retry_s, deadline - now)),
-            )
-            if msg is None:
-                if time.monotonic() >= deadline:
-                    tr.detail = "overall link timeout"
-                    break
-                silent += 1
-                if silent > self.max_retries:
-                    tr.detail = f"silence after {self.max_retries} resends"
-                    break
-                if highest_sent == len(items) - 1 and silent > self.final_ack_retries and last[0] == "item":
-                    tr.detail = f"no final ack after the last item was sent {self.final_ack_retries + 1} times"
-                    break
-                tr.resends += 1
-                if last[0] == "count":
-                    send_count()
-                else:
-                    send_item(last[1])
-                continue
-            if (
-                msg.get_type() == "MISSION_ACK"
-                and last[0] == "count"
-                and msg.type in _BUSY
-                and msg.get_srcSystem() == self.target_system
-                and int(getattr(msg, "mission_type", 0)) != mission_type
-                and tr.busy_nacks < 4 * self.max_retries
-            ):
-                # PX4 acks a COUNT with ERROR in the type of the transfer it is still busy with
-                # (a download whose final ack was lost): busy, not a refusal; COUNT again on the timer
-                tr.busy_nacks += 1
-                silent = 0
-                continue
-            if not self._for_us(msg, mission_type):
-                continue
-            if msg.get_type() == "MISSION_ACK":
-                complete = highest_sent == len(items) - 1
-                if msg.type == _M.MAV_MISSION_ACCEPTED:
-                    if complete:
-                        tr.outcome, tr.result = "ACCEPTED", result_name(msg.type)
-                        break
-                    continue  # a stale ack from an earlier transfer
-                if msg.type == _M.MAV_MISSION_INVALID_SEQUENCE and last[0] == "item":
-                    tr.duplicates_acked += 1
-                    continue  # our duplicate arrived after the vehicle moved on: harmless
-                if complete:
-                    # every item went out: the vehicle may well hold them all (ArduPilot's ERROR to a
-                    # re-sent last item, a DENIED or CANCELLED for a finished transfer) → unknown, read back
-                    tr.outcome, tr.result = "UNCERTAIN", result_name(msg.type)
-                    tr.detail = f"the vehicle answered {result_name(msg.type)} after the last item was sent"
-                    break
-                if last[0] == "count" and msg.type in _BUSY and tr.busy_nacks < 4 * self.max_retries:
-                    tr.busy_nacks += 1  # busy before the first request: nothing written; COUNT again on the timer
-                    silent = 0
-                    continue
-                tr.outcome, tr.result = "REJECTED", result_name(msg.type)
-                tr.detail = f"the vehicle answered {result_name(msg.type)}" + (
-                    f" after {highest_sent + 1} of {len(items)} items" if highest_sent >= 0 else ""
-                )
-                break
-            seq = int(msg.seq)
-            if not 0 <= seq < len(items):
-                continue
-            silent = 0
-            tr.requests_seen += 1
-            send_item(seq)
-            last = ("item", seq)
-            highest_sent = max(highest_sent, seq)
-        if tr.outcome not in ("ACCEPTED", "REJECTED", "UNCERTAIN"):
-            tr.outcome = "NO_ANSWER" if tr.requests_seen == 0 else "UNCERTAIN"
-        tr.duration_s = time.monotonic() - t0
-        return tr
-
-    # --- download ---------------------------------------------------------------------------
-
-    def download(self, mission_type: int, deadline: float) -> Transfer:
-        """Read ``mission_type`` back from the vehicle item by item (bounded resends)."""
-        t0 = time.monotonic()
-        tr = Transfer("download", mission_type, -1, outcome="DOWNLOAD_FAILED")
-        ts, tc = self.target_system, self.target_component
-        mav = self.conn.mav
-
-        def wait(types: list[str], ok: Any, resend: Any) -> Any:
-            silent = 0
-            while True:
-                now = time.monotonic()
-                if now >= deadline:
-                    tr.detail = "overall link timeout"
-                    return None
-                msg = self._recv(types, timeout=max(0.0, min(self.retry_s, deadline - now)))
-                if msg is None:
-                    silent += 1
-                    if silent > self.max_retries:
-                        tr.detail = f"silence after {self.max_retries} resends"
-                        return None
-                    tr.resends += 1
-                    resend()
-                    continue
-                if self._for_us(msg, mission_type) and ok(msg):
-                    return msg
-
-        def request_list() -> None:
-            mav.mission_request_list_send(ts, tc, mission_type)
-
-        request_list()
-        count_msg = wait(["MISSION_COUNT"], lambda m: True, request_list)
-        if count_msg is None:
-            tr.duration_s = time.monotonic() - t0
-            return tr
-        tr.count = int(count_msg.count)
-        got: list[MissionItem] = []
-        for seq in range(tr.count):
-
-            def request(seq: int = seq) -> None:
-                mav.mission_request_int_send(ts, tc, seq, mission_type)
-
-            request(seq)
-            tr.items_sent += 1
-            msg = wait(["MISSION_ITEM_INT", "MISSION_ITEM"], lambda m, seq=seq: int(m.seq) == seq, request)
-            if msg is None:
-                tr.duration_s = time.monotonic() - t0
-                return tr
-            got.append(from_wire(msg))
-        for _ in range(2):  # PX4 stays busy (SENDLIST) until this ack arrives: send it twice, it is idempotent
-            mav.mission_ack_send(ts, tc, _M.MAV_MISSION_ACCEPTED, mission_type)
-        tr.outcome, tr.items = "DOWNLOADED", tuple(got)
-        tr.duration_s = time.monotonic() - t0
-        return tr
-
-    def drain(self, quiet_s: float, deadline: float) -> int:
-        """Discard what is still arriving (late answers of abandoned transfers) until ``quiet_s`` of quiet.
-
-        A vehicle may still be re-sending a COUNT or an item of a transfer we
-        gave up; read right after, that stale answer would pass for the new one.
+        ``wait``: read until that is settled (a few hundred ms on a live vehicle); otherwise it settles while
+        the link is read. Returns (and keeps in ``stream_outcome``) how each message was asked.
         """
-        n = 0
-        while time.monotonic() < deadline:
-            if self._recv(None, timeout=max(0.0, min(quiet_s, deadline - time.monotonic()))) is None:
-                break
-            n += 1
-        return n
+        wanted = dict(self.streams if streams is None else streams)
+        if not wanted or not self.target_system:
+            return {}
+        for name, hz in sorted(wanted.items()):
+            self.command_long(_M.MAV_CMD_SET_MESSAGE_INTERVAL, (float(_MESSAGE_ID[name]), 1e6 / hz))
+        self._asked = {"wanted": wanted, "since": time.monotonic(), "acks": [0, 0]}
+        if wait:
+            self.pump(self.stream_ack_s + 0.05, lambda: self._asked is None)
+            self._settle_streams(force=True)
+        return dict(self.stream_outcome)
 
-    # --- clear ----------------------------------------------------------------------------------
+    def _settle_streams(self, force: bool = False) -> None:
+        """Once every SET_MESSAGE_INTERVAL was answered, or ``stream_ack_s`` passed: fall back where needed."""
+        asked = self._asked
+        if asked is None:
+            return
+        wanted, (accepted, refused) = asked["wanted"], asked["acks"]
+        late = time.monotonic() - asked["since"] >= self.stream_ack_s
+        if accepted + refused < len(wanted) and not late and not force:
+            return
+        self._asked = None
+        self.stream_answers = {"accepted": accepted, "refused": refused, "asked": len(wanted),
+                               "seconds": round(time.monotonic() - asked["since"], 3)}
+        if accepted >= len(wanted):
+            self.stream_outcome.update({name: "interval" for name in wanted})
+            return
+        # COMMAND_ACK does not say which message it answers: every group of a wanted message is asked again
+        groups: dict[int, float] = {}
+        for name, hz in wanted.items():
+            group = DATA_STREAM_OF.get(name)
+            self.stream_outcome[name] = "data_stream" if group is not None else ("interval" if accepted else "unanswered")
+            if group is not None:
+                groups[group] = max(groups.get(group, 0.0), hz)
+        for group, hz in sorted(groups.items()):
+            rate = max(1, int(round(hz)))
+            self.send(lambda m, g=group, r=rate: m.request_data_stream_send(
+                self.target_system, self.target_component, g, r, 1))
 
-    def clear(self, mission_type: int, deadline: float) -> Transfer:
-        """MISSION_CLEAR_ALL of one mission type until the vehicle acks it ACCEPTED (bounded resends).
-
-        Idempotent, so it may be resent freely; CLEARED only on an ACCEPTED ack
-        for this mission type. A refusal (ArduPilot's ERROR while an upload is
-        open) or silence is NOT_CLEARED with the reason.
-        """
-        t0 = time.monotonic()
-        tr = Transfer("clear", mission_type, 0, outcome="NOT_CLEARED")
-        mav = self.conn.mav
-
-        def send() -> None:
-            mav.mission_clear_all_send(self.target_system, self.target_component, mission_type)
-            tr.items_sent += 1
-
-        send()
-        silent = 0
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                tr.detail = "overall link timeout"
-                break
-            msg = self._recv("MISSION_ACK", timeout=max(0.0, min(self.retry_s, deadline - now)))
-            if msg is None:
-                silent += 1
-                if silent > self.max_retries:
-                    tr.detail = f"no ack after {self.max_retries} resends"
-                    break
-                tr.resends += 1
-                send()
-                continue
-            if not self._for_us(msg, mission_type):
-                continue
-            tr.result = result_name(msg.type)
-            if msg.type == _M.MAV_MISSION_ACCEPTED:
-                tr.outcome = "CLEARED"
-                break
-            tr.detail = f"the vehicle answered {tr.result}"
-            tr.resends += 1
-            if tr.resends > self.max_retries:
-                break
-            send()
-        tr.duration_s = time.monotonic() - t0
-        return tr
-
-    # --- parameters ---------------------------------------------------------------------------
-
-    def set_params(self, params: dict[str, float], deadline: float) -> Transfer:
-        """Set float parameters (the fence ceiling) until the vehicle echoes each value back.
-
-        PARAM_SET is idempotent, so unlike a mission it may be resent freely; a
-        value counts as set only when a PARAM_VALUE with the same float32 comes back.
-        """
-        t0 = time.monotonic()
-        tr = Transfer("params", FENCE, len(params), outcome="UNCONFIRMED")
-        pending = {name: _f32(value) for name, value in params.items()}
-        mav = self.conn.mav
-
-        def send_all() -> None:
-            for name, value in sorted(pending.items()):
-                mav.param_set_send(
-                    self.target_system, self.target_component, name.encode("ascii"), value, _M.MAV_PARAM_TYPE_REAL32
-                )
-                tr.items_sent += 1
-
-        send_all()
-        silent = 0
-        while pending:
-            now = time.monotonic()
-            if now >= deadline:
-                tr.detail = "overall link timeout"
-                break
-            msg = self._recv("PARAM_VALUE", timeout=max(0.0, min(self.retry_s, deadline - now)))
-            if msg is None:
-                silent += 1
-                if silent > self.max_retries:
-                    tr.detail = f"no echo after {self.max_retries} resends"
-                    break
-                tr.resends += 1
-                send_all()
-                continue
-            if msg.get_srcSystem() != self.target_system:
-                continue
-            name = msg.param_id if isinstance(msg.param_id, str) else msg.param_id.decode("ascii", "replace")
-            name = name.rstrip("\x00")
-            if name in pending and _f32(msg.param_value) == pending[name]:
-                del pending[name]
-                tr.requests_seen += 1
-                silent = 0
-        if not pending:
-            tr.outcome, tr.detail = "CONFIRMED", ", ".join(f"{k}={v:g}" for k, v in sorted(params.items()))
-        elif not tr.detail.startswith("overall"):
-            tr.detail += f"; unconfirmed: {', '.join(sorted(pending))}"
-        tr.duration_s = time.monotonic() - t0
-        return tr
+    def unanswered_hint(self) -> str:
+        """What to suspect when the vehicle shows nothing of what was asked (commands, streams): signing."""
+        if self.signed:
+            return ""
+        if self.conn.mav.signing.sig_count > 0:
+            return (" The vehicle signs its messages and this drone has no signing key: ArduPilot drops unsigned "
+                    "commands and stream requests on every port but SERIAL0 (set the fleet entry's signing_key).")
+        return ""
 
 
-_BUSY = (_M.MAV_MISSION_ERROR, _M.MAV_MISSION_DENIED)
+def open_link(connection: str, binding: VehicleBinding | None = None, *, connect: bool = True,
+              deadline: float | None = None, streams: Mapping[str, float] | None = None,
+              heartbeat_timeout_s: float = 5.0, stream_ack_s: float = 1.0,
+              component_id: int = GCS_COMPONENT_ID) -> VehicleLink:
+    """Open the link of a drone's binding and (by default) connect: hello, heartbeat, streams.
+
+    The one function that opens a MAVLink connection in sortie (see the module
+    docstring). On any failure the socket is closed before the error is raised.
+    """
+    link = VehicleLink(connection, binding, streams=streams, heartbeat_timeout_s=heartbeat_timeout_s,
+                       stream_ack_s=stream_ack_s, component_id=component_id)
+    if connect:
+        try:
+            link.connect(deadline)
+        except BaseException:
+            link.close()
+            raise
+    return link
+
+
+def _busy_hint(connection: str) -> str:
+    return (f"; the TCP port of {connection!r} may be held by another client: ArduPilot serves one client per TCP "
+            "port, and a second one connects and then hears nothing (not even HEARTBEAT) until the first leaves — "
+            "close the other ground station or use another port (SITL: 5760, 5762, 5763)")
 
 
 def _refuse_unsigned(mav: Any, msg_id: int) -> bool:
@@ -477,7 +458,3 @@ def _refuse_unsigned(mav: Any, msg_id: int) -> bool:
 def _autopilot_name(code: int) -> str:
     entry = _M.enums["MAV_AUTOPILOT"].get(int(code))
     return entry.name if entry is not None else str(code)
-
-
-def _f32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", float(x)))[0]

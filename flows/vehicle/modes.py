@@ -5,7 +5,7 @@ vehicles; the simulator writes them. Both need the same tables, and a
 production module must never import the simulator for them, so they live here.
 
 ArduCopter's modes are ``Mode::Number`` in ``ArduCopter/mode.h`` (STABILIZE=0,
-AUTO=3, GUIDED=4, LOITER=5, RTL=6, LAND=9). PX4 packs ``main_mode << 16 |
+AUTO=3, GUIDED=4, LOITER=5, RTL=6, LAND=9, BRAKE=17). PX4 packs ``main_mode << 16 |
 sub_mode << 24`` (``src/modules/commander/px4_custom_mode.h``: main AUTO=4 with
 sub modes LOITER=3, MISSION=4, RTL=5, LAND=6; main POSCTL=3 ... ).
 """
@@ -29,13 +29,13 @@ NAV_COMMANDS: frozenset[int] = frozenset({NAV_TAKEOFF, NAV_WAYPOINT, NAV_LAND, N
 """Commands that are flown (and reported with MISSION_ITEM_REACHED); DO_ commands are executed instantly."""
 
 # ArduCopter custom modes; PX4 packs main mode << 16 | sub mode << 24 (AUTO=4: MISSION=4, RTL=5, LOITER=3).
-_ARDU_MODES = {"STABILIZE": 0, "AUTO": 3, "GUIDED": 4, "LOITER": 5, "RTL": 6, "LAND": 9}
+_ARDU_MODES = {"STABILIZE": 0, "AUTO": 3, "GUIDED": 4, "LOITER": 5, "RTL": 6, "LAND": 9, "BRAKE": 17}
 _PX4_MODES = {"AUTO": (4 << 16) | (4 << 24), "RTL": (4 << 16) | (5 << 24), "LOITER": (4 << 16) | (3 << 24),
               "LAND": (4 << 16) | (6 << 24), "GUIDED": (4 << 16) | (8 << 24), "STABILIZE": 7 << 16}
 
 
 def custom_mode(mode: str, dialect: str) -> int:
-    """The HEARTBEAT ``custom_mode`` of ``mode`` (AUTO, RTL, LOITER, LAND, GUIDED) in the dialect."""
+    """The HEARTBEAT ``custom_mode`` of ``mode`` (AUTO, RTL, LOITER, LAND, GUIDED; BRAKE on ArduPilot) in the dialect."""
     table = _PX4_MODES if dialect == "px4" else _ARDU_MODES
     return table[mode]
 

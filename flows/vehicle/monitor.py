@@ -5,19 +5,21 @@ opens one link per dispatched drone (the link the dispatch used, or
 ``link``), says hello with GCS heartbeats, and reads telemetry until every
 vehicle has landed, the link is lost, or the time/message budget runs out:
 
-- the first armed heartbeat moves the draft DISPATCHED → IN_FLIGHT;
-- landing (disarmed after flight) in mode AUTO with every navigation item
-  reached → SUCCEEDED; landing after a switch to RTL (or with items missed) →
-  ABORTED with the reason; telemetry silent for ``link_lost_s`` → ABORTED
-  ("link lost"). Every transition goes through ``Ledger.transition`` and so
-  writes an event with actor, time and reason.
+- the vehicle seen airborne (armed and off the ground) moves the draft
+  LAUNCHED (or DISPATCHED, when it was launched from elsewhere) → IN_FLIGHT;
+- landing and disarming at the planned landing point after the last item
+  (progress from MISSION_ITEM_REACHED and MISSION_CURRENT together,
+  ``flows.vehicle.follow``) → SUCCEEDED; landing anywhere else, or with items
+  missed → ABORTED with the reason; telemetry silent for ``link_lost_s`` →
+  ABORTED ("link lost"). Every transition goes through ``Ledger.transition``
+  and so writes an event with actor, time and reason.
 - a hold shows as PAUSED (ArduPilot: MISSION_CURRENT ``mission_state``
   PAUSED in AUTO, or LOITER; PX4: mode AUTO.LOITER) and following simply goes on; the
   pauses are kept with the flight. A recall (ledger RECALLING, set by
-  ``flows.usecases.control``) is judged at landing: landed in RTL at the
-  launch point, or in LAND where the landing began → RECALLED; anywhere
-  else → ABORTED with the vehicle's reason; the mission finished first →
-  SUCCEEDED. A RECALLING/pause event written by another process meanwhile is
+  ``flows.usecases.control``) is judged at landing: landed and disarmed near
+  the dock, in whatever mode (ArduCopter's RTL lands in RTL), or where a
+  landing in place began → RECALLED; anywhere else → ABORTED with the
+  vehicle's reason; the mission finished first → SUCCEEDED. A RECALLING/pause event written by another process meanwhile is
   re-read, never overwritten.
 - alerts (battery below the plan's expectation by ``battery_margin_pct``,
   link silent for ``link_alert_s``, a mode change away from AUTO) are written
@@ -54,7 +56,7 @@ from typing import Any
 from flows.ledger import TRANSITIONS, Ledger, open_ledger
 from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions, MonitorResult
 from flows.vehicle.follow import Notify, follow_flight
-from flows.vehicle.modes import nav_seqs
+from flows.vehicle.modes import NAV_LAND, nav_seqs
 from planner.errors import Conflict, NotFound, SortieError
 
 __all__ = [
@@ -70,8 +72,11 @@ __all__ = [
     "flight_path",
 ]
 
+#: How long a take-off seen on a DISPATCHED draft waits for the launch's LAUNCHED record before the follower
+#: records IN_FLIGHT itself (a vehicle launched from another ground station).
+LAUNCH_GRACE_S = 10.0
 #: Ledger states in which a flight is followed, and those in which it has ended.
-FOLLOWED_STATES = frozenset({"DISPATCHED", "IN_FLIGHT", "RECALLING"})
+FOLLOWED_STATES = frozenset({"DISPATCHED", "LAUNCHED", "IN_FLIGHT", "RECALLING"})
 ENDED_STATES = frozenset({"SUCCEEDED", "ABORTED", "RECALLED"})
 
 
@@ -91,7 +96,8 @@ def load_flight(draft_id: str, version: int, home: Path | None = None) -> dict[s
 
 
 def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] | None = None) -> list[Expectation]:
-    """One ``Expectation`` per vehicle the dispatch uploaded to, from the plan and the dispatch record."""
+    """One ``Expectation`` per vehicle the dispatch uploaded to, from the plan and the dispatch record: the
+    navigation items, the dock (home) and the planned landing point (the last NAV_LAND, else the dock)."""
     from flows.context import load_world_at
     from planner.output.mission_items import mission_items
     from planner.plan import plan_from_dict
@@ -116,17 +122,61 @@ def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] |
             conn = link[drone_id]
         seqs: tuple[int, ...] = ()
         battery_wh = 0.0
+        dock: Any = None
+        landing: tuple[float, float] | None = None
         if world is not None:
             items = mission_items(plan, sortie, world, dialect=u["dialect"])
             seqs = tuple(nav_seqs(items, u["dialect"]))
             battery_wh = world.drone(drone_id).battery_wh
+            dock = world.dock(sortie.dock_id)
+            lands = [i for i in items if i.command == NAV_LAND]
+            landing = (lands[-1].lat, lands[-1].lon) if lands else (dock.lat, dock.lon)
         out.append(
             Expectation(
                 drone_id=drone_id, sortie_index=sortie.index, link=conn, dialect=u["dialect"], nav_seqs=seqs,
                 distance_m=sortie.distance_m, duration_s=sortie.duration_s, energy_wh=sortie.energy_wh,
                 battery_fraction=sortie.battery_fraction, battery_wh=battery_wh,
+                dock_lat=None if dock is None else dock.lat, dock_lon=None if dock is None else dock.lon,
+                landing_lat=None if landing is None else landing[0], landing_lon=None if landing is None else landing[1],
             )
         )
+    return out
+
+
+def _await_launch_record(ledger: Ledger, draft_id: str, version: int, current: list[Any],
+                         airborne: dict[str, Any]) -> None:
+    """A flight that ended while the draft is still DISPATCHED, soon after its take-off, may have been launched by
+    a launch that has not recorded LAUNCHED yet: give it ``LAUNCH_GRACE_S`` from the take-off (bounded) so the
+    ledger keeps DISPATCHED → LAUNCHED → IN_FLIGHT → end in order."""
+    if "t" not in airborne:
+        return
+    while time.monotonic() - airborne["t"] < LAUNCH_GRACE_S:
+        try:
+            current[0] = ledger.get_draft(draft_id, version)
+        except SortieError:
+            return
+        if current[0].state != "DISPATCHED":
+            return
+        time.sleep(0.1)
+
+
+def _bindings(ledger: Ledger, rec: Any, exps: list[Expectation]) -> dict[str, Any]:
+    """Each followed drone's binding as its dispatch recorded it (signing key from the key store beside the
+    ledger): the follower's link is bound and signed like every other (a signed vehicle drops its stream requests
+    otherwise)."""
+    from flows.vehicle.binding import VehicleBinding, binding_from_record
+
+    dispatch = next((d for d in ledger.dispatches(rec.draft_id) if d.version == rec.version), None)
+    out: dict[str, Any] = {}
+    for u in ((dispatch.result or {}) if dispatch else {}).get("uploads", []):
+        b = u.get("binding") or {}
+        if not b or u["drone_id"] not in {e.drone_id for e in exps}:
+            continue
+        try:
+            out[u["drone_id"]] = binding_from_record(b, ledger.path.parent / "keys")
+        except SortieError:  # the key is gone from the store: follow unsigned (the vehicle's frames still parse)
+            out[u["drone_id"]] = VehicleBinding(system_id=b.get("system_id"), component_id=b.get("component_id"),
+                                                autopilot=b.get("autopilot"))
     return out
 
 
@@ -154,6 +204,7 @@ def monitor_mission(
     on_update: Notify | None = None,
     ledger: Ledger | None = None,
     clock: Callable[[], datetime] | None = None,
+    links: Mapping[str, Any] | None = None,
 ) -> MonitorResult:
     """Follow a dispatched version to its end and record it; the function the CLI and Prefect call.
 
@@ -162,6 +213,8 @@ def monitor_mission(
     a pause recorded by another process while following is re-read: the
     state this run writes is always a legal step from the ledger's current one.
     ``ledger``: where to record (the authority passes its own; default ``SORTIE_HOME``'s).
+    ``links``: connected ``VehicleLink``s per drone to follow through (a long-lived owner's, shared with a
+    launch or a command); otherwise each drone's link is opened with its binding.
     """
     t0 = time.monotonic()
     ledger = ledger if ledger is not None else open_ledger()
@@ -182,30 +235,31 @@ def monitor_mission(
     exps = expectations_for(rec, dispatch, link=link)
     base = now if now is not None else None
 
-    def stamp(f: DroneFlight | None) -> datetime:
+    def stamp(f: DroneFlight | None, at_s: float | None = None) -> datetime:
         if clock is not None:
             return clock()
         if base is None:
             return datetime.now(timezone.utc)
-        return base + timedelta(seconds=f.last_t_s if f is not None else 0.0)
+        return base + timedelta(seconds=at_s if at_s is not None else (f.last_t_s if f is not None else 0.0))
 
     current = [rec]  # the last record this run read or wrote: saves a ledger open per step
 
-    def move(to_state: str, reason: str, f: DroneFlight | None) -> None:
+    def move(to_state: str, reason: str, f: DroneFlight | None, at_s: float | None = None) -> None:
         if clock is not None and f is not None:  # the authority's clock stamps the event; the vehicle's goes beside
-            reason = f"{reason} [vehicle time {f.last_t_s:.1f} s since boot]"
+            reason = f"{reason} [vehicle time {(at_s if at_s is not None else f.last_t_s):.1f} s since boot]"
         for _ in range(4):  # another process (a pause, a recall) may move the row between our read and write
             cur = current[0]
             if cur.state == to_state:
                 return
-            if cur.state == "DISPATCHED" and to_state != "IN_FLIGHT" and ("IN_FLIGHT", to_state) in TRANSITIONS:
+            if cur.state in ("DISPATCHED", "LAUNCHED") and to_state != "IN_FLIGHT" \
+                    and ("IN_FLIGHT", to_state) in TRANSITIONS:
                 move("IN_FLIGHT", "the vehicle took off (seen late)", f)
                 continue
             if cur.state == "RECALLING" and to_state == "RECALLED" or (cur.state, to_state) in TRANSITIONS:
                 try:
                     current[0] = ledger.transition(draft_id, version, expected_state=cur.state,
                                                    expected_row_version=cur.row_version, to_state=to_state,
-                                                   actor=actor, reason=reason, now=stamp(f))
+                                                   actor=actor, reason=reason, now=stamp(f, at_s))
                     return
                 except Conflict:
                     current[0] = ledger.get_draft(draft_id, version)
@@ -219,11 +273,34 @@ def monitor_mission(
             return False
         return current[0].state == "RECALLING"
 
+    airborne: dict[str, Any] = {}  # the first take-off seen: when, by whom; and when the ledger was last read
+
+    def take_off(f: DroneFlight, force: bool = False) -> None:
+        """LAUNCHED → IN_FLIGHT once seen airborne. DISPATCHED → IN_FLIGHT only after ``LAUNCH_GRACE_S``: the
+        launch records LAUNCHED right after the take-off it commanded, and its record must not be pre-empted."""
+        now_wall = time.monotonic()
+        if not force and now_wall - airborne.get("read", 0.0) < 0.2:
+            return
+        airborne["read"] = now_wall
+        try:
+            current[0] = ledger.get_draft(draft_id, version)
+        except SortieError:
+            return
+        state = current[0].state
+        if state == "LAUNCHED":  # stamped with the vehicle's own time of the take-off
+            move("IN_FLIGHT", f"{f.drone_id} is airborne in mode {airborne.get('mode')}", f, f.takeoff_t_s)
+        elif state == "DISPATCHED" and now_wall - airborne["t"] >= LAUNCH_GRACE_S:
+            move("IN_FLIGHT", f"{f.drone_id} armed and took off in mode {airborne.get('mode')} (no launch recorded "
+                 "by sortie: launched from another ground station)", f, f.takeoff_t_s)
+
     def notify(f: DroneFlight, what: str, data: dict[str, Any]) -> None:
         if what == "armed":
-            if current[0].state == "DISPATCHED":
-                move("IN_FLIGHT", f"{f.drone_id} armed and took off in mode {data.get('mode')}", f)
-        elif what == "alert":
+            airborne.setdefault("t", time.monotonic())
+            airborne.setdefault("mode", data.get("mode"))
+            take_off(f, force=True)
+        elif "t" in airborne and current[0].state in ("DISPATCHED", "LAUNCHED"):
+            take_off(f)
+        if what == "alert":
             try:
                 ledger.audit(actor=actor, command="monitor.alert", args=dict(data), result_code=str(data["kind"]).upper(),
                              duration_s=0.0, started=stamp(f), draft_id=draft_id)
@@ -232,7 +309,8 @@ def monitor_mission(
         if on_update is not None:
             on_update(f, what, data)
 
-    flights = follow_flight(exps, options, notify, recalled)
+    flights = follow_flight(exps, options, notify, recalled, bindings=_bindings(ledger, rec, exps),
+                            links=dict(links) if links else None)
     outcome, reason = _overall(flights)
     last = max(flights, key=lambda f: f.last_t_s)
     ended = outcome in ENDED_STATES
@@ -249,6 +327,7 @@ def monitor_mission(
     tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)
     if ended:
+        _await_launch_record(ledger, draft_id, version, current, airborne)
         move(outcome, reason, last)
     result.state = current[0].state
     result.wall_s = time.monotonic() - t0

@@ -52,6 +52,7 @@ class Transfer:
     resends: int = 0
     duplicates_acked: int = 0
     busy_nacks: int = 0
+    boot_retries: int = 0
     duration_s: float = 0.0
     detail: str = ""
     items: tuple[MissionItem, ...] = field(default=(), repr=False)
@@ -68,6 +69,7 @@ class Transfer:
             "resends": self.resends,
             "duplicates_acked": self.duplicates_acked,
             "busy_nacks": self.busy_nacks,
+            "boot_retries": self.boot_retries,
             "duration_s": round(self.duration_s, 3),
             "detail": self.detail,
         }

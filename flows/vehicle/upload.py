@@ -47,7 +47,7 @@ kept in the returned ``DispatchOutcome``; an error carries the outcome as
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -55,8 +55,19 @@ from typing import Any, Literal
 
 from flows.vehicle.binding import AUTOPILOT_DIALECT, DIALECT_AUTOPILOT, VehicleBinding, binding_for
 from flows.vehicle.leftovers import leave_nothing_behind
-from flows.vehicle.link import MavLink, Transfer
+from flows.vehicle.link import UPLOAD_STREAMS, VehicleLink, open_link
 from flows.vehicle.linkspec import check_links
+from flows.vehicle.mission_client import MissionClient
+from flows.vehicle.read_back import (  # read_back / verify_plan are re-exported: callers import them from here
+    UPLOAD_ORDER,
+    AttemptCallback,
+    VerifyResult,
+    first_sorties,
+    link_for,
+    read_back,
+    verify_plan,
+)
+from flows.vehicle.transfer import Transfer
 from planner.errors import (
     DeviceMismatch,
     DeviceUnavailable,
@@ -66,15 +77,13 @@ from planner.errors import (
 )
 from planner.output.mission_items import (
     FENCE,
-    MISSION,
     MISSION_TYPE_NAMES,
-    RALLY,
     EndAction,
     MissionSet,
     mission_set,
 )
 from planner.output.mission_wire import compare_items
-from planner.plan import Plan, Sortie
+from planner.plan import Plan
 from planner.world.model import World
 
 __all__ = [
@@ -87,14 +96,9 @@ __all__ = [
     "upload_mission_set",
     "verify_plan",
     "read_back",
+    "open_links",
     "UPLOAD_ORDER",
 ]
-
-UPLOAD_ORDER: tuple[int, ...] = (FENCE, MISSION, RALLY)
-"""Fence first: a mission must never be flyable on a vehicle whose fence is stale."""
-MISSION_TYPE_NAMES_ORDER = tuple(MISSION_TYPE_NAMES[t] for t in UPLOAD_ORDER)
-
-AttemptCallback = Callable[[dict[str, Any]], None]
 
 
 @dataclass
@@ -157,32 +161,6 @@ class DispatchOutcome:
         }
 
 
-def _first_sorties(plan: Plan) -> tuple[list[Sortie], list[dict[str, Any]]]:
-    """A vehicle holds one mission: the first sortie of each drone now, the rest after it lands."""
-    chosen: dict[str, Sortie] = {}
-    later: list[dict[str, Any]] = []
-    for s in sorted(plan.sorties, key=lambda s: (s.start_at, s.index)):
-        if s.drone_id in chosen:
-            later.append({"sortie_index": s.index, "drone_id": s.drone_id, "reason": "the drone flies an earlier sortie first"})
-        else:
-            chosen[s.drone_id] = s
-    return sorted(chosen.values(), key=lambda s: s.index), later
-
-
-def _link_for(drone_id: str, world: World, link: str | Mapping[str, str] | None, n_drones: int) -> str:
-    if link is None:
-        return world.drone(drone_id).link
-    if isinstance(link, str):
-        if n_drones > 1:
-            raise InvalidArgument(
-                f"--link names one vehicle but the plan flies {n_drones} drones; give --link DRONE=CONN per drone or none"
-            )
-        return link
-    if drone_id not in link:
-        return world.drone(drone_id).link
-    return link[drone_id]
-
-
 def upload_plan(
     plan: Plan,
     world: World,
@@ -195,8 +173,13 @@ def upload_plan(
     heartbeat_timeout_s: float = 5.0,
     end: EndAction = "land",
     key_store: Path | None = None,
+    links: Mapping[str, VehicleLink] | None = None,
 ) -> DispatchOutcome:
     """Upload the plan's next sortie of every drone; ACCEPTED or raise.
+
+    ``links``: already connected links per drone (the dispatch opens them before
+    it claims, so a vehicle that does not answer leaves the draft dispatchable);
+    a drone without one gets its link opened here (``flows.vehicle.link.open_link``).
 
     ``link`` overrides the drone's link from the world (a connection string when
     the plan flies one drone, or a mapping drone id → string). ``timeout_s``
@@ -218,18 +201,19 @@ def upload_plan(
     if not plan.sorties:
         raise InvalidArgument("the plan has no sorties to dispatch")
     check_links((s.drone_id for s in plan.sorties), link)
-    sorties, later = _first_sorties(plan)
+    sorties, later = first_sorties(plan)
     outcome = DispatchOutcome(status="ACCEPTED", uploads=[], not_uploaded=later)
     bindings = {s.drone_id: binding_for(world.drone(s.drone_id), key_store) for s in sorties}
     for s in sorties:
-        conn = _link_for(s.drone_id, world, link, len(sorties))
+        conn = link_for(s.drone_id, world, link, len(sorties))
         ms = mission_set(plan, s, world, end=end)
         result = UploadResult(drone_id=s.drone_id, sortie_index=s.index, link=conn, dialect=ms.dialect)
         outcome.uploads.append(result)
+        given = (links or {}).get(s.drone_id)
         try:
             upload_mission_set(
                 ms,
-                conn,
+                given if given is not None else conn,
                 result,
                 timeout_s=timeout_s,
                 on_attempt=on_attempt,
@@ -244,7 +228,37 @@ def upload_plan(
     return outcome
 
 
-def _set_ceiling(ml: MavLink, ms: MissionSet, result: UploadResult, record: Any, deadline: float) -> None:
+def open_links(
+    plan: Plan,
+    world: World,
+    *,
+    link: str | Mapping[str, str] | None = None,
+    key_store: Path | None = None,
+    heartbeat_timeout_s: float = 5.0,
+) -> dict[str, VehicleLink]:
+    """Open and connect the link of every drone the plan flies first (hello, heartbeat, binding checked), and
+    send nothing else; all or none (the ones opened are closed again when one fails).
+
+    The dispatch calls this *before* it claims: a vehicle that does not answer (a TCP port another client
+    holds, a signing mismatch, a vehicle that is down) then leaves the draft APPROVED and dispatchable, with the
+    error naming the likely causes (``flows.vehicle.link.VehicleLink.silence_causes``).
+    """
+    sorties, _ = first_sorties(plan)
+    opened: dict[str, VehicleLink] = {}
+    try:
+        for s in sorties:
+            conn = link_for(s.drone_id, world, link, len(sorties))
+            binding = binding_for(world.drone(s.drone_id), key_store)
+            opened[s.drone_id] = open_link(conn, binding, streams=UPLOAD_STREAMS,
+                                           heartbeat_timeout_s=heartbeat_timeout_s)
+    except BaseException:
+        for vl in opened.values():
+            vl.close()
+        raise
+    return opened
+
+
+def _set_ceiling(ml: MissionClient, ms: MissionSet, result: UploadResult, record: Any, deadline: float) -> None:
     """The fence's altitude ceiling as autopilot parameters, confirmed by echo (MAVLink fences are 2-D)."""
     if not ms.params:
         return
@@ -264,7 +278,7 @@ def _set_ceiling(ml: MavLink, ms: MissionSet, result: UploadResult, record: Any,
 
 def upload_mission_set(
     ms: MissionSet,
-    conn: str,
+    conn: str | VehicleLink,
     result: UploadResult,
     *,
     timeout_s: float,
@@ -276,14 +290,19 @@ def upload_mission_set(
 ) -> UploadResult:
     """Fence, mission, rally to one vehicle over ``conn``; fills ``result`` and raises on failure.
 
-    After the hello, the uploads may use 70 % of the time left; the rest is kept
-    for a read-back (and, after a failure, the clearing), so an upload that used
-    up its time can still be settled.
+    ``conn`` is a connection string (opened here with the binding, and closed
+    after) or a connected ``VehicleLink`` (used as it is, left open). After the
+    hello, the uploads may use 70 % of the time left; the rest is kept for a
+    read-back (and, after a failure, the clearing), so an upload that used up
+    its time can still be settled.
     """
     deadline = time.monotonic() + timeout_s
+    if isinstance(conn, VehicleLink):
+        binding = conn.binding
     binding = binding or VehicleBinding(autopilot=DIALECT_AUTOPILOT.get(ms.dialect))
     result.counts = {MISSION_TYPE_NAMES[t]: len(ms.items_of(t)) for t in UPLOAD_ORDER}
     result.binding = binding.to_dict()
+    address = conn.connection if isinstance(conn, VehicleLink) else conn
 
     def record(kind: str, tr: Transfer | None, **extra: Any) -> None:
         entry: dict[str, Any] = {
@@ -291,7 +310,7 @@ def upload_mission_set(
             "at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
             "drone_id": ms.drone_id,
             "sortie_index": ms.sortie_index,
-            "link": conn,
+            "link": address,
             "dialect": ms.dialect,
             "kind": kind,
         }
@@ -302,10 +321,12 @@ def upload_mission_set(
         if on_attempt is not None:
             on_attempt(dict(entry))
 
-    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s,
-                 **binding.link_kwargs()) as ml:
+    if isinstance(conn, VehicleLink):
+        link, owned = conn, False
+    else:
         try:
-            ml.wait_vehicle(deadline)
+            link, owned = open_link(conn, binding, streams=UPLOAD_STREAMS, deadline=deadline,
+                                    heartbeat_timeout_s=heartbeat_timeout_s), True
         except DeviceMismatch as exc:
             result.status, result.detail, result.left_nothing = "FAILED", f"{ms.drone_id}: {exc.message}", True
             record("hello", None, outcome="MISMATCH", detail=exc.message)
@@ -314,36 +335,47 @@ def upload_mission_set(
             result.status, result.detail, result.left_nothing = "UNREACHABLE", exc.message, True
             record("hello", None, outcome="NO_ANSWER", detail=exc.message)
             raise
-        seen = AUTOPILOT_DIALECT.get(ml.autopilot or -1)
-        record("hello", None, outcome="HEARTBEAT",
-               detail=f"system {ml.target_system} component {ml.target_component} autopilot {ml.autopilot}"
-               + (" (signed)" if ml.signed else ""))
-        if seen is not None and seen != ms.dialect:
-            result.status = "FAILED"
-            result.detail = f"{ms.drone_id}: the vehicle reports a {seen} autopilot but the world says {ms.dialect}; nothing uploaded"
-            result.left_nothing = True
-            record("hello", None, outcome="MISMATCH", detail=result.detail)
-            raise DeviceMismatch(result.detail)
-        after_hello = time.monotonic()
-        upload_deadline = after_hello + 0.7 * max(0.0, deadline - after_hello)
-        verified: list[str] = []
-        touched: list[int] = []  # mission types this dispatch may have changed on the vehicle
-        try:
-            for mtype in UPLOAD_ORDER:
-                _upload_one(ml, ms, mtype, result, record, upload_deadline, deadline, verified, touched)
-        except (DispatchFailed, DispatchUncertain) as exc:
-            leave_nothing_behind(ml, ms, result, record, deadline, touched)
-            if isinstance(exc, DispatchUncertain) and result.status == "FAILED":
-                raise DispatchFailed(result.detail) from None
-            raise type(exc)(result.detail) from None
-        result.verified_by_download = tuple(verified)
-        result.status = "ACCEPTED"
-        result.detail = "accepted" + (f" ({', '.join(verified)} verified by read-back)" if verified else "")
+    try:
+        _upload_over(link, ms, result, record, deadline, retry_s=retry_s, max_retries=max_retries)
+    finally:
+        if owned:
+            link.close()
     return result
 
 
+def _upload_over(link: VehicleLink, ms: MissionSet, result: UploadResult, record: Any, deadline: float, *,
+                 retry_s: float, max_retries: int) -> None:
+    """Fence, mission, rally over a connected link (see ``upload_mission_set``)."""
+    ml = MissionClient(link, retry_s=retry_s, max_retries=max_retries)
+    seen = AUTOPILOT_DIALECT.get(link.autopilot or -1)
+    record("hello", None, outcome="HEARTBEAT",
+           detail=f"system {link.target_system} component {link.target_component} autopilot {link.autopilot}"
+           + (" (signed)" if link.signed else ""))
+    if seen is not None and seen != ms.dialect:
+        result.status = "FAILED"
+        result.detail = f"{ms.drone_id}: the vehicle reports a {seen} autopilot but the world says {ms.dialect}; nothing uploaded"
+        result.left_nothing = True
+        record("hello", None, outcome="MISMATCH", detail=result.detail)
+        raise DeviceMismatch(result.detail)
+    after_hello = time.monotonic()
+    upload_deadline = after_hello + 0.7 * max(0.0, deadline - after_hello)
+    verified: list[str] = []
+    touched: list[int] = []  # mission types this dispatch may have changed on the vehicle
+    try:
+        for mtype in UPLOAD_ORDER:
+            _upload_one(ml, ms, mtype, result, record, upload_deadline, deadline, verified, touched)
+    except (DispatchFailed, DispatchUncertain) as exc:
+        leave_nothing_behind(ml, ms, result, record, deadline, touched)
+        if isinstance(exc, DispatchUncertain) and result.status == "FAILED":
+            raise DispatchFailed(result.detail) from None
+        raise type(exc)(result.detail) from None
+    result.verified_by_download = tuple(verified)
+    result.status = "ACCEPTED"
+    result.detail = "accepted" + (f" ({', '.join(verified)} verified by read-back)" if verified else "")
+
+
 def _upload_one(
-    ml: MavLink, ms: MissionSet, mtype: int, result: UploadResult, record: Any,
+    ml: MissionClient, ms: MissionSet, mtype: int, result: UploadResult, record: Any,
     upload_deadline: float, deadline: float, verified: list[str], touched: list[int],
 ) -> None:
     """One mission type: upload, and settle any outcome but ACCEPTED/REJECTED by reading back."""
@@ -401,96 +433,3 @@ def _upload_one(
     verified.append(name)
     if mtype == FENCE:
         _set_ceiling(ml, ms, result, record, deadline)
-
-
-# --- reading back without uploading -------------------------------------------------------------
-
-
-def read_back(
-    conn: str,
-    *,
-    timeout_s: float = 30.0,
-    retry_s: float = 1.0,
-    max_retries: int = 8,
-    heartbeat_timeout_s: float = 5.0,
-    on_attempt: AttemptCallback | None = None,
-    binding: VehicleBinding | None = None,
-) -> tuple[dict[int, tuple[Any, ...]], dict[str, Any]]:
-    """Download fence, mission and rally from the vehicle on ``conn``; sends nothing else.
-
-    Returns the rows per mission type and the vehicle's ids. Raises
-    ``DeviceUnavailable`` without a heartbeat, ``DeviceMismatch`` when another
-    vehicle than ``binding`` answers, and ``DispatchUncertain`` when a
-    download does not complete in time.
-    """
-    deadline = time.monotonic() + timeout_s
-    held: dict[int, tuple[Any, ...]] = {}
-    kwargs = binding.link_kwargs() if binding is not None else {}
-    with MavLink(conn, retry_s=retry_s, max_retries=max_retries, heartbeat_timeout_s=heartbeat_timeout_s, **kwargs) as ml:
-        ml.wait_vehicle(deadline)
-        vehicle = {"system": ml.target_system, "component": ml.target_component, "autopilot": ml.autopilot,
-                   "dialect": AUTOPILOT_DIALECT.get(ml.autopilot or -1)}
-        for mtype in UPLOAD_ORDER:
-            dl = ml.download(mtype, deadline)
-            if on_attempt is not None:
-                on_attempt({"kind": "read", "link": conn, **dl.to_dict()})
-            if dl.outcome != "DOWNLOADED":
-                raise DispatchUncertain(
-                    f"reading the {MISSION_TYPE_NAMES[mtype]} back from {conn} failed ({dl.detail})",
-                    details={"vehicle": vehicle, "attempt": dl.to_dict()},
-                )
-            held[mtype] = dl.items
-    return held, vehicle
-
-
-@dataclass
-class VerifyResult:
-    """Whether each drone's vehicle holds its sortie of the plan, by reading it back."""
-
-    matches: bool
-    vehicles: list[dict[str, Any]]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"matches": self.matches, "vehicles": list(self.vehicles)}
-
-
-def verify_plan(
-    plan: Plan,
-    world: World,
-    *,
-    link: str | Mapping[str, str] | None = None,
-    timeout_s: float = 30.0,
-    on_attempt: AttemptCallback | None = None,
-    retry_s: float = 1.0,
-    max_retries: int = 8,
-    heartbeat_timeout_s: float = 5.0,
-    end: EndAction = "land",
-    key_store: Path | None = None,
-) -> VerifyResult:
-    """Read every drone's fence, mission and rally back and compare them with the plan.
-
-    The way to settle an UNCERTAIN or interrupted dispatch (never a blind
-    re-upload): ``matches`` is True only when every vehicle holds exactly its
-    sortie. Uploads nothing. Raises ``DeviceUnavailable`` / ``DispatchUncertain``
-    when a vehicle cannot be read.
-    """
-    sorties, _ = _first_sorties(plan)
-    vehicles: list[dict[str, Any]] = []
-    for s in sorties:
-        conn = _link_for(s.drone_id, world, link, len(sorties))
-        ms = mission_set(plan, s, world, end=end)
-        held, vehicle = read_back(
-            conn, timeout_s=timeout_s, retry_s=retry_s, max_retries=max_retries,
-            heartbeat_timeout_s=heartbeat_timeout_s, on_attempt=on_attempt,
-            binding=binding_for(world.drone(s.drone_id), key_store),
-        )
-        diffs = {
-            MISSION_TYPE_NAMES[t]: list(compare_items(ms.items_of(t), held[t], dialect=ms.dialect, mission_type=t))  # type: ignore[arg-type]
-            for t in UPLOAD_ORDER
-        }
-        vehicles.append({
-            "drone_id": s.drone_id, "sortie_index": s.index, "link": conn, "dialect": ms.dialect, "vehicle": vehicle,
-            "matches": not any(diffs.values()), "differences": {k: v[:10] for k, v in diffs.items() if v},
-            "counts": {MISSION_TYPE_NAMES[t]: len(held[t]) for t in UPLOAD_ORDER},
-        })
-    return VerifyResult(matches=all(v["matches"] for v in vehicles), vehicles=vehicles)

@@ -3,10 +3,12 @@
 One draft is planned once per session (the hydrant inspection of region-1002,
 flown by M3TD-01, a PX4 vehicle) and kept twice: unapproved, and approved. It
 is dispatched either against the bundled world or against a copy whose
-M3TD-01 runs ArduPilot, so every command is tested in both dialects. A case
-copies a template SORTIE_HOME, starts the vehicle simulator on a free
-127.0.0.1 UDP port, dispatches over MAVLink, and (optionally) follows the
-flight with the real monitor on a thread, exactly as ``sortie monitor`` would.
+M3TD-01 runs ArduPilot (with or without a MAVLink signing key), so every
+command is tested in both dialects. A case copies a template SORTIE_HOME,
+starts the vehicle simulator on free 127.0.0.1 UDP ports, dispatches over
+MAVLink, launches it (the simulator, like a real autopilot, does not take off
+by itself), and (optionally) follows the flight with the real monitor on a
+thread, exactly as ``sortie monitor`` would.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import shutil
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ from flows.sim.flight import SimFlight  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from flows.usecases import decisions, planning  # noqa: E402
 from flows.vehicle.commands import ControlOptions  # noqa: E402
+from flows.vehicle.launch import LaunchOptions  # noqa: E402
 from flows.vehicle.monitor import MonitorOptions, MonitorResult  # noqa: E402
 
 NOW = resolve_now("2026-11-29T06:58:00+02:00")  # M3TD-01 reported at 06:57:30: fresh enough to dispatch
@@ -34,6 +38,8 @@ PLANNER, OPERATOR, APPROVER_ONLY = "li.wei", "chen.jing", "demo.approver"
 TEXT, REGION = "inspect the hydrants today", "region-1002"
 MONITOR = MonitorOptions(timeout_s=45.0, start_wait_s=15.0, link_alert_s=2.0, link_lost_s=4.0)
 FAST = ControlOptions(connect_timeout_s=5.0, ack_timeout_s=0.5, settle_timeout_s=2.0, confirm_timeout_s=3.0)
+LAUNCH = LaunchOptions(prearm_wait_s=5.0, control=FAST)
+KEY = bytes(range(32))  # the signed vehicle's MAVLink 2 key (the "signed" template's fleet entry names it m3td-01)
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,7 @@ class Template:
     version: int
     dialect: str
     world_dir: Path | None  # dispatch against this world (None: the one the draft was planned in)
+    signing: bool = False  # the vehicle and the fleet entry share KEY
 
 
 def _plan_approved(home: Path, world_dir: Path | None) -> tuple[str, int]:
@@ -77,11 +84,43 @@ class Flight:
     updates: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     monitor_result: list[MonitorResult] = field(default_factory=list)
     monitor_thread: threading.Thread | None = None
+    launch: Any = None
+    world_dir: Path | None = None  # the world the dispatch used (None: the draft's own)
+    launch_commands: int = 0  # how many commands the launch sent (flight.commands before the ones under test)
+
+    def launch_with(self, *, now: datetime = NOW, options: LaunchOptions = LAUNCH) -> Any:
+        """``sortie launch``'s use case for this draft, as the operator (a ``ControlResult``; raises as it does)."""
+        from flows.usecases import launching
+
+        return launching.launch(self.draft_id, self.version, actor=OPERATOR, now=now, ledger=self.ledger,
+                                world_dir=self.world_dir, options=options)
+
+    @property
+    def commands(self) -> list[dict[str, Any]]:
+        """The commands the vehicle received after its launch (the operators' ones)."""
+        return self.flight.commands[self.launch_commands:]
 
     def pace(self, speedup: float) -> None:
         """Change the simulator's time scale mid-flight: slow while commands are exchanged (a loaded machine
         answers in seconds, not milliseconds), fast again for the rest of the flight."""
         self.flight.options = replace(self.flight.options, speedup=speedup)
+
+    def wait_on_leg(self, timeout_s: float = 30.0, ahead_m: float = 40.0, pace: float = 1.0) -> None:
+        """Until the vehicle flies towards a waypoint (ArduCopter pauses only there: ``ModeAuto::pause``) with at
+        least ``ahead_m`` of that leg still ahead; then time runs at ``pace`` (an operator's link takes a moment to
+        connect, and the vehicle must still be on its leg when the command lands)."""
+        from flows.vehicle.commands import distance_m
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            fl = self.flight
+            if fl.on_leg():
+                item = fl.items[fl.cur]
+                if distance_m(fl.lat, fl.lon, item.lat, item.lon) >= ahead_m:
+                    self.pace(pace)
+                    return
+            assert time.monotonic() < deadline, f"the vehicle never flew a waypoint leg with {ahead_m} m ahead"
+            time.sleep(0.001)
 
     def wait_reached(self, n: int, timeout_s: float = 20.0) -> None:
         """Until the vehicle reached ``n`` navigation items (bounded)."""

@@ -7,7 +7,8 @@ Inputs go through Prefect's API exactly as the UI's Submit, Run and Cancel send 
 the enrolled secrets (pyotp), as an approver's phone shows them.
 
 - A code typed just before its 30 s step ended, read after the step changed (the worker frozen meanwhile), is
-  judged when it was submitted: it approves; the flight is followed to a named SUCCEEDED with its report.
+  judged when it was submitted: it approves; the dispatch's ``monitor-mission`` run launches the mission through
+  the server (the worker's token, a dispatcher) and follows the flight to a named SUCCEEDED with its report.
 - A wrong code is "wrong", a code already late when typed is "expired"; a UI cancel then withdraws the draft
   (CANCELLED, expiry run gone) and a later approval is refused.
 - ``recall-mission`` recalls through the server as the operator its code proves; without a code, or with a
@@ -57,7 +58,8 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Room]:
 
 @pytest.fixture(scope="module")
 def sims(room: Room) -> Iterator[dict[str, Any]]:
-    """A flying simulator per drone at the server's link record (M30T-01 ArduPilot, M3TD-01 PX4)."""
+    """A simulator per drone at the server's link record (M30T-01 ArduPilot, M3TD-01 PX4); like a real autopilot,
+    each waits on the ground with what it was sent until a ground station launches it."""
     from flows.server.links import LinkStore
     from flows.sim.flight import FlightOptions, SimFlight
     from flows.sim.vehicle import SimVehicle
@@ -65,11 +67,13 @@ def sims(room: Room) -> Iterator[dict[str, Any]]:
 
     world = load_world_at(room.world)
     out: dict[str, Any] = {}
-    for drone_id, speedup in (("M30T-01", 200.0), ("M3TD-01", 1.0)):  # M3TD-01 flies on while recalls are refused
+    # M30T-01's sortie is ~130 s of vehicle time: at 5x it is still flying when the server's follower starts, a
+    # request after the launch (at 200x it had landed before a loaded server followed it: NOT_STARTED).
+    # M3TD-01 flies on while recalls are refused.
+    for drone_id, speedup in (("M30T-01", 5.0), ("M3TD-01", 1.0)):
         drone = world.drone(drone_id)
         dock = world.dock(drone.dock_id)
-        flight = SimFlight(FlightOptions(speedup=speedup, wait_for_gcs=drone_id == "M30T-01", start_delay_s=0.2,
-                                         default_speed_mps=drone.cruise_speed_mps))
+        flight = SimFlight(FlightOptions(speedup=speedup, default_speed_mps=drone.cruise_speed_mps))
         out[drone_id] = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
                                    heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
         LinkStore(room.home).set(drone_id, out[drone_id].address)  # `sortie admin link set`
@@ -121,6 +125,9 @@ def test_a_code_is_judged_when_it_was_submitted_and_the_flight_ends_named(room: 
     assert report is not None and "SUCCEEDED" in str(report.data), report
     _no_traceback(room, mon.id)
     events = room.ledger().events(d["draft_id"])
+    launched = next(e for e in events if e.to_state == "LAUNCHED")  # by the monitor run, as the worker's token
+    assert launched.actor == "chen.jing" and [e.to_state for e in events][-3:] == ["LAUNCHED", "IN_FLIGHT",
+                                                                                    "SUCCEEDED"], events
     took_off = next(e for e in events if e.to_state == "IN_FLIGHT")
     assert "vehicle time" in took_off.reason and took_off.event_time.startswith("2026-11-29"), took_off
 
@@ -169,6 +176,7 @@ def test_the_recall_deployment_acts_as_the_operator_its_code_proves(room: Room, 
     assert [s["drone"] for s in d["sorties"]] == ["M3TD-01"], d["sorties"]
     room.ok("chen.jing", "POST", f"/v1/drafts/{d['draft_id']}/approve", json={"version": 1, "plan_hash": d["plan_hash"]})
     assert room.ok("chen.jing", "POST", f"/v1/drafts/{d['draft_id']}/dispatch", json={})["status"] == "ACKED"
+    assert room.ok("chen.jing", "POST", f"/v1/drafts/{d['draft_id']}/launch", json={})["state"] == "LAUNCHED"
     flight = sims["M3TD-01"].flight
     wait_for("the vehicle to take off", lambda: flight.phase == "FLYING", 30, 0.1)
     # a service token never commands a vehicle as itself
@@ -183,7 +191,7 @@ def test_the_recall_deployment_acts_as_the_operator_its_code_proves(room: Room, 
     assert (ends["no code"].type.value, ends["no code"].name) == ("FAILED", "INVALID_ARGUMENT"), ends
     assert "one-time code" in ends["no code"].message
     assert (ends["wrong code"].type.value, ends["wrong code"].name) == ("FAILED", "UNAUTHENTICATED"), ends
-    assert room.ledger().get_draft(d["draft_id"], 1).state in ("DISPATCHED", "IN_FLIGHT") and flight.phase == "FLYING"
+    assert room.ledger().get_draft(d["draft_id"], 1).state in ("LAUNCHED", "IN_FLIGHT") and flight.phase == "FLYING"
     run = room.start_run("recall-mission", draft_id=d["draft_id"], operator="chen.jing",
                          code=_code(room.totp["chen.jing"]), reason="from the UI", wait_s=120)
     wait_for("the recall to be recorded", lambda: room.ledger().get_draft(d["draft_id"], 1).state == "RECALLING", 120)

@@ -33,12 +33,12 @@ def test_recall_mid_mission_lands_at_the_dock_and_the_report_lists_what_was_not_
                          options=FAST)
     assert out.changed and out.state == "RECALLING"
     assert out.vehicles[0]["outcome"] == "CONFIRMED" and out.vehicles[0]["vehicle"]["mode"] == "RTL"
-    assert [c["command"] for c in f.flight.commands] == [M.MAV_CMD_NAV_RETURN_TO_LAUNCH]
+    assert [c["command"] for c in f.commands] == [M.MAV_CMD_NAV_RETURN_TO_LAUNCH]
     # a second recall is idempotent: nothing sent, nothing recorded
     n_events = len([e for e in f.events() if e[2] == OPERATOR])
     again = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     assert again.vehicles[0]["outcome"] in ("ALREADY", "ON_GROUND")  # still returning, or already down
-    assert not again.changed and len(f.flight.commands) == 1
+    assert not again.changed and len(f.commands) == 1
     f.pace(150.0)
     assert len([e for e in f.events() if e[2] == OPERATOR]) == n_events  # (the monitor may record the landing)
     result = f.monitored()
@@ -67,27 +67,31 @@ def test_recall_land_here_and_wait_records_the_end_without_a_monitor(fly: Callab
     f.pace(20.0)
     out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, land_here=True, options=FAST, wait_s=20.0)
     assert out.state == "RECALLED", out.message
-    assert [c["command"] for c in f.flight.commands] == [M.MAV_CMD_NAV_LAND]
+    assert [c["command"] for c in f.commands] == [M.MAV_CMD_NAV_LAND]
     assert f.flight.mode == "LAND" and not f.flight.armed
-    told = f.flight.commands[0]
+    told = f.commands[0]
     assert distance_m(told["lat"], told["lon"], f.flight.lat, f.flight.lon) < 1.0  # straight down where it was
     assert distance_m(f.flight.lat, f.flight.lon, *f.dock) > 50
     assert out.vehicles[0]["landed"]["mode"] == "LAND"
     steps = [(a, b) for a, b, _, _ in f.events()]
-    assert steps[-3:] == [("DISPATCHED", "IN_FLIGHT"), ("IN_FLIGHT", "RECALLING"), ("RECALLING", "RECALLED")]
+    assert steps[-4:] == [("DISPATCHED", "LAUNCHED"), ("LAUNCHED", "IN_FLIGHT"), ("IN_FLIGHT", "RECALLING"),
+                          ("RECALLING", "RECALLED")]
 
 
 @pytest.mark.parametrize("dialect", ["px4", "ardupilot"])
 def test_a_lost_ack_is_settled_by_the_vehicle_state_and_never_sent_twice(fly: Callable[..., Flight], dialect: str) -> None:
     # every ACK of the hold, of the resume and of the RTL is lost once (PX4 holds and resumes with SET_MODE;
-    # ArduPilot pauses with DO_PAUSE_CONTINUE, or holds in LOITER by SET_MODE while it waits at a waypoint)
+    # ArduPilot pauses and resumes with DO_PAUSE_CONTINUE, on a waypoint leg)
     lost = (M.MAV_CMD_DO_SET_MODE, M.MAV_CMD_DO_SET_MODE, M.MAV_CMD_DO_PAUSE_CONTINUE, M.MAV_CMD_DO_PAUSE_CONTINUE,
             M.MAV_CMD_NAV_RETURN_TO_LAUNCH)
     f = fly(dialect, faults=FlightFaults(lose_ack_of=lost))
     f.wait_reached(3)
-    f.pace(15.0)
+    f.pace(10.0)
+    f.wait_on_leg()
     held = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     go = control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    f.pace(10.0)
+    f.wait_on_leg()  # (ArduCopter pauses only on a waypoint leg)
     held_again = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)  # no hurry for the recall
     back = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     f.pace(150.0)
@@ -98,9 +102,10 @@ def test_a_lost_ack_is_settled_by_the_vehicle_state_and_never_sent_twice(fly: Ca
     assert held_again.vehicles[0]["in_effect"] and back.vehicles[0]["vehicle"]["mode"] == "RTL"
     # settled on the first send: a lost ACK never caused a second send (the vehicle saw exactly what was sent)
     sent = [v for r in (held, go, held_again, back) for v in r.vehicles[0]["sent"]]
-    assert len(f.flight.commands) == len(sent)
-    assert [c["command"] for c in f.flight.commands].count(M.MAV_CMD_NAV_RETURN_TO_LAUNCH) == 1
-    assert f.monitored().state == "RECALLED"
+    assert len(f.commands) == len(sent)
+    assert [c["command"] for c in f.commands].count(M.MAV_CMD_NAV_RETURN_TO_LAUNCH) == 1
+    ended = f.monitored()
+    assert ended.state == "RECALLED", ended.reason
 
 
 def test_a_recall_wins_over_a_pending_resume(fly: Callable[..., Flight]) -> None:
@@ -112,7 +117,7 @@ def test_a_recall_wins_over_a_pending_resume(fly: Callable[..., Flight]) -> None
     v = held.vehicles[0]
     assert v["outcome"] == "CONFIRMED" and v["attempts"] == 2 and v["vehicle"]["paused"]
     assert [s["confirmation"] for s in v["sent"]] == [0, 1]
-    assert [(c["command"], c["confirmation"]) for c in f.flight.commands] == [(M.MAV_CMD_DO_SET_MODE, 1)]
+    assert [(c["command"], c["confirmation"]) for c in f.commands] == [(M.MAV_CMD_DO_SET_MODE, 1)]
     # from now on the resume's first command is lost: the resume is pending, waiting for an ACK on a slow link
     f.flight.options = replace(f.flight.options, faults=FlightFaults(lose_command_of=(M.MAV_CMD_DO_SET_MODE,) * 2))
     slow_link = replace(FAST, ack_timeout_s=2.0)
@@ -137,9 +142,53 @@ def test_a_recall_wins_over_a_pending_resume(fly: Callable[..., Flight]) -> None
     assert "a recall always wins" in str(results["resume"])
     assert back.state == "RECALLING" and back.vehicles[0]["vehicle"]["mode"] == "RTL"
     # the resume was never sent again: the vehicle went from its hold straight to RTL
-    assert [c["command"] for c in f.flight.commands] == [M.MAV_CMD_DO_SET_MODE, M.MAV_CMD_NAV_RETURN_TO_LAUNCH]
+    assert [c["command"] for c in f.commands] == [M.MAV_CMD_DO_SET_MODE, M.MAV_CMD_NAV_RETURN_TO_LAUNCH]
     assert f.monitored().state == "RECALLED"
     with pytest.raises(Conflict, match="recall"):
         control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     audit = [(a.command, a.result_code) for a in f.ledger.audit_rows(limit=5) if a.command.startswith("control.")]
     assert ("control.resume", "CONFLICT") in audit and ("control.recall", "OK") in audit
+
+
+def test_a_recall_of_a_mission_that_never_took_off_says_so_and_sends_nothing(fly: Callable[..., Flight]) -> None:
+    f = fly("ardupilot", monitor=False, launch=False)
+    assert f.flight.phase == "READY" and not f.flight.armed  # the simulator, like ArduCopter, waits for a launch
+    out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, reason="weather", options=FAST)
+    assert out.state == "ABORTED" and out.changed and "never took off" in out.message, out.message
+    assert "already recalled" not in out.message and out.vehicles[0]["outcome"] == "ON_GROUND"
+    assert f.flight.commands == [] and f.flight.phase == "READY"  # nothing was sent to the vehicle
+    steps = [(a, b) for a, b, _, _ in f.events()]
+    assert steps[-1] == ("DISPATCHED", "ABORTED") and "never took off" in f.events()[-1][3]
+
+
+def test_a_landing_whose_position_was_never_sent_is_judged_without_formatting_it() -> None:
+    """The ``recall --land-here`` crash of issue 31 (``NoneType.__format__``): a vehicle that sent no position."""
+    from types import SimpleNamespace
+
+    from flows.usecases.recalling import _verdict
+    from flows.vehicle.view import VehicleView
+
+    dock = SimpleNamespace(id="DOCK-A", lat=60.17, lon=24.94)
+    blind = VehicleView(mode="LAND", armed=False)
+    ok, why, off = _verdict("M3TD-01", blind, dock, land_here=True)
+    assert ok is True and off is None and "sent no position" in why
+    ok, why, off = _verdict("M3TD-01", VehicleView(mode="RTL"), dock, land_here=False)
+    assert ok is None and "not known" in why  # undecided: the follower ends it, nothing is claimed
+    ok, why, off = _verdict("M3TD-01", VehicleView(mode="RTL", lat=60.17001, lon=24.94), dock, land_here=False)
+    assert ok is True and off is not None and off < 2 and "in mode RTL" in why
+
+
+def test_a_take_off_the_follower_recorded_first_is_not_a_conflict_for_a_recall(fly: Callable[..., Flight]) -> None:
+    # the race seen under load: the recall read LAUNCHED, the follower moved it to IN_FLIGHT, then the recall's
+    # own "airborne" transition found IN_FLIGHT — the same fact, recorded once, and the recall goes on
+    from flows.usecases.control_kit import take_off_seen
+
+    f = fly("px4", monitor=False)
+    stale = f.ledger.get_draft(f.draft_id, f.version)
+    assert stale.state == "LAUNCHED"
+    f.ledger.transition(f.draft_id, f.version, expected_state="LAUNCHED", expected_row_version=stale.row_version,
+                        to_state="IN_FLIGHT", actor="monitor", reason="airborne (follower)", now=NOW)
+    fresh = take_off_seen(f.ledger, stale, OPERATOR, NOW)
+    assert fresh.state == "IN_FLIGHT" and [e[1] for e in f.events()].count("IN_FLIGHT") == 1
+    out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, reason="storm", options=FAST)
+    assert out.changed and out.state == "RECALLING" and out.vehicles[0]["outcome"] == "CONFIRMED"

@@ -19,7 +19,8 @@ import pytest
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
-from flows.vehicle.link import MavLink  # noqa: E402
+from flows.vehicle.link import open_link  # noqa: E402
+from flows.vehicle.mission_client import MissionClient  # noqa: E402
 from planner.output.mission_items import FRAME_GLOBAL_RELATIVE_ALT, MISSION, MissionItem  # noqa: E402
 
 M = mavutil.mavlink
@@ -78,10 +79,9 @@ def test_upload_follows_the_protocol_through_every_awkward_turn() -> None:
     vehicle = ScriptedVehicle()
     vehicle.thread.start()
     items = _items(4)
-    with MavLink(vehicle.address, retry_s=0.2, max_retries=5, heartbeat_timeout_s=5.0) as link:
+    with open_link(vehicle.address, streams={}, heartbeat_timeout_s=5.0) as link:
         deadline = time.monotonic() + 15.0
-        link.wait_vehicle(deadline)
-        tr = link.upload(items, MISSION, deadline)
+        tr = MissionClient(link, retry_s=0.2, max_retries=5).upload(items, MISSION, deadline)
     vehicle.thread.join(5)
     assert vehicle.error is None, vehicle.error
     assert tr.outcome == "ACCEPTED", tr
@@ -108,11 +108,10 @@ def test_a_nack_ends_the_upload_at_once_with_its_name() -> None:
 
     t = threading.Thread(target=vehicle, daemon=True)
     t.start()
-    with MavLink(f"udpout:{host}:{port}", retry_s=0.2, heartbeat_timeout_s=5.0) as link:
+    with open_link(f"udpout:{host}:{port}", streams={}, heartbeat_timeout_s=5.0) as link:
         deadline = time.monotonic() + 10.0
-        link.wait_vehicle(deadline)
         t0 = time.monotonic()
-        tr = link.upload(_items(3), MISSION, deadline)
+        tr = MissionClient(link, retry_s=0.2).upload(_items(3), MISSION, deadline)
     t.join(5)
     conn.close()
     assert (tr.outcome, tr.result) == ("REJECTED", "MAV_MISSION_UNSUPPORTED_FRAME")
@@ -130,8 +129,7 @@ def test_a_px4_still_busy_with_an_unacked_download_is_waited_for_not_taken_as_a_
         station.mav.mission_request_list_send(1, 1, 1)  # a fence download that is never acked: PX4 stays in SENDLIST
         assert station.recv_match(type="MISSION_COUNT", blocking=True, timeout=3) is not None
         station.close()
-        with MavLink(sim.address, retry_s=0.05, max_retries=6) as ml:
-            ml.wait_vehicle(time.monotonic() + 3)
-            tr = ml.upload(_items(3), MISSION, time.monotonic() + 5)
+        with open_link(sim.address, streams={}, deadline=time.monotonic() + 3) as link:
+            tr = MissionClient(link, retry_s=0.05, max_retries=6).upload(_items(3), MISSION, time.monotonic() + 5)
         assert tr.outcome == "ACCEPTED" and tr.busy_nacks >= 1, tr.to_dict()
         assert len(sim.missions[MISSION]) == 3

@@ -1,10 +1,12 @@
-"""A simulated flight end to end: plan → approve → dispatch → fly → monitor → report, with faults.
+"""A simulated flight end to end: plan → approve → dispatch → launch → fly → monitor → report, with faults.
 
 The draft is planned and approved once (the use cases on the demo world,
 a real DuckDB ledger in a tmp dir); each case copies that SORTIE_HOME to its
 own folder, starts the vehicle simulator on a free 127.0.0.1 UDP port,
-dispatches over MAVLink, and lets ``fly_and_report`` fly the mission at 500×
-while the monitor follows it. What is checked is what an operator relies on:
+dispatches over MAVLink, launches it (the launch use case: pre-flight checks,
+then the autopilot's own sequence — the simulator does not take off by
+itself), and lets ``fly_and_report`` fly the mission at 500× while the monitor
+follows it. What is checked is what an operator relies on:
 the ledger state and its events, the alerts, the report's words, and that an
 injected STATUSTEXT that reads like a command changes nothing but the log.
 """
@@ -23,17 +25,17 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from shapely.geometry import LineString  # noqa: E402
 
-from flows.ledger import open_ledger  # noqa: E402
-from flows.usecases import decisions, dispatching, planning, reading  # noqa: E402
-from flows.usecases.common import load_world_at  # noqa: E402
 from flows.context import resolve_now  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
+from flows.usecases import dispatching, reading  # noqa: E402
+from flows.usecases.common import load_world_at  # noqa: E402
 from flows.sim.fly import fly_and_report  # noqa: E402
 from flows.vehicle.monitor import MonitorOptions, monitor_mission  # noqa: E402
 from flows.usecases.report import build_report, markdown_for_artifact, report_artifact_key  # noqa: E402
 from flows.sim.flight import FlightFaults  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from planner.errors import Conflict  # noqa: E402
+from testkit import approved_draft_home  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -48,20 +50,9 @@ COMMAND_TEXT = "switch to mode GUIDED and fly to 60.17,24.94"
 def approved_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, int]]:
     """One planned and approved draft in a template SORTIE_HOME."""
     home = tmp_path_factory.mktemp("approved")
-    saved = os.environ.get("SORTIE_HOME")
-    os.environ["SORTIE_HOME"] = str(home)
-    try:
-        d = planning.plan_draft(text=TEXT, region_id=REGION, requested_by=PLANNER, world_dir=None, now=NOW,
-                                ledger=open_ledger())
-        assert d.status == "DRAFT" and d.verdict == "pass" and len(d.sorties) == 1
-        decisions.approve(d.draft_id, d.version, approver=APPROVER, plan_hash=d.plan_hash, comment="looks right",
-                          now=NOW, ledger=open_ledger())
+    with approved_draft_home(home, now=NOW, text=TEXT, region_id=REGION, planner=PLANNER, approver=APPROVER) as d:
+        assert len(d.sorties) == 1
         yield home, d.draft_id, d.version
-    finally:
-        if saved is None:
-            os.environ.pop("SORTIE_HOME", None)
-        else:
-            os.environ["SORTIE_HOME"] = saved
 
 
 def _fly(approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -79,8 +70,8 @@ def _fly(approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pyte
         disp = dispatching.dispatch(draft_id, version, actor=APPROVER, now=NOW, link=sim.address, timeout_s=15.0,
                                     ledger=open_ledger())
         assert disp.status == "ACKED" and disp.draft_status == "DISPATCHED"
-        out = fly_and_report(draft_id, version, {drone.id: sim}, actor="monitor", now=NOW, speedup=500.0,
-                             faults=faults, options=OPTS)
+        out = fly_and_report(draft_id, version, {drone.id: sim}, actor="monitor", launch_as=APPROVER, now=NOW,
+                             speedup=500.0, faults=faults, options=OPTS)
     finally:
         sim.stop()
     return out, sim, draft_id, version
@@ -109,10 +100,11 @@ def test_nominal_flight_succeeds_and_the_report_says_what_was_flown(nominal: dic
     mon, rep = out["monitor"], out["report"]
     assert mon["outcome"] == "SUCCEEDED" and mon["state"] == "SUCCEEDED"
     assert [(a, b) for a, b, _, _ in events] == [
-        (None, "DRAFT"), ("DRAFT", "APPROVED"), ("APPROVED", "DISPATCHED"), ("DISPATCHED", "IN_FLIGHT"),
-        ("IN_FLIGHT", "SUCCEEDED"),
+        (None, "DRAFT"), ("DRAFT", "APPROVED"), ("APPROVED", "DISPATCHED"), ("DISPATCHED", "LAUNCHED"),
+        ("LAUNCHED", "IN_FLIGHT"), ("IN_FLIGHT", "SUCCEEDED"),
     ]
-    assert events[-1][2] == "monitor" and "all" in events[-1][3]
+    assert events[3][2] == APPROVER and "launched by" in events[3][3] and "mission_start" in events[3][3]
+    assert events[-1][2] == "monitor" and "all" in events[-1][3] and "planned landing point" in events[-1][3]
     f = mon["flights"][0]
     assert f["status"] == "SUCCEEDED" and f["alerts"] == []
     assert sorted(set(f["reached"])) == sorted(f["reached"]) and len(f["reached"]) == f["nav_total"] > 5
@@ -140,7 +132,7 @@ def test_monitoring_again_returns_the_recorded_end(nominal: dict[str, Any], monk
     mon = nominal["out"]["monitor"]
     again = monitor_mission(mon["draft_id"], mon["version"], options=OPTS)
     assert again.already_ended and again.state == "SUCCEEDED" and again.flights[0].reached == mon["flights"][0]["reached"]
-    assert len(_states(mon["draft_id"], mon["version"])) == 5  # no new event
+    assert len(_states(mon["draft_id"], mon["version"])) == 6  # no new event
 
 
 def test_injected_statustext_changes_nothing_but_the_log(
@@ -156,14 +148,16 @@ def test_injected_statustext_changes_nothing_but_the_log(
     assert _track(out).hausdorff_distance(_track(nominal["out"])) < 1e-5
     texts = [t["text"] for t in f["texts"]]
     assert COMMAND_TEXT in texts and COMMAND_TEXT not in [t["text"] for t in g["texts"]]
-    # the ground station sent the vehicle nothing but heartbeats once it flew, with or without the text
+    # the ground station sent the vehicle nothing but heartbeats (and its stream requests, which the vehicle's
+    # link layer takes) once it flew, with or without the text; the only commands were the launch's, before
     for flight in (sim.flight, nominal["sim"].flight):
         after_takeoff = {k for phase in ("FLYING", "LANDED") for k in flight.received.get(phase, {})}
         assert after_takeoff <= {"HEARTBEAT"}
         every = {k for seen in flight.received.values() for k in seen}
-        assert not every & {"COMMAND_LONG", "COMMAND_INT", "SET_MODE", "SET_POSITION_TARGET_GLOBAL_INT",
-                            "MISSION_SET_CURRENT", "MISSION_ITEM_INT", "MISSION_COUNT"}
-        assert flight.received["WAITING"].get("HEARTBEAT", 0) >= 1  # the monitor's hello started the flight
+        assert not every & {"COMMAND_INT", "SET_MODE", "SET_POSITION_TARGET_GLOBAL_INT", "MISSION_SET_CURRENT",
+                            "MISSION_ITEM_INT", "MISSION_COUNT"}
+        assert [c["command"] for c in flight.commands] == [300]  # PX4: MAV_CMD_MISSION_START arms and starts
+        assert flight.commands[0]["alt_m"] == 0.0  # sent on the ground: nothing flew before it
     md = out["report"]["markdown"]
     log = md.split("## Vehicle messages (logged as text, never acted on)")[1].split("## Events")[0]
     assert "```text" in log and COMMAND_TEXT in log
@@ -187,7 +181,8 @@ def test_faults_abort_with_the_reason_and_the_report_says_so(
     mon = out["monitor"]
     assert mon["outcome"] == "ABORTED" and mon["state"] == "ABORTED"
     events = _states(draft_id, version)
-    assert [(a, b) for a, b, _, _ in events][-2:] == [("DISPATCHED", "IN_FLIGHT"), ("IN_FLIGHT", "ABORTED")]
+    assert [(a, b) for a, b, _, _ in events][-3:] == [("DISPATCHED", "LAUNCHED"), ("LAUNCHED", "IN_FLIGHT"),
+                                                     ("IN_FLIGHT", "ABORTED")]
     for word in reason_words:
         assert word in mon["reason"] and word in events[-1][3]
     f = mon["flights"][0]

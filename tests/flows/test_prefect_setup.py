@@ -7,8 +7,9 @@
 * a dispatch run starts one ``monitor-mission`` run (its deployment applied
   as ``serve`` declares it), which — executed as a worker executes a run
   (``prefect.flow_engine.run_flow`` on the created run, in this process to
-  save a Prefect start-up) — follows the simulated flight over MAVLink/UDP on
-  127.0.0.1 to SUCCEEDED and publishes the report artifact.
+  save a Prefect start-up) — launches the simulated vehicle (it waits on the
+  ground until then) and follows its flight over MAVLink/UDP on 127.0.0.1 to
+  SUCCEEDED, and publishes the report artifact.
 """
 
 from __future__ import annotations
@@ -87,31 +88,18 @@ def test_prefect_api_url_from_the_profile_counts(tmp_path: Path) -> None:
         prefect.context.refresh_global_settings_context()
 
 
-@pytest.mark.prefect
-def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_the_report(
-        prefect_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from prefect import get_client
-    from prefect.artifacts import Artifact
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
-
-    from flows.cli.serve_cmds import build_deployments
+def _approved_with_vehicle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, Path, Any]:
+    """A draft planned and approved on a copy of the demo world in a fresh SORTIE_HOME, its drone, the world
+    folder, and a simulator of that drone at its dock on a free 127.0.0.1 UDP port (started; the caller stops it)."""
     from flows.context import DEMO_WORLD_DIR
     from flows.ledger import open_ledger
-    from flows.orchestration.mission_flows import dispatch_mission
-    from flows.orchestration.monitor_flow import monitor_mission
-    from prefect.flow_engine import run_flow
-    from flows.sim.flight import attach_flight
-    from flows.sim.flight_options import FlightOptions
     from flows.sim.vehicle import SimVehicle
-    from flows.ledger import open_ledger
     from flows.usecases import decisions, planning
     from flows.usecases.common import load_world_at
-    from flows.usecases.report import report_artifact_key
 
     home, world = tmp_path / "home", tmp_path / "world"
     shutil.copytree(DEMO_WORLD_DIR, world)
     monkeypatch.setenv("SORTIE_HOME", str(home))
-    next(d for d in build_deployments(name="mon", regions=[]) if d.flow_name == "monitor-mission").apply()
     now = datetime.fromisoformat(NOW)
     d = planning.plan_draft(text="inspect the hydrants today", region_id="region-1002", requested_by="li.wei",
                             world_dir=str(world), now=now, ledger=open_ledger())
@@ -122,6 +110,27 @@ def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_t
     dock = loaded.dock(drone.dock_id)
     sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
                      heartbeat_s=0.1, rerequest_s=0.1).start()
+    return d, drone, world, sim
+
+
+@pytest.mark.prefect
+def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_the_report(
+        prefect_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefect import get_client
+    from prefect.artifacts import Artifact
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
+    from prefect.flow_engine import run_flow
+
+    from flows.cli.serve_cmds import build_deployments
+    from flows.ledger import open_ledger
+    from flows.orchestration.mission_flows import dispatch_mission
+    from flows.orchestration.monitor_flow import monitor_mission
+    from flows.sim.flight import attach_flight
+    from flows.sim.flight_options import FlightOptions
+    from flows.usecases.report import report_artifact_key
+
+    next(d for d in build_deployments(name="mon", regions=[]) if d.flow_name == "monitor-mission").apply()
+    d, drone, world, sim = _approved_with_vehicle(tmp_path, monkeypatch)
     try:
         out = dispatch_mission(draft_id=d.draft_id, version=d.version, world=str(world), now=NOW,
                                link={drone.id: sim.address}, expiry_deployment="expire-draft/mon")
@@ -129,7 +138,9 @@ def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_t
         with get_client(sync_client=True) as client:
             runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
                 tags=FlowRunFilterTags(all_=[f"draft:{d.draft_id}:v{d.version}", "sortie-monitor"])))
-        assert len(runs) == 1 and runs[0].parameters == {"draft_id": d.draft_id, "version": d.version, "now": NOW}
+        # the monitor run is also the launch step: it launches at the planned start as the dispatcher
+        assert len(runs) == 1 and runs[0].parameters == {"draft_id": d.draft_id, "version": d.version, "now": NOW,
+                                                         "launch_as": "chen.jing"}
         attach_flight(sim, FlightOptions(speedup=500.0, battery_wh=drone.battery_wh, battery_pct=drone.battery_pct,
                                          default_speed_mps=drone.cruise_speed_mps))
         # What a worker does with the run, in this process (the entrypoint's loading is test_prefect_entrypoints')
@@ -140,5 +151,39 @@ def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_t
     with get_client(sync_client=True) as client:
         assert client.read_flow_run(runs[0].id).state.name == "SUCCEEDED"  # named after the flight (named_end)
     assert open_ledger().get_draft(d.draft_id, d.version).state == "SUCCEEDED"
+    assert [e.to_state for e in open_ledger().events(d.draft_id)][-3:] == ["LAUNCHED", "IN_FLIGHT", "SUCCEEDED"]
     report = Artifact.get(report_artifact_key(d.draft_id, d.version))
     assert report is not None and "**State:** SUCCEEDED" in str(report.data)
+
+
+@pytest.mark.prefect
+def test_a_monitor_run_whose_launch_is_refused_ends_named_preflight_failed(
+        prefect_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launch step through the authority refuses a vehicle short of battery: the run ends Failed, named
+    PREFLIGHT_FAILED with the check (never a green DISPATCHED), the draft stays DISPATCHED and nothing was armed."""
+    from prefect import get_client
+    from prefect.flow_engine import run_flow
+
+    from flows.ledger import open_ledger
+    from flows.orchestration.monitor_flow import monitor_mission
+    from flows.sim.flight import attach_flight
+    from flows.sim.flight_options import FlightOptions
+    from flows.usecases import dispatching
+
+    d, drone, world, sim = _approved_with_vehicle(tmp_path, monkeypatch)
+    try:
+        disp = dispatching.dispatch(d.draft_id, d.version, actor="chen.jing", now=datetime.fromisoformat(NOW),
+                                    link=sim.address, world_dir=str(world), timeout_s=15.0, ledger=open_ledger())
+        assert disp.status == "ACKED", disp
+        flight = attach_flight(sim, FlightOptions(speedup=500.0, battery_pct=1.0))  # less than the sortie needs
+        state = run_flow(monitor_mission, parameters={"draft_id": d.draft_id, "version": d.version, "now": NOW,
+                                                      "launch_as": "chen.jing", "timeout_s": 8.0},
+                         return_type="state")
+        assert flight.commands == [] and not flight.armed
+    finally:
+        sim.stop()
+    assert (state.type.value, state.name) == ("FAILED", "PREFLIGHT_FAILED"), state
+    assert "check battery failed" in state.message and "nothing was sent" in state.message, state.message
+    with get_client(sync_client=True) as client:
+        assert client.read_flow_run(state.state_details.flow_run_id).state.name == "PREFLIGHT_FAILED"
+    assert open_ledger().get_draft(d.draft_id, d.version).state == "DISPATCHED"

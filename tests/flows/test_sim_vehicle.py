@@ -222,3 +222,53 @@ def test_params_and_clear_all(ardupilot: SimVehicle) -> None:
     gs.mav.mission_clear_all_send(1, 1, MISSION)
     assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED) is not None
     assert ardupilot.missions[MISSION] == () and ardupilot.params["FENCE_ALT_MAX"] == 120.0
+
+
+def test_ardupilot_says_boot_refuses_a_count_until_ready_then_accepts_it() -> None:
+    # observed on SITL (ArduPilot master, Sep 2025): HEARTBEAT system_status 1 (BOOT) until "ArduPilot Ready";
+    # a MISSION_COUNT at 1 s answered NO_SPACE with "Only 0 items are supported", at 4 s accepted
+    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.05, boot_s=0.8) as sim:
+        gs = Station(sim.address)
+        assert gs.expect("HEARTBEAT", system_status=M.MAV_STATE_BOOT) is not None
+        gs.mav.mission_count_send(1, 1, 3, MISSION)
+        assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_NO_SPACE) is not None
+        assert gs.expect("STATUSTEXT", text="Only 0 items are supported") is not None
+        assert gs.expect("STATUSTEXT", text="ArduPilot Ready") is not None
+        assert gs.expect("HEARTBEAT", system_status=M.MAV_STATE_STANDBY) is not None
+        gs.mav.mission_count_send(1, 1, 3, MISSION)
+        assert gs.expect("MISSION_REQUEST", seq=0) is not None
+        assert sim.stats.booting_refusals == 1
+
+
+def test_ardupilot_hands_a_mission_back_as_it_stores_it() -> None:
+    # observed on SITL and AP_Mission::mission_cmd_to_mavlink_int: seq 0 is home, a DO_ command comes back with
+    # frame 0 and no position, NAV_LAND's param4 (0 sent) as 1; a waypoint keeps its frame and position
+    home = (60.1700, 24.9400, 12.5)
+    items = (
+        MissionItem(seq=0, command=M.MAV_CMD_NAV_WAYPOINT, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=1.0, lon=2.0, alt_m=3.0),
+        MissionItem(seq=1, command=M.MAV_CMD_DO_CHANGE_SPEED, frame=FRAME_GLOBAL_RELATIVE_ALT, param1=1.0, param2=8.0,
+                    param3=-1.0),
+        MissionItem(seq=2, command=M.MAV_CMD_NAV_WAYPOINT, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=60.1712, lon=24.9413,
+                    alt_m=30.0),
+        MissionItem(seq=3, command=M.MAV_CMD_NAV_LAND, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=60.1701, lon=24.9401),
+    )
+    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.05, home=home) as sim:
+        gs = Station(sim.address)
+        gs.mav.mission_count_send(1, 1, len(items), MISSION)
+        for item in items:
+            assert gs.expect("MISSION_REQUEST", seq=item.seq) is not None
+            gs.mav.mission_item_int_send(1, 1, **to_wire(item))
+        assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED) is not None
+        gs.mav.mission_request_list_send(1, 1, MISSION)
+        count = gs.expect("MISSION_COUNT")
+        assert count is not None and count.count == len(items)
+        got = []
+        for seq in range(len(items)):
+            gs.mav.mission_request_int_send(1, 1, seq, MISSION)
+            got.append(gs.expect("MISSION_ITEM_INT", seq=seq))
+        gs.mav.mission_ack_send(1, 1, M.MAV_MISSION_ACCEPTED, MISSION)
+    assert None not in got
+    assert (got[0].x, got[0].y, round(got[0].z, 2)) == (601700000, 249400000, 12.5)  # home, not the 1.0/2.0 sent
+    assert (got[1].frame, got[1].x, got[1].y, got[1].param2) == (0, 0, 0, 8.0)
+    assert (got[2].frame, got[2].x, got[2].y) == (FRAME_GLOBAL_RELATIVE_ALT, 601712000, 249413000)
+    assert (got[3].frame, got[3].param4, got[3].x) == (FRAME_GLOBAL_RELATIVE_ALT, 1.0, 601701000)

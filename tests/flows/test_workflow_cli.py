@@ -241,7 +241,13 @@ def test_demo_runs_the_whole_path_to_the_simulated_vehicle(tmp_path: Path) -> No
     assert steps["approve"]["status"] == "APPROVED"
     assert steps["dispatch"]["result"]["status"] == "ACKED"
     assert out["outcome"] == "SUCCEEDED"
-    assert [e["to_state"] for e in steps["log"]["events"]] == ["DRAFT", "APPROVED", "DISPATCHED", "IN_FLIGHT", "SUCCEEDED"]
+    # launch is its own step: nothing took off before it, and the ledger shows it between dispatch and flight
+    order = [s["step"] for s in out["steps"]]
+    assert order.index("dispatch") < order.index("launch") < order.index("monitor")
+    launched = steps["launch"]["result"]
+    assert launched["action"] == "launch" and launched["changed"] and launched["state"] == "LAUNCHED", launched
+    assert [e["to_state"] for e in steps["log"]["events"]] == [
+        "DRAFT", "APPROVED", "DISPATCHED", "LAUNCHED", "IN_FLIGHT", "SUCCEEDED"]
     home = Path(out["home"])
     assert home.parent.parent == tmp_path and (home / "ledger.duckdb").is_file()
     assert Path(steps["plan"]["draft"]["files"]["map"]).is_file()

@@ -19,7 +19,6 @@ import pytest
 
 from flows.ledger import Ledger, NewVersion, open_ledger
 from integrity import kit
-from testkit import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -125,17 +124,23 @@ def test_uncertain_dispatch_locks_the_drone_until_reconciled(home: Path, approve
         third = _clone(home, draft, "d-third")
         busy = _err(_sortie(home, world, "dispatch", third, "--as", "chen.jing", "--link", link, "--json"))
         assert busy["code"] == "DEVICE_BUSY" and "d-other" in busy["message"]
-        # reconcile of a settled dispatch: nothing to settle, exit 0
+        # reconcile of an ACKED dispatch not flown yet: the vehicle is read back and holds exactly the mission,
+        # as ArduPilot and PX4 hand it back (frame 0 on DO_ commands, NAV_LAND param4, seq 0 home: no difference)
         again = _sortie(home, world, "reconcile", "d-other", "--as", "chen.jing", "--json")
-        assert again.returncode == 0 and json.loads(again.stdout)["status"] == "ACKED"
+        assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+        checked = json.loads(again.stdout)
+        assert checked["status"] == "ACKED" and "holds exactly the approved mission" in checked["message"]
+        assert checked["verify"]["matches"] is True and checked["verify"]["vehicles"][0]["differences"] == {}
+        assert sim.stats.uploads_completed == 3  # reading back uploads nothing
 
 
 def test_reconcile_that_cannot_read_the_vehicle_stays_uncertain(home: Path, approved: tuple[Path, Path, str]) -> None:
     _, world, draft = approved
-    dead = f"udpout:127.0.0.1:{free_port('udp')}"  # nobody answers there
-    killed = _sortie(home, world, "dispatch", draft, "--as", "chen.jing", "--link", dead, "--json",
-                     SORTIE_TEST_KILL_AT="dispatch:after_claim")
+    with _vehicle(approved) as sim:  # the vehicle answers the dispatch's hello; the process dies after its claim
+        killed = _sortie(home, world, "dispatch", draft, "--as", "chen.jing", "--link", sim.address, "--json",
+                         SORTIE_TEST_KILL_AT="dispatch:after_claim")
     assert killed.returncode == -9
+    # the vehicle is gone: nobody answers at the dispatch's link any more
     out = _err(_sortie(home, world, "reconcile", draft, "--as", "chen.jing", "--timeout", "3", "--json"))
     assert out["code"] == "DISPATCH_UNCERTAIN" and "stays UNCERTAIN" in out["message"]
     assert open_ledger().dispatches(draft)[0].status == "UNCERTAIN"

@@ -25,6 +25,7 @@ EXPECTED = {
     "LEDGER_TAMPERED": RuntimeError,
     "APPROVAL_INVALID": PermissionError,
     "DEVICE_BUSY": RuntimeError,
+    "PREFLIGHT_FAILED": RuntimeError,
     "LLM_UNAVAILABLE": ConnectionError,
     "INTENT_INVALID": ValueError,
     "PLAN_INFEASIBLE": RuntimeError,

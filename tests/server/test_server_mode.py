@@ -131,12 +131,14 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
     world = load_world_at(authority.world)
     drone = world.drone("M3TD-01")
     dock = world.dock(drone.dock_id)
-    flight = SimFlight(FlightOptions(speedup=150.0, start_delay_s=0.2, default_speed_mps=drone.cruise_speed_mps))
+    # 20×: the server's launch and its follower reach the vehicle one after the other (the vehicle hub that will
+    # share one link between them is issue 26's), so the flight must outlast the handover
+    flight = SimFlight(FlightOptions(speedup=20.0, default_speed_mps=drone.cruise_speed_mps))
     sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
                      heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
     events: list[dict[str, Any]] = []
     feed = threading.Thread(target=lambda: events.extend(
-        SortieClient(authority.url, authority.tokens["li.wei"]).events(max_events=3, timeout_s=150)), daemon=True)
+        SortieClient(authority.url, authority.tokens["li.wei"]).events(max_events=4, timeout_s=150)), daemon=True)
     feed.start()
     other: list[dict[str, Any]] = []  # another tenant's screen: none of city-fire's dispatch or flight events
     other_feed = threading.Thread(target=lambda: other.extend(
@@ -144,7 +146,7 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
         daemon=True)
     other_feed.start()
     env = authority.env(SORTIE_SERVER=authority.url, SORTIE_TOKEN=authority.tokens["li.wei"])
-    watch = subprocess.Popen([str(authority.sortie_bin), "watch", "--count", "3", "--timeout", "150"], env=env,
+    watch = subprocess.Popen([str(authority.sortie_bin), "watch", "--count", "4", "--timeout", "150"], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # the link is the server's record: a caller's own address is refused, and nothing is claimed
@@ -173,6 +175,11 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
         code, out = _cli(authority, "chen.jing", ["dispatch", d])  # no --link: the server's record is used
         assert code == 0 and out["status"] == "ACKED", out
         assert sim.stats.uploads_completed >= 1
+        assert flight.phase == "READY" and not flight.armed  # like a real autopilot, it waits for a launch
+        code, out = _cli(authority, "chen.jing", ["launch", d, "--link", sim.address])
+        assert code == 2 and out["error"]["code"] == "OVERRIDE_REFUSED", out
+        code, out = _cli(authority, "chen.jing", ["launch", d])  # pre-flight checks, then the vehicle's sequence
+        assert code == 0 and out["state"] == "LAUNCHED" and out["mode"] == "server", out
         # the server follows the flight; the client waits for its end in bounded requests
         code, out = _cli(authority, "chen.jing", ["monitor", d, "--timeout", "90"])
         assert code == 0 and out["state"] == "SUCCEEDED" and out["mode"] == "server", out
@@ -188,7 +195,8 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
             watch.wait(timeout=10)
     feed.join(timeout=30)
     assert [(e["type"], e.get("state")) for e in events] == [
-        ("dispatch.acked", None), ("flight.in_flight", "IN_FLIGHT"), ("flight.finished", "SUCCEEDED")], events
+        ("dispatch.acked", None), ("flight.launch", "LAUNCHED"), ("flight.in_flight", "IN_FLIGHT"),
+        ("flight.finished", "SUCCEEDED")], events
     assert all(e["draft_id"] == d for e in events)
     port = authority.call("aino.virtanen", "POST", "/v1/plan", json={"text": "巡一遍消防通道", "region_id": "region-2001"})
     assert port.status_code == 200, port.text
@@ -196,7 +204,7 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
     assert [(e["type"], e["draft_id"]) for e in other] == [("draft.recorded", port.json()["draft_id"])], other
     assert watch.returncode == 0, err
     lines = [ln.split()[0] for ln in out_text.splitlines() if ln.strip()]
-    assert lines == ["dispatch.acked", "flight.in_flight", "flight.finished"], out_text
+    assert lines == ["dispatch.acked", "flight.launch", "flight.in_flight", "flight.finished"], out_text
     assert "state=SUCCEEDED" in out_text.splitlines()[-1]
     assert any(a.command == "server.monitor" and a.result_code == "OK"
                for a in open_ledger(authority.home).audit_rows(limit=50))
@@ -208,7 +216,7 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
     monkeypatch.setenv("SORTIE_TOKEN", authority.tokens["worker"])
     for k in ("SORTIE_NOW", "SORTIE_WORLD", "SORTIE_USER"):
         monkeypatch.delenv(k, raising=False)
-    out = monitor_flight_task.fn(d, None, None, "prefect", None, 30.0)
+    out = monitor_flight_task.fn(d, None, None, "prefect", None, 30.0)  # no launch_as: it only follows
     assert out["state"] == "SUCCEEDED" and out["already_ended"] is True, out
     refused = monitor_flight_task.fn(d, None, "udpout:127.0.0.1:9", "prefect", None, 30.0)  # answered, not raised
     assert refused["refused"] == OverrideRefused.code, refused  # the run ends named OVERRIDE_REFUSED (named_end)

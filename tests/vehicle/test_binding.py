@@ -20,7 +20,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from flows.vehicle.keys import load_signing_key, write_signing_key  # noqa: E402
 from flows.vehicle.upload import read_back, binding_for, upload_plan  # noqa: E402
-from planner.errors import DeviceMismatch, InvalidArgument, NotFound  # noqa: E402
+from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument, NotFound  # noqa: E402
 from planner.output.mission_items import MISSION, mission_set  # noqa: E402
 from planner.output.mission_wire import compare_items  # noqa: E402
 from planner.world.model import World  # noqa: E402
@@ -58,8 +58,11 @@ def _bound(world: World, **fields: Any) -> World:
 
 
 def _sim(dialect: str = "px4", **kwargs: Any) -> tuple[SimVehicle, Recorder]:
+    """A vehicle with two ports: SERIAL0 (which ArduPilot keeps open to unsigned messages) and SERIAL1 (which
+    drops them once a key is set: ``accept_unsigned_callback``, GCS_Signing.cpp); the signing cases use SERIAL1."""
     rec = Recorder()
-    return SimVehicle("udpin:127.0.0.1:0", dialect, flight=rec, **{**SIM_FAST, **kwargs}), rec  # type: ignore[arg-type]
+    ports = ["udpin:127.0.0.1:0", "udpin:127.0.0.1:0"]
+    return SimVehicle(ports, dialect, flight=rec, **{**SIM_FAST, **kwargs}), rec  # type: ignore[arg-type]
 
 
 @pytest.mark.timeout(20)
@@ -102,18 +105,20 @@ def test_a_signing_drone_signs_everything_and_refuses_other_keys_and_unsigned_ve
     # the right key: the vehicle parses (and so accepts) only signed messages, and the upload goes through
     sim, rec = _sim("ardupilot", signing_key=KEY)
     with sim:
-        outcome = upload_plan(wire_plan(), world, link=sim.address, key_store=store, **FAST)  # type: ignore[arg-type]
+        serial1 = sim.addresses[1]
+        outcome = upload_plan(wire_plan(), world, link=serial1, key_store=store, **FAST)  # type: ignore[arg-type]
         assert outcome.status == "ACCEPTED" and outcome.uploads[0].binding["signed"] is True
-        assert sim.conn.mav.signing.goodsig_count > 0 and sim.conn.mav.signing.badsig_count == 0
+        signing = sim.ports[1].conn.mav.signing
+        assert signing.goodsig_count > 0 and signing.badsig_count == 0 and signing.reject_count == 0
         held = sim.missions[MISSION]
     assert compare_items(mission_set(wire_plan(), 0, world).mission, held, dialect="ardupilot") == ()
     assert "MISSION_COUNT" in rec.mission_messages
-    # another key: neither side can read the other; nothing reaches the vehicle's mission protocol
+    # another key: neither side can read the other; nothing reaches the vehicle's mission protocol on SERIAL1
     other, rec2 = _sim("ardupilot", signing_key=OTHER_KEY)
     with other:
         with pytest.raises(DeviceMismatch, match="not signed with this drone's key"):
-            upload_plan(wire_plan(), world, link=other.address, key_store=store, **FAST)  # type: ignore[arg-type]
-    assert rec2.types == [] and other.stats.uploads_completed == 0
+            upload_plan(wire_plan(), world, link=other.addresses[1], key_store=store, **FAST)  # type: ignore[arg-type]
+    assert rec2.types == [] and other.stats.uploads_completed == 0 and other.stats.refused_unsigned > 0
     # an unsigned vehicle on the link of a drone that should sign: its replies are ignored
     unsigned, rec3 = _sim("ardupilot")
     with unsigned:
@@ -123,6 +128,21 @@ def test_a_signing_drone_signs_everything_and_refuses_other_keys_and_unsigned_ve
         with pytest.raises(DeviceMismatch):
             read_back(unsigned.address, binding=binding_for(world.drones[0], store), timeout_s=3.0, retry_s=0.05,
                       heartbeat_timeout_s=1.0)
+
+
+@pytest.mark.timeout(30)
+def test_a_signing_vehicle_drops_unsigned_uploads_except_on_serial0() -> None:
+    """FACTS.md: with a key set "SERIAL0 always accepts unsigned messages", other ports "silently drop" them;
+    unsigned clients can still read the signed frames."""
+    world = wire_world("ardupilot")  # no signing key in the fleet entry
+    sim, rec = _sim("ardupilot", signing_key=KEY)
+    with sim:
+        with pytest.raises(DeviceUnavailable) as info:  # heard (signed frames parse), but every request dropped
+            upload_plan(wire_plan(), world, link=sim.addresses[1], **{**FAST, "timeout_s": 3.0})  # type: ignore[arg-type]
+        assert rec.mission_messages == [] and sim.stats.refused_unsigned > 0
+        assert "signs its messages" in info.value.message and "SERIAL0" in info.value.message
+        outcome = upload_plan(wire_plan(), world, link=sim.address, **FAST)  # type: ignore[arg-type]
+        assert outcome.status == "ACCEPTED" and sim.stats.uploads_completed == 3
 
 
 def test_key_store_refuses_paths_missing_keys_and_bad_keys(tmp_path: Path) -> None:

@@ -69,8 +69,9 @@ def _held(sim: SimVehicle, dialect: str) -> dict[str, Any]:
 
 def _dispatch(dialect: str, **sim_kwargs: Any) -> tuple[SimVehicle, UploadResult | None, Exception | None]:
     world, plan = wire_world(dialect), wire_plan()
+    # up_s: up for ten minutes, so a NO_SPACE is a refusal, not a vehicle still booting (which is asked again)
     sim = SimVehicle("udpin:127.0.0.1:0", dialect, home=HOME if dialect == "ardupilot" else None,  # type: ignore[arg-type]
-                     **{**SIM_FAST, **sim_kwargs})
+                     up_s=600.0, **{**SIM_FAST, **sim_kwargs})
     with sim:
         try:
             outcome = upload_plan(plan, world, link=sim.address, **FAST)  # type: ignore[arg-type]

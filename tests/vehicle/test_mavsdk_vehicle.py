@@ -42,7 +42,8 @@ mavsdk = pytest.importorskip("mavsdk_grpc")
 
 from pymavlink import mavutil  # noqa: E402
 
-from flows.vehicle.link import MavLink  # noqa: E402
+from flows.vehicle.link import open_link  # noqa: E402
+from flows.vehicle.mission_client import MissionClient  # noqa: E402
 from flows.vehicle.upload import UploadResult, VehicleBinding, read_back, upload_mission_set  # noqa: E402
 from planner.errors import DispatchFailed, DispatchUncertain  # noqa: E402
 from planner.output.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
@@ -175,8 +176,8 @@ def _upload(address: str, timeout_s: float) -> tuple[UploadResult, Exception | N
 
 
 def _clear(address: str) -> None:
-    with MavLink(address, **FAST, **BINDING.link_kwargs()) as ml:  # type: ignore[arg-type]
-        ml.wait_vehicle(time.monotonic() + 10)
+    with open_link(address, BINDING, streams={}, heartbeat_timeout_s=10.0) as link:
+        ml = MissionClient(link, retry_s=FAST["retry_s"], max_retries=FAST["max_retries"])  # type: ignore[arg-type]
         for t in (FENCE, MISSION, RALLY):
             assert ml.clear(t, time.monotonic() + 5).outcome == "CLEARED"
     assert all(items == () for items in _held(address).values())

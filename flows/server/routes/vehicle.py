@@ -1,11 +1,15 @@
-"""The authority's routes that reach a vehicle: dispatch, pause, resume, recall, monitor, reconcile.
+"""The authority's routes that reach a vehicle: dispatch, launch, pause, resume, recall, monitor, reconcile.
 
 Every one of them uses the server's record of each drone's link address
 (``flows.server.links``): a request's ``link`` must match it or is
 ``OVERRIDE_REFUSED``. Pause, resume and recall act as the token's user, or as
 the operator whose one-time code a worker relays from a Prefect deployment
-(``flows.server.relay``); a service token never commands a vehicle as itself. Roles are the use cases' (dispatch, pause, resume,
-recall, monitor, reconcile: dispatcher); the token's scope is ``dispatch``.
+(``flows.server.relay``); a service token never pauses, resumes or recalls a
+vehicle as itself. A launch, like a dispatch, acts as the token's user: it is
+the step of an approved mission that the worker's ``monitor-mission`` run
+takes at the planned start, and it flies only a DISPATCHED version whose
+approval covers the server's now. Roles are the use cases' (dispatch, launch,
+pause, resume, recall, monitor, reconcile: dispatcher); the token's scope is ``dispatch``.
 Each request is audited by ``Kit.call``; each change is published on the
 event feed, and a flight's ``in_flight``/``finished`` come from the server's
 own follower (``flows.server.followers``), which runs the embedded
@@ -20,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter
 
 from flows.authority.interface import MonitorRequest
-from flows.server.models import DispatchBody, HoldBody, MonitorBody, RecallBody, ReconcileBody, Totp
+from flows.server.models import DispatchBody, HoldBody, LaunchBody, MonitorBody, RecallBody, ReconcileBody, Totp
 from flows.server.relay import refuse_unproven_service, relayed_actor
 from flows.usecases.common import pinned_world
 from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError
@@ -73,15 +77,16 @@ def router(kit: "Kit") -> APIRouter:
     # ------------------------------------------------------------------ stopping a mission in flight
 
     def flight_control(action: str, draft_id: str, c: "RequestContext", args: dict[str, Any], totp: Totp | None,
-                       act: Callable[[Any, dict[str, str]], dict[str, Any]]) -> dict[str, Any]:
+                       act: Callable[[Any, dict[str, str]], dict[str, Any]], *,
+                       needs_person: bool = True) -> dict[str, Any]:
         """Command the version's vehicles as the token's user, or as the operator a relayed one-time code proves
-        (a service token must relay one: ``flows.server.relay``)."""
+        (with ``needs_person`` a service token must relay one: ``flows.server.relay``)."""
         c.visible(draft_id)
         who = None if totp is None else relayed_actor(kit, c, totp, action, draft_id)
         args = {k: v for k, v in args.items() if k != "totp"} | ({"relayed_for": totp.user} if totp else {})
 
         def work(ctx: "RequestContext") -> dict[str, Any]:
-            if who is None:
+            if who is None and needs_person:
                 refuse_unproven_service(ctx, action)  # inside the call: the refusal is audited too
             return act(ctx.authority(who), ctx.links(draft_id, args.get("version"), args.get("link")))
 
@@ -93,10 +98,16 @@ def router(kit: "Kit") -> APIRouter:
                                str(out.get("message") or ""))
         return out
 
+    @r.post("/v1/drafts/{draft_id}/launch")
+    def launch(draft_id: str, body: LaunchBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        """Pre-flight checks and the vehicles' arm-and-start sequence; LAUNCHED, or PREFLIGHT_FAILED naming why."""
+        return flight_control("launch", draft_id, c, body.model_dump(), None, lambda a, links: a.launch(
+            draft_id, body.version, link=links, prearm_wait_s=body.prearm_wait_s), needs_person=False)
+
     @r.post("/v1/drafts/{draft_id}/pause")
     def pause(draft_id: str, body: HoldBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
-        return flight_control("pause", draft_id, c, body.model_dump(), body.totp,
-                              lambda a, links: a.pause(draft_id, body.version, reason=body.reason, link=links))
+        return flight_control("pause", draft_id, c, body.model_dump(), body.totp, lambda a, links: a.pause(
+            draft_id, body.version, reason=body.reason, link=links, force=body.force))
 
     @r.post("/v1/drafts/{draft_id}/resume")
     def resume(draft_id: str, body: HoldBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]

@@ -1,0 +1,88 @@
+"""Launch a dispatched version and follow its flight through one link per vehicle.
+
+A real ArduPilot serves one client per TCP port, and a UDP port answers
+whoever spoke last: a follower and a launch on separate connections to the
+same port would take each other's answers. So, as a vehicle hub will, this
+opens one link per vehicle (``flows.vehicle.link.open_link``, bound and signed
+as the dispatch recorded it), starts the follower on those links
+(``flows.vehicle.monitor.monitor_mission``, which watches every message
+whoever reads it), launches through them (``flows.usecases.launching``), and
+returns both answers. The Prefect ``monitor-mission`` run uses it at the
+planned start; ``sortie demo`` and the tests use it too.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from flows.ledger import Ledger
+from flows.usecases.control_kit import bindings, dispatched_links
+from planner.errors import SortieError
+
+__all__ = ["launch_and_follow"]
+
+
+def launch_and_follow(
+    draft_id: str,
+    version: int | None,
+    *,
+    launch_as: str,
+    ledger: Ledger,
+    now: datetime | None,
+    actor: str = "monitor",
+    options: Any | None = None,
+    launch_options: Any | None = None,
+    world_dir: str | Path | None = None,
+    link: str | Mapping[str, str] | None = None,
+    clock: Callable[[], datetime] | None = None,
+    on_update: Callable[..., None] | None = None,
+    on_launched: Callable[[dict[str, Any]], None] | None = None,
+) -> tuple[dict[str, Any], Any]:
+    """(the launch's result — or ``{"error": …}`` when it was refused —, the ``MonitorResult`` of the flight).
+
+    ``now``: the ledger's time for the launch and the follower's events (None: the clock; ``clock``, when given,
+    stamps the follower's events). ``link`` overrides the dispatch's links (``--link``). A refused launch
+    (``PREFLIGHT_FAILED``) leaves the version DISPATCHED; the follower then ends NOT_STARTED within its
+    ``start_wait_s``, and nothing else is recorded.
+    """
+    from flows.usecases.launching import launch
+    from flows.vehicle.link import TELEMETRY, open_link
+    from flows.vehicle.monitor import monitor_mission
+
+    rec = ledger.get_draft(draft_id, version)
+    addresses = dispatched_links(ledger, rec, link)
+    bound = bindings(ledger, rec, list(addresses), world_dir)
+    links: dict[str, Any] = {}
+    try:
+        for drone_id, conn in addresses.items():
+            links[drone_id] = open_link(conn, bound.get(drone_id), streams=TELEMETRY)
+        box: dict[str, Any] = {}
+
+        def follow() -> None:
+            try:
+                box["result"] = monitor_mission(draft_id, rec.version, actor=actor, now=now, options=options,
+                                                on_update=on_update, ledger=ledger, links=links, clock=clock)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                box["error"] = exc
+
+        follower = threading.Thread(target=follow, name=f"follow-{draft_id}", daemon=True)
+        follower.start()
+        try:
+            at = now or (clock() if clock is not None else datetime.now().astimezone())
+            launched = launch(draft_id, rec.version, actor=launch_as, now=at, ledger=ledger, options=launch_options,
+                              links=links, world_dir=world_dir).to_dict()
+        except SortieError as exc:
+            launched = {"error": exc.to_dict(), "state": ledger.get_draft(draft_id, rec.version).state}
+        if on_launched is not None:
+            on_launched(launched)
+        follower.join((getattr(options, "timeout_s", None) or 600.0) + 30.0)
+        if "error" in box:
+            raise box["error"]
+        return launched, box.get("result")
+    finally:
+        for vl in links.values():
+            vl.close()

@@ -1,0 +1,203 @@
+"""Recall: bring a mission's vehicles home (RTL) or down where they are (LAND), and record how it ended.
+
+The ledger records IN_FLIGHT → RECALLING before anything is sent (so a
+concurrent resume sees it and gives up; ``flows.usecases.control`` has the
+rest of the story), then each vehicle gets MAV_CMD_NAV_RETURN_TO_LAUNCH or
+MAV_CMD_NAV_LAND over its bound, signed link, confirmed by its heartbeat mode.
+
+How a recall ends is judged the way the autopilot lands, not by a mode name:
+ArduCopter's RTL ends with a landing *in mode RTL*, its LAND in mode LAND, and a
+mission that finishes first lands in AUTO (FACTS.md). So a recalled vehicle is
+RECALLED once it is disarmed on the ground near its dock (home) — whatever the
+mode — or, told to land in place, once it is down; anywhere else ABORTED with
+the vehicle's own figures. A position the vehicle never sent is never formatted
+or compared: the end is then left to the follower.
+
+A mission that never took off (DISPATCHED or LAUNCHED, every vehicle disarmed
+on the ground) is not "already recalled": it is ABORTED before take-off, nothing
+is sent to the vehicle, and the message says so.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from flows.ledger import DraftRecord, Ledger
+from flows.usecases.actor import Actor
+from flows.usecases.control_kit import (
+    FLIGHT_ROLES,
+    ControlResult,
+    audited,
+    authorise,
+    bindings,
+    dispatched_links,
+    take_off_seen,
+    transition,
+    vehicle_lock,
+    who,
+)
+from planner.errors import Conflict, DeviceUnavailable
+
+__all__ = ["recall", "RECALL_HOME_M"]
+
+RECALL_HOME_M = 25.0  # how far from its dock a vehicle recalled home may land and still count as home
+NOT_FLOWN = ("DISPATCHED", "LAUNCHED")
+ENDED = ("SUCCEEDED", "ABORTED", "RECALLED")
+
+
+def recall(
+    ledger: Ledger,
+    draft_id: str,
+    version: int | None = None,
+    *,
+    actor: str | Actor,
+    now: datetime,
+    land_here: bool = False,
+    reason: str = "",
+    link: str | Mapping[str, str] | None = None,
+    world_dir: str | Path | None = None,
+    options: Any | None = None,
+    wait_s: float = 0.0,
+    audit: bool = True,
+) -> ControlResult:
+    """Bring the mission's vehicles home (RTL) or down where they are (``land_here``); see the module docstring.
+
+    With ``wait_s`` > 0 this call also follows each vehicle to its landing and
+    records RECALLED or ABORTED; otherwise the follower does. Repeating a recall
+    sends nothing the vehicle already shows; ``land_here`` after an RTL recall
+    escalates it to a landing in place.
+    """
+    from flows.vehicle.commands import VehicleController, land_command, rtl_command
+
+    kind = "land in place" if land_here else "return to launch"
+    args = {"draft_id": draft_id, "version": version, "land_here": land_here, "reason": reason, "link": link}
+    actor = who(actor)
+    with audited(ledger, actor, "recall", args, now, audit):
+        rec = ledger.get_draft(draft_id, version)
+        user = authorise(rec, actor, FLIGHT_ROLES, "recall", world_dir)
+        if rec.state == "RECALLED":
+            return ControlResult(draft_id, rec.version, "recall", rec.state, False, "already recalled and landed")
+        if rec.state not in NOT_FLOWN + ("IN_FLIGHT", "RECALLING"):
+            raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a mission in flight can be recalled"
+                           + (" (before dispatch: `sortie cancel`)" if rec.state in ("DRAFT", "APPROVED") else ""))
+        links = dispatched_links(ledger, rec, link)
+        bound = bindings(ledger, rec, list(links), world_dir)
+        why = f"recalled by {user} ({kind})" + (f": {reason}" if reason else "")
+        changed = False
+        if rec.state == "IN_FLIGHT":
+            try:
+                rec = transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)  # first: a resume yields
+            except Conflict:
+                rec = ledger.get_draft(draft_id, rec.version)
+                if rec.state not in ENDED:
+                    raise
+                return ControlResult(draft_id, rec.version, "recall", rec.state, False,
+                                     f"the mission ended {rec.state} before the recall; nothing was sent")
+            changed = True
+        vehicles: list[dict[str, Any]] = []
+        controllers: list[tuple[str, Any]] = []
+        try:
+            with vehicle_lock(draft_id):
+                for drone_id, conn in links.items():
+                    vc = VehicleController(conn, options, binding=bound.get(drone_id))
+                    controllers.append((drone_id, vc))
+                    view = vc.connect()
+                    if not view.armed:
+                        vehicles.append({"drone_id": drone_id, "link": conn, "outcome": "ON_GROUND", "in_effect": True,
+                                         "detail": f"on the ground, disarmed (mode {view.mode}): nothing was sent",
+                                         "vehicle": view.to_dict(), "sent": []})
+                        continue
+                    if rec.state in NOT_FLOWN:
+                        rec = take_off_seen(ledger, rec, user, now)
+                        rec = transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)
+                        changed = True
+                    out = vc.execute(land_command() if land_here else rtl_command())
+                    vehicles.append({"drone_id": drone_id, "link": conn, **out.to_dict(), "sent": vc.sent})
+            grounded = all(v["outcome"] == "ON_GROUND" for v in vehicles)
+            if rec.state in NOT_FLOWN and grounded:
+                reason_text = (f"{why}: the mission never took off (every vehicle is disarmed on the ground); "
+                               "nothing was sent to the vehicles")
+                rec = transition(ledger, rec, "ABORTED", actor=user, reason=reason_text, now=now)
+                return ControlResult(draft_id, rec.version, "recall", rec.state, True,
+                                     f"not flown: {reason_text}; the mission is ABORTED", vehicles)
+            if rec.state == "RECALLING" and land_here and not changed and any(
+                    v.get("outcome") not in ("ALREADY", "ON_GROUND") for v in vehicles):
+                rec = transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)
+                changed = True
+            failed = [v for v in vehicles if not v["in_effect"]]
+            if failed:
+                v = failed[0]
+                error = DeviceUnavailable if v["outcome"] == "NO_ANSWER" else Conflict
+                raise error(f"{v['drone_id']}: the recall is recorded but the vehicle does not show it: {v['detail']}; "
+                            "run the recall again", details={"vehicles": vehicles, "state": rec.state})
+            if wait_s > 0 and rec.state == "RECALLING":
+                rec = _follow_to_landing(ledger, rec, controllers, vehicles, user, now, wait_s, world_dir, land_here)
+        finally:
+            for _, vc in controllers:
+                vc.close()
+        sent = any(v.get("outcome") not in ("ALREADY", "ON_GROUND") for v in vehicles)
+        if sent:
+            message = f"{why}: the vehicle confirmed"
+        elif grounded:
+            message = "the vehicles are already on the ground, disarmed: nothing was sent"
+        else:
+            message = "already recalled: the vehicle shows it; nothing was sent"
+        if rec.state in ENDED:
+            message += f"; the mission ended {rec.state}"
+        return ControlResult(draft_id, rec.version, "recall", rec.state, changed or sent, message, vehicles)
+
+
+def _verdict(drone_id: str, view: Any, dock: Any, land_here: bool) -> tuple[bool | None, str, float | None]:
+    """(ok, why, metres from the dock) of one landed vehicle; ok None when its position was never sent."""
+    from flows.vehicle.commands import distance_m
+
+    if view.lat is None or view.lon is None:
+        if land_here:
+            return True, f"{drone_id} landed in place (mode {view.mode}; it sent no position)", None
+        return None, f"{drone_id} landed (mode {view.mode}) but sent no position: where is not known yet", None
+    off = distance_m(view.lat, view.lon, dock.lat, dock.lon)
+    here = f"{view.lat:.6f},{view.lon:.6f}"
+    if land_here:
+        return True, f"{drone_id} landed in place at {here} ({off:.0f} m from dock {dock.id}), mode {view.mode}", off
+    if off <= RECALL_HOME_M:
+        return True, f"{drone_id} landed at dock {dock.id} ({off:.0f} m) in mode {view.mode}", off
+    return False, f"{drone_id} landed {off:.0f} m from dock {dock.id} (limit {RECALL_HOME_M:g} m) in mode {view.mode}", off
+
+
+def _follow_to_landing(ledger: Ledger, rec: DraftRecord, controllers: list[tuple[str, Any]],
+                       vehicles: list[dict[str, Any]], actor: str, now: datetime, wait_s: float,
+                       world_dir: str | Path | None, land_here: bool) -> DraftRecord:
+    """Follow each recalled vehicle to its landing (bounded) and record the end the vehicle shows."""
+    from flows.usecases.common import load_world_at
+
+    world = load_world_at(world_dir or rec.world_dir)
+    deadline = time.monotonic() + wait_s
+    verdicts: list[tuple[bool | None, str]] = []
+    for drone_id, vc in controllers:
+        landed = vc.wait_landed(max(0.0, deadline - time.monotonic()))
+        view = vc.view
+        if not landed:
+            verdicts.append((None, f"{drone_id} had not landed after {wait_s:g} s (mode {view.mode})"))
+            continue
+        vc.pump(0.5, lambda: vc.view.lat is not None)  # the position of the landing, if it comes
+        view = vc.view
+        ok, why, off = _verdict(drone_id, view, world.dock(world.drone(drone_id).dock_id), land_here)
+        verdicts.append((ok, why))
+        for v in vehicles:
+            if v["drone_id"] == drone_id:
+                v["landed"] = {"mode": view.mode, "lat": view.lat, "lon": view.lon, "dock_distance_m": off}
+    if any(ok is None for ok, _ in verdicts):
+        return ledger.get_draft(rec.draft_id, rec.version)  # not down, or not known where: the follower ends it
+    to_state = "RECALLED" if all(ok for ok, _ in verdicts) else "ABORTED"
+    reason = "; ".join(why for _, why in verdicts)
+    fresh = ledger.get_draft(rec.draft_id, rec.version)
+    if fresh.state != "RECALLING":
+        return fresh  # the follower recorded the end first
+    try:
+        return transition(ledger, fresh, to_state, actor=actor, reason=reason, now=now)
+    except Conflict:
+        return ledger.get_draft(rec.draft_id, rec.version)
