@@ -27,6 +27,29 @@ from planner.errors import InvalidArgument, SortieError
 __all__ = ["VersionOpt"]
 
 VersionOpt = Annotated[int | None, typer.Option("--version", "-v", help="Draft version (default: the latest).")]
+BudgetOpt = Annotated[float | None, typer.Option(
+    "--budget-s", help="The planner's deadline in seconds, from the start of planning (default 20; SORTIE_PLAN_BUDGET_S).")]
+SeedOpt = Annotated[int | None, typer.Option("--seed", help="The search's seed (SORTIE_PLAN_SEED).")]
+IterationsOpt = Annotated[int | None, typer.Option(
+    "--iterations", help="Cap the search's work; with --seed a plan that ends on its cap repeats (SORTIE_PLAN_ITERATIONS).")]
+
+
+def _plan_budget(budget_s: float | None, seed: int | None, iterations: int | None, local: bool = False) -> None:
+    """``--budget-s/--seed/--iterations`` for this process (``flows.usecases.planning.planning_budget``).
+
+    Behind ``sortie server`` the server's own budget plans, so they are refused there, never ignored
+    (``local``: a what-if, which plans in this process either way).
+    """
+    import os
+
+    given = {"SORTIE_PLAN_BUDGET_S": budget_s, "SORTIE_PLAN_SEED": seed, "SORTIE_PLAN_ITERATIONS": iterations}
+    given = {k: v for k, v in given.items() if v is not None}
+    if given and not local and os.environ.get("SORTIE_SERVER", "").strip():
+        from planner.errors import OverrideRefused
+
+        raise OverrideRefused("--budget-s/--seed/--iterations with SORTIE_SERVER set: the server plans with its "
+                              "own budget (its SORTIE_PLAN_BUDGET_S)", details={"refused": sorted(given)})
+    os.environ.update({k: str(v) for k, v in given.items()})
 
 
 class _null:
@@ -104,6 +127,9 @@ def plan_cmd(
         "--coverage-target",
         help="Area surveys: the share of the free area the sweeps must image, 0.5-1.0 (default 0.99; e.g. 0.995).",
     )] = None,
+    budget_s: BudgetOpt = None,
+    seed: SeedOpt = None,
+    iterations: IterationsOpt = None,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
@@ -119,6 +145,7 @@ def plan_cmd(
 
             from flows.usecases import service
 
+            _plan_budget(budget_s, seed, iterations, local=True)
             who = as_user or os.environ.get("SORTIE_USER")
             if not who:
                 raise InvalidArgument("who would plan it? give --as USER (a what-if records nothing)")
@@ -133,6 +160,7 @@ def plan_cmd(
         return
 
     def work(b: Backend) -> dict[str, Any]:
+        _plan_budget(budget_s, seed, iterations)
         with _spinner("planning…", as_json):
             return b.plan(text, region, None if area is None else _area_doc(area), coverage_target)
 
@@ -192,6 +220,9 @@ def diff_cmd(
 @app.command("replan")
 def replan_cmd(
     draft_id: DraftArg,
+    budget_s: BudgetOpt = None,
+    seed: SeedOpt = None,
+    iterations: IterationsOpt = None,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
@@ -201,6 +232,7 @@ def replan_cmd(
     """Plan the draft again on the current world: a new version, the old one SUPERSEDED."""
 
     def work(b: Backend) -> dict[str, Any]:
+        _plan_budget(budget_s, seed, iterations)
         with _spinner("replanning…", as_json):
             return b.replan(draft_id)
 

@@ -72,6 +72,7 @@ from shapely.geometry.base import BaseGeometry
 from planner.errors import InvalidArgument
 from planner.geo.transit import InsideGraph
 from planner.job import DEFAULT_COVERAGE_TARGET
+from planner.routing.budget import Budget
 from planner.survey.connector import Bridge
 from planner.survey.direction import (
     DirectionPlan,
@@ -170,6 +171,7 @@ def plan_coverage(
     decompose_cells: bool = True,
     repair: bool = True,
     bridge: Bridge | None = None,
+    budget: Budget | None = None,
 ) -> CoverageResult:
     """Plan a boustrophedon survey of ``free_area_local`` with sweeps ``swath_m`` apart.
 

@@ -16,6 +16,7 @@ from planner.geo.deadheads import deadhead_matrix
 from planner.routing.assignment import SurveyDrone, assign_survey, connections_from_path, split_long_sweeps
 from planner.errors import InvalidArgument
 from planner.plan import Unserved
+from planner.routing.budget import Budget
 from planner.sortie_parts import BATTERY_SWAP_S, XY, Piece
 
 __all__ = ["plan_survey"]
@@ -23,7 +24,7 @@ __all__ = ["plan_survey"]
 SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's reach are cut
 
 # ------------------------------------------------------------------ area survey
-def plan_survey(world, job, usable, transit, builder):
+def plan_survey(world, job, usable, transit, builder, *, budget: Budget | None = None):
     from planner.survey.coverage import plan_coverage
     from planner.survey.repair import reportable_unimaged, unimaged_area
 
@@ -46,7 +47,8 @@ def plan_survey(world, job, usable, transit, builder):
     first_dock = usable[0][2]
     # bridge: when a zone splits the area, the hop between its parts goes around the zone
     cov = plan_coverage(
-        free, swath, coverage_target=job.coverage_target, start=first_dock, end=first_dock, bridge=transit.path
+        free, swath, coverage_target=job.coverage_target, start=first_dock, end=first_dock, bridge=transit.path,
+        budget=budget,
     )
     conns = connections_from_path(cov.sweeps, cov.path)
     reach = max(r.reach_m() for _, r, _ in usable)
