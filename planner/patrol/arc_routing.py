@@ -44,8 +44,9 @@ import numpy as np
 
 from planner.geo.deadheads import Deadheads
 from planner.routing.budget import Budget
-from planner.routing.engines import finish, search_ils, search_pyvrp
-from planner.routing.model import ModelVehicle, RouteModel, Search, solve_model
+from planner.patrol.rpp_start import rpp_split
+from planner.routing.engines import finish, key, search_ils, search_pyvrp
+from planner.routing.model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
 from planner.routing.pyvrp_start import LANE_NEIGHBOURS, needs_start
 
 __all__ = [
@@ -64,6 +65,7 @@ _MM = 1000.0  # the routing model counts millimetres
 _PENALTY_FACTOR = 100  # an unflown chain costs 100 sortie limits: never worth it while it fits
 ENGINE = "ortools-ils"
 ENGINE_PYVRP_START = "pyvrp-start+ortools"
+ENGINE_TOUR = "rpp-tour"  # the tour-and-split start itself, when no search beat it
 ENGINE_PYVRP = "pyvrp"  # models too large for the dense OR-Tools model (planner.routing.engines.LOAD_MAX_NODES)
 # When the budget buys ILS too few solutions for the model's size (``needs_start``; e.g.
 # helsinki_service_nofly, 310 nodes: ~20 s for a few hundred solutions, still above the
@@ -178,8 +180,27 @@ def _fleet_per_depot(chain_len: np.ndarray, caps: Sequence[float]) -> int:
     return int(min(len(chain_len), math.ceil(need) + 2))
 
 
+def _tour_start(model: RouteModel, D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Sequence[float],
+                per_depot: int) -> list[list[int]] | None:
+    """The rural-postman tour split into sorties (``planner.patrol.rpp_start``) as model routes, if it fits."""
+    nd = len(caps)
+    # the model rounds every arc up to the millimetre: keep the split a metre inside each limit
+    sorties = rpp_split(D, points, chain_len, [c - _CAP_SLACK_M - 1.0 for c in caps])
+    routes: list[list[int]] = [[] for _ in model.vehicles]
+    used = [0] * nd
+    for d, seq in sorties:
+        if used[d] >= per_depot:
+            return None
+        routes[d * per_depot + used[d]] = [nd + 2 * t + (1 if r else 0) for t, r in seq]
+        used[d] += 1
+    if not sorties or not routes_fit(model, routes):
+        return None
+    return routes
+
+
 def _solve_sorties(
-    D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget: Budget, lanes: int = 1, workers: int = 1
+    D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget: Budget, lanes: int = 1, workers: int = 1,
+    points: np.ndarray | None = None,
 ) -> tuple[list[tuple[int, list[tuple[int, bool]]]], str, int, str]:
     """Sorties as (depot, [(chain, reversed?)]) from one OR-Tools model, the engine, its work, what stopped it.
 
@@ -214,11 +235,12 @@ def _solve_sorties(
     # (work mode: the exact expressions the golden files were made with)
     limit = max(_MIN_SOLUTIONS, int(budget.seconds * _SOLUTIONS_PER_S_X_NODES / model.n_nodes))
 
+    start = None if points is None else _tour_start(model, D, points, chain_len, caps, per_depot)
     if needs_start(limit, model.n_nodes):
         per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * model.n_nodes
         iterations = max(_MIN_ITERATIONS, int(budget.seconds * _PYVRP_START_SHARE / per_iteration))
         out = search_pyvrp(model, budget, lanes, workers, nominal_iterations=iterations, pool=True,
-                           neighbours=LANE_NEIGHBOURS)
+                           neighbours=LANE_NEIGHBOURS, start=start)
         routes, loaded = finish(model, out.routes, budget)
         if not loaded and not _fits(model, routes):  # PyVRP kept every limit; else the model's own search
             routes = solve_model(model, Search("ils", _MIN_SOLUTIONS, max(budget.remaining_s(), 1.0), first=_FIRST)).routes
@@ -226,6 +248,8 @@ def _solve_sorties(
     else:
         out = search_ils(model, budget, lanes, workers, limit, first=_FIRST)
         routes, engine = out.routes, ENGINE
+        if start is not None and key(model, start) < key(model, routes):  # never worse than the tour
+            routes, engine = start, ENGINE_TOUR
     sorties = []
     for v, route in zip(vehicles, routes):
         if route:
@@ -234,8 +258,6 @@ def _solve_sorties(
 
 
 def _fits(model: RouteModel, routes: list[list[int]]) -> bool:
-    from planner.routing.model import routes_fit
-
     return routes_fit(model, routes) and len({n for r in routes for n in r}) == sum(len(r) for r in routes)
 
 
@@ -319,7 +341,7 @@ def route_lanes(
     depot_pts = [2 * T + d for d in range(len(depots))]
 
     # 3. the routing model: OR-Tools searches it, every sortie limit is a dimension there
-    sorties, engine, work, stopped_by = _solve_sorties(dh.D, chain_len, caps, budget, lanes, workers)
+    sorties, engine, work, stopped_by = _solve_sorties(dh.D, chain_len, caps, budget, lanes, workers, dh.points)
 
     # 4. geometry
     out: list[ArcSortie] = []

@@ -203,13 +203,16 @@ def search_pyvrp(
     pool: bool = False,
     neighbours: int = NEIGHBOURS,
     restart_share: float = RESTART_SHARE,
+    start: list[list[int]] | None = None,
 ) -> Searched:
     """PyVRP on ``model`` in two phases (module docstring); the best routes of every lane and phase.
 
     Work mode: ``budget.iterations`` or ``nominal_iterations`` a lane, spread over
     ``runs`` seeds in phase one, ``restart_share`` of them in phase two (0: no
     restart). Deadline: the phases share what is left the same way, each lane
-    capped at ``budget.iterations`` when given.
+    capped at ``budget.iterations`` when given. ``start`` (routes within every limit,
+    e.g. a construction) is where lane 0 begins instead of a random solution, and
+    the answer is never worse than it.
     """
     lanes = _lanes(budget, lanes, workers)
     inst = pyvrp_instance(model, required, coords, pool)  # once, before the lanes fork: they share it
@@ -223,9 +226,12 @@ def search_pyvrp(
         second, each = None, None
         runs = 1
     phase1 = b.share(1.0 - restart_share) if b.timed else b
-    jobs = [(inst, phase1, each, tuple(range(k * runs, (k + 1) * runs)), neighbours, model, None) for k in range(lanes)]
+    jobs = [(inst, phase1, each, tuple(range(k * runs, (k + 1) * runs)), neighbours, model, start if k == 0 else None)
+            for k in range(lanes)]
     outs = map_lanes(_pyvrp_lane, jobs, workers)
     best = outs[min((key(model, r), k) for k, (r, _, _) in enumerate(outs))[1]][0]
+    if start is not None and key(model, start) < key(model, best):
+        best = start
     done = sum(d for _, d, _ in outs)
     stopped = STOPPED_BY_DEADLINE if any(s == STOPPED_BY_DEADLINE for _, _, s in outs) else STOPPED_BY_ITERATIONS
     if (b.timed and restart_share > 0) or (second or 0) > 0:

@@ -20,7 +20,8 @@ from planner.routing.vrp import (
     solve_routing,
 )
 
-BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "routes"
+BENCH = next((p / "shared" / "bench" for p in Path(__file__).resolve().parents if (p / "shared" / "bench").is_dir()),
+             Path("/nonexistent")) / "routes"  # ../shared beside the repo (or beside the worktrees)
 
 
 def _grid_problem(n_sites: int = 24, caps=(12000, 12000, 8000), seed: int = 3) -> RoutingProblem:
