@@ -19,12 +19,18 @@ tested upstream; what the planner adds is only the model.
 
 Determinism: the search starts from a given order (the boustrophedon snake of
 the cells or a nearest-neighbour chain, loaded with ``ReadAssignmentFromRoutes``)
-and stops after ``solution_limit`` solutions of guided local search; the
-wall-clock limit is a generous safety net only (OR-Tools #1331: a time-limited
-search is not reproducible). Same matrix and limit → same order.
+and stops after ``solution_limit`` solutions of guided local search, or at the
+plan's deadline (``expired``, the shell's clock through ``planner.routing.budget``)
+if that comes first; without a deadline the wall-clock limit is a generous safety
+net only (OR-Tools #1331: a time-limited search is not reproducible). Same matrix
+and limit → same order. On a tour of more than ``NEIGHBOURS_FROM`` variants the
+moves try each variant with its ``NEIGHBOURS`` nearest only (OR-Tools' candidate
+neighbourhoods), so a step does not scan the whole matrix.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -43,6 +49,8 @@ UNUSED_OPERATORS = (
     "use_global_cheapest_insertion_visit_types_lns", "use_local_cheapest_insertion_visit_types_lns",
     "use_shortest_path_swap_active", "use_shortest_path_two_opt", "use_swap_active_chain",
 )
+NEIGHBOURS = 24  # candidate neighbourhood of each variant in the local search (OR-Tools ls_operator_min_neighbors)
+NEIGHBOURS_FROM = 200  # ... on tours of more variants than this (smaller ones: every variant)
 SAFETY_S = 30.0  # wall-clock net; the solution limit ends every search long before on this machine kind
 _CAP = 1e7  # metres: an unreachable connection (1e9) stays an integer the solver can add up
 
@@ -64,6 +72,7 @@ def solve_open_tour(
     groups: list[list[int]],
     initial: list[int],
     solution_limit: int,
+    expired: Callable[[], bool] | None = None,
 ) -> list[int]:
     """Visit one variant of every group, as an open path, on the one routing model.
 
@@ -89,7 +98,8 @@ def solve_open_tour(
         penalty=int(C.max()) * N + 1,  # dearer than any tour: every item is flown
         capacity_dimension=False,
     )
-    search = Search("gls", solution_limit, SAFETY_S, first="AUTOMATIC", operators_off=UNUSED_OPERATORS)
+    search = Search("gls", solution_limit, SAFETY_S, first="AUTOMATIC", operators_off=UNUSED_OPERATORS,
+                    neighbours=NEIGHBOURS if V > NEIGHBOURS_FROM else None, expired=expired)
     out = solve_model(model, search, start_routes=[[1 + v for v in initial]])
 
     def cost(seq: list[int]) -> int:
@@ -104,7 +114,8 @@ def solve_open_tour(
 
 
 def order_pieces(
-    X: np.ndarray, initial: tuple[np.ndarray, np.ndarray], solution_limit: int
+    X: np.ndarray, initial: tuple[np.ndarray, np.ndarray], solution_limit: int,
+    expired: Callable[[], bool] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Order and orient ``n`` pieces over the augmented matrix ``X`` ((2n+2)², as ``tour_cost``).
 
@@ -123,6 +134,6 @@ def order_pieces(
     groups = [[2 * p, 2 * p + 1] for p in range(n)]
     seq = solve_open_tour(
         arc, X[m, first], X[last, m + 1], groups, [2 * p + d for p, d in zip(init_o.tolist(), init_d.tolist())],
-        solution_limit,
+        solution_limit, expired,
     )
     return np.asarray([v // 2 for v in seq]), np.asarray([v % 2 for v in seq])
