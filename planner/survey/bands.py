@@ -35,6 +35,7 @@ from planner.errors import InvalidArgument
 from planner.geo.transit import InsideGraph
 from planner.survey.connector import Bridge
 from planner.survey.direction import DirectionPlan, DirectionRouting, prepare_routing, route_direction
+from planner.survey.order import OrderControl
 from planner.survey.sweeps import XY, rotation
 
 __all__ = ["BAND_PIECES", "CELL_SOLUTIONS_PER_BAND", "banded", "route_banded"]
@@ -104,7 +105,7 @@ def _link(free_c: BaseGeometry, angle: float, lo: float, hi: float, margin: floa
 def route_banded(
     free_c: BaseGeometry, pieces: np.ndarray, cells: list[list[int]], angle: float, start: XY | None, end: XY | None,
     whole: Callable[[], InsideGraph], bridge: Bridge | None, swath_m: float, n_direction_cells: int = 1,
-    expired: Callable[[], bool] | None = None,
+    control: OrderControl | None = None,
 ) -> DirectionPlan:
     """One direction of a large area, ordered band by band (module docstring).
 
@@ -125,7 +126,7 @@ def route_banded(
         band_cells = [c for c in ([local[p] for p in cell if p in local] for cell in cells) if c]
         towards = end if b == len(bands) - 1 else tuple(map(float, pieces[bands[b + 1]].reshape(-1, 2).mean(axis=0)))
         graph = _graph(_strip(free_c, angle, lo, hi, margin)) or whole()
-        r = prepare_routing(free_c, pieces[idx], band_cells, here, towards, graph, bridge, expired)
+        r = prepare_routing(free_c, pieces[idx], band_cells, here, towards, graph, bridge, control)
         plan = route_direction(r, angle, here is not None, 0, CELL_SOLUTIONS_PER_BAND)
         if path:
             link = _link(free_c, angle, min(lo, prev_lo), max(hi, prev_hi), margin, whole, bridge, path[-1], plan.path[0])

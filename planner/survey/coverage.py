@@ -85,7 +85,7 @@ from planner.survey.direction import (
     route_direction,
     search_pieces,
 )
-from planner.survey.order import ENGINE
+from planner.survey.order import ENGINE, OrderControl
 from planner.survey.repair import MIN_RATE, repair_passes, unimaged_area
 from planner.survey.sweeps import (
     MAX_CANDIDATE_ANGLES,
@@ -149,6 +149,8 @@ class CoverageResult:
     direction_cells: int = 1  # cells swept in their own direction (1: one direction throughout)
     extra_passes: int = 0  # passes added along edges and over dark patches (``planner.survey.repair``)
     engine: str = ENGINE  # what ordered the sweeps
+    solutions: int = 0  # the order searches' work: guided-local-search solutions over all of them
+    stopped_by: str = "iterations"  # "iterations" (every search ran to its count) or "deadline"
 
     @property
     def target_met(self) -> bool:
@@ -225,7 +227,7 @@ def plan_coverage(
             f"than the {MAX_LINES} one survey plans (a {MAX_LINES * swath_m / 1000:.0f} km wide area at this swath): "
             "split the area into several surveys, or use a wider swath"
         )
-    expired = budget.expired if budget is not None and budget.timed else None
+    control = OrderControl(budget.expired if budget is not None and budget.timed else None)
     # work centred on the centroid for numerical headroom
     cx, cy = free_area_local.centroid.x, free_area_local.centroid.y
     free_c = shapely.transform(free_area_local, lambda a: a - np.array([cx, cy]))
@@ -280,9 +282,9 @@ def plan_coverage(
         if banded(len(pieces)):  # a large area: band by band (planner.survey.bands), linear in the area
             large = True
             planned_all.append(route_banded(free_c, pieces, cells, a, start_c, end_c, whole, bridge_c, swath_m,
-                                            expired=expired))
+                                            control=control))
             continue
-        r = prepare_routing(free_c, pieces, cells, start_c, end_c, whole(), bridge_c, expired)
+        r = prepare_routing(free_c, pieces, cells, start_c, end_c, whole(), bridge_c, control)
         planned_all.append(route_direction(r, a, has_start, 0))
     if decompose_cells and angles_deg is None and not large:  # a direction per cell, where the area bends
         multi = multi_cell_pieces(free_c, swath_m)
@@ -290,9 +292,9 @@ def plan_coverage(
             pieces, cells, a, k = multi
             if banded(len(pieces)):
                 planned_all.append(route_banded(free_c, pieces, cells, a, start_c, end_c, whole, bridge_c, swath_m, k,
-                                                expired))
+                                                control))
             else:
-                r = prepare_routing(free_c, pieces, cells, start_c, end_c, whole(), bridge_c, expired)
+                r = prepare_routing(free_c, pieces, cells, start_c, end_c, whole(), bridge_c, control)
                 r.n_direction_cells = k
                 planned_all.append(route_direction(r, a, has_start, 0))
     if not planned_all:
@@ -328,7 +330,7 @@ def plan_coverage(
     searched: list[DirectionPlan] = []
     for cand in list(planned_all[: POLISH_DIRECTIONS if polish else 0]):
         assert cand.source is not None
-        if cand.source.conn is None or (expired is not None and expired()):  # banded, or out of time
+        if cand.source.conn is None or control.out_of_time():  # banded, or out of time
             continue
         if 2 * len(cand.source.cells) > len(cand.source.pieces):
             searched.append(search_pieces(cand, has_start, PIECE_SOLUTIONS))
@@ -337,7 +339,7 @@ def plan_coverage(
         routed = route_direction(cand.source, cand.angle, has_start, 0, CELL_SOLUTIONS)
         polished.append(routed if routed.length < cand.length - 1e-6 else cand)
     for top in sorted(polished, key=lambda p: (p.length, p.angle))[:PIECE_DIRECTIONS]:
-        if all(top is not q for q in searched) and not (expired is not None and expired()):
+        if all(top is not q for q in searched) and not control.out_of_time():
             polished.append(search_pieces(top, has_start, PIECE_SOLUTIONS))
     planned_all += [p for p in polished if all(p is not q for q in planned_all)]
     planned_all.sort(key=lambda p: (p.length, p.angle))
@@ -363,7 +365,7 @@ def plan_coverage(
             return p, 0
         # the camera-on segments flown so far (sweeps and edge runs) in flight order, then the passes
         pieces = np.concatenate([np.asarray(segs, float).reshape(-1, 2, 2), np.asarray(passes, float).reshape(-1, 2, 2)])
-        r = prepare_routing(free_c, pieces, [], start_c, end_c, whole(), bridge_c, expired)
+        r = prepare_routing(free_c, pieces, [], start_c, end_c, whole(), bridge_c, control)
         r.n_direction_cells = p.source.n_direction_cells
         r.prefix = len(segs)
         repaired = route_direction(r, p.angle, has_start, 0)  # the sweeps' order, the passes inserted
@@ -405,4 +407,6 @@ def plan_coverage(
         direction_cells=best.cells,
         extra_passes=n_passes,
         engine=ENGINE,
+        solutions=control.solutions,
+        stopped_by="deadline" if control.out_of_time() else "iterations",
     )

@@ -26,7 +26,7 @@ SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's rea
 # ------------------------------------------------------------------ area survey
 def plan_survey(world, job, usable, transit, builder, *, budget: Budget | None = None):
     from planner.survey.coverage import plan_coverage
-    from planner.survey.repair import reportable_unimaged, unimaged_area
+    from planner.survey.repair import reportable_unimaged, shortfall, unimaged_area
 
     area = job.area_local
     blocked = transit.obstacles_local
@@ -103,6 +103,7 @@ def plan_survey(world, job, usable, transit, builder, *, budget: Budget | None =
         # what the operator asked for and whether the flown sweeps reach it (the plan says both)
         "coverage_target": job.coverage_target,
         "coverage_target_met": bool(fraction >= job.coverage_target),
+        **({} if fraction >= job.coverage_target else {"coverage_shortfall": shortfall(free, dark, swath, job.coverage_target)}),
         "unimaged_local": reportable_unimaged(dark),
         "swath_m": round(swath, 3),
         "sweeps": len(cov.sweeps),

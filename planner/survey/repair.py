@@ -30,7 +30,7 @@ import shapely
 from shapely.geometry import LineString, MultiPolygon, Polygon
 from shapely.geometry.base import BaseGeometry
 
-__all__ = ["repair_passes", "unimaged_area", "reportable_unimaged", "MIN_RATE", "MAX_PASSES"]
+__all__ = ["repair_passes", "unimaged_area", "reportable_unimaged", "shortfall", "MIN_RATE", "MAX_PASSES"]
 
 MIN_RATE = 0.15  # a pass must image at least this × swath m² per metre flown (detour included)
 MAX_PASSES = 80  # at most this many extra passes
@@ -62,6 +62,32 @@ def reportable_unimaged(dark: BaseGeometry) -> MultiPolygon:
     parts = [g.simplify(REPORT_TOLERANCE_M) for g in _polygons(dark) if g.area >= REPORT_MIN_M2]
     parts = [g for g in parts if isinstance(g, Polygon) and not g.is_empty and g.area > 0]
     return MultiPolygon(parts) if parts else MultiPolygon()
+
+
+def shortfall(free: BaseGeometry, dark: BaseGeometry, swath_m: float, target: float) -> dict | None:
+    """Why a plan images less than ``target`` of ``free``: where the dark area lies, in m², and a sentence.
+
+    ``at_edges_m2``: within half a swath of the boundary (of the area or of a hole) —
+    triangles beside flat sweep ends on slanted edges and the tips of sharp corners,
+    which no straight pass that stays inside the area images. ``inside_m2``: the rest,
+    patches an extra pass would image at less than ``MIN_RATE`` swath m² per metre
+    flown (worth less than the flight). None when the target is met.
+    """
+    area = free.area
+    if area <= 0 or 1.0 - dark.area / area >= target:
+        return None
+    edge = dark.intersection(free.boundary.buffer(swath_m / 2.0)).area if not dark.is_empty else 0.0
+    inside = max(0.0, dark.area - edge)
+    return {
+        "unimaged_m2": round(dark.area, 1),
+        "at_edges_m2": round(edge, 1),
+        "inside_m2": round(inside, 1),
+        "reason": (
+            f"{edge:.0f} m² lie within half a swath ({swath_m / 2:.1f} m) of an edge or a hole, in corners and "
+            f"beside slanted edges no straight pass inside the area reaches; {inside:.0f} m² inside would cost "
+            f"extra passes imaging less than {MIN_RATE:g} swath m² per metre flown"
+        ),
+    }
 
 
 def _clip_longest(free: BaseGeometry, line: LineString) -> LineString | None:

@@ -53,6 +53,7 @@ MIN_PIECE_M = 1e-3
 COT_CAP = 4.0  # a sweep nearly parallel to an edge loses at most this × (w/2)² / 2 at its end
 DETOUR_FACTOR = 0.35  # estimate: extra pieces cost this fraction of a mean piece (calibrated)
 MAX_ESTIMATE_LINES = 96  # the estimate samples at most this many lines per direction (large areas)
+_ESTIMATE_ELEMENTS = 4_000_000  # largest (directions × lines × edges) array of one estimate chunk
 
 
 def polygons_of(geom: BaseGeometry) -> list[Polygon]:
@@ -215,6 +216,22 @@ def estimate_lengths(
     segs_c: np.ndarray, angles: Sequence[float], swath_m: float, loss_weight: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """``estimate_length`` for many directions at once: (costs, piece counts), one per angle.
+
+    Directions go in chunks so the (directions, lines, edges) arrays stay below
+    ``_ESTIMATE_ELEMENTS`` elements (a field with hundreds of holes has thousands of edges).
+    """
+    angles = [float(a) for a in angles]
+    per = max(1, _ESTIMATE_ELEMENTS // max(1, MAX_ESTIMATE_LINES * len(segs_c)))
+    if len(angles) <= per:
+        return _estimate_chunk(segs_c, angles, swath_m, loss_weight)
+    parts = [_estimate_chunk(segs_c, angles[i : i + per], swath_m, loss_weight) for i in range(0, len(angles), per)]
+    return np.concatenate([c for c, _ in parts]), np.concatenate([n for _, n in parts])
+
+
+def _estimate_chunk(
+    segs_c: np.ndarray, angles: Sequence[float], swath_m: float, loss_weight: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk of ``estimate_lengths``.
 
     Why one array operation: the cell decomposition ranks some forty directions
     for every cell and every merge it considers (thousands of calls on a parcel

@@ -7,11 +7,9 @@ improves. Kept apart from the geometry: it sees only distance matrices and indic
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from planner.survey.order import order_pieces, solve_open_tour, tour_cost
+from planner.survey.order import OrderControl, order_pieces, solve_open_tour, tour_cost
 
 __all__ = [
     "augmented",
@@ -109,7 +107,7 @@ def _cell_variant(cell: list[int], v: int) -> tuple[list[int], list[int]]:
 
 
 def _order_cells(X: np.ndarray, cells: list[list[int]], solution_limit: int,
-                 expired: Callable[[], bool] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 control: OrderControl | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A start for the piece order: whole cells, each flown as a snake, ordered by the routing model.
 
     A cell can be flown four ways (from its first or its last line, starting
@@ -142,7 +140,7 @@ def _order_cells(X: np.ndarray, cells: list[list[int]], solution_limit: int,
     if 1 < C <= MAX_SEARCHED_CELLS and solution_limit > 0:
         seq = solve_open_tour(
             X[np.ix_(ex, en)] + it[None, :], X[m, en] + it, X[ex, m + 1],
-            [[4 * c + v for v in range(4)] for c in range(C)], initial, solution_limit, expired,
+            [[4 * c + v for v in range(4)] for c in range(C)], initial, solution_limit, control,
         )
     order: list[int] = []
     dirs: list[int] = []
@@ -180,7 +178,7 @@ def _insert_rest(X: np.ndarray, n: int, prefix: int) -> tuple[np.ndarray, np.nda
 
 def order_all_pieces(
     X: np.ndarray, n: int, has_start: bool, cells: list[list[int]] | None, solution_limit: int,
-    prefix: int | None = None, cell_limit: int = 0, expired: Callable[[], bool] | None = None,
+    prefix: int | None = None, cell_limit: int = 0, control: OrderControl | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The cheapest construction (cell snakes, nearest-neighbour, or the given ``prefix`` order with the
     rest inserted), then the routing model's search.
@@ -192,10 +190,10 @@ def order_all_pieces(
     if prefix is not None:
         inits.append(_insert_rest(X, n, prefix))
     if cells is not None and len(cells) > 1:
-        inits.append(_order_cells(X, cells, cell_limit, expired))
+        inits.append(_order_cells(X, cells, cell_limit, control))
     k = int(np.argmin(X[m, :m])) if has_start else 0
     inits.append(_nearest_neighbour(k // 2, k % 2, X, n))
     best = min(inits, key=lambda od: tour_cost(od[0], od[1], X))
     if solution_limit <= 0 or n < 3:
         return best
-    return order_pieces(X, best, solution_limit, expired)
+    return order_pieces(X, best, solution_limit, control)
