@@ -32,6 +32,7 @@ has the figures at the bench's deadlines.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,9 +45,13 @@ from planner.routing.pyvrp_start import pyvrp_instance, pyvrp_run
 __all__ = ["CITY_MIN_VISITS", "Region", "insert_leftovers", "merge", "partition", "region_model", "search_city"]
 
 CITY_MIN_VISITS = 1000  # from this many visits on, the city search (measured: 2 000 sites)
+REGION_SITES = 1000  # sites a region holds, about (regions are a multiple of the workers)
+WHOLE_MAX_NODES = 3000  # the whole model's final search up to this many nodes (memory: 16 n² bytes)
 _FIRST_SHARE = 0.1  # phase 0 (regions from scratch)
 _ROUNDS = 4  # regional rounds after it
 _WHOLE_SHARE = 0.05  # the final search of the whole model
+_EJECT_OPTIONS = 8  # drones tried for a site that fits nowhere (the nearest, there and back)
+_MAX_EJECTIONS = 64  # such sites handled by ejection per call; the rest wait for the search
 _CITY_NEIGHBOURS = 50  # PyVRP's default: 20 left the 2 000-site city infeasible after 20 CPU s (50: feasible)
 
 
@@ -193,22 +198,36 @@ def insert_leftovers(model: RouteModel, routes: list[list[int]]) -> list[list[in
     out = [list(r) for r in routes]
     loads = [_load(model, v, r) for v, r in zip(model.vehicles, out)]
     served = {n for r in out for n in r}
+    ejections = 0
     for group in model.groups:
         if any(n in served for n in group):
             continue
         n = group[0]
-        if _place(model, out, loads, n) or _eject(model, out, loads, n):
+        if _place(model, out, loads, n):
             served.add(n)
+        elif ejections < _MAX_EJECTIONS:
+            ejections += 1
+            if _eject(model, out, loads, n):
+                served.add(n)
     return out
 
 
 def _eject(model: RouteModel, out: list[list[int]], loads: list[int], n: int) -> bool:
-    """Give ``n`` to the drone that reaches it where the change costs least, re-placing what that drone drops."""
-    best = None
+    """Give ``n`` to the drone that reaches it where the change costs least, re-placing what that drone drops.
+
+    Only the ``_EJECT_OPTIONS`` drones nearest to it (there and back) are tried: each try copies
+    every route, and a city has hundreds.
+    """
+    reach = []
     for k, v in enumerate(model.vehicles):
         c = model.costs[v.profile]
-        if int(c[v.start, n]) + int(c[n, v.start]) > v.capacity:
-            continue
+        there_back = int(c[v.start, n]) + int(c[n, v.start])
+        if there_back <= v.capacity:
+            reach.append((there_back, k))
+    best = None
+    for _, k in sorted(reach)[:_EJECT_OPTIONS]:
+        v = model.vehicles[k]
+        c = model.costs[v.profile]
         trial_out, trial_loads = [list(r) for r in out], list(loads)
         got = _cheapest(model, v, trial_out[k], trial_loads[k], n, False)
         if got is None:
@@ -254,9 +273,8 @@ def _regional(model: RouteModel, coords: np.ndarray, regions: list[Region], phas
             continue
         local = {int(n): j for j, n in enumerate(idx)}
         starts.append([[local[n] for n in best[k]] for k in r.vehicles])
-    parallel = workers >= len(regions)
-    jobs = [(inst, phase, iterations, seed + j, starts[j], j, 1 if parallel else len(regions) - j)
-            for j, inst in enumerate(insts)]
+    slots = math.ceil(len(regions) / max(1, workers))  # regions each worker searches one after the other
+    jobs = [(inst, phase, iterations, seed + j, starts[j], j, slots - j // max(1, workers)) for j, inst in enumerate(insts)]
     outs = map_lanes(_region_lane, jobs, workers)
     merged = merge(model, regions, [o[0] for o in outs], [idx for _, idx in subs])
     why = STOPPED_BY_DEADLINE if any(o[2] == STOPPED_BY_DEADLINE for o in outs) else STOPPED_BY_ITERATIONS
@@ -284,37 +302,53 @@ def _whole(model: RouteModel, coords: np.ndarray, required: bool, phase: Budget,
 
 def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndarray, *, required: bool,
                 nominal_iterations: int) -> Searched:
-    """The city search of the module docstring on ``model``; ``coords`` are the nodes' positions."""
+    """The city search of the module docstring on ``model``; ``coords`` are the nodes' positions.
+
+    ``parts``: a multiple of ``workers`` with about ``REGION_SITES`` sites a region (2 000 sites on
+    two cores: two regions; 5 000: six, three after each other on each core). The whole model is
+    searched last only up to ``WHOLE_MAX_NODES`` nodes (its PyVRP data alone is 16 n² bytes: 400 MB
+    at 5 000); above, that time is one more regional round. A round whose start still lacks a site
+    searches at a prize, not required (a required search never accepts an incomplete start).
+    """
     workers = max(1, int(workers))
-    parts = max(2, workers)
+    parts = workers * max(1, math.ceil(len(model.groups) / (REGION_SITES * workers)))
+    parts = max(2, parts)
+    whole = model.n_nodes <= WHOLE_MAX_NODES
+    rounds = _ROUNDS + (0 if whole else 1)
+    whole_share = _WHOLE_SHARE if whole else 0.0
     total = budget.iterations if budget.iterations is not None else (None if budget.timed else nominal_iterations)
 
     def its(share: float) -> int | None:
         return None if total is None else max(1, int(total * share))
 
+    def complete(routes: list[list[int]]) -> bool:
+        return sum(len(r) for r in routes) >= len(model.groups)
+
     done, stopped = 0, STOPPED_BY_ITERATIONS
-    rest = 1.0 - _FIRST_SHARE - _WHOLE_SHARE
+    rest = 1.0 - _FIRST_SHARE - whole_share
     # phase 0: regions from scratch, sites at a prize; then the leftovers
     phase = budget.share(_FIRST_SHARE) if budget.timed else budget
     best, d, why = _regional(model, coords, partition(model, coords, parts), phase, its(_FIRST_SHARE),
                              budget.seed * 1000, workers, False, None)
     best = insert_leftovers(model, best)
     done, stopped = done + d, why or stopped
-    if sum(len(r) for r in best) < len(model.groups) and required:
+    if whole and required and not complete(best):
         # a site no drone could make room for: the whole model, required, repairs it (one round's time)
-        b = budget.share(1.0 / (_ROUNDS + 1)) if budget.timed else budget
-        best, d, _ = _whole(model, coords, required, b, its(rest / (_ROUNDS + 1)), budget.seed * 1000 + 500, workers, best)
+        b = budget.share(1.0 / (rounds + 1)) if budget.timed else budget
+        best, d, _ = _whole(model, coords, required, b, its(rest / (rounds + 1)), budget.seed * 1000 + 500, workers, best)
         done += d
-    for turn in range(1, _ROUNDS + 1):
-        left = _ROUNDS - turn + 1
-        phase = budget.share((rest / _ROUNDS) / (rest / _ROUNDS * left + _WHOLE_SHARE)) if budget.timed else budget
+    for turn in range(1, rounds + 1):
+        left = rounds - turn + 1
+        phase = budget.share((rest / rounds) / (rest / rounds * left + whole_share)) if budget.timed else budget
         regions = partition(model, coords, parts, turn, best)
-        merged, d, why = _regional(model, coords, regions, phase, its(rest / _ROUNDS), budget.seed * 1000 + 10 * turn,
-                                   workers, required, best)
+        merged, d, why = _regional(model, coords, regions, phase, its(rest / rounds), budget.seed * 1000 + 10 * turn,
+                                   workers, required and complete(best), best)
+        merged = insert_leftovers(model, merged) if not complete(merged) else merged
         done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
         if key(model, merged) <= key(model, best):
             best = merged
-    phase = budget.share(1.0) if budget.timed else budget
-    best, d, why = _whole(model, coords, required, phase, its(_WHOLE_SHARE), budget.seed * 1000 + 900, workers, best)
-    done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
+    if whole:
+        phase = budget.share(1.0) if budget.timed else budget
+        best, d, why = _whole(model, coords, required, phase, its(whole_share), budget.seed * 1000 + 900, workers, best)
+        done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
     return Searched(best, done, stopped)
