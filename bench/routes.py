@@ -14,8 +14,8 @@ every lane), ``stopped_by`` and the peak memory. ``--solver pyvrp`` runs PyVRP a
 with its defaults (``bench/pyvrp_alone.py``), for comparison in the same conditions.
 
 Best-known totals: the public instances' from ``../shared/bench/README.md``; the
-instances under ``bench/instances/`` from PyVRP alone given 600 CPU seconds (the
-commands are in ``bench/instances/README.md``).
+instances under ``bench/instances/`` from PyVRP alone given 600 CPU seconds
+(``bench/instances/reference.json``, with the commands).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from planner.routing.vrp import RoutingProblem, RoutingVehicle, euclidean_matrix
 __all__ = ["BEST_KNOWN_M", "DEFAULT_BUDGET_S", "run"]
 
 # Best-known totals: ../shared/bench/README.md section 5 (PyVRP, several seeds, ≤ 60 s), and
-# bench/instances/README.md (PyVRP alone, 600 CPU s, seed 0).
+# bench/instances/reference.json (PyVRP alone, 600 CPU s, seed 0, with the command).
 BEST_KNOWN_M: dict[str, int] = {"md_n020": 23731, "md_n100": 60524, "md_n200_lines": 27656, "md_n500": 183343}
 DEFAULT_BUDGET_S = 5.0
 # Two independent search lanes (node renumberings / seeds 0.. and 1..), one per core of the
@@ -50,9 +50,9 @@ _INT32_FROM_NODES = 3000
 def _best_known(name: str) -> int | None:
     if name in BEST_KNOWN_M:
         return BEST_KNOWN_M[name]
-    table = Path(__file__).parent / "instances" / "best_known.json"
+    table = Path(__file__).parent / "instances" / "reference.json"
     if table.is_file():
-        entry = json.loads(table.read_text(encoding="utf-8")).get(name)
+        entry = json.loads(table.read_text(encoding="utf-8"))["routes"].get(name)
         return int(entry["total_distance_m"]) if entry else None
     return None
 
