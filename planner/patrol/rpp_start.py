@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import networkx as nx
 import numpy as np
 
-__all__ = ["rpp_split"]
+__all__ = ["rpp_split", "split_tour"]
 
 _KEY_DECIMALS = 3
 _MATCH_NEIGHBOURS = 10
@@ -46,7 +46,8 @@ def _nodes(points: np.ndarray, T: int) -> tuple[np.ndarray, int]:
     return ids, len(keys)
 
 
-def _euler(T: int, ids: np.ndarray, n_nodes: int, D: np.ndarray, rep: np.ndarray) -> list[tuple[int, bool]]:
+def _euler(T: int, ids: np.ndarray, n_nodes: int, D: np.ndarray, rep: np.ndarray,
+           match_neighbours: int | None) -> list[tuple[int, bool]]:
     """Chains in the order and direction an Euler circuit flies them (D over chain ends; rep: node → an end)."""
     G = nx.MultiGraph()
     G.add_nodes_from(range(n_nodes))
@@ -65,7 +66,7 @@ def _euler(T: int, ids: np.ndarray, n_nodes: int, D: np.ndarray, rep: np.ndarray
         for _, _, data in sorted(nx.minimum_spanning_edges(H, data=True), key=lambda e: (e[0], e[1])):
             G.add_edge(*data["ends"], chain=None)
     odd = [n for n in sorted(G.nodes) if G.degree(n) % 2]
-    for u, v in _matching(odd, D, rep):
+    for u, v in _matching(odd, D, rep, match_neighbours):
         G.add_edge(u, v, chain=None)
     order: list[tuple[int, bool]] = []
     for u, v, k in nx.eulerian_circuit(G, source=0, keys=True):
@@ -75,13 +76,13 @@ def _euler(T: int, ids: np.ndarray, n_nodes: int, D: np.ndarray, rep: np.ndarray
     return order
 
 
-def _matching(odd: list[int], D: np.ndarray, rep: np.ndarray) -> list[tuple[int, int]]:
+def _matching(odd: list[int], D: np.ndarray, rep: np.ndarray, neighbours: int | None) -> list[tuple[int, int]]:
     if not odd:
         return []
     d = D[np.ix_(rep[odd], rep[odd])]
     M = nx.Graph()
     M.add_nodes_from(range(len(odd)))
-    k = min(len(odd) - 1, _MATCH_NEIGHBOURS)
+    k = len(odd) - 1 if neighbours is None else min(len(odd) - 1, neighbours)
     for i in range(len(odd)):
         for j in np.argsort(d[i], kind="stable")[: k + 1].tolist():
             if j != i:
@@ -96,8 +97,9 @@ def _matching(odd: list[int], D: np.ndarray, rep: np.ndarray) -> list[tuple[int,
     return [(odd[i], odd[j]) for i, j in sorted(pairs)]
 
 
-def _split(seq: list[tuple[int, bool]], chain_len: np.ndarray, D: np.ndarray, T: int, caps: Sequence[float]
-           ) -> tuple[float, list[tuple[int, list[tuple[int, bool]]]]]:
+def split_tour(seq: list[tuple[int, bool]], chain_len: np.ndarray, D: np.ndarray, T: int, caps: Sequence[float]
+               ) -> tuple[float, list[tuple[int, list[tuple[int, bool]]]]]:
+    """The cheapest split of ``seq`` (chains in flight order) into depot sorties: (total metres, sorties)."""
     n, nd = len(seq), len(caps)
     entry = np.asarray([2 * t + (1 if r else 0) for t, r in seq])
     exit_ = np.asarray([2 * t + (0 if r else 1) for t, r in seq])
@@ -134,12 +136,15 @@ def _split(seq: list[tuple[int, bool]], chain_len: np.ndarray, D: np.ndarray, T:
     return float(best[n]), sorties[::-1]
 
 
-def rpp_split(D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Sequence[float]
+def rpp_split(D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Sequence[float],
+              match_neighbours: int | None = _MATCH_NEIGHBOURS, rotations: int | None = _ROTATIONS,
               ) -> list[tuple[int, list[tuple[int, bool]]]]:
     """Sorties ``[(depot, [(chain, reversed?)])]`` of the split tour, or [] when some chain fits no sortie.
 
     ``D``: deadheads over the chain ends (2t start, 2t+1 end) then the depots;
     ``points``: their positions; ``caps``: each depot's sortie limit (metres).
+    ``match_neighbours`` None: the exact matching over every pair of odd nodes;
+    ``rotations`` None: the split from every starting chain (the bench's baseline).
     """
     T = len(chain_len)
     if T == 0:
@@ -148,10 +153,12 @@ def rpp_split(D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Se
     rep = np.zeros(n_nodes, dtype=np.int64)
     for i in range(2 * T - 1, -1, -1):
         rep[ids[i]] = i
-    order = _euler(T, ids, n_nodes, D, rep)
+    order = _euler(T, ids, n_nodes, D, rep, match_neighbours)
     best: tuple[float, list] = (math.inf, [])
-    for r in sorted({(i * len(order)) // _ROTATIONS for i in range(_ROTATIONS)}):
-        got = _split(order[r:] + order[:r], chain_len, D, T, caps)
+    n = len(order)
+    starts = range(n) if rotations is None else sorted({(i * n) // rotations for i in range(rotations)})
+    for r in starts:
+        got = split_tour(order[r:] + order[:r], chain_len, D, T, caps)
         if got[0] < best[0]:
             best = got
     return best[1]

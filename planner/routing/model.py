@@ -114,9 +114,6 @@ class Search:
     # search itself (a CustomLimit monitor); OR-Tools' ILS runs nested searches that no monitor
     # reaches, so it stops on ``time_limit_s`` (wall time) alone
     expired: Callable[[], bool] | None = field(default=None, compare=False)
-    # candidate neighbourhoods: the local-search operators try each node only with its this many
-    # nearest (``ls_operator_neighbors_ratio``/``ls_operator_min_neighbors``); None: every node
-    neighbours: int | None = None
 
 
 @dataclass(frozen=True)
@@ -216,7 +213,7 @@ def _ils_parameters(params) -> None:
     ils.best_solution_acceptance_strategy.greedy_descent.SetInParent()
 
 
-def _parameters(search: Search, n_nodes: int = 0):
+def _parameters(search: Search):
 
     params = pywrapcp.DefaultRoutingSearchParameters()
     # insertion, not PATH_CHEAPEST_ARC: with every visit droppable and a tight fleet it always
@@ -228,9 +225,6 @@ def _parameters(search: Search, n_nodes: int = 0):
         params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
     for name in search.operators_off:
         setattr(params.local_search_operators, name, 3)  # OptionalBoolean BOOL_FALSE
-    if search.neighbours is not None:  # k nearest whatever the size (the ratio must lie in (0, 1])
-        params.ls_operator_min_neighbors = int(search.neighbours)
-        params.ls_operator_neighbors_ratio = min(1.0, max(1e-6, search.neighbours / max(n_nodes, 1)))
     params.solution_limit = max(1, int(search.solution_limit))
     params.time_limit.FromMilliseconds(max(1, int(search.time_limit_s * 1000)))
     return params
@@ -263,7 +257,7 @@ def solve_model(model: RouteModel, search: Search, start_routes: list[list[int]]
     inv = np.empty_like(perm)
     inv[perm] = np.arange(len(perm))
     manager, routing = _build(model, perm)
-    params = _parameters(search, model.n_nodes)
+    params = _parameters(search)
     found = [0]  # solutions the search went through: the count its solution_limit stops at
     routing.AddAtSolutionCallback(lambda: found.__setitem__(0, found[0] + 1))
     limit = routing.solver().CustomLimit(search.expired) if search.expired is not None else None

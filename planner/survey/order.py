@@ -23,9 +23,11 @@ and stops after ``solution_limit`` solutions of guided local search, or at the
 plan's deadline (``OrderControl.expired``, the shell's clock through ``planner.routing.budget``)
 if that comes first; without a deadline the wall-clock limit is a generous safety
 net only (OR-Tools #1331: a time-limited search is not reproducible). Same matrix
-and limit → same order. On a tour of more than ``NEIGHBOURS_FROM`` variants the
-moves try each variant with its ``NEIGHBOURS`` nearest only (OR-Tools' candidate
-neighbourhoods), so a step does not scan the whole matrix.
+and limit → same order. Size: a tour is at most a band of ``planner.survey.bands``
+(120 pieces); OR-Tools' candidate neighbourhoods (``ls_operator_min_neighbors`` 16-24,
+each variant tried with its nearest only) were measured and not kept: the same
+orders on every bench instance and parcel, at 5-9 times the CPU on the parcels
+(the neighbour lists are built when each model closes) and no gain on bands.
 """
 
 from __future__ import annotations
@@ -50,8 +52,6 @@ UNUSED_OPERATORS = (
     "use_global_cheapest_insertion_visit_types_lns", "use_local_cheapest_insertion_visit_types_lns",
     "use_shortest_path_swap_active", "use_shortest_path_two_opt", "use_swap_active_chain",
 )
-NEIGHBOURS = 24  # candidate neighbourhood of each variant in the local search (OR-Tools ls_operator_min_neighbors)
-NEIGHBOURS_FROM = 200  # ... on tours of more variants than this (smaller ones: every variant)
 SAFETY_S = 30.0  # wall-clock net; the solution limit ends every search long before on this machine kind
 _CAP = 1e7  # metres: an unreachable connection (1e9) stays an integer the solver can add up
 
@@ -111,7 +111,6 @@ def solve_open_tour(
         capacity_dimension=False,
     )
     search = Search("gls", solution_limit, SAFETY_S, first="AUTOMATIC", operators_off=UNUSED_OPERATORS,
-                    neighbours=NEIGHBOURS if V > NEIGHBOURS_FROM else None,
                     expired=None if control is None else control.expired)
     out = solve_model(model, search, start_routes=[[1 + v for v in initial]])
     if control is not None:

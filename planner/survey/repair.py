@@ -92,7 +92,11 @@ def shortfall(free: BaseGeometry, dark: BaseGeometry, swath_m: float, target: fl
 
 def _clip_longest(free: BaseGeometry, line: LineString) -> LineString | None:
     """The longest straight part of ``line`` inside ``free``."""
-    inside = line.intersection(free)
+    return _longest_part(line.intersection(free))
+
+
+def _longest_part(inside: BaseGeometry) -> LineString | None:
+    """The longest straight part (end to end) of a clipped line, if it is worth a pass."""
     best = None
     for g in shapely.get_parts(inside):
         if g.geom_type == "LineString" and g.length >= MIN_PASS_M:
@@ -104,9 +108,14 @@ def _clip_longest(free: BaseGeometry, line: LineString) -> LineString | None:
 
 
 def _edge_candidates(free: BaseGeometry, swath_m: float) -> list[LineString]:
-    """Every ring edge offset half a swath into the free area (or a quarter, where half leaves it)."""
-    out: list[LineString] = []
+    """Every ring edge offset half a swath into the free area (or a quarter, where half leaves it).
+
+    The offset lines of every edge are clipped in one vectorised call (a parcel with
+    many buildings has hundreds of edges; one call per line was most of this step).
+    """
     inner = free.buffer(-1e-6)
+    shapely.prepare(inner)
+    tries: list[tuple[LineString, LineString]] = []  # (half-swath offset, quarter-swath offset) per edge
     for poly in _polygons(free):
         rings = [shapely.geometry.polygon.orient(poly, 1.0).exterior]
         rings += [r for r in shapely.geometry.polygon.orient(poly, 1.0).interiors]
@@ -119,12 +128,21 @@ def _edge_candidates(free: BaseGeometry, swath_m: float) -> list[LineString]:
                     continue
                 # the free area is on the left of an oriented exterior ring and of its (clockwise) holes
                 nrm = np.array([-d[1], d[0]]) / L
+                pair = []
                 for off in (swath_m / 2.0, swath_m / 4.0):
                     p, q = a + nrm * off - d / L * swath_m, b + nrm * off + d / L * swath_m
-                    seg = _clip_longest(inner, LineString([p, q]))
-                    if seg is not None:
-                        out.append(seg)
-                        break
+                    pair.append(LineString([p, q]))
+                tries.append((pair[0], pair[1]))
+    if not tries:
+        return []
+    half = shapely.intersection(np.asarray([t[0] for t in tries], dtype=object), inner)
+    out: list[LineString] = []
+    for k, (_, quarter) in enumerate(tries):
+        seg = _longest_part(half[k])
+        if seg is None:
+            seg = _clip_longest(inner, quarter)
+        if seg is not None:
+            out.append(seg)
     return out
 
 
