@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.routing.budget import STOPPED_BY_DEADLINE, STOPPED_BY_ITERATIONS, Budget
-from planner.routing.model import RouteModel, Search, routes_fit, solve_model
+from planner.routing.model import RouteModel, Search, route_fits, routes_fit, solve_model
 from planner.routing.pyvrp_start import (
     ILS_MAX_SOLUTIONS_PER_NODE,
     NEIGHBOURS,
@@ -57,6 +57,7 @@ __all__ = [
     "finish",
     "map_lanes",
     "nominal",
+    "drop_over_limits",
     "key",
     "routes_cost",
     "search_ils",
@@ -118,6 +119,28 @@ def routes_cost(model: RouteModel, routes: list[list[int]]) -> int:
             walk = np.asarray([v.start, *r, v.end])
             total += int(model.costs[v.profile][walk[:-1], walk[1:]].sum())
     return total
+
+
+def drop_over_limits(model: RouteModel, routes: list[list[int]]) -> tuple[list[list[int]], list[int]]:
+    """Drop visits from any route over its limits (cheapest loss first) so every route fits; (routes, dropped).
+
+    The searches work with penalties, so their best answer can exceed a limit on a tight
+    fleet (or be a first solution the deadline left unrepaired); a plan must not. Ties
+    are broken by position, so the result is deterministic.
+    """
+    dropped: list[int] = []
+    fixed: list[list[int]] = []
+    for v, route in zip(model.vehicles, routes):
+        route = list(route)
+        c = model.costs[v.profile]
+        while route and not route_fits(model, v, route):
+            walk = [v.start, *route, v.end]
+            saving = [int(c[walk[i], walk[i + 1]]) + int(c[walk[i + 1], walk[i + 2]]) - int(c[walk[i], walk[i + 2]])
+                      for i in range(len(route))]
+            best = max(range(len(route)), key=lambda i: (saving[i], -i))
+            dropped.append(route.pop(best))
+        fixed.append(route)
+    return fixed, dropped
 
 
 def key(model: RouteModel, routes: list[list[int]]) -> tuple[bool, int, int]:

@@ -56,7 +56,7 @@ from ortools.constraint_solver import (
     routing_ils_pb2,
 )
 
-__all__ = ["ModelVehicle", "RouteModel", "Search", "Outcome", "solve_model", "routes_fit"]
+__all__ = ["ModelVehicle", "RouteModel", "Search", "Outcome", "solve_model", "route_fits", "routes_fit"]
 
 SearchKind = Literal["ils", "gls"]
 
@@ -127,18 +127,22 @@ class Outcome:
     solutions: int = 0  # solutions the search went through (its work, as OR-Tools counts it)
 
 
+def route_fits(model: RouteModel, v: ModelVehicle, route: list[int]) -> bool:
+    """Whether one route keeps its vehicle within capacity and duration (plain arithmetic)."""
+    if not route:
+        return True
+    walk = np.asarray([v.start, *route, v.end])
+    if model.capacity_dimension and int(model.costs[v.profile][walk[:-1], walk[1:]].astype(np.int64).sum()) > v.capacity:
+        return False
+    if v.max_duration is not None and model.durations is not None:
+        if int(model.durations[v.profile][walk[:-1], walk[1:]].astype(np.int64).sum()) > v.max_duration:
+            return False
+    return True
+
+
 def routes_fit(model: RouteModel, routes: list[list[int]]) -> bool:
     """Whether routes keep every vehicle within its capacity and duration (plain arithmetic)."""
-    for v, r in zip(model.vehicles, routes):
-        if not r:
-            continue
-        walk = np.asarray([v.start, *r, v.end])
-        if model.capacity_dimension and int(model.costs[v.profile][walk[:-1], walk[1:]].sum()) > v.capacity:
-            return False
-        if v.max_duration is not None and model.durations is not None:
-            if int(model.durations[v.profile][walk[:-1], walk[1:]].sum()) > v.max_duration:
-                return False
-    return True
+    return all(route_fits(model, v, r) for v, r in zip(model.vehicles, routes))
 
 
 def _permutation(n: int, seed: int) -> np.ndarray:

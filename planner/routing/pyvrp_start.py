@@ -62,8 +62,13 @@ class PyvrpInstance:
     n_depots: int
 
 
-def pyvrp_instance(model: RouteModel, required: bool, coords: np.ndarray | None, pool: bool) -> PyvrpInstance:
-    """``model`` as PyVRP data. ``pool``: identical vehicles become one type (lanes: many sorties per dock)."""
+def pyvrp_instance(model: RouteModel, required: bool, coords: np.ndarray | None, pool: bool,
+                   required_nodes: frozenset[int] = frozenset()) -> PyvrpInstance:
+    """``model`` as PyVRP data. ``pool``: identical vehicles become one type (lanes: many sorties per dock).
+
+    ``required_nodes``: visits required even when the others are at a prize (a far site that a
+    search at a prize would drop for a handful of nearer ones).
+    """
     depot_nodes = sorted({v.start for v in model.vehicles} | {v.end for v in model.vehicles})
     clients = [n for g in model.groups for n in g]
     order = depot_nodes + clients  # pyvrp location index → model node
@@ -78,9 +83,8 @@ def pyvrp_instance(model: RouteModel, required: bool, coords: np.ndarray | None,
     pos = nd
     for g in model.groups:
         if len(g) == 1:
-            pyvrp_clients.append(
-                pyvrp.Client(location=pos, prize=0 if required else int(model.penalty), required=required)
-            )
+            must = required or g[0] in required_nodes
+            pyvrp_clients.append(pyvrp.Client(location=pos, prize=0 if must else int(model.penalty), required=must))
             pos += 1
             continue
         members = list(range(pos - nd, pos - nd + len(g)))  # client indices

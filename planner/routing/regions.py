@@ -38,14 +38,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.routing.budget import STOPPED_BY_DEADLINE, STOPPED_BY_ITERATIONS, Budget
-from planner.routing.engines import Searched, key, map_lanes
+from planner.routing.engines import Searched, drop_over_limits, key, map_lanes
 from planner.routing.model import ModelVehicle, RouteModel
 from planner.routing.pyvrp_start import pyvrp_instance, pyvrp_run
 
-__all__ = ["CITY_MIN_VISITS", "Region", "insert_leftovers", "merge", "partition", "region_model", "search_city"]
+__all__ = ["CITY_MIN_VISITS", "FAR_RATIO", "Region", "insert_leftovers", "merge", "partition", "region_model",
+           "reserve_far", "search_city"]
 
 CITY_MIN_VISITS = 1000  # from this many visits on, the city search (measured: 2 000 sites)
 REGION_SITES = 1000  # sites a region holds, about (regions are a multiple of the workers)
+FAR_RATIO = 0.8  # a site needing more than this share of every reaching drone's range gets one kept for it
 WHOLE_MAX_NODES = 3000  # the whole model's final search up to this many nodes (memory: 16 n² bytes)
 _FIRST_SHARE = 0.1  # phase 0 (regions from scratch)
 _ROUNDS = 4  # regional rounds after it
@@ -84,18 +86,64 @@ def _home_docks(model: RouteModel, docks: list[int]) -> np.ndarray:
     return d[np.argmin(np.where(reach, best, big + best), axis=0)]
 
 
+def reserve_far(model: RouteModel, ratio: float = FAR_RATIO) -> dict[int, list[int]]:
+    """Drones kept for the far sites, and the sites each flies: vehicle → nodes in order.
+
+    A site whose there-and-back takes more than ``ratio`` of the range of every drone
+    that reaches it needs a drone almost to itself; a region searched alone fills
+    those few drones with nearer sites first, and nothing afterwards frees one (a
+    5 000-site city ended with four such sites unserved). So each (farthest first)
+    goes where it adds least on a kept drone's way, or else to the free drone it
+    fits most tightly; the regions of the first plan search without those drones.
+    Deterministic (ties by vehicle index).
+    """
+    nodes = np.asarray([g[0] for g in model.groups], dtype=np.int64)
+    least = np.full(len(nodes), np.inf)  # each site's least share of a reaching drone's range
+    for profile, start, capacity in sorted({(v.profile, v.start, v.capacity) for v in model.vehicles}):
+        c = model.costs[profile]
+        share = (c[start, nodes].astype(np.int64) + c[nodes, start]) / max(capacity, 1)
+        least = np.minimum(least, np.where(share <= 1.0, share, np.inf))
+    far = sorted((-float(least[i]), i) for i in np.nonzero(np.isfinite(least) & (least > ratio))[0].tolist())
+    kept: dict[int, list[int]] = {}
+    loads: dict[int, int] = {}
+    for _, i in far:
+        n = model.groups[i][0]
+        choice = None
+        for k in sorted(kept):
+            got = _cheapest(model, model.vehicles[k], kept[k], loads[k], n, True)
+            if got is not None and (choice is None or (got[0], k) < choice[:2]):
+                choice = (got[0], k, got[1])
+        if choice is None:
+            for k, v in enumerate(model.vehicles):
+                c = model.costs[v.profile]
+                there_back = int(c[v.start, n]) + int(c[n, v.start])
+                if k not in kept and there_back <= v.capacity and (choice is None or (v.capacity - there_back, k) < choice[:2]):
+                    choice = (v.capacity - there_back, k, 0)
+            if choice is None:
+                continue  # every drone that reaches it is kept and full: the search places it
+            kept[choice[1]], loads[choice[1]] = [], 0
+        _, k, pos = choice
+        kept[k].insert(pos, n)
+        loads[k] = _load(model, model.vehicles[k], kept[k])
+    return kept
+
+
 def partition(model: RouteModel, coords: np.ndarray, parts: int, turn: int = 0,
-              routes: list[list[int]] | None = None) -> list[Region]:
+              routes: list[list[int]] | None = None, kept: dict[int, list[int]] | None = None) -> list[Region]:
     """Split ``model`` into ``parts`` regions along its docks (module docstring); deterministic.
 
     ``turn`` odd cuts across the shorter side first (the next round's borders lie
-    elsewhere). With ``routes``, a site goes with the vehicle flying it.
+    elsewhere). With ``routes``, a site goes with the vehicle flying it. Vehicles in
+    ``kept`` (``reserve_far``) and their sites belong to no region.
     """
+    kept = kept or {}
     docks = sorted({v.start for v in model.vehicles})
     home = _home_docks(model, docks)
     if routes is not None:
         where = {n: model.vehicles[k].start for k, r in enumerate(routes) for n in r}
         home = np.asarray([where.get(g[0], h) for g, h in zip(model.groups, home.tolist())], dtype=np.int64)
+    taken = {n for r in kept.values() for n in r}
+    home = np.where(np.isin(np.asarray([g[0] for g in model.groups], dtype=np.int64), list(taken)), -1, home)
     load = {d: int((home == d).sum()) for d in docks}
 
     def split(ds: list[int], k: int, depth: int) -> list[list[int]]:
@@ -117,7 +165,7 @@ def partition(model: RouteModel, coords: np.ndarray, parts: int, turn: int = 0,
     for ds in split(docks, max(1, int(parts)), 0):
         members = set(ds)
         groups = tuple(i for i, h in enumerate(home.tolist()) if h in members)
-        vehicles = tuple(k for k, v in enumerate(model.vehicles) if v.start in members)
+        vehicles = tuple(k for k, v in enumerate(model.vehicles) if v.start in members and k not in kept)
         regions.append(Region(tuple(ds), groups, vehicles))
     return regions
 
@@ -141,9 +189,10 @@ def region_model(model: RouteModel, region: Region) -> tuple[RouteModel, np.ndar
     return sub, idx
 
 
-def merge(model: RouteModel, regions: list[Region], routes: list[list[list[int]]], maps: list[np.ndarray]) -> list[list[int]]:
-    """The regions' routes as one node list per vehicle of ``model``."""
-    out: list[list[int]] = [[] for _ in model.vehicles]
+def merge(model: RouteModel, regions: list[Region], routes: list[list[list[int]]], maps: list[np.ndarray],
+          kept: dict[int, list[int]] | None = None) -> list[list[int]]:
+    """The regions' routes (and the kept vehicles' routes) as one node list per vehicle of ``model``."""
+    out: list[list[int]] = [list((kept or {}).get(k, [])) for k in range(len(model.vehicles))]
     for region, rs, idx in zip(regions, routes, maps):
         for k, r in zip(region.vehicles, rs):
             out[k] = [int(idx[n]) for n in r]
@@ -187,7 +236,7 @@ def _place(model: RouteModel, out: list[list[int]], loads: list[int], n: int, sk
     return True
 
 
-def insert_leftovers(model: RouteModel, routes: list[list[int]]) -> list[list[int]]:
+def insert_leftovers(model: RouteModel, routes: list[list[int]], options: int = 0) -> list[list[int]]:
     """``routes`` with the visits no route serves put in where they add least, within every limit.
 
     Cheapest feasible insertion first (an idle drone counts). A far site that fits
@@ -198,6 +247,7 @@ def insert_leftovers(model: RouteModel, routes: list[list[int]]) -> list[list[in
     out = [list(r) for r in routes]
     loads = [_load(model, v, r) for v, r in zip(model.vehicles, out)]
     served = {n for r in out for n in r}
+    options = options or _EJECT_OPTIONS
     ejections = 0
     for group in model.groups:
         if any(n in served for n in group):
@@ -207,15 +257,15 @@ def insert_leftovers(model: RouteModel, routes: list[list[int]]) -> list[list[in
             served.add(n)
         elif ejections < _MAX_EJECTIONS:
             ejections += 1
-            if _eject(model, out, loads, n):
+            if _eject(model, out, loads, n, options):
                 served.add(n)
     return out
 
 
-def _eject(model: RouteModel, out: list[list[int]], loads: list[int], n: int) -> bool:
+def _eject(model: RouteModel, out: list[list[int]], loads: list[int], n: int, options: int = _EJECT_OPTIONS) -> bool:
     """Give ``n`` to the drone that reaches it where the change costs least, re-placing what that drone drops.
 
-    Only the ``_EJECT_OPTIONS`` drones nearest to it (there and back) are tried: each try copies
+    Only the ``options`` drones nearest to it (there and back) are tried: each try copies
     every route, and a city has hundreds.
     """
     reach = []
@@ -225,7 +275,7 @@ def _eject(model: RouteModel, out: list[list[int]], loads: list[int], n: int) ->
         if there_back <= v.capacity:
             reach.append((there_back, k))
     best = None
-    for _, k in sorted(reach)[:_EJECT_OPTIONS]:
+    for _, k in sorted(reach)[:options]:
         v = model.vehicles[k]
         c = model.costs[v.profile]
         trial_out, trial_loads = [list(r) for r in out], list(loads)
@@ -263,9 +313,11 @@ def _region_lane(inst, budget: Budget, iterations: int | None, seed: int, start:
 
 
 def _regional(model: RouteModel, coords: np.ndarray, regions: list[Region], phase: Budget, iterations: int | None,
-              seed: int, workers: int, required: bool, best: list[list[int]] | None) -> tuple[list[list[int]], int, str]:
+              seed: int, workers: int, required: bool, best: list[list[int]] | None,
+              kept: dict[int, list[int]] | None = None, far: frozenset[int] = frozenset()) -> tuple[list[list[int]], int, str]:
     subs = [region_model(model, r) for r in regions]
-    insts = [pyvrp_instance(sm, required, coords[idx], True) for sm, idx in subs]  # built before the fork
+    insts = [pyvrp_instance(sm, required, coords[idx], True,  # built before the fork: the lanes share them
+                            frozenset(j for j, n in enumerate(idx.tolist()) if n in far)) for sm, idx in subs]
     starts: list[list[list[int]] | None] = []
     for r, (_, idx) in zip(regions, subs):
         if best is None:
@@ -276,7 +328,9 @@ def _regional(model: RouteModel, coords: np.ndarray, regions: list[Region], phas
     slots = math.ceil(len(regions) / max(1, workers))  # regions each worker searches one after the other
     jobs = [(inst, phase, iterations, seed + j, starts[j], j, slots - j // max(1, workers)) for j, inst in enumerate(insts)]
     outs = map_lanes(_region_lane, jobs, workers)
-    merged = merge(model, regions, [o[0] for o in outs], [idx for _, idx in subs])
+    # a region the deadline stopped before its search repaired PyVRP's first solution answers over
+    # some limit: those visits are dropped here and put back by insertion (never a plan over a limit)
+    merged, _ = drop_over_limits(model, merge(model, regions, [o[0] for o in outs], [idx for _, idx in subs], kept))
     why = STOPPED_BY_DEADLINE if any(o[2] == STOPPED_BY_DEADLINE for o in outs) else STOPPED_BY_ITERATIONS
     return merged, sum(o[1] for o in outs), why
 
@@ -297,6 +351,7 @@ def _whole(model: RouteModel, coords: np.ndarray, required: bool, phase: Budget,
     del whole
     why = STOPPED_BY_DEADLINE if any(o[2] == STOPPED_BY_DEADLINE for o in outs) else STOPPED_BY_ITERATIONS
     found = min([(key(model, best), -1, best)] + [(key(model, r), k, r) for k, (r, _, _) in enumerate(outs)])[2]
+    found, _ = drop_over_limits(model, found)
     return found, sum(o[1] for o in outs), why
 
 
@@ -328,8 +383,10 @@ def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndar
     rest = 1.0 - _FIRST_SHARE - whole_share
     # phase 0: regions from scratch, sites at a prize; then the leftovers
     phase = budget.share(_FIRST_SHARE) if budget.timed else budget
-    best, d, why = _regional(model, coords, partition(model, coords, parts), phase, its(_FIRST_SHARE),
-                             budget.seed * 1000, workers, False, None)
+    kept = reserve_far(model)
+    far = frozenset(n for r in kept.values() for n in r)  # required in every later round, even at a prize
+    best, d, why = _regional(model, coords, partition(model, coords, parts, kept=kept), phase, its(_FIRST_SHARE),
+                             budget.seed * 1000, workers, False, None, kept)
     best = insert_leftovers(model, best)
     done, stopped = done + d, why or stopped
     if whole and required and not complete(best):
@@ -342,7 +399,7 @@ def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndar
         phase = budget.share((rest / rounds) / (rest / rounds * left + whole_share)) if budget.timed else budget
         regions = partition(model, coords, parts, turn, best)
         merged, d, why = _regional(model, coords, regions, phase, its(rest / rounds), budget.seed * 1000 + 10 * turn,
-                                   workers, required and complete(best), best)
+                                   workers, required and complete(best), best, None, far)
         merged = insert_leftovers(model, merged) if not complete(merged) else merged
         done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
         if key(model, merged) <= key(model, best):
@@ -351,4 +408,6 @@ def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndar
         phase = budget.share(1.0) if budget.timed else budget
         best, d, why = _whole(model, coords, required, phase, its(whole_share), budget.seed * 1000 + 900, workers, best)
         done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
+    if not complete(best):  # last resort: every drone that reaches a site left out may make room for it
+        best = insert_leftovers(model, best, options=len(model.vehicles))
     return Searched(best, done, stopped)

@@ -27,7 +27,7 @@ Engines (``RoutingSolution.engine``; ``planner.routing.engines``)
     a feasibility proof under every dimension) and polished by guided local search.
     ``"pyvrp"``: the same PyVRP search on models too large for the dense OR-Tools
     model to pay (``engines.LOAD_MAX_NODES``; city scale), every route checked
-    against its limits by arithmetic (``_repair``). ``solver="pyvrp"`` keeps PyVRP
+    against its limits by arithmetic (``engines.drop_over_limits``). ``solver="pyvrp"`` keeps PyVRP
     alone, without restarts (comparison only).
 
 Budget (``planner.routing.budget.Budget``)
@@ -56,7 +56,7 @@ from typing import Literal
 import numpy as np
 
 from planner.routing.budget import STOPPED_BY_ITERATIONS, Budget
-from planner.routing.engines import RESTART_SHARE, finish, nominal, search_ils, search_pyvrp
+from planner.routing.engines import RESTART_SHARE, drop_over_limits, finish, nominal, search_ils, search_pyvrp
 from planner.routing.model import ModelVehicle, RouteModel
 from planner.routing.pyvrp_start import needs_start
 from planner.routing.regions import CITY_MIN_VISITS, search_city
@@ -190,20 +190,6 @@ def route_load(matrix: np.ndarray, start_node: int, visits: Sequence[int]) -> in
     return int(np.asarray(matrix)[walk[:-1], walk[1:]].astype(np.int64).sum())
 
 
-def _route_duration(problem: RoutingProblem, v: RoutingVehicle, visits: Sequence[int]) -> int:
-    if problem.durations is None or not visits:
-        return 0
-    return route_load(problem.durations[v.profile], v.start_node, visits)
-
-
-def _fits(problem: RoutingProblem, v: RoutingVehicle, visits: Sequence[int]) -> bool:
-    if route_load(problem.matrices[v.profile], v.start_node, visits) > v.capacity:
-        return False
-    if v.max_duration_s is not None and _route_duration(problem, v, visits) > v.max_duration_s:
-        return False
-    return True
-
-
 def _reachable(problem: RoutingProblem) -> tuple[list[int], list[int]]:
     """Split visit nodes into those some vehicle can serve alone and those none can.
 
@@ -266,29 +252,6 @@ def _model(problem: RoutingProblem, visits: list[int]) -> RouteModel:
 
 
 # ---------------------------------------------------------------- repair + public entry
-def _repair(problem: RoutingProblem, routes: list[list[int]]) -> tuple[list[list[int]], list[int]]:
-    """Drop visits from any route over its limits (cheapest loss first) so every route is feasible.
-
-    The solvers work with penalties, so their best answer can exceed a limit on a tight
-    fleet; the plan must not. Ties are broken by position so the result is deterministic.
-    """
-    dropped: list[int] = []
-    fixed: list[list[int]] = []
-    for v, route in zip(problem.vehicles, routes):
-        route = list(route)
-        mat = problem.matrices[v.profile]
-        while route and not _fits(problem, v, route):
-            walk = [v.start_node, *route, v.start_node]
-            saving = [
-                int(mat[walk[i], walk[i + 1]]) + int(mat[walk[i + 1], walk[i + 2]]) - int(mat[walk[i], walk[i + 2]])
-                for i in range(len(route))
-            ]
-            best = max(range(len(route)), key=lambda i: (saving[i], -i))
-            dropped.append(route.pop(best))
-        fixed.append(route)
-    return fixed, dropped
-
-
 def _as_budget(budget: Budget | float) -> Budget:
     if isinstance(budget, Budget):
         return budget
@@ -349,7 +312,7 @@ def solve_routing(
     else:
         raise ValueError(f"unknown solver {solver!r}")
 
-    routes, _dropped = _repair(problem, routes)
+    routes, _dropped = drop_over_limits(model, routes)
     served = {n for r in routes for n in r}
     for node in visits:
         if node not in served:

@@ -7,7 +7,7 @@ import numpy as np
 from planner.routing.budget import Budget
 from planner.routing.engines import routes_cost
 from planner.routing.model import ModelVehicle, RouteModel, routes_fit
-from planner.routing.regions import insert_leftovers, partition, region_model, search_city
+from planner.routing.regions import insert_leftovers, partition, region_model, reserve_far, search_city
 from planner.routing.vrp import RoutingProblem, RoutingVehicle, euclidean_matrix, solve_routing
 
 
@@ -50,6 +50,25 @@ def test_a_far_site_gets_a_drone_that_makes_room() -> None:
     assert routes_fit(model, full)
     out = insert_leftovers(model, full)
     assert 5 in out[0] and _complete(model, out)
+
+
+def test_a_far_site_keeps_a_drone_and_the_regions_search_without_it() -> None:
+    """A site needing 0.9 of the only drone that reaches it gets that drone before any region is
+    searched (a region searched alone would fill it with near sites first); the regions leave both out."""
+    rng = np.random.default_rng(3)
+    docks = np.array([[0.0, 0.0], [3000.0, 0.0]])
+    near = np.vstack([d + rng.uniform(-700, 700, size=(20, 2)) for d in docks])
+    xy = np.vstack([docks, near, [[0.0, 9000.0]]])  # the far site: 18 km there and back
+    far = len(xy) - 1
+    vehicles = (ModelVehicle(0, 0, 20000), ModelVehicle(0, 0, 5000), ModelVehicle(1, 1, 5000), ModelVehicle(1, 1, 5000))
+    model = RouteModel((euclidean_matrix(xy),), vehicles, tuple((n,) for n in range(2, len(xy))), 10**7)
+    kept = reserve_far(model)
+    assert kept == {0: [far]}
+    regions = partition(model, xy, 2, kept=kept)
+    assert all(0 not in r.vehicles for r in regions)
+    assert sorted(g for r in regions for g in r.groups) == list(range(len(model.groups) - 1))  # all but the far one
+    assert sorted(k for r in regions for k in r.vehicles) == [1, 2, 3]
+    assert reserve_far(model) == kept  # deterministic
 
 
 def test_city_search_is_complete_feasible_and_repeats_with_a_work_budget() -> None:
