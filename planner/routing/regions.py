@@ -16,7 +16,12 @@ docks, so the city splits along them:
    its own core, sites at a prize rather than required (a region that cannot serve
    a far site leaves it out instead of never finding a feasible plan); what is left
    out is put in by cheapest insertion, making room by moving a nearer site when a
-   drone must fly almost only to it (``insert_leftovers``).
+   drone must fly almost only to it (``insert_leftovers``). Before that, a site
+   needing over ``FAR_RATIO`` of every reaching drone's range keeps such a drone
+   (``reserve_far``): a region fills its drones with near sites first, and a
+   5 000-site city under a wall deadline ended with 2-4 far sites unserved. Those
+   sites stay required in every later round, and a last insertion pass tries every
+   drone (not only the nearest) for anything still left out.
 3. **Rounds**: each region searched again, on its own core, from its part of the
    best plan so far, the split turned every round; the parts are merged back.
 4. **The whole city**: one search per core of the full model from the merged plan,
