@@ -35,7 +35,7 @@ from planner.routing.vrp import RoutingProblem, RoutingVehicle, euclidean_matrix
 __all__ = ["BEST_KNOWN_M", "DEFAULT_BUDGET_S", "run"]
 
 # Best-known totals: ../shared/bench/README.md section 5 (PyVRP, several seeds, ≤ 60 s), and
-# bench/instances/reference.json (PyVRP alone, 600 CPU s, seed 0, with the command).
+# bench/instances/reference.json (PyVRP alone, 600 CPU s, or 300 for city_n2000_fresh; seed 0; with the command).
 BEST_KNOWN_M: dict[str, int] = {"md_n020": 23731, "md_n100": 60524, "md_n200_lines": 27656, "md_n500": 183343}
 DEFAULT_BUDGET_S = 5.0
 # Two independent search lanes (node renumberings / seeds 0.. and 1..), one per core of the
