@@ -25,7 +25,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("kind", choices=KINDS)
     parser.add_argument("instance", help="instance file (JSON, GeoJSON or JSONL)")
-    parser.add_argument("--budget-s", type=float, default=None, help="planning time budget (routes, lanes)")
+    parser.add_argument("--budget-s", type=float, default=None,
+                        help="routes, lanes: the planning deadline in seconds, start-up included")
+    parser.add_argument("--seed", type=int, default=0, help="routes, lanes: the search's seed (default 0)")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="routes, lanes: cap each search lane's work (PyVRP iterations / OR-Tools solutions); "
+                             "with --seed, a run that ends on its cap repeats exactly")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="routes, lanes: what the deadline counts (cpu: CPU seconds of one core per lane, "
+                             "as an idle machine would give them; bench/clocks.py)")
+    parser.add_argument("--solver", choices=("sortie", "pyvrp"), default="sortie",
+                        help="routes: sortie's engines (default) or PyVRP alone with its defaults, for comparison")
     parser.add_argument(
         "--baseline", action="store_true",
         help="lanes: the replaced hand-written planner; coverage: a careful ground-station survey, for comparison"

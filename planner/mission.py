@@ -70,6 +70,7 @@ from planner.job import Job
 from planner.limits import PlanningLimits
 from planner.patrol.pipeline import plan_patrol
 from planner.plan import Plan
+from planner.routing.budget import Budget
 from planner.sortie_parts import BATTERY_SWAP_S, MAX_SORTIES_PER_DRONE, XY, Rates, SortieBuilder, rates
 from planner.survey.pipeline import plan_survey
 from planner.geo.transit import TransitGraph
@@ -85,7 +86,7 @@ __all__ = [
     "plan_mission",
 ]
 
-#: (world, job, usable drones as (drone, rates, dock xy), transit graph, builder) → (sorties, unserved, extra)
+#: (world, job, usable drones as (drone, rates, dock xy), transit graph, builder, *, budget) → (sorties, unserved, extra)
 Pipeline = Callable[..., tuple[list[Any], list[Any], dict[str, Any]]]
 
 def airspace_window(job: Job, drones: Sequence[Drone]) -> tuple[datetime, datetime]:
@@ -118,8 +119,14 @@ def plan_mission(
     *,
     limits: PlanningLimits,
     authorised_zone_ids: frozenset[str] = frozenset(),
+    budget: Budget | None = None,
 ) -> Plan:
     """Plan ``job`` with ``drones`` (already judged eligible by the rules) into a ``Plan`` inside ``limits``.
+
+    ``budget`` (``planner.routing.budget.Budget``) bounds every search of the plan: the
+    shell gives a deadline on its clock (the replans of a widened window share it);
+    without one each pipeline does the fixed work of its nominal budget, so the same
+    inputs give the same plan byte for byte (the golden files).
 
     Raises ``InvalidArgument`` for malformed input (an unknown dock, an altitude
     outside the limits' ceiling/floor band); an infeasible fleet gives a plan
@@ -145,7 +152,7 @@ def plan_mission(
     # bounded: each pass that does not return adds a zone or a windy drone, or lowers a drone's energy
     # (once per battery rule: a derating applies or it does not)
     for _ in range(len(world.zones) + len(drones) * (len(limits.reserves) + 1) + 1):
-        plan = _plan_in_window(world, job, drones, zone_ids, until, limits, seen)
+        plan = _plan_in_window(world, job, drones, zone_ids, until, limits, seen, budget)
         last = max((s.end_at for s in plan.sorties), default=start)
         if last <= until:
             return plan
@@ -165,6 +172,7 @@ def _plan_in_window(
     until: datetime,
     limits: PlanningLimits,
     conditions: tuple[frozenset[str], tuple[float, ...], frozenset[str]],
+    budget: Budget | None = None,
 ) -> Plan:
     """``plan_mission`` with the zones blocking at some instant of ``[job.start_at, until]``
     and the usable energy and windy drones of that window (``conditions``)."""
@@ -206,7 +214,7 @@ def _plan_in_window(
     pipeline = PIPELINES.get(job.mission_type)
     if pipeline is None:  # Job validates this; kept for a clear message
         raise InvalidArgument(f"unknown mission type {job.mission_type!r}")
-    sorties, unserved, extra = pipeline(world, job, usable, transit, builder)
+    sorties, unserved, extra = pipeline(world, job, usable, transit, builder, budget=budget)
     coverage = extra.pop("coverage_fraction", None)
     dark = extra.pop("unimaged_local", None)  # surveys: where the sweeps leave the area dark
     params.update(extra)

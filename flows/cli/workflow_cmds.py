@@ -32,6 +32,29 @@ if TYPE_CHECKING:
 __all__ = ["VersionOpt"]
 
 VersionOpt = Annotated[int | None, typer.Option("--version", "-v", help="Draft version (default: the latest).")]
+BudgetOpt = Annotated[float | None, typer.Option(
+    "--budget-s", help="The planner's deadline in seconds, from the start of planning (default 20; SORTIE_PLAN_BUDGET_S).")]
+SeedOpt = Annotated[int | None, typer.Option("--seed", help="The search's seed (SORTIE_PLAN_SEED).")]
+IterationsOpt = Annotated[int | None, typer.Option(
+    "--iterations", help="Cap the search's work; with --seed a plan that ends on its cap repeats (SORTIE_PLAN_ITERATIONS).")]
+
+
+def _plan_budget(budget_s: float | None, seed: int | None, iterations: int | None, local: bool = False) -> None:
+    """``--budget-s/--seed/--iterations`` for this process (``flows.usecases.planning.planning_budget``).
+
+    Behind ``sortie server`` the server's own budget plans, so they are refused there, never ignored
+    (``local``: a what-if, which plans in this process either way).
+    """
+    import os
+
+    given = {"SORTIE_PLAN_BUDGET_S": budget_s, "SORTIE_PLAN_SEED": seed, "SORTIE_PLAN_ITERATIONS": iterations}
+    given = {k: v for k, v in given.items() if v is not None}
+    if given and not local and os.environ.get("SORTIE_SERVER", "").strip():
+        from planner.errors import OverrideRefused
+
+        raise OverrideRefused("--budget-s/--seed/--iterations with SORTIE_SERVER set: the server plans with its "
+                              "own budget (its SORTIE_PLAN_BUDGET_S)", details={"refused": sorted(given)})
+    os.environ.update({k: str(v) for k, v in given.items()})
 
 
 class _null:
@@ -78,6 +101,9 @@ def plan_cmd(
     answers: Annotated[list[str] | None, typer.Option(
         "--answer", help="With --continue: one answer per open question, in order; or QUESTION_ID=TEXT. Repeatable.",
     )] = None,
+    budget_s: BudgetOpt = None,
+    seed: SeedOpt = None,
+    iterations: IterationsOpt = None,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
@@ -90,7 +116,8 @@ def plan_cmd(
     NEEDS_CLARIFICATION); `sortie plan --continue ID --answer TEXT …` answers them and plans it."""
     if continue_id is not None or answers:
         _continue(continue_id, answers or [], text=text, region=region, area=area, what_if=what_if,
-                  coverage_target=coverage_target, as_json=as_json, world=world, now=now, as_user=as_user, rules=rules)
+                  coverage_target=coverage_target, as_json=as_json, world=world, now=now, as_user=as_user, rules=rules,
+                  budget=(budget_s, seed, iterations))
         return
     if not text:
         def refused() -> dict[str, Any]:
@@ -104,6 +131,7 @@ def plan_cmd(
 
             from flows.authority.whatif import what_if as plan_what_if
 
+            _plan_budget(budget_s, seed, iterations, local=True)
             who = as_user or os.environ.get("SORTIE_USER")
             if not who:
                 raise InvalidArgument("who would plan it? give --as USER (a what-if records nothing)")
@@ -116,6 +144,7 @@ def plan_cmd(
         return
 
     def work(a: Authority) -> dict[str, Any]:
+        _plan_budget(budget_s, seed, iterations)
         with _spinner("planning…", as_json):
             return a.plan(text, region_id=region, area=None if area is None else _area_doc(area),
                           coverage_target=coverage_target)
@@ -125,9 +154,11 @@ def plan_cmd(
 
 def _continue(request_id: str | None, answers: list[str], *, text: str | None, region: str | None,
               area: Path | None, what_if: bool, coverage_target: float | None, as_json: bool, world: str | None,
-              now: str | None, as_user: str | None, rules: str | None) -> None:
+              now: str | None, as_user: str | None, rules: str | None,
+              budget: tuple[float | None, int | None, int | None] = (None, None, None)) -> None:
     """``--continue ID --answer …``: the open request's answers, then the same request planned (or its follow-ups)."""
     def work(a: Authority) -> dict[str, Any]:
+        _plan_budget(*budget)
         given = {"TEXT": text, "--region": region, "--area": area, "--what-if": what_if or None,
                  "--coverage-target": coverage_target}
         extra = sorted(k for k, v in given.items() if v is not None)
@@ -207,6 +238,9 @@ def diff_cmd(
 @app.command("replan")
 def replan_cmd(
     draft_id: DraftArg,
+    budget_s: BudgetOpt = None,
+    seed: SeedOpt = None,
+    iterations: IterationsOpt = None,
     as_json: JsonOpt = False,
     world: WorldOpt = None,
     now: NowOpt = None,
@@ -216,6 +250,7 @@ def replan_cmd(
     """Plan the draft again on the current world: a new version, the old one SUPERSEDED."""
 
     def work(a: Authority) -> dict[str, Any]:
+        _plan_budget(budget_s, seed, iterations)
         with _spinner("replanning…", as_json):
             return a.replan(draft_id)
 

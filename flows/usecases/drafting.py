@@ -203,7 +203,8 @@ def _candidate_fleets(world: World, job: Any, rules: Any, now: datetime, tenant:
     return fleets, missing
 
 
-def attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str) -> tuple[list[Attempt], list[str]]:
+def attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str,
+             budget: Any = None) -> tuple[list[Attempt], list[str]]:
     """Try the candidate fleets in order until one is neither blocked for lack of capacity nor short.
 
     Short: targets left unserved, or no sortie at all. A plan blocked by
@@ -211,7 +212,8 @@ def attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str) -> 
     a hard rule; the approver sees the findings). When every fleet falls
     short, the last plan that has sorties and is not blocked is kept as a
     partial DRAFT (its ``unserved`` says what is left); otherwise the request
-    waits for resources.
+    waits for resources. ``budget`` (``planner.routing.budget.Budget``, the shell's
+    deadline) bounds every search of every attempt; None: the planner's fixed work.
     """
     from planner.mission import plan_mission
     from rules.limits import planning_limits
@@ -223,7 +225,7 @@ def attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str) -> 
         label = ", ".join(d.id for d in fleet)
         try:
             # What is stored, hashed, approved and dispatched is the canonical (rounded) plan: evaluate that one.
-            plan = plan_from_dict(plan_to_dict(plan_mission(world, job, tuple(fleet), limits=limits)))
+            plan = plan_from_dict(plan_to_dict(plan_mission(world, job, tuple(fleet), limits=limits, budget=budget)))
         except PlanInfeasible as exc:
             missing.append(f"[{label}]: {exc.message}")
             continue
@@ -308,7 +310,8 @@ def version_rows(
 
 
 def draft_versions(
-    req: Request, extraction: Any, area: BaseGeometry, world: World, rules: Any, now: datetime, first_version: int
+    req: Request, extraction: Any, area: BaseGeometry, world: World, rules: Any, now: datetime, first_version: int,
+    budget: Any = None,
 ) -> tuple[list[NewVersion], list[str], list[Plan | None]]:
     """The whole decision of a plan or replan: clarify-or-plan, try the alternatives, build the rows (in another
     process when the caller set one: ``flows.usecases.offload``)."""
@@ -326,7 +329,7 @@ def draft_versions(
     from rules.limits import planning_limits
 
     job = build_job(world, intent, start_at(extraction, world), area, planning_limits(rules, world))
-    tried, missing = attempts(world, job, rules, now, req.tenant)
+    tried, missing = attempts(world, job, rules, now, req.tenant, budget)
     return version_rows(req, first_version, tried, missing, world)
 
 

@@ -44,7 +44,37 @@ from planner.errors import Conflict, Forbidden, InvalidArgument, SortieError
 from planner.plan import Plan, plan_from_dict
 from planner.world.model import World
 
-__all__ = ["plan_draft", "replan", "what_if", "ensure_files", "read_area"]
+__all__ = ["DEFAULT_PLAN_BUDGET_S", "PLAN_BUDGET_ENV", "planning_budget", "plan_draft", "replan", "what_if",
+           "ensure_files", "read_area"]
+
+#: The planner's deadline for one request unless ``SORTIE_PLAN_BUDGET_S`` says otherwise (seconds, from
+#: the start of planning; a small job ends sooner, when more search buys nothing).
+DEFAULT_PLAN_BUDGET_S = 20.0
+#: ``sortie plan/replan --budget-s/--seed/--iterations`` set these for the process; a server reads its own.
+PLAN_BUDGET_ENV = ("SORTIE_PLAN_BUDGET_S", "SORTIE_PLAN_SEED", "SORTIE_PLAN_ITERATIONS")
+
+
+def planning_budget() -> Any:
+    """The planning deadline, started now on the monotonic clock (``planner.routing.budget``).
+
+    ``SORTIE_PLAN_BUDGET_S`` (default ``DEFAULT_PLAN_BUDGET_S``), ``SORTIE_PLAN_SEED`` and
+    ``SORTIE_PLAN_ITERATIONS`` (a work cap: with a seed, a plan that ends on its cap repeats
+    exactly); a value that is not a positive number is ``INVALID_ARGUMENT``.
+    """
+    import os
+    import time
+
+    from planner.routing.budget import Budget
+
+    raw = {name: os.environ.get(name, "").strip() for name in PLAN_BUDGET_ENV}
+    try:
+        seconds = float(raw["SORTIE_PLAN_BUDGET_S"]) if raw["SORTIE_PLAN_BUDGET_S"] else DEFAULT_PLAN_BUDGET_S
+        seed = int(raw["SORTIE_PLAN_SEED"]) if raw["SORTIE_PLAN_SEED"] else 0
+        cap = int(raw["SORTIE_PLAN_ITERATIONS"]) if raw["SORTIE_PLAN_ITERATIONS"] else None
+        return Budget.deadline(seconds, time.monotonic, seed=seed, iterations=cap)
+    except ValueError as exc:
+        raise InvalidArgument(f"the planning budget ({', '.join(f'{k}={v!r}' for k, v in raw.items() if v)}) "
+                              f"is not usable: {exc}; give positive seconds, a seed >= 0, a cap >= 1") from None
 
 _SUPERSEDABLE = {"DRAFT", "APPROVED", "WAITING_RESOURCE"}
 _REPLANNABLE = _SUPERSEDABLE | {"REJECTED", "EXPIRED", "ABORTED"}  # ABORTED: a failed dispatch is replanned
@@ -194,7 +224,7 @@ def plan_draft(
         draft_id=draft_id, request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id, text=text,
         intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),
     )
-    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rule_set, now, 1)
+    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rule_set, now, 1, planning_budget())
     try:
         recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=None)
     except Conflict:
@@ -238,7 +268,7 @@ def what_if(
         draft_id="what-if-" + key[:8], request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id,
         text=text, intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),
     )
-    rows, reasons, _plans = drafting.draft_versions(req, extraction, area, world, rule_set, now, 1)
+    rows, reasons, _plans = drafting.draft_versions(req, extraction, area, world, rule_set, now, 1, planning_budget())
     last = rows[-1]
     stamp = now.isoformat()
     rec = DraftRecord(
@@ -301,7 +331,7 @@ def replan(
         area=drafting.area_dict(area), world_dir=str(wdir),
     )
     rows, reasons, plans = drafting.draft_versions(
-        req, extraction, area, world, load_rules(rules_path), now, latest.version + 1
+        req, extraction, area, world, load_rules(rules_path), now, latest.version + 1, planning_budget()
     )
     supersede = latest if latest.state in _SUPERSEDABLE else None
     recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=supersede)

@@ -15,16 +15,17 @@ from shapely.geometry import Point
 from planner.geo.deadheads import deadhead_matrix
 from planner.plan import Unserved
 from planner.inspection.points import inspection_points
+from planner.routing.budget import Budget
 from planner.routing.vrp import RoutingProblem, RoutingVehicle, solve_routing
 from planner.sortie_parts import MAX_SORTIES_PER_DRONE, XY, Piece, schedule
 
 __all__ = ["plan_points"]
 
-ROUTING_BUDGET_S = 1.0  # sets the routing iteration count (deterministic), not a deadline
+ROUTING_BUDGET_S = 1.0  # without the shell's deadline: the work of a nominal second (deterministic)
 _MWH = 1000.0  # routing works in integer milli-watt-hours
 
 # ------------------------------------------------------------------ point inspection
-def plan_points(world, job, usable, transit, builder):
+def plan_points(world, job, usable, transit, builder, *, budget: Budget | None = None):
     frame = job.frame
     blocked = transit.obstacles_local
     targets: list[tuple[str, XY]] = []
@@ -57,7 +58,7 @@ def plan_points(world, job, usable, transit, builder):
             vehicles.append(RoutingVehicle(dock_xy.index(xy), int(math.floor(r.usable_wh * _MWH)), profile=k))
             owners.append(k)
     problem = RoutingProblem(tuple(matrices), tuple(vehicles), tuple(range(nd, len(pts))), coords=pts)
-    sol = solve_routing(problem, budget_s=ROUTING_BUDGET_S)
+    sol = solve_routing(problem, budget=ROUTING_BUDGET_S if budget is None else budget)
     for node, reason in sol.unserved.items():
         why = "out of range of every drone" if reason == "out_of_range" else "the fleet has no energy left for it"
         unserved.append(Unserved(targets[node - nd][0], why))
@@ -88,6 +89,7 @@ def plan_points(world, job, usable, transit, builder):
         "routing_solver": sol.solver,
         "routing_engine": sol.engine,  # what produced the routes: "ortools-ils" or "pyvrp-start+ortools"
         "routing_iterations": sol.iterations,
+        "routing_stopped_by": sol.stopped_by,
     }
 
 

@@ -19,13 +19,16 @@ Method (capacitated arc routing as node routing on the one OR-Tools model of
    the deadhead from a's exit to b's entry plus b's length; the same figure is
    the capacity dimension (the sortie limit). Every dock is a depot with as many
    sorties as could be useful (``_fleet_per_depot``).
-4. OR-Tools' iterated local search (ruin-and-recreate) searches it, stopped by a
-   solution count derived from ``budget_s``. When that count is too small for
-   the model's size (``planner.routing.pyvrp_start.needs_start``), PyVRP searches the
-   same model and its routes are loaded into the OR-Tools model (which proves
-   them within every limit) and polished there. ``ArcRoutingResult.engine``
-   says which. ``lanes`` independent searches (seed / renumbering k for lane
-   k) may run side by side; the best is kept.
+4. OR-Tools' iterated local search (ruin-and-recreate) searches it under the
+   ``budget`` (``planner.routing.budget``: a deadline, or a fixed amount of work).
+   When a budget of that many seconds buys it too few solutions for the model's
+   size (``planner.routing.pyvrp_start.needs_start``), PyVRP searches the same model
+   and its routes are loaded into the OR-Tools model (which proves them within
+   every limit) and polished there, or on a model too large for that
+   (``planner.routing.engines.LOAD_MAX_NODES``) checked by arithmetic.
+   ``ArcRoutingResult.engine`` says which, ``work`` and ``stopped_by`` how much
+   it searched and why it stopped. ``lanes`` independent searches (seed /
+   renumbering k for lane k) may run side by side; the best is kept.
 
 A line that no depot can serve alone within ``max_sortie_m`` is reported as
 unserved (``out_of_range``) rather than raising.
@@ -35,13 +38,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from planner.geo.deadheads import Deadheads
-from planner.routing.model import ModelVehicle, RouteModel, Search, solve_model
-from planner.routing.pyvrp_start import LANE_NEIGHBOURS, ils_cap, map_lanes, needs_start, pyvrp_routes, start_then_gls
+from planner.routing.budget import Budget
+from planner.patrol.rpp_start import rpp_split
+from planner.routing.engines import finish, key, search_ils, search_pyvrp
+from planner.routing.model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
+from planner.routing.pyvrp_start import LANE_NEIGHBOURS, needs_start
 
 __all__ = [
     "ArcDepot",
@@ -59,6 +65,8 @@ _MM = 1000.0  # the routing model counts millimetres
 _PENALTY_FACTOR = 100  # an unflown chain costs 100 sortie limits: never worth it while it fits
 ENGINE = "ortools-ils"
 ENGINE_PYVRP_START = "pyvrp-start+ortools"
+ENGINE_TOUR = "rpp-tour"  # the tour-and-split start itself, when no search beat it
+ENGINE_PYVRP = "pyvrp"  # models too large for the dense OR-Tools model (planner.routing.engines.LOAD_MAX_NODES)
 # When the budget buys ILS too few solutions for the model's size (``needs_start``; e.g.
 # helsinki_service_nofly, 310 nodes: ~20 s for a few hundred solutions, still above the
 # baseline), PyVRP searches the same model and OR-Tools loads and polishes its routes.
@@ -71,14 +79,11 @@ _PYVRP_START_SHARE = 0.8  # of the budget for PyVRP; the parent spends ~1 s on d
 _PYVRP_S_PER_ITERATION = 0.2e-3
 _PYVRP_S_PER_ITERATION_NODE = 3.0e-6
 _MIN_ITERATIONS = 200
-_PYVRP_RESTART_SHARE = 0.35  # of the iterations, for every lane's restart from the best so far
-_GLS_POLISH_SOLUTIONS = 5  # GLS moves after the load: each scans the whole neighbourhood (slow here)
 DEFAULT_BUDGET_S = 4.0
 # ILS solutions per CPU second × model nodes (measured ~18 000 on the grid, loaded 2-core
 # machine); sets the deterministic solution_limit from the budget
 _SOLUTIONS_PER_S_X_NODES = 18_000
 _MIN_SOLUTIONS = 50
-_NET_FACTOR = 10.0  # wall-clock safety net = factor × budget + 2 s
 
 XY = tuple[float, float]
 
@@ -108,6 +113,8 @@ class ArcRoutingResult:
     unserved: dict[int, str]
     total_length_m: float
     engine: str = ""  # what produced the sorties, e.g. "ortools-ils"
+    work: int = field(default=0, compare=False)  # the engine's iterations / solutions, over every lane
+    stopped_by: str = field(default="", compare=False)  # "iterations" (the work cap) or "deadline"
 
 
 # ------------------------------------------------------------------ chains
@@ -173,15 +180,29 @@ def _fleet_per_depot(chain_len: np.ndarray, caps: Sequence[float]) -> int:
     return int(min(len(chain_len), math.ceil(need) + 2))
 
 
-def _ils_run(model: RouteModel, seed: int, limit: int, net_s: float) -> list[list[int]]:
-    """One ILS search of the lane model under one node renumbering (module-level: a worker runs it)."""
-    return solve_model(model, Search("ils", limit, net_s, seed, first=_FIRST)).routes
+def _tour_start(model: RouteModel, D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Sequence[float],
+                per_depot: int) -> list[list[int]] | None:
+    """The rural-postman tour split into sorties (``planner.patrol.rpp_start``) as model routes, if it fits."""
+    nd = len(caps)
+    # the model rounds every arc up to the millimetre: keep the split a metre inside each limit
+    sorties = rpp_split(D, points, chain_len, [c - _CAP_SLACK_M - 1.0 for c in caps])
+    routes: list[list[int]] = [[] for _ in model.vehicles]
+    used = [0] * nd
+    for d, seq in sorties:
+        if used[d] >= per_depot:
+            return None
+        routes[d * per_depot + used[d]] = [nd + 2 * t + (1 if r else 0) for t, r in seq]
+        used[d] += 1
+    if not sorties or not routes_fit(model, routes):
+        return None
+    return routes
 
 
 def _solve_sorties(
-    D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget_s: float, lanes: int = 1, workers: int = 1
-) -> tuple[list[tuple[int, list[tuple[int, bool]]]], str]:
-    """Sorties as (depot, [(chain, reversed?)]) from one OR-Tools model, and the engine that found them.
+    D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget: Budget, lanes: int = 1, workers: int = 1,
+    points: np.ndarray | None = None,
+) -> tuple[list[tuple[int, list[tuple[int, bool]]]], str, int, str]:
+    """Sorties as (depot, [(chain, reversed?)]) from one OR-Tools model, the engine, its work, what stopped it.
 
     Nodes: one per depot, then two per chain (entered at its start, or at its
     end), the pair in one disjunction so each chain is flown once, either way.
@@ -211,38 +232,33 @@ def _solve_sorties(
     groups = tuple((nd + 2 * t, nd + 2 * t + 1) for t in range(T))
     penalty = int(_PENALTY_FACTOR * max(v.capacity for v in vehicles))
     model = RouteModel((cost,), vehicles, groups, penalty)
-    net_s = _NET_FACTOR * budget_s + 2.0
-    limit = max(_MIN_SOLUTIONS, int(budget_s * _SOLUTIONS_PER_S_X_NODES / model.n_nodes))
-    lanes = max(1, int(lanes))
+    # (work mode: the exact expressions the golden files were made with)
+    limit = max(_MIN_SOLUTIONS, int(budget.seconds * _SOLUTIONS_PER_S_X_NODES / model.n_nodes))
 
-    def key(routes: list[list[int]]) -> tuple[int, int]:
-        return (-sum(len(r) for r in routes), sum(_route_cost(model, v, r) for v, r in zip(vehicles, routes)))
-
+    start = None if points is None else _tour_start(model, D, points, chain_len, caps, per_depot)
     if needs_start(limit, model.n_nodes):
         per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * model.n_nodes
-        iterations = max(_MIN_ITERATIONS, int(budget_s * _PYVRP_START_SHARE / per_iteration))
-        second = int(iterations * _PYVRP_RESTART_SHARE)
-        jobs = [(model, iterations - second, (k,), net_s, False, None, True, LANE_NEIGHBOURS) for k in range(lanes)]
-        outs = map_lanes(pyvrp_routes, jobs, workers)
-        start = min((key(r), k, r) for k, (r, _) in enumerate(outs))[2]
-        if second > 0:  # every lane restarts from the best so far with a fresh seed
-            jobs = [(model, second, (lanes + k,), net_s, False, None, True, LANE_NEIGHBOURS, start) for k in range(lanes)]
-            again = map_lanes(pyvrp_routes, jobs, workers)
-            start = min([(key(start), -1, start)] + [(key(r), k, r) for k, (r, _) in enumerate(again)])[2]
-        routes, loaded = start_then_gls(model, start, _GLS_POLISH_SOLUTIONS, net_s)
-        if not loaded:  # cannot happen: PyVRP kept every limit; fall back to the model's own search
-            routes = solve_model(model, Search("ils", _MIN_SOLUTIONS, net_s, first=_FIRST)).routes
-        engine = ENGINE_PYVRP_START if loaded else ENGINE
+        iterations = max(_MIN_ITERATIONS, int(budget.seconds * _PYVRP_START_SHARE / per_iteration))
+        out = search_pyvrp(model, budget, lanes, workers, nominal_iterations=iterations, pool=True,
+                           neighbours=LANE_NEIGHBOURS, start=start)
+        routes, loaded = finish(model, out.routes, budget)
+        if not loaded and not _fits(model, routes):  # PyVRP kept every limit; else the model's own search
+            routes = solve_model(model, Search("ils", _MIN_SOLUTIONS, max(budget.remaining_s(), 1.0), first=_FIRST)).routes
+        engine = ENGINE_PYVRP_START if loaded else ENGINE_PYVRP
     else:
-        limit = ils_cap(limit, model.n_nodes)
-        outs = map_lanes(_ils_run, [(model, k, limit, net_s) for k in range(lanes)], workers)
-        routes = min((key(r), k, r) for k, r in enumerate(outs))[2]
-        engine = ENGINE
+        out = search_ils(model, budget, lanes, workers, limit, first=_FIRST)
+        routes, engine = out.routes, ENGINE
+        if start is not None and key(model, start) < key(model, routes):  # never worse than the tour
+            routes, engine = start, ENGINE_TOUR
     sorties = []
     for v, route in zip(vehicles, routes):
         if route:
             sorties.append((v.start, [divmod(q - nd, 2) for q in route]))
-    return [(d, [(int(t), bool(r)) for t, r in seq]) for d, seq in sorties], engine
+    return [(d, [(int(t), bool(r)) for t, r in seq]) for d, seq in sorties], engine, out.work, out.stopped_by
+
+
+def _fits(model: RouteModel, routes: list[list[int]]) -> bool:
+    return routes_fit(model, routes) and len({n for r in routes for n in r}) == sum(len(r) for r in routes)
 
 
 def _route_cost(model: RouteModel, v: ModelVehicle, route: list[int]) -> int:
@@ -258,7 +274,7 @@ def route_lanes(
     depots: Sequence[ArcDepot],
     transit=None,
     *,
-    budget_s: float = DEFAULT_BUDGET_S,
+    budget: Budget | float = DEFAULT_BUDGET_S,
     lanes: int = 1,
     workers: int = 1,
 ) -> ArcRoutingResult:
@@ -267,13 +283,15 @@ def route_lanes(
     ``transit`` is a ``planner.geo.transit.TransitGraph`` (or ``None`` when nothing is
     forbidden); deadheads go around its obstacles. Returns the sorties in a fixed
     order (by depot, then by first line), the indices of lines no depot can
-    reach within its limit, and the total length. ``lanes`` independent searches
+    reach within its limit, and the total length. ``budget`` is a ``Budget`` or
+    seconds of work (reproducible). ``lanes`` independent searches
     of the whole budget each (the best kept) run on up to ``workers`` forked
     processes (a single-threaded caller only); the sorties depend on ``lanes``,
     never on ``workers``.
     """
     if not depots:
         raise ValueError("at least one depot is needed")
+    budget = budget if isinstance(budget, Budget) else Budget.work(float(budget))
     lines = [np.asarray(l, dtype=float) for l in lines_local]
     lengths = np.asarray([float(np.hypot(*np.diff(a, axis=0).T).sum()) if len(a) > 1 else 0.0 for a in lines])
     depot_xy = np.asarray([(d.x, d.y) for d in depots], dtype=float)
@@ -323,7 +341,7 @@ def route_lanes(
     depot_pts = [2 * T + d for d in range(len(depots))]
 
     # 3. the routing model: OR-Tools searches it, every sortie limit is a dimension there
-    sorties, engine = _solve_sorties(dh.D, chain_len, caps, budget_s, lanes, workers)
+    sorties, engine, work, stopped_by = _solve_sorties(dh.D, chain_len, caps, budget, lanes, workers, dh.points)
 
     # 4. geometry
     out: list[ArcSortie] = []
@@ -349,4 +367,4 @@ def route_lanes(
         length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum())
         out.append(ArcSortie(depot=d, lines=tuple(flown), path=tuple(path), length_m=length))
     out.sort(key=lambda s: (s.depot, s.lines[0][0]))
-    return ArcRoutingResult(tuple(out), unserved, float(sum(s.length_m for s in out)), engine)
+    return ArcRoutingResult(tuple(out), unserved, float(sum(s.length_m for s in out)), engine, work, stopped_by)

@@ -17,6 +17,7 @@ from shapely.geometry import LineString
 from planner.patrol.arc_routing import ArcDepot, route_lanes
 from planner.job import Job
 from planner.patrol.lanes import required_lane_edges
+from planner.routing.budget import Budget
 from planner.plan import Unserved
 from planner.sortie_parts import BATTERY_SWAP_S, XY, Piece
 from planner.geo.transit import TransitGraph
@@ -54,7 +55,7 @@ def _lane_edges(world: World, job: Job, transit: TransitGraph) -> tuple[list[tup
     return out, unserved
 
 
-def plan_patrol(world, job, usable, transit, builder):
+def plan_patrol(world, job, usable, transit, builder, *, budget: Budget | None = None):
     edges, unserved = _lane_edges(world, job, transit)
     if not edges:
         return [], unserved, {"lane_edges": 0}
@@ -69,7 +70,7 @@ def plan_patrol(world, job, usable, transit, builder):
         members = docks[dk]
         depots.append(ArcDepot(*usable[members[0]][2], max(usable[k][1].reach_m() for k in members)))
     lines = [list(g.coords) for _, g in edges]
-    res = route_lanes(lines, depots, transit)
+    res = route_lanes(lines, depots, transit) if budget is None else route_lanes(lines, depots, transit, budget=budget)
     for k, reason in res.unserved.items():
         unserved.append(Unserved(edges[k][0], "out of range of every dock's drones"))
     lane_len = [g.length for _, g in edges]

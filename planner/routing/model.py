@@ -44,7 +44,8 @@ Determinism
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -55,7 +56,7 @@ from ortools.constraint_solver import (
     routing_ils_pb2,
 )
 
-__all__ = ["ModelVehicle", "RouteModel", "Search", "Outcome", "solve_model", "routes_fit"]
+__all__ = ["ModelVehicle", "RouteModel", "Search", "Outcome", "solve_model", "route_fits", "routes_fit"]
 
 SearchKind = Literal["ils", "gls"]
 
@@ -109,6 +110,10 @@ class Search:
     # local-search operators switched off (``RoutingSearchParameters.local_search_operators`` field
     # names): moves for several vehicles or optional visits find nothing in a one-vehicle tour
     operators_off: tuple[str, ...] = ()
+    # a deadline on the caller's clock (``planner.routing.budget.Budget.expired``), checked by the
+    # search itself (a CustomLimit monitor); OR-Tools' ILS runs nested searches that no monitor
+    # reaches, so it stops on ``time_limit_s`` (wall time) alone
+    expired: Callable[[], bool] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -119,20 +124,25 @@ class Outcome:
     objective: int
     status: str
     start_accepted: bool | None  # start_routes given: did they load (feasible under every dimension)?
+    solutions: int = 0  # solutions the search went through (its work, as OR-Tools counts it)
+
+
+def route_fits(model: RouteModel, v: ModelVehicle, route: list[int]) -> bool:
+    """Whether one route keeps its vehicle within capacity and duration (plain arithmetic)."""
+    if not route:
+        return True
+    walk = np.asarray([v.start, *route, v.end])
+    if model.capacity_dimension and int(model.costs[v.profile][walk[:-1], walk[1:]].astype(np.int64).sum()) > v.capacity:
+        return False
+    if v.max_duration is not None and model.durations is not None:
+        if int(model.durations[v.profile][walk[:-1], walk[1:]].astype(np.int64).sum()) > v.max_duration:
+            return False
+    return True
 
 
 def routes_fit(model: RouteModel, routes: list[list[int]]) -> bool:
     """Whether routes keep every vehicle within its capacity and duration (plain arithmetic)."""
-    for v, r in zip(model.vehicles, routes):
-        if not r:
-            continue
-        walk = np.asarray([v.start, *r, v.end])
-        if model.capacity_dimension and int(model.costs[v.profile][walk[:-1], walk[1:]].sum()) > v.capacity:
-            return False
-        if v.max_duration is not None and model.durations is not None:
-            if int(model.durations[v.profile][walk[:-1], walk[1:]].sum()) > v.max_duration:
-                return False
-    return True
+    return all(route_fits(model, v, r) for v, r in zip(model.vehicles, routes))
 
 
 def _permutation(n: int, seed: int) -> np.ndarray:
@@ -252,6 +262,11 @@ def solve_model(model: RouteModel, search: Search, start_routes: list[list[int]]
     inv[perm] = np.arange(len(perm))
     manager, routing = _build(model, perm)
     params = _parameters(search)
+    found = [0]  # solutions the search went through: the count its solution_limit stops at
+    routing.AddAtSolutionCallback(lambda: found.__setitem__(0, found[0] + 1))
+    limit = routing.solver().CustomLimit(search.expired) if search.expired is not None else None
+    if limit is not None:  # kept referenced until the search ends
+        routing.AddSearchMonitor(limit)
     accepted: bool | None = None
     if start_routes is not None:
         routing.CloseModelWithParameters(params)
@@ -271,7 +286,8 @@ def solve_model(model: RouteModel, search: Search, start_routes: list[list[int]]
     status = routing_enums_pb2.RoutingSearchStatus.Value.Name(routing.status())
     routes = _extract(manager, routing, assignment, perm)
     objective = int(assignment.ObjectiveValue()) if assignment is not None else -1
-    return Outcome(routes, objective, status, accepted)
+    del limit
+    return Outcome(routes, objective, status, accepted, found[0])
 
 
 def _solve(routing, params, search: Search):

@@ -1,36 +1,46 @@
-"""Starting routes from PyVRP for the OR-Tools model, where OR-Tools' own search is too slow.
+"""The routing model as PyVRP sees it, and PyVRP's searches of it.
 
 OR-Tools' iterated local search proves every local optimum over its whole
-neighbourhood, so an iteration grows with the model: on this loaded 2-core
-machine kind it stays 5-9 % off on 500 sites within 20 s, where PyVRP's
-granular search (pinned ``pyvrp==0.14.1``) comes within 1 %. For such models
-PyVRP searches the SAME ``RouteModel`` (same matrices, limits, disjunctions)
-and its routes become the start that ``planner.routing.model`` loads with
-``ReadAssignmentFromRoutes`` — which rejects routes breaking any dimension —
-and searches on. PyVRP never decides feasibility alone.
+neighbourhood, so an iteration grows with the model: on this 2-core machine kind
+it stays 5-9 % off on 500 sites within 20 s, where PyVRP's granular search (pinned
+``pyvrp==0.14.1``) comes within 1 %. For such models PyVRP searches the SAME
+``RouteModel`` (same matrices, limits, disjunctions); its routes are checked
+against every limit by plain arithmetic (``planner.routing.model.routes_fit``)
+and, where the OR-Tools model is small enough to build, loaded into it with
+``ReadAssignmentFromRoutes`` (which rejects routes breaking any dimension) and
+searched on. PyVRP never decides feasibility alone.
 
-Mapping: each vehicle start node is a depot; vehicles with the same start,
-end, limits and profile are one vehicle type (``num_available`` = their count,
-which removes their symmetry from the search); a group of one node is a
-client, a larger group a mutually exclusive ``ClientGroup`` (at most one of
-its nodes is visited: a lane piece flown in one direction). Unvisited nodes
-cost ``model.penalty`` (the client's prize) unless ``required``.
+Mapping (``PyvrpInstance``): each vehicle start node is a depot; vehicles with
+the same start, end, limits and profile are one vehicle type (``num_available`` =
+their count, which removes their symmetry from the search); a group of one node
+is a client, a larger group a mutually exclusive ``ClientGroup`` (at most one of
+its nodes is visited: a lane piece flown in one direction). Unvisited nodes cost
+``model.penalty`` (the client's prize) unless ``required``.
 
-Deterministic: fixed seeds and ``MaxIterations``; the wall clock is a net only.
+Memory: the instance is built once, in the process that searches (before any
+search lane is forked, so the lanes share it); PyVRP keeps its own distance and
+duration matrices (int64, n² each: 200 MB each at 5 000 nodes), so no copy of
+the model's matrix is made when the node order is already PyVRP's (depots first).
+
+Deterministic: a fixed seed and an iteration cap (``Budget`` without a clock)
+give the same routes; with a deadline the stop is ``Budget.stop``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import pyvrp
 from pyvrp.search import NeighbourhoodParams
-from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
 
+from planner.routing.budget import Budget
 from planner.routing.model import RouteModel, Search, solve_model
 
 __all__ = [
-    "ILS_SOLUTIONS_PER_NODE", "ILS_MAX_SOLUTIONS_PER_NODE", "LANE_NEIGHBOURS", "NEIGHBOURS", "ils_cap", "map_lanes", "needs_start", "pyvrp_routes",
-    "start_then_gls",
+    "ILS_SOLUTIONS_PER_NODE", "ILS_MAX_SOLUTIONS_PER_NODE", "LANE_NEIGHBOURS", "NEIGHBOURS", "PyvrpInstance",
+    "ils_cap", "needs_start", "pyvrp_instance", "pyvrp_run", "start_then_gls",
 ]
 
 # PyVRP's granular neighbourhood: the moves tried for a visit are with its this many nearest.
@@ -41,22 +51,24 @@ __all__ = [
 NEIGHBOURS = 20
 LANE_NEIGHBOURS = 50
 
-# Worker processes (bench only; plans run in-process): forked, so no re-imports. Only a
-# single-threaded caller may ask for workers > 1 (forking a threaded process is unsafe).
-_MP_CONTEXT = "fork"
+
+@dataclass(frozen=True)
+class PyvrpInstance:
+    """A ``RouteModel`` in PyVRP's terms: the data, PyVRP location → model node, vehicle types' members."""
+
+    data: pyvrp.ProblemData
+    order: tuple[int, ...]  # PyVRP location index → model node (depots first, then clients)
+    members: tuple[tuple[int, ...], ...]  # vehicle type → the model vehicles it stands for
+    n_depots: int
 
 
-def map_lanes(fn, jobs: list[tuple], workers: int) -> list:
-    """``[fn(*job) for job in jobs]``, on up to ``workers`` forked processes; the results never depend on ``workers``."""
-    if workers > 1 and len(jobs) > 1:
-        import multiprocessing
+def pyvrp_instance(model: RouteModel, required: bool, coords: np.ndarray | None, pool: bool,
+                   required_nodes: frozenset[int] = frozenset()) -> PyvrpInstance:
+    """``model`` as PyVRP data. ``pool``: identical vehicles become one type (lanes: many sorties per dock).
 
-        with multiprocessing.get_context(_MP_CONTEXT).Pool(min(workers, len(jobs))) as pool:
-            return pool.starmap(fn, jobs)
-    return [fn(*job) for job in jobs]
-
-
-def _data(model: RouteModel, required: bool, coords: np.ndarray | None, pool: bool):
+    ``required_nodes``: visits required even when the others are at a prize (a far site that a
+    search at a prize would drop for a handful of nearer ones).
+    """
     depot_nodes = sorted({v.start for v in model.vehicles} | {v.end for v in model.vehicles})
     clients = [n for g in model.groups for n in g]
     order = depot_nodes + clients  # pyvrp location index → model node
@@ -71,9 +83,8 @@ def _data(model: RouteModel, required: bool, coords: np.ndarray | None, pool: bo
     pos = nd
     for g in model.groups:
         if len(g) == 1:
-            pyvrp_clients.append(
-                pyvrp.Client(location=pos, prize=0 if required else int(model.penalty), required=required)
-            )
+            must = required or g[0] in required_nodes
+            pyvrp_clients.append(pyvrp.Client(location=pos, prize=0 if must else int(model.penalty), required=must))
             pos += 1
             continue
         members = list(range(pos - nd, pos - nd + len(g)))  # client indices
@@ -99,77 +110,72 @@ def _data(model: RouteModel, required: bool, coords: np.ndarray | None, pool: bo
         if dur is not None:
             kwargs["shift_duration"] = int(dur)
         vtypes.append(pyvrp.VehicleType(**kwargs))
-    dist = [np.ascontiguousarray(np.asarray(m, dtype=np.int64)[np.ix_(idx, idx)]) for m in model.costs]
+    dist = [_pyvrp_matrix(m, idx) for m in model.costs]
     if model.durations is not None:
-        dur_m = [np.ascontiguousarray(np.asarray(m, dtype=np.int64)[np.ix_(idx, idx)]) for m in model.durations]
+        dur_m = [_pyvrp_matrix(m, idx) for m in model.durations]
     else:
-        dur_m = [np.zeros_like(d) for d in dist]
-    for m in (*dist, *dur_m):  # self-arcs are never flown
-        np.fill_diagonal(m, 0)
+        dur_m = [np.zeros(d.shape, dtype=np.int64) for d in dist[:1]] * len(dist)
     data = pyvrp.ProblemData(locations, pyvrp_clients, depots, vtypes, dist, dur_m, groups)
-    return data, order, list(types.values())
+    return PyvrpInstance(data, tuple(order), tuple(tuple(m) for m in types.values()), nd)
 
 
-def pyvrp_routes(
-    model: RouteModel,
-    iterations: int,
-    seeds: tuple[int, ...],
-    net_s: float,
-    required: bool = False,
-    coords: np.ndarray | None = None,
-    pool: bool = True,
-    neighbours: int | None = None,
+def _pyvrp_matrix(m: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The model's matrix in PyVRP's node order, zero on the diagonal; no copy when nothing changes."""
+    m = np.asarray(m)
+    same = len(idx) == m.shape[0] and bool((idx == np.arange(len(idx))).all())
+    out = m if same else m[np.ix_(idx, idx)]
+    if out.dtype != np.int64 or not out.flags.c_contiguous:
+        out = np.ascontiguousarray(out, dtype=np.int64)
+    if np.diagonal(out).any():  # self-arcs are never flown
+        out = out.copy() if out is m else out
+        np.fill_diagonal(out, 0)
+    return out
+
+
+def pyvrp_run(
+    inst: PyvrpInstance,
+    budget: Budget,
+    iterations: int | None,
+    seed: int,
+    neighbours: int = NEIGHBOURS,
     start: list[list[int]] | None = None,
-) -> tuple[list[list[int]], int]:
-    """PyVRP's best routes over ``seeds`` (``iterations`` each) as one node list per model vehicle.
+) -> tuple[list[list[int]], int, str, bool]:
+    """One PyVRP search: until ``budget``'s deadline or ``iterations`` (whichever first).
 
-    ``start`` (one node list per model vehicle) is where every seed's search
-    begins instead of a random solution: a restart from the best routes so far.
-
-    ``coords`` (node positions) are given to PyVRP when nodes have them; ``pool``
-    makes identical vehicles one type (lanes: many interchangeable sorties per
-    dock), otherwise every vehicle is its own type (points: the measured setup).
-
-    Returns (routes, iterations done). Module-level and plain-data in and out,
-    so a worker process can run it.
+    ``start`` (one node list per model vehicle) is where the search begins instead
+    of a random solution: a restart from the best routes so far. Returns (routes as
+    one node list per model vehicle, iterations done, what stopped it, feasible?).
+    Module-level and plain-data out, so a forked worker can run it.
     """
-    data, order, members = _data(model, required, coords, pool)
-    params = pyvrp.SolveParams(neighbourhood=NeighbourhoodParams(num_neighbours=int(neighbours or NEIGHBOURS)))
-    nd = len(order) - sum(len(g) for g in model.groups)
+    data, order, members, nd = inst.data, inst.order, inst.members, inst.n_depots
+    params = pyvrp.SolveParams(neighbourhood=NeighbourhoodParams(num_neighbours=int(neighbours)))
     initial = None
     if start is not None:
         pos = {n: i - nd for i, n in enumerate(order)}  # model node → PyVRP client index (depots come first)
         type_of = {k: t for t, ks in enumerate(members) for k in ks}
         initial = pyvrp.Solution(data, [pyvrp.Route(data, [pos[n] for n in r], type_of[k]) for k, r in enumerate(start) if r])
-    best, done = None, 0
-    for seed in seeds:
-        stop = MultipleCriteria([MaxIterations(int(iterations)), MaxRuntime(net_s / max(len(seeds), 1))])
-        res = pyvrp.solve(
-            data, stop, seed=seed, collect_stats=False, display=False, params=params, initial_solution=initial
-        )
-        done += int(res.num_iterations)
-        key = (not res.is_feasible(), int(res.cost()) if res.is_feasible() else 0)
-        if best is None or key < best[0]:
-            found = [(int(r.vehicle_type()), [order[nd + int(a.idx)] for a in r.schedule() if a.is_client()]) for r in res.best.routes()]
-            best = (key, found)
-    assert best is not None
-    routes: list[list[int]] = [[] for _ in model.vehicles]
+    stop = budget.stop(iterations)
+    res = pyvrp.solve(data, stop, seed=int(seed), collect_stats=False, display=False, params=params, initial_solution=initial)
+    found = [(int(r.vehicle_type()), [order[nd + int(a.idx)] for a in r.schedule() if a.is_client()]) for r in res.best.routes()]
+    n_vehicles = sum(len(m) for m in members)
+    routes: list[list[int]] = [[] for _ in range(n_vehicles)]
     used = [0] * len(members)
-    for t, nodes in best[1]:
+    for t, nodes in found:
         routes[members[t][used[t]]] = nodes
         used[t] += 1
-    return routes, done
+    return routes, int(res.num_iterations), stop.stopped_by, bool(res.is_feasible())
 
 
 def start_then_gls(
-    model: RouteModel, start: list[list[int]], gls_solutions: int, net_s: float
+    model: RouteModel, start: list[list[int]], gls_solutions: int, net_s: float,
+    expired: Callable[[], bool] | None = None,
 ) -> tuple[list[list[int]], bool]:
     """Load ``start`` into the OR-Tools model and search on with GLS; (routes, whether it loaded).
 
     A start that does not load (it breaks a dimension) is returned unchanged for
     the caller to repair; GLS never returns worse than the start it loaded.
     """
-    out = solve_model(model, Search("gls", gls_solutions, net_s), start_routes=start)
+    out = solve_model(model, Search("gls", gls_solutions, net_s, expired=expired), start_routes=start)
     if not out.start_accepted:
         return start, False
     return out.routes, True

@@ -31,6 +31,7 @@ __all__ = ["reflex_cuts", "decompose", "MIN_TURN_DEG", "MAX_CUTS"]
 MIN_TURN_DEG = 20.0  # reflex corners turning less than this are no bend
 MAX_CUTS = 24  # at most this many cuts (the sharpest corners first)
 CUT_GAP_M = 1e-4  # cells are separated by this much; pieces are extended across it
+WORTH_TRYING = 0.02  # merging is tried when all the cuts together estimate at most this much over one cell
 
 
 def _polygons(geom: BaseGeometry) -> list[Polygon]:
@@ -103,6 +104,12 @@ def decompose(
         return [], []
     # cells by id; merged pairs are estimated once (a merge only changes the pairs of the new cell)
     live: dict[int, tuple[Polygon, tuple[float, float]]] = {i: (c, estimate(c)) for i, c in enumerate(cells)}
+    # When every cut together does not beat one direction for the whole, no subset of them is
+    # likely to: the pairwise merging (cells² estimates, most of the time on a large field with a
+    # wiggly outline) is skipped. A bent corridor or an L passes easily.
+    split = sum(e[0] for _, e in live.values()) + cell_price_m * (len(live) - 1)
+    if split > estimate(free)[0] * (1.0 + WORTH_TRYING):
+        return [], []
     pair: dict[tuple[int, int], tuple[Polygon, tuple[float, float]] | None] = {}
     next_id = len(cells)
     while len(live) > 1:

@@ -72,6 +72,8 @@ from shapely.geometry.base import BaseGeometry
 from planner.errors import InvalidArgument
 from planner.geo.transit import InsideGraph
 from planner.job import DEFAULT_COVERAGE_TARGET
+from planner.routing.budget import Budget
+from planner.survey.bands import banded, route_banded
 from planner.survey.connector import Bridge
 from planner.survey.direction import (
     DirectionPlan,
@@ -83,10 +85,11 @@ from planner.survey.direction import (
     route_direction,
     search_pieces,
 )
-from planner.survey.order import ENGINE
+from planner.survey.order import ENGINE, OrderControl
 from planner.survey.repair import MIN_RATE, repair_passes, unimaged_area
 from planner.survey.sweeps import (
     MAX_CANDIDATE_ANGLES,
+    MAX_LINES,
     MAX_PIECES,
     Segment,
     XY,
@@ -106,9 +109,11 @@ __all__ = [
     "MAX_CANDIDATE_ANGLES",
     "MAX_FULL_EVALUATIONS",
     "MAX_PIECES",
+    "MAX_LINES",
 ]
 
 MAX_FULL_EVALUATIONS = 5
+LARGE_FULL_EVALUATIONS = 3  # directions planned in full on a large (banded) area: the estimate's best three
 MAX_COVERAGE_CHECKS = 5
 POLISH_DIRECTIONS = 3  # the best few directions (by their construction) get the routing model's search
 PIECE_DIRECTIONS = 2  # ... and of those the best two get a search over the pieces
@@ -144,6 +149,8 @@ class CoverageResult:
     direction_cells: int = 1  # cells swept in their own direction (1: one direction throughout)
     extra_passes: int = 0  # passes added along edges and over dark patches (``planner.survey.repair``)
     engine: str = ENGINE  # what ordered the sweeps
+    solutions: int = 0  # the order searches' work: guided-local-search solutions over all of them
+    stopped_by: str = "iterations"  # "iterations" (every search ran to its count) or "deadline"
 
     @property
     def target_met(self) -> bool:
@@ -170,6 +177,7 @@ def plan_coverage(
     decompose_cells: bool = True,
     repair: bool = True,
     bridge: Bridge | None = None,
+    budget: Budget | None = None,
 ) -> CoverageResult:
     """Plan a boustrophedon survey of ``free_area_local`` with sweeps ``swath_m`` apart.
 
@@ -190,8 +198,11 @@ def plan_coverage(
     ``COVERAGE_SLACK`` of the best coverage seen. ``coverage_fraction`` in the
     result says what was reached.
 
+    ``budget`` (``planner.routing.budget.Budget``): with a deadline, the order searches
+    stop at it (the constructions are always made); without, the fixed work.
+
     Raises ``InvalidArgument`` for an empty or degenerate area, a swath <= 0 or
-    a survey that would need more than ``MAX_PIECES`` sweep pieces.
+    a survey wider than ``MAX_LINES`` sweep lines (or of more than ``MAX_PIECES`` pieces).
     """
     if not isinstance(swath_m, (int, float)) or not math.isfinite(swath_m) or swath_m <= 0:
         raise InvalidArgument(f"swath_m must be > 0 m, got {swath_m!r}")
@@ -210,11 +221,13 @@ def plan_coverage(
         raise InvalidArgument(f"the free area is degenerate ({area:.3g} m²)")
     minx, miny, maxx, maxy = free_area_local.bounds
     approx_lines = (math.hypot(maxx - minx, maxy - miny)) / swath_m
-    if approx_lines > MAX_PIECES:
+    if approx_lines > MAX_LINES:
         raise InvalidArgument(
-            f"a swath of {swath_m:g} m needs about {approx_lines:.0f} sweeps across this area, "
-            f"more than the {MAX_PIECES} allowed: use a wider swath or a smaller area"
+            f"a swath of {swath_m:g} m needs about {approx_lines:.0f} sweeps side by side across this area, more "
+            f"than the {MAX_LINES} one survey plans (a {MAX_LINES * swath_m / 1000:.0f} km wide area at this swath): "
+            "split the area into several surveys, or use a wider swath"
         )
+    control = OrderControl(budget.expired if budget is not None and budget.timed else None)
     # work centred on the centroid for numerical headroom
     cx, cy = free_area_local.centroid.x, free_area_local.centroid.y
     free_c = shapely.transform(free_area_local, lambda a: a - np.array([cx, cy]))
@@ -245,25 +258,45 @@ def plan_coverage(
     segs_c = ring_segments(free_c)
     costs, counts = estimate_lengths(segs_c, cands, swath_m)
     ranked = sorted(zip(costs.tolist(), counts.tolist(), range(len(cands)), cands))
+    if banded(int(ranked[0][1])):  # a large area: its estimate ranks well; each full plan costs its size
+        max_full, always = min(max_full, LARGE_FULL_EVALUATIONS), []
     full = [a for *_, a in ranked[: max(1, max_full)]]
     for a in always:
         if a not in full:
             full.append(a)
-    graph = InsideGraph(free_c)
+    lazy: list[InsideGraph] = []
+
+    def whole() -> InsideGraph:
+        """The whole area's visibility graph, built when first needed (a large area may never need it)."""
+        if not lazy:
+            lazy.append(InsideGraph(free_c))
+        return lazy[0]
+
     has_start = start_c is not None
     planned_all: list[DirectionPlan] = []
+    large = False
     for a in full:  # constructions only: enough to rank directions
         pieces, cells = direction_pieces(free_c, a, swath_m)
         if len(pieces) == 0:
             continue
-        planned_all.append(route_direction(prepare_routing(free_c, pieces, cells, start_c, end_c, graph, bridge_c), a, has_start, 0))
-    if decompose_cells and angles_deg is None:  # a direction per cell, where the area bends
+        if banded(len(pieces)):  # a large area: band by band (planner.survey.bands), linear in the area
+            large = True
+            planned_all.append(route_banded(free_c, pieces, cells, a, start_c, end_c, whole, bridge_c, swath_m,
+                                            control=control))
+            continue
+        r = prepare_routing(free_c, pieces, cells, start_c, end_c, whole(), bridge_c, control)
+        planned_all.append(route_direction(r, a, has_start, 0))
+    if decompose_cells and angles_deg is None and not large:  # a direction per cell, where the area bends
         multi = multi_cell_pieces(free_c, swath_m)
         if multi is not None:
             pieces, cells, a, k = multi
-            r = prepare_routing(free_c, pieces, cells, start_c, end_c, graph, bridge_c)
-            r.n_direction_cells = k
-            planned_all.append(route_direction(r, a, has_start, 0))
+            if banded(len(pieces)):
+                planned_all.append(route_banded(free_c, pieces, cells, a, start_c, end_c, whole, bridge_c, swath_m, k,
+                                                control))
+            else:
+                r = prepare_routing(free_c, pieces, cells, start_c, end_c, whole(), bridge_c, control)
+                r.n_direction_cells = k
+                planned_all.append(route_direction(r, a, has_start, 0))
     if not planned_all:
         raise InvalidArgument("no sweep fits in the free area")
     planned_all.sort(key=lambda p: (p.length, p.angle))
@@ -297,6 +330,8 @@ def plan_coverage(
     searched: list[DirectionPlan] = []
     for cand in list(planned_all[: POLISH_DIRECTIONS if polish else 0]):
         assert cand.source is not None
+        if cand.source.conn is None or control.out_of_time():  # banded, or out of time
+            continue
         if 2 * len(cand.source.cells) > len(cand.source.pieces):
             searched.append(search_pieces(cand, has_start, PIECE_SOLUTIONS))
             polished.append(searched[-1])
@@ -304,7 +339,7 @@ def plan_coverage(
         routed = route_direction(cand.source, cand.angle, has_start, 0, CELL_SOLUTIONS)
         polished.append(routed if routed.length < cand.length - 1e-6 else cand)
     for top in sorted(polished, key=lambda p: (p.length, p.angle))[:PIECE_DIRECTIONS]:
-        if all(top is not q for q in searched):
+        if all(top is not q for q in searched) and not control.out_of_time():
             polished.append(search_pieces(top, has_start, PIECE_SOLUTIONS))
     planned_all += [p for p in polished if all(p is not q for q in planned_all)]
     planned_all.sort(key=lambda p: (p.length, p.angle))
@@ -321,8 +356,8 @@ def plan_coverage(
 
     def with_passes(p: DirectionPlan) -> tuple[DirectionPlan, int]:
         """``p`` with extra passes where its sweeps leave the area dark, ordered again with the sweeps."""
-        if not repair or coverage_of(p) >= coverage_target or p.source is None:
-            return p, 0
+        if not repair or coverage_of(p) >= coverage_target or p.source is None or p.source.conn is None:
+            return p, 0  # (a banded plan of a large area is not re-ordered with passes: its shortfall is reported)
         flags = cov_of[id(p)][1]
         segs = [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on]
         passes = repair_passes(free_c, segs, swath_m, coverage_target, p.path)
@@ -330,7 +365,7 @@ def plan_coverage(
             return p, 0
         # the camera-on segments flown so far (sweeps and edge runs) in flight order, then the passes
         pieces = np.concatenate([np.asarray(segs, float).reshape(-1, 2, 2), np.asarray(passes, float).reshape(-1, 2, 2)])
-        r = prepare_routing(free_c, pieces, [], start_c, end_c, graph, bridge_c)
+        r = prepare_routing(free_c, pieces, [], start_c, end_c, whole(), bridge_c, control)
         r.n_direction_cells = p.source.n_direction_cells
         r.prefix = len(segs)
         repaired = route_direction(r, p.angle, has_start, 0)  # the sweeps' order, the passes inserted
@@ -372,4 +407,6 @@ def plan_coverage(
         direction_cells=best.cells,
         extra_passes=n_passes,
         engine=ENGINE,
+        solutions=control.solutions,
+        stopped_by="deadline" if control.out_of_time() else "iterations",
     )

@@ -19,7 +19,7 @@ from shapely.geometry.base import BaseGeometry
 from planner.geo.transit import InsideGraph
 from planner.survey.cells import CUT_GAP_M, decompose
 from planner.survey.connector import Bridge, Connector
-from planner.survey.order import order_pieces
+from planner.survey.order import OrderControl, order_pieces
 from planner.survey.repair import unimaged_area
 from planner.survey.sweeps import XY, candidate_angles, estimate_lengths, ring_segments, rotation, sweep_pieces
 from planner.survey.tour import augmented, boustrophedon_cells, order_all_pieces
@@ -164,6 +164,7 @@ class DirectionRouting:
     X: np.ndarray
     n_direction_cells: int = 1
     prefix: int | None = None  # pieces 0..prefix-1 come already ordered (a re-plan with extra passes)
+    control: OrderControl | None = None  # the plan's deadline and the order searches' work
 
 
 def prepare_routing(
@@ -174,12 +175,13 @@ def prepare_routing(
     end_c: XY | None,
     graph: InsideGraph,
     bridge: Bridge | None,
+    control: OrderControl | None = None,
 ) -> DirectionRouting:
     pts = pieces.reshape(-1, 2)
     conn = Connector(graph, pts, bridge)
     dstart = np.hypot(*(pts - np.asarray(start_c)).T) if start_c is not None else None
     dend = np.hypot(*(pts - np.asarray(end_c)).T) if end_c is not None else None
-    return DirectionRouting(pieces, cells, conn, augmented(conn.D, dstart, dend))
+    return DirectionRouting(pieces, cells, conn, augmented(conn.D, dstart, dend), control=control)
 
 
 def route_direction(
@@ -189,9 +191,10 @@ def route_direction(
     """Order the pieces (construction or the given ``start``, then the routing model) and build the polyline."""
     pts = r.pieces.reshape(-1, 2)
     if start is not None:
-        order, dirs = order_pieces(r.X, start, solution_limit) if solution_limit > 0 else start
+        order, dirs = order_pieces(r.X, start, solution_limit, r.control) if solution_limit > 0 else start
     else:
-        order, dirs = order_all_pieces(r.X, len(r.pieces), has_start, r.cells, solution_limit, r.prefix, cell_limit)
+        order, dirs = order_all_pieces(r.X, len(r.pieces), has_start, r.cells, solution_limit, r.prefix, cell_limit,
+                                       r.control)
     path: list[XY] = []
     camera: list[bool] = []  # per path segment: a sweep (camera on) or a connection
 
@@ -234,7 +237,8 @@ def search_pieces(plan: DirectionPlan, has_start: bool, budget: int) -> Directio
     """
     assert plan.source is not None and plan.order is not None
     best, used = plan, 0
-    while used < budget:
+    control = plan.source.control
+    while used < budget and not (control is not None and control.out_of_time()):
         k = min(PIECE_ROUND, budget - used)
         used += k
         nxt = route_direction(plan.source, plan.angle, has_start, k, start=best.order)

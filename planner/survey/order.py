@@ -19,18 +19,27 @@ tested upstream; what the planner adds is only the model.
 
 Determinism: the search starts from a given order (the boustrophedon snake of
 the cells or a nearest-neighbour chain, loaded with ``ReadAssignmentFromRoutes``)
-and stops after ``solution_limit`` solutions of guided local search; the
-wall-clock limit is a generous safety net only (OR-Tools #1331: a time-limited
-search is not reproducible). Same matrix and limit → same order.
+and stops after ``solution_limit`` solutions of guided local search, or at the
+plan's deadline (``OrderControl.expired``, the shell's clock through ``planner.routing.budget``)
+if that comes first; without a deadline the wall-clock limit is a generous safety
+net only (OR-Tools #1331: a time-limited search is not reproducible). Same matrix
+and limit → same order. Size: a tour is at most a band of ``planner.survey.bands``
+(120 pieces); OR-Tools' candidate neighbourhoods (``ls_operator_min_neighbors`` 16-24,
+each variant tried with its nearest only) were measured and not kept: the same
+orders on every bench instance and parcel, at 5-9 times the CPU on the parcels
+(the neighbour lists are built when each model closes) and no gain on bands.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from planner.routing.model import ModelVehicle, RouteModel, Search, solve_model
 
-__all__ = ["order_pieces", "solve_open_tour", "tour_cost", "SCALE", "ENGINE"]
+__all__ = ["OrderControl", "order_pieces", "solve_open_tour", "tour_cost", "SCALE", "ENGINE"]
 
 ENGINE = "ortools-gls"
 SCALE = 100.0  # arc costs in centimetres (integers for the solver)
@@ -45,6 +54,17 @@ UNUSED_OPERATORS = (
 )
 SAFETY_S = 30.0  # wall-clock net; the solution limit ends every search long before on this machine kind
 _CAP = 1e7  # metres: an unreachable connection (1e9) stays an integer the solver can add up
+
+
+@dataclass
+class OrderControl:
+    """What bounds and counts the order searches of one plan: its deadline, the solutions searched."""
+
+    expired: Callable[[], bool] | None = None  # the plan's deadline (``planner.routing.budget.Budget.expired``)
+    solutions: int = 0  # guided-local-search solutions over every order search (the engine's work)
+
+    def out_of_time(self) -> bool:
+        return self.expired is not None and self.expired()
 
 
 def tour_cost(order: np.ndarray, dirs: np.ndarray, X: np.ndarray) -> float:
@@ -64,6 +84,7 @@ def solve_open_tour(
     groups: list[list[int]],
     initial: list[int],
     solution_limit: int,
+    control: OrderControl | None = None,
 ) -> list[int]:
     """Visit one variant of every group, as an open path, on the one routing model.
 
@@ -89,8 +110,11 @@ def solve_open_tour(
         penalty=int(C.max()) * N + 1,  # dearer than any tour: every item is flown
         capacity_dimension=False,
     )
-    search = Search("gls", solution_limit, SAFETY_S, first="AUTOMATIC", operators_off=UNUSED_OPERATORS)
+    search = Search("gls", solution_limit, SAFETY_S, first="AUTOMATIC", operators_off=UNUSED_OPERATORS,
+                    expired=None if control is None else control.expired)
     out = solve_model(model, search, start_routes=[[1 + v for v in initial]])
+    if control is not None:
+        control.solutions += out.solutions
 
     def cost(seq: list[int]) -> int:
         if not seq:
@@ -104,7 +128,8 @@ def solve_open_tour(
 
 
 def order_pieces(
-    X: np.ndarray, initial: tuple[np.ndarray, np.ndarray], solution_limit: int
+    X: np.ndarray, initial: tuple[np.ndarray, np.ndarray], solution_limit: int,
+    control: OrderControl | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Order and orient ``n`` pieces over the augmented matrix ``X`` ((2n+2)², as ``tour_cost``).
 
@@ -123,6 +148,6 @@ def order_pieces(
     groups = [[2 * p, 2 * p + 1] for p in range(n)]
     seq = solve_open_tour(
         arc, X[m, first], X[last, m + 1], groups, [2 * p + d for p, d in zip(init_o.tolist(), init_d.tolist())],
-        solution_limit,
+        solution_limit, control,
     )
     return np.asarray([v // 2 for v in seq]), np.asarray([v % 2 for v in seq])

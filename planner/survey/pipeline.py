@@ -16,6 +16,7 @@ from planner.geo.deadheads import deadhead_matrix
 from planner.routing.assignment import SurveyDrone, assign_survey, connections_from_path, split_long_sweeps
 from planner.errors import InvalidArgument
 from planner.plan import Unserved
+from planner.routing.budget import Budget
 from planner.sortie_parts import BATTERY_SWAP_S, XY, Piece
 
 __all__ = ["plan_survey"]
@@ -23,9 +24,9 @@ __all__ = ["plan_survey"]
 SURVEY_PIECE_FRACTION = 0.25  # sweeps longer than this share of a battery's reach are cut
 
 # ------------------------------------------------------------------ area survey
-def plan_survey(world, job, usable, transit, builder):
+def plan_survey(world, job, usable, transit, builder, *, budget: Budget | None = None):
     from planner.survey.coverage import plan_coverage
-    from planner.survey.repair import reportable_unimaged, unimaged_area
+    from planner.survey.repair import reportable_unimaged, shortfall, unimaged_area
 
     area = job.area_local
     blocked = transit.obstacles_local
@@ -46,7 +47,8 @@ def plan_survey(world, job, usable, transit, builder):
     first_dock = usable[0][2]
     # bridge: when a zone splits the area, the hop between its parts goes around the zone
     cov = plan_coverage(
-        free, swath, coverage_target=job.coverage_target, start=first_dock, end=first_dock, bridge=transit.path
+        free, swath, coverage_target=job.coverage_target, start=first_dock, end=first_dock, bridge=transit.path,
+        budget=budget,
     )
     conns = connections_from_path(cov.sweeps, cov.path)
     reach = max(r.reach_m() for _, r, _ in usable)
@@ -101,6 +103,7 @@ def plan_survey(world, job, usable, transit, builder):
         # what the operator asked for and whether the flown sweeps reach it (the plan says both)
         "coverage_target": job.coverage_target,
         "coverage_target_met": bool(fraction >= job.coverage_target),
+        **({} if fraction >= job.coverage_target else {"coverage_shortfall": shortfall(free, dark, swath, job.coverage_target)}),
         "unimaged_local": reportable_unimaged(dark),
         "swath_m": round(swath, 3),
         "sweeps": len(cov.sweeps),

@@ -24,10 +24,12 @@ __all__ = [
     "Segment",
     "MAX_CANDIDATE_ANGLES",
     "MAX_PIECES",
+    "MAX_LINES",
     "GRID_STEP_DEG",
     "MIN_PIECE_M",
     "COT_CAP",
     "DETOUR_FACTOR",
+    "MAX_ESTIMATE_LINES",
     "polygons_of",
     "rotation",
     "coverage_fraction",
@@ -41,11 +43,17 @@ __all__ = [
 XY = tuple[float, float]
 Segment = tuple[XY, XY]
 MAX_CANDIDATE_ANGLES = 120
-MAX_PIECES = 1500
+# Sizes one survey plans. Large areas are planned band by band (planner.survey.bands) in time
+# linear in the area, so these only refuse the absurd, with a reason: 20 000 lines are 800 km at a
+# 40 m swath; 400 km² at 40 m is about 700 lines and 1 000-3 000 pieces.
+MAX_LINES = 20_000
+MAX_PIECES = 200_000
 GRID_STEP_DEG = 2.0
 MIN_PIECE_M = 1e-3
 COT_CAP = 4.0  # a sweep nearly parallel to an edge loses at most this × (w/2)² / 2 at its end
 DETOUR_FACTOR = 0.35  # estimate: extra pieces cost this fraction of a mean piece (calibrated)
+MAX_ESTIMATE_LINES = 96  # the estimate samples at most this many lines per direction (large areas)
+_ESTIMATE_ELEMENTS = 4_000_000  # largest (directions × lines × edges) array of one estimate chunk
 
 
 def polygons_of(geom: BaseGeometry) -> list[Polygon]:
@@ -171,8 +179,8 @@ def sweep_pieces(free_rot: BaseGeometry, swath_m: float) -> tuple[np.ndarray, fl
         out.extend((a, y, b, y) for a, b in merged if b - a >= MIN_PIECE_M)
     if len(out) > MAX_PIECES:
         raise InvalidArgument(
-            f"the survey needs {len(out)} sweep pieces, more than the {MAX_PIECES} allowed: "
-            "use a wider swath or a smaller area"
+            f"the survey needs {len(out)} sweep pieces, more than the {MAX_PIECES} one survey plans: "
+            "split the area into several surveys, or use a wider swath"
         )
     return np.asarray(out, float).reshape(-1, 2, 2), spacing, n
 
@@ -209,6 +217,22 @@ def estimate_lengths(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``estimate_length`` for many directions at once: (costs, piece counts), one per angle.
 
+    Directions go in chunks so the (directions, lines, edges) arrays stay below
+    ``_ESTIMATE_ELEMENTS`` elements (a field with hundreds of holes has thousands of edges).
+    """
+    angles = [float(a) for a in angles]
+    per = max(1, _ESTIMATE_ELEMENTS // max(1, MAX_ESTIMATE_LINES * len(segs_c)))
+    if len(angles) <= per:
+        return _estimate_chunk(segs_c, angles, swath_m, loss_weight)
+    parts = [_estimate_chunk(segs_c, angles[i : i + per], swath_m, loss_weight) for i in range(0, len(angles), per)]
+    return np.concatenate([c for c, _ in parts]), np.concatenate([n for _, n in parts])
+
+
+def _estimate_chunk(
+    segs_c: np.ndarray, angles: Sequence[float], swath_m: float, loss_weight: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk of ``estimate_lengths``.
+
     Why one array operation: the cell decomposition ranks some forty directions
     for every cell and every merge it considers (thousands of calls on a parcel
     with notches); per-call overhead, not arithmetic, was most of the planning
@@ -223,13 +247,19 @@ def estimate_lengths(
     lo = np.minimum(y1.min(axis=1), y2.min(axis=1))
     hi = np.maximum(y1.max(axis=1), y2.max(axis=1))
     n_of = np.maximum(1, np.ceil((hi - lo) / swath_m - 1e-9)).astype(int)
-    L = int(n_of.max())
     many = n_of > 1
     spacing = np.where(many, (hi - lo - swath_m) / np.maximum(n_of - 1, 1), swath_m)
+    # a large area is sampled: at most MAX_ESTIMATE_LINES lines evenly across it, the sums scaled up
+    # (the estimate ranks directions; its cost then stays linear in the boundary, not in the area)
+    n_eval = np.minimum(n_of, MAX_ESTIMATE_LINES)
+    scale = n_of / n_eval
+    L = int(n_eval.max())
     k_idx = np.arange(L)[None, :]
-    ys = np.where(many[:, None], lo[:, None] + swath_m / 2.0 + spacing[:, None] * k_idx, ((lo + hi) / 2.0)[:, None])
-    ys = np.where(many[:, None] & (k_idx == n_of[:, None] - 1), (hi - swath_m / 2.0)[:, None], ys)
-    valid = k_idx < n_of[:, None]  # (A, L)
+    step = np.where(n_eval > 1, (hi - lo - swath_m) / np.maximum(n_eval - 1, 1), 0.0)
+    ys = np.where(many[:, None], lo[:, None] + swath_m / 2.0 + step[:, None] * k_idx, ((lo + hi) / 2.0)[:, None])
+    ys = np.where(many[:, None] & (k_idx == n_eval[:, None] - 1), (hi - swath_m / 2.0)[:, None], ys)
+    n_of_eval = n_eval
+    valid = k_idx < n_of_eval[:, None]  # (A, L)
     Y = ys[:, :, None]  # (A, L, 1)
     dy = np.where(y2 != y1, y2 - y1, 1.0)
     X = x1[:, None] + (Y - y1[:, None]) * ((x2 - x1) / dy)[:, None]
@@ -240,14 +270,14 @@ def estimate_lengths(
     a, b = X[:, :, 0:width:2], X[:, :, 1:width:2]
     ok = np.isfinite(b)
     lengths = np.where(ok, np.where(ok, b, 0.0) - np.where(ok, a, 0.0), 0.0)
-    total = lengths.sum(axis=(1, 2))
-    pieces = (k // 2).sum(axis=1)
-    n_lines = (k > 0).sum(axis=1)
+    total = lengths.sum(axis=(1, 2)) * scale
+    pieces = np.rint((k // 2).sum(axis=1) * scale)
+    n_lines = np.rint((k > 0).sum(axis=1) * scale)
     mean = total / np.maximum(pieces, 1)
     cost = total + spacing * (pieces - 1) + DETOUR_FACTOR * (pieces - n_lines) * mean
     if loss_weight > 0:
         cot = np.minimum(np.abs((x2 - x1) / dy), COT_CAP)  # (A, E)
-        loss = (mask * cot[:, None, :]).sum(axis=(1, 2)) * swath_m**2 / 8.0
+        loss = (mask * cot[:, None, :]).sum(axis=(1, 2)) * swath_m**2 / 8.0 * scale
         cost = cost + loss_weight * loss / swath_m
     cost = np.where(pieces > 0, cost, np.inf)
     return cost, pieces.astype(int)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.survey.order import order_pieces, solve_open_tour, tour_cost
+from planner.survey.order import OrderControl, order_pieces, solve_open_tour, tour_cost
 
 __all__ = [
     "augmented",
@@ -20,6 +20,11 @@ __all__ = [
 # Pieces p = 0..n-1 have end points 2p and 2p+1; an oriented piece (p, d) starts at 2p+d.
 # The tour matrix X has two extra nodes: START (row 2n) and END (column 2n+1) carry the
 # distances to the optional start/end points (0 when absent), so every move is uniform.
+# the routing model searches the order of at most this many cells (four variants each); beyond, the
+# nearest-first construction stands (a guided-local-search step over 400+ variants cost seconds here)
+MAX_SEARCHED_CELLS = 60
+
+
 def augmented(D: np.ndarray, dstart: np.ndarray | None, dend: np.ndarray | None) -> np.ndarray:
     m = len(D)
     X = np.zeros((m + 2, m + 2))
@@ -101,7 +106,8 @@ def _cell_variant(cell: list[int], v: int) -> tuple[list[int], list[int]]:
     return ps, [d0 ^ (k & 1) for k in range(len(ps))]
 
 
-def _order_cells(X: np.ndarray, cells: list[list[int]], solution_limit: int) -> tuple[np.ndarray, np.ndarray]:
+def _order_cells(X: np.ndarray, cells: list[list[int]], solution_limit: int,
+                 control: OrderControl | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A start for the piece order: whole cells, each flown as a snake, ordered by the routing model.
 
     A cell can be flown four ways (from its first or its last line, starting
@@ -131,10 +137,10 @@ def _order_cells(X: np.ndarray, cells: list[list[int]], solution_limit: int) -> 
         cur = int(exit_[k // 4, k % 4])
     en, ex, it = entry.ravel(), exit_.ravel(), internal.ravel()
     seq = initial
-    if C > 1 and solution_limit > 0:
+    if 1 < C <= MAX_SEARCHED_CELLS and solution_limit > 0:
         seq = solve_open_tour(
             X[np.ix_(ex, en)] + it[None, :], X[m, en] + it, X[ex, m + 1],
-            [[4 * c + v for v in range(4)] for c in range(C)], initial, solution_limit,
+            [[4 * c + v for v in range(4)] for c in range(C)], initial, solution_limit, control,
         )
     order: list[int] = []
     dirs: list[int] = []
@@ -172,7 +178,7 @@ def _insert_rest(X: np.ndarray, n: int, prefix: int) -> tuple[np.ndarray, np.nda
 
 def order_all_pieces(
     X: np.ndarray, n: int, has_start: bool, cells: list[list[int]] | None, solution_limit: int,
-    prefix: int | None = None, cell_limit: int = 0,
+    prefix: int | None = None, cell_limit: int = 0, control: OrderControl | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The cheapest construction (cell snakes, nearest-neighbour, or the given ``prefix`` order with the
     rest inserted), then the routing model's search.
@@ -184,10 +190,10 @@ def order_all_pieces(
     if prefix is not None:
         inits.append(_insert_rest(X, n, prefix))
     if cells is not None and len(cells) > 1:
-        inits.append(_order_cells(X, cells, cell_limit))
+        inits.append(_order_cells(X, cells, cell_limit, control))
     k = int(np.argmin(X[m, :m])) if has_start else 0
     inits.append(_nearest_neighbour(k // 2, k % 2, X, n))
     best = min(inits, key=lambda od: tour_cost(od[0], od[1], X))
     if solution_limit <= 0 or n < 3:
         return best
-    return order_pieces(X, best, solution_limit)
+    return order_pieces(X, best, solution_limit, control)

@@ -357,3 +357,27 @@ def test_plan_takes_the_operators_coverage_target(tmp_path: Path, world: Path, m
                              "--coverage-target", "0.995"])
     assert ok.exit_code == 0, ok.output
     assert "coverage: images" in ok.stdout and "target 99.5%" in ok.stdout
+
+
+def test_plan_takes_a_deadline_and_repeats_with_a_seed_and_a_cap(tmp_path: Path, world: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--budget-s/--seed/--iterations`` reach the planner (``flows.usecases.planning.planning_budget``): two
+    what-ifs with a seed and a cap give the same plan; a budget that is no positive number is INVALID_ARGUMENT;
+    with SORTIE_SERVER set they are refused, never ignored."""
+    for k, v in _env(tmp_path, world).items():
+        monkeypatch.setenv(k, v)
+    for k in ("SORTIE_PLAN_BUDGET_S", "SORTIE_PLAN_SEED", "SORTIE_PLAN_ITERATIONS"):
+        monkeypatch.setenv(k, "")  # recorded, so the value the command sets for its process is undone after the
+        monkeypatch.delenv(k)      # test (a delenv of an absent name records nothing and the value would leak)
+    runner = CliRunner()
+    args = ["plan", TEXT, "--region", "region-1001", "--as", "li.wei", "--what-if", "--json"]
+    runs = [runner.invoke(app, [*args, "--budget-s", "60", "--seed", "3", "--iterations", "150"]) for _ in range(2)]
+    assert all(r.exit_code == 0 for r in runs), runs[0].output
+    a, b = (json.loads(r.stdout) for r in runs)
+    assert a["plan_hash"] == b["plan_hash"] and a["sorties"]
+    bad = runner.invoke(app, [*args, "--budget-s", "-2"])
+    assert bad.exit_code == 2 and json.loads(bad.stdout)["error"]["code"] == "INVALID_ARGUMENT"
+    monkeypatch.setenv("SORTIE_SERVER", "http://127.0.0.1:9")
+    monkeypatch.setenv("SORTIE_TOKEN", "sortie_test")
+    refused = runner.invoke(app, ["plan", TEXT, "--region", "region-1001", "--json", "--budget-s", "5"])
+    assert refused.exit_code == 2 and json.loads(refused.stdout)["error"]["code"] == "OVERRIDE_REFUSED"

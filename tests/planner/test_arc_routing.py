@@ -45,7 +45,7 @@ def _check(lines, depots, res, transit=None):
 def test_grid_two_depots_feasible_and_short() -> None:
     lines = _grid_lines()
     depots = [ArcDepot(0.0, 0.0, 2500.0), ArcDepot(800.0, 800.0, 2500.0)]
-    res = route_lanes(lines, depots, budget_s=2.0)
+    res = route_lanes(lines, depots, budget=2.0)
     _check(lines, depots, res)
     assert not res.unserved
     required = sum(LineString(l).length for l in lines)  # 8000 m
@@ -56,8 +56,8 @@ def test_grid_two_depots_feasible_and_short() -> None:
 def test_same_input_same_sorties() -> None:
     lines = _grid_lines(3)
     depots = [ArcDepot(-50.0, 300.0, 1800.0)]
-    a = route_lanes(lines, depots, budget_s=1.0)
-    b = route_lanes(lines, depots, budget_s=1.0)
+    a = route_lanes(lines, depots, budget=1.0)
+    b = route_lanes(lines, depots, budget=1.0)
     assert a == b
 
 
@@ -98,28 +98,28 @@ def test_circle_no_fly_like_the_bench() -> None:
 def test_engine_is_named_and_budget_sets_the_work_not_the_answer() -> None:
     lines = _grid_lines(2)
     depots = [ArcDepot(0.0, 0.0, 1200.0), ArcDepot(400.0, 400.0, 1200.0)]
-    a = route_lanes(lines, depots, budget_s=2.0)
+    a = route_lanes(lines, depots, budget=2.0)
     assert a.engine == ENGINE
     _check(lines, depots, a)
-    assert route_lanes(lines, depots, budget_s=2.0) == a
+    assert route_lanes(lines, depots, budget=2.0) == a
 
 
 def test_large_model_on_small_budget_uses_a_pyvrp_start_loaded_into_the_model() -> None:
     lines = _grid_lines(6, 150.0)  # 84 lines → 168 directed nodes
     depots = [ArcDepot(0.0, 0.0, 3000.0), ArcDepot(900.0, 900.0, 3000.0)]
-    res = route_lanes(lines, depots, budget_s=0.2)
+    res = route_lanes(lines, depots, budget=0.2)
     assert res.engine == ENGINE_PYVRP_START
     _check(lines, depots, res)
     assert not res.unserved
-    assert route_lanes(lines, depots, budget_s=0.2) == res
+    assert route_lanes(lines, depots, budget=0.2) == res
 
 
 def test_search_lanes_keep_the_best_and_do_not_depend_on_the_processes() -> None:
     """Two lanes (PyVRP seeds 0 and 1) on two forked workers give the sorties one process gives."""
     lines = _grid_lines(6, 150.0)
     depots = [ArcDepot(0.0, 0.0, 3000.0), ArcDepot(900.0, 900.0, 3000.0)]
-    one = route_lanes(lines, depots, budget_s=0.2)
-    two = route_lanes(lines, depots, budget_s=0.2, lanes=2, workers=1)
-    assert route_lanes(lines, depots, budget_s=0.2, lanes=2, workers=2) == two
+    one = route_lanes(lines, depots, budget=0.2)
+    two = route_lanes(lines, depots, budget=0.2, lanes=2, workers=1)
+    assert route_lanes(lines, depots, budget=0.2, lanes=2, workers=2) == two
     _check(lines, depots, two)
     assert two.total_length_m <= one.total_length_m + 1e-6  # lane 0 is the one-lane search

@@ -16,7 +16,8 @@ from shapely.geometry import LineString, MultiPolygon, Point, Polygon, box
 from planner.survey.coverage import candidate_angles, coverage_fraction, plan_coverage
 from planner.errors import InvalidArgument
 
-BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "coverage"  # ../shared beside the repo
+BENCH = next((p / "shared" / "bench" for p in Path(__file__).resolve().parents if (p / "shared" / "bench").is_dir()),
+             Path("/nonexistent")) / "coverage"  # ../shared beside the repo (or beside the worktrees)
 U_SHAPE = Polygon([(0, 0), (600, 0), (600, 500), (450, 500), (450, 150), (150, 150), (150, 500), (0, 500)])
 TWO_HOLES = Polygon(
     [(0, 0), (600, 0), (600, 400), (0, 400)],

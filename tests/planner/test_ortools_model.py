@@ -123,12 +123,16 @@ def test_open_tour_flies_every_piece_once_and_never_worse_than_its_start() -> No
 
 def test_pyvrp_restart_from_given_routes_never_returns_worse() -> None:
     """The second PyVRP phase starts from the best routes so far (a restart, not a fresh random start)."""
-    from planner.routing.pyvrp_start import pyvrp_routes
+    from planner.routing.budget import Budget
+    from planner.routing.pyvrp_start import pyvrp_instance, pyvrp_run
 
     model = _points_model(n=30, cap=12000)
-    first, _ = pyvrp_routes(model, 50, (0,), 60.0, True)
-    kept, _ = pyvrp_routes(model, 1, (7,), 60.0, True, None, False, None, first)
+    inst = pyvrp_instance(model, True, None, False)
+    work = Budget.work(1.0)
+    first, done, why, _ = pyvrp_run(inst, work, 50, 0)
+    assert done == 50 and why == "iterations"
+    kept, *_ = pyvrp_run(inst, work, 1, 7, start=first)
     assert _cost(model, kept) <= _cost(model, first)
-    again, _ = pyvrp_routes(model, 200, (7,), 60.0, True, None, False, None, first)
+    again, *_ = pyvrp_run(inst, work, 200, 7, start=first)
     assert _cost(model, again) <= _cost(model, first) and routes_fit(model, again)
     assert sorted(n for r in again for n in r) == list(range(2, 32))

@@ -20,7 +20,8 @@ from planner.routing.vrp import (
     solve_routing,
 )
 
-BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "routes"
+BENCH = next((p / "shared" / "bench" for p in Path(__file__).resolve().parents if (p / "shared" / "bench").is_dir()),
+             Path("/nonexistent")) / "routes"  # ../shared beside the repo (or beside the worktrees)
 
 
 def _grid_problem(n_sites: int = 24, caps=(12000, 12000, 8000), seed: int = 3) -> RoutingProblem:
@@ -48,7 +49,7 @@ def _check_feasible(problem: RoutingProblem, sol) -> None:
 @pytest.mark.parametrize("solver", ["pyvrp", "ortools"])
 def test_small_instance_is_feasible_and_complete(solver: str) -> None:
     problem = _grid_problem()
-    sol = solve_routing(problem, budget_s=0.2, solver=solver)
+    sol = solve_routing(problem, budget=0.2, solver=solver)
     _check_feasible(problem, sol)
     assert not sol.unserved
     assert len(sol.routes) == len(problem.vehicles)
@@ -57,15 +58,15 @@ def test_small_instance_is_feasible_and_complete(solver: str) -> None:
 @pytest.mark.parametrize("solver", ["pyvrp", "ortools"])
 def test_same_input_same_routes(solver: str) -> None:
     problem = _grid_problem(seed=5)
-    a = solve_routing(problem, budget_s=0.2, solver=solver)
-    b = solve_routing(problem, budget_s=0.2, solver=solver)
+    a = solve_routing(problem, budget=0.2, solver=solver)
+    b = solve_routing(problem, budget=0.2, solver=solver)
     assert a.routes == b.routes and a.cost == b.cost and a.unserved == b.unserved
 
 
 def test_infeasible_fleet_reports_unserved_instead_of_raising() -> None:
     # one short-range vehicle cannot fly everything: it serves what it can
     problem = _grid_problem(n_sites=30, caps=(5000,))
-    sol = solve_routing(problem, budget_s=0.2)
+    sol = solve_routing(problem, budget=0.2)
     _check_feasible(problem, sol)
     assert sol.unserved and set(sol.unserved.values()) <= {UNSERVED_CAPACITY, UNSERVED_OUT_OF_RANGE}
     assert any(sol.routes)
@@ -74,7 +75,7 @@ def test_infeasible_fleet_reports_unserved_instead_of_raising() -> None:
 def test_out_of_range_site_is_named() -> None:
     xy = np.array([[0.0, 0.0], [100.0, 0.0], [9000.0, 0.0]])
     problem = RoutingProblem((euclidean_matrix(xy),), (RoutingVehicle(0, 1000),), (1, 2))
-    sol = solve_routing(problem, budget_s=0.1)
+    sol = solve_routing(problem, budget=0.1)
     assert sol.routes == [[1]]
     assert sol.unserved == {2: UNSERVED_OUT_OF_RANGE}
 
@@ -88,7 +89,7 @@ def test_duration_limit_is_respected(solver: str) -> None:
     problem = RoutingProblem(
         (dist,), (RoutingVehicle(0, 100_000, max_duration_s=320),), (1, 2, 3), durations=(durations,)
     )
-    sol = solve_routing(problem, budget_s=0.1, solver=solver)
+    sol = solve_routing(problem, budget=0.1, solver=solver)
     assert len(sol.routes[0]) == 2  # two visits take 302 s, three 444 s
     assert route_load(durations, 0, sol.routes[0]) <= 320
     assert len(sol.unserved) == 1
@@ -101,7 +102,7 @@ def test_md_n020_reaches_best_known() -> None:
     dep = {d["id"]: i for i, d in enumerate(inst["depots"])}
     vehicles = tuple(RoutingVehicle(dep[v["depot"]], v["max_distance_m"]) for v in inst["vehicles"])
     problem = RoutingProblem((euclidean_matrix(xy),), vehicles, tuple(range(2, 2 + len(inst["sites"]))), coords=xy)
-    sol = solve_routing(problem, budget_s=0.5)
+    sol = solve_routing(problem, budget=0.5)
     _check_feasible(problem, sol)
     assert not sol.unserved
     assert sol.cost <= 23731 * 1.01
@@ -112,21 +113,21 @@ def test_rejects_bad_problems() -> None:
     with pytest.raises(ValueError):
         RoutingProblem((euclidean_matrix(xy),), (RoutingVehicle(0, 10),), (0, 1))
     with pytest.raises(ValueError):
-        solve_routing(RoutingProblem((euclidean_matrix(xy),), (RoutingVehicle(0, 10),), (1, 2)), budget_s=0)
+        solve_routing(RoutingProblem((euclidean_matrix(xy),), (RoutingVehicle(0, 10),), (1, 2)), budget=0)
 
 
 def test_parallel_lanes_give_the_same_routes_as_sequential() -> None:
     problem = _grid_problem(seed=11)
-    seq = solve_routing(problem, budget_s=0.2, lanes=2, workers=1)
-    par = solve_routing(problem, budget_s=0.2, lanes=2, workers=2)
+    seq = solve_routing(problem, budget=0.2, lanes=2, workers=1)
+    par = solve_routing(problem, budget=0.2, lanes=2, workers=2)
     assert seq.routes == par.routes and seq.cost == par.cost
-    one = solve_routing(problem, budget_s=0.2, lanes=1)
+    one = solve_routing(problem, budget=0.2, lanes=1)
     assert seq.cost <= one.cost  # lane 0 is the one-lane search; more lanes never do worse
 
 
 def test_default_engine_is_ortools_ils() -> None:
     problem = _grid_problem(seed=7)
-    sol = solve_routing(problem, budget_s=1.0)
+    sol = solve_routing(problem, budget=1.0)
     assert sol.solver == "ortools" and sol.engine == ENGINE_ILS
     _check_feasible(problem, sol)
     assert not sol.unserved
@@ -136,9 +137,9 @@ def test_pyvrp_start_when_the_budget_buys_ils_too_few_solutions() -> None:
     # 120 sites at a tiny budget: ILS would get a handful of solutions for 122 nodes, so PyVRP
     # supplies the start, the OR-Tools model loads it (a feasibility proof) and polishes it
     problem = _grid_problem(n_sites=120, caps=(15000, 15000, 15000, 15000), seed=9)
-    a = solve_routing(problem, budget_s=0.05)
+    a = solve_routing(problem, budget=0.05)
     assert a.engine == ENGINE_PYVRP_START
     _check_feasible(problem, a)
     assert not a.unserved
-    b = solve_routing(problem, budget_s=0.05)
+    b = solve_routing(problem, budget=0.05)
     assert a.routes == b.routes

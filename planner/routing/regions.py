@@ -1,0 +1,418 @@
+"""City-scale point routing: regions of the city searched side by side, in rounds, then the whole.
+
+At a few thousand sites one PyVRP search of the whole city is slow twice over: an
+iteration costs more (PyVRP copies and re-evaluates the whole solution each time:
+~500 iterations a second at 2 000 sites against ~1 500 at 1 000), and each one
+improves one neighbourhood while the rest waits. A second core searching the
+same city with another seed mostly repeats the first. Routes start and end at
+docks, so the city splits along them:
+
+1. **Regions** (``partition``): the docks are cut in two, recursively, across the
+   longer side of their spread (the other side in the next round, so no border
+   stays a border), each part getting about half the sites; every vehicle goes with
+   its dock. A site belongs to the region of the vehicle flying it, or, before any
+   route exists, of the nearest dock with a vehicle that reaches it.
+2. **A first plan** (``search_city`` phase 0): each region searched from scratch on
+   its own core, sites at a prize rather than required (a region that cannot serve
+   a far site leaves it out instead of never finding a feasible plan); what is left
+   out is put in by cheapest insertion, making room by moving a nearer site when a
+   drone must fly almost only to it (``insert_leftovers``). Before that, a site
+   needing over ``FAR_RATIO`` of every reaching drone's range keeps such a drone
+   (``reserve_far``): a region fills its drones with near sites first, and a
+   5 000-site city under a wall deadline ended with 2-4 far sites unserved. Those
+   sites stay required in every later round, and a last insertion pass tries every
+   drone (not only the nearest) for anything still left out.
+3. **Rounds**: each region searched again, on its own core, from its part of the
+   best plan so far, the split turned every round; the parts are merged back.
+4. **The whole city**: one search per core of the full model from the merged plan,
+   for the routes across the last borders; the best kept.
+
+Every phase ends at its share of the deadline (``Budget.share``), or, without a
+clock, after its share of the iterations (reproducible). Measured on
+``bench/instances/city_n2000.json`` (2 000 sites, 20 docks, 120 drones; CPU seconds
+per core on this loaded machine kind): PyVRP alone 679 746 m after 40 s; phase 0 as
+one full search for 10 s, regions 20 s, whole 10 s: 667 824 m (-1.8 %). The README
+has the figures at the bench's deadlines.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.routing.budget import STOPPED_BY_DEADLINE, STOPPED_BY_ITERATIONS, Budget
+from planner.routing.engines import Searched, drop_over_limits, key, map_lanes
+from planner.routing.model import ModelVehicle, RouteModel
+from planner.routing.pyvrp_start import pyvrp_instance, pyvrp_run
+
+__all__ = ["CITY_MIN_VISITS", "FAR_RATIO", "Region", "insert_leftovers", "merge", "partition", "region_model",
+           "reserve_far", "search_city"]
+
+CITY_MIN_VISITS = 1000  # from this many visits on, the city search (measured: 2 000 sites)
+REGION_SITES = 1000  # sites a region holds, about (regions are a multiple of the workers)
+FAR_RATIO = 0.8  # a site needing more than this share of every reaching drone's range gets one kept for it
+WHOLE_MAX_NODES = 3000  # the whole model's final search up to this many nodes (memory: 16 n² bytes)
+_FIRST_SHARE = 0.1  # phase 0 (regions from scratch)
+_ROUNDS = 4  # regional rounds after it
+_WHOLE_SHARE = 0.05  # the final search of the whole model
+_EJECT_OPTIONS = 8  # drones tried for a site that fits nowhere (the nearest, there and back)
+_MAX_EJECTIONS = 64  # such sites handled by ejection per call; the rest wait for the search
+_CITY_NEIGHBOURS = 50  # PyVRP's default: 20 left the 2 000-site city infeasible after 20 CPU s (50: feasible)
+
+
+@dataclass(frozen=True)
+class Region:
+    """Part of a model: its docks, its visit groups (indices into ``model.groups``), its vehicles."""
+
+    docks: tuple[int, ...]
+    groups: tuple[int, ...]
+    vehicles: tuple[int, ...]
+
+
+def _home_docks(model: RouteModel, docks: list[int]) -> np.ndarray:
+    """For each visit group (its first node), the nearest dock (there and back) with a vehicle that reaches it.
+
+    A site only the long-range drones of a farther dock can reach belongs to that
+    dock's region, or its own region could never serve it.
+    """
+    nodes = np.asarray([g[0] for g in model.groups], dtype=np.int64)
+    d = np.asarray(docks, dtype=np.int64)
+    big = np.iinfo(np.int64).max // 4
+    best = np.full((len(d), len(nodes)), big, dtype=np.int64)
+    reach = np.zeros((len(d), len(nodes)), dtype=bool)
+    for v in model.vehicles:
+        c = model.costs[v.profile]
+        k = int(np.searchsorted(d, v.start))
+        there_back = c[v.start, nodes].astype(np.int64) + c[nodes, v.start]
+        best[k] = np.minimum(best[k], there_back)
+        reach[k] |= there_back <= v.capacity
+    return d[np.argmin(np.where(reach, best, big + best), axis=0)]
+
+
+def reserve_far(model: RouteModel, ratio: float = FAR_RATIO) -> dict[int, list[int]]:
+    """Drones kept for the far sites, and the sites each flies: vehicle → nodes in order.
+
+    A site whose there-and-back takes more than ``ratio`` of the range of every drone
+    that reaches it needs a drone almost to itself; a region searched alone fills
+    those few drones with nearer sites first, and nothing afterwards frees one (a
+    5 000-site city ended with four such sites unserved). So each (farthest first)
+    goes where it adds least on a kept drone's way, or else to the free drone it
+    fits most tightly; the regions of the first plan search without those drones.
+    Deterministic (ties by vehicle index).
+    """
+    nodes = np.asarray([g[0] for g in model.groups], dtype=np.int64)
+    least = np.full(len(nodes), np.inf)  # each site's least share of a reaching drone's range
+    for profile, start, capacity in sorted({(v.profile, v.start, v.capacity) for v in model.vehicles}):
+        c = model.costs[profile]
+        share = (c[start, nodes].astype(np.int64) + c[nodes, start]) / max(capacity, 1)
+        least = np.minimum(least, np.where(share <= 1.0, share, np.inf))
+    far = sorted((-float(least[i]), i) for i in np.nonzero(np.isfinite(least) & (least > ratio))[0].tolist())
+    kept: dict[int, list[int]] = {}
+    loads: dict[int, int] = {}
+    for _, i in far:
+        n = model.groups[i][0]
+        choice = None
+        for k in sorted(kept):
+            got = _cheapest(model, model.vehicles[k], kept[k], loads[k], n, True)
+            if got is not None and (choice is None or (got[0], k) < choice[:2]):
+                choice = (got[0], k, got[1])
+        if choice is None:
+            for k, v in enumerate(model.vehicles):
+                c = model.costs[v.profile]
+                there_back = int(c[v.start, n]) + int(c[n, v.start])
+                if k not in kept and there_back <= v.capacity and (choice is None or (v.capacity - there_back, k) < choice[:2]):
+                    choice = (v.capacity - there_back, k, 0)
+            if choice is None:
+                continue  # every drone that reaches it is kept and full: the search places it
+            kept[choice[1]], loads[choice[1]] = [], 0
+        _, k, pos = choice
+        kept[k].insert(pos, n)
+        loads[k] = _load(model, model.vehicles[k], kept[k])
+    return kept
+
+
+def partition(model: RouteModel, coords: np.ndarray, parts: int, turn: int = 0,
+              routes: list[list[int]] | None = None, kept: dict[int, list[int]] | None = None) -> list[Region]:
+    """Split ``model`` into ``parts`` regions along its docks (module docstring); deterministic.
+
+    ``turn`` odd cuts across the shorter side first (the next round's borders lie
+    elsewhere). With ``routes``, a site goes with the vehicle flying it. Vehicles in
+    ``kept`` (``reserve_far``) and their sites belong to no region.
+    """
+    kept = kept or {}
+    docks = sorted({v.start for v in model.vehicles})
+    home = _home_docks(model, docks)
+    if routes is not None:
+        where = {n: model.vehicles[k].start for k, r in enumerate(routes) for n in r}
+        home = np.asarray([where.get(g[0], h) for g, h in zip(model.groups, home.tolist())], dtype=np.int64)
+    taken = {n for r in kept.values() for n in r}
+    home = np.where(np.isin(np.asarray([g[0] for g in model.groups], dtype=np.int64), list(taken)), -1, home)
+    load = {d: int((home == d).sum()) for d in docks}
+
+    def split(ds: list[int], k: int, depth: int) -> list[list[int]]:
+        if k <= 1 or len(ds) < 2:
+            return [ds]
+        spread = np.ptp(coords[ds], axis=0)
+        axis = int(np.argmax(spread)) if (turn + depth) % 2 == 0 else int(np.argmin(spread))
+        order = sorted(ds, key=lambda d: (float(coords[d][axis]), d))
+        target = sum(load[d] for d in order) * (k // 2) / k
+        acc, cut = 0, 1
+        for i, d in enumerate(order[:-1]):
+            acc += load[d]
+            cut = i + 1
+            if acc >= target:
+                break
+        return split(order[:cut], k // 2, depth + 1) + split(order[cut:], k - k // 2, depth + 1)
+
+    regions = []
+    for ds in split(docks, max(1, int(parts)), 0):
+        members = set(ds)
+        groups = tuple(i for i, h in enumerate(home.tolist()) if h in members)
+        vehicles = tuple(k for k, v in enumerate(model.vehicles) if v.start in members and k not in kept)
+        regions.append(Region(tuple(ds), groups, vehicles))
+    return regions
+
+
+def region_model(model: RouteModel, region: Region) -> tuple[RouteModel, np.ndarray]:
+    """The region as its own model (docks first, then its visits) and sub node → model node."""
+    nodes = list(region.docks) + [n for i in region.groups for n in model.groups[i]]
+    idx = np.asarray(nodes, dtype=np.int64)
+    local = {n: i for i, n in enumerate(nodes)}
+    sub = RouteModel(
+        costs=tuple(np.ascontiguousarray(c[np.ix_(idx, idx)]) for c in model.costs),
+        vehicles=tuple(
+            ModelVehicle(local[v.start], local[v.end], v.capacity, v.profile, v.max_duration)
+            for v in (model.vehicles[k] for k in region.vehicles)
+        ),
+        groups=tuple(tuple(local[n] for n in model.groups[i]) for i in region.groups),
+        penalty=model.penalty,
+        durations=None if model.durations is None else tuple(np.ascontiguousarray(c[np.ix_(idx, idx)]) for c in model.durations),
+        capacity_dimension=model.capacity_dimension,
+    )
+    return sub, idx
+
+
+def merge(model: RouteModel, regions: list[Region], routes: list[list[list[int]]], maps: list[np.ndarray],
+          kept: dict[int, list[int]] | None = None) -> list[list[int]]:
+    """The regions' routes (and the kept vehicles' routes) as one node list per vehicle of ``model``."""
+    out: list[list[int]] = [list((kept or {}).get(k, [])) for k in range(len(model.vehicles))]
+    for region, rs, idx in zip(regions, routes, maps):
+        for k, r in zip(region.vehicles, rs):
+            out[k] = [int(idx[n]) for n in r]
+    return out
+
+
+# ---------------------------------------------------------------- leftovers
+def _load(model: RouteModel, v: ModelVehicle, route: list[int]) -> int:
+    if not route:
+        return 0
+    walk = np.asarray([v.start, *route, v.end], dtype=np.int64)
+    return int(model.costs[v.profile][walk[:-1], walk[1:]].astype(np.int64).sum())
+
+
+def _cheapest(model: RouteModel, v: ModelVehicle, route: list[int], load: int, n: int, fit: bool) -> tuple[int, int] | None:
+    """(added cost, position) of ``n`` in ``route``; within the limit only when ``fit``."""
+    c = model.costs[v.profile]
+    walk = np.asarray([v.start, *route, v.end], dtype=np.int64)
+    delta = c[walk[:-1], n].astype(np.int64) + c[n, walk[1:]] - c[walk[:-1], walk[1:]]
+    ok = load + delta <= v.capacity if (fit and model.capacity_dimension) else np.ones(len(delta), bool)
+    if not ok.any():
+        return None
+    pos = int(np.argmin(np.where(ok, delta, np.iinfo(np.int64).max)))
+    return int(delta[pos]), pos
+
+
+def _place(model: RouteModel, out: list[list[int]], loads: list[int], n: int, skip: int = -1) -> bool:
+    """Put ``n`` where it adds least within a limit (never in vehicle ``skip``); whether it went in."""
+    best = None
+    for k, (v, r) in enumerate(zip(model.vehicles, out)):
+        if k == skip:
+            continue
+        got = _cheapest(model, v, r, loads[k], n, True)
+        if got is not None and (best is None or (got[0], k) < best[:2]):
+            best = (got[0], k, got[1])
+    if best is None:
+        return False
+    delta, k, pos = best
+    out[k].insert(pos, n)
+    loads[k] += delta
+    return True
+
+
+def insert_leftovers(model: RouteModel, routes: list[list[int]], options: int = 0) -> list[list[int]]:
+    """``routes`` with the visits no route serves put in where they add least, within every limit.
+
+    Cheapest feasible insertion first (an idle drone counts). A far site that fits
+    nowhere is given to a drone that reaches it, and the sites that drone must drop
+    to keep its range are inserted elsewhere (one ejection; undone when they do not
+    all fit). What still fits nowhere stays out for the search. Deterministic.
+    """
+    out = [list(r) for r in routes]
+    loads = [_load(model, v, r) for v, r in zip(model.vehicles, out)]
+    served = {n for r in out for n in r}
+    options = options or _EJECT_OPTIONS
+    ejections = 0
+    for group in model.groups:
+        if any(n in served for n in group):
+            continue
+        n = group[0]
+        if _place(model, out, loads, n):
+            served.add(n)
+        elif ejections < _MAX_EJECTIONS:
+            ejections += 1
+            if _eject(model, out, loads, n, options):
+                served.add(n)
+    return out
+
+
+def _eject(model: RouteModel, out: list[list[int]], loads: list[int], n: int, options: int = _EJECT_OPTIONS) -> bool:
+    """Give ``n`` to the drone that reaches it where the change costs least, re-placing what that drone drops.
+
+    Only the ``options`` drones nearest to it (there and back) are tried: each try copies
+    every route, and a city has hundreds.
+    """
+    reach = []
+    for k, v in enumerate(model.vehicles):
+        c = model.costs[v.profile]
+        there_back = int(c[v.start, n]) + int(c[n, v.start])
+        if there_back <= v.capacity:
+            reach.append((there_back, k))
+    best = None
+    for _, k in sorted(reach)[:options]:
+        v = model.vehicles[k]
+        c = model.costs[v.profile]
+        trial_out, trial_loads = [list(r) for r in out], list(loads)
+        got = _cheapest(model, v, trial_out[k], trial_loads[k], n, False)
+        if got is None:
+            continue
+        trial_out[k].insert(got[1], n)
+        dropped = []
+        while _load(model, v, trial_out[k]) > v.capacity:
+            walk = [v.start, *trial_out[k], v.end]
+            saving = [(int(c[walk[i], walk[i + 1]]) + int(c[walk[i + 1], walk[i + 2]]) - int(c[walk[i], walk[i + 2]]), -i)
+                      for i in range(len(trial_out[k])) if trial_out[k][i] != n]
+            if not saving:
+                break
+            dropped.append(trial_out[k].pop(-max(saving)[1]))
+        trial_loads[k] = _load(model, v, trial_out[k])
+        if trial_loads[k] > v.capacity or not all(_place(model, trial_out, trial_loads, m, skip=k) for m in dropped):
+            continue
+        added = sum(trial_loads) - sum(loads)
+        if best is None or (added, k) < best[:2]:
+            best = (added, k, trial_out, trial_loads)
+    if best is None:
+        return False
+    out[:], loads[:] = best[2], best[3]
+    return True
+
+
+# ---------------------------------------------------------------- the city search
+def _region_lane(inst, budget: Budget, iterations: int | None, seed: int, start: list[list[int]] | None,
+                 part: int, parts_in_turn: int) -> tuple[list[list[int]], int, str]:
+    """One region's search (module-level: a forked worker runs it); sequential parts share the phase."""
+    b = budget.share(1.0 / parts_in_turn) if budget.timed and parts_in_turn > 1 else budget
+    routes, done, why, _ = pyvrp_run(inst, b, iterations, seed, _CITY_NEIGHBOURS, start)
+    return routes, done, why
+
+
+def _regional(model: RouteModel, coords: np.ndarray, regions: list[Region], phase: Budget, iterations: int | None,
+              seed: int, workers: int, required: bool, best: list[list[int]] | None,
+              kept: dict[int, list[int]] | None = None, far: frozenset[int] = frozenset()) -> tuple[list[list[int]], int, str]:
+    subs = [region_model(model, r) for r in regions]
+    insts = [pyvrp_instance(sm, required, coords[idx], True,  # built before the fork: the lanes share them
+                            frozenset(j for j, n in enumerate(idx.tolist()) if n in far)) for sm, idx in subs]
+    starts: list[list[list[int]] | None] = []
+    for r, (_, idx) in zip(regions, subs):
+        if best is None:
+            starts.append(None)
+            continue
+        local = {int(n): j for j, n in enumerate(idx)}
+        starts.append([[local[n] for n in best[k]] for k in r.vehicles])
+    slots = math.ceil(len(regions) / max(1, workers))  # regions each worker searches one after the other
+    jobs = [(inst, phase, iterations, seed + j, starts[j], j, slots - j // max(1, workers)) for j, inst in enumerate(insts)]
+    outs = map_lanes(_region_lane, jobs, workers)
+    # a region the deadline stopped before its search repaired PyVRP's first solution answers over
+    # some limit: those visits are dropped here and put back by insertion (never a plan over a limit)
+    merged, _ = drop_over_limits(model, merge(model, regions, [o[0] for o in outs], [idx for _, idx in subs], kept))
+    why = STOPPED_BY_DEADLINE if any(o[2] == STOPPED_BY_DEADLINE for o in outs) else STOPPED_BY_ITERATIONS
+    return merged, sum(o[1] for o in outs), why
+
+
+def _whole_lane(inst, budget: Budget, iterations: int | None, seed: int, start: list[list[int]]):
+    routes, done, why, _ = pyvrp_run(inst, budget, iterations, seed, _CITY_NEIGHBOURS, start)
+    return routes, done, why
+
+
+def _whole(model: RouteModel, coords: np.ndarray, required: bool, phase: Budget, iterations: int | None, seed: int,
+           workers: int, best: list[list[int]]) -> tuple[list[list[int]], int, str]:
+    """The whole model searched from ``best``, one lane per worker (seed + k); never worse than ``best``.
+
+    Its PyVRP data (two n² int64 matrices: 400 MB at 5 000 sites) exists only for this phase.
+    """
+    whole = pyvrp_instance(model, required, coords, True)
+    outs = map_lanes(_whole_lane, [(whole, phase, iterations, seed + k, best) for k in range(workers)], workers)
+    del whole
+    why = STOPPED_BY_DEADLINE if any(o[2] == STOPPED_BY_DEADLINE for o in outs) else STOPPED_BY_ITERATIONS
+    found = min([(key(model, best), -1, best)] + [(key(model, r), k, r) for k, (r, _, _) in enumerate(outs)])[2]
+    found, _ = drop_over_limits(model, found)
+    return found, sum(o[1] for o in outs), why
+
+
+def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndarray, *, required: bool,
+                nominal_iterations: int) -> Searched:
+    """The city search of the module docstring on ``model``; ``coords`` are the nodes' positions.
+
+    ``parts``: a multiple of ``workers`` with about ``REGION_SITES`` sites a region (2 000 sites on
+    two cores: two regions; 5 000: six, three after each other on each core). The whole model is
+    searched last only up to ``WHOLE_MAX_NODES`` nodes (its PyVRP data alone is 16 n² bytes: 400 MB
+    at 5 000); above, that time is one more regional round. A round whose start still lacks a site
+    searches at a prize, not required (a required search never accepts an incomplete start).
+    """
+    workers = max(1, int(workers))
+    parts = workers * max(1, math.ceil(len(model.groups) / (REGION_SITES * workers)))
+    parts = max(2, parts)
+    whole = model.n_nodes <= WHOLE_MAX_NODES
+    rounds = _ROUNDS + (0 if whole else 1)
+    whole_share = _WHOLE_SHARE if whole else 0.0
+    total = budget.iterations if budget.iterations is not None else (None if budget.timed else nominal_iterations)
+
+    def its(share: float) -> int | None:
+        return None if total is None else max(1, int(total * share))
+
+    def complete(routes: list[list[int]]) -> bool:
+        return sum(len(r) for r in routes) >= len(model.groups)
+
+    done, stopped = 0, STOPPED_BY_ITERATIONS
+    rest = 1.0 - _FIRST_SHARE - whole_share
+    # phase 0: regions from scratch, sites at a prize; then the leftovers
+    phase = budget.share(_FIRST_SHARE) if budget.timed else budget
+    kept = reserve_far(model)
+    far = frozenset(n for r in kept.values() for n in r)  # required in every later round, even at a prize
+    best, d, why = _regional(model, coords, partition(model, coords, parts, kept=kept), phase, its(_FIRST_SHARE),
+                             budget.seed * 1000, workers, False, None, kept)
+    best = insert_leftovers(model, best)
+    done, stopped = done + d, why or stopped
+    if whole and required and not complete(best):
+        # a site no drone could make room for: the whole model, required, repairs it (one round's time)
+        b = budget.share(1.0 / (rounds + 1)) if budget.timed else budget
+        best, d, _ = _whole(model, coords, required, b, its(rest / (rounds + 1)), budget.seed * 1000 + 500, workers, best)
+        done += d
+    for turn in range(1, rounds + 1):
+        left = rounds - turn + 1
+        phase = budget.share((rest / rounds) / (rest / rounds * left + whole_share)) if budget.timed else budget
+        regions = partition(model, coords, parts, turn, best)
+        merged, d, why = _regional(model, coords, regions, phase, its(rest / rounds), budget.seed * 1000 + 10 * turn,
+                                   workers, required and complete(best), best, None, far)
+        merged = insert_leftovers(model, merged) if not complete(merged) else merged
+        done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
+        if key(model, merged) <= key(model, best):
+            best = merged
+    if whole:
+        phase = budget.share(1.0) if budget.timed else budget
+        best, d, why = _whole(model, coords, required, phase, its(whole_share), budget.seed * 1000 + 900, workers, best)
+        done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
+    if not complete(best):  # last resort: every drone that reaches a site left out may make room for it
+        best = insert_leftovers(model, best, options=len(model.vehicles))
+    return Searched(best, done, stopped)
