@@ -126,6 +126,8 @@ def test_an_established_abbreviation_or_a_plain_word_after_a_list_is_read(text: 
         "明天9点巡查消防通道以及测绘厂区",
         "明天9点巡查消防通道外加测绘厂区",
         "明天9点巡查消防通道，顺便测绘一下厂区",
+        "明天上午9点检查消防栓加测绘厂区",  # 加, 并 before a mission verb join two missions in one clause
+        "明天上午9点检查消防栓并测绘厂区",
     ],
 )
 def test_two_missions_at_any_joiner_are_two_questions(text: str) -> None:
@@ -144,6 +146,7 @@ def test_two_missions_at_any_joiner_are_two_questions(text: str) -> None:
         ("check hydrants & gates tomorrow 9am", set()),
         ("inspect the roofs at 14:00 with thermal plus zoom", {T, Z}),
         ("明天上午9点检查消防栓，热成像加上变焦", {T, Z}),
+        ("明天上午9点加急检查消防栓，热成像加变焦", {T, Z}),
     ],
 )
 def test_one_mission_with_a_joined_list_is_read(text: str, sensors: set[Sensor]) -> None:
