@@ -93,7 +93,10 @@ Fields:
   RGB_CAMERA). A negated sensor (不要用热成像, no thermal) goes to
   excluded_sensors, never to sensors. A negation covers only its own item and
   items listed with it by or/nor/和/、: in "no spotlight, thermal yes" the
-  thermal camera is wanted.
+  thermal camera is wanted. A word that could mean two sensors (激光 or "laser" alone:
+  lidar or rangefinder?), an infrared word that is not the thermal camera (近红外, NIR,
+  "IR illuminator") and a short token in a sensor list that is no sensor abbreviation
+  ("rgb, zm and tmr") go to missing, never to sensors.
 - altitude_m: only if the request states a height above ground, in metres (feet
   × 0.3048, km × 1000); a length alone at the end of a clause ("…, 40 m") is
   that height. Never invent one. A height above anything else (roofs, a mast's

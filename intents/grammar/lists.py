@@ -14,11 +14,12 @@ otherwise it is read when it is a slip of a sensor and left to the residual step
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import intents.grammar.vocabulary as V
 
-__all__ = ["ListItem", "list_items"]
+__all__ = ["ListItem", "list_items", "short_items"]
 
 _STOPS = "，,。;；!！?？\n\x00"
 _JOINT = re.compile(r"\s*(?:\+|&|/|、|\band\b|和|跟|及|与|[,，])\s*", re.ASCII)
@@ -69,3 +70,26 @@ def list_items(view: str, spans: list[tuple[int, int]]) -> list[ListItem]:
             if trimmed:
                 found.append(ListItem(*trimmed, sure=group != "item4"))
     return found
+
+
+def short_items(
+    text: str, spans: list[tuple[int, int]], taken: list[tuple[int, int]], written: Callable[[int, int], str],
+) -> list[tuple[int, int]]:
+    """The short tokens listed after each sensor span in ``text`` (the whole text, claimed or not: "tmr" is taken
+    as a day by then) that are no sensor in ``taken`` and no plain short word: "rgb, zm and tmr" → zm, tmr.
+    ``written(start, end)``: the token as the user wrote it (the text reads "tmr" as "tomorrow")."""
+    found: list[tuple[int, int]] = []
+    for _, end in spans:
+        pos = end
+        for _ in range(6):  # a list is short; bounded all the same
+            m = V.SHORT_ITEM.match(text, pos)
+            if m is None:
+                break
+            s, e = m.span("tok")
+            if not any(s < te and ts < e for ts, te in taken):
+                tok = written(s, e).strip().lower()
+                if tok in V.SHORT_WORDS or not tok.isalpha() or (len(tok) > 3 and tok not in V.SHORT_DAYS):
+                    break  # "thermal, ok", "thermal, fast": the list is over (a longer word is the residual step's)
+                found.append((s, e))
+            pos = m.end()
+    return sorted(set(found))

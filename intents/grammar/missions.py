@@ -31,7 +31,8 @@ __all__ = ["MissionReading", "MissionSpan", "read_missions"]
 _BOUNDARY = re.compile(
     r"[，,。;；!！?？\n]+\s*(?:(?:and\s+)?(?:also|then|plus)\b|and\b|然后|另外|还有|再|并且|同时|顺便|以及|接着)?"
     r"|\b(?:and\s+also|and\s+then|and|then|also|plus|as\s+well\s+as|after\s+that|afterwards)\b"
-    r"|然后|另外|还有|并且|同时|顺便|以及|接着|和|跟|与|再",
+    r"|\s*[+&]\s*|然后|另外|还有|并且|同时|顺便|以及|接着|外加|加上|和|跟|与|再"
+    r"|(?:加|并|附带|捎带)(?=\s*(?:测绘|航测|航拍|测|巡|检查|检测|排查|查|扫|拍|看))",  # 检查消防栓加测绘厂区: two missions
     re.ASCII,
 )
 

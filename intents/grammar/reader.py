@@ -31,6 +31,9 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
    negated one and a bare comma or "and" is asked; an item listed with a sensor is read
    as the one sensor it certainly means ("lidr and rgb cam", 热成橡跟变焦:
    ``intents.grammar.lists``, ``intents.grammar.sensor_slips``) or asked, never dropped;
+   a word that means two of the fleet's sensors (激光, "laser": lidar or rangefinder),
+   an infrared word that is not the thermal camera (近红外, NIR, "IR illuminator") and
+   a short token in a list that is no sensor abbreviation ("rgb, zm and tmr") are asked;
 9. scope: "only X" becomes the caller's named region when ``places`` names X;
    any other restriction ("except the north section", 跳过…那段) is a question,
    because an area cannot be expressed as "the selection minus something";
@@ -60,7 +63,7 @@ from datetime import datetime
 import intents.grammar.vocabulary as V
 from intents.grammar.asking import compose, missing_items
 from intents.grammar.heights import HeightReading
-from intents.grammar.lists import list_items
+from intents.grammar.lists import list_items, short_items
 from intents.grammar.missions import MissionSpan, read_missions
 from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
@@ -200,6 +203,9 @@ class _Reader(HeightReading):
         text = self.scan.view()
         hits: list[tuple[int, int, Sensor]] = []
         taken: list[tuple[int, int]] = []
+        for m in V.SENSOR_NOT_THERMAL.finditer(text):  # 近红外, "IR illuminator": not the thermal camera, asked
+            self.ask("sensor", m.start(), m.end(), *V.SENSOR_NOT_THERMAL_QUESTION)
+            taken.append(m.span())
         for sensor, pattern in V.SENSOR_PATTERNS:
             for m in _rx(pattern).finditer(text):
                 if any(m.start() < end and start < m.end() for start, end in taken):
@@ -207,6 +213,9 @@ class _Reader(HeightReading):
                 hits.append((m.start(), m.end(), sensor))
                 taken.append((m.start(), m.end()))
         hits = self._slips_in_lists(text, hits)
+        for m in V.SENSOR_AMBIGUOUS.finditer(text):  # 激光, "laser": the lidar or the rangefinder, asked
+            if not any(m.start() < end and start < m.end() for start, end, _ in hits):
+                self.ask("sensor", m.start(), m.end(), *V.SENSOR_AMBIGUOUS_QUESTION)
         spans: list[tuple[int, int]] = []
         required: set[Sensor] = set()
         excluded: set[Sensor] = set()
@@ -253,6 +262,9 @@ class _Reader(HeightReading):
             spans.append((start, end_all))
         self._claim_joints(text, spans)
         self.list_items(spans)
+        for s, e in short_items(self.scan.text, spans, [(s, e) for s, e, _ in hits], self._written):  # "rgb, zm and tmr"
+            self.ask("sensor", s, e, "this short word is listed with the sensors; which sensor is meant, if any?",
+                     "这个缩写和传感器列在一起，指的是哪种传感器？")
         both = required & excluded
         if both:
             s, e = hits[0][0], hits[-1][1]
@@ -283,6 +295,10 @@ class _Reader(HeightReading):
                 break
             hits = sorted(hits + new)
         return hits
+
+    def _written(self, start: int, end: int) -> str:
+        s, e = self.scan.written_span(start, end)
+        return self.scan.written[s:e]
 
     def _claim_joints(self, text: str, spans: list[tuple[int, int]]) -> None:
         """The joint between two sensors read ("以及", "as well as") and a label before the list ("sensors:") are read."""

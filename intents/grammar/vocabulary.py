@@ -52,6 +52,13 @@ __all__ = [
     "RESIDUAL_RX",
     "SCOPE",
     "SENSOR_ONLY",
+    "SENSOR_AMBIGUOUS",
+    "SENSOR_AMBIGUOUS_QUESTION",
+    "SENSOR_NOT_THERMAL",
+    "SENSOR_NOT_THERMAL_QUESTION",
+    "SHORT_ITEM",
+    "SHORT_WORDS",
+    "SHORT_DAYS",
     "ONLY_AFTER",
     "LIST_AFTER",
     "LIST_BEFORE",
@@ -254,7 +261,7 @@ COVERAGE_BOUND_BEFORE = _rx(
 
 SENSOR_PATTERNS: list[tuple[Sensor, str]] = [
     (Sensor.LASER_RANGEFINDER, r"激光测距仪?|激光侧距仪?|测距仪|侧距仪|测距|\brange ?finder\b|\blaser rang\w*"),
-    (Sensor.LIDAR, r"激光雷达|激光扫描|激光(?!测距)|点云|\blidar\b|\bli-dar\b|\blaser scan\w*"),
+    (Sensor.LIDAR, r"激光雷达|激光扫描|点云|\blidar\b|\bli-dar\b|\blaser scan\w*"),
     (
         Sensor.THERMAL_CAMERA,
         r"热成像|热成象|热成相|热呈像|热程像|热像|热红外|红外|热感|热力图|\bthermal\w*|\bthermla\b|\bthemal\b|\btermal\b|\bthremal\b"
@@ -268,6 +275,22 @@ SENSOR_PATTERNS: list[tuple[Sensor, str]] = [
     (Sensor.SPOTLIGHT, r"探照灯|照明灯|补光灯|\bspot ?lights?\b|\bsearch ?lights?\b"),
     (Sensor.SPEAKER, r"喊话器?|喇叭|扬声器|\b(?:loud)?speakers?\b|\bmegaphone\b"),
 ]
+# A word that names more than one sensor of the fleet: 激光 / "laser" alone is the lidar or the laser rangefinder (both
+# are laser sensors). Asked, never taken as either; the words that certainly mean one (激光雷达, 激光测距, "laser
+# rangefinder", "laser scanner") are read above. "IR", 红外 and "infrared" stay read: the fleet's one infrared sensor is
+# the thermal camera (``Sensor`` has no near-infrared payload). "camera"/"cam" alone is asked by the residual step.
+SENSOR_AMBIGUOUS = _rx(r"激光(?!雷|测|侧|扫描|点云)|\blasers?\b(?!\s*(?:-\s*)?(?:rang\w*|scan\w*|distance\w*|measur\w*))")
+# An infrared word that is not the thermal camera: near- or short-wave infrared, an infrared light. The fleet has none of
+# them, and reading them as "thermal" would plan with the wrong sensor; asked, and kept from the thermal pattern.
+SENSOR_NOT_THERMAL = _rx(
+    r"近红外|短波红外|红外(?:补光|照明|灯|射灯|探照)\w?|\b(?:near|short[- ]?wave)[- ]?(?:infra-?red|ir)\b|\bs?nir\b|\bswir\b"
+    r"|\b(?:ir|infra-?red)[- ]?(?:illuminat\w*|lights?|lamps?|flood\w*|spot\s?lights?|led\w*|beams?)"
+)
+SENSOR_NOT_THERMAL_QUESTION = (
+    "the fleet's one infrared sensor is the thermal camera, and this is another; which sensor is meant?",
+    "机队唯一的红外传感器是热成像相机，这里说的是另一种；指的是哪种传感器？",
+)
+SENSOR_AMBIGUOUS_QUESTION = ("which sensor is meant: the lidar or the laser rangefinder?", "指的是哪种传感器：激光雷达还是激光测距仪？")
 SENSOR_SUFFIX = _rx(
     r"^\s*(?:相机|摄像头|摄像机|镜头|传感器|模块|cameras?|cams?|sensors?|imag(?:ing|er|ery)|payload|scanner)?"
     r"(?:\s*(?:only|alone|is enough|will do|is all (?:we|i) need|就行了?|就好了?|就可以了?|就够了?|即可))?"
@@ -288,6 +311,20 @@ LIST_BEFORE = _rx(
 # Between two sensors read, the joint itself is read too ("热成像以及变焦", "rgb as well as thermal"), and so is a label
 # before a list ("sensors: lidar, rgb", "payload thermal + zoom", 传感器：热成像): neither is a question.
 LIST_JOINT = _rx(r"^\s*(?:[,，]\s*)?(?:\+|&|/|、|\band\b|\bplus\b|\bas well as\b|\bn?or\b|和|及|以及|与|跟|加上?|还有|或者?)?\s*$")
+# A short token listed with the sensors ("w/ rgb, zm and tmr"): an abbreviation that is no established one of a sensor
+# (rgb, lrf, eo, ir are read above) is asked, never guessed — "tmr" is thermal or tomorrow, "zm" zoom or nothing. Only a
+# bare item (followed by a joint or the end of its clause, "cam" allowed) of three letters or less, or a four-letter
+# shorthand of a day ("tmrw"); the short words that follow a list in plain requests are no item (``SHORT_WORDS``).
+SHORT_ITEM = _rx(
+    r"\s*(?:[,，+&/]|\band\b|\bplus\b|\bor\b|和|跟|及|与)\s*(?P<tok>[a-z]{1,12})(?:\s*(?:cams?|cameras?))?"
+    r"\s*(?=$|[,，;；.。!！?？+&/\x00]|\s+(?:and|plus|or)\b|\s*[\u4e00-\u9fff])"
+)
+SHORT_WORDS = frozenset({
+    "ok", "okay", "pls", "plz", "thx", "thks", "ty", "tnx", "now", "asap", "too", "yes", "yep", "am", "pm", "etc", "all",
+    "both", "on", "off", "no", "not", "none", "then", "also", "thx", "cheers", "soon", "here", "there", "it", "them", "me",
+    "us", "go", "fly", "a", "an", "the", "is", "are", "be", "so", "to", "at", "in", "by", "up", "out", "for",
+})
+SHORT_DAYS = frozenset({"tmrw", "tmro", "tmmw"})
 SENSOR_LABEL = _rx(r"(?:\b(?:sensors?|payloads?)|传感器|载荷)\s*[:：=]?\s*$")
 # A comma after a sensor ("thermal, lidr"): a joint only sometimes ("thermal, quickly"), see ``intents.grammar.lists``.
 LIST_COMMA = _rx(r"^\s*[,，]\s*")
