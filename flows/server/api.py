@@ -51,7 +51,7 @@ from flows.server.followers import Followers
 from flows.server.http_errors import BodyLimit, install
 from flows.server.kit import Caller, Kit, RequestContext
 from flows.server.links import LinkStore
-from flows.server.routes import admin, decisions, drafts, events, ledger, vehicle
+from flows.server.routes import admin, decisions, drafts, events, fleet, ledger, vehicle
 from flows.server.tokens import TokenStore
 from flows.server.totp import TotpStore
 from flows.usecases.actor import Actor
@@ -65,11 +65,16 @@ async def _rounds(app: FastAPI) -> AsyncIterator[None]:
     """The server's own rounds (``flows.server.rounds``: the sweeper) live as long as the app serves."""
     from flows.server.rounds import start_rounds
 
+    from flows.server.rounds import start_hub
+
     sweeper = start_rounds(app.state.kit)
+    app.state.kit.hub = start_hub(app.state.kit)  # None with --fleet file
     try:
         yield
     finally:
         sweeper.stop()
+        if app.state.kit.hub is not None:
+            app.state.kit.hub.stop()
 
 
 def create_app(config: ServerConfig) -> Any:
@@ -102,6 +107,6 @@ def create_app(config: ServerConfig) -> Any:
         return kit.context(Caller(info, Actor(info.user, "server", "token")))
 
     kit.Who = Annotated[RequestContext, Depends(context)]
-    for area in (admin, drafts, decisions, vehicle, ledger, events):
+    for area in (admin, drafts, decisions, vehicle, fleet, ledger, events):
         app.include_router(area.router(kit))
     return BodyLimit(app, config.max_body_bytes)  # type: ignore[return-value]

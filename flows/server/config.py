@@ -80,12 +80,14 @@ class ServerConfig:
     rules: Path | None = None  # None: $SORTIE_RULES of the server's environment, else the bundled rule set
     max_body_bytes: int = 256 * 1024
     sweep_s: float = 10.0  # the sweeper's period (flows.server.rounds): overdue drafts expire, UI cancels withdraw; 0 off
+    fleet: str = "live"  # "live": the vehicle hub (flows.fleet.hub) says ONLINE, battery, position; "file": fleet.json
+    fleet_silent_s: float = 10.0  # a held link with no heartbeat for this long is OFFLINE
 
     @property
     def policy(self) -> PolicyStore:
         return PolicyStore(self.home)
 
     def describe(self) -> dict[str, Any]:
-        return {"world": str(self.world), "home": str(self.home), "clock": self.clock.describe(), "sweep_s": self.sweep_s,
+        return {"world": str(self.world), "home": str(self.home), "clock": self.clock.describe(), "sweep_s": self.sweep_s, "fleet": self.fleet,
                 "rules": str(self.rules) if self.rules else None,
                 "policy": self.policy.current().to_dict()}

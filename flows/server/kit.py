@@ -67,9 +67,10 @@ class RequestContext:
     @property
     def world(self) -> World:
         """The server's world, loaded strictly once for this request (``WORLD_UNAVAILABLE`` if its zones are not
-        readable)."""
+        readable); with the vehicle hub its drones' status, battery and telemetry time are their vehicles'."""
         if self._world is None:
-            self._world = load_world_at(self.kit.config.world, strict=True)
+            world = load_world_at(self.kit.config.world, strict=True)
+            self._world = world if self.kit.hub is None else self.kit.hub.world(world)  # live state is the truth
         return self._world
 
     def user(self, what: str) -> User:
@@ -119,6 +120,7 @@ class Kit:
     bus: EventBus
     totps: TotpStore
     waker: Waker
+    hub: Any = None  # the vehicle hub (flows.fleet.hub.VehicleHub) while the server serves with --fleet live
     Who: Any = None  # the Annotated dependency that yields the request's ``RequestContext`` (set by ``api``)
 
     def context(self, caller: Caller) -> RequestContext:
