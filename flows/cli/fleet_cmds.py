@@ -75,8 +75,8 @@ def sim_fleet_cmd(
 
         from flows.context import sortie_home
         from flows.server.links import LinkStore
+        from flows.context import load_world_at
         from flows.sim.fleet import sim_fleet
-        from flows.usecases.common import load_world_at
 
         if duration is not None and duration <= 0:
             raise InvalidArgument("--duration must be > 0")
