@@ -15,6 +15,9 @@ evidence, never from the words of an error:
   ``SIGNING_MISMATCH`` (FACTS.md: a signed ArduPilot silently drops unsigned
   commands and stream requests on every port but SERIAL0);
 - the key cannot be read → ``KEY_UNAVAILABLE``;
+- while the link is lent (``flows.vehicle.lending``: the upload, launch, a
+  command or the follower speaks through it) the watch does not read: the
+  borrower reads, and the watch keeps what the link saw;
 - heard, then silent: the link is kept (a UDP vehicle that comes back is heard
   on it, and ``VehicleLink`` asks for its streams again after a silence), and
   reopened after ``reopen_after_s`` (a TCP port whose vehicle restarted).
@@ -28,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flows.fleet.live import Fault
+from flows.vehicle import lending
 from flows.vehicle.binding import VehicleBinding
 from flows.vehicle.link import TELEMETRY, VehicleLink, open_link
 from flows.vehicle.view import VehicleView
@@ -94,12 +98,14 @@ class DroneWatch:
                 failures += 1
                 continue
             failures = 0
+            lending.hold(link)  # every part that opens this address now speaks through this link
             try:
                 self._read(link)
             finally:
+                lending.release(link)
                 with self._lock:
                     self.held = None
-                link.close()
+                link.close(force=True)
 
     def _open(self) -> VehicleLink | None:
         try:
@@ -117,11 +123,11 @@ class DroneWatch:
             link.connect()
         except (DeviceMismatch, DeviceUnavailable) as exc:
             self._set_fault(_classify(link, exc))
-            link.close()
+            link.close(force=True)
             return None
         except Exception as exc:  # noqa: BLE001 - a socket error of any kind: the thread lives on, the fault is named
             self._set_fault(Fault("LINK_UNAVAILABLE", f"{type(exc).__name__}: {exc}"))
-            link.close()
+            link.close(force=True)
             return None
         self.opens += 1
         with self._lock:
@@ -133,6 +139,10 @@ class DroneWatch:
     def _read(self, link: VehicleLink) -> None:
         """Read until stopped or silent for ``reopen_after_s`` (then the link is reopened)."""
         while not self._stop.is_set():
+            if link.leases > 0:  # lent: the borrower reads every message (and keeps view/seen), the hub only looks
+                self._stop.wait(0.2)
+                self._saw(link)
+                continue
             try:
                 link.recv(None, timeout=0.5)
             except Exception:  # noqa: BLE001 - a broken socket: reopen it
