@@ -16,113 +16,31 @@ machine.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from flows.context import DEMO_WORLD_DIR
+from fleet.fleetkit import DOCK_B, ROOT, SORTIE, Server, clean_env, day_old_world, start_server, until
 from flows.sim.vehicle import SimVehicle
-from testkit import free_port, stop_process_group
-
-ROOT = Path(__file__).resolve().parents[2]
-SORTIE = Path(sys.executable).parent / "sortie"
-TEXT = "这块地今天巡一遍消防通道"
-DOCK_B = (60.17328, 24.948, 6.0)
-
-
-def clean_env() -> dict[str, str]:
-    import os
-
-    return {k: v for k, v in os.environ.items() if not k.startswith(("SORTIE_", "PREFECT_"))} | {"COLUMNS": "200"}
-
-
-def until(what: Callable[[], Any], timeout_s: float, step_s: float = 0.5) -> Any:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        got = what()
-        if got:
-            return got
-        time.sleep(step_s)
-    return what()
-
-
-class Server:
-    def __init__(self, url: str, world: Path, home: Path) -> None:
-        self.url, self.world, self.home = url, world, home
-        self.tokens: dict[str, str] = {}
-
-    def token(self, user: str) -> str:
-        p = subprocess.run([str(SORTIE), "admin", "token", "create", user, "--home", str(self.home), "--world",
-                            str(self.world), "--json"], env=clean_env(), cwd=ROOT, capture_output=True, text=True,
-                           timeout=120)
-        assert p.returncode == 0, p.stderr + p.stdout
-        return str(json.loads(p.stdout)["token"])
-
-    def call(self, user: str, method: str, path: str, **kw: Any) -> httpx.Response:
-        with httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.tokens[user]}"},
-                          timeout=240) as c:
-            return c.request(method, path, **kw)
-
-    def fleet(self, user: str = "li.wei") -> dict[str, dict[str, Any]]:
-        r = self.call(user, "GET", "/v1/fleet")
-        assert r.status_code == 200, r.text
-        return {d["id"]: d for d in r.json()["drones"]}
-
-    def plan(self) -> dict[str, Any]:
-        r = self.call("li.wei", "POST", "/v1/plan", json={"text": TEXT, "region_id": "region-1001"})
-        assert r.status_code == 200, r.text
-        return dict(r.json())
 
 
 @pytest.fixture
-def talking(tmp_path: Path) -> Iterator[dict[str, int]]:
-    """The world: file telemetry a day old, M3TD-01's file battery 10 %; each drone's link on its own UDP port."""
-    world = tmp_path / "world"
-    shutil.copytree(DEMO_WORLD_DIR, world)
-    fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
-    day_old = (datetime.now(timezone.utc) - timedelta(days=1)).replace(microsecond=0).isoformat()
-    ports: dict[str, int] = {}
-    for d in fleet["drones"]:
-        ports[d["id"]] = free_port("udp")
-        d.update(status="ONLINE", last_telemetry_at=day_old, link=f"udpout:127.0.0.1:{ports[d['id']]}")
-        if d["id"] == "M3TD-01":
-            d["battery_pct"] = 10
-    (world / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
-    yield ports
+def talking(tmp_path: Path) -> dict[str, int]:
+    """File telemetry a day old, M3TD-01's file battery 10 %; each drone's link on its own UDP port."""
+    return day_old_world(tmp_path / "world", lambda d: d.update(battery_pct=10) if d["id"] == "M3TD-01" else None)
 
 
 @pytest.fixture
 def server(tmp_path: Path, talking: dict[str, int]) -> Iterator[Server]:
-    port = free_port()
-    s = Server(f"http://127.0.0.1:{port}", tmp_path / "world", tmp_path / "home")
-    log = tmp_path / "server.log"
-    with open(log, "wb") as out:  # no --clock: the server's real clock; no --fleet: live is the default
-        proc = subprocess.Popen([str(SORTIE), "server", "--world", str(s.world), "--home", str(s.home), "--listen",
-                                 f"127.0.0.1:{port}", "--sweep-s", "0"], env=clean_env(), cwd=ROOT, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        def up() -> bool:
-            assert proc.poll() is None, log.read_text(errors="replace")
-            try:
-                return httpx.get(f"{s.url}/v1/health", timeout=2).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        assert until(up, 60, 0.2), log.read_text(errors="replace")
-        for user in ("li.wei", "chen.jing", "aino.virtanen"):
-            s.tokens[user] = s.token(user)
+    with start_server(tmp_path) as s:  # no --clock: the server's real clock; no --fleet: live is the default
         yield s
-    finally:
-        stop_process_group(proc)
 
 
 def drones_of(plan: dict[str, Any]) -> set[str]:
