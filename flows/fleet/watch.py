@@ -17,7 +17,8 @@ evidence, never from the words of an error:
 - the key cannot be read → ``KEY_UNAVAILABLE``;
 - while the link is lent (``flows.vehicle.lending``: the upload, launch, a
   command or the follower speaks through it) the watch does not read: the
-  borrower reads, and the watch keeps what the link saw;
+  borrower reads, and the watch keeps what the link saw — unless nothing was
+  read for ``LENT_QUIET_S`` (a borrower that stopped reading);
 - heard, then silent: the link is kept (a UDP vehicle that comes back is heard
   on it, and ``VehicleLink`` asks for its streams again after a silence), and
   reopened after ``reopen_after_s`` (a TCP port whose vehicle restarted).
@@ -37,10 +38,13 @@ from flows.vehicle.link import TELEMETRY, VehicleLink, open_link
 from flows.vehicle.view import VehicleView
 from planner.errors import DeviceMismatch, DeviceUnavailable, SortieError
 
-__all__ = ["DroneWatch", "BACKOFF_S"]
+__all__ = ["DroneWatch", "BACKOFF_S", "LENT_QUIET_S"]
 
 #: Seconds between attempts to open a link that failed (the last one repeats).
 BACKOFF_S: Sequence[float] = (1.0, 2.0, 4.0, 8.0, 15.0)
+#: A lent link nobody has read for this long is read by the watch again (a borrower that kept its lease and
+#: stopped reading must not leave the drone OFFLINE while its vehicle talks).
+LENT_QUIET_S = 3.0
 
 
 class DroneWatch:
@@ -139,12 +143,17 @@ class DroneWatch:
     def _read(self, link: VehicleLink) -> None:
         """Read until stopped or silent for ``reopen_after_s`` (then the link is reopened)."""
         while not self._stop.is_set():
-            if link.leases > 0:  # lent: the borrower reads every message (and keeps view/seen), the hub only looks
+            last_rx = max(link.seen.values(), default=0.0)
+            if link.leases > 0 and time.monotonic() - last_rx < LENT_QUIET_S:
+                # lent and read: the borrower reads every message (and keeps view/seen), the hub only looks
                 self._stop.wait(0.2)
                 self._saw(link)
                 continue
             try:
-                link.recv(None, timeout=0.5)
+                if link.leases > 0:
+                    link.pump(1.0)  # a quiet borrower: what queued up meanwhile is read at once
+                else:
+                    link.recv(None, timeout=0.5)
             except Exception:  # noqa: BLE001 - a broken socket: reopen it
                 return
             self._saw(link)

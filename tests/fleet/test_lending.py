@@ -29,7 +29,7 @@ def held(tmp_path: Path) -> Iterator[tuple[VehicleHub, str]]:
     port = free_port()
     sim = SimVehicle(f"tcpin:127.0.0.1:{port}", "ardupilot", heartbeat_s=0.2, rerequest_s=0.1).start()
     hub = VehicleHub(now=lambda: datetime.now(timezone.utc), links=dict, key_store=tmp_path / "keys",
-                     silent_after_s=2.0)
+                     silent_after_s=5.0)
     link = f"tcp:127.0.0.1:{port}"
     hub.follow(bare_world(drones=[drone("D1", link=link, mavlink_system_id=1)]))
     end = time.monotonic() + 15
@@ -66,3 +66,17 @@ def test_nothing_is_lent_once_the_hub_stops(held: tuple[VehicleHub, str]) -> Non
     hub, link = held
     hub.stop()
     assert lending.held(link) is None
+
+
+def test_a_borrower_that_keeps_its_lease_and_stops_reading_does_not_silence_the_drone(
+        held: tuple[VehicleHub, str]) -> None:
+    from flows.vehicle.link import open_link
+
+    hub, link = held
+    borrowed = open_link(link, VehicleBinding(system_id=1))
+    watch = hub.watch_of("D1")
+    assert watch is not None and borrowed is watch.held and borrowed.leases == 1
+    time.sleep(8.0)  # longer than the hub's silence limit (5 s): nobody reads but the hub
+    assert hub.snapshot()["D1"].status == "ONLINE"
+    borrowed.close()
+    assert watch.held is not None and watch.held.leases == 0
