@@ -89,8 +89,8 @@ class VehicleHub:
                                    heartbeat_timeout_s=self.heartbeat_timeout_s, reopen_after_s=self.reopen_after_s)
                 self._watches[drone_id] = (target, watch)
                 watch.start()
-        for w in stale:
-            w.stop()
+        for w in stale:  # on a request's thread: never wait for a watch to end
+            threading.Thread(target=w.stop, name=f"hub-stop-{w.drone_id}", daemon=True).start()
 
     def world(self, world: World) -> World:
         """``world`` with every drone's status, battery and telemetry time from its vehicle (following it first)."""

@@ -77,7 +77,9 @@ def test_a_talking_vehicle_is_online_with_its_own_battery_and_position_then_offl
         d = live_of(hub, "D1")
         assert d.status == "ONLINE" and d.fault is None and d.view.mode == "STABILIZE" and not d.view.armed
         assert d.position() == {"lat": HOME[0], "lon": HOME[1], "alt_m": 0.0}
+        t0 = time.perf_counter()
         seen = hub.world(world).drone("D1")
+        assert time.perf_counter() - t0 < 0.2  # a request copies values; it never waits on a vehicle
         assert (seen.status, seen.battery_pct) == ("ONLINE", 77.0)  # the vehicle's, not the file's OFFLINE and 10 %
         assert abs((datetime.now(timezone.utc) - seen.last_telemetry_at).total_seconds()) < 3
         assert feed.kinds("D1") == ["fleet.online"]
@@ -148,6 +150,18 @@ def test_each_fault_of_a_link_is_named_and_the_drone_is_offline(case: str, make_
         assert hub.world(bare_world(drones=[drone("D1", link=link, **drone_kw)])).drone("D1").status == "OFFLINE"
         assert until(lambda: feed.kinds("D1") == ["fleet.offline"], 2), feed.events
         assert feed.events[0][2]["fault"]["code"] == want
+
+
+def test_a_changed_link_replaces_the_watch_without_waiting_for_the_old_one(
+        make_hub: Callable[..., VehicleHub]) -> None:
+    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=55.0) as sim:
+        hub = make_hub()
+        hub.follow(bare_world(drones=[drone("D1", link=f"udpout:127.0.0.1:{free_port('udp')}")]))
+        t0 = time.perf_counter()
+        hub.follow(bare_world(drones=[drone("D1", link=sim.address)]))  # `sortie admin link set`, seen by a request
+        assert time.perf_counter() - t0 < 0.2
+        assert until(lambda: live_of(hub, "D1").battery_pct == 55.0, 10)
+        assert live_of(hub, "D1").link == sim.address
 
 
 def test_a_low_battery_is_an_event_once(make_hub: Callable[..., VehicleHub], feed: Feed) -> None:
