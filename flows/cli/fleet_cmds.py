@@ -44,14 +44,25 @@ def render_fleet(d: dict[str, Any]) -> None:
 
 
 @app.command("fleet")
-def fleet_cmd(as_json: JsonOpt = False, world: WorldOpt = None, now: NowOpt = None, as_user: AsOpt = None) -> None:
+def fleet_cmd(
+    publish: Annotated[bool, typer.Option("--publish", help="Also publish the Prefect table artifact fleet.")] = False,
+    as_json: JsonOpt = False, world: WorldOpt = None, now: NowOpt = None, as_user: AsOpt = None,
+) -> None:
     """The drones of your tenants: status, battery, position, mode, last seen — live from the vehicles through a
     server, from the world file when embedded."""
 
     def body() -> dict[str, Any]:
         from flows.authority.choice import authority
 
-        return authority("sortie fleet", as_user=as_user, world=world, now=now).fleet()
+        out = authority("sortie fleet", as_user=as_user, world=world, now=now).fleet()
+        if publish:
+            from flows.authority.prefect_api import prefect_api_url
+            from flows.orchestration.fleet_board import publish_fleet_board
+
+            if not prefect_api_url():
+                raise InvalidArgument("--publish needs PREFECT_API_URL (environment or Prefect profile)")
+            out["artifact_key"] = publish_fleet_board(out)
+        return out
 
     run(body, as_json, render_fleet)
 
