@@ -33,41 +33,43 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from planner.errors import DeviceMismatch
 
 if TYPE_CHECKING:
     from flows.vehicle.binding import VehicleBinding
-    from flows.vehicle.link import VehicleLink
+
+#: ``flows.vehicle.link.VehicleLink`` (not imported: the link module imports this one)
+VehicleLink = Any
 
 __all__ = ["hold", "release", "held", "borrow", "FRESH_S"]
 
 FRESH_S = 2.0  # a vehicle heard within this long is connected: no second wait for its heartbeat
 
 _lock = threading.Lock()
-_held: dict[str, "VehicleLink"] = {}
+_held: dict[str, VehicleLink] = {}
 
 
-def hold(link: "VehicleLink") -> None:
+def hold(link: VehicleLink) -> None:
     """Lend ``link`` to every part that opens its address from now on (until ``release``)."""
     with _lock:
         _held[link.connection] = link
 
 
-def release(link: "VehicleLink") -> None:
+def release(link: VehicleLink) -> None:
     with _lock:
         if _held.get(link.connection) is link:
             del _held[link.connection]
 
 
-def held(connection: str) -> "VehicleLink | None":
+def held(connection: str) -> VehicleLink | None:
     with _lock:
         return _held.get(connection)
 
 
 def borrow(connection: str, binding: "VehicleBinding | None", *, connect: bool, deadline: float | None,
-           streams: Mapping[str, float] | None) -> "VehicleLink | None":
+           streams: Mapping[str, float] | None) -> VehicleLink | None:
     """The held link of ``connection`` with one more lease (connected when ``connect``), or None if none is held."""
     link = held(connection)
     if link is None:
@@ -89,7 +91,7 @@ def borrow(connection: str, binding: "VehicleBinding | None", *, connect: bool, 
     return link
 
 
-def _check_binding(link: "VehicleLink", wanted: "VehicleBinding | None") -> None:
+def _check_binding(link: VehicleLink, wanted: "VehicleBinding | None") -> None:
     if wanted is None:
         return
     have = link.binding
