@@ -45,6 +45,8 @@ BACKOFF_S: Sequence[float] = (1.0, 2.0, 4.0, 8.0, 15.0)
 #: A lent link nobody has read for this long is read by the watch again (a borrower that kept its lease and
 #: stopped reading must not leave the drone OFFLINE while its vehicle talks).
 LENT_QUIET_S = 3.0
+#: How long a stopped watch keeps its link for a part still speaking through it (a follower) before closing it.
+LEASE_WAIT_S = 4 * 3600.0
 
 
 class DroneWatch:
@@ -106,7 +108,10 @@ class DroneWatch:
             try:
                 self._read(link)
             finally:
-                lending.release(link)
+                lending.release(link)  # no new borrower; one still speaking through it (a flight's follower)
+                end = time.monotonic() + LEASE_WAIT_S  # keeps it until it is done (a changed link, a stopped watch)
+                while link.leases > 0 and time.monotonic() < end:
+                    time.sleep(0.5)
                 with self._lock:
                     self.held = None
                 link.close(force=True)

@@ -62,10 +62,9 @@ __all__ = ["create_app", "Caller", "Kit"]  # Caller and Kit: re-exported from fl
 
 @contextlib.asynccontextmanager
 async def _rounds(app: FastAPI) -> AsyncIterator[None]:
-    """The server's own rounds (``flows.server.rounds``: the sweeper) live as long as the app serves."""
-    from flows.server.rounds import start_rounds
-
-    from flows.server.rounds import start_hub
+    """The server's own rounds (``flows.server.rounds``: the sweeper, the vehicle hub) live as long as the app
+    serves."""
+    from flows.server.rounds import start_hub, start_rounds
 
     sweeper = start_rounds(app.state.kit)
     app.state.kit.hub = start_hub(app.state.kit)  # None with --fleet file

@@ -88,6 +88,6 @@ class ServerConfig:
         return PolicyStore(self.home)
 
     def describe(self) -> dict[str, Any]:
-        return {"world": str(self.world), "home": str(self.home), "clock": self.clock.describe(), "sweep_s": self.sweep_s, "fleet": self.fleet,
-                "rules": str(self.rules) if self.rules else None,
+        return {"world": str(self.world), "home": str(self.home), "clock": self.clock.describe(), "sweep_s": self.sweep_s,
+                "fleet": self.fleet, "rules": str(self.rules) if self.rules else None,
                 "policy": self.policy.current().to_dict()}

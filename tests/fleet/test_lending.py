@@ -80,3 +80,21 @@ def test_a_borrower_that_keeps_its_lease_and_stops_reading_does_not_silence_the_
     assert hub.snapshot()["D1"].status == "ONLINE"
     borrowed.close()
     assert watch.held is not None and watch.held.leases == 0
+
+
+def test_a_link_changed_while_lent_stays_open_for_its_borrower_until_it_is_done(
+        held: tuple[VehicleHub, str]) -> None:
+    from flows.vehicle.link import open_link
+
+    hub, link = held
+    borrowed = open_link(link, VehicleBinding(system_id=1))  # say, the follower of a flight
+    hub.follow(bare_world(drones=[drone("D1", link=f"udpout:127.0.0.1:{free_port('udp')}", mavlink_system_id=1)]))
+    time.sleep(1.0)  # the old watch has stopped; its link is no longer lent to newcomers
+    assert lending.held(link) is None
+    rows, vehicle = read_back(borrowed, timeout_s=15)  # still speaks to the vehicle
+    assert vehicle["system"] == 1 and 0 in rows
+    borrowed.close()  # the last lease: now the old link closes
+    end = time.monotonic() + 5
+    while time.monotonic() < end and borrowed.conn.port.fileno() != -1:
+        time.sleep(0.1)
+    assert borrowed.conn.port.fileno() == -1
