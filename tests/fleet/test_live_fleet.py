@@ -116,3 +116,13 @@ def test_the_server_plans_with_the_talking_vehicle_and_its_battery_and_drops_it_
         one.stop()
         if two is not None:
             two.stop()
+
+
+def test_a_server_reading_its_fleet_from_the_file_labels_it_and_the_day_old_file_cannot_plan(tmp_path: Path) -> None:
+    day_old_world(tmp_path / "world")
+    with start_server(tmp_path, "--fleet", "file") as server:
+        out = server.ok("li.wei", "GET", "/v1/fleet")
+        assert out["source"] == "file" and {d["source"] for d in out["drones"]} == {"file"}
+        assert {d["status"] for d in out["drones"]} == {"ONLINE"}  # what the file says, a day late
+        plan = server.plan()
+        assert plan["status"] == "WAITING_RESOURCE", plan  # the freshness rule: nothing has reported for a day
