@@ -28,7 +28,7 @@ from typing import Any
 
 from flows.fleet.live import LiveDrone, live_drone
 from flows.fleet.overlay import live_world
-from flows.fleet.watch import DroneWatch
+from flows.fleet.watch import DroneWatch, HoldTimes
 from flows.vehicle.binding import VehicleBinding, binding_for
 from planner.world.model import Drone, World
 
@@ -52,15 +52,14 @@ class VehicleHub:
 
     def __init__(self, *, now: Callable[[], datetime], links: Callable[[], Mapping[str, str]], key_store: Path,
                  publish: Publish | None = None, silent_after_s: float = 10.0, battery_low_pct: float = 25.0,
-                 heartbeat_timeout_s: float = 5.0, reopen_after_s: float = 30.0) -> None:
+                 times: HoldTimes = HoldTimes()) -> None:
         self.now = now
         self.links = links
         self.key_store = key_store
         self.publish = publish
         self.silent_after_s = silent_after_s
         self.battery_low_pct = battery_low_pct
-        self.heartbeat_timeout_s = heartbeat_timeout_s
-        self.reopen_after_s = reopen_after_s
+        self.times = times
         self._lock = threading.Lock()
         self._watches: dict[str, tuple[Target, DroneWatch]] = {}
         self._said: dict[str, tuple[bool | None, bool]] = {}  # drone → (online announced, battery low announced)
@@ -86,7 +85,7 @@ class VehicleHub:
                 if held is not None:
                     stale.append(held[1])
                 watch = DroneWatch(drone_id, target.link, self._binder(drone), on_change=self._changed,
-                                   heartbeat_timeout_s=self.heartbeat_timeout_s, reopen_after_s=self.reopen_after_s)
+                                   times=self.times)
                 self._watches[drone_id] = (target, watch)
                 watch.start()
         for w in stale:  # on a request's thread: never wait for a watch to end

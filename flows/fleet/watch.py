@@ -21,13 +21,14 @@ evidence, never from the words of an error:
   read for ``LENT_QUIET_S`` (a borrower that stopped reading);
 - heard, then silent: the link is kept (a UDP vehicle that comes back is heard
   on it, and ``VehicleLink`` asks for its streams again after a silence), and
-  reopened after ``reopen_after_s`` (a TCP port whose vehicle restarted).
+  reopened after ``HoldTimes.reopen_after_s`` (a TCP port whose vehicle restarted).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,7 +39,7 @@ from flows.vehicle.link import TELEMETRY, VehicleLink, open_link
 from flows.vehicle.view import VehicleView
 from planner.errors import DeviceMismatch, DeviceUnavailable, SortieError
 
-__all__ = ["DroneWatch", "BACKOFF_S", "LENT_QUIET_S"]
+__all__ = ["DroneWatch", "HoldTimes", "BACKOFF_S", "LENT_QUIET_S"]
 
 #: Seconds between attempts to open a link that failed (the last one repeats).
 BACKOFF_S: Sequence[float] = (1.0, 2.0, 4.0, 8.0, 15.0)
@@ -49,19 +50,26 @@ LENT_QUIET_S = 3.0
 LEASE_WAIT_S = 4 * 3600.0
 
 
+@dataclass(frozen=True)
+class HoldTimes:
+    """How a link is held: the wait for the vehicle's heartbeat when opening, the silence after which the link
+    is reopened, the backoff between failed openings (the last one repeats)."""
+
+    heartbeat_timeout_s: float = 5.0
+    reopen_after_s: float = 30.0
+    backoff_s: tuple[float, ...] = tuple(BACKOFF_S)
+
+
 class DroneWatch:
     """The held link of one drone and what its vehicle last said (thread-safe reads)."""
 
     def __init__(self, drone_id: str, link: str, binding: Callable[[], VehicleBinding], *,
-                 on_change: Callable[["DroneWatch"], None] | None = None, heartbeat_timeout_s: float = 5.0,
-                 reopen_after_s: float = 30.0, backoff_s: Sequence[float] = BACKOFF_S) -> None:
+                 on_change: Callable[["DroneWatch"], None] | None = None, times: HoldTimes = HoldTimes()) -> None:
         self.drone_id = drone_id
         self.link = link
         self._binding = binding
         self._on_change = on_change
-        self.heartbeat_timeout_s = heartbeat_timeout_s
-        self.reopen_after_s = reopen_after_s
-        self.backoff_s = tuple(backoff_s) or (1.0,)
+        self.times = times
         self.opens = 0  # links opened (a reconnection counts)
         self.held: VehicleLink | None = None
         self._view = VehicleView()
@@ -100,7 +108,7 @@ class DroneWatch:
         while not self._stop.is_set():
             link = self._open()
             if link is None:
-                self._wait(self.backoff_s[min(failures, len(self.backoff_s) - 1)])
+                self._wait(self.times.backoff_s[min(failures, len(self.times.backoff_s) - 1)])
                 failures += 1
                 continue
             failures = 0
@@ -124,7 +132,7 @@ class DroneWatch:
             return None
         try:
             link = open_link(self.link, binding, connect=False, streams=TELEMETRY,
-                             heartbeat_timeout_s=self.heartbeat_timeout_s)
+                             heartbeat_timeout_s=self.times.heartbeat_timeout_s)
         except SortieError as exc:
             self._set_fault(Fault("LINK_UNAVAILABLE", exc.message))
             return None
@@ -146,7 +154,7 @@ class DroneWatch:
         return link
 
     def _read(self, link: VehicleLink) -> None:
-        """Read until stopped or silent for ``reopen_after_s`` (then the link is reopened)."""
+        """Read until stopped or silent for ``times.reopen_after_s`` (then the link is reopened)."""
         while not self._stop.is_set():
             last_rx = max(link.seen.values(), default=0.0)
             if link.leases > 0 and time.monotonic() - last_rx < LENT_QUIET_S:
@@ -163,7 +171,7 @@ class DroneWatch:
                 return
             self._saw(link)
             heard = link.seen.get("HEARTBEAT")
-            if heard is None or time.monotonic() - heard > self.reopen_after_s:
+            if heard is None or time.monotonic() - heard > self.times.reopen_after_s:
                 return
 
     def _saw(self, link: VehicleLink) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from flows.fleet.hub import VehicleHub
 from flows.fleet.live import LiveDrone
+from flows.fleet.watch import HoldTimes
 from flows.sim.state import IN_AIR
 from flows.sim.vehicle import SimVehicle
 from flows.vehicle.keys import write_signing_key
@@ -43,7 +44,7 @@ def make_hub(tmp_path: Path, feed: Feed) -> Iterator[Callable[..., VehicleHub]]:
 
     def make(**kw: Any) -> VehicleHub:
         hub = VehicleHub(now=lambda: datetime.now(timezone.utc), links=dict, key_store=tmp_path / "keys",
-                         publish=feed, silent_after_s=1.5, heartbeat_timeout_s=1.0, **kw)
+                         publish=feed, silent_after_s=1.5, times=HoldTimes(heartbeat_timeout_s=1.0), **kw)
         hubs.append(hub)
         return hub
 
