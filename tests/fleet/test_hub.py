@@ -125,13 +125,15 @@ def test_a_vehicle_silent_while_armed_is_offline_as_silent_in_flight(make_hub: C
     assert fault is not None and fault.code == "SILENT_IN_FLIGHT", fault
 
 
-@pytest.mark.parametrize("case", ["other_system", "other_autopilot", "unsigned_vehicle", "nobody", "no_key"])
+@pytest.mark.parametrize("case", ["other_system", "other_autopilot", "unsigned_vehicle", "signed_vehicle", "nobody",
+                                  "no_key"])
 def test_each_fault_of_a_link_is_named_and_the_drone_is_offline(case: str, make_hub: Callable[..., VehicleHub],
                                                                 feed: Feed, tmp_path: Path) -> None:
     sim_kw: dict[str, Any] = {"heartbeat_s": 0.2}
     drone_kw: dict[str, Any] = {}
     want = {"other_system": "DEVICE_MISMATCH", "other_autopilot": "DEVICE_MISMATCH",
-            "unsigned_vehicle": "SIGNING_MISMATCH", "nobody": "LINK_UNAVAILABLE", "no_key": "KEY_UNAVAILABLE"}[case]
+            "unsigned_vehicle": "SIGNING_MISMATCH", "signed_vehicle": "SIGNING_MISMATCH", "nobody": "LINK_UNAVAILABLE",
+            "no_key": "KEY_UNAVAILABLE"}[case]
     if case == "other_system":
         sim_kw["system_id"], drone_kw["mavlink_system_id"] = 7, 1
     if case == "other_autopilot":
@@ -141,8 +143,11 @@ def test_each_fault_of_a_link_is_named_and_the_drone_is_offline(case: str, make_
         drone_kw["signing_key"] = "d1"
     if case == "no_key":
         drone_kw["signing_key"] = "absent"
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", **sim_kw) as sim:
-        link = f"udpout:127.0.0.1:{free_port('udp')}" if case == "nobody" else sim.address
+    ports = ["udpin:127.0.0.1:0"]
+    if case == "signed_vehicle":  # the drone's link on a second port: unsigned requests are dropped there (FACTS.md)
+        sim_kw["signing_key"], ports = bytes(range(1, 33)), ["udpin:127.0.0.1:0", "udpin:127.0.0.1:0"]
+    with SimVehicle(ports, "ardupilot", **sim_kw) as sim:
+        link = f"udpout:127.0.0.1:{free_port('udp')}" if case == "nobody" else sim.addresses[-1]
         hub = make_hub()
         hub.follow(bare_world(drones=[drone("D1", link=link, **drone_kw)]))
         assert until(lambda: live_of(hub, "D1").fault is not None, 8)
