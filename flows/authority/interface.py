@@ -41,6 +41,10 @@ reaches each vehicle at its own record of the link address (a ``link`` for
 ``monitor``, ``reconcile`` or ``launch`` is refused; one for ``dispatch``,
 ``pause``, ``resume`` or ``recall`` must match the record).
 
+``fleet`` is the fleet as the authority knows it: a server's vehicle hub holds
+one link per drone and reports each vehicle's own state (``source: live``); the
+embedded authority holds no links and reports the world file (``source: file``).
+
 A launch is its own step (nothing flies until a ground station launches it):
 ``launch`` checks each vehicle and runs its arm-and-start sequence, as
 ``sortie launch`` and ``POST /v1/drafts/{id}/launch``; a server launches as
@@ -98,6 +102,7 @@ class Authority(Protocol):
     # -- who, what waits
     def whoami(self) -> dict[str, Any]: ...
     def pending(self) -> dict[str, Any]: ...
+    def fleet(self) -> dict[str, Any]: ...
 
     # -- planning and reading
     def plan(self, text: str, *, region_id: str | None = None, area: Any = None,

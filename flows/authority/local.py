@@ -101,6 +101,17 @@ class LocalAuthority(FlightActions):
         return self.g.stamp(pending(user=self.g.actor if self.g.actor_id() else None, world_dir=self.g.world_dir,
                                     now=self.g.now(), policy=self.g.policy, ledger=self.g.ledger))
 
+    def fleet(self) -> dict[str, Any]:
+        """The fleet as the world file says (``source: file``): the embedded mode holds no vehicle links."""
+        from flows.fleet.overlay import fleet_rows
+
+        def work() -> dict[str, Any]:
+            world = load_world_at(self.g.world_dir, strict=self.mode == "server")
+            tenants = user_of(world, self.g.actor_id(), "see the fleet").tenants if self.g.actor_id() else {"*"}
+            return {"drones": fleet_rows(world, None, tenants), "source": "file", "world": world.name}
+
+        return self._audited("fleet", {}, work)
+
     # ------------------------------------------------------------------ planning and reading
 
     def plan(self, text: str, *, region_id: str | None = None, area: Any = None,

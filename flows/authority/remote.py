@@ -49,6 +49,9 @@ class RemoteAuthority:
     def pending(self) -> dict[str, Any]:
         return self.client.pending()
 
+    def fleet(self) -> dict[str, Any]:
+        return self.client.fleet()
+
     # -- planning and reading
 
     def plan(self, text: str, *, region_id: str | None = None, area: Any = None,

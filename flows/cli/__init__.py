@@ -29,6 +29,7 @@ from flows.cli import control_cmds  # noqa: E402,F401
 from flows.cli import launch_cmds  # noqa: E402,F401
 from flows.cli import ledger_cmds  # noqa: E402,F401
 from flows.cli import notify_cmds  # noqa: E402,F401
+from flows.cli import fleet_cmds  # noqa: E402,F401
 from flows.cli.app import app  # noqa: E402
 
 __all__ = ["app", "main"]

@@ -77,6 +77,13 @@ def server_cmd(
         "--sweep-s", help="Seconds between the sweeper's rounds (overdue drafts expire, versions whose run was "
                           "cancelled in Prefect are withdrawn); 0 turns it off."
     )] = 10.0,
+    fleet: Annotated[str, typer.Option(
+        "--fleet", help="live: hold one MAVLink link per drone and take ONLINE, battery and position from the "
+                        "vehicles (default); file: take them from fleet.json (simulations without vehicles)."
+    )] = "live",
+    fleet_silent_s: Annotated[float, typer.Option(
+        "--fleet-silent-s", help="A vehicle with no heartbeat for this many seconds is OFFLINE (with --fleet live)."
+    )] = 10.0,
 ) -> None:
     """Run the authority: the only writer of the ledger; identity, time, world and policy are its own."""
 
@@ -84,9 +91,9 @@ def server_cmd(
         from flows.server.run import make_config, parse_listen, serve
 
         parse_listen(listen)
-        config = make_config(world, home, clock, rules, sweep_s)
+        config = make_config(world, home, clock, rules, sweep_s, fleet=fleet, fleet_silent_s=fleet_silent_s)
         console.print(f"sortie server on http://{listen}  world {config.world}  home {config.home}  "
-                      f"clock {config.clock.describe()}", markup=False, highlight=False)
+                      f"clock {config.clock.describe()}  fleet {config.fleet}", markup=False, highlight=False)
         serve(config, listen)
         return {}
 

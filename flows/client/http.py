@@ -94,6 +94,9 @@ class SortieClient:
     def pending(self) -> dict[str, Any]:
         return self.request("GET", "/v1/pending")
 
+    def fleet(self) -> dict[str, Any]:
+        return self.request("GET", "/v1/fleet")
+
     def show(self, draft_id: str, version: int | None = None) -> dict[str, Any]:
         return self.request("GET", f"/v1/drafts/{draft_id}", params={"version": version})
 

@@ -53,7 +53,7 @@ from flows.server.lanes import Lanes
 from flows.server.limits import TokenLimits
 from flows.server.links import LinkStore
 from flows.server.plan_pool import PlanPool
-from flows.server.routes import admin, decisions, drafts, events, ledger, requests, vehicle
+from flows.server.routes import admin, decisions, drafts, events, fleet, ledger, requests, vehicle
 from flows.server.tokens import TokenStore, claimed_token_id
 from flows.server.totp import TotpStore
 from flows.usecases.actor import Actor
@@ -65,14 +65,15 @@ __all__ = ["create_app", "Caller", "Kit"]  # Caller and Kit: re-exported from fl
 @contextlib.asynccontextmanager
 async def _serving(app: FastAPI) -> AsyncIterator[None]:
     """What lives as long as the app serves: the thread pool sized to the lanes, the server's own rounds
-    (``flows.server.rounds``: the sweeper), the full walk of the ledger, the batched audit of reads."""
+    (``flows.server.rounds``: the sweeper; the vehicle hub), the full walk of the ledger, the batched audit of reads."""
     import anyio.to_thread
 
-    from flows.server.rounds import start_rounds
+    from flows.server.rounds import start_hub, start_rounds
 
     kit: Kit = app.state.kit
     anyio.to_thread.current_default_thread_limiter().total_tokens = kit.lanes.sizes.thread_tokens()
     sweeper = start_rounds(kit)
+    kit.hub = start_hub(kit)  # None with --fleet file
     if kit.config.full_walk:
         kit.integrity.start(kit.ledger, delay_s=kit.config.full_walk_delay_s)
     if kit.plans is not None:
@@ -81,6 +82,8 @@ async def _serving(app: FastAPI) -> AsyncIterator[None]:
         yield
     finally:
         sweeper.stop()
+        if kit.hub is not None:
+            kit.hub.stop()
         if kit.audits is not None:
             kit.audits.close()
         if kit.plans is not None:
@@ -131,7 +134,7 @@ def create_app(config: ServerConfig) -> Any:
         return ctx
 
     kit.Who = Annotated[RequestContext, Depends(context)]
-    for area in (admin, drafts, requests, decisions, vehicle, ledger, events):
+    for area in (admin, drafts, requests, decisions, vehicle, fleet, ledger, events):
         app.include_router(area.router(kit))
 
     def lane_refused(scope: dict[str, Any], exc: TooManyRequests) -> None:

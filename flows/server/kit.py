@@ -87,9 +87,11 @@ class RequestContext:
     @property
     def world(self) -> World:
         """The server's world for this request: the cache's snapshot, taken once (``WORLD_UNAVAILABLE`` if the folder
-        does not load strictly)."""
+        does not load strictly); with the vehicle hub its drones' status, battery and telemetry time are their
+        vehicles'."""
         if self._world is None:
-            self._world = self.kit.worlds.current()
+            world = self.kit.worlds.current()
+            self._world = world if self.kit.hub is None else self.kit.hub.world(world)  # live state is the truth
         return self._world
 
     def user(self, what: str) -> User:
@@ -145,6 +147,7 @@ class Kit:
     limits: TokenLimits = field(default_factory=TokenLimits)
     lanes: Any = None  # flows.server.lanes.Lanes, for the routes that take a lane only around their thread work
     plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
+    hub: Any = None  # the vehicle hub (flows.fleet.hub.VehicleHub) while the server serves with --fleet live
     Who: Any = None  # the Annotated dependency that yields the request's ``RequestContext`` (set by ``api``)
 
     def __post_init__(self) -> None:

@@ -1,4 +1,5 @@
-"""The server's own rounds: the sweeper (``flows.authority.sweeper``) on the server's clock, ledger and policy.
+"""The server's own rounds: the sweeper (``flows.authority.sweeper``) on the server's clock, ledger and policy,
+and the vehicle hub (``flows.fleet.hub``) that holds one link per drone while the server serves.
 
 Why here: the sweeper acts as the authority itself — no caller, no token — so
 it gets the same embedded authority a request gets (``flows.server.kit``),
@@ -21,7 +22,7 @@ from flows.usecases.actor import Actor
 if TYPE_CHECKING:
     from flows.server.kit import Kit
 
-__all__ = ["start_rounds"]
+__all__ = ["start_rounds", "start_hub"]
 
 
 def start_rounds(kit: Kit) -> Sweeper:
@@ -38,3 +39,21 @@ def start_rounds(kit: Kit) -> Sweeper:
         return authority, now, policy.approval_ttl
 
     return Sweeper(make, period_s=kit.config.sweep_s, publish=kit.publish).start()
+
+
+def start_hub(kit: Kit) -> Any:
+    """The server's vehicle hub (``flows.fleet.hub``), following the world it serves from now on; None when the
+    server reads its fleet from the file (``--fleet file``). Its events go on the server's feed."""
+    if kit.config.fleet != "live":
+        return None
+    from flows.fleet.hub import VehicleHub
+    from flows.usecases.common import load_world_at
+    from planner.errors import SortieError
+
+    hub = VehicleHub(now=kit.config.clock.now, links=kit.links.all, key_store=kit.config.home / "keys",
+                     publish=kit.bus.publish, silent_after_s=kit.config.fleet_silent_s)
+    try:
+        hub.follow(load_world_at(kit.config.world, strict=True))
+    except SortieError:
+        pass  # a world that does not load now is refused per request; the hub follows it once it loads
+    return hub

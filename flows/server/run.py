@@ -30,7 +30,8 @@ def parse_listen(listen: str) -> tuple[str, int]:
 
 
 def make_config(world: str | Path, home: str | Path, clock: str | None = None,
-                rules: str | Path | None = None, sweep_s: float = 10.0) -> ServerConfig:
+                rules: str | Path | None = None, sweep_s: float = 10.0, *, fleet: str = "live",
+                fleet_silent_s: float = 10.0) -> ServerConfig:
     """The server's configuration; the world must load strictly now."""
     world_dir = Path(world).expanduser().resolve()
     home_dir = Path(home).expanduser().resolve()
@@ -46,8 +47,13 @@ def make_config(world: str | Path, home: str | Path, clock: str | None = None,
         load_rules(rules_file)  # a rule file that does not load stops the server here, not at the first plan
     if sweep_s < 0:
         raise InvalidArgument(f"--sweep-s {sweep_s}: give a period in seconds, or 0 to turn the sweeper off")
+    if fleet not in ("live", "file"):
+        raise InvalidArgument(f"--fleet {fleet!r}: live (the vehicles say) or file (fleet.json says)")
+    if not 0 < fleet_silent_s <= 300:
+        raise InvalidArgument(f"--fleet-silent-s {fleet_silent_s}: give 0 < seconds <= 300")
     claim_home(home_dir)  # one server per home: a second one stops here (CONFLICT), before it changes anything
-    config = ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start), rules=rules_file, sweep_s=sweep_s)
+    config = ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start), rules=rules_file, sweep_s=sweep_s,
+                          fleet=fleet, fleet_silent_s=fleet_silent_s)
     # So the admin commands on this host check user ids against the server's own world by default.
     (home_dir / "server.json").write_text(json.dumps({"world": str(world_dir)}, indent=1) + "\n", encoding="utf-8")
     return config

@@ -228,15 +228,16 @@ class VehicleController:
 
     def __init__(self, link: Any, options: ControlOptions | None = None, *, binding: VehicleBinding | None = None,
                  streams: Any = None) -> None:
-        from flows.vehicle.link import CONTROL_STREAMS, VehicleLink  # pymavlink: only when a vehicle is commanded
+        from flows.vehicle.link import CONTROL_STREAMS, VehicleLink, open_link  # pymavlink: only when commanded
 
         self.options = options or ControlOptions()
         if isinstance(link, VehicleLink):
             self.link, self._owned = link, False
         else:
-            self.link = VehicleLink(str(link), binding, streams=CONTROL_STREAMS if streams is None else streams,
-                                    heartbeat_timeout_s=self.options.connect_timeout_s,
-                                    stream_ack_s=self.options.stream_ack_s, component_id=CONTROL_COMPONENT_ID)
+            self.link = open_link(str(link), binding, connect=False,
+                                  streams=CONTROL_STREAMS if streams is None else streams,
+                                  heartbeat_timeout_s=self.options.connect_timeout_s,
+                                  stream_ack_s=self.options.stream_ack_s, component_id=CONTROL_COMPONENT_ID)
             self._owned = True
         self.sent: list[dict[str, Any]] = []
         self._acks: list[tuple[float, Any]] = []

@@ -80,7 +80,7 @@ class _Follower:
     def __init__(self, exp: Expectation, opts: MonitorOptions, notify: Callable[[DroneFlight, str, dict[str, Any]], None],
                  recalled: Callable[[], bool] | None = None, *, binding: VehicleBinding | None = None,
                  link: Any = None):
-        from flows.vehicle.link import TELEMETRY, VehicleLink  # pymavlink: only when a flight is actually followed
+        from flows.vehicle.link import TELEMETRY, open_link  # pymavlink: only when a flight is actually followed
 
         self.exp = exp
         self.recalled = recalled or (lambda: False)
@@ -90,7 +90,8 @@ class _Follower:
         if link is not None:
             self.link, self._owned = link, False
         else:
-            self.link = VehicleLink(exp.link, binding, streams=TELEMETRY, component_id=MONITOR_COMPONENT_ID)
+            self.link = open_link(exp.link, binding, connect=False, streams=TELEMETRY,
+                                  component_id=MONITOR_COMPONENT_ID)
             self._owned = True
         self.started_wall = time.monotonic()
         self.last_rx_wall: float | None = None

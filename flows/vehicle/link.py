@@ -30,6 +30,9 @@ SITL, observed"):
 
 Every message of the vehicle updates ``view`` (``flows.vehicle.view``), so a
 part reads the vehicle's own state, never a value it has not sent.
+
+A link held by the server's vehicle hub is lent by ``open_link`` to every part
+that opens the same address (``flows.vehicle.lending``).
 """
 
 from __future__ import annotations
@@ -134,6 +137,7 @@ class VehicleLink:
         self.sent_anything = False  # anything but our heartbeat has gone to the vehicle
         self._subscribers: list[Subscriber] = []
         self._lock = threading.RLock()
+        self.leases = 0  # parts this link is lent to (``flows.vehicle.lending``); its owner does not read meanwhile
         self._last_hello = 0.0
         self._last_rx = 0.0
 
@@ -145,11 +149,22 @@ class VehicleLink:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
+    def close(self, *, force: bool = False) -> None:
+        """Close the socket; a lent link returns one lease instead (its owner closes it with ``force``)."""
+        with self._lock:
+            if self.leases > 0 and not force:
+                self.leases -= 1
+                return
         try:
             self.conn.close()
         except OSError:
             pass
+
+    def lend(self) -> "VehicleLink":
+        """One more part speaks through this link (``flows.vehicle.lending``); its ``close()`` returns the lease."""
+        with self._lock:
+            self.leases += 1
+        return self
 
     @property
     def signed(self) -> bool:
@@ -432,7 +447,15 @@ def open_link(connection: str, binding: VehicleBinding | None = None, *, connect
 
     The one function that opens a MAVLink connection in sortie (see the module
     docstring). On any failure the socket is closed before the error is raised.
+    Where a long-lived owner holds a link to ``connection`` (the server's vehicle
+    hub), that link is lent instead (``flows.vehicle.lending``): no second
+    connection to a vehicle.
     """
+    from flows.vehicle.lending import borrow
+
+    lent = borrow(connection, binding, connect=connect, deadline=deadline, streams=streams)
+    if lent is not None:
+        return lent
     link = VehicleLink(connection, binding, streams=streams, heartbeat_timeout_s=heartbeat_timeout_s,
                        stream_ack_s=stream_ack_s, component_id=component_id)
     if connect:

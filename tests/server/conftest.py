@@ -142,7 +142,8 @@ def start_authority(base: Path, sweep_s: float = 0.0) -> Iterator[Authority]:
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(SORTIE), "server", "--world", str(world), "--home", str(home), "--listen", f"127.0.0.1:{port}",
-             "--clock", CLOCK, "--sweep-s", str(sweep_s)],  # 0: no sweeper, deadlines judged by hand (test_sweeper)
+             "--clock", CLOCK, "--sweep-s", str(sweep_s),  # 0: no sweeper, deadlines judged by hand (test_sweeper)
+             "--fleet", "file"],  # a simulated clock: the file's telemetry (report_in) says who is online
             env=clean_env(), cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:

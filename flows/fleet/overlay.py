@@ -1,0 +1,65 @@
+"""The world as the authority's vehicles describe it: ``live_world`` (world × live state → world) and the fleet
+view (``fleet_rows``). Pure: no clock, no I/O — the hub's values are passed in.
+
+Why a second world and not a second rule: eligibility and the dispatch
+re-check (``rules.eligibility``, the ``drone_available`` and
+``battery_reserve`` rules) judge a ``Drone``'s ``status``, ``battery_pct`` and
+``last_telemetry_at``. In server mode those three come from the vehicle (a
+``LiveDrone``): a drone whose link is configured but silent is OFFLINE
+whatever fleet.json says, its battery is the one the vehicle reports (unknown
+→ 0 %, so an unreported battery never flies), its telemetry time is its last
+heartbeat on the server's clock. A MAINTENANCE drone in the file stays in
+maintenance: that is an operator's hold, not telemetry. Everything else of the
+file (identity, dock, capabilities, energy model, binding) is kept, and so is
+the world's ``snapshot_hash`` (the hash of the folder's files an approval is
+bound to: live state is not a file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from flows.fleet.live import LiveDrone
+from planner.world.model import Drone, World
+
+__all__ = ["live_world", "live_drone_of", "fleet_rows", "file_row"]
+
+
+def live_drone_of(drone: Drone, live: LiveDrone) -> Drone:
+    """``drone`` with the status, battery and telemetry time its vehicle reports."""
+    status = "MAINTENANCE" if drone.status == "MAINTENANCE" else live.status
+    battery = live.battery_pct if live.battery_pct is not None else 0.0
+    seen = live.last_seen if live.last_seen is not None else drone.last_telemetry_at
+    return replace(drone, status=status, battery_pct=float(battery), last_telemetry_at=seen)
+
+
+def live_world(world: World, live: Mapping[str, LiveDrone]) -> World:
+    """The world whose drones say what their vehicles say; a drone the hub does not hold keeps the file's."""
+    drones = tuple(live_drone_of(d, live[d.id]) if d.id in live else d for d in world.drones)
+    return replace(world, drones=drones)
+
+
+def file_row(drone: Drone) -> dict[str, Any]:
+    """A drone as the file describes it (embedded mode, or a server that reads its fleet from the file)."""
+    return {"id": drone.id, "tenant": drone.tenant, "status": drone.status, "battery_pct": drone.battery_pct,
+            "position": None, "mode": None, "armed": None, "last_seen": drone.last_telemetry_at.isoformat(),
+            "source": "file", "fault": None, "dock": drone.dock_id, "autopilot": drone.autopilot}
+
+
+def fleet_rows(world: World, live: Mapping[str, LiveDrone] | None, tenants: Iterable[str]) -> list[dict[str, Any]]:
+    """One row per drone of ``tenants`` ("*": all), sorted by id: live where the hub holds it, else the file's."""
+    seen = set(tenants)
+    rows = []
+    for d in sorted(world.drones, key=lambda d: d.id):
+        if "*" not in seen and d.tenant not in seen:
+            continue
+        if live is None or d.id not in live:
+            rows.append(file_row(d))
+            continue
+        row = {"id": d.id, "tenant": d.tenant, **live[d.id].to_dict(), "dock": d.dock_id, "autopilot": d.autopilot}
+        if d.status == "MAINTENANCE":
+            row["status"] = "MAINTENANCE"
+        rows.append(row)
+    return rows

@@ -1,0 +1,212 @@
+"""One drone's held link: opened by ``open_link`` with the drone's binding, read on its own thread, reopened
+with bounded backoff; what it saw is read by the hub (``flows.fleet.hub``) at any time.
+
+The thread is the only reader that waits on the link; a request never does
+(the hub's ``snapshot`` only copies values under a lock). What can go wrong
+is a named fault (``flows.fleet.live.FAULTS``), decided from the link's own
+evidence, never from the words of an error:
+
+- the socket cannot be opened, or no heartbeat comes → ``LINK_UNAVAILABLE``;
+- another system id, component or autopilot answers → ``DEVICE_MISMATCH``
+  (``VehicleLink.wait_vehicle``: nothing is sent to it);
+- the vehicle answers but pymavlink refused its frames as not signed with the
+  drone's key (``signing.reject_count``), or it signs and ignores this
+  unsigned link's requests (``signing.sig_count`` with no answer) →
+  ``SIGNING_MISMATCH`` (FACTS.md: a signed ArduPilot silently drops unsigned
+  commands and stream requests on every port but SERIAL0);
+- the key cannot be read → ``KEY_UNAVAILABLE``;
+- while the link is lent (``flows.vehicle.lending``: the upload, launch, a
+  command or the follower speaks through it) the watch does not read: the
+  borrower reads, and the watch keeps what the link saw — unless nothing was
+  read for ``LENT_QUIET_S`` (a borrower that stopped reading);
+- heard, then silent: the link is kept (a UDP vehicle that comes back is heard
+  on it, and ``VehicleLink`` asks for its streams again after a silence), and
+  reopened after ``HoldTimes.reopen_after_s`` (a TCP port whose vehicle restarted).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from flows.fleet.live import Fault
+from flows.vehicle import lending
+from flows.vehicle.binding import VehicleBinding
+from flows.vehicle.link import TELEMETRY, VehicleLink, open_link
+from flows.vehicle.view import VehicleView
+from planner.errors import DeviceMismatch, DeviceUnavailable, SortieError
+
+__all__ = ["DroneWatch", "HoldTimes", "BACKOFF_S", "LENT_QUIET_S"]
+
+#: Seconds between attempts to open a link that failed (the last one repeats).
+BACKOFF_S: Sequence[float] = (1.0, 2.0, 4.0, 8.0, 15.0)
+#: A lent link nobody has read for this long is read by the watch again (a borrower that kept its lease and
+#: stopped reading must not leave the drone OFFLINE while its vehicle talks).
+LENT_QUIET_S = 3.0
+#: How long a stopped watch keeps its link for a part still speaking through it (a follower) before closing it.
+LEASE_WAIT_S = 4 * 3600.0
+
+
+@dataclass(frozen=True)
+class HoldTimes:
+    """How a link is held: the wait for the vehicle's heartbeat when opening, the silence after which the link
+    is reopened, the backoff between failed openings (the last one repeats)."""
+
+    heartbeat_timeout_s: float = 5.0
+    reopen_after_s: float = 30.0
+    backoff_s: tuple[float, ...] = tuple(BACKOFF_S)
+
+
+class DroneWatch:
+    """The held link of one drone and what its vehicle last said (thread-safe reads)."""
+
+    def __init__(self, drone_id: str, link: str, binding: Callable[[], VehicleBinding], *,
+                 on_change: Callable[["DroneWatch"], None] | None = None, times: HoldTimes = HoldTimes()) -> None:
+        self.drone_id = drone_id
+        self.link = link
+        self._binding = binding
+        self._on_change = on_change
+        self.times = times
+        self.opens = 0  # links opened (a reconnection counts)
+        self.held: VehicleLink | None = None
+        self._view = VehicleView()
+        self._heard: float | None = None  # monotonic time of the vehicle's last HEARTBEAT
+        self._fault: Fault | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # --- what the hub reads ----------------------------------------------------------------
+
+    def state(self) -> tuple[VehicleView, float | None, Fault | None]:
+        """(view, seconds since the last heartbeat or None if never heard, fault)."""
+        with self._lock:
+            heard = None if self._heard is None else max(0.0, time.monotonic() - self._heard)
+            return self._view, heard, self._fault
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> "DroneWatch":
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=f"hub-{self.drone_id}", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 3.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+            self._thread = None
+
+    # --- the thread ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        failures = 0
+        while not self._stop.is_set():
+            link = self._open()
+            if link is None:
+                self._wait(self.times.backoff_s[min(failures, len(self.times.backoff_s) - 1)])
+                failures += 1
+                continue
+            failures = 0
+            lending.hold(link)  # every part that opens this address now speaks through this link
+            try:
+                self._read(link)
+            finally:
+                lending.release(link)  # no new borrower; one still speaking through it (a flight's follower)
+                end = time.monotonic() + LEASE_WAIT_S  # keeps it until it is done (a changed link, a stopped watch)
+                while link.leases > 0 and time.monotonic() < end:
+                    time.sleep(0.5)
+                with self._lock:
+                    self.held = None
+                link.close(force=True)
+
+    def _open(self) -> VehicleLink | None:
+        try:
+            binding = self._binding()
+        except SortieError as exc:
+            self._set_fault(Fault("KEY_UNAVAILABLE", exc.message))
+            return None
+        try:
+            link = open_link(self.link, binding, connect=False, streams=TELEMETRY,
+                             heartbeat_timeout_s=self.times.heartbeat_timeout_s)
+        except SortieError as exc:
+            self._set_fault(Fault("LINK_UNAVAILABLE", exc.message))
+            return None
+        try:
+            link.connect()
+        except (DeviceMismatch, DeviceUnavailable) as exc:
+            self._set_fault(_classify(link, exc))
+            link.close(force=True)
+            return None
+        except Exception as exc:  # noqa: BLE001 - a socket error of any kind: the thread lives on, the fault is named
+            self._set_fault(Fault("LINK_UNAVAILABLE", f"{type(exc).__name__}: {exc}"))
+            link.close(force=True)
+            return None
+        self.opens += 1
+        with self._lock:
+            self.held = link
+            self._fault = None
+        self._saw(link)
+        return link
+
+    def _read(self, link: VehicleLink) -> None:
+        """Read until stopped or silent for ``times.reopen_after_s`` (then the link is reopened)."""
+        while not self._stop.is_set():
+            last_rx = max(link.seen.values(), default=0.0)
+            if link.leases > 0 and time.monotonic() - last_rx < LENT_QUIET_S:
+                # lent and read: the borrower reads every message (and keeps view/seen), the hub only looks
+                self._stop.wait(0.2)
+                self._saw(link)
+                continue
+            try:
+                if link.leases > 0:
+                    link.pump(1.0)  # a quiet borrower: what queued up meanwhile is read at once
+                else:
+                    link.recv(None, timeout=0.5)
+            except Exception:  # noqa: BLE001 - a broken socket: reopen it
+                return
+            self._saw(link)
+            heard = link.seen.get("HEARTBEAT")
+            if heard is None or time.monotonic() - heard > self.times.reopen_after_s:
+                return
+
+    def _saw(self, link: VehicleLink) -> None:
+        with self._lock:
+            self._view = link.view
+            heard = link.seen.get("HEARTBEAT")
+            if heard is not None:
+                self._heard = heard
+        self._changed()
+
+    def _set_fault(self, fault: Fault) -> None:
+        with self._lock:
+            if fault.code == "LINK_UNAVAILABLE" and self._heard is not None:
+                fault = None  # type: ignore[assignment]  # heard before: it is SILENT (live_drone says how long)
+            self._fault = fault
+        self._changed()
+
+    def _wait(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while not self._stop.is_set() and time.monotonic() < end:
+            self._stop.wait(min(0.5, max(0.0, end - time.monotonic())))
+            self._changed()  # a silence turns into OFFLINE while the link is down, too
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self)
+
+
+def _classify(link: VehicleLink, exc: SortieError) -> Fault:
+    """The fault a failed connect shows, from the link's signing counters and the error's kind."""
+    signing: Any = link.conn.mav.signing
+    if link.signed and signing.reject_count > 0:
+        return Fault("SIGNING_MISMATCH", exc.message)
+    if not link.signed and signing.sig_count > 0 and isinstance(exc, DeviceUnavailable):
+        return Fault("SIGNING_MISMATCH", exc.message)
+    if isinstance(exc, DeviceMismatch):
+        return Fault("DEVICE_MISMATCH", exc.message)
+    return Fault("LINK_UNAVAILABLE", exc.message)
