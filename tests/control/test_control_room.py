@@ -204,7 +204,11 @@ def test_the_recall_deployment_acts_as_the_operator_its_code_proves(room: Room, 
     assert recalling.actor == "chen.jing", recalling
     rows = [(r.command, r.result_code, r.args_redacted.get("identity")) for r in led.audit_rows(limit=500)
             if r.draft_id == d["draft_id"] and r.command.startswith("server.recall")]
-    assert ("server.recall", "OK", "totp") in rows and ("server.recall.totp", "UNAUTHENTICATED", "totp") in rows, rows
+    # a code that did not prove anyone is audited under the caller's token, naming whose code it claimed to be
+    assert ("server.recall", "OK", "totp") in rows and ("server.recall.totp", "UNAUTHENTICATED", "token") in rows, rows
+    refused = [r.args_redacted for r in led.audit_rows(limit=500)
+               if r.draft_id == d["draft_id"] and r.command == "server.recall.totp"]
+    assert refused and all(a.get("code_for") == "chen.jing" for a in refused), refused
     assert ("server.recall", "FORBIDDEN", "token") in rows, rows
 
 

@@ -97,9 +97,14 @@ class Authority:
         fleet = json.loads(path.read_text(encoding="utf-8"))
         for d in fleet["drones"]:
             d["last_telemetry_at"] = now
-        path.write_text(json.dumps(fleet), encoding="utf-8")
+        tmp = path.with_name(".fleet.json.tmp")
+        tmp.write_text(json.dumps(fleet), encoding="utf-8")
+        os.replace(tmp, path)  # the server's world cache never reads half a file
 
     def plan(self, user: str = "li.wei") -> dict[str, Any]:
+        """A plan of the demo request; the drones report first (a session's server clock runs on past the file's
+        telemetry, and a module may plan long after the server started)."""
+        self.report_in()
         r = self.call(user, "POST", "/v1/plan", json={"text": TEXT, "region_id": "region-1001"})
         assert r.status_code == 200, r.text
         d = r.json()
