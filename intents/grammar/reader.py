@@ -33,7 +33,8 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
    ``intents.grammar.lists``, ``intents.grammar.sensor_slips``) or asked, never dropped;
    a word that means two of the fleet's sensors (激光, "laser": lidar or rangefinder),
    an infrared word that is not the thermal camera (近红外, NIR, "IR illuminator") and
-   a short token in a list that is no sensor abbreviation ("rgb, zm and tmr") are asked;
+   a short token in a list that is no sensor abbreviation ("rgb, zm and tmr") are asked; so is a word in the place
+   of equipment with no list around it ("w/ LR", 用LR: ``intents.grammar.equipment``) unless it is a sensor or a slip;
 9. scope: "only X" becomes the caller's named region when ``places`` names X;
    any other restriction ("except the north section", 跳过…那段) is a question,
    because an area cannot be expressed as "the selection minus something";
