@@ -33,7 +33,8 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
    ``intents.grammar.lists``, ``intents.grammar.sensor_slips``) or asked, never dropped;
    a word that means two of the fleet's sensors (激光, "laser": lidar or rangefinder),
    an infrared word that is not the thermal camera (近红外, NIR, "IR illuminator") and
-   a short token in a list that is no sensor abbreviation ("rgb, zm and tmr") are asked;
+   a short token in a list that is no sensor abbreviation ("rgb, zm and tmr") are asked; so is a word in the place
+   of equipment with no list around it ("w/ LR", 用LR: ``intents.grammar.equipment``) unless it is a sensor or a slip;
 9. scope: "only X" becomes the caller's named region when ``places`` names X;
    any other restriction ("except the north section", 跳过…那段) is a question,
    because an area cannot be expressed as "the selection minus something";
@@ -62,8 +63,9 @@ from datetime import datetime
 
 import intents.grammar.vocabulary as V
 from intents.grammar.asking import compose, missing_items
+from intents.grammar.equipment import equipment_items
 from intents.grammar.heights import HeightReading
-from intents.grammar.lists import list_items, short_items
+from intents.grammar.lists import ListItem, list_items, short_items
 from intents.grammar.missions import MissionSpan, read_missions
 from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
@@ -287,7 +289,7 @@ class _Reader(HeightReading):
         hits = sorted(hits)
         for _ in range(4):
             new = []
-            for item in list_items(text, self._with_suffix(text, hits)):
+            for item in list_items(text, self._with_suffix(text, hits)) + equipment_items(text):  # "with lidr" too
                 meant = sensor_meant(text[item.start : item.end])
                 if meant is not None and not any(item.start < e and s < item.end for s, e, _ in hits + new):
                     new.append((item.start + meant[0], item.end, meant[1]))
@@ -315,13 +317,18 @@ class _Reader(HeightReading):
         sensor the reader does not know is asked about, never dropped. What the residual step would ask about anyway
         (a number, a unit, a time word) is left to it, with its own question; a sensor word ("multispec") is asked here."""
         view = self.scan.view()
-        for item in list_items(view, spans):
+        slots = {(item.start, item.end) for item in equipment_items(view, frozenset(s for s, _ in spans))}  # "w/ LR", 用LR: no list around it
+        for item in list_items(view, spans) + [ListItem(s, e, sure=True) for s, e in sorted(slots)]:
             s, e = item.start, item.end
             piece = view[s:e]
             if not item.sure or not self.scan.is_open(s, e):
                 continue
             if re.search(r"\d", piece) or any(rx.search(piece) for kind, rx, _, _ in V.RESIDUAL_RX if kind != "sensor"):
                 continue  # a number, a unit, a time word: the residual step asks with its own question
+            if (s, e) in slots:
+                self.ask("sensor", s, e, "this is said where equipment goes but is no sensor the reader knows; which sensor is"
+                         " meant, if any?", "这里说的是要带的设备，但不是已知的传感器；指的是哪种传感器（如果有）？")
+                continue
             self.ask("sensor", s, e, "this is listed with the sensors but is none the reader knows; which sensor is meant?",
                      "这里和传感器列在一起，但不是已知的传感器，指的是哪种传感器？")
 

@@ -133,7 +133,7 @@ MAPPING = _rx(
     r"|\bortho\w*|\bphotogrammetry\b|\b3d model\w*|\bdigital twin\b|\bcover (?:the )?(?:whole|entire)\b"
 )
 SURVEY = _rx(
-    r"扫一遍|扫一下|扫描|扫一圈|航拍|拍一遍|测量|测一遍|测一下|\bsurvey\w*|\bsurvay\w*|\bservey\w*|\bscan(?:s|ning)?\b"
+    r"扫一遍|扫一下|扫描(?!仪)|扫一圈|航拍|拍一遍|测量|测一遍|测一下|\bsurvey\w*|\bsurvay\w*|\bservey\w*|\bscan(?:s|ning)?\b"
     r"|\baerial (?:photos?|images?|imagery|shots?)\b|\bgrid\b|\b(?:pass|fly|flight) over\b|\boverfly\b|\bflyover\b"
 )
 INSPECT = _rx(
@@ -264,8 +264,9 @@ SENSOR_PATTERNS: list[tuple[Sensor, str]] = [
     (Sensor.LIDAR, r"激光雷达|激光扫描|点云|\blidar\b|\bli-dar\b|\blaser scan\w*"),
     (
         Sensor.THERMAL_CAMERA,
-        r"热成像|热成象|热成相|热呈像|热程像|热像|热红外|红外|热感|热力图|\bthermal\w*|\bthermla\b|\bthemal\b|\btermal\b|\bthremal\b"
-        r"|\binfra-?red\b|\bir\b|\bflir\b|\bheat camera\b",
+        r"热成像|热成象|热成相|热呈像|热程像|热像|热红外|长波红外|红外|热感|热力图|\bthermal\w*|\bthermla\b|\bthemal\b|\btermal\b|\bthremal\b"
+        r"|\binfra-?red\b|\bir\b|\bflir\b|\bheat cam(?:era)?s?\b|\btir\b|\blwir\b|\bthermograph\w*"
+    r"|\blong[- ]?wave (?:infra-?red|ir)\b",  # thermal / long-wave infrared: the band the fleet's thermal cameras image
     ),
     (Sensor.ZOOM_CAMERA, r"变焦|变交|变蕉|便焦|边焦|变角相机|长焦|常焦|\bzoom\w*|\btelephoto\b"),  # and IME slips of 变焦/长焦
     (
@@ -280,10 +281,12 @@ SENSOR_PATTERNS: list[tuple[Sensor, str]] = [
 # rangefinder", "laser scanner") are read above. "IR", 红外 and "infrared" stay read: the fleet's one infrared sensor is
 # the thermal camera (``Sensor`` has no near-infrared payload). "camera"/"cam" alone is asked by the residual step.
 SENSOR_AMBIGUOUS = _rx(r"激光(?!雷|测|侧|扫描|点云)|\blasers?\b(?!\s*(?:-\s*)?(?:rang\w*|scan\w*|distance\w*|measur\w*))")
-# An infrared word that is not the thermal camera: near- or short-wave infrared, an infrared light. The fleet has none of
+# An infrared word that is not the thermal camera: near-, short- or mid-wave infrared (MWIR is a cooled camera; the
+# fleet's thermal cameras image the long-wave band, TIR/LWIR, read above), an infrared light. The fleet has none of
 # them, and reading them as "thermal" would plan with the wrong sensor; asked, and kept from the thermal pattern.
 SENSOR_NOT_THERMAL = _rx(
-    r"近红外|短波红外|红外(?:补光|照明|灯|射灯|探照)\w?|\b(?:near|short[- ]?wave)[- ]?(?:infra-?red|ir)\b|\bs?nir\b|\bswir\b"
+    r"近红外|短波红外|中波红外|红外(?:补光|照明|灯|射灯|探照)\w?|\b(?:near|short[- ]?wave|mid[- ]?wave)[- ]?(?:infra-?red|ir)\b"
+    r"|\bs?nir\b|\bswir\b|\bmwir\b"
     r"|\b(?:ir|infra-?red)[- ]?(?:illuminat\w*|lights?|lamps?|flood\w*|spot\s?lights?|led\w*|beams?)"
 )
 SENSOR_NOT_THERMAL_QUESTION = (

@@ -99,6 +99,8 @@ def repairs(text: str) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     for m in _WORD.finditer(text):
         meant = _meant(m.group(0))
+        if meant == "with" and text[m.end() : m.end() + 1].isalnum():
+            meant = "with "  # "w/LR", "w/thermal": a word of its own after "with", not "withthermal"
         if meant is not None:
             found.append((m.start(), m.end(), meant))
     return found
