@@ -8,7 +8,9 @@
   flow parameters and environment alike.
 - otherwise: ``LocalAuthority`` on ``SORTIE_HOME``'s ledger, opened once here,
   the identity *asserted* (``--as``/``SORTIE_USER``), the local policy
-  (``SORTIE_FOUR_EYES``), waking waiting Prefect runs itself.
+  (``SORTIE_FOUR_EYES``), waking waiting Prefect runs itself; with ``hub``
+  (a ``flows.fleet.hub.VehicleHub``: ``sortie demo``'s) it judges the fleet
+  by what the vehicles report, as ``sortie server`` does.
 
 The CLI audits each command in the embedded mode (``audit_by="command"``);
 the Prefect flows leave that to the use cases and the approval gate.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from flows.authority.grounds import Grounds, local_policy
 from flows.authority.interface import Authority
@@ -39,7 +41,7 @@ _OPTION = {"cli": ("--as", "--world", "--now", "--rules"), "prefect": ("as_user"
 
 def authority(command: str, *, as_user: str | None = None, world: str | Path | None = None,
               now: str | datetime | None = None, rules: str | Path | None = None, home: Path | None = None,
-              caller: Caller = "cli") -> Authority:
+              caller: Caller = "cli", hub: Any = None) -> Authority:
     """The authority for one command or task (see the module doc); ``command`` names it in a refusal."""
     url = None if home is not None else server_url()
     if url is not None:
@@ -59,5 +61,5 @@ def authority(command: str, *, as_user: str | None = None, world: str | Path | N
     who = as_user or os.environ.get("SORTIE_USER") or None
     return LocalAuthority(Grounds(
         ledger=ledger, actor=Actor(who) if who else None, now_given=now, world_dir=world, rules=rules,
-        policy=local_policy(), waker=Waker(), audit_by="command" if caller == "cli" else "use case",
+        policy=local_policy(), waker=Waker(), audit_by="command" if caller == "cli" else "use case", hub=hub,
     ))

@@ -58,6 +58,9 @@ class Grounds:
     flight's events — where ``now_given`` is only the moment the call arrived.
     ``checks_visibility``: whether a read checks the actor's tenants itself (the server's request context
     checked them already, on its one read of the draft).
+    ``hub``: a vehicle hub (``flows.fleet.hub.VehicleHub``) whose live state this authority judges its fleet by
+    — ``sortie demo``'s, holding one link per simulated drone; None: the world file's telemetry (``sortie
+    server``'s request context overlays the world with its own hub before the call).
     """
 
     ledger: Ledger
@@ -71,6 +74,7 @@ class Grounds:
     checks_visibility: bool = True
     evidence: Mapping[str, Any] = field(default_factory=dict)
     clock: Callable[[], datetime] | None = None
+    hub: Any = None
 
     def now(self) -> datetime:
         """The authority's time for a stamp or a rule (a bad ``--now`` is ``INVALID_ARGUMENT`` here, audited)."""

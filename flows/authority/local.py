@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,9 @@ from flows.authority.grounds import Grounds
 from flows.authority.interface import Anchors, Relay
 from flows.authority.local_flight import FlightActions
 from flows.usecases import decisions, planning, reading
+from flows.context import resolve_world_dir
 from flows.usecases.actor import Actor
-from flows.usecases.common import load_world_at, user_of
+from flows.usecases.common import load_world_at, pinned_world, user_of
 from planner.errors import LedgerUnavailable, ServerUnavailable, SortieError
 
 __all__ = ["LocalAuthority"]
@@ -45,14 +47,27 @@ class LocalAuthority(FlightActions):
 
     # ------------------------------------------------------------------ plumbing
 
+    @contextmanager
+    def _fleet_seen(self) -> Iterator[None]:
+        """With a vehicle hub (``Grounds.hub``), every use case of this call sees one world whose drones say what
+        their vehicles say (``VehicleHub.world``, as a server request's world does); without one, the file's."""
+        if self.g.hub is None:
+            yield
+            return
+        world = self.g.hub.world(load_world_at(self.g.world_dir, strict=self.mode == "server"))
+        with pinned_world(resolve_world_dir(self.g.world_dir), world):
+            yield
+
     def _audited(self, command: str, args: Mapping[str, Any], work: Callable[[], dict[str, Any]],
                  actor: Actor | None = None) -> dict[str, Any]:
         """Run one action; with ``audit_by="command"`` write its audit row (mode, identity), whatever the outcome."""
         if self.g.audit_by != "command":
-            return self.g.stamp(work(), actor)
+            with self._fleet_seen():
+                return self.g.stamp(work(), actor)
         started, t0, code, message = datetime.now(timezone.utc), time.perf_counter(), "OK", None
         try:
-            return self.g.stamp(work(), actor)
+            with self._fleet_seen():
+                return self.g.stamp(work(), actor)
         except SortieError as exc:
             code, message = exc.code, exc.message
             raise
@@ -102,13 +117,16 @@ class LocalAuthority(FlightActions):
                                     now=self.g.now(), policy=self.g.policy, ledger=self.g.ledger))
 
     def fleet(self) -> dict[str, Any]:
-        """The fleet as the world file says (``source: file``): the embedded mode holds no vehicle links."""
+        """The fleet as this authority judges it: live from its vehicle hub (``source: live``, the server route's
+        rows), else as the world file says (``source: file``: the embedded mode holds no vehicle links)."""
         from flows.fleet.overlay import fleet_rows
 
         def work() -> dict[str, Any]:
-            world = load_world_at(self.g.world_dir, strict=self.mode == "server")
+            world = load_world_at(self.g.world_dir, strict=self.mode == "server")  # (with a hub: followed, pinned)
             tenants = user_of(world, self.g.actor_id(), "see the fleet").tenants if self.g.actor_id() else {"*"}
-            return {"drones": fleet_rows(world, None, tenants), "source": "file", "world": world.name}
+            live = None if self.g.hub is None else self.g.hub.snapshot()
+            return {"drones": fleet_rows(world, live, tenants), "source": "file" if live is None else "live",
+                    "world": world.name}
 
         return self._audited("fleet", {}, work)
 

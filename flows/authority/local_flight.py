@@ -2,7 +2,8 @@
 
 A part of ``LocalAuthority`` (``flows.authority.local``) in a module of its
 own so each stays readable in one sitting; it works on the same ``Grounds``
-(``self.g``). Every action reaches the vehicles at the link the caller gives
+(``self.g``), and with a vehicle hub every action sees the fleet as its
+vehicles report it (``LocalAuthority._fleet_seen``). Every action reaches the vehicles at the link the caller gives
 (the embedded mode: ``--link`` or the dispatch's), which for ``sortie
 server`` is always its own record of each drone's address.
 """
@@ -17,6 +18,7 @@ from flows.usecases import control, dispatching
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from contextlib import AbstractContextManager
 
     from flows.authority.grounds import Grounds
 
@@ -31,6 +33,8 @@ class FlightActions:
     if TYPE_CHECKING:  # LocalAuthority's: one audit row per command where the caller wants one
         def _audited(self, command: str, args: Mapping[str, Any], work: Callable[[], dict[str, Any]],
                      actor: Any = None) -> dict[str, Any]: ...
+
+        def _fleet_seen(self) -> AbstractContextManager[None]: ...
 
     def dispatch_refusal(self, draft_id: str, version: int, user: str | None, *,
                          approving: bool = False) -> str | None:
@@ -65,8 +69,9 @@ class FlightActions:
         """Read the vehicle(s) of an unsettled dispatch back and record what they hold; never re-sends."""
         from flows.integrity.reconcile import reconcile
 
-        return self.g.stamp(reconcile(draft_id, actor=self.g.acting().id, now=self.g.now(), link=link,
-                                      world_dir=self.g.world_dir, timeout_s=timeout_s, ledger=self.g.ledger))
+        with self._fleet_seen():
+            return self.g.stamp(reconcile(draft_id, actor=self.g.acting().id, now=self.g.now(), link=link,
+                                          world_dir=self.g.world_dir, timeout_s=timeout_s, ledger=self.g.ledger))
 
     def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
                on_behalf_of: str | None = None) -> dict[str, Any]:
@@ -76,9 +81,11 @@ class FlightActions:
         from flows.vehicle.launch import LaunchOptions
 
         who = self.g.acting(on_behalf_of)
-        return self.g.stamp(launch(draft_id, version, actor=who, now=self.g.now(), ledger=self.g.ledger, link=link,
-                                   world_dir=self.g.world_dir, options=LaunchOptions(prearm_wait_s=prearm_wait_s),
-                                   audit=self.g.audit_by != "caller").to_dict(), who)
+        with self._fleet_seen():
+            return self.g.stamp(launch(draft_id, version, actor=who, now=self.g.now(), ledger=self.g.ledger,
+                                       link=link, world_dir=self.g.world_dir,
+                                       options=LaunchOptions(prearm_wait_s=prearm_wait_s),
+                                       audit=self.g.audit_by != "caller").to_dict(), who)
 
     def monitor(self, draft_id: str, version: int | None = None, *, request: MonitorRequest = MonitorRequest(),
                 link: Links = None, on_behalf_of: str | None = None,
@@ -98,10 +105,11 @@ class FlightActions:
         if launch_as:
             from flows.usecases.flying import launch_and_follow
 
-            launched, result = launch_and_follow(
-                draft_id, version, launch_as=launch_as, ledger=self.g.ledger, now=self.g.fixed_now(), actor=actor,
-                options=opts, world_dir=self.g.world_dir, link=link, clock=self.g.clock, on_update=on_update,
-                on_launched=on_launched)
+            with self._fleet_seen():
+                launched, result = launch_and_follow(
+                    draft_id, version, launch_as=launch_as, ledger=self.g.ledger, now=self.g.fixed_now(),
+                    actor=actor, options=opts, world_dir=self.g.world_dir, link=link, clock=self.g.clock,
+                    on_update=on_update, on_launched=on_launched)
             return self.g.stamp(result.to_dict() | {"launch": launched})
         result = monitor_mission(draft_id, version, link=link, actor=actor, now=self.g.fixed_now(), options=opts,
                                  on_update=on_update, ledger=self.g.ledger, clock=self.g.clock)
@@ -111,8 +119,10 @@ class FlightActions:
         """One flight control as the actor, or as the relayed operator (asserted here, like every local identity)."""
         act = getattr(control, action)
         who = self.g.acting(relay.user if relay is not None else None)
-        return self.g.stamp(act(self.g.ledger, draft_id, kw.pop("version"), actor=who, now=self.g.now(),
-                                world_dir=self.g.world_dir, audit=self.g.audit_by != "caller", **kw).to_dict(), who)
+        with self._fleet_seen():
+            return self.g.stamp(act(self.g.ledger, draft_id, kw.pop("version"), actor=who, now=self.g.now(),
+                                    world_dir=self.g.world_dir, audit=self.g.audit_by != "caller", **kw).to_dict(),
+                                who)
 
     def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
               link: Links = None, relay: Relay | None = None, force: bool = False) -> dict[str, Any]:

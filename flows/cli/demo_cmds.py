@@ -1,16 +1,19 @@
 """``sortie demo``: the whole path on the demo world in a fresh folder, offline, in-process.
 
-plan → findings and map → approve → dispatch to built-in vehicle simulators →
-launch (pre-flight checks, then the autopilot's own arm-and-start sequence: the
-simulators, like real autopilots, wait on the ground until then) → fly and
-monitor → report. It asks the embedded authority (``flows.authority``) on a
-home of its own, whatever ``SORTIE_SERVER`` says; every result says
-``"mode": "local"``.
+the fleet → plan → findings and map → approve → dispatch → launch (pre-flight
+checks, then the autopilot's own arm-and-start sequence: the simulators, like
+real autopilots, wait on the ground until then) → fly and monitor → report.
+It asks the embedded authority (``flows.authority``) on a home of its own,
+whatever ``SORTIE_SERVER`` says; every result says ``"mode": "local"``.
+
+The fleet is live, as in ``sortie server``: one simulated vehicle per drone of
+the demo's world copy, and a vehicle hub whose state the authority plans,
+dispatches, launches and follows by (``flows.cli.demo_fleet``): status,
+battery and telemetry time come from the vehicles, never from a rewritten file.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flows.cli.app import AsOpt, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
+from flows.cli.demo_fleet import DemoFleet, start_demo_fleet, vehicle_options
 from flows.cli.render import render_dispatch, render_draft, render_launch, render_log
 from flows.context import DEMO_WORLD_DIR, load_world_at, resolve_now, resolve_world_dir, sortie_home
 from planner.errors import InvalidArgument, SortieError
@@ -60,51 +64,16 @@ def _demo_users(world_dir: Path, tenant: str) -> tuple[str, str]:
     return planner, approver
 
 
-def _report_in(world_dir: Path, draft: dict[str, Any], when: datetime) -> list[str]:
-    """The demo's vehicles are live: stamp their telemetry time in the demo's own copy of the world.
-
-    Dispatch re-checks telemetry freshness on a fresh snapshot; in the field the
-    fleet feed does this, in the demo the simulated vehicles stand in for it.
-    """
-    path = world_dir / "fleet.json"
-    fleet = json.loads(path.read_text(encoding="utf-8"))
-    drones = sorted({s["drone"] for s in draft["sorties"]})
-    for d in fleet["drones"]:
-        if d["id"] in drones:
-            d["last_telemetry_at"] = when.isoformat()
-    path.write_text(json.dumps(fleet, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    return drones
-
-
-def _start_simulators(summary: dict[str, Any], world_dir: Path) -> tuple[list[Any], dict[str, str]]:
-    """One simulated vehicle per drone of the plan (first sorties), each on a loopback port the OS picks."""
-    from flows.sim.vehicle import SimVehicle
-
-    world = load_world_at(world_dir)
-    sims: list[Any] = []
-    links: dict[str, str] = {}
-    for drone_id in sorted({s["drone"] for s in summary["sorties"]}):
-        drone = world.drone(drone_id)
-        dock = world.dock(drone.dock_id)
-        # a vehicle boots (an upload in its first seconds is refused with NO_SPACE) and passes its pre-arm checks
-        # a few seconds later, as ArduCopter does; the demo's dispatch and launch wait for both as they must
-        sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
-                         boot_s=2.0, prearm_s=4.0)
-        sims.append(sim.start())
-        links[drone_id] = sim.address  # bound by the simulator itself: no pick-then-bind race
-    return sims, links
-
-
-def _demo_fly(a: Authority, draft: dict[str, Any], sims: list[Any], actor: str, when: datetime, say: Any,
+def _demo_fly(a: Authority, draft: dict[str, Any], fleet: DemoFleet, actor: str, when: datetime, say: Any,
               as_json: bool, recall_at: int | None = None) -> dict[str, Any]:
-    """Steps 4 and 5 of the demo, asked of the authority ``a``: the launch (``sortie launch``'s use case:
+    """Steps 5 and 6 of the demo, asked of the authority ``a``: the launch (``sortie launch``'s use case:
     pre-flight checks from each vehicle, then its arm-and-start sequence), then the flight in simulated time
     while the monitor follows it through the same link, and the report; with ``recall_at`` the mission is
     recalled (``sortie recall``'s use case) once that many items were reached."""
     from flows.sim.fly import attach_flights
     from flows.sim.recall_at import RecallAt
 
-    say(f"[bold]4. launch[/] as {actor}: pre-flight checks from each vehicle, then its own arm-and-start sequence",
+    say(f"[bold]5. launch[/] as {actor}: pre-flight checks from each vehicle, then its own arm-and-start sequence",
         highlight=False)
     recaller = None if not recall_at else RecallAt(draft["draft_id"], recall_at, actor=actor, now=when,
                                                   say=lambda text: say(text, markup=False, highlight=False))
@@ -116,9 +85,11 @@ def _demo_fly(a: Authority, draft: dict[str, Any], sims: list[Any], actor: str, 
                     highlight=False)
             else:
                 render_launch(result)
-        say("[bold]5. fly and monitor[/] (simulated time, 100× faster)", highlight=False)
+        say("[bold]6. fly and monitor[/] (simulated time, 100× faster)", highlight=False)
 
-    attach_flights(draft["draft_id"], draft["version"], sims, speedup=100.0)  # they wait on the ground for the launch
+    flying = {s["drone"]: fleet.sims[s["drone"]] for s in draft["sorties"] if s["drone"] in fleet.sims}
+    # they wait on the ground for the launch, each from the charge its vehicle reports
+    attach_flights(draft["draft_id"], draft["version"], flying, speedup=100.0, charge_pct=fleet.charges())
     with err_console.status("launching and flying…", spinner="dots") if not as_json else _null():
         mon = a.monitor(draft["draft_id"], draft["version"], launch_as=actor, on_update=recaller,
                         on_launched=launched)
@@ -140,30 +111,58 @@ def demo_cmd(
     recall_at: Annotated[
         int | None, typer.Option("--recall-at", min=1, help="Recall the mission (RTL) once N items were reached.")
     ] = None,
+    vehicle_battery: Annotated[list[str] | None, typer.Option(
+        "--vehicle-battery", metavar="DRONE=PCT",
+        help="The simulated vehicle of DRONE reports PCT % instead of fleet.json's battery (repeatable).")] = None,
+    vehicle_off: Annotated[list[str] | None, typer.Option(
+        "--vehicle-off", metavar="DRONE", help="The simulated vehicle of DRONE is switched off (repeatable).")] = None,
 ) -> None:
-    """The whole path on the demo world in a fresh folder: plan → findings and map → approve → dispatch → launch →
-    fly and monitor → log → report."""
+    """The whole path on the demo world in a fresh folder, its fleet live from simulated vehicles: fleet → plan →
+    findings and map → approve → dispatch → launch → fly and monitor → log → report."""
 
     def body() -> dict[str, Any]:
-        from flows.authority.choice import authority
-
+        source = resolve_world_dir(world) if world else DEMO_WORLD_DIR
+        when = resolve_now(now or os.environ.get("SORTIE_NOW") or DEMO_NOW)
+        charges, off = vehicle_options(vehicle_battery, vehicle_off, load_world_at(source))
         base = sortie_home()
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
         home = base / "demo" / f"{stamp}-{os.getpid()}"
         home.mkdir(parents=True, exist_ok=False)
         os.environ["SORTIE_HOME"] = str(home)
-        world_dir = home / "world"  # a private copy: the demo's vehicles update their telemetry in it
-        shutil.copytree(resolve_world_dir(world) if world else DEMO_WORLD_DIR, world_dir)
-        when = resolve_now(now or os.environ.get("SORTIE_NOW") or DEMO_NOW)
-        region_tenant = load_world_at(world_dir).region(DEMO_REGION).tenant
-        planner, approver = _demo_users(world_dir, region_tenant)
-        # the embedded authority on the demo's own home, whatever SORTIE_SERVER says: one per person acting
-        as_planner, as_approver = (authority("sortie demo", as_user=who, world=world_dir, now=when, home=home)
-                                   for who in (planner, approver))
-        steps: list[dict[str, Any]] = []
+        world_dir = home / "world"  # a private copy: the demo's ledger names it; nothing rewrites it
+        shutil.copytree(source, world_dir)
+        the_world = load_world_at(world_dir)
+        planner, approver = _demo_users(world_dir, the_world.region(DEMO_REGION).tenant)
         say = (lambda *a, **k: None) if as_json else console.print
+        # the fleet first: one simulated vehicle per drone, one held link per drone, on the authority's clock
+        # (the demo's fixed time: its weather and airspace samples are for it), never the wall clock
+        fleet = start_demo_fleet(the_world, home, now=lambda: when, battery_pct=charges, off=off)
+        try:
+            return _demo_steps(fleet, home, world_dir, when, planner, approver, say)
+        finally:
+            fleet.stop()
 
-        say(f"[bold]1. plan[/] as {planner}: {DEMO_TEXT} ({DEMO_REGION}, now {when.isoformat()})", highlight=False)
+    def _demo_steps(fleet: DemoFleet, home: Path, world_dir: Path, when: datetime, planner: str, approver: str,
+                    say: Any) -> dict[str, Any]:
+        from flows.authority.choice import authority
+        from flows.cli.fleet_cmds import render_fleet
+
+        # the embedded authority on the demo's own home, whatever SORTIE_SERVER says: one per person acting, both
+        # judging the fleet by the one hub
+        as_planner, as_approver = (authority("sortie demo", as_user=who, world=world_dir, now=when, home=home,
+                                             hub=fleet.hub) for who in (planner, approver))
+        steps: list[dict[str, Any]] = []
+
+        say(f"[bold]1. the fleet[/] as {planner} sees it: one simulated vehicle per drone, live over MAVLink on "
+            "127.0.0.1", highlight=False)
+        with err_console.status("waiting for the vehicles…", spinner="dots") if not as_json else _null():
+            fleet.ready()
+        seen = as_planner.fleet()
+        steps.append({"step": "fleet", "result": seen})
+        if not as_json:
+            render_fleet(seen)
+
+        say(f"[bold]2. plan[/] as {planner}: {DEMO_TEXT} ({DEMO_REGION}, now {when.isoformat()})", highlight=False)
         with err_console.status("planning…", spinner="dots") if not as_json else _null():
             draft = as_planner.plan(DEMO_TEXT, region_id=DEMO_REGION)
         steps.append({"step": "plan", "draft": draft})
@@ -171,65 +170,55 @@ def demo_cmd(
             render_draft(draft)
         if draft["status"] != "DRAFT" or draft["verdict"] == "block":
             say(f"the draft is {draft['status']} ({draft['verdict']}): nothing to approve", highlight=False)
-            return {"home": str(home), "steps": steps, "outcome": draft["status"]}
+            return {"home": str(home), "steps": steps, "outcome": draft["status"], "mode": "local",
+                    "identity": "asserted"}
         say(f"map picture: {draft['files'].get('map', '–')}", markup=False, highlight=False)
 
-        say(f"[bold]2. approve[/] as {approver}", highlight=False)
+        say(f"[bold]3. approve[/] as {approver}", highlight=False)
         approved = as_approver.approve(draft["draft_id"], draft["version"], plan_hash=draft["plan_hash"],
                                        comment="demo approval")
         steps.append({"step": "approve", "status": approved["status"]})
         say(f"draft is {approved['status']}", highlight=False)
 
-        say("[bold]3. dispatch[/]", highlight=False)
-        sims = None if dry_run else _start_simulators(draft, world_dir)
-        fresh = _report_in(world_dir, draft, when)
-        say(f"the demo's vehicles report in: telemetry of {', '.join(fresh)} at {when.isoformat()}", markup=False,
-            highlight=False)
-        try:
-            if sims is None:
-                if not dry_run:
-                    say("(no vehicle simulator in this build: dry run)", highlight=False)
-                result = as_approver.dispatch(draft["draft_id"], draft["version"], dry_run=True)
-            else:
-                links = sims[1]
-                say(f"to the built-in vehicle simulator: {', '.join(f'{k} {v}' for k, v in links.items())}",
-                    highlight=False)
-                with err_console.status("uploading…", spinner="dots") if not as_json else _null():
-                    result = as_approver.dispatch(draft["draft_id"], draft["version"],
-                                                  link=links if len(links) > 1 else next(iter(links.values())))
-                if not as_json:
-                    render_dispatch(result)
-                if result["status"] == "ACKED":
-                    flown = _demo_fly(as_approver, draft, sims[0], approver, when, say, as_json, recall_at)
-                    steps.append({"step": "dispatch", "result": result})
-                    steps.append({"step": "launch", "result": flown.get("launch")})
-                    if flown.get("recall") is not None:
-                        steps.append({"step": "recall", "result": flown["recall"]})
-                    steps.append({"step": "monitor", "result": flown["monitor"]})
-                    steps.append({"step": "report", "files": flown["report"]["files"]})
-        finally:
-            if sims is not None:
-                for sim in sims[0]:
-                    sim.stop()
-        if not any(st["step"] == "dispatch" for st in steps):
+        say("[bold]4. dispatch[/]", highlight=False)
+        links = {d: fleet.links[d] for d in sorted({s["drone"] for s in draft["sorties"]})}
+        if dry_run:
+            result = as_approver.dispatch(draft["draft_id"], draft["version"], dry_run=True,
+                                          link=links if len(links) > 1 else next(iter(links.values())))
             steps.append({"step": "dispatch", "result": result})
-            if not as_json and sims is None:
+            if not as_json:
                 render_dispatch(result)
+        else:
+            say(f"to the simulated vehicles, through the links the hub holds: "
+                f"{', '.join(f'{k} {v}' for k, v in links.items())}", markup=False, highlight=False)
+            with err_console.status("uploading…", spinner="dots") if not as_json else _null():
+                result = as_approver.dispatch(draft["draft_id"], draft["version"],
+                                              link=links if len(links) > 1 else next(iter(links.values())))
+            if not as_json:
+                render_dispatch(result)
+            steps.append({"step": "dispatch", "result": result})
+            if result["status"] == "ACKED":
+                flown = _demo_fly(as_approver, draft, fleet, approver, when, say, as_json, recall_at)
+                steps.append({"step": "launch", "result": flown.get("launch")})
+                if flown.get("recall") is not None:
+                    steps.append({"step": "recall", "result": flown["recall"]})
+                steps.append({"step": "monitor", "result": flown["monitor"]})
+                steps.append({"step": "report", "files": flown["report"]["files"]})
 
         log = as_approver.log(draft["draft_id"])
         steps.append({"step": "log", "events": log["events"]})
         if not as_json:
-            say("[bold]6. what happened[/]", highlight=False)
+            say("[bold]7. what happened[/]", highlight=False)
             render_log(log)
             report = next((st for st in steps if st["step"] == "report"), None)
             if report is not None:
-                say("[bold]7. report[/]", highlight=False)
+                say("[bold]8. report[/]", highlight=False)
                 console.print(Path(report["files"]["report"]).read_text(encoding="utf-8"), markup=False, highlight=False)
             say(f"ledger and files: {home}", markup=False, highlight=False)
         monitored = next((st["result"] for st in steps if st["step"] == "monitor"), None)
         outcome = monitored["state"] if monitored else result["status"]  # SUCCEEDED/ABORTED once flown
         return {"home": str(home), "draft_id": draft["draft_id"], "steps": steps, "outcome": outcome,
-                "mode": "local", "identity": "asserted"}
+                "mode": "local", "identity": "asserted", "fleet_source": seen["source"]}
 
     def audited() -> dict[str, Any]:
         started, t0, code = datetime.now(timezone.utc), time.perf_counter(), "OK"
@@ -243,7 +232,8 @@ def demo_cmd(
                 from flows.authority.host import audit_command
 
                 audit_command(sortie_home(), actor=as_user or os.environ.get("SORTIE_USER") or None, command="demo",
-                              args={"world": world, "now": now, "dry_run": dry_run, "recall_at": recall_at},
+                              args={"world": world, "now": now, "dry_run": dry_run, "recall_at": recall_at,
+                                    "vehicle_battery": vehicle_battery, "vehicle_off": vehicle_off},
                               code=code, started=started, duration_s=time.perf_counter() - t0)
             except SortieError:
                 pass

@@ -68,9 +68,10 @@ def fly_and_report(
 
 
 def attach_flights(draft_id: str, version: int, vehicles: Mapping[str, Any] | list[Any], *, speedup: float = 100.0,
-                   faults: Any | None = None) -> dict[str, Any]:
+                   faults: Any | None = None, charge_pct: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Give each running simulator of a dispatched version its ``SimFlight`` (the world's drone figures), once;
-    returns drone id → simulator. The flights wait on the ground for a launch."""
+    returns drone id → simulator. The flights wait on the ground for a launch. ``charge_pct``: a drone's
+    starting charge when its vehicle reports another than the world file's (``sortie demo``'s live fleet)."""
     from flows.sim.flight import FlightFaults, FlightOptions, attach_flight
 
     ledger = open_ledger()
@@ -92,7 +93,7 @@ def attach_flights(draft_id: str, version: int, vehicles: Mapping[str, Any] | li
         kw: dict[str, Any] = {"speedup": speedup, "faults": faults or FlightFaults()}
         drone = drones.get(drone_id)
         if drone is not None:
-            kw.update(battery_wh=drone.battery_wh, battery_pct=drone.battery_pct,
+            kw.update(battery_wh=drone.battery_wh, battery_pct=(charge_pct or {}).get(drone_id, drone.battery_pct),
                       cruise_power_w=drone.battery_wh * 3600.0 / drone.flight_time_s,
                       hover_power_w=drone.battery_wh * 3600.0 / drone.hover_time_s,
                       default_speed_mps=drone.cruise_speed_mps)

@@ -253,9 +253,11 @@ def test_demo_runs_the_whole_path_to_the_simulated_vehicle(tmp_path: Path) -> No
     assert Path(steps["plan"]["draft"]["files"]["map"]).is_file()
     report = Path(steps["report"]["files"]["report"]).read_text(encoding="utf-8")
     assert "SUCCEEDED" in report and "Planned vs flown" in report
-    # the bundled world is untouched: the demo's vehicles reported in to its own copy
-    bundled = json.loads((DEMO_WORLD_DIR / "fleet.json").read_text())
-    assert bundled != json.loads((home / "world" / "fleet.json").read_text())
+    # the fleet is live: the demo's vehicles report through the hub, no file is rewritten (not even its own copy)
+    assert out["fleet_source"] == "live" and steps["fleet"]["result"]["source"] == "live"
+    assert all(r["source"] == "live" for r in steps["fleet"]["result"]["drones"])
+    assert (DEMO_WORLD_DIR / "fleet.json").read_bytes() == (home / "world" / "fleet.json").read_bytes()
+    assert order.index("fleet") < order.index("plan")
 
 
 def test_dispatch_rechecks_a_fresh_world(planned: tuple[Path, dict[str, Any]], world: Path, tmp_path: Path,
