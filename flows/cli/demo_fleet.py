@@ -29,10 +29,12 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.errors import InvalidArgument
-from planner.world.model import World
+
+if TYPE_CHECKING:  # the CLI loads without the world model (tests/flows/test_cli_imports.py)
+    from planner.world.model import World
 
 __all__ = ["DemoFleet", "start_demo_fleet", "vehicle_options", "READY_WAIT_S"]
 

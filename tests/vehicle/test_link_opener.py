@@ -53,7 +53,9 @@ def test_a_tcp_link_uploads_and_streams_only_what_it_asked_for() -> None:
     with sim2:
         with open_link(f"tcp:127.0.0.1:{port2}", streams=TELEMETRY) as link:
             assert link.stream_outcome == {name: "interval" for name in TELEMETRY}  # each SET_MESSAGE_INTERVAL ACKed
-            link.pump(1.0, lambda: link.view.home_lat is not None and link.view.prearm_ok is not None)
+            # every streamed value once (each stream has its own interval: under load one comes later than another)
+            link.pump(5.0, lambda: link.view.home_lat is not None and link.view.prearm_ok is not None
+                      and link.view.gps_fix_type is not None)
             assert link.view.prearm_ok is True and link.view.gps_fix_type == 3 and link.view.home_lat == pytest.approx(60.1699)
 
 
