@@ -131,6 +131,11 @@ def recall(
             failed = [v for v in vehicles if not v["in_effect"]]
             if failed:
                 v = failed[0]
+                if v["outcome"] == "REFUSED":  # the vehicle's answer, named: never a silent link
+                    raise Conflict(f"{v['drone_id']}: the vehicle refused the {kind} ({v['result']}): {v['detail']}; "
+                                   f"the recall is recorded ({rec.state}), the vehicle flies on; run the recall "
+                                   "again" + ("" if land_here else " or `--land-here`"),
+                                   details={"vehicles": vehicles, "state": rec.state, "refused": True})
                 error = DeviceUnavailable if v["outcome"] == "NO_ANSWER" else Conflict
                 raise error(f"{v['drone_id']}: the recall is recorded but the vehicle does not show it: {v['detail']}; "
                             "run the recall again", details={"vehicles": vehicles, "state": rec.state})
