@@ -9,7 +9,9 @@
   BRAKE instead, which holds by itself, and says so.
 - ``sortie recall DRAFT [--land-here]`` brings them home (RTL) or down where
   they are, and by default follows them to the landing (``--wait``): the
-  draft ends RECALLED, or ABORTED with the vehicle's reason.
+  draft ends RECALLED, or ABORTED with the vehicle's reason. A mission that
+  never took off has nothing to recall: outcome NOT_STARTED, nothing sent,
+  the draft ABORTED before take-off (it will not be launched), exit code 2.
 
 Each asks the authority (``flows.authority``): embedded, the use cases of
 ``flows.usecases.control`` (role-checked and audited there, so the Prefect
@@ -40,7 +42,8 @@ ReasonOpt = Annotated[str, typer.Option("--reason", help="Why (kept in the event
 
 
 def _render(d: dict[str, Any]) -> None:
-    console.print(f"{d['draft_id']} v{d['version']}: {d['state']} — {d['message']}", markup=False, highlight=False)
+    said = f"{d['outcome']} ({d['state']})" if d.get("outcome") else d["state"]
+    console.print(f"{d['draft_id']} v{d['version']}: {said} — {d['message']}", markup=False, highlight=False)
     for v in d.get("vehicles", []):
         veh = v.get("vehicle") or {}
         console.print(f"  {v['drone_id']}: {v.get('outcome')} ({v.get('detail', '')}); mode {veh.get('mode')}, "
@@ -58,7 +61,9 @@ def _act(action: str, work: Callable[[Authority], dict[str, Any]], *, as_user: s
 
         return work(authority(f"sortie {action}", as_user=as_user, world=world, now=now))
 
-    run(body, as_json, _render)
+    # a named end other than the action done (NOT_STARTED: nothing to recall) is reported in full, then exits
+    # non-zero: a script never reads "recalled" into a mission that never took off
+    run(body, as_json, _render, succeeded=lambda d: not d.get("outcome"))
 
 
 @app.command("cancel")

@@ -4,6 +4,9 @@
   dispatched version through the authority (embedded: over MAVLink here, with
   a progress bar by items reached; with ``SORTIE_SERVER``: the server follows
   it and this waits for the end), then prints the outcome and the report's path.
+  Until the vehicle takes off it says what it waits for every 10 s (on the
+  ground, disarmed, its mode; nothing flies until ``sortie launch``) and ends
+  NOT_STARTED (exit 2) when it never does.
 - ``sortie report DRAFT [--version N] [--out FILE]`` writes and prints the
   Markdown report (the authority's: ``flows.usecases.report``).
 - ``sortie sim-flight --listen udpin:127.0.0.1:PORT [--speedup X] [--drain F]
@@ -77,6 +80,8 @@ def monitor_cmd(
                     progress.update(task, completed=reached, description=desc)
                     if what == "alert":
                         progress.console.print(f"ALERT {data['kind']}: {data['message']}", markup=False, highlight=False)
+                    elif what == "waiting":  # before take-off, every MonitorOptions.waiting_every_s: never silent
+                        progress.console.print(f"{flight.drone_id}: {data['message']}", markup=False, highlight=False)
                     elif what == "text":
                         progress.console.print(f"vehicle says (logged, not acted on): {data['text']!r}",
                                                markup=False, highlight=False)

@@ -18,7 +18,8 @@ a worker's service token never commands a vehicle as itself.
 Every end is named (``flows.orchestration.named_end``): RECALLED (or
 RECALLING when not followed down), PAUSED, RESUMED, ABORTED with the
 vehicle's reason, NOT_RECALLED when the vehicle was already down and nothing
-was sent, or the refusal's code (UNAUTHENTICATED, FORBIDDEN,
+was sent, NOT_STARTED when the mission never took off (nothing to recall; the
+draft ended before take-off), or the refusal's code (UNAUTHENTICATED, FORBIDDEN,
 CONFLICT, …) — never a traceback. A task is not retried by Prefect: a control
 action repeats safely by hand (it sends nothing the vehicle already shows),
 but an automatic retry would hide a refusal.
@@ -67,7 +68,9 @@ def _end(action: str, draft_id: str, version: int | None, out: dict[str, Any]) -
         logger.warning("%s of %s refused: %s (%s)", action, draft_id, out["refused"], out["message"])
         return ended({"draft_id": draft_id, "version": version, "outcome": out["refused"], "message": out["message"]})
     state = str(out.get("state"))
-    if state == "ABORTED" or action != "recall":
+    if out.get("outcome") == "NOT_STARTED":  # a recall before take-off: nothing to recall, ended before take-off
+        outcome = "NOT_STARTED"
+    elif state == "ABORTED" or action != "recall":
         outcome = state if state == "ABORTED" else {"pause": "PAUSED", "resume": "RESUMED"}[action]
     else:  # a recall that found the vehicle already on the ground (or home) sent nothing: say so, never DISPATCHED
         outcome = state if state in ("RECALLING", "RECALLED", "SUCCEEDED") else "NOT_RECALLED"

@@ -5,7 +5,13 @@ channel it came from (ArduPilot ``GCS_MAVLINK::handle_command_long``/``_int``
 in ``libraries/GCS_MAVLink/GCS_Common.cpp``; PX4 ``Commander::answer_command``);
 a repeated command is simply executed again, which is why a ground station
 must not re-send blind. Faults (``FlightFaults.lose_ack_of`` /
-``lose_command_of``) lose the first ACK or command of a MAV_CMD.
+``lose_command_of``) lose the first ACK or command of a MAV_CMD; ``refuse_with``
+answers a MAV_CMD with a refusal (DENIED, TEMPORARILY_REJECTED, UNSUPPORTED,
+FAILED) every time and executes nothing — what a handler that refuses does:
+it returns its MAV_RESULT and that is the one COMMAND_ACK (ArduPilot
+``GCS_MAVLINK::handle_command_long``; PX4 ``Commander::handle_command`` answers a
+DO_SET_MODE whose mode transition is denied TEMPORARILY_REJECTED, every time the
+transition stays denied, through ``Commander::answer_command``).
 
 ArduCopter (``ArduCopter/GCS_MAVLink_Copter.cpp``, ``ArduCopter/mode*.cpp``, ``AP_Arming_Copter.cpp``):
 
@@ -61,7 +67,8 @@ def on_command(flight: Any, vehicle: Any, msg: Any) -> None:
         params += [msg.x / 1e7, msg.y / 1e7, float(msg.z)]
     else:
         params += [float(msg.param5), float(msg.param6), float(msg.param7)]
-    result = _execute(flight, vehicle, cmd, params)
+    refusal = dict(faults.refuse_with).get(cmd)
+    result = refusal if refusal is not None else _execute(flight, vehicle, cmd, params)
     flight.commands.append({"t_s": round(flight.sim_t, 2), "command": cmd, "params": params[:4],
                             "confirmation": int(getattr(msg, "confirmation", 0)), "result": result,
                             "mode": flight.mode, "lat": flight.lat, "lon": flight.lon, "alt_m": flight.alt_m})

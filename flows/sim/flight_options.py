@@ -24,6 +24,7 @@ class FlightFaults:
     inject_at_seq: int = 2
     lose_ack_of: tuple[int, ...] = ()
     lose_command_of: tuple[int, ...] = ()
+    refuse_with: tuple[tuple[int, int], ...] = ()  # (MAV_CMD, MAV_RESULT): answered so, nothing executed
 
     def __post_init__(self) -> None:
         if not 0.1 <= self.drain_factor <= 50.0:
@@ -32,6 +33,8 @@ class FlightFaults:
             raise InvalidArgument("link_loss_after_s must be >= 0")
         if self.inject_text is not None and not 0 < len(self.inject_text.encode("utf-8")) <= 50:
             raise InvalidArgument("inject_text must be 1..50 bytes (one STATUSTEXT)")
+        if any(result in (0, 5) for _, result in self.refuse_with):  # ACCEPTED, IN_PROGRESS: not a refusal
+            raise InvalidArgument("refuse_with answers a refusal: DENIED, TEMPORARILY_REJECTED, UNSUPPORTED or FAILED")
 
     def describe(self) -> list[str]:
         out: list[str] = []
@@ -47,6 +50,8 @@ class FlightFaults:
             out.append(f"first COMMAND_ACK lost for command(s) {', '.join(map(str, self.lose_ack_of))}")
         if self.lose_command_of:
             out.append(f"first COMMAND lost for command(s) {', '.join(map(str, self.lose_command_of))}")
+        for cmd, result in self.refuse_with:
+            out.append(f"command {cmd} answered with MAV_RESULT {result}, not executed")
         return out
 
 

@@ -45,10 +45,12 @@ class ControlResult:
     message: str
     vehicles: list[dict[str, Any]] = field(default_factory=list)
     run_id: str | None = None
+    outcome: str | None = None  # a named end other than the action done: NOT_STARTED (a recall before take-off)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"draft_id": self.draft_id, "version": self.version, "action": self.action, "state": self.state,
-                "changed": self.changed, "message": self.message, "vehicles": self.vehicles, "run_id": self.run_id}
+        out = {"draft_id": self.draft_id, "version": self.version, "action": self.action, "state": self.state,
+               "changed": self.changed, "message": self.message, "vehicles": self.vehicles, "run_id": self.run_id}
+        return out | ({"outcome": self.outcome} if self.outcome else {})
 
 
 def authorise(rec: DraftRecord, actor: str, roles: tuple[str, ...], what: str, world_dir: str | Path | None) -> str:

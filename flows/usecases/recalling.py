@@ -14,8 +14,15 @@ the vehicle's own figures. A position the vehicle never sent is never formatted
 or compared: the end is then left to the follower.
 
 A mission that never took off (DISPATCHED or LAUNCHED, every vehicle disarmed
-on the ground) is not "already recalled": it is ABORTED before take-off, nothing
-is sent to the vehicle, and the message says so.
+on the ground) has nothing to recall, and the answer says exactly that: outcome
+``NOT_STARTED`` (never "recalled", never "already recalled"), each vehicle
+ON_GROUND with its mode, nothing sent to it. What an operator who asks for a
+recall needs is that the mission does not fly, so the draft is ABORTED before
+take-off (``DISPATCHED``/``LAUNCHED`` → ``ABORTED``, the ledger's "cancelled
+before take-off"): sortie will not launch it, the drone is free for another
+dispatch — and the message says the mission items are still loaded on the
+vehicle (nothing was sent; the next dispatch replaces them). A second recall is
+then a ``CONFLICT`` (the draft is ABORTED).
 """
 
 from __future__ import annotations
@@ -119,11 +126,17 @@ def recall(
                     vehicles.append({"drone_id": drone_id, "link": conn, **out.to_dict(), "sent": vc.sent})
             grounded = all(v["outcome"] == "ON_GROUND" for v in vehicles)
             if rec.state in NOT_FLOWN and grounded:
-                reason_text = (f"{why}: the mission never took off (every vehicle is disarmed on the ground); "
-                               "nothing was sent to the vehicles")
+                was = rec.state
+                seen = ", ".join(f"{v['drone_id']} on the ground, disarmed, mode {v['vehicle'].get('mode') or '?'}"
+                                 for v in vehicles)
+                reason_text = (f"{why}: the mission never took off ({seen}); nothing was sent to the vehicles; "
+                               "ended before take-off")
                 rec = transition(ledger, rec, "ABORTED", actor=user, reason=reason_text, now=now)
                 return ControlResult(draft_id, rec.version, "recall", rec.state, True,
-                                     f"not flown: {reason_text}; the mission is ABORTED", vehicles)
+                                     f"nothing to recall: the mission never took off ({seen}); nothing "
+                                     f"was sent. The draft was {was} and is now ABORTED before take-off, so it will not "
+                                     "be launched; its mission items are still loaded on the vehicle (the next "
+                                     "dispatch replaces them)", vehicles, outcome="NOT_STARTED")
             if rec.state == "RECALLING" and land_here and not changed and any(
                     v.get("outcome") not in ("ALREADY", "ON_GROUND") for v in vehicles):
                 rec = transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)
@@ -131,6 +144,11 @@ def recall(
             failed = [v for v in vehicles if not v["in_effect"]]
             if failed:
                 v = failed[0]
+                if v["outcome"] == "REFUSED":  # the vehicle's answer, named: never a silent link
+                    raise Conflict(f"{v['drone_id']}: the vehicle refused the {kind} ({v['result']}): {v['detail']}; "
+                                   f"the recall is recorded ({rec.state}), the vehicle flies on; run the recall "
+                                   "again" + ("" if land_here else " or `--land-here`"),
+                                   details={"vehicles": vehicles, "state": rec.state, "refused": True})
                 error = DeviceUnavailable if v["outcome"] == "NO_ANSWER" else Conflict
                 raise error(f"{v['drone_id']}: the recall is recorded but the vehicle does not show it: {v['detail']}; "
                             "run the recall again", details={"vehicles": vehicles, "state": rec.state})

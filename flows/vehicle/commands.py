@@ -11,9 +11,11 @@ runs one ``Command`` at a time:
    ``sortie pause`` is a no-op, not a second command).
 2. **Send once, wait for COMMAND_ACK** (``ack_timeout_s``). ACCEPTED is then
    confirmed by the vehicle's state (``confirm_timeout_s``); IN_PROGRESS waits
-   on; TEMPORARILY_REJECTED is tried again (bounded); DENIED, FAILED,
-   UNSUPPORTED are refusals, reported with the vehicle's words — never papered
-   over by another command.
+   on; TEMPORARILY_REJECTED is tried again (bounded; still rejected at the
+   last attempt, it is the refusal); DENIED, FAILED, UNSUPPORTED are refusals,
+   reported REFUSED with the vehicle's word — never as a silent link
+   (NO_ANSWER is only for a vehicle that did not answer), never papered over
+   by another command.
 3. **No ACK: settle by evidence, never by sending twice blind.** The next
    message named by the command's ``evidence`` (HEARTBEAT for a mode or the
    armed flag, MISSION_CURRENT for ArduPilot's pause, EXTENDED_SYS_STATE for a
@@ -341,11 +343,13 @@ class VehicleController:
             out.acks += 1
             name = result_name(int(ack.result))
             out.result = name
-            if int(ack.result) == _M.MAV_RESULT_TEMPORARILY_REJECTED:
+            if int(ack.result) == _M.MAV_RESULT_TEMPORARILY_REJECTED and out.attempts < opts.max_attempts:
                 self.pump(opts.ack_timeout_s)
                 continue
             if int(ack.result) != _M.MAV_RESULT_ACCEPTED:
-                return done("REFUSED", f"the vehicle answered {name} (mode {self.view.mode})", name)
+                return done("REFUSED", f"the vehicle refused it: answered {name}"
+                            + (f" to {out.attempts} attempts" if out.attempts > 1 else "") + f" (mode {self.view.mode})",
+                            name)
             since = time.monotonic()
             if self.pump(opts.confirm_timeout_s,
                          lambda: self.link.seen.get(cmd.evidence, 0.0) > since and cmd.in_effect(self.view)):

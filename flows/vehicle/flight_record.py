@@ -35,6 +35,7 @@ class MonitorOptions:
     battery_margin_pct: float = 10.0
     heartbeat_period_s: float = 0.5
     max_messages: int = 1_000_000
+    waiting_every_s: float = 10.0  # before take-off, say what the watch waits for this often (never silent)
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0 or self.start_wait_s <= 0:
@@ -43,6 +44,8 @@ class MonitorOptions:
             raise InvalidArgument("need 0 < link_alert_s <= link_lost_s")
         if self.max_messages < 1:
             raise InvalidArgument("max_messages must be >= 1")
+        if self.waiting_every_s <= 0:
+            raise InvalidArgument("waiting_every_s must be > 0")
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,7 @@ class _Follower:
                                   component_id=MONITOR_COMPONENT_ID)
             self._owned = True
         self.started_wall = time.monotonic()
+        self.waiting_said_s = 0.0  # seconds into the watch of the last "waiting" notice (before take-off)
         self.last_rx_wall: float | None = None
         self.link_alerted = False
         self.battery_alerted = False
@@ -370,10 +371,27 @@ class _Follower:
 
     # --- timers --------------------------------------------------------------------------
 
+    def seen_on_ground(self, now_wall: float) -> str:
+        """The vehicle before take-off, from what it last said itself (or its silence)."""
+        f = self.flight
+        if self.last_rx_wall is None:
+            return f"nothing heard on {self.exp.link}"
+        return (f"the vehicle is {'in the air' if self.link.view.airborne else 'on the ground'}, "
+                f"{'armed' if f.armed else 'disarmed'}, mode {f.mode or '?'}, heard {now_wall - self.last_rx_wall:.0f} "
+                "s ago; nothing flies until it is launched (`sortie launch`)")
+
     def check_timers(self, now_wall: float) -> None:
         f = self.flight
         if f.terminal:
             return
+        waited = now_wall - self.started_wall
+        if not f.ever_armed and waited >= (self.waiting_said_s + self.opts.waiting_every_s):
+            self.waiting_said_s = waited - waited % self.opts.waiting_every_s  # every waiting_every_s, never silent
+            heard = self.last_rx_wall is not None
+            ends = f"{'NOT_STARTED' if heard else 'NO_CONTACT'} after {min(self.opts.start_wait_s, self.opts.timeout_s):g} s"
+            self.notify(f, "waiting", {"message": f"waiting for {'take-off' if heard else 'telemetry'}: "
+                                       f"{self.seen_on_ground(now_wall)}; waited {waited:.0f} s (ends {ends})",
+                                       "mode": f.mode, "armed": f.armed, "heard": heard, "waited_s": round(waited, 1)})
         if self.last_rx_wall is None:
             if now_wall - self.started_wall > self.opts.start_wait_s:
                 why = (f"; heard another vehicle: {self.not_ours}" if self.not_ours else
@@ -384,7 +402,7 @@ class _Follower:
         if not f.ever_armed:
             if now_wall - self.started_wall > self.opts.start_wait_s:
                 self.finish("NOT_STARTED", f"the vehicle answered but did not take off within "
-                            f"{self.opts.start_wait_s:g} s (a vehicle flies only once launched: `sortie launch`)")
+                            f"{self.opts.start_wait_s:g} s: {self.seen_on_ground(now_wall)}")
             elif silent > self.opts.link_lost_s:
                 self.finish("NO_CONTACT", f"telemetry stopped for {silent:.1f} s before take-off")
             return
@@ -416,7 +434,8 @@ def follow_flight(
     """Follow every vehicle until each has ended (or the budget runs out); bounded in time and messages.
 
     ``notify(flight, what, data)`` is called on "armed" (airborne), "progress",
-    "alert", "text", "paused", "resumed", "recall" and "end"; it may record
+    "alert", "text", "paused", "resumed", "recall", "end" and, before take-off,
+    "waiting" every ``waiting_every_s`` (what the watch waits for, never silent); it may record
     things but its return value is ignored: nothing received ever turns into
     something sent. ``recalled()`` says whether an operator recalled the mission
     (asked only when the vehicle switches to RTL/LAND or lands). ``bindings``:
@@ -452,7 +471,11 @@ def follow_flight(
             if got == 0:
                 time.sleep(0.005)
         for fo in followers:
-            if not fo.flight.terminal:
+            if not fo.flight.terminal and not fo.flight.ever_armed:  # the watch ended before any take-off
+                fo.finish("NOT_STARTED" if fo.last_rx_wall is not None else "NO_CONTACT",
+                          f"the vehicle did not take off within the watch's {opts.timeout_s:g} s: "
+                          + fo.seen_on_ground(time.monotonic()))
+            elif not fo.flight.terminal:
                 fo.finish("TIMEOUT", f"monitoring stopped after {opts.timeout_s:g} s / {total} messages; "
                           f"the vehicle was {fo.flight.status}")
     finally:

@@ -317,7 +317,8 @@ def monitor_mission(
     # the flight record first, then the state: a crash in between leaves a re-runnable IN_FLIGHT, never an end
     # without its record
     state = outcome if ended else current[0].state
-    result = MonitorResult(draft_id, version, state, state, reason, flights, wall_s=time.monotonic() - t0)
+    named = "NOT_STARTED" if not ended and all(f.status == "NOT_STARTED" for f in flights) else state
+    result = MonitorResult(draft_id, version, named, state, reason, flights, wall_s=time.monotonic() - t0)
     path = flight_path(draft_id, version, home)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = result.to_dict()

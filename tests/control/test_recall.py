@@ -150,15 +150,33 @@ def test_a_recall_wins_over_a_pending_resume(fly: Callable[..., Flight]) -> None
     assert ("control.resume", "CONFLICT") in audit and ("control.recall", "OK") in audit
 
 
-def test_a_recall_of_a_mission_that_never_took_off_says_so_and_sends_nothing(fly: Callable[..., Flight]) -> None:
+def test_a_recall_of_a_mission_that_never_took_off_says_not_started_and_sends_nothing(
+        fly: Callable[..., Flight]) -> None:
+    """`sortie recall` of a dispatched mission whose vehicle never took off: NOT_STARTED (exit 2), not "recalled"."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
     f = fly("ardupilot", monitor=False, launch=False)
     assert f.flight.phase == "READY" and not f.flight.armed  # the simulator, like ArduCopter, waits for a launch
-    out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, reason="weather", options=FAST)
-    assert out.state == "ABORTED" and out.changed and "never took off" in out.message, out.message
-    assert "already recalled" not in out.message and out.vehicles[0]["outcome"] == "ON_GROUND"
+    shown = CliRunner().invoke(app, ["recall", f.draft_id, "--as", OPERATOR, "--now", NOW.isoformat(),
+                                     "--reason", "weather"])
+    assert shown.exit_code == 2, shown.output
+    said = " ".join(shown.output.split())
+    assert f"{f.draft_id} v{f.version}: NOT_STARTED (ABORTED) — nothing to recall: the mission never took off" in said
+    assert "M3TD-01 on the ground, disarmed, mode STABILIZE" in said, said  # ArduCopter boots in STABILIZE
+    assert "still loaded on the vehicle" in said and "will not be launched" in said, said
+    assert "recalled" not in said.replace("recalled by", ""), said  # never "(already) recalled"
     assert f.flight.commands == [] and f.flight.phase == "READY"  # nothing was sent to the vehicle
     steps = [(a, b) for a, b, _, _ in f.events()]
     assert steps[-1] == ("DISPATCHED", "ABORTED") and "never took off" in f.events()[-1][3]
+    assert f.events()[-1][2] == OPERATOR and "weather" in f.events()[-1][3]
+    # the draft ended before take-off: a second recall, and a launch, are refused (nothing is sent)
+    again = CliRunner().invoke(app, ["recall", f.draft_id, "--as", OPERATOR, "--now", NOW.isoformat(), "--json"])
+    assert again.exit_code == 2 and '"CONFLICT"' in again.output, again.output
+    with pytest.raises(Conflict):
+        f.launch_with()
+    assert f.flight.commands == [] and not f.flight.armed
 
 
 def test_a_landing_whose_position_was_never_sent_is_judged_without_formatting_it() -> None:

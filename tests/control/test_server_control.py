@@ -79,3 +79,55 @@ def test_cancel_through_the_server_is_role_checked_idempotent_and_audited(author
              if a.command in ("server.cancel", "server.pause", "server.recall")]
     assert ("server.cancel", "FORBIDDEN", "li.wei") in audit and ("server.cancel", "OK", "demo.approver") in audit
     assert audit.count(("server.pause", "CONFLICT", "chen.jing")) == 2  # over HTTP, and from the CLI
+
+
+def test_a_recall_through_the_server_of_a_mission_that_never_took_off_says_not_started(authority: Any) -> None:
+    """The server route and the CLI as its client: nothing to recall, NOT_STARTED (exit 2), nothing sent."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from flows.ledger import open_ledger
+    from flows.sim.flight import FlightOptions, SimFlight
+    from flows.sim.vehicle import SimVehicle
+    from flows.usecases.common import load_world_at
+
+    authority.end_flights()
+    authority.report_in()
+    r = authority.call("li.wei", "POST", "/v1/plan", json={"text": "inspect the hydrants today",
+                                                         "region_id": "region-1002"})
+    assert r.status_code == 200, r.text
+    d, v = r.json()["draft_id"], r.json()["version"]
+    r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/approve", json={"version": v,
+                                                                            "plan_hash": r.json()["plan_hash"]})
+    assert r.status_code == 200, r.text
+    world = load_world_at(authority.world)
+    drone = world.drone("M3TD-01")
+    dock = world.dock(drone.dock_id)
+    flight = SimFlight(FlightOptions(speedup=20.0, default_speed_mps=drone.cruise_speed_mps))
+    sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
+                     heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
+    try:
+        admin = CliRunner().invoke(app, ["admin", "link", "set", "M3TD-01", sim.address, "--home", str(authority.home),
+                                         "--world", str(authority.world), "--json"])
+        assert admin.exit_code == 0, admin.output
+        authority.report_in()
+        r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/dispatch", json={"version": v})
+        assert r.status_code == 200 and r.json()["status"] == "ACKED", r.text
+        assert flight.phase == "READY" and not flight.armed  # dispatched, never launched: on the ground
+        cli = authority.sortie(["recall", d, "--reason", "storm", "--json"], SORTIE_SERVER=authority.url,
+                               SORTIE_TOKEN=authority.tokens["chen.jing"])
+        assert cli.returncode == 2, cli.stdout + cli.stderr  # reported in full, then non-zero: not "recalled"
+        out = json.loads(cli.stdout)
+        assert (out["outcome"], out["state"], out["mode"]) == ("NOT_STARTED", "ABORTED", "server"), out
+        assert out["message"].startswith("nothing to recall: the mission never took off"), out["message"]
+        assert out["vehicles"][0]["outcome"] == "ON_GROUND" and out["vehicles"][0]["sent"] == [], out
+        r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/recall", json={"reason": "again"})
+        assert r.status_code == 409 and _code(r) == "CONFLICT" and "ABORTED" in r.json()["error"]["message"], r.text
+        assert flight.commands == [] and flight.phase == "READY"  # nothing was ever sent to the vehicle
+    finally:
+        sim.stop()
+    last = [e for e in open_ledger(authority.home).events(d) if e.version == v][-1]
+    assert (last.from_state, last.to_state, last.actor) == ("DISPATCHED", "ABORTED", "chen.jing"), last
+    assert "never took off" in last.reason and "storm" in last.reason
