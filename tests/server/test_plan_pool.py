@@ -64,7 +64,11 @@ def test_a_plan_decided_in_the_planning_process_is_the_plan_decided_here_and_the
     for key in ("draft_id", "plan_hash", "verdict", "status", "fleet"):
         assert there.get(key) == here.get(key), key
     gaps = [b - a for a, b in zip(ticks, ticks[1:])]
-    assert len(gaps) > 20 and max(gaps) < 0.5, max(gaps, default=None)
+    # the server's thread kept running through the plan: nine wakes in ten within 0.1 s and none held for a second
+    # (in-process, OR-Tools held the GIL: one gap was 1.84 s). The bound on the worst gap leaves room for the other
+    # tests' processes on a 2-core machine, which stretched one to 0.66 s in a full run
+    gaps = sorted(gaps)
+    assert len(gaps) > 20 and gaps[int(len(gaps) * 0.9)] < 0.1 and gaps[-1] < 1.0, gaps[-5:]
 
 
 def test_a_refusal_in_the_planning_process_is_raised_here_as_its_own_class(world: Path) -> None:
