@@ -107,11 +107,15 @@ def _longest_part(inside: BaseGeometry) -> LineString | None:
     return best
 
 
-def _edge_candidates(free: BaseGeometry, swath_m: float) -> list[LineString]:
+def _edge_candidates(free: BaseGeometry, swath_m: float, dark: BaseGeometry | None = None) -> list[LineString]:
     """Every ring edge offset half a swath into the free area (or a quarter, where half leaves it).
 
     The offset lines of every edge are clipped in one vectorised call (a parcel with
     many buildings has hundreds of edges; one call per line was most of this step).
+    With ``dark``, only edges whose offset lines pass within half a swath of it are
+    kept: a pass farther away images nothing new (its gain is 0, it is never chosen),
+    and on a parcel with dozens of buildings most edges are such (and they crowded
+    the useful candidates out of the first ``MAX_CANDIDATES``).
     """
     inner = free.buffer(-1e-6)
     shapely.prepare(inner)
@@ -135,10 +139,21 @@ def _edge_candidates(free: BaseGeometry, swath_m: float) -> list[LineString]:
                 tries.append((pair[0], pair[1]))
     if not tries:
         return []
-    half = shapely.intersection(np.asarray([t[0] for t in tries], dtype=object), inner)
+    if dark is not None:
+        shapely.prepare(dark)
+        near = shapely.dwithin(dark, np.asarray([t[0] for t in tries]), swath_m / 2.0)
+        near |= shapely.dwithin(dark, np.asarray([t[1] for t in tries]), swath_m / 2.0)
+        tries = [t for t, ok in zip(tries, near.tolist()) if ok]
+        if not tries:
+            return []
+    lines = np.asarray([t[0] for t in tries], dtype=object)
+    # a line wholly inside is its own longest part: only the others are clipped (an overlay each)
+    whole = shapely.covers(inner, lines)
+    half = lines.copy()
+    half[~whole] = shapely.intersection(lines[~whole], inner)
     out: list[LineString] = []
     for k, (_, quarter) in enumerate(tries):
-        seg = _longest_part(half[k])
+        seg = half[k] if whole[k] and half[k].length >= MIN_PASS_M else _longest_part(half[k])
         if seg is None:
             seg = _clip_longest(inner, quarter)
         if seg is not None:
@@ -192,7 +207,7 @@ def repair_passes(
     covered = 1.0 - dark.area / area
     if covered >= target or dark.area < 1e-6:
         return []
-    cands = _edge_candidates(free, swath_m) + _patch_candidates(dark, free, swath_m)
+    cands = _edge_candidates(free, swath_m, dark) + _patch_candidates(dark, free, swath_m)
     cands = cands[:MAX_CANDIDATES]
     if not cands:
         return []
@@ -202,7 +217,9 @@ def repair_passes(
     detour = shapely.distance(tips, flown).reshape(-1, 2).sum(axis=1)
     cost = np.asarray([c.length for c in cands]) + detour
     shapely.prepare(dark)
-    gains = shapely.area(shapely.intersection(strips, dark))
+    gains = np.zeros(len(cands))
+    near = shapely.intersects(dark, strips)  # prepared: only the strips that touch the dark area are overlaid
+    gains[near] = shapely.area(shapely.intersection(strips[near], dark))
     heap = [(-g / cst, i) for i, (g, cst) in enumerate(zip(gains, cost)) if g / cst >= MIN_RATE * swath_m]
     heapq.heapify(heap)
     chosen: list[Segment] = []
