@@ -42,12 +42,15 @@ Coverage is measured like the benchmark: the union of the sweeps buffered by
 half a swath with flat ends, intersected with the free area, over its area.
 
 Every search is bounded (``MAX_*`` and ``*_SOLUTIONS`` constants): candidate
-directions, full evaluations, pieces, routing-model solutions.
+directions, full evaluations, pieces, routing-model solutions. Under a deadline the whole
+plan fits in it (``planner.survey.schedule``): the direction the estimate ranks first is
+always built, the rest of the work runs while time is left after a reserve for the phases
+that must follow (the extra passes, the final measurement).
 
 Measured on ``../shared/bench/coverage`` (swath 40 m, default target 0.99, CPU
 seconds on this machine kind under load): 01 rectangle 3 360.0 m (= Fields2Cover,
 1.120 × LB), 03 U 5 691.7 m (F2C 5 960.0), 04 two holes 6 100.6 m (F2C 6 847.9),
-06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.04–0.67 s CPU.
+06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.02–0.4 s CPU.
 Stages 3b (a direction per cell) and 7 (extra passes) live in
 ``planner.survey.cells`` and ``planner.survey.repair``.
 
