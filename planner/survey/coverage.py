@@ -42,12 +42,15 @@ Coverage is measured like the benchmark: the union of the sweeps buffered by
 half a swath with flat ends, intersected with the free area, over its area.
 
 Every search is bounded (``MAX_*`` and ``*_SOLUTIONS`` constants): candidate
-directions, full evaluations, pieces, routing-model solutions.
+directions, full evaluations, pieces, routing-model solutions. Under a deadline the whole
+plan fits in it (``planner.survey.schedule``): the direction the estimate ranks first is
+always built, the rest of the work runs while time is left after a reserve for the phases
+that must follow (the extra passes, the final measurement).
 
 Measured on ``../shared/bench/coverage`` (swath 40 m, default target 0.99, CPU
 seconds on this machine kind under load): 01 rectangle 3 360.0 m (= Fields2Cover,
 1.120 × LB), 03 U 5 691.7 m (F2C 5 960.0), 04 two holes 6 100.6 m (F2C 6 847.9),
-06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.04–0.67 s CPU.
+06 2 km² 51 395.8 m at coverage 0.9946 (F2C 51 558.7 at 0.9898); 0.02–0.4 s CPU.
 Stages 3b (a direction per cell) and 7 (extra passes) live in
 ``planner.survey.cells`` and ``planner.survey.repair``.
 
@@ -87,6 +90,7 @@ from planner.survey.direction import (
 )
 from planner.survey.order import ENGINE, OrderControl
 from planner.survey.repair import MIN_RATE, repair_passes, unimaged_area
+from planner.survey.schedule import PhaseClock
 from planner.survey.sweeps import (
     MAX_CANDIDATE_ANGLES,
     MAX_LINES,
@@ -121,6 +125,13 @@ PIECE_SOLUTIONS = 16  # then the pieces: at most this many guided-local-search s
 DARK_PRICE = 2.0 / MIN_RATE  # choosing a plan: dark area priced as extra passes at the least rate flown
 CELL_SOLUTIONS = 30  # the cell order: a small model (four variants per cell), cheap to search well
 COVERAGE_SLACK = 0.003  # when no plan reaches the target: shortest within this of the best coverage
+# Under a deadline (``planner.survey.schedule``): the share of it kept back for the extra passes when the
+# best construction is short of the coverage target (their clipping, their connections, their order:
+# 0.1-0.35 CPU s on the parcels with building holes, measured on tests/planner/parcels and parcel_blocks_fresh;
+# what the first direction took predicted it badly, 3-36 times over)
+REPAIR_SHARE = 0.35
+FINAL_RESERVE = 2.0  # ... and for the final measurement, in units of one coverage check
+SAFETY_SHARE = 0.05  # ... and this share of the deadline: a step already started is not interrupted
 
 
 @dataclass(frozen=True)
@@ -198,8 +209,11 @@ def plan_coverage(
     ``COVERAGE_SLACK`` of the best coverage seen. ``coverage_fraction`` in the
     result says what was reached.
 
-    ``budget`` (``planner.routing.budget.Budget``): with a deadline, the order searches
-    stop at it (the constructions are always made); without, the fixed work.
+    ``budget`` (``planner.routing.budget.Budget``): with a deadline, every phase fits in it
+    (``planner.survey.schedule``): the best direction by the estimate is always built and its
+    coverage checked; more directions, the order searches and a second repaired candidate run
+    while time is left after a reserve for the extra passes (when no plan reaches the target)
+    and the final measurement. Without, the fixed work.
 
     Raises ``InvalidArgument`` for an empty or degenerate area, a swath <= 0 or
     a survey wider than ``MAX_LINES`` sweep lines (or of more than ``MAX_PIECES`` pieces).
@@ -227,7 +241,8 @@ def plan_coverage(
             f"than the {MAX_LINES} one survey plans (a {MAX_LINES * swath_m / 1000:.0f} km wide area at this swath): "
             "split the area into several surveys, or use a wider swath"
         )
-    control = OrderControl(budget.expired if budget is not None and budget.timed else None)
+    clock = PhaseClock.of(budget)
+    control = OrderControl(clock.expired, poll=clock.polled()) if clock.timed else OrderControl()
     # work centred on the centroid for numerical headroom
     cx, cy = free_area_local.centroid.x, free_area_local.centroid.y
     free_c = shapely.transform(free_area_local, lambda a: a - np.array([cx, cy]))
@@ -272,34 +287,6 @@ def plan_coverage(
             lazy.append(InsideGraph(free_c))
         return lazy[0]
 
-    has_start = start_c is not None
-    planned_all: list[DirectionPlan] = []
-    large = False
-    for a in full:  # constructions only: enough to rank directions
-        pieces, cells = direction_pieces(free_c, a, swath_m)
-        if len(pieces) == 0:
-            continue
-        if banded(len(pieces)):  # a large area: band by band (planner.survey.bands), linear in the area
-            large = True
-            planned_all.append(route_banded(free_c, pieces, cells, a, start_c, end_c, whole, bridge_c, swath_m,
-                                            control=control))
-            continue
-        r = prepare_routing(free_c, pieces, cells, start_c, end_c, whole(), bridge_c, control)
-        planned_all.append(route_direction(r, a, has_start, 0))
-    if decompose_cells and angles_deg is None and not large:  # a direction per cell, where the area bends
-        multi = multi_cell_pieces(free_c, swath_m)
-        if multi is not None:
-            pieces, cells, a, k = multi
-            if banded(len(pieces)):
-                planned_all.append(route_banded(free_c, pieces, cells, a, start_c, end_c, whole, bridge_c, swath_m, k,
-                                                control))
-            else:
-                r = prepare_routing(free_c, pieces, cells, start_c, end_c, whole(), bridge_c, control)
-                r.n_direction_cells = k
-                planned_all.append(route_direction(r, a, has_start, 0))
-    if not planned_all:
-        raise InvalidArgument("no sweep fits in the free area")
-    planned_all.sort(key=lambda p: (p.length, p.angle))
     cov_of: dict[int, tuple[float, list[bool], DirectionPlan]] = {}  # id(plan) → (coverage, flags, the plan: kept alive)
     # what a piece set leaves dark: one union of strips per set, shared by every order of it
     dark_of: dict[int, tuple[BaseGeometry, DirectionRouting]] = {}  # id(source) → (dark area, the source: kept alive)
@@ -321,6 +308,58 @@ def plan_coverage(
                     dark = unimaged_area(free_c, [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on], swath_m)
             cov_of[id(p)] = (1.0 - dark.area / area, flags, p)
         return cov_of[id(p)][0]
+
+    def reserve_for(first: DirectionPlan) -> None:
+        """Keep back what must follow the searches: the extra passes when the best construction
+        is short of the target, and the final measurement (``planner.survey.schedule``)."""
+        assert budget is not None
+        t = clock.left_s()
+        short_of_target = coverage_of(first) < coverage_target and repair and first.source.conn is not None
+        check_s = t - clock.left_s()
+        final_s[0] = FINAL_RESERVE * check_s + SAFETY_SHARE * budget.seconds
+        checks_s = MAX_COVERAGE_CHECKS * check_s  # the coverage of the best few plans, checked after the searches
+        clock.reserve_s = final_s[0] + checks_s + (REPAIR_SHARE * budget.seconds if short_of_target else 0.0)
+
+    final_s = [0.0]
+
+    has_start = start_c is not None
+    planned_all: list[DirectionPlan] = []
+    large = False
+    unit_s = 0.0  # what the first direction's connections and construction took (sizes the reserve)
+    for k, a in enumerate(full):  # constructions only: enough to rank directions
+        if k > 0 and not clock.affords(unit_s):  # the best by the estimate is always built
+            break
+        t0 = clock.left_s()
+        if k == 0 and not banded(int(ranked[0][1])):
+            whole().node_distances()  # the area's graph is built once for every direction: not part of the unit
+            t0 = clock.left_s()
+        pieces, cells = direction_pieces(free_c, a, swath_m)
+        if len(pieces) == 0:
+            continue
+        if banded(len(pieces)):  # a large area: band by band (planner.survey.bands), linear in the area
+            large = True
+            planned_all.append(route_banded(free_c, pieces, cells, a, start_c, end_c, whole, bridge_c, swath_m,
+                                            control=control))
+        else:
+            r = prepare_routing(free_c, pieces, cells, start_c, end_c, whole(), bridge_c, control)
+            planned_all.append(route_direction(r, a, has_start, 0))
+        if len(planned_all) == 1 and clock.timed:
+            unit_s = t0 - clock.left_s()
+            reserve_for(planned_all[0])
+    if decompose_cells and angles_deg is None and not large and clock.affords(unit_s):  # a direction per cell
+        multi = multi_cell_pieces(free_c, swath_m)
+        if multi is not None:
+            pieces, cells, a, k = multi
+            if banded(len(pieces)):
+                planned_all.append(route_banded(free_c, pieces, cells, a, start_c, end_c, whole, bridge_c, swath_m, k,
+                                                control))
+            else:
+                r = prepare_routing(free_c, pieces, cells, start_c, end_c, whole(), bridge_c, control)
+                r.n_direction_cells = k
+                planned_all.append(route_direction(r, a, has_start, 0))
+    if not planned_all:
+        raise InvalidArgument("no sweep fits in the free area")
+    planned_all.sort(key=lambda p: (p.length, p.angle))
 
     # the best few directions again, ordered by the routing model
     # (the cell order for the best few, then the pieces of the best of those)
@@ -382,7 +421,15 @@ def plan_coverage(
         short = next(p for p in checked if coverage_of(p) >= top_cov - COVERAGE_SLACK)
         lead = min(checked, key=score)
         bases = [lead] if lead is short else [lead, short]
-        options = [(p, 0) for p in bases] + [with_passes(p) for p in bases]
+        clock.reserve_s = final_s[0]  # the searches are over: the passes may use all but the measurement
+        options = [(p, 0) for p in bases]
+        repair_s = 0.0
+        for p in bases:  # the first candidate always gets its passes; the second when they fit
+            if p is not bases[0] and not clock.affords(repair_s):
+                break
+            t0 = clock.left_s()
+            options.append(with_passes(p))
+            repair_s = t0 - clock.left_s()
         best, n_passes = min(options, key=lambda o: score(o[0]))
     coverage_of(best)
     flags = cov_of[id(best)][1]
@@ -408,5 +455,5 @@ def plan_coverage(
         extra_passes=n_passes,
         engine=ENGINE,
         solutions=control.solutions,
-        stopped_by="deadline" if control.out_of_time() else "iterations",
+        stopped_by="deadline" if clock.cut or control.out_of_time() else "iterations",
     )

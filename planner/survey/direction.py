@@ -248,6 +248,24 @@ def search_pieces(plan: DirectionPlan, has_start: bool, budget: int) -> Directio
     return best
 
 
+def _dark_gain(strips: np.ndarray, dark: BaseGeometry) -> np.ndarray:
+    """Area of ``dark`` inside each strip.
+
+    Why by parts: overlaying each strip with the whole dark area costs the strips × the dark
+    area's size, which on a large field (thousands of turns, a dark sliver beside every edge)
+    grew with the square of the area (3.5 of 6.4 CPU s at 400 km²). The dark parts are
+    disjoint, so a strip's gain is the sum over the parts it meets (an index finds them).
+    """
+    gain = np.zeros(len(strips))
+    parts = shapely.get_parts(dark)
+    if len(strips) == 0 or len(parts) == 0:
+        return gain
+    si, pi = shapely.STRtree(parts).query(strips, predicate="intersects")
+    if len(si):
+        np.add.at(gain, si, shapely.area(shapely.intersection(strips[si], parts[pi])))
+    return gain
+
+
 def camera_on_connections(
     free_c: BaseGeometry, planned: DirectionPlan, swath_m: float, dark: BaseGeometry | None = None
 ) -> tuple[list[bool], BaseGeometry]:
@@ -279,11 +297,8 @@ def camera_on_connections(
     segs = shapely.linestrings(np.stack([P[conn_idx], P[np.asarray(conn_idx) + 1]], axis=1))
     along = shapely.covers(band, segs)
     lengths = shapely.length(segs)
-    gain = np.zeros(len(conn_idx))
     strips = shapely.buffer(segs, swath_m / 2.0, cap_style="flat")
-    if not dark.is_empty:
-        shapely.prepare(dark)
-        gain = shapely.area(shapely.intersection(strips, dark))
+    gain = _dark_gain(strips, dark)
     inside_area = free_c.buffer(EDGE_TOL_M, quad_segs=1)
     shapely.prepare(inside_area)
     inside = shapely.covers(inside_area, segs)  # a hop bridged around a zone between parts is not

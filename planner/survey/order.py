@@ -20,8 +20,8 @@ tested upstream; what the planner adds is only the model.
 Determinism: the search starts from a given order (the boustrophedon snake of
 the cells or a nearest-neighbour chain, loaded with ``ReadAssignmentFromRoutes``)
 and stops after ``solution_limit`` solutions of guided local search, or at the
-plan's deadline (``OrderControl.expired``, the shell's clock through ``planner.routing.budget``)
-if that comes first; without a deadline the wall-clock limit is a generous safety
+plan's deadline less what the later phases need (``OrderControl.expired``,
+``planner.survey.schedule``; the shell's clock through ``planner.routing.budget``) if that comes first; without a deadline the wall-clock limit is a generous safety
 net only (OR-Tools #1331: a time-limited search is not reproducible). Same matrix
 and limit → same order. Size: a tour is at most a band of ``planner.survey.bands``
 (120 pieces); OR-Tools' candidate neighbourhoods (``ls_operator_min_neighbors`` 16-24,
@@ -60,8 +60,9 @@ _CAP = 1e7  # metres: an unreachable connection (1e9) stays an integer the solve
 class OrderControl:
     """What bounds and counts the order searches of one plan: its deadline, the solutions searched."""
 
-    expired: Callable[[], bool] | None = None  # the plan's deadline (``planner.routing.budget.Budget.expired``)
+    expired: Callable[[], bool] | None = None  # the plan's deadline (``planner.survey.schedule.PhaseClock.expired``)
     solutions: int = 0  # guided-local-search solutions over every order search (the engine's work)
+    poll: Callable[[], bool] | None = None  # the same for the solver's limit, asked at every decision (cheaper)
 
     def out_of_time(self) -> bool:
         return self.expired is not None and self.expired()
@@ -111,7 +112,7 @@ def solve_open_tour(
         capacity_dimension=False,
     )
     search = Search("gls", solution_limit, SAFETY_S, first="AUTOMATIC", operators_off=UNUSED_OPERATORS,
-                    expired=None if control is None else control.expired)
+                    expired=None if control is None else (control.poll or control.expired))
     out = solve_model(model, search, start_routes=[[1 + v for v in initial]])
     if control is not None:
         control.solutions += out.solutions

@@ -107,40 +107,55 @@ def _longest_part(inside: BaseGeometry) -> LineString | None:
     return best
 
 
-def _edge_candidates(free: BaseGeometry, swath_m: float) -> list[LineString]:
+def _edge_candidates(free: BaseGeometry, swath_m: float, dark: BaseGeometry | None = None) -> list[LineString]:
     """Every ring edge offset half a swath into the free area (or a quarter, where half leaves it).
 
     The offset lines of every edge are clipped in one vectorised call (a parcel with
     many buildings has hundreds of edges; one call per line was most of this step).
+    With ``dark``, only edges whose offset lines pass within half a swath of it are
+    kept: a pass farther away images nothing new (its gain is 0, it is never chosen),
+    and on a parcel with dozens of buildings most edges are such (and they crowded
+    the useful candidates out of the first ``MAX_CANDIDATES``).
     """
     inner = free.buffer(-1e-6)
     shapely.prepare(inner)
-    tries: list[tuple[LineString, LineString]] = []  # (half-swath offset, quarter-swath offset) per edge
+    heads, tails = [], []
     for poly in _polygons(free):
-        rings = [shapely.geometry.polygon.orient(poly, 1.0).exterior]
-        rings += [r for r in shapely.geometry.polygon.orient(poly, 1.0).interiors]
-        for ring in rings:
+        oriented = shapely.geometry.polygon.orient(poly, 1.0)
+        for ring in [oriented.exterior, *oriented.interiors]:
             c = np.asarray(ring.coords)
-            for a, b in zip(c[:-1], c[1:]):
-                d = b - a
-                L = math.hypot(*d)
-                if L < MIN_PASS_M:
-                    continue
-                # the free area is on the left of an oriented exterior ring and of its (clockwise) holes
-                nrm = np.array([-d[1], d[0]]) / L
-                pair = []
-                for off in (swath_m / 2.0, swath_m / 4.0):
-                    p, q = a + nrm * off - d / L * swath_m, b + nrm * off + d / L * swath_m
-                    pair.append(LineString([p, q]))
-                tries.append((pair[0], pair[1]))
-    if not tries:
+            heads.append(c[:-1])
+            tails.append(c[1:])
+    if not heads:
         return []
-    half = shapely.intersection(np.asarray([t[0] for t in tries], dtype=object), inner)
+    a, b = np.vstack(heads), np.vstack(tails)
+    d = b - a
+    L = np.asarray([math.hypot(x, y) for x, y in d.tolist()])
+    keep = L >= MIN_PASS_M
+    a, b, d, L = a[keep], b[keep], d[keep], L[keep][:, None]
+    # the free area is on the left of an oriented exterior ring and of its (clockwise) holes
+    nrm = np.column_stack([-d[:, 1], d[:, 0]]) / L
+    # (half-swath offset, quarter-swath offset) per edge, made as arrays (a LineString each cost more
+    # than the clipping on a parcel with dozens of buildings)
+    half_l, quarter_l = (
+        shapely.linestrings(np.stack([a + nrm * off - d / L * swath_m, b + nrm * off + d / L * swath_m], axis=1))
+        for off in (swath_m / 2.0, swath_m / 4.0)
+    )
+    if dark is not None and len(half_l):
+        shapely.prepare(dark)
+        near = shapely.dwithin(dark, half_l, swath_m / 2.0) | shapely.dwithin(dark, quarter_l, swath_m / 2.0)
+        half_l, quarter_l = half_l[near], quarter_l[near]
+    if not len(half_l):
+        return []
+    # a line wholly inside is its own longest part: only the others are clipped (an overlay each)
+    whole = shapely.covers(inner, half_l)
+    half = half_l.copy()
+    half[~whole] = shapely.intersection(half_l[~whole], inner)
     out: list[LineString] = []
-    for k, (_, quarter) in enumerate(tries):
-        seg = _longest_part(half[k])
+    for k in range(len(half_l)):
+        seg = half[k] if whole[k] and half[k].length >= MIN_PASS_M else _longest_part(half[k])
         if seg is None:
-            seg = _clip_longest(inner, quarter)
+            seg = _clip_longest(inner, quarter_l[k])
         if seg is not None:
             out.append(seg)
     return out
@@ -192,7 +207,7 @@ def repair_passes(
     covered = 1.0 - dark.area / area
     if covered >= target or dark.area < 1e-6:
         return []
-    cands = _edge_candidates(free, swath_m) + _patch_candidates(dark, free, swath_m)
+    cands = _edge_candidates(free, swath_m, dark) + _patch_candidates(dark, free, swath_m)
     cands = cands[:MAX_CANDIDATES]
     if not cands:
         return []
@@ -202,7 +217,9 @@ def repair_passes(
     detour = shapely.distance(tips, flown).reshape(-1, 2).sum(axis=1)
     cost = np.asarray([c.length for c in cands]) + detour
     shapely.prepare(dark)
-    gains = shapely.area(shapely.intersection(strips, dark))
+    gains = np.zeros(len(cands))
+    near = shapely.intersects(dark, strips)  # prepared: only the strips that touch the dark area are overlaid
+    gains[near] = shapely.area(shapely.intersection(strips[near], dark))
     heap = [(-g / cst, i) for i, (g, cst) in enumerate(zip(gains, cost)) if g / cst >= MIN_RATE * swath_m]
     heapq.heapify(heap)
     chosen: list[Segment] = []
