@@ -9,8 +9,10 @@ and the same bytes for the same drawing (no clock, no metadata in the PNG).
 
 Sizes follow matplotlib's conventions so the picture reads as before: line widths
 and font sizes in points at ``DPI`` 100 (1 pt = 100/72 px), marker sizes as areas in
-pt². Text uses DejaVu Sans, found in matplotlib's bundled fonts (no import) or the
-system's; Pillow's own font when neither exists.
+pt². Text uses DejaVu Sans from matplotlib's bundled fonts (located without importing
+matplotlib), else Pillow's own bundled font: package data of pinned dependencies, read
+as an import reads a module, never a font of the host, so the same input gives the
+same picture wherever it is drawn (matplotlib read the same file before).
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ __all__ = ["Canvas", "DPI", "SUPERSAMPLE", "rgba"]
 DPI = 100
 SUPERSAMPLE = 2
 _PX_PER_PT = DPI / 72.0
-_FONT_PLACES = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",)
 _fonts: dict[float, ImageFont.FreeTypeFont | ImageFont.ImageFont] = {}
 
 XY = tuple[float, float]
@@ -40,20 +41,21 @@ def rgba(colour: str, alpha: float = 1.0) -> tuple[int, int, int, int]:
     return (r, g, b, int(round(255 * max(0.0, min(1.0, alpha)))))
 
 
-def _font_path() -> str | None:
-    spec = importlib.util.find_spec("matplotlib")  # locates the package without importing it
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        candidate = Path(root) / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf"
-        if candidate.is_file():
-            return str(candidate)
-    return next((p for p in _FONT_PLACES if Path(p).is_file()), None)
+def _bundled_font() -> str:
+    """Where matplotlib's bundled DejaVu Sans lies (its package located by the import system, not imported)."""
+    spec = importlib.util.find_spec("matplotlib")
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    return str(Path(roots[0]) / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf") if roots else ""
 
 
 def _font(size_px: float) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """The text font at ``size_px``: package data of a pinned dependency, like an import (never a system font)."""
     key = round(size_px, 2)
     if key not in _fonts:
-        path = _font_path()
-        _fonts[key] = ImageFont.truetype(path, max(1, int(round(size_px)))) if path else ImageFont.load_default()
+        try:
+            _fonts[key] = ImageFont.truetype(_bundled_font(), max(1, int(round(size_px))))
+        except OSError:  # no matplotlib: Pillow's own bundled font
+            _fonts[key] = ImageFont.load_default(max(1.0, size_px))
     return _fonts[key]
 
 
