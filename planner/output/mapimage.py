@@ -7,9 +7,10 @@ each sortie as a line coloured by its drone, the docks, a scale bar and the
 map data attribution. The CLI writes it next to the draft; the Prefect
 artifact embeds it as a data URI.
 
-Pure: returns bytes, writes no file, reads no clock. Deterministic enough for
-a test to compare two renderings: fixed DPI and size, the Agg backend, no
-``Software`` metadata, colours assigned by sorted drone id. Coordinates are
+Pure: returns bytes, writes no file, reads no clock. The same input gives the
+same bytes: fixed DPI and size, no metadata in the PNG, colours assigned by
+sorted drone id. Drawn with Pillow (``planner.output.raster``), not matplotlib,
+whose import alone cost a quarter of a ``sortie plan`` (issue 27). Coordinates are
 drawn in an equirectangular frame around the view's centre (x scaled by
 cos(latitude)), which at the scale of one job is indistinguishable from a
 proper projection and needs no pyproj here.
@@ -17,7 +18,6 @@ proper projection and needs no pyproj here.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -26,13 +26,13 @@ from shapely.geometry import MultiPolygon, Point, Polygon, box
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument
+from planner.output.raster import DPI, Canvas, rgba
 from planner.plan import Plan
 from planner.world.model import CircleArea, Geozone, Restriction, World, ZoneVolume
 
-__all__ = ["render_plan_png", "DRONE_COLOURS", "METRES_PER_DEG_LAT", "UNIMAGED_COLOUR"]
+__all__ = ["render_plan_png", "DPI", "DRONE_COLOURS", "METRES_PER_DEG_LAT", "UNIMAGED_COLOUR"]
 
 METRES_PER_DEG_LAT = 111_320.0
-DPI = 100
 DRONE_COLOURS = (
     "#1f77b4",
     "#d62728",
@@ -102,12 +102,6 @@ def render_plan_png(
     the plan as a black dashed line, for the flight report; without it the
     picture is the plan alone.
     """
-    # matplotlib takes about a second to import: only a picture being drawn pays for it
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.colors import to_rgba
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Circle, Polygon as MplPolygon
-
     if not 200 <= width_px <= 4000:
         raise InvalidArgument(f"width_px must be within 200..4000, got {width_px}")
     height_px = height_px or int(width_px * 0.75)
@@ -156,27 +150,13 @@ def render_plan_png(
         lat0 + y_lim[1] / METRES_PER_DEG_LAT,
     )
 
-    fig = Figure(figsize=(width_px / DPI, height_px / DPI), dpi=DPI)
-    FigureCanvasAgg(fig)
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(*x_lim)
-    ax.set_ylim(*y_lim)
-    ax.set_aspect("equal")
-    ax.set_axis_off()
-    ax.add_patch(
-        MplPolygon(
-            [(x_lim[0], y_lim[0]), (x_lim[1], y_lim[0]), (x_lim[1], y_lim[1]), (x_lim[0], y_lim[1])],
-            closed=True,
-            facecolor="#f4f4f0",
-            edgecolor="none",
-            zorder=0,
-        )
-    )
+    c = Canvas(width_px, height_px, x_lim, y_lim, "#f4f4f0")
 
     def ring(coords: Iterable[tuple[float, ...]]) -> list[tuple[float, float]]:
         return [xy(c[0], c[1]) for c in coords]
 
-    # ---- zones active at any moment of the sorties (what the planner avoided), labelled
+    # ---- zones active at any moment of the sorties (what the planner avoided), labelled on top at the end
+    labels: list[tuple[tuple[float, float], str, str]] = []
     start = min((so.start_at for so in plan.sorties), default=plan.planned_for)
     end = max((so.end_at for so in plan.sorties), default=plan.planned_for)
     for zone in sorted(world.zones_active_during(start, end), key=lambda z: z.id):
@@ -188,108 +168,87 @@ def render_plan_png(
                 footprint = scale(Point(h.lon, h.lat).buffer(dy, 32), xfact=1.0 / kx)  # the circle in degrees
                 if not view_wgs84.intersects(footprint):
                     continue
-                ax.add_patch(
-                    Circle(xy(h.lon, h.lat), h.radius_m, facecolor=to_rgba(colour, alpha), edgecolor=colour, lw=1.2, zorder=1)
-                )
+                c.circle(xy(h.lon, h.lat), h.radius_m, rgba(colour, alpha), colour, 1.2)
             else:
                 footprint = h
                 for poly in _polygons(h):
                     if view_wgs84.intersects(poly):
-                        ax.add_patch(
-                            MplPolygon(ring(poly.exterior.coords), closed=True, facecolor=to_rgba(colour, alpha),
-                                       edgecolor=colour, lw=1.2, zorder=1)
-                        )
+                        c.polygon(ring(poly.exterior.coords), rgba(colour, alpha), colour, 1.2)
             inside = footprint.intersection(view_wgs84)
             if not inside.is_empty:
                 at = inside.representative_point()
-                ax.annotate(_zone_label(zone, vol), xy(at.x, at.y), ha="center", va="center", fontsize=7,
-                            color=colour, zorder=7,
-                            bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1.0})
+                labels.append((xy(at.x, at.y), _zone_label(zone, vol), colour))
 
     # ---- lanes in view: fire lanes stand out, other linear features are context
     for lane in world.lanes:
         if not view_wgs84.intersects(lane.line):
             continue
-        lx, ly = zip(*ring(lane.line.coords))
         fire = lane.kind == "fire_lane"
-        ax.plot(lx, ly, color="#b15928" if fire else "#9a9a9a", lw=1.4 if fire else 1.0, alpha=0.8, zorder=2)
+        c.line(ring(lane.line.coords), rgba("#b15928" if fire else "#9a9a9a", 0.8), 1.4 if fire else 1.0)
 
     # ---- the area
     for poly in _polygons(plan.area_wgs84):
-        ax.add_patch(
-            MplPolygon(ring(poly.exterior.coords), closed=True, facecolor=to_rgba("#1f77b4", 0.10),
-                       edgecolor="#1f77b4", lw=1.6, ls="--", zorder=3)
-        )
+        c.polygon(ring(poly.exterior.coords), rgba("#1f77b4", 0.10), "#1f77b4", 1.6, dashed=True)
         for hole in poly.interiors:
-            ax.add_patch(MplPolygon(ring(hole.coords), closed=True, facecolor="#f4f4f0", edgecolor="#1f77b4",
-                                    lw=1.0, ls="--", zorder=3))
+            c.polygon(ring(hole.coords), rgba("#f4f4f0"), "#1f77b4", 1.0, dashed=True)
 
     # ---- what a survey leaves unimaged: the operator must see it before the flight, not in the orthophoto
     dark = plan.unimaged_wgs84
+    notes: list[tuple[str, str]] = []
     if dark is not None and not dark.is_empty:
         for poly in _polygons(dark):
-            ax.add_patch(MplPolygon(ring(poly.exterior.coords), closed=True, facecolor=to_rgba(UNIMAGED_COLOUR, 0.55),
-                                    edgecolor=UNIMAGED_COLOUR, lw=0.8, hatch="////", zorder=3.5))
+            c.polygon(ring(poly.exterior.coords), rgba(UNIMAGED_COLOUR, 0.55), UNIMAGED_COLOUR, 0.8)
+            c.hatch(ring(poly.exterior.coords), UNIMAGED_COLOUR)
         share = "" if plan.coverage_fraction is None else f" ({1.0 - plan.coverage_fraction:.1%} of the free area)"
         target = plan.parameters.get("coverage_target")
         if plan.coverage_fraction is not None and isinstance(target, (int, float)):
             met = "met" if plan.coverage_fraction >= target else "NOT met"
             share += f"; imaged {plan.coverage_fraction:.1%}, target {target:.1%} {met}"
-        ax.text(0.012, 0.11, f"■ unimaged{share}", transform=ax.transAxes, color=UNIMAGED_COLOUR, fontsize=9,
-                va="bottom", ha="left", zorder=8,
-                bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1.5})
+        notes.append((f"■ unimaged{share}", UNIMAGED_COLOUR))
 
     # ---- sorties, coloured by drone
     drones = sorted({s.drone_id for s in plan.sorties})
     colour_of = {d: DRONE_COLOURS[i % len(DRONE_COLOURS)] for i, d in enumerate(drones)}
     for s in plan.sorties:
-        wps = s.waypoints
-        if len(wps) < 2:
-            continue
-        sx, sy = zip(*[xy(w.lon, w.lat) for w in wps])
-        ax.plot(sx, sy, color=colour_of[s.drone_id], lw=1.8, zorder=4, solid_capstyle="round")
-        inspect = [xy(w.lon, w.lat) for w in wps if w.action == "INSPECT"]
-        if inspect:
-            ix, iy = zip(*inspect)
-            ax.scatter(ix, iy, s=18, color=colour_of[s.drone_id], edgecolors="white", linewidths=0.6, zorder=5)
+        if len(s.waypoints) >= 2:
+            c.line([xy(w.lon, w.lat) for w in s.waypoints], rgba(colour_of[s.drone_id]), 1.8, round_caps=True)
+    for s in plan.sorties:
+        if len(s.waypoints) >= 2:
+            for w in s.waypoints:
+                if w.action == "INSPECT":
+                    c.dot(xy(w.lon, w.lat), 18, colour_of[s.drone_id], edge="white", edge_pt=0.6)
 
     # ---- the flown tracks (flight report)
-    for drone_id, track in sorted((flown_wgs84 or {}).items()):
-        if len(track) < 2:
-            continue
-        fx, fy = zip(*[xy(float(p[0]), float(p[1])) for p in track])
-        ax.plot(fx, fy, color="black", lw=1.3, ls=(0, (4, 2)), zorder=5.5)
-    if flown_wgs84:
-        ax.text(0.012, 0.975 - len(drones) * 0.035, "- - flown", transform=ax.transAxes, color="black", fontsize=9,
-                va="top", ha="left", zorder=8,
-                bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1.5})
+    for _drone, track in sorted((flown_wgs84 or {}).items()):
+        if len(track) >= 2:
+            c.line([xy(float(p[0]), float(p[1])) for p in track], rgba("black"), 1.3, dashes_pt=(4 / 1.3, 2 / 1.3))
 
     # ---- docks
     for d in docks:
-        dx_, dy_ = xy(d.lon, d.lat)
-        ax.scatter([dx_], [dy_], marker="^", s=90, color="black", zorder=6)
-        ax.annotate(d.id, (dx_, dy_), xytext=(6, 6), textcoords="offset points", fontsize=8, zorder=7)
+        c.triangle(xy(d.lon, d.lat), 90, "black")
 
-    # ---- legend, scale bar, attribution
+    # ---- labels, legend, scale bar, attribution (on top of every shape)
+    for at, text, colour in labels:
+        c.text(c.px(*at), text, 7, colour, "mm", box_alpha=0.7)
+    for d in docks:
+        x, y = c.px(*xy(d.lon, d.lat))
+        c.text((x + c.pt(6), y - c.pt(6)), d.id, 8, "black", "ld")
     for i, d in enumerate(drones):
-        ax.text(0.012, 0.975 - i * 0.035, f"■ {d}", transform=ax.transAxes, color=colour_of[d], fontsize=9,
-                va="top", ha="left", zorder=8,
-                bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1.5})
+        c.text(c.axes(0.012, 0.975 - i * 0.035), f"■ {d}", 9, colour_of[d], "la", box_alpha=0.75, pad_pt=1.5)
+    if flown_wgs84:
+        c.text(c.axes(0.012, 0.975 - len(drones) * 0.035), "- - flown", 9, "black", "la", box_alpha=0.75, pad_pt=1.5)
+    for text, colour in notes:
+        c.text(c.axes(0.012, 0.11), text, 9, colour, "ld", box_alpha=0.75, pad_pt=1.5)
     bar_m = _nice_length_m(x_lim[1] - x_lim[0])
     bx = x_lim[0] + (x_lim[1] - x_lim[0]) * 0.04
     by = y_lim[0] + (y_lim[1] - y_lim[0]) * 0.05
-    ax.plot([bx, bx + bar_m], [by, by], color="black", lw=3, zorder=8, solid_capstyle="butt")
+    c.line([(bx, by), (bx + bar_m, by)], rgba("black"), 3)
     label = f"{bar_m / 1000:g} km" if bar_m >= 1000 else f"{bar_m:g} m"
-    ax.text(bx + bar_m / 2, by + (y_lim[1] - y_lim[0]) * 0.012, label, ha="center", va="bottom", fontsize=8, zorder=8)
+    c.text(c.px(bx + bar_m / 2, by + (y_lim[1] - y_lim[0]) * 0.012), label, 8, "black", "md")
     attribution = world.attribution or "© OpenStreetMap contributors"
     if "OpenStreetMap" not in attribution:
         attribution = f"{attribution}; © OpenStreetMap contributors"
-    ax.text(0.99, 0.01, attribution, transform=ax.transAxes, ha="right", va="bottom", fontsize=7, color="#333333",
-            zorder=8, bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1.0})
-    ax.text(0.99, 0.985, f"{plan.mission_type}  {plan.planned_for.isoformat(timespec='minutes')}",
-            transform=ax.transAxes, ha="right", va="top", fontsize=8, zorder=8,
-            bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1.5})
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    return buf.getvalue()
+    c.text(c.axes(0.99, 0.01), attribution, 7, "#333333", "rd", box_alpha=0.7)
+    c.text(c.axes(0.99, 0.985), f"{plan.mission_type}  {plan.planned_for.isoformat(timespec='minutes')}", 8, "black",
+           "ra", box_alpha=0.75, pad_pt=1.5)
+    return c.png()

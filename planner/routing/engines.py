@@ -8,7 +8,8 @@ reduce their problem to one ``RouteModel`` and hand it here with a ``Budget``
   the budget buys at least ``ILS_SOLUTIONS_PER_NODE`` solutions a node
   (``needs_start``): it reaches the best-known there. Deadline: OR-Tools' native
   ``time_limit`` set to what is left, and a cap of ``ILS_MAX_SOLUTIONS_PER_NODE``
-  solutions a node (more found nothing), so a small model ends early.
+  solutions a node (more found nothing), fewer on a small patrol, which reaches its
+  best sooner (``deadline_cap``), so a small model ends early.
 * ``search_pyvrp`` — PyVRP's iterated local search (``planner.routing.pyvrp_start``)
   for larger models, in two phases: every lane from scratch with its own seed,
   then every lane from the best routes so far with a fresh seed. Deadline: each
@@ -60,6 +61,7 @@ __all__ = [
     "drop_over_limits",
     "key",
     "routes_cost",
+    "deadline_cap",
     "search_ils",
     "search_pyvrp",
 ]
@@ -78,6 +80,14 @@ RESTART_SHARE = 0.35  # of the search, for every lane's restart from the best so
 _TAIL_SHARE = 0.02  # of the budget kept for what follows the search (extract, check, answer) ...
 _TAIL_MIN_S = 0.1  # ... and at least this
 _SAFETY_FACTOR = 10.0  # work mode: OR-Tools' wall-clock net = factor × nominal seconds + 2 s
+# ILS under a deadline on a model of lane pieces (every group an either-way pair): solutions a node,
+# n_nodes / _CAP_NODES_PER_SOLUTION but at least _CAP_MIN_PER_NODE (at most ILS_MAX_SOLUTIONS_PER_NODE).
+# Measured (issue 27; a 40-a-node search's last improvement, over 2-11 renumberings each): the demo's
+# 47- and 59-node patrols 5.4 and 4.3 a node, grids of 50 / 82 / 101 nodes 3.7 / 17.7 / 13.5: under
+# n / 3 by 1.5x or more. Point models are not capped lower: they improve up to ~30 a node at any size
+# (md_n020 8.2, random 34- and 54-node problems 26.7 and 29.6, md_n100 23.6).
+_CAP_NODES_PER_SOLUTION = 3.0
+_CAP_MIN_PER_NODE = 12.0
 
 
 @dataclass(frozen=True)
@@ -154,6 +164,23 @@ def _lanes(budget: Budget, lanes: int, workers: int) -> int:
     return min(lanes, max(1, int(workers))) if budget.timed else lanes
 
 
+def deadline_cap(model: RouteModel) -> int:
+    """ILS solutions a search lane may go through under a deadline: where more search stops paying.
+
+    A small patrol reaches its best within a few solutions a node and then only spends
+    the deadline (the demo's 47-node patrol: its best by solution 255 of 1 880, 1.2 CPU s
+    for nothing after 0.2), so on a model of lane pieces the cap a node grows with the
+    model up to ``ILS_MAX_SOLUTIONS_PER_NODE`` (reached at 120 nodes). Point models keep
+    ``ILS_MAX_SOLUTIONS_PER_NODE`` a node: they still improve there (constants above).
+    A count, not a clock: the search still repeats (STYLE.md 7).
+    """
+    n = max(model.n_nodes, 1)
+    per_node = float(ILS_MAX_SOLUTIONS_PER_NODE)
+    if model.groups and all(len(g) == 2 for g in model.groups):
+        per_node = min(per_node, max(_CAP_MIN_PER_NODE, n / _CAP_NODES_PER_SOLUTION))
+    return max(1, int(math.ceil(per_node * n)))
+
+
 def _search_budget(budget: Budget) -> Budget:
     """The part of ``budget`` the search may use: what follows it needs a tail."""
     if not budget.timed:
@@ -176,14 +203,14 @@ def search_ils(
     """ILS on ``model``: ``lanes`` renumberings (``seed × lanes + k``), the best kept.
 
     Work mode: ``budget.iterations`` or ``nominal_limit`` solutions a lane. Deadline:
-    until the deadline, capped at ``budget.iterations`` or ``ILS_MAX_SOLUTIONS_PER_NODE``
-    solutions a node (a small model ends early, and repeats).
+    until the deadline, capped at ``budget.iterations`` or ``deadline_cap`` solutions
+    (a small model ends early, and repeats).
     """
     lanes = _lanes(budget, lanes, workers)
     if budget.iterations is not None:
         limit = int(budget.iterations)
     elif budget.timed:
-        limit = ILS_MAX_SOLUTIONS_PER_NODE * model.n_nodes
+        limit = deadline_cap(model)
     else:
         limit = ils_cap(nominal_limit, model.n_nodes)
     b = _search_budget(budget)

@@ -91,3 +91,42 @@ def test_a_seed_and_a_cap_repeat_exactly_under_a_deadline() -> None:
     assert runs[0].routes == runs[1].routes and runs[0].cost == runs[1].cost
     other = solve_routing(problem, budget=Budget.deadline(60.0, time.monotonic, seed=4, iterations=300))
     assert other.stopped_by == STOPPED_BY_ITERATIONS  # another seed: another search, maybe other routes
+
+
+
+def test_a_small_patrol_stops_where_more_search_stops_paying() -> None:
+    """Issue 27: under a long deadline a 50-node lane patrol stops on its solution cap (``deadline_cap``: n / 3 a
+    node, not 40), in a third of the solutions, with the same sorties as the 40-a-node search, every run."""
+    from planner.patrol.arc_routing import ArcDepot, route_lanes
+    from planner.routing.pyvrp_start import ILS_MAX_SOLUTIONS_PER_NODE
+
+    lines = [[(j * 200.0, i * 200.0), ((j + 1) * 200.0, i * 200.0)] for i in range(4) for j in range(3)]
+    lines += [[(i * 200.0, j * 200.0), (i * 200.0, (j + 1) * 200.0)] for i in range(4) for j in range(3)]
+    depots = [ArcDepot(0.0, 0.0, 1500.0), ArcDepot(600.0, 600.0, 1500.0)]
+    runs = [route_lanes(lines, depots, budget=Budget.deadline(60.0, time.monotonic)) for _ in range(2)]
+    n_nodes = 50  # two depots, then both directions of 24 chains
+    assert all(r.engine == "ortools-ils" and r.stopped_by == STOPPED_BY_ITERATIONS for r in runs)
+    assert math.ceil(n_nodes / 3 * n_nodes) <= runs[0].work <= math.ceil(n_nodes / 3 * n_nodes) + n_nodes
+    assert runs[0].sorties == runs[1].sorties and not runs[0].unserved
+    longer = route_lanes(lines, depots, budget=Budget.deadline(60.0, time.monotonic,
+                                                               iterations=ILS_MAX_SOLUTIONS_PER_NODE * n_nodes))
+    assert longer.work > 2 * runs[0].work and longer.total_length_m == runs[0].total_length_m
+
+
+def test_point_models_keep_forty_solutions_a_node() -> None:
+    """Points improve up to ~30 solutions a node at any size (a 34-node problem of ``_problem(30, 5)``: 42 803 m
+    after 12 a node, 42 321 m after 40), so only lane-piece models get the smaller cap; from 120 nodes both 40."""
+    from planner.routing.engines import deadline_cap
+    from planner.routing.model import ModelVehicle, RouteModel
+    from planner.routing.pyvrp_start import ILS_MAX_SOLUTIONS_PER_NODE
+
+    def model(n: int, group: int) -> RouteModel:
+        nodes = range(2, n)
+        groups = tuple(tuple(nodes[k:k + group]) for k in range(0, len(nodes), group))
+        return RouteModel((np.zeros((n, n), dtype=np.int64),), (ModelVehicle(0, 0, 10), ModelVehicle(1, 1, 10)),
+                          groups, 100)
+
+    assert deadline_cap(model(34, 1)) == ILS_MAX_SOLUTIONS_PER_NODE * 34
+    assert deadline_cap(model(34, 2)) == 12 * 34  # the floor
+    assert deadline_cap(model(60, 2)) == 20 * 60
+    assert deadline_cap(model(120, 2)) == deadline_cap(model(120, 1)) == ILS_MAX_SOLUTIONS_PER_NODE * 120
