@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -189,9 +190,11 @@ class Kit:
             if scope not in c.token.scopes:
                 raise Forbidden(f"this token may not {scope} (its scopes: {', '.join(sorted(c.token.scopes))})")
             self.integrity.check(command)
-            if command in READS:
+            reading = command in READS
+            if reading:
                 self.gate.pause()  # admitted before a recall or an approval came in: let it go first
-            with pinned_world(self.config.world, ctx.world), deciding_with(self.plans.run if self.plans else None):
+            with pinned_world(self.config.world, ctx.world), deciding_with(self.plans.run if self.plans else None), \
+                    (self.ledger.read_session() if reading else nullcontext()):
                 out = work(ctx)
             out = out.to_dict() if hasattr(out, "to_dict") else dict(out)
             return {**out, "mode": "server", "identity": who.proof, "clock": self.config.clock.describe(),
