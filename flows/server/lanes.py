@@ -63,7 +63,7 @@ class LaneSizes:
 
     safety: int = 16  # a recall that follows its vehicle down holds its request up to 120 s: room for many
     heavy: int = 2
-    general: int = 10
+    general: int = 4  # DuckDB releases the GIL: a few in progress keep both cores busy; more only queue for the GIL
     open: int = 8
     queue: int = 256
     wait_s: float = 30.0
