@@ -21,7 +21,9 @@ raised before ``Kit.call`` ran is audited by the error handlers
 (``Kit.refused``); while the full walk has found a break in the ledger,
 decisions are refused (``flows.server.integrity``); a plan is decided in the
 server's planning process (``flows.server.plan_pool``), never on a thread
-that would hold the GIL for seconds.
+that would hold the GIL for seconds; a read waits at the safety gate
+(``flows.server.gate``) while a recall or an approval is in progress and then
+runs in one read transaction (``Ledger.read_session``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,9 @@ asyncio semaphore: waiting for it holds no thread) and a bounded queue:
              general lane only around its thread work and waits for the flight without a thread)
 
 The thread pool is sized to the sum of the lanes (``thread_tokens``), so the
-safety lane always finds a thread however busy the others are. A request
+safety lane always finds a thread however busy the others are; and while a
+safety request is in progress no general or heavy request is admitted (the
+safety gate, ``flows.server.gate``: a thread is not the CPU). A request
 that finds its lane's queue full, or waits longer than ``wait_s``, is refused
 at once with ``TOO_MANY_REQUESTS`` (HTTP 429, ``Retry-After``) — a busy
 server says so, it never hangs. Each such refusal is reported to
