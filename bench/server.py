@@ -1,7 +1,7 @@
 """``python -m bench server``: the authority under a control room's load, measured from outside (issue 27).
 
     python -m bench server [--readers 16] [--subscribers 300] [--planners 0] [--seconds 20] [--probe-every-s 1]
-                           [--rss-requests 10000] [--ledger-home DIR]
+                           [--rss-requests 10000] [--serial-reads 0] [--ledger-home DIR]
 
 It starts ``sortie server`` (a real process, on 127.0.0.1) on a copy of the
 demo world under a fresh home, with the server's clock at the world's
@@ -18,7 +18,7 @@ create`` does); plans the drafts the probes will approve; then, for
   next one asks a recall of an approved draft (refused: it does not fly —
   what is measured is how long the safety lane takes to answer);
 
-and prints one JSON object: reads per second, read latency p50/p95/max,
+(``--seconds 0`` skips this run) and prints one JSON object: reads per second, read latency p50/p95/max,
 errors by kind, the probes' latencies, ``/v1/health`` latency, the server's
 RSS and CPU. Then ``--rss-requests`` reads in a row, with the server's RSS
 sampled along the way (flat, or growing with requests). With ``--ledger-home``
@@ -26,6 +26,11 @@ sampled along the way (flat, or growing with requests). With ``--ledger-home``
 server's start on a copy of that home: spawn → first ``/v1/health``, and →
 first authenticated read, twice (the first start of a copy may have no
 checkpoint yet; the second starts from the one the first recorded).
+
+With ``--serial-reads N`` it first reads the drafts list N times and one
+draft N times, one request after another on one connection, and reports the
+server's CPU per read of each kind (``serial``): a figure a shared machine
+disturbs far less than a latency under load.
 
 The load generator runs on the same machine as the server (as the issue's
 figures do): on a 2-core machine they share it, and so do other processes.
