@@ -1,7 +1,7 @@
 """``python -m bench server``: the authority under a control room's load, measured from outside (issue 27).
 
     python -m bench server [--readers 16] [--subscribers 300] [--planners 0] [--seconds 20] [--probe-every-s 1]
-                           [--rss-requests 10000] [--ledger-home DIR]
+                           [--rss-requests 10000] [--serial-reads 0] [--ledger-home DIR]
 
 It starts ``sortie server`` (a real process, on 127.0.0.1) on a copy of the
 demo world under a fresh home, with the server's clock at the world's
@@ -18,7 +18,7 @@ create`` does); plans the drafts the probes will approve; then, for
   next one asks a recall of an approved draft (refused: it does not fly —
   what is measured is how long the safety lane takes to answer);
 
-and prints one JSON object: reads per second, read latency p50/p95/max,
+(``--seconds 0`` skips this run) and prints one JSON object: reads per second, read latency p50/p95/max,
 errors by kind, the probes' latencies, ``/v1/health`` latency, the server's
 RSS and CPU. Then ``--rss-requests`` reads in a row, with the server's RSS
 sampled along the way (flat, or growing with requests). With ``--ledger-home``
@@ -26,6 +26,11 @@ sampled along the way (flat, or growing with requests). With ``--ledger-home``
 server's start on a copy of that home: spawn → first ``/v1/health``, and →
 first authenticated read, twice (the first start of a copy may have no
 checkpoint yet; the second starts from the one the first recorded).
+
+With ``--serial-reads N`` it first reads the drafts list N times and one
+draft N times, one request after another on one connection, and reports the
+server's CPU per read of each kind (``serial``): a figure a shared machine
+disturbs far less than a latency under load.
 
 The load generator runs on the same machine as the server (as the issue's
 figures do): on a 2-core machine they share it, and so do other processes.
@@ -353,6 +358,33 @@ def load_run(server: Server, *, readers: int, subscribers: int, planners: int, s
     }
 
 
+def serial_run(server: Server, requests: int) -> dict[str, Any]:
+    """``requests`` reads one after another on one connection (the list and one draft, in turn): the server's CPU per
+    read, a figure that a shared machine disturbs far less than a latency under load."""
+    import httpx
+
+    token = _token(server.home, "chen.jing")
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {_token(server.home, 'li.wei')}"},
+                      timeout=240) as p:
+        for i in range(4):
+            _plan(p, i)
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as c:
+        ids = [d["draft_id"] for d in c.get("/v1/drafts", params={"limit": 20}).json()["drafts"]] or ["none"]
+        for path in ("/v1/drafts", f"/v1/drafts/{ids[0]}"):
+            c.get(path)  # warm
+        out: dict[str, Any] = {"requests": requests}
+        for kind in ("list", "show"):
+            before, t = server.stat()["cpu_s"], time.perf_counter()
+            for i in range(requests):
+                r = c.get("/v1/drafts", params={"limit": 20}) if kind == "list" else c.get(f"/v1/drafts/{ids[i % len(ids)]}")
+                if r.status_code != 200:
+                    out["errors"] = out.get("errors", 0) + 1
+            wall = time.perf_counter() - t
+            out[f"{kind}_server_cpu_ms"] = round(1000 * (server.stat()["cpu_s"] - before) / requests, 2)
+            out[f"{kind}_wall_ms"] = round(1000 * wall / requests, 2)
+    return out
+
+
 def rss_run(server: Server, requests: int, threads: int = 4) -> dict[str, Any]:
     """``requests`` reads in a row (``threads`` at a time), the server's RSS sampled every tenth of them."""
     import httpx
@@ -427,8 +459,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         with start_server(world, home) as (server, start):
             out["start_empty_home"] = start
             out["health_idle_ms"] = _health_ms(server.url)
-            out["load"] = load_run(server, readers=args.readers, subscribers=args.subscribers, planners=args.planners,
-                                   seconds=args.seconds, probe_every_s=args.probe_every_s)
+            if args.serial_reads:
+                out["serial"] = serial_run(server, args.serial_reads)
+            if args.seconds > 0:
+                out["load"] = load_run(server, readers=args.readers, subscribers=args.subscribers,
+                                       planners=args.planners, seconds=args.seconds, probe_every_s=args.probe_every_s)
             if args.rss_requests:
                 out["rss"] = rss_run(server, args.rss_requests)
         if args.ledger_home is not None:
@@ -448,6 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--probe-every-s", type=float, default=1.0)
     parser.add_argument("--rss-requests", type=int, default=10_000)
+    parser.add_argument("--serial-reads", type=int, default=0,
+                        help="before the load: this many reads of each kind one after another; the server's CPU per read")
     parser.add_argument("--ledger-home", type=Path, default=None,
                         help="a built ledger home (python -m bench.ledger_scale build): time a server's start on a copy")
     args = parser.parse_args(argv)

@@ -227,6 +227,20 @@ class Store:
         return engine_for(self.path) is not None
 
     @contextmanager
+    def read_session(self) -> Iterator[None]:
+        """Read-only work inside shares one read transaction (server mode: ``SharedConnection.session``); embedded,
+        nothing changes (each unit of work still takes its turn at the file)."""
+        engine = engine_for(self.path)
+        if engine is None:
+            yield
+            return
+        try:
+            with engine.session():
+                yield
+        except DAMAGE as exc:
+            raise damaged(self.path, exc) from None
+
+    @contextmanager
     def quiesced(self) -> Iterator[None]:
         """Hold the file closed and checkpointed, nobody writing: a copy taken inside is consistent.
 

@@ -47,6 +47,7 @@ from flows.server.audit_queue import AuditQueue
 from flows.server.config import ServerConfig
 from flows.server.events import EventBus
 from flows.server.followers import Followers
+from flows.server.gate import SafetyGate
 from flows.server.http_errors import BodyLimit, install
 from flows.server.kit import Caller, Kit, RequestContext
 from flows.server.lanes import Lanes
@@ -110,9 +111,10 @@ def create_app(config: ServerConfig) -> Any:
         raise
     tokens = TokenStore(config.home)
     bus = EventBus()
+    gate = SafetyGate()
     kit = Kit(config=config, ledger=led, links=LinkStore(config.home), followers=Followers(bus.publish), bus=bus,
-              totps=TotpStore(str(config.home)), waker=Waker(), audits=AuditQueue(led.audit_many),
-              limits=TokenLimits(config.streams_per_token, config.polls_per_token),
+              totps=TotpStore(str(config.home)), waker=Waker(), audits=AuditQueue(led.audit_many, pause=gate.pause),
+              limits=TokenLimits(config.streams_per_token, config.polls_per_token), gate=gate,
               plans=PlanPool(config.plan_workers) if config.plan_workers else None)
     app.state.config, app.state.ledger, app.state.bus, app.state.kit = config, led, bus, kit
     install(app, kit, scrub_roots={str(config.home): "<home>", str(config.world): "<world>"})
@@ -145,5 +147,5 @@ def create_app(config: ServerConfig) -> Any:
                     token_id=claimed_token_id(auth[7:].strip() if auth.lower().startswith("bearer ") else None),
                     client_addr=client[0] if client else None)
 
-    kit.lanes = Lanes(app, config.lanes, on_refused=lane_refused)
+    kit.lanes = Lanes(app, config.lanes, on_refused=lane_refused, gate=kit.gate)
     return BodyLimit(kit.lanes, config.max_body_bytes, on_refused=kit.refused)  # type: ignore[return-value]

@@ -10,6 +10,11 @@ waiting, with ``Ledger.audit_many`` (one transaction; each row still an entry
 of the hash chain). Refusals and every request that changes something are
 written at once, in the request (``flows.server.kit.Kit.audit``).
 
+A flush writes ``CHUNK`` rows per transaction and waits at the server's
+safety gate (``flows.server.gate``) before each: under sixteen readers a
+whole batch held the ledger's write lock for seconds while an approval or a
+recall waited for it.
+
 What a crash costs: the reads of the last ``FLUSH_S`` seconds (their
 answers were given, nothing was decided on them). ``close`` writes what is
 left when the server stops.
@@ -24,10 +29,12 @@ from collections.abc import Callable, Sequence
 from flows.ledger import AuditEntry
 from planner.errors import SortieError
 
-__all__ = ["AuditQueue", "FLUSH_S", "BATCH"]
+__all__ = ["AuditQueue", "FLUSH_S", "BATCH", "CHUNK"]
 
 FLUSH_S = 0.5
 BATCH = 256
+#: Rows per transaction: a batch holds the ledger's write lock for one chunk at a time, never for a whole flush.
+CHUNK = 16
 #: Rows kept while the ledger cannot take them; beyond that the oldest are dropped (and counted, and logged).
 MAX_WAITING = 20_000
 
@@ -38,8 +45,10 @@ class AuditQueue:
     """Rows waiting to be written by ``write`` (``Ledger.audit_many``) on a thread of their own."""
 
     def __init__(self, write: Callable[[Sequence[AuditEntry]], int], flush_s: float = FLUSH_S,
-                 batch: int = BATCH) -> None:
+                 batch: int = BATCH, *, pause: Callable[[], float] | None = None, chunk: int = CHUNK) -> None:
         self._write = write
+        self._pause = pause
+        self._chunk = chunk
         self._flush_s = flush_s
         self._batch = batch
         self._rows: list[AuditEntry] = []
@@ -60,11 +69,22 @@ class AuditQueue:
                 self._cond.notify()
 
     def flush(self) -> int:
-        """Write what waits now (the caller's thread); returns how many rows were written."""
-        with self._cond:
-            rows, self._rows = self._rows, []
-        if not rows:
-            return 0
+        """Write what waits now (the caller's thread), ``chunk`` rows per transaction, each after the safety gate
+        (``pause``); returns how many rows were written."""
+        n = 0
+        while True:
+            with self._cond:
+                rows, self._rows = self._rows[:self._chunk], self._rows[self._chunk:]
+            if not rows:
+                return n
+            if self._pause is not None:
+                self._pause()  # a recall or an approval in progress takes the write lock first
+            done = self._write_rows(rows)
+            if done == 0:
+                return n
+            n += done
+
+    def _write_rows(self, rows: list[AuditEntry]) -> int:
         try:
             n = self._write(rows)
         except SortieError as exc:  # the ledger cannot take them now: keep them for the next round

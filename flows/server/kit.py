@@ -21,13 +21,16 @@ raised before ``Kit.call`` ran is audited by the error handlers
 (``Kit.refused``); while the full walk has found a break in the ledger,
 decisions are refused (``flows.server.integrity``); a plan is decided in the
 server's planning process (``flows.server.plan_pool``), never on a thread
-that would hold the GIL for seconds.
+that would hold the GIL for seconds; a read waits at the safety gate
+(``flows.server.gate``) while a recall or an approval is in progress and then
+runs in one read transaction (``Ledger.read_session``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -40,6 +43,7 @@ from flows.server.audit_queue import AuditQueue
 from flows.server.config import ServerConfig
 from flows.server.events import EventBus
 from flows.server.followers import Followers
+from flows.server.gate import SafetyGate
 from flows.server.integrity import IntegrityWatch
 from flows.server.limits import TokenLimits
 from flows.server.links import LinkStore, resolve_links
@@ -145,6 +149,7 @@ class Kit:
     audits: AuditQueue | None = None  # batched read audits; None writes every row at once
     integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
     limits: TokenLimits = field(default_factory=TokenLimits)
+    gate: SafetyGate = field(default_factory=SafetyGate)  # reads step aside while a safety request runs
     lanes: Any = None  # flows.server.lanes.Lanes, for the routes that take a lane only around their thread work
     plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
     hub: Any = None  # the vehicle hub (flows.fleet.hub.VehicleHub) while the server serves with --fleet live
@@ -187,7 +192,11 @@ class Kit:
             if scope not in c.token.scopes:
                 raise Forbidden(f"this token may not {scope} (its scopes: {', '.join(sorted(c.token.scopes))})")
             self.integrity.check(command)
-            with pinned_world(self.config.world, ctx.world), deciding_with(self.plans.run if self.plans else None):
+            reading = command in READS
+            if reading:
+                self.gate.pause()  # admitted before a recall or an approval came in: let it go first
+            with pinned_world(self.config.world, ctx.world), deciding_with(self.plans.run if self.plans else None), \
+                    (self.ledger.read_session() if reading else nullcontext()):
                 out = work(ctx)
             out = out.to_dict() if hasattr(out, "to_dict") else dict(out)
             return {**out, "mode": "server", "identity": who.proof, "clock": self.config.clock.describe(),
@@ -225,12 +234,14 @@ class Kit:
 
         if self.lanes is None:
             return await anyio.to_thread.run_sync(fn)
-        gate = self.lanes.lanes[lane]
-        await gate.enter()
+        if lane in ("general", "heavy"):
+            await self.gate.passage()
+        admitted = self.lanes.lanes[lane]
+        await admitted.enter()
         try:
             return await anyio.to_thread.run_sync(fn)
         finally:
-            gate.leave()
+            admitted.leave()
 
     def publish(self, type_: str, d: Mapping[str, Any]) -> None:
         """One event on the feed, for the tenant of the draft it is about."""

@@ -15,7 +15,9 @@ asyncio semaphore: waiting for it holds no thread) and a bounded queue:
              general lane only around its thread work and waits for the flight without a thread)
 
 The thread pool is sized to the sum of the lanes (``thread_tokens``), so the
-safety lane always finds a thread however busy the others are. A request
+safety lane always finds a thread however busy the others are; and while a
+safety request is in progress no general or heavy request is admitted (the
+safety gate, ``flows.server.gate``: a thread is not the CPU). A request
 that finds its lane's queue full, or waits longer than ``wait_s``, is refused
 at once with ``TOO_MANY_REQUESTS`` (HTTP 429, ``Retry-After``) — a busy
 server says so, it never hangs. Each such refusal is reported to
@@ -31,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flows.server.gate import SafetyGate
 from planner.errors import TooManyRequests
 
 __all__ = ["Lane", "Lanes", "LaneSizes", "lane_of", "SAFETY_ACTIONS"]
@@ -39,6 +42,8 @@ SAFETY_ACTIONS = ("approve", "reject", "cancel", "dispatch", "launch", "pause", 
 _SAFETY = re.compile(r"^/v1/drafts/[^/]+/(?:" + "|".join(SAFETY_ACTIONS) + r")$")
 _HEAVY = re.compile(r"^(?:/v1/plan|/v1/drafts/[^/]+/(?:replan|report|reconcile)|/v1/ledger/backup)$")
 _MONITOR = re.compile(r"^/v1/drafts/[^/]+/monitor$")
+#: The lanes whose requests wait at the safety gate before they are admitted.
+GATED = ("general", "heavy")
 
 
 def lane_of(method: str, path: str) -> str | None:
@@ -60,7 +65,7 @@ class LaneSizes:
 
     safety: int = 16  # a recall that follows its vehicle down holds its request up to 120 s: room for many
     heavy: int = 2
-    general: int = 10
+    general: int = 4  # DuckDB releases the GIL: a few in progress keep both cores busy; more only queue for the GIL
     open: int = 8
     queue: int = 256
     wait_s: float = 30.0
@@ -118,10 +123,12 @@ class Lanes:
     """Pure ASGI middleware admitting each HTTP request into its lane (``lane_of``)."""
 
     def __init__(self, app: Any, sizes: LaneSizes = LaneSizes(),
-                 on_refused: Callable[[dict[str, Any], TooManyRequests], None] | None = None) -> None:
+                 on_refused: Callable[[dict[str, Any], TooManyRequests], None] | None = None,
+                 gate: SafetyGate | None = None) -> None:
         self.app = app
         self.sizes = sizes
         self.on_refused = on_refused
+        self.gate = gate if gate is not None else SafetyGate()
         self.lanes = {name: Lane(name, getattr(sizes, name), sizes.queue, sizes.wait_s)
                       for name in ("safety", "heavy", "general", "open")}
 
@@ -134,6 +141,8 @@ class Lanes:
             await self.app(scope, receive, send)
             return
         lane = self.lanes[name]
+        if name in GATED:
+            await self.gate.passage()  # no read starts while a safety request is in progress (flows.server.gate)
         try:
             await lane.enter()
         except TooManyRequests as exc:
@@ -142,12 +151,16 @@ class Lanes:
             await _refuse(send, exc)
             return
         held = True
+        if name == "safety":
+            self.gate.close()
 
         def release() -> None:
             nonlocal held
             if held:
                 held = False
                 lane.leave()
+                if name == "safety":
+                    self.gate.open()
 
         async def sending(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":

@@ -274,3 +274,24 @@ def test_a_damaged_file_is_refused_by_shared_mode_too(tmp_path: Path) -> None:
     with pytest.raises(LedgerUnavailable, match="not a DuckDB database"):
         Ledger(path).shared()
     assert path.read_bytes() == b"not a database" * 100 and not Ledger(path).is_shared
+
+
+def test_a_read_session_is_one_snapshot_and_one_cursor_and_a_write_beside_it_still_commits(shared: Ledger) -> None:
+    shared.record_versions([_version("d-1")], actor="a", now=NOW)
+    engine = engine_for(shared.path)
+    assert engine is not None and engine.DUCKDB_THREADS == 1
+    cursors: list[object] = []
+    with shared.read_session():
+        with engine.reading() as first, engine.reading() as second:
+            cursors += [first, second]
+        assert shared.get_draft("d-1").request_text == "r"
+        with engine.writing() as cur:  # a write inside takes its own cursor and commits
+            cur.execute("BEGIN TRANSACTION")
+            cur.execute("UPDATE drafts SET request_text = 'rewritten' WHERE draft_id = 'd-1'")
+            cur.execute("COMMIT")
+        assert shared.get_draft("d-1").request_text == "r"  # the session's snapshot, taken before the write
+    assert cursors[0] is cursors[1]
+    assert shared.get_draft("d-1").request_text == "rewritten"  # after the session: a fresh snapshot
+    with engine.reading() as a, engine.reading() as b:  # outside a session each unit has a cursor of its own
+        assert a is not b
+    assert shared.schema_versions()  # the session's cursor went back to the pool in a usable state

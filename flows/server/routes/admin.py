@@ -19,8 +19,10 @@ def router(kit: "Kit") -> APIRouter:
     async def health() -> dict[str, Any]:
         """Liveness (no data of anyone's): the server runs, and where its full walk of the ledger stands. Answered
         on the event loop, through no lane: it answers however busy the workers are. ``event_streams``: how many
-        screens are subscribed to the events now (a count, nobody's data)."""
-        return {"ok": True, **kit.integrity.to_dict(), "event_streams": kit.bus.count()}
+        screens are subscribed to the events now (a count, nobody's data); ``safety_gate``: whether reads step aside
+        for a recall or an approval now, and how often they did (``flows.server.gate``)."""
+        return {"ok": True, **kit.integrity.to_dict(), "event_streams": kit.bus.count(),
+                "safety_gate": kit.gate.to_dict()}
 
     @r.get("/v1/whoami")
     def whoami(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
