@@ -61,7 +61,25 @@ def day_old_world(world: Path, edit: Callable[[dict[str, Any]], None] | None = N
         if edit is not None:
             edit(d)
     (world / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
+    calm_weather_around_now(world)
     return ports
+
+
+def calm_weather_around_now(world: Path, reference_hour: str = "2026-11-29T05:00") -> None:
+    """Make the world's weather the demo's calm reference hour, hour by hour from yesterday to a week ahead.
+
+    These tests run on the server's real clock and are about the fleet, not the weather: the demo's forecast
+    is a real one for late November 2026 (on 2 December its wind reaches 12 m/s at 13:00 UTC, enough to leave
+    a drone at 90 % no lane it can fly), and it ends on 6 December."""
+    path = world / "weather.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    hourly = doc["hourly"]
+    k = hourly["time"].index(reference_hour)
+    start = (datetime.now(timezone.utc) - timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
+    hours = [start + timedelta(hours=i) for i in range(24 * 8)]
+    doc["hourly"] = {key: [h.strftime("%Y-%m-%dT%H:00") for h in hours] if key == "time" else [values[k]] * len(hours)
+                     for key, values in hourly.items()}
+    path.write_text(json.dumps(doc), encoding="utf-8")
 
 
 class Server:
