@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import networkx as nx
 import numpy as np
 
-__all__ = ["rpp_split", "split_tour"]
+__all__ = ["rpp_split", "split_tour", "tour_orders"]
 
 _KEY_DECIMALS = 3
 _MATCH_NEIGHBOURS = 10
@@ -47,7 +47,7 @@ def _nodes(points: np.ndarray, T: int) -> tuple[np.ndarray, int]:
 
 
 def _euler(T: int, ids: np.ndarray, n_nodes: int, D: np.ndarray, rep: np.ndarray,
-           match_neighbours: int | None) -> list[tuple[int, bool]]:
+           match_neighbours: int | None, sources: Sequence[int] = (0,)) -> list[list[tuple[int, bool]]]:
     """Chains in the order and direction an Euler circuit flies them (D over chain ends; rep: node → an end)."""
     G = nx.MultiGraph()
     G.add_nodes_from(range(n_nodes))
@@ -68,12 +68,15 @@ def _euler(T: int, ids: np.ndarray, n_nodes: int, D: np.ndarray, rep: np.ndarray
     odd = [n for n in sorted(G.nodes) if G.degree(n) % 2]
     for u, v in _matching(odd, D, rep, match_neighbours):
         G.add_edge(u, v, chain=None)
-    order: list[tuple[int, bool]] = []
-    for u, v, k in nx.eulerian_circuit(G, source=0, keys=True):
-        t = G.edges[u, v, k]["chain"]
-        if t is not None:
-            order.append((t, int(ids[2 * t]) != u))
-    return order
+    orders = []
+    for source in sources:
+        order: list[tuple[int, bool]] = []
+        for u, v, k in nx.eulerian_circuit(G, source=source, keys=True):
+            t = G.edges[u, v, k]["chain"]
+            if t is not None:
+                order.append((t, int(ids[2 * t]) != u))
+        orders.append(order)
+    return orders
 
 
 def _matching(odd: list[int], D: np.ndarray, rep: np.ndarray, neighbours: int | None) -> list[tuple[int, int]]:
@@ -136,6 +139,21 @@ def split_tour(seq: list[tuple[int, bool]], chain_len: np.ndarray, D: np.ndarray
     return float(best[n]), sorties[::-1]
 
 
+def tour_orders(D: np.ndarray, points: np.ndarray, T: int, match_neighbours: int | None = _MATCH_NEIGHBOURS,
+                circuits: int = 1) -> list[list[tuple[int, bool]]]:
+    """Closed rural-postman tours over ``T`` chains, [(chain, reversed?)] in flight order (step 1 above).
+
+    One multigraph, ``circuits`` Euler circuits of it (Hierholzer from evenly spaced nodes):
+    all equally long, but a split cuts each at different places.
+    """
+    ids, n_nodes = _nodes(points, T)
+    rep = np.zeros(n_nodes, dtype=np.int64)
+    for i in range(2 * T - 1, -1, -1):
+        rep[ids[i]] = i
+    sources = sorted({(i * n_nodes) // circuits for i in range(circuits)})
+    return _euler(T, ids, n_nodes, D, rep, match_neighbours, sources)
+
+
 def rpp_split(D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Sequence[float],
               match_neighbours: int | None = _MATCH_NEIGHBOURS, rotations: int | None = _ROTATIONS,
               ) -> list[tuple[int, list[tuple[int, bool]]]]:
@@ -149,11 +167,7 @@ def rpp_split(D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Se
     T = len(chain_len)
     if T == 0:
         return []
-    ids, n_nodes = _nodes(points, T)
-    rep = np.zeros(n_nodes, dtype=np.int64)
-    for i in range(2 * T - 1, -1, -1):
-        rep[ids[i]] = i
-    order = _euler(T, ids, n_nodes, D, rep, match_neighbours)
+    order = tour_orders(D, points, T, match_neighbours)[0]
     best: tuple[float, list] = (math.inf, [])
     n = len(order)
     starts = range(n) if rotations is None else sorted({(i * n) // rotations for i in range(rotations)})
