@@ -46,7 +46,6 @@ from planner.geo.deadheads import Deadheads
 from planner.routing.budget import Budget
 from planner.patrol.rpp_start import tour_orders
 from planner.patrol.line_tour import MM, arc_cost_matrix, line_tour_split
-from planner.patrol.tour_split import split_closed_tour
 from planner.routing.engines import finish, key, search_ils, search_pyvrp
 from planner.routing.model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
 from planner.routing.pyvrp_start import LANE_NEIGHBOURS, needs_start
@@ -161,6 +160,23 @@ def _merge_chains(lines: list[np.ndarray], lengths: np.ndarray, cap_m: float) ->
     return chains
 
 
+def _cut_chains(chains: list[list[tuple[int, bool]]], plan: list[tuple[int, list[tuple[int, bool]]]]
+                ) -> list[list[tuple[int, bool]]]:
+    """Chains cut wherever ``plan`` (line sorties) does not fly their lines one after the other, so it reads as chains."""
+    succ = {a: b for _, seq in plan for a, b in zip(seq[:-1], seq[1:])}
+    out: list[list[tuple[int, bool]]] = []
+    for c in chains:
+        piece = [c[0]]
+        for (a, ra), (b, rb) in zip(c[:-1], c[1:]):
+            if succ.get((a, ra)) == (b, rb) or succ.get((b, not rb)) == (a, not ra):
+                piece.append((b, rb))
+            else:
+                out.append(piece)
+                piece = [(b, rb)]
+        out.append(piece)
+    return out
+
+
 # ------------------------------------------------------------------ the routing model
 def _entry(t: int, rev: bool) -> int:
     """Point id (in the chain-end numbering: 2t start, 2t+1 end) where chain t is entered."""
@@ -196,21 +212,6 @@ def _as_routes(model: RouteModel, sorties: Sequence[tuple[int, Sequence[tuple[in
     return routes if sorties and routes_fit(model, routes) else None
 
 
-def _tour_start(model: RouteModel, D: np.ndarray, points: np.ndarray, T: int, per_depot: int) -> list[list[int]] | None:
-    """The rural-postman tour over the chains split into sorties as model routes, if it fits.
-
-    The split (``planner.patrol.tour_split``) is exact in the model's own arithmetic and
-    optimal over every rotation of the tour, so each sortie loads into the model and no
-    cheaper split of this tour exists.
-    """
-    nd = len(model.vehicles) // per_depot
-    tour = [nd + 2 * t + (1 if r else 0) for t, r in tour_orders(D, points, T)[0]]
-    split = split_closed_tour(tour, model.costs[0], [model.vehicles[d * per_depot].capacity for d in range(nd)])
-    if split is None:
-        return None
-    return _as_routes(model, [(d, [divmod(q - nd, 2) for q in run]) for d, run in split.sorties], per_depot)
-
-
 def _chain_sorties(line_sorties, chains: list[list[tuple[int, bool]]]) -> list[tuple[int, list[tuple[int, bool]]]] | None:
     """Line sorties re-read as chain sorties, when every chain's lines are flown together in its order."""
     where = {k: (t, i, r) for t, c in enumerate(chains) for i, (k, r) in enumerate(c)}
@@ -232,7 +233,7 @@ def _chain_sorties(line_sorties, chains: list[list[tuple[int, bool]]]) -> list[t
 
 def _solve_sorties(
     D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget: Budget, lanes: int = 1, workers: int = 1,
-    points: np.ndarray | None = None, line_start: list[tuple[int, list[tuple[int, bool]]]] | None = None,
+    line_start: list[tuple[int, list[tuple[int, bool]]]] | None = None,
 ) -> tuple[list[tuple[int, list[tuple[int, bool]]]], str, int, str]:
     """Sorties as (depot, [(chain, reversed?)]) from one OR-Tools model, the engine, its work, what stopped it.
 
@@ -259,9 +260,7 @@ def _solve_sorties(
     # (work mode: the exact expressions the golden files were made with)
     limit = max(_MIN_SOLUTIONS, int(budget.seconds * _SOLUTIONS_PER_S_X_NODES / model.n_nodes))
 
-    starts = [] if points is None else [_tour_start(model, D, points, T, per_depot)]
-    starts += [_as_routes(model, line_start, per_depot)] if line_start else []
-    start = min((r for r in starts if r is not None), key=lambda r: key(model, r), default=None)
+    start = _as_routes(model, line_start, per_depot) if line_start else None
     if needs_start(limit, model.n_nodes):
         per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * model.n_nodes
         iterations = max(_MIN_ITERATIONS, int(budget.seconds * _PYVRP_START_SHARE / per_iteration))
@@ -344,10 +343,17 @@ def route_lanes(
     if not keep:
         return ArcRoutingResult((), unserved, 0.0)
 
-    # 1. chains (cap: a third of the smallest sortie, so a chain always fits with room to spare)
+    # 1. the baseline's tour over single lines, split exactly: the plan is never longer than it
+    nd = len(depots)
+    dh_lines = dh0.subset([2 * k + e for k in keep for e in (0, 1)] + [2 * nl + d for d in range(nd)])
+    caps_mm = [int(math.floor((c - _CAP_SLACK_M) * _MM)) for c in caps]
+    plan_local = line_tour_split(dh_lines.D, dh_lines.points, lengths[keep], caps_mm) or []
+    line_plan = [(d, [(keep[j], bool(r)) for j, r in seq]) for d, seq in plan_local]
+
+    # 2. chains (cap: a tenth of the smallest sortie), cut where the line plan leaves them
     chain_cap = max(min(caps) * _CHAIN_FRACTION, float(lengths[keep].max()))
     chains_local = _merge_chains([lines[k] for k in keep], lengths[keep], chain_cap)
-    chains = [[(keep[j], r) for j, r in c] for c in chains_local]
+    chains = _cut_chains([[(keep[j], r) for j, r in c] for c in chains_local], line_plan)
     T = len(chains)
     chain_geom: list[np.ndarray] = []
     for c in chains:
@@ -358,22 +364,15 @@ def route_lanes(
         chain_geom.append(np.vstack(parts))
     chain_len = np.asarray([sum(float(lengths[k]) for k, _ in c) for c in chains])
 
-    # 2. deadhead matrix over chain ends + depots (a subset of the line ends already measured)
+    # 3. deadhead matrix over chain ends + depots (a subset of the line ends already measured)
     idx = []
     for c in chains:
         (k0, r0), (k1, r1) = c[0], c[-1]
         idx += [2 * k0 + (1 if r0 else 0), 2 * k1 + (0 if r1 else 1)]
     dh = dh0.subset(idx + [2 * nl + d for d in range(len(depots))])
 
-    # 3. the baseline's tour over single lines, split exactly: the plan never gets longer than it
-    nd = len(depots)
-    dh_lines = dh0.subset([2 * k + e for k in keep for e in (0, 1)] + [2 * nl + d for d in range(nd)])
-    caps_mm = [int(math.floor((c - _CAP_SLACK_M) * _MM)) for c in caps]
-    line_plan = line_tour_split(dh_lines.D, dh_lines.points, lengths[keep], caps_mm)
-    line_plan = [(d, [(keep[j], bool(r)) for j, r in seq]) for d, seq in line_plan or []]
-
     # 4. the routing model: OR-Tools searches it, every sortie limit is a dimension there
-    sorties, engine, work, stopped_by = _solve_sorties(dh.D, chain_len, caps, budget, lanes, workers, dh.points,
+    sorties, engine, work, stopped_by = _solve_sorties(dh.D, chain_len, caps, budget, lanes, workers,
                                                        _chain_sorties(line_plan, chains))
 
     # 5. geometry; the line tour's split where the search did not beat it

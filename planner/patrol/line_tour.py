@@ -26,9 +26,13 @@ import numpy as np
 from planner.patrol.rpp_start import tour_orders
 from planner.patrol.tour_split import split_closed_tour
 
-__all__ = ["arc_cost_matrix", "line_tour_split", "MM"]
+__all__ = ["arc_cost_matrix", "line_tour_split", "MM", "SPLIT_MAX_WORK"]
 
 MM = 1000.0  # the routing model counts millimetres
+# (rotation, sortie) pairs the split may weigh: every rotation of the window up to here (grid8_r35,
+# helsinki_service_nofly), evenly spaced ones beyond (a district's 1 000 lines: ~2·10⁸ would be
+# seconds of a 10 s deadline); measured 0.2-0.4 CPU s at the cap on the loaded 2-core machine
+SPLIT_MAX_WORK = 20_000_000
 
 
 def arc_cost_matrix(D: np.ndarray, unit_len: np.ndarray, nd: int) -> np.ndarray:
@@ -61,7 +65,7 @@ def line_tour_split(D: np.ndarray, points: np.ndarray, line_len: np.ndarray, cap
         return []
     tour = tour_orders(D, points, L)[0]
     cost = arc_cost_matrix(D, line_len, nd)
-    split = split_closed_tour([nd + 2 * k + int(r) for k, r in tour], cost, list(capacities_mm))
+    split = split_closed_tour([nd + 2 * k + int(r) for k, r in tour], cost, list(capacities_mm), SPLIT_MAX_WORK)
     if split is None:
         return None
     return [(d, [divmod(q - nd, 2) for q in run]) for d, run in split.sorties]

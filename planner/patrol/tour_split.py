@@ -39,6 +39,7 @@ class TourSplit:
 
     cost: int
     sorties: tuple[tuple[int, tuple[int, ...]], ...]
+    every_rotation: bool = True  # False: ``max_work`` let only evenly spaced rotations of the window be split
 
 
 def _rotation_window(acc: np.ndarray, n: int, max_cap: int) -> tuple[int, int]:
@@ -52,12 +53,15 @@ def _rotation_window(acc: np.ndarray, n: int, max_cap: int) -> tuple[int, int]:
     return int(lo[k]), int(width[k])
 
 
-def split_closed_tour(nodes: Sequence[int], cost: np.ndarray, capacities: Sequence[int]) -> TourSplit | None:
+def split_closed_tour(nodes: Sequence[int], cost: np.ndarray, capacities: Sequence[int], max_work: int | None = None
+                      ) -> TourSplit | None:
     """The cheapest split of the closed tour ``nodes`` into sorties, over every rotation; None if none fits.
 
     ``cost``: the model's integer arc costs, depots ``0 .. len(capacities) - 1`` first;
     a sortie ``d → nodes[s] → … → nodes[e] → d`` costs its arcs and fits when that sum is
     at most ``capacities[d]`` (the model's capacity dimension counts the same arcs).
+    ``max_work``: at most this many (rotation, sortie) pairs are weighed — the rotations
+    of the window evenly spaced when all of them would cost more (None: every rotation).
     """
     n, nd = len(nodes), len(capacities)
     if n == 0:
@@ -68,15 +72,19 @@ def split_closed_tour(nodes: Sequence[int], cost: np.ndarray, capacities: Sequen
     acc = np.concatenate([[0], np.cumsum(arc)])  # acc[e] - acc[s]: the arcs from position s to position e
     out = cost[:nd][:, q].astype(np.int64)  # depot → node at each position
     back = cost[q][:, :nd].astype(np.int64).T  # node at each position → depot
-    first, count = _rotation_window(acc, n, int(cap.max()))
-    span = count - 1 + n  # positions first .. first + span - 1 carry every rotation's tour
+    first, width = _rotation_window(acc, n, int(cap.max()))
+    span = width - 1 + n  # positions first .. first + span - 1 carry every rotation's tour
     # last position a sortie starting at s may reach: its body alone is within the largest limit
     reach = np.minimum(np.searchsorted(acc, acc + cap.max(), side="right") - 1, np.arange(len(acc)) + n - 1)
+    per_rotation = int((reach[first : first + span] - np.arange(first, first + span) + 1).sum())
+    count = width if max_work is None else max(1, min(width, max_work // max(per_rotation, 1)))
+    rot = np.asarray(sorted({(i * width) // count for i in range(count)}), dtype=np.int64)  # offsets in the window
+    count = len(rot)
     best = np.full((count, span + 1), np.iinfo(np.int64).max // 4, dtype=np.int64)
     prev = np.full((count, span + 1), -1, dtype=np.int64)
     depot = np.full((count, span + 1), -1, dtype=np.int64)
     inf = best[0, 0]
-    best[np.arange(count), np.arange(count)] = 0
+    best[np.arange(count), rot] = 0
     for i in range(span):
         s = first + i
         live = best[:, i] < inf
@@ -97,14 +105,14 @@ def split_closed_tour(nodes: Sequence[int], cost: np.ndarray, capacities: Sequen
         best[:, cols] = np.where(better, cand, best[:, cols])
         prev[:, cols] = np.where(better, i, prev[:, cols])
         depot[:, cols] = np.where(better, d[None, :], depot[:, cols])
-    ends = best[np.arange(count), np.arange(count) + n]
+    ends = best[np.arange(count), rot + n]
     k = int(np.argmin(ends))
     if ends[k] >= inf:
         return None
-    sorties, j = [], k + n
-    while j > k:
+    sorties, j = [], int(rot[k]) + n
+    while j > rot[k]:
         i = int(prev[k, j])
         run = tuple(int(x) for x in q[first + i : first + j])
         sorties.append((int(depot[k, j]), run))
         j = i
-    return TourSplit(int(ends[k]), tuple(sorties[::-1]))
+    return TourSplit(int(ends[k]), tuple(sorties[::-1]), count == width)
