@@ -14,7 +14,8 @@ a metric — the cheapest T-join is a minimum-weight perfect matching of them. T
   at that end's nearest depot distance, two copies with twice the nearest
   depot-to-line distance: a sortie that goes out and back), m raised until it holds.
 
-Both are valid lower bounds (connectivity between components is not counted, so they
+Both are valid lower bounds, so ``bound_m`` reports the larger (legs to a depot can pair
+two far odd ends more cheaply than a deadhead between them); connectivity between components is not counted, so they
 are not tight). Exact matching (networkx): tens of seconds on a district. Bench only.
 """
 
@@ -81,7 +82,7 @@ def lane_bounds(lines: list[np.ndarray], depots_xy: np.ndarray, max_sortie_m: fl
             break
         m = math.ceil(bound / max_sortie_m)
     return {"required_m": round(required, 1), "odd_nodes": int(len(odd)), "bound_odd_m": round(bound_odd, 1),
-            "bound_m": round(bound, 1), "bound_sorties": m}
+            "bound_m": round(max(bound, bound_odd), 1), "bound_sorties": m}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,10 +29,10 @@ from planner.patrol.tour_split import split_closed_tour
 __all__ = ["arc_cost_matrix", "line_tour_split", "MM", "SPLIT_MAX_WORK"]
 
 MM = 1000.0  # the routing model counts millimetres
-# (rotation, sortie) pairs the split may weigh: every rotation of the window up to here (grid8_r35,
-# helsinki_service_nofly), evenly spaced ones beyond (a district's 1 000 lines: ~2·10⁸ would be
-# seconds of a 10 s deadline); measured 0.2-0.4 CPU s at the cap on the loaded 2-core machine
-SPLIT_MAX_WORK = 20_000_000
+# (rotation, sortie) pairs the split may weigh: every rotation of the window on every bench network
+# (the most, hel_footway_mid: 0.8 CPU s of splitting on the loaded 2-core machine); evenly spaced ones
+# beyond, so a network many times larger keeps its seconds for the search
+SPLIT_MAX_WORK = 1_000_000_000
 
 
 def arc_cost_matrix(D: np.ndarray, unit_len: np.ndarray, nd: int) -> np.ndarray:

@@ -53,6 +53,33 @@ def _rotation_window(acc: np.ndarray, n: int, max_cap: int) -> tuple[int, int]:
     return int(lo[k]), int(width[k])
 
 
+def _sortie_costs(s: int, last: int, acc: np.ndarray, out: np.ndarray, back: np.ndarray, cap: np.ndarray,
+                  inf: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cost of the sorties from position ``s`` to each end ``s .. last`` (``inf`` if no depot fits), and their depot."""
+    e = np.arange(s, last + 1)
+    each = out[:, s][:, None] + (acc[e] - acc[s])[None, :] + back[:, e]  # (depot, end)
+    each = np.where(each <= cap[:, None], each, inf)
+    d = np.argmin(each, axis=0)
+    return each[d, np.arange(len(e))], d
+
+
+def _best_costs(rot: np.ndarray, first: int, n: int, reach: np.ndarray, acc, out, back, cap, inf: int) -> np.ndarray:
+    """The optimal split's cost from each rotation ``first + rot[k]`` (values only: one row per rotation)."""
+    count, span = len(rot), int(rot[-1]) + n
+    best = np.full((count, span + 1), inf, dtype=np.int64)
+    best[np.arange(count), rot] = 0
+    for i in range(span):
+        # the rotations whose tour holds position first + i: a contiguous run of rows
+        k0, k1 = int(np.searchsorted(rot + n, i, side="right")), int(np.searchsorted(rot, i, side="right"))
+        if k0 >= k1:
+            continue
+        last = min(int(reach[first + i]), first + span - 1)
+        w, _ = _sortie_costs(first + i, last, acc, out, back, cap, inf)
+        view = best[k0:k1, i + 1 : i + 1 + len(w)]
+        np.minimum(view, best[k0:k1, i : i + 1] + w[None, :], out=view)
+    return best[np.arange(count), rot + n]
+
+
 def split_closed_tour(nodes: Sequence[int], cost: np.ndarray, capacities: Sequence[int], max_work: int | None = None
                       ) -> TourSplit | None:
     """The cheapest split of the closed tour ``nodes`` into sorties, over every rotation; None if none fits.
@@ -73,46 +100,36 @@ def split_closed_tour(nodes: Sequence[int], cost: np.ndarray, capacities: Sequen
     out = cost[:nd][:, q].astype(np.int64)  # depot → node at each position
     back = cost[q][:, :nd].astype(np.int64).T  # node at each position → depot
     first, width = _rotation_window(acc, n, int(cap.max()))
-    span = width - 1 + n  # positions first .. first + span - 1 carry every rotation's tour
     # last position a sortie starting at s may reach: its body alone is within the largest limit
     reach = np.minimum(np.searchsorted(acc, acc + cap.max(), side="right") - 1, np.arange(len(acc)) + n - 1)
-    per_rotation = int((reach[first : first + span] - np.arange(first, first + span) + 1).sum())
+    per_rotation = int((reach[first : first + n] - np.arange(first, first + n) + 1).sum())
     count = width if max_work is None else max(1, min(width, max_work // max(per_rotation, 1)))
     rot = np.asarray(sorted({(i * width) // count for i in range(count)}), dtype=np.int64)  # offsets in the window
-    count = len(rot)
-    best = np.full((count, span + 1), np.iinfo(np.int64).max // 4, dtype=np.int64)
-    prev = np.full((count, span + 1), -1, dtype=np.int64)
-    depot = np.full((count, span + 1), -1, dtype=np.int64)
-    inf = best[0, 0]
-    best[np.arange(count), rot] = 0
-    for i in range(span):
-        s = first + i
-        live = best[:, i] < inf
-        if not live.any():
-            continue
-        e = np.arange(s, min(int(reach[s]), first + span - 1) + 1)
-        each = out[:, s][:, None] + (acc[e] - acc[s])[None, :] + back[:, e]  # (depot, end)
-        each = np.where(each <= cap[:, None], each, inf)
-        d = np.argmin(each, axis=0)
-        w = each[d, np.arange(len(e))]
-        ok = w < inf
-        if not ok.any():
-            continue
-        e, d, w = e[ok], d[ok], w[ok]
-        cols = e - first + 1
-        cand = np.where(live[:, None], best[:, i][:, None] + w[None, :], inf)
-        better = cand < best[:, cols]
-        best[:, cols] = np.where(better, cand, best[:, cols])
-        prev[:, cols] = np.where(better, i, prev[:, cols])
-        depot[:, cols] = np.where(better, d[None, :], depot[:, cols])
-    ends = best[np.arange(count), rot + n]
+    inf = int(np.iinfo(np.int64).max // 4)
+    ends = _best_costs(rot, first, n, reach, acc, out, back, cap, inf)
     k = int(np.argmin(ends))
     if ends[k] >= inf:
         return None
-    sorties, j = [], int(rot[k]) + n
-    while j > rot[k]:
-        i = int(prev[k, j])
-        run = tuple(int(x) for x in q[first + i : first + j])
-        sorties.append((int(depot[k, j]), run))
+    # the winning rotation again, keeping each position's best cut and depot
+    start = first + int(rot[k])
+    best = np.full(n + 1, inf, dtype=np.int64)
+    prev = np.full(n + 1, -1, dtype=np.int64)
+    depot = np.full(n + 1, -1, dtype=np.int64)
+    best[0] = 0
+    for i in range(n):
+        if best[i] >= inf:
+            continue
+        w, d = _sortie_costs(start + i, min(int(reach[start + i]), start + n - 1), acc, out, back, cap, inf)
+        cand = best[i] + w
+        cols = np.arange(i + 1, i + 1 + len(w))
+        better = cand < best[cols]
+        best[cols] = np.where(better, cand, best[cols])
+        prev[cols] = np.where(better, i, prev[cols])
+        depot[cols] = np.where(better, d, depot[cols])
+    assert best[n] == ends[k]
+    sorties, j = [], n
+    while j > 0:
+        i = int(prev[j])
+        sorties.append((int(depot[j]), tuple(int(x) for x in q[start + i : start + j])))
         j = i
-    return TourSplit(int(ends[k]), tuple(sorties[::-1]), count == width)
+    return TourSplit(int(best[n]), tuple(sorties[::-1]), len(rot) == width)
