@@ -8,9 +8,14 @@ and is at most that depot's ``max_sortie_m`` long. Objective: total length.
 Method (capacitated arc routing as node routing on the one OR-Tools model of
 ``planner.routing.model``), deterministic:
 
+0. The bench baseline's plan, exact (``planner.patrol.line_tour``): the rural postman
+   tour over the single lines, split at its best rotation in the model's arithmetic.
+   It is the search's start, and the answer is never longer than it.
 1. Lines meeting at a node of required degree 2 are merged into chains (up to
    ``_CHAIN_FRACTION`` of the shortest sortie limit, so a sortie can still end
-   between pieces), so a road is not cut where nothing branches.
+   between pieces), so a road is not cut where nothing branches; a chain is cut
+   where the start's sorties do not fly its lines one after the other, so the start
+   is a set of chain routes.
 2. All deadheads are one matrix over the chain end points and depots: straight
    when legal, otherwise the shortest path through the obstacles' corners
    (visibility graph + Floyd–Warshall, min-plus in numpy).

@@ -1,4 +1,4 @@
-"""A first plan for lane patrols: the rural postman tour over the chains, split into sorties.
+"""The rural postman tour over lane pieces (lines or chains), and the baseline's split of it.
 
 On a dense network (every road of a district) the good plans fly long runs of
 consecutive lanes with no deadhead between them, which a local search started
@@ -6,19 +6,20 @@ from scratch finds slowly: on ``bench/instances/hel_roads_south.json`` (941 line
 it ended above the simple tour-and-split baseline within 4 s. So the search starts
 from that tour instead, and can only improve it:
 
-1. The chains' end points are the nodes of a graph whose edges are the chains.
-   Its components are joined by a minimum spanning tree of the nearest deadheads
-   between them, and its odd nodes get a minimum-weight matching of deadheads —
+1. ``tour_orders``: the pieces' end points are the nodes of a graph whose edges are
+   the pieces. Its components are joined by a minimum spanning tree of the nearest
+   deadheads between them, and its odd nodes get a minimum-weight matching of deadheads —
    over each node's ``_MATCH_NEIGHBOURS`` nearest odd nodes (sparse: 0.2 s instead of
    3.5 s at 200 odd nodes, the same matching there), doubled while the sparse graph
-   has no perfect matching. An Euler circuit of the result flies every chain once.
-2. The circuit, from each of ``_ROTATIONS`` starting chains, is split optimally into
-   depot-to-depot sorties within each depot's limit (route first, cluster second:
-   a dynamic programme over the chains in tour order, each sortie from its best
-   depot); the cheapest split is the start.
+   has no perfect matching. An Euler circuit of the result flies every piece once.
+2. The planner splits that circuit exactly at its best rotation
+   (``planner.patrol.line_tour``, ``planner.patrol.tour_split``). ``rpp_split`` here is
+   the bench baseline's own split (``bench/rpp_baseline.py``: metres, every rotation one
+   dynamic programme at a time, the exact matching): kept as it is, so the baseline's
+   figures stay what they were.
 
 Deterministic (networkx's matching and circuit on nodes numbered in a fixed
-order). Pure: plain numbers in, ``[(depot, [(chain, reversed?)])]`` out.
+order). Pure: plain numbers in, ``[(depot, [(piece, reversed?)])]`` out.
 """
 
 from __future__ import annotations

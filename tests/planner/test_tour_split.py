@@ -103,3 +103,40 @@ def test_start_is_never_longer_than_the_baseline_where_the_old_split_needed_one_
     assert len(res.sorties) <= baseline["sorties"]
     assert res.total_length_m <= baseline["baseline_m"] + 0.05  # the reference is rounded to 0.1 m
     assert all(s.length_m <= cap + 0.5 for s in res.sorties)
+
+
+def _split_grid(n: int = 4, block: float = 200.0) -> list[list[tuple[float, float]]]:
+    """A grid whose blocks are cut in two: every road has junctions of degree 2 (chains form there)."""
+    lines = []
+    for i in range(n + 1):
+        for j in range(n):
+            for a, b in ((0.0, 0.5), (0.5, 1.0)):
+                lines.append([((j + a) * block, i * block), ((j + b) * block, i * block)])
+                lines.append([(i * block, (j + a) * block), (i * block, (j + b) * block)])
+    return lines
+
+
+@pytest.mark.parametrize("cap_m", [2500.0, 4000.0, 6000.0])  # chains of two lines and more (a tenth of the limit)
+def test_plan_never_longer_than_the_baseline_and_its_start_reads_as_chains(cap_m: float) -> None:
+    from planner.patrol import arc_routing as ar
+    from planner.patrol.line_tour import line_tour_split
+    from planner.geo.deadheads import Deadheads
+
+    lines = _split_grid()
+    depots = [ArcDepot(-30.0, 410.0, cap_m), ArcDepot(830.0, 390.0, cap_m)]
+    xy = np.asarray([(d.x, d.y) for d in depots])
+    baseline, _ = rpp_split_total([np.asarray(l) for l in lines], xy, cap_m, None)
+    res = route_lanes(lines, depots, budget=0.05)
+    assert not res.unserved and res.total_length_m <= baseline + 0.05
+    # the start: the line tour's split re-read as (cut) chains, line for line
+    arr = [np.asarray(l, float) for l in lines]
+    length = np.asarray([float(np.hypot(*np.diff(a, axis=0).T).sum()) for a in arr])
+    pts = np.vstack([np.asarray([[a[0], a[-1]] for a in arr]).reshape(-1, 2), xy])
+    dh = Deadheads(pts, None)
+    plan = line_tour_split(dh.D, dh.points, length, [int((cap_m - 0.25) * 1000)] * 2)
+    plan = [(d, [(int(k), bool(r)) for k, r in seq]) for d, seq in plan]
+    chains = ar._cut_chains(ar._merge_chains(arr, length, max(cap_m * 0.1, float(length.max()))), plan)
+    read = ar._chain_sorties(plan, chains)
+    assert read is not None and any(len(chains[t]) > 1 for _, seq in read for t, _ in seq)
+    flat = [(d, [(k, rr != r) for t, r in seq for k, rr in (chains[t][::-1] if r else chains[t])]) for d, seq in read]
+    assert flat == plan
