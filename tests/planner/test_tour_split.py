@@ -140,3 +140,16 @@ def test_plan_never_longer_than_the_baseline_and_its_start_reads_as_chains(cap_m
     assert read is not None and any(len(chains[t]) > 1 for _, seq in read for t, _ in seq)
     flat = [(d, [(k, rr != r) for t, r in seq for k, rr in (chains[t][::-1] if r else chains[t])]) for d, seq in read]
     assert flat == plan
+
+
+def test_a_work_cap_splits_fewer_rotations_and_says_so() -> None:
+    rng = np.random.default_rng(3)
+    xy = rng.uniform(0, 1000, size=(1 + 40, 2))
+    cost = np.ceil(np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1)) * 1000).astype(np.int64)
+    nodes = list(range(1, 41))
+    exact = split_closed_tour(nodes, cost, [6_000_000])
+    capped = split_closed_tour(nodes, cost, [6_000_000], max_work=1)
+    assert exact is not None and exact.every_rotation
+    assert capped is not None and not capped.every_rotation and capped.cost >= exact.cost
+    assert sorted(x for _, run in capped.sorties for x in run) == nodes
+    assert all(_sortie_cost(cost, d, run) <= 6_000_000 for d, run in capped.sorties)
