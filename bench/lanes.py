@@ -4,8 +4,8 @@ Reads the instance (section 3 of ``../shared/bench/README.md``), plans with
 ``planner.patrol.arc_routing.route_lanes`` (deadheads around the ``nofly`` polygons
 through ``planner.geo.transit.TransitGraph``) and returns the sorties' paths, the
 total, the baseline figure and our ratio to it, ``engine`` (what produced the
-sorties: ``"ortools-ils"``, ``"pyvrp-start+ortools"`` or ``"pyvrp"``, see
-``planner/patrol/arc_routing.py``), ``iterations``, ``stopped_by``, ``wall_s`` and
+sorties: ``"ortools-ils"``, ``"pyvrp-start+ortools"``, ``"pyvrp"``, or ``"rpp-tour"`` when
+no search beat the baseline's own tour split exactly, see ``planner/patrol/arc_routing.py``), ``iterations``, ``stopped_by``, ``wall_s`` and
 ``cpu_s``. ``--budget-s`` (default ``DEFAULT_BUDGET_S``, 10 s) is a deadline from the start of planning (``bench/clocks.py``: ``--clock``, ``--seed``,
 ``--iterations``). ``--baseline`` plans with the replaced hand-written search instead
 (``bench/lanes_baseline.py``).

@@ -8,9 +8,14 @@ and is at most that depot's ``max_sortie_m`` long. Objective: total length.
 Method (capacitated arc routing as node routing on the one OR-Tools model of
 ``planner.routing.model``), deterministic:
 
+0. The bench baseline's plan, exact (``planner.patrol.line_tour``): the rural postman
+   tour over the single lines, split at its best rotation in the model's arithmetic.
+   It is the search's start, and the answer is never longer than it.
 1. Lines meeting at a node of required degree 2 are merged into chains (up to
    ``_CHAIN_FRACTION`` of the shortest sortie limit, so a sortie can still end
-   between pieces), so a road is not cut where nothing branches.
+   between pieces), so a road is not cut where nothing branches; a chain is cut
+   where the start's sorties do not fly its lines one after the other, so the start
+   is a set of chain routes.
 2. All deadheads are one matrix over the chain end points and depots: straight
    when legal, otherwise the shortest path through the obstacles' corners
    (visibility graph + Floyd–Warshall, min-plus in numpy).
@@ -44,7 +49,8 @@ import numpy as np
 
 from planner.geo.deadheads import Deadheads
 from planner.routing.budget import Budget
-from planner.patrol.rpp_start import rpp_split
+from planner.patrol.rpp_start import tour_orders
+from planner.patrol.line_tour import MM, arc_cost_matrix, line_tour_split
 from planner.routing.engines import finish, key, search_ils, search_pyvrp
 from planner.routing.model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
 from planner.routing.pyvrp_start import LANE_NEIGHBOURS, needs_start
@@ -61,7 +67,7 @@ UNSERVED_OUT_OF_RANGE = "out_of_range"
 _KEY_DECIMALS = 3  # end points closer than 1 mm are one node
 _CAP_SLACK_M = 0.25  # keep planned sorties this far below the limit (geometry round-off)
 _CHAIN_FRACTION = 0.1  # chains merged through degree-2 nodes up to this share of a sortie
-_MM = 1000.0  # the routing model counts millimetres
+_MM = MM  # the routing model counts millimetres
 _PENALTY_FACTOR = 100  # an unflown chain costs 100 sortie limits: never worth it while it fits
 ENGINE = "ortools-ils"
 ENGINE_PYVRP_START = "pyvrp-start+ortools"
@@ -159,6 +165,23 @@ def _merge_chains(lines: list[np.ndarray], lengths: np.ndarray, cap_m: float) ->
     return chains
 
 
+def _cut_chains(chains: list[list[tuple[int, bool]]], plan: list[tuple[int, list[tuple[int, bool]]]]
+                ) -> list[list[tuple[int, bool]]]:
+    """Chains cut wherever ``plan`` (line sorties) does not fly their lines one after the other, so it reads as chains."""
+    succ = {a: b for _, seq in plan for a, b in zip(seq[:-1], seq[1:])}
+    out: list[list[tuple[int, bool]]] = []
+    for c in chains:
+        piece = [c[0]]
+        for (a, ra), (b, rb) in zip(c[:-1], c[1:]):
+            if succ.get((a, ra)) == (b, rb) or succ.get((b, not rb)) == (a, not ra):
+                piece.append((b, rb))
+            else:
+                out.append(piece)
+                piece = [(b, rb)]
+        out.append(piece)
+    return out
+
+
 # ------------------------------------------------------------------ the routing model
 def _entry(t: int, rev: bool) -> int:
     """Point id (in the chain-end numbering: 2t start, 2t+1 end) where chain t is entered."""
@@ -180,12 +203,10 @@ def _fleet_per_depot(chain_len: np.ndarray, caps: Sequence[float]) -> int:
     return int(min(len(chain_len), math.ceil(need) + 2))
 
 
-def _tour_start(model: RouteModel, D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Sequence[float],
-                per_depot: int) -> list[list[int]] | None:
-    """The rural-postman tour split into sorties (``planner.patrol.rpp_start``) as model routes, if it fits."""
-    nd = len(caps)
-    # the model rounds every arc up to the millimetre: keep the split a metre inside each limit
-    sorties = rpp_split(D, points, chain_len, [c - _CAP_SLACK_M - 1.0 for c in caps])
+def _as_routes(model: RouteModel, sorties: Sequence[tuple[int, Sequence[tuple[int, bool]]]], per_depot: int
+               ) -> list[list[int]] | None:
+    """Sorties ``[(depot, [(chain, reversed?)])]`` as one route per model vehicle, if they fit the model."""
+    nd = len(model.vehicles) // per_depot
     routes: list[list[int]] = [[] for _ in model.vehicles]
     used = [0] * nd
     for d, seq in sorties:
@@ -193,14 +214,31 @@ def _tour_start(model: RouteModel, D: np.ndarray, points: np.ndarray, chain_len:
             return None
         routes[d * per_depot + used[d]] = [nd + 2 * t + (1 if r else 0) for t, r in seq]
         used[d] += 1
-    if not sorties or not routes_fit(model, routes):
-        return None
-    return routes
+    return routes if sorties and routes_fit(model, routes) else None
+
+
+def _chain_sorties(line_sorties, chains: list[list[tuple[int, bool]]]) -> list[tuple[int, list[tuple[int, bool]]]] | None:
+    """Line sorties re-read as chain sorties, when every chain's lines are flown together in its order."""
+    where = {k: (t, i, r) for t, c in enumerate(chains) for i, (k, r) in enumerate(c)}
+    out = []
+    for d, seq in line_sorties:
+        run, i = [], 0
+        while i < len(seq):
+            k, rev = seq[i]
+            t, pos, r = where[k]
+            flown = rev != r  # the chain is flown backwards
+            want = chains[t][::-1] if flown else chains[t]
+            if [(kk, rr != flown) for kk, rr in want] != [(kk, bool(rr)) for kk, rr in seq[i : i + len(want)]]:
+                return None
+            run.append((t, flown))
+            i += len(want)
+        out.append((d, run))
+    return out
 
 
 def _solve_sorties(
     D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget: Budget, lanes: int = 1, workers: int = 1,
-    points: np.ndarray | None = None,
+    line_start: list[tuple[int, list[tuple[int, bool]]]] | None = None,
 ) -> tuple[list[tuple[int, list[tuple[int, bool]]]], str, int, str]:
     """Sorties as (depot, [(chain, reversed?)]) from one OR-Tools model, the engine, its work, what stopped it.
 
@@ -216,15 +254,7 @@ def _solve_sorties(
     ends with three sorties, another with two and 2 % less flight).
     """
     T, nd = len(chain_len), len(caps)
-    entry = np.concatenate([[_entry(t, r) for t in range(T) for r in (False, True)], 2 * T + np.arange(nd)])
-    exit_ = np.concatenate([[_exit(t, r) for t in range(T) for r in (False, True)], 2 * T + np.arange(nd)])
-    length = np.concatenate([np.repeat(chain_len, 2), np.zeros(nd)])
-    metres = D[np.ix_(exit_, entry)] + length[None, :]
-    cost = np.ceil(metres * _MM).astype(np.int64)
-    # the model numbers depots first: node q of the model is node order[q] here
-    order = np.concatenate([2 * T + np.arange(nd), np.arange(2 * T)])
-    cost = cost[np.ix_(order, order)]
-    np.fill_diagonal(cost, 0)
+    cost = arc_cost_matrix(D, chain_len, nd)  # the model numbers depots first, then chain t as nd + 2t (+1 reversed)
     per_depot = _fleet_per_depot(chain_len, caps)
     vehicles = tuple(
         ModelVehicle(d, d, int(math.floor((caps[d] - _CAP_SLACK_M) * _MM))) for d in range(nd) for _ in range(per_depot)
@@ -235,7 +265,7 @@ def _solve_sorties(
     # (work mode: the exact expressions the golden files were made with)
     limit = max(_MIN_SOLUTIONS, int(budget.seconds * _SOLUTIONS_PER_S_X_NODES / model.n_nodes))
 
-    start = None if points is None else _tour_start(model, D, points, chain_len, caps, per_depot)
+    start = _as_routes(model, line_start, per_depot) if line_start else None
     if needs_start(limit, model.n_nodes):
         per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * model.n_nodes
         iterations = max(_MIN_ITERATIONS, int(budget.seconds * _PYVRP_START_SHARE / per_iteration))
@@ -248,8 +278,8 @@ def _solve_sorties(
     else:
         out = search_ils(model, budget, lanes, workers, limit, first=_FIRST)
         routes, engine = out.routes, ENGINE
-        if start is not None and key(model, start) < key(model, routes):  # never worse than the tour
-            routes, engine = start, ENGINE_TOUR
+    if start is not None and key(model, start) < key(model, routes):  # never worse than the tour
+        routes, engine = start, ENGINE_TOUR
     sorties = []
     for v, route in zip(vehicles, routes):
         if route:
@@ -318,10 +348,17 @@ def route_lanes(
     if not keep:
         return ArcRoutingResult((), unserved, 0.0)
 
-    # 1. chains (cap: a third of the smallest sortie, so a chain always fits with room to spare)
+    # 1. the baseline's tour over single lines, split exactly: the plan is never longer than it
+    nd = len(depots)
+    dh_lines = dh0.subset([2 * k + e for k in keep for e in (0, 1)] + [2 * nl + d for d in range(nd)])
+    caps_mm = [int(math.floor((c - _CAP_SLACK_M) * _MM)) for c in caps]
+    plan_local = line_tour_split(dh_lines.D, dh_lines.points, lengths[keep], caps_mm) or []
+    line_plan = [(d, [(keep[j], bool(r)) for j, r in seq]) for d, seq in plan_local]
+
+    # 2. chains (cap: a tenth of the smallest sortie), cut where the line plan leaves them
     chain_cap = max(min(caps) * _CHAIN_FRACTION, float(lengths[keep].max()))
     chains_local = _merge_chains([lines[k] for k in keep], lengths[keep], chain_cap)
-    chains = [[(keep[j], r) for j, r in c] for c in chains_local]
+    chains = _cut_chains([[(keep[j], r) for j, r in c] for c in chains_local], line_plan)
     T = len(chains)
     chain_geom: list[np.ndarray] = []
     for c in chains:
@@ -332,39 +369,55 @@ def route_lanes(
         chain_geom.append(np.vstack(parts))
     chain_len = np.asarray([sum(float(lengths[k]) for k, _ in c) for c in chains])
 
-    # 2. deadhead matrix over chain ends + depots (a subset of the line ends already measured)
+    # 3. deadhead matrix over chain ends + depots (a subset of the line ends already measured)
     idx = []
     for c in chains:
         (k0, r0), (k1, r1) = c[0], c[-1]
         idx += [2 * k0 + (1 if r0 else 0), 2 * k1 + (0 if r1 else 1)]
     dh = dh0.subset(idx + [2 * nl + d for d in range(len(depots))])
-    depot_pts = [2 * T + d for d in range(len(depots))]
 
-    # 3. the routing model: OR-Tools searches it, every sortie limit is a dimension there
-    sorties, engine, work, stopped_by = _solve_sorties(dh.D, chain_len, caps, budget, lanes, workers, dh.points)
+    # 4. the routing model: OR-Tools searches it, every sortie limit is a dimension there
+    sorties, engine, work, stopped_by = _solve_sorties(dh.D, chain_len, caps, budget, lanes, workers,
+                                                       _chain_sorties(line_plan, chains))
 
-    # 4. geometry
+    # 5. geometry; the line tour's split where the search did not beat it
+    out = _geometry(sorties, chains, chain_geom, dh)
+    if line_plan:
+        local = {k: j for j, k in enumerate(keep)}
+        plan = [(d, [(local[k], r) for k, r in seq]) for d, seq in line_plan]
+        tour = _geometry(plan, [[(k, False)] for k in keep], [lines[k] for k in keep], dh_lines)
+        if sum(s.length_m for s in tour) < sum(s.length_m for s in out) - 1e-6:
+            out, engine = tour, ENGINE_TOUR
+    return ArcRoutingResult(tuple(out), unserved, float(sum(s.length_m for s in out)), engine, work, stopped_by)
+
+
+def _geometry(sorties, units: list[list[tuple[int, bool]]], unit_geom: list[np.ndarray], dh: Deadheads
+              ) -> list[ArcSortie]:
+    """Each sortie's path: deadheads (``dh``, over the units' ends then the depots) and the units' own lines.
+
+    ``sorties``: [(depot, [(unit, reversed?)])]; ``units``: the lines [(line, reversed?)] each unit flies.
+    """
+    depot0 = 2 * len(units)
     out: list[ArcSortie] = []
     for d, seq in sorties:
         if not seq:
             continue
         path: list[XY] = []
-        prev = depot_pts[d]
+        prev = depot0 + d
         for t, r in seq:
-            s_pt = _entry(t, r)
-            for p in dh.path(prev, s_pt):
+            for p in dh.path(prev, _entry(t, r)):
                 if not path or path[-1] != p:
                     path.append(p)
-            g = chain_geom[t][::-1] if r else chain_geom[t]
+            g = unit_geom[t][::-1] if r else unit_geom[t]
             for p in map(tuple, g.tolist()):
                 if path[-1] != p:
                     path.append(p)
             prev = _exit(t, r)
-        for p in dh.path(prev, depot_pts[d]):
+        for p in dh.path(prev, depot0 + d):
             if path[-1] != p:
                 path.append(p)
-        flown = [(k, rr != r) for t, r in seq for k, rr in (chains[t][::-1] if r else chains[t])]
+        flown = [(k, rr != r) for t, r in seq for k, rr in (units[t][::-1] if r else units[t])]
         length = float(np.hypot(*np.diff(np.asarray(path), axis=0).T).sum())
         out.append(ArcSortie(depot=d, lines=tuple(flown), path=tuple(path), length_m=length))
     out.sort(key=lambda s: (s.depot, s.lines[0][0]))
-    return ArcRoutingResult(tuple(out), unserved, float(sum(s.length_m for s in out)), engine, work, stopped_by)
+    return out

@@ -1,4 +1,4 @@
-"""A first plan for lane patrols: the rural postman tour over the chains, split into sorties.
+"""The rural postman tour over lane pieces (lines or chains), and the baseline's split of it.
 
 On a dense network (every road of a district) the good plans fly long runs of
 consecutive lanes with no deadhead between them, which a local search started
@@ -6,19 +6,20 @@ from scratch finds slowly: on ``bench/instances/hel_roads_south.json`` (941 line
 it ended above the simple tour-and-split baseline within 4 s. So the search starts
 from that tour instead, and can only improve it:
 
-1. The chains' end points are the nodes of a graph whose edges are the chains.
-   Its components are joined by a minimum spanning tree of the nearest deadheads
-   between them, and its odd nodes get a minimum-weight matching of deadheads —
+1. ``tour_orders``: the pieces' end points are the nodes of a graph whose edges are
+   the pieces. Its components are joined by a minimum spanning tree of the nearest
+   deadheads between them, and its odd nodes get a minimum-weight matching of deadheads —
    over each node's ``_MATCH_NEIGHBOURS`` nearest odd nodes (sparse: 0.2 s instead of
-   3.5 s at 200 odd nodes, the same matching there), any node left over paired
-   greedily. An Euler circuit of the result flies every chain once.
-2. The circuit, from each of ``_ROTATIONS`` starting chains, is split optimally into
-   depot-to-depot sorties within each depot's limit (route first, cluster second:
-   a dynamic programme over the chains in tour order, each sortie from its best
-   depot); the cheapest split is the start.
+   3.5 s at 200 odd nodes, the same matching there), doubled while the sparse graph
+   has no perfect matching. An Euler circuit of the result flies every piece once.
+2. The planner splits that circuit exactly at its best rotation
+   (``planner.patrol.line_tour``, ``planner.patrol.tour_split``). ``rpp_split`` here is
+   the bench baseline's own split (``bench/rpp_baseline.py``: metres, every rotation one
+   dynamic programme at a time, the exact matching): kept as it is, so the baseline's
+   figures stay what they were.
 
 Deterministic (networkx's matching and circuit on nodes numbered in a fixed
-order). Pure: plain numbers in, ``[(depot, [(chain, reversed?)])]`` out.
+order). Pure: plain numbers in, ``[(depot, [(piece, reversed?)])]`` out.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Sequence
 import networkx as nx
 import numpy as np
 
-__all__ = ["rpp_split", "split_tour"]
+__all__ = ["rpp_split", "split_tour", "tour_orders"]
 
 _KEY_DECIMALS = 3
 _MATCH_NEIGHBOURS = 10
@@ -47,7 +48,7 @@ def _nodes(points: np.ndarray, T: int) -> tuple[np.ndarray, int]:
 
 
 def _euler(T: int, ids: np.ndarray, n_nodes: int, D: np.ndarray, rep: np.ndarray,
-           match_neighbours: int | None) -> list[tuple[int, bool]]:
+           match_neighbours: int | None, sources: Sequence[int] = (0,)) -> list[list[tuple[int, bool]]]:
     """Chains in the order and direction an Euler circuit flies them (D over chain ends; rep: node → an end)."""
     G = nx.MultiGraph()
     G.add_nodes_from(range(n_nodes))
@@ -68,28 +69,40 @@ def _euler(T: int, ids: np.ndarray, n_nodes: int, D: np.ndarray, rep: np.ndarray
     odd = [n for n in sorted(G.nodes) if G.degree(n) % 2]
     for u, v in _matching(odd, D, rep, match_neighbours):
         G.add_edge(u, v, chain=None)
-    order: list[tuple[int, bool]] = []
-    for u, v, k in nx.eulerian_circuit(G, source=0, keys=True):
-        t = G.edges[u, v, k]["chain"]
-        if t is not None:
-            order.append((t, int(ids[2 * t]) != u))
-    return order
+    orders = []
+    for source in sources:
+        order: list[tuple[int, bool]] = []
+        for u, v, k in nx.eulerian_circuit(G, source=source, keys=True):
+            t = G.edges[u, v, k]["chain"]
+            if t is not None:
+                order.append((t, int(ids[2 * t]) != u))
+        orders.append(order)
+    return orders
 
 
 def _matching(odd: list[int], D: np.ndarray, rep: np.ndarray, neighbours: int | None) -> list[tuple[int, int]]:
+    """A minimum-weight matching of the odd nodes over each one's ``neighbours`` nearest (None: every pair).
+
+    When the sparse graph has no perfect matching its neighbourhoods are doubled until it
+    has (hel_all_core: 10 left nodes to a greedy pairing 411 m longer than exact; 20 is exact).
+    """
     if not odd:
         return []
     d = D[np.ix_(rep[odd], rep[odd])]
-    M = nx.Graph()
-    M.add_nodes_from(range(len(odd)))
     k = len(odd) - 1 if neighbours is None else min(len(odd) - 1, neighbours)
-    for i in range(len(odd)):
-        for j in np.argsort(d[i], kind="stable")[: k + 1].tolist():
-            if j != i:
-                M.add_edge(i, int(j), weight=float(d[i, j]))
-    pairs = [tuple(sorted(p)) for p in nx.min_weight_matching(M)]
+    while True:
+        M = nx.Graph()
+        M.add_nodes_from(range(len(odd)))
+        for i in range(len(odd)):
+            for j in np.argsort(d[i], kind="stable")[: k + 1].tolist():
+                if j != i:
+                    M.add_edge(i, int(j), weight=float(d[i, j]))
+        pairs = [tuple(sorted(p)) for p in nx.min_weight_matching(M)]
+        if 2 * len(pairs) == len(odd) or k >= len(odd) - 1:
+            break
+        k = min(len(odd) - 1, 2 * k)
     left = sorted(set(range(len(odd))) - {i for p in pairs for i in p})
-    while left:  # the sparse graph had no perfect matching: pair the rest nearest first
+    while left:  # an odd count (cannot happen in a graph) or no perfect matching: pair the rest nearest first
         i = left.pop(0)
         j = min(left, key=lambda j: (d[i, j], j))
         left.remove(j)
@@ -136,6 +149,21 @@ def split_tour(seq: list[tuple[int, bool]], chain_len: np.ndarray, D: np.ndarray
     return float(best[n]), sorties[::-1]
 
 
+def tour_orders(D: np.ndarray, points: np.ndarray, T: int, match_neighbours: int | None = _MATCH_NEIGHBOURS,
+                circuits: int = 1) -> list[list[tuple[int, bool]]]:
+    """Closed rural-postman tours over ``T`` chains, [(chain, reversed?)] in flight order (step 1 above).
+
+    One multigraph, ``circuits`` Euler circuits of it (Hierholzer from evenly spaced nodes):
+    all equally long, but a split cuts each at different places.
+    """
+    ids, n_nodes = _nodes(points, T)
+    rep = np.zeros(n_nodes, dtype=np.int64)
+    for i in range(2 * T - 1, -1, -1):
+        rep[ids[i]] = i
+    sources = sorted({(i * n_nodes) // circuits for i in range(circuits)})
+    return _euler(T, ids, n_nodes, D, rep, match_neighbours, sources)
+
+
 def rpp_split(D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Sequence[float],
               match_neighbours: int | None = _MATCH_NEIGHBOURS, rotations: int | None = _ROTATIONS,
               ) -> list[tuple[int, list[tuple[int, bool]]]]:
@@ -149,11 +177,7 @@ def rpp_split(D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Se
     T = len(chain_len)
     if T == 0:
         return []
-    ids, n_nodes = _nodes(points, T)
-    rep = np.zeros(n_nodes, dtype=np.int64)
-    for i in range(2 * T - 1, -1, -1):
-        rep[ids[i]] = i
-    order = _euler(T, ids, n_nodes, D, rep, match_neighbours)
+    order = tour_orders(D, points, T, match_neighbours)[0]
     best: tuple[float, list] = (math.inf, [])
     n = len(order)
     starts = range(n) if rotations is None else sorted({(i * n) // rotations for i in range(rotations)})
