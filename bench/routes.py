@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.clocks import budget_from_args, cpu_s, max_rss_mb
+from bench.clocks import PhaseLog, budget_from_args, cpu_s, max_rss_mb
 from planner.routing.vrp import RoutingProblem, RoutingVehicle, euclidean_matrix, route_load, solve_routing
 
 __all__ = ["BEST_KNOWN_M", "DEFAULT_BUDGET_S", "run"]
@@ -63,12 +63,14 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
     solver = getattr(args, "solver", None) or "sortie"
     lanes = 1 if solver == "pyvrp" else SEARCH_LANES
     t0, c0 = time.perf_counter(), cpu_s()
-    budget = budget_from_args(args, DEFAULT_BUDGET_S, lanes)  # planning starts now: matrices included
+    phases = PhaseLog()
+    budget = budget_from_args(args, DEFAULT_BUDGET_S, lanes, phases)  # planning starts now: matrices included
     depots, sites, vehicles = inst["depots"], inst["sites"], inst["vehicles"]
     depot_index = {d["id"]: i for i, d in enumerate(depots)}
     xy = np.asarray([(d["x"], d["y"]) for d in depots] + [(s["x"], s["y"]) for s in sites], dtype=float)
     dist = euclidean_matrix(xy, np.int32 if len(xy) > _INT32_FROM_NODES else np.int64)
     n_depots = len(depots)
+    budget.mark("matrix")
     if solver == "pyvrp":
         from bench.pyvrp_alone import solve_alone
 
@@ -83,6 +85,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
             droppable=False,  # the contract requires every site; a shortfall is still repaired, never "no solution"
         )
         sol = solve_routing(problem, budget=budget, lanes=SEARCH_LANES, workers=WORKERS)
+        budget.mark("solve_routing: the rest")
         routes_nodes, iterations, stopped_by = sol.routes, sol.iterations, sol.stopped_by
         engine, unserved = sol.engine, sol.unserved
     routes = []
@@ -97,6 +100,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
                 }
             )
     total = int(sum(r["distance_m"] for r in routes))
+    budget.mark("output")
     wall_s = time.perf_counter() - t0
     cpu = cpu_s() - c0  # this process and its lane workers: wall time on a shared machine includes waiting
     best = _best_known(inst.get("name", ""))
@@ -126,4 +130,5 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
         "cpu_s": round(cpu, 3),
         "budget_clock_s": round(budget.elapsed_s(), 3),
         "max_rss_mb": max_rss_mb(),
+        "phases": phases.phases,  # each phase's wall and CPU seconds, in order (``Budget.mark``)
     }
