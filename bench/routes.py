@@ -10,7 +10,9 @@ read and the answer is there at the deadline, matrices and start-up included.
 Every run reports ``wall_s``, ``cpu_s`` (this process and its search lanes),
 ``engine`` (what produced the routes: ``ortools-ils``, ``pyvrp-start+ortools`` or
 ``pyvrp``, see ``planner/routing/vrp.py``), ``iterations`` (the engine's work over
-every lane), ``stopped_by`` and the peak memory. ``--solver pyvrp`` runs PyVRP alone
+every lane), ``stopped_by``, the peak memory and ``phases``: each phase of the planning (the matrix,
+the city search's first plan and rounds, the answer) with the wall and CPU seconds it took, as it
+ended (``Budget.mark``; ``bench.clocks.PhaseLog``). ``--solver pyvrp`` runs PyVRP alone
 with its defaults (``bench/pyvrp_alone.py``), for comparison in the same conditions.
 
 Best-known totals: the public instances' from ``../shared/bench/README.md``; the
