@@ -118,3 +118,20 @@ def test_a_seed_and_an_iteration_cap_repeat_under_a_deadline() -> None:
                         nominal_iterations=1) for _ in range(2)]
     assert runs[0].routes == runs[1].routes and _complete(model, runs[0].routes)
     assert runs[0].stopped_by == STOPPED_BY_ITERATIONS and runs[0].work == runs[1].work > 0
+
+
+def test_two_profiles_and_a_duration_limit_are_kept() -> None:
+    """Vehicles on two matrices, one with a duration limit: every route within both, the loads as flown."""
+    rng = np.random.default_rng(8)
+    xy = np.vstack([[[2000.0, 2000.0], [6000.0, 6000.0]], rng.uniform(0, 8000, size=(150, 2))])
+    d = euclidean_matrix(xy)
+    vehicles = (ModelVehicle(0, 0, 30000, 0), ModelVehicle(1, 1, 30000, 1, max_duration=2500),
+                ModelVehicle(0, 0, 25000, 1, max_duration=2000), ModelVehicle(1, 1, 40000, 0))
+    model = RouteModel((d, 2 * d), vehicles, tuple((n,) for n in range(2, 152)), 10**7,
+                       durations=(d // 5, d // 4))
+    pool = ArcPool(model, [[] for _ in vehicles])
+    placed = [n for n in farthest_first(model, list(range(2, 152))) if pool.insert(n)]
+    routes = pool.routes()
+    assert routes_fit(model, routes) and sorted(n for r in routes for n in r) == sorted(placed)
+    assert int(pool.load.sum()) == routes_cost(model, routes)
+    assert any(routes[1]) and any(routes[2])  # the limited vehicles were used, within their limits
