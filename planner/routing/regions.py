@@ -236,16 +236,17 @@ def _cheapest(model: RouteModel, v: ModelVehicle, route: list[int], load: int, n
 
 # ---------------------------------------------------------------- the city search
 def _region_lane(inst, budget: Budget, iterations: int | None, seed: int, start: list[list[int]] | None,
-                 part: int, parts_in_turn: int) -> tuple[list[list[int]], int, str]:
+                 part: int, parts_in_turn: int, descend: bool) -> tuple[list[list[int]], int, str]:
     """One region's search (module-level: a forked worker runs it); sequential parts share the phase."""
     b = budget.share(1.0 / parts_in_turn) if budget.timed and parts_in_turn > 1 else budget
-    routes, done, why, _ = pyvrp_run(inst, b, iterations, seed, _CITY_NEIGHBOURS, start)
+    routes, done, why, _ = pyvrp_run(inst, b, iterations, seed, _CITY_NEIGHBOURS, start, descend)
     return routes, done, why
 
 
 def _regional(model: RouteModel, coords: np.ndarray, regions: list[Region], phase: Budget, iterations: int | None,
               seed: int, workers: int, required: bool, best: list[list[int]] | None,
-              kept: dict[int, list[int]] | None = None, far: frozenset[int] = frozenset()) -> tuple[list[list[int]], int, str]:
+              kept: dict[int, list[int]] | None = None, far: frozenset[int] = frozenset(),
+              descend: bool = False) -> tuple[list[list[int]], int, str]:
     subs = [region_model(model, r) for r in regions]
     insts = [pyvrp_instance(sm, required, coords[idx], True,  # built before the fork: the lanes share them
                             frozenset(j for j, n in enumerate(idx.tolist()) if n in far)) for sm, idx in subs]
@@ -258,7 +259,8 @@ def _regional(model: RouteModel, coords: np.ndarray, regions: list[Region], phas
         local = {int(n): j for j, n in enumerate(idx)}
         starts.append([[local[n] for n in best[k]] for k in r.vehicles])
     slots = math.ceil(len(regions) / max(1, workers))  # regions each worker searches one after the other
-    jobs = [(inst, phase, iterations, seed + j, starts[j], j, slots - j // max(1, workers)) for j, inst in enumerate(insts)]
+    jobs = [(inst, phase, iterations, seed + j, starts[j], j, slots - j // max(1, workers), descend)
+            for j, inst in enumerate(insts)]
     outs = map_lanes(_region_lane, jobs, workers)
     phase.mark("city: regional search")
     # a region the deadline stopped before its search repaired PyVRP's first solution answers over
@@ -352,7 +354,7 @@ def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndar
         phase = search.share((rest / rounds) / (rest / rounds * left + whole_share)) if search.timed else budget
         regions = partition(model, coords, parts, turn, best)
         merged, d, why = _regional(model, coords, regions, phase, its(rest / rounds), budget.seed * 1000 + 10 * turn,
-                                   workers, required and complete(best), best, None, far)
+                                   workers, required and complete(best), best, None, far, turn == 0)
         merged = insert_leftovers(model, merged, expired=expired) if not complete(merged) else merged
         done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
         if key(model, merged) <= key(model, best):
