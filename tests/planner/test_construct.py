@@ -135,3 +135,21 @@ def test_two_profiles_and_a_duration_limit_are_kept() -> None:
     assert routes_fit(model, routes) and sorted(n for r in routes for n in r) == sorted(placed)
     assert int(pool.load.sum()) == routes_cost(model, routes)
     assert any(routes[1]) and any(routes[2])  # the limited vehicles were used, within their limits
+
+
+def test_the_constructed_start_descends_to_a_local_optimum_before_the_search() -> None:
+    """With the deadline already passed PyVRP runs no iteration: without the descent its answer is the start
+    itself, with it the start's local optimum (complete, within every limit, cheaper)."""
+    from planner.routing.pyvrp_start import pyvrp_instance, pyvrp_run
+
+    model, xy = _city(400, 6, 4, seed=4)
+    start = construct(model, {})
+    inst = pyvrp_instance(model, True, xy, True)
+    clock = time.monotonic
+    passed = Budget.deadline(1.0, clock, started_at=clock() - 10.0)
+    plain, done, why, _ = pyvrp_run(inst, passed, None, 0, 50, start)
+    assert done == 0 and why == STOPPED_BY_DEADLINE
+    assert sorted(map(sorted, plain)) == sorted(map(sorted, start))  # the start as it was (vehicle types pool drones)
+    descended, done, _, feasible = pyvrp_run(inst, passed, None, 0, 50, start, descend=True)
+    assert done == 0 and feasible and _complete(model, descended)
+    assert routes_cost(model, descended) < 0.9 * routes_cost(model, start)
