@@ -26,7 +26,7 @@ import time
 
 from planner.routing.budget import Budget
 
-__all__ = ["budget_from_args", "cpu_s", "max_rss_mb"]
+__all__ = ["PhaseLog", "budget_from_args", "cpu_s", "max_rss_mb"]
 
 
 def cpu_s() -> float:
@@ -50,10 +50,29 @@ def _lane_cpu_clock(lanes: int):
     return clock
 
 
-def budget_from_args(args: argparse.Namespace, default_s: float, lanes: int) -> Budget:
+class PhaseLog:
+    """The planner's phases as they end (``Budget.mark``): wall and CPU seconds of each, since the start.
+
+    CPU is this process and its finished search lanes (``cpu_s``), so a phase whose lanes ran
+    side by side shows their CPU in the phase that waited for them.
+    """
+
+    def __init__(self) -> None:
+        self.wall0, self.cpu0 = time.monotonic(), cpu_s()
+        self.last_wall, self.last_cpu = 0.0, 0.0
+        self.phases: list[dict[str, float | str]] = []
+
+    def __call__(self, phase: str) -> None:
+        wall, cpu = time.monotonic() - self.wall0, cpu_s() - self.cpu0
+        self.phases.append({"phase": phase, "wall_s": round(wall - self.last_wall, 3), "cpu_s": round(cpu - self.last_cpu, 3),
+                            "ended_at_wall_s": round(wall, 3)})
+        self.last_wall, self.last_cpu = wall, cpu
+
+
+def budget_from_args(args: argparse.Namespace, default_s: float, lanes: int, trace: PhaseLog | None = None) -> Budget:
     """The run's budget, started now: a deadline of ``--budget-s`` on ``--clock``, ``--seed``, ``--iterations``."""
     seconds = float(getattr(args, "budget_s", None) or default_s)
     cpu = getattr(args, "clock", "wall") == "cpu"
     clock = _lane_cpu_clock(lanes) if cpu else time.monotonic
     return Budget.deadline(seconds, clock, seed=int(getattr(args, "seed", 0) or 0),
-                           iterations=getattr(args, "iterations", None), wall_clock=not cpu)
+                           iterations=getattr(args, "iterations", None), wall_clock=not cpu, trace=trace)

@@ -10,7 +10,9 @@ read and the answer is there at the deadline, matrices and start-up included.
 Every run reports ``wall_s``, ``cpu_s`` (this process and its search lanes),
 ``engine`` (what produced the routes: ``ortools-ils``, ``pyvrp-start+ortools`` or
 ``pyvrp``, see ``planner/routing/vrp.py``), ``iterations`` (the engine's work over
-every lane), ``stopped_by`` and the peak memory. ``--solver pyvrp`` runs PyVRP alone
+every lane), ``stopped_by``, the peak memory and ``phases``: each phase of the planning (the matrix,
+the city search's first plan and rounds, the answer) with the wall and CPU seconds it took, as it
+ended (``Budget.mark``; ``bench.clocks.PhaseLog``). ``--solver pyvrp`` runs PyVRP alone
 with its defaults (``bench/pyvrp_alone.py``), for comparison in the same conditions.
 
 Best-known totals: the public instances' from ``../shared/bench/README.md``; the
@@ -29,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.clocks import budget_from_args, cpu_s, max_rss_mb
+from bench.clocks import PhaseLog, budget_from_args, cpu_s, max_rss_mb
 from planner.routing.vrp import RoutingProblem, RoutingVehicle, euclidean_matrix, route_load, solve_routing
 
 __all__ = ["BEST_KNOWN_M", "DEFAULT_BUDGET_S", "run"]
@@ -63,12 +65,14 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
     solver = getattr(args, "solver", None) or "sortie"
     lanes = 1 if solver == "pyvrp" else SEARCH_LANES
     t0, c0 = time.perf_counter(), cpu_s()
-    budget = budget_from_args(args, DEFAULT_BUDGET_S, lanes)  # planning starts now: matrices included
+    phases = PhaseLog()
+    budget = budget_from_args(args, DEFAULT_BUDGET_S, lanes, phases)  # planning starts now: matrices included
     depots, sites, vehicles = inst["depots"], inst["sites"], inst["vehicles"]
     depot_index = {d["id"]: i for i, d in enumerate(depots)}
     xy = np.asarray([(d["x"], d["y"]) for d in depots] + [(s["x"], s["y"]) for s in sites], dtype=float)
     dist = euclidean_matrix(xy, np.int32 if len(xy) > _INT32_FROM_NODES else np.int64)
     n_depots = len(depots)
+    budget.mark("matrix")
     if solver == "pyvrp":
         from bench.pyvrp_alone import solve_alone
 
@@ -83,6 +87,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
             droppable=False,  # the contract requires every site; a shortfall is still repaired, never "no solution"
         )
         sol = solve_routing(problem, budget=budget, lanes=SEARCH_LANES, workers=WORKERS)
+        budget.mark("solve_routing: the rest")
         routes_nodes, iterations, stopped_by = sol.routes, sol.iterations, sol.stopped_by
         engine, unserved = sol.engine, sol.unserved
     routes = []
@@ -97,6 +102,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
                 }
             )
     total = int(sum(r["distance_m"] for r in routes))
+    budget.mark("output")
     wall_s = time.perf_counter() - t0
     cpu = cpu_s() - c0  # this process and its lane workers: wall time on a shared machine includes waiting
     best = _best_known(inst.get("name", ""))
@@ -126,4 +132,5 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
         "cpu_s": round(cpu, 3),
         "budget_clock_s": round(budget.elapsed_s(), 3),
         "max_rss_mb": max_rss_mb(),
+        "phases": phases.phases,  # each phase's wall and CPU seconds, in order (``Budget.mark``)
     }

@@ -59,6 +59,9 @@ class Budget:
     # whether ``clock`` counts wall time: then an engine's own wall-clock limit (OR-Tools'
     # ``time_limit``) may enforce the deadline; with a CPU-time clock only this budget's checks can
     wall_clock: bool = True
+    # the shell's phase recorder (``mark``): called with a phase's name when it ends, in the
+    # planning process only (never in a forked lane); the bench times each phase's wall and CPU
+    trace: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not (isinstance(self.seconds, (int, float)) and math.isfinite(self.seconds) and self.seconds > 0):
@@ -70,15 +73,17 @@ class Budget:
 
     @classmethod
     def deadline(cls, seconds: float, clock: Clock, *, started_at: float | None = None, seed: int = 0,
-                 iterations: int | None = None, wall_clock: bool = True) -> Budget:
+                 iterations: int | None = None, wall_clock: bool = True,
+                 trace: Callable[[str], None] | None = None) -> Budget:
         """``seconds`` from ``started_at`` (default: now on ``clock``), the work cap optional."""
         start = float(clock() if started_at is None else started_at)
-        return cls(float(seconds), clock, start, int(seed), iterations, wall_clock)
+        return cls(float(seconds), clock, start, int(seed), iterations, wall_clock, trace)
 
     @classmethod
-    def work(cls, seconds: float, *, seed: int = 0, iterations: int | None = None) -> Budget:
+    def work(cls, seconds: float, *, seed: int = 0, iterations: int | None = None,
+             trace: Callable[[str], None] | None = None) -> Budget:
         """No deadline: the work ``seconds`` buys at the measured rates, or ``iterations``."""
-        return cls(float(seconds), None, 0.0, int(seed), iterations)
+        return cls(float(seconds), None, 0.0, int(seed), iterations, True, trace)
 
     @property
     def timed(self) -> bool:
@@ -94,6 +99,11 @@ class Budget:
     def elapsed_s(self) -> float:
         """Seconds since planning started (0 without a clock)."""
         return 0.0 if self.clock is None else max(0.0, self.clock() - self.started_at)
+
+    def mark(self, phase: str) -> None:
+        """Tell the shell's recorder that ``phase`` just ended (nothing without one): the core reads no clock for it."""
+        if self.trace is not None:
+            self.trace(phase)
 
     def expired(self) -> bool:
         return self.remaining_s() <= 0.0
@@ -123,13 +133,16 @@ class Budget:
     def resumed(self, elapsed_s: float) -> Budget:
         """This budget in another process, ``elapsed_s`` into it, re-based on that process's clock.
 
-        A forked search lane calls it: with a CPU-time clock (each process counts its
-        own) the lane's deadline is then its own CPU seconds; with a monotonic clock
-        nothing changes.
+        A forked search lane calls it: with a CPU-time clock (``wall_clock`` False: each
+        process counts its own) the lane's deadline is then its own CPU seconds; a wall
+        clock is the same in every process, so nothing changes — re-basing it would move
+        the deadline of a job that waited in a worker's queue by its wait (the city's
+        regions, three after each other on each core, overran their rounds by ~50 % so).
+        A lane records no phases (its marks would stay in its process).
         """
-        if self.clock is None:
-            return self
-        return replace(self, started_at=self.clock() - float(elapsed_s))
+        if self.clock is None or self.wall_clock:
+            return replace(self, trace=None)
+        return replace(self, started_at=self.clock() - float(elapsed_s), trace=None)
 
     def stop(self, iterations: int | None) -> DeadlineStop:
         """A PyVRP stopping criterion for this budget and a cap of ``iterations`` (None: no cap)."""

@@ -33,7 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyvrp
-from pyvrp.search import NeighbourhoodParams
+from pyvrp.IteratedLocalSearch import IteratedLocalSearch
+from pyvrp.PenaltyManager import PenaltyManager
+from pyvrp.search import LocalSearch, NeighbourhoodParams, PerturbationManager, compute_neighbours
 
 from planner.routing.budget import Budget
 from planner.routing.model import RouteModel, Search, solve_model
@@ -139,13 +141,17 @@ def pyvrp_run(
     seed: int,
     neighbours: int = NEIGHBOURS,
     start: list[list[int]] | None = None,
+    descend: bool = False,
 ) -> tuple[list[list[int]], int, str, bool]:
     """One PyVRP search: until ``budget``'s deadline or ``iterations`` (whichever first).
 
     ``start`` (one node list per model vehicle) is where the search begins instead
-    of a random solution: a restart from the best routes so far. Returns (routes as
-    one node list per model vehicle, iterations done, what stopped it, feasible?).
-    Module-level and plain-data out, so a forked worker can run it.
+    of a random solution: a restart from the best routes so far. ``descend``: the start
+    is first taken to a local optimum by PyVRP's exhaustive local search, as
+    ``pyvrp.solve`` does with its random start (``_solve``) — for a constructed start,
+    which the iterated search alone, perturbing a few visits at a time, cleans up slowly.
+    Returns (routes as one node list per model vehicle, iterations done, what stopped it,
+    feasible?). Module-level and plain-data out, so a forked worker can run it.
     """
     data, order, members, nd = inst.data, inst.order, inst.members, inst.n_depots
     params = pyvrp.SolveParams(neighbourhood=NeighbourhoodParams(num_neighbours=int(neighbours)))
@@ -155,7 +161,11 @@ def pyvrp_run(
         type_of = {k: t for t, ks in enumerate(members) for k in ks}
         initial = pyvrp.Solution(data, [pyvrp.Route(data, [pos[n] for n in r], type_of[k]) for k, r in enumerate(start) if r])
     stop = budget.stop(iterations)
-    res = pyvrp.solve(data, stop, seed=int(seed), collect_stats=False, display=False, params=params, initial_solution=initial)
+    if descend and initial is not None:
+        res = _solve(data, stop, int(seed), params, initial)
+    else:
+        res = pyvrp.solve(data, stop, seed=int(seed), collect_stats=False, display=False, params=params,
+                          initial_solution=initial)
     found = [(int(r.vehicle_type()), [order[nd + int(a.idx)] for a in r.schedule() if a.is_client()]) for r in res.best.routes()]
     n_vehicles = sum(len(m) for m in members)
     routes: list[list[int]] = [[] for _ in range(n_vehicles)]
@@ -164,6 +174,27 @@ def pyvrp_run(
         routes[members[t][used[t]]] = nodes
         used[t] += 1
     return routes, int(res.num_iterations), stop.stopped_by, bool(res.is_feasible())
+
+
+def _solve(data: pyvrp.ProblemData, stop: Callable[[float], bool], seed: int, params: pyvrp.SolveParams,
+           start: pyvrp.Solution) -> pyvrp.Result:
+    """``pyvrp.solve`` (0.14.1, ``pyvrp/solve.py``) with ``start`` taken to a local optimum first.
+
+    The same steps as ``solve``: neighbourhoods, local search with the parameters'
+    operators, the penalty manager at its midpoint penalties; then, where ``solve`` runs
+    ``ls(random, pm.max_cost_evaluator(), exhaustive=True)`` on a random solution, the
+    same on ``start``. Measured on a 1 070-client region of city_n2000: 0.14 CPU s, the
+    cheapest-insertion start 782 225 → 497 282 (a random start's descent: 522 382, 0.26 s).
+    The descent is not cut by the deadline; the iterated search after it is.
+    """
+    rng = pyvrp.RandomNumberGenerator(seed=seed)
+    ls = LocalSearch(data, rng, compute_neighbours(data, params.neighbourhood), PerturbationManager(params.perturbation))
+    for op in params.operators:
+        if op.supports(data):
+            ls.add_operator(op(data))
+    pm = PenaltyManager(params.penalty.midpoint_penalties(data), params.penalty)
+    init = ls(start, pm.max_cost_evaluator(), exhaustive=True)
+    return IteratedLocalSearch(data, pm, ls, init, params.ils).run(stop, False, False)
 
 
 def start_then_gls(

@@ -12,23 +12,37 @@ docks, so the city splits along them:
    stays a border), each part getting about half the sites; every vehicle goes with
    its dock. A site belongs to the region of the vehicle flying it, or, before any
    route exists, of the nearest dock with a vehicle that reaches it.
-2. **A first plan** (``search_city`` phase 0): each region searched from scratch on
-   its own core, sites at a prize rather than required (a region that cannot serve
-   a far site leaves it out instead of never finding a feasible plan); what is left
-   out is put in by cheapest insertion, making room by moving a nearer site when a
-   drone must fly almost only to it (``insert_leftovers``). Before that, a site
-   needing over ``FAR_RATIO`` of every reaching drone's range keeps such a drone
-   (``reserve_far``): a region fills its drones with near sites first, and a
-   5 000-site city under a wall deadline ended with 2-4 far sites unserved. Those
-   sites stay required in every later round, and a last insertion pass tries every
-   drone (not only the nearest) for anything still left out.
-3. **Rounds**: each region searched again, on its own core, from its part of the
-   best plan so far, the split turned every round; the parts are merged back.
+2. **A first plan** (``construct``): a site needing over ``FAR_RATIO`` of every
+   reaching drone's range keeps such a drone (``reserve_far``: a region searched
+   alone fills its drones with near sites first, and a 5 000-site city under a wall
+   deadline ended with 2-4 far sites unserved); then every other site by cheapest
+   insertion over every gap of every route at once, farthest first
+   (``planner.routing.construct``: ~0.3 CPU s at 5 000 sites and 560 drones). A
+   plan serving every site the fleet can serve exists within seconds; the search
+   only improves it. (Before issue 29 part 2 the first plan was each region searched
+   from scratch, whose first local search PyVRP runs before it looks at any stopping
+   criterion: 21.5 s wall of a 12 s share on ``city_n5000`` at load 7, and the sites
+   it left out were inserted by a Python loop over every drone: 3.6 s.)
+3. **Rounds**: each region searched, on its own core, from its part of the best
+   plan so far, the split turned every round; the parts are merged back. In the
+   first round each region's part of the constructed plan is first taken to a local
+   optimum by PyVRP's exhaustive local search (``pyvrp_run(descend=True)``, ~0.14 CPU s
+   a region of 1 000 sites), as ``pyvrp.solve`` does with its random start: the
+   iterated search alone cleans the construction up slowly (city_n2000 at 60 CPU s,
+   two runs each: +1.99 / +1.81 % over the best known without the descent, +1.07 /
+   +1.10 % with it; the search from scratch before issue 29 part 2: +0.79 / +0.50 %). What a
+   round leaves out (a region stopped before PyVRP repaired its routes) is put back
+   by the same insertion, a drone making room for a far site where nothing else
+   works (``construct.insert_leftovers``); a last pass tries every drone.
 4. **The whole city**: one search per core of the full model from the merged plan,
    for the routes across the last borders; the best kept.
 
 Every phase ends at its share of the deadline (``Budget.share``), or, without a
-clock, after its share of the iterations (reproducible). Measured on
+clock, after its share of the iterations (reproducible); the search ends
+``TAIL_SHARE`` of the deadline early, so the last insertion and the answer are on
+time too, and a round is only started with ``MIN_ROUND_S`` left. Each phase tells
+the shell when it ends (``Budget.mark``; the bench reports every phase's wall and
+CPU seconds). Measured on
 ``bench/instances/city_n2000.json`` (2 000 sites, 20 docks, 120 drones; CPU seconds
 per core on this loaded machine kind): PyVRP alone 679 746 m after 40 s; phase 0 as
 one full search for 10 s, regions 20 s, whole 10 s: 667 824 m (-1.8 %). The README
@@ -38,27 +52,29 @@ has the figures at the bench's deadlines.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from planner.routing.budget import STOPPED_BY_DEADLINE, STOPPED_BY_ITERATIONS, Budget
+from planner.routing.construct import ArcPool, farthest_first, insert_leftovers
 from planner.routing.engines import Searched, drop_over_limits, key, map_lanes
 from planner.routing.model import ModelVehicle, RouteModel
 from planner.routing.pyvrp_start import pyvrp_instance, pyvrp_run
 
-__all__ = ["CITY_MIN_VISITS", "FAR_RATIO", "Region", "insert_leftovers", "merge", "partition", "region_model",
-           "reserve_far", "search_city"]
+__all__ = ["CITY_MIN_VISITS", "FAR_RATIO", "MIN_ROUND_S", "Region", "TAIL_MIN_S", "TAIL_SHARE", "construct", "merge",
+           "partition", "region_model", "reserve_far", "search_city"]
 
 CITY_MIN_VISITS = 1000  # from this many visits on, the city search (measured: 2 000 sites)
 REGION_SITES = 1000  # sites a region holds, about (regions are a multiple of the workers)
 FAR_RATIO = 0.8  # a site needing more than this share of every reaching drone's range gets one kept for it
 WHOLE_MAX_NODES = 3000  # the whole model's final search up to this many nodes (memory: 16 n² bytes)
-_FIRST_SHARE = 0.1  # phase 0 (regions from scratch)
-_ROUNDS = 4  # regional rounds after it
+_ROUNDS = 4  # regional rounds after the first (one more without the whole model's search)
+TAIL_SHARE = 0.03  # of the deadline, kept after the search for the last insertion and the answer ...
+TAIL_MIN_S = 0.5  # ... and at least this
+MIN_ROUND_S = 1.0  # a regional round is started only with this much left
 _WHOLE_SHARE = 0.05  # the final search of the whole model
-_EJECT_OPTIONS = 8  # drones tried for a site that fits nowhere (the nearest, there and back)
-_MAX_EJECTIONS = 64  # such sites handled by ejection per call; the rest wait for the search
 _CITY_NEIGHBOURS = 50  # PyVRP's default: 20 left the 2 000-site city infeasible after 20 CPU s (50: feasible)
 
 
@@ -224,105 +240,23 @@ def _cheapest(model: RouteModel, v: ModelVehicle, route: list[int], load: int, n
     return int(delta[pos]), pos
 
 
-def _place(model: RouteModel, out: list[list[int]], loads: list[int], n: int, skip: int = -1) -> bool:
-    """Put ``n`` where it adds least within a limit (never in vehicle ``skip``); whether it went in."""
-    best = None
-    for k, (v, r) in enumerate(zip(model.vehicles, out)):
-        if k == skip:
-            continue
-        got = _cheapest(model, v, r, loads[k], n, True)
-        if got is not None and (best is None or (got[0], k) < best[:2]):
-            best = (got[0], k, got[1])
-    if best is None:
-        return False
-    delta, k, pos = best
-    out[k].insert(pos, n)
-    loads[k] += delta
-    return True
-
-
-def insert_leftovers(model: RouteModel, routes: list[list[int]], options: int = 0) -> list[list[int]]:
-    """``routes`` with the visits no route serves put in where they add least, within every limit.
-
-    Cheapest feasible insertion first (an idle drone counts). A far site that fits
-    nowhere is given to a drone that reaches it, and the sites that drone must drop
-    to keep its range are inserted elsewhere (one ejection; undone when they do not
-    all fit). What still fits nowhere stays out for the search. Deterministic.
-    """
-    out = [list(r) for r in routes]
-    loads = [_load(model, v, r) for v, r in zip(model.vehicles, out)]
-    served = {n for r in out for n in r}
-    options = options or _EJECT_OPTIONS
-    ejections = 0
-    for group in model.groups:
-        if any(n in served for n in group):
-            continue
-        n = group[0]
-        if _place(model, out, loads, n):
-            served.add(n)
-        elif ejections < _MAX_EJECTIONS:
-            ejections += 1
-            if _eject(model, out, loads, n, options):
-                served.add(n)
-    return out
-
-
-def _eject(model: RouteModel, out: list[list[int]], loads: list[int], n: int, options: int = _EJECT_OPTIONS) -> bool:
-    """Give ``n`` to the drone that reaches it where the change costs least, re-placing what that drone drops.
-
-    Only the ``options`` drones nearest to it (there and back) are tried: each try copies
-    every route, and a city has hundreds.
-    """
-    reach = []
-    for k, v in enumerate(model.vehicles):
-        c = model.costs[v.profile]
-        there_back = int(c[v.start, n]) + int(c[n, v.start])
-        if there_back <= v.capacity:
-            reach.append((there_back, k))
-    best = None
-    for _, k in sorted(reach)[:options]:
-        v = model.vehicles[k]
-        c = model.costs[v.profile]
-        trial_out, trial_loads = [list(r) for r in out], list(loads)
-        got = _cheapest(model, v, trial_out[k], trial_loads[k], n, False)
-        if got is None:
-            continue
-        trial_out[k].insert(got[1], n)
-        dropped = []
-        while _load(model, v, trial_out[k]) > v.capacity:
-            walk = [v.start, *trial_out[k], v.end]
-            saving = [(int(c[walk[i], walk[i + 1]]) + int(c[walk[i + 1], walk[i + 2]]) - int(c[walk[i], walk[i + 2]]), -i)
-                      for i in range(len(trial_out[k])) if trial_out[k][i] != n]
-            if not saving:
-                break
-            dropped.append(trial_out[k].pop(-max(saving)[1]))
-        trial_loads[k] = _load(model, v, trial_out[k])
-        if trial_loads[k] > v.capacity or not all(_place(model, trial_out, trial_loads, m, skip=k) for m in dropped):
-            continue
-        added = sum(trial_loads) - sum(loads)
-        if best is None or (added, k) < best[:2]:
-            best = (added, k, trial_out, trial_loads)
-    if best is None:
-        return False
-    out[:], loads[:] = best[2], best[3]
-    return True
-
-
 # ---------------------------------------------------------------- the city search
 def _region_lane(inst, budget: Budget, iterations: int | None, seed: int, start: list[list[int]] | None,
-                 part: int, parts_in_turn: int) -> tuple[list[list[int]], int, str]:
+                 part: int, parts_in_turn: int, descend: bool) -> tuple[list[list[int]], int, str]:
     """One region's search (module-level: a forked worker runs it); sequential parts share the phase."""
     b = budget.share(1.0 / parts_in_turn) if budget.timed and parts_in_turn > 1 else budget
-    routes, done, why, _ = pyvrp_run(inst, b, iterations, seed, _CITY_NEIGHBOURS, start)
+    routes, done, why, _ = pyvrp_run(inst, b, iterations, seed, _CITY_NEIGHBOURS, start, descend)
     return routes, done, why
 
 
 def _regional(model: RouteModel, coords: np.ndarray, regions: list[Region], phase: Budget, iterations: int | None,
               seed: int, workers: int, required: bool, best: list[list[int]] | None,
-              kept: dict[int, list[int]] | None = None, far: frozenset[int] = frozenset()) -> tuple[list[list[int]], int, str]:
+              kept: dict[int, list[int]] | None = None, far: frozenset[int] = frozenset(),
+              descend: bool = False) -> tuple[list[list[int]], int, str]:
     subs = [region_model(model, r) for r in regions]
     insts = [pyvrp_instance(sm, required, coords[idx], True,  # built before the fork: the lanes share them
                             frozenset(j for j, n in enumerate(idx.tolist()) if n in far)) for sm, idx in subs]
+    phase.mark("city: regional models and PyVRP data built")
     starts: list[list[list[int]] | None] = []
     for r, (_, idx) in zip(regions, subs):
         if best is None:
@@ -331,8 +265,10 @@ def _regional(model: RouteModel, coords: np.ndarray, regions: list[Region], phas
         local = {int(n): j for j, n in enumerate(idx)}
         starts.append([[local[n] for n in best[k]] for k in r.vehicles])
     slots = math.ceil(len(regions) / max(1, workers))  # regions each worker searches one after the other
-    jobs = [(inst, phase, iterations, seed + j, starts[j], j, slots - j // max(1, workers)) for j, inst in enumerate(insts)]
+    jobs = [(inst, phase, iterations, seed + j, starts[j], j, slots - j // max(1, workers), descend)
+            for j, inst in enumerate(insts)]
     outs = map_lanes(_region_lane, jobs, workers)
+    phase.mark("city: regional search")
     # a region the deadline stopped before its search repaired PyVRP's first solution answers over
     # some limit: those visits are dropped here and put back by insertion (never a plan over a limit)
     merged, _ = drop_over_limits(model, merge(model, regions, [o[0] for o in outs], [idx for _, idx in subs], kept))
@@ -360,6 +296,22 @@ def _whole(model: RouteModel, coords: np.ndarray, required: bool, phase: Budget,
     return found, sum(o[1] for o in outs), why
 
 
+def construct(model: RouteModel, kept: dict[int, list[int]], expired: Callable[[], bool] | None = None) -> list[list[int]]:
+    """The first plan: the kept drones' far sites (``reserve_far``), then every other site by cheapest insertion.
+
+    ``construct.ArcPool`` over every route, farthest first (``construct.farthest_first``):
+    O(n (n + vehicles)) vectorised work, ~0.3 CPU s at 5 000 sites and 560 drones, so a plan
+    serving every site the fleet can exists within the first seconds of any deadline.
+    """
+    start = [list(kept.get(k, [])) for k in range(len(model.vehicles))]
+    pool = ArcPool(model, start)
+    taken = {n for r in start for n in r}
+    todo = farthest_first(model, [g[0] for g in model.groups if g[0] not in taken])
+    for n in todo:
+        pool.insert(n)
+    return insert_leftovers(model, pool.routes(), expired=expired)
+
+
 def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndarray, *, required: bool,
                 nominal_iterations: int) -> Searched:
     """The city search of the module docstring on ``model``; ``coords`` are the nodes' positions.
@@ -369,14 +321,20 @@ def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndar
     searched last only up to ``WHOLE_MAX_NODES`` nodes (its PyVRP data alone is 16 n² bytes: 400 MB
     at 5 000); above, that time is one more regional round. A round whose start still lacks a site
     searches at a prize, not required (a required search never accepts an incomplete start).
+
+    Deadline: the search phases end ``TAIL_SHARE`` of the budget (at least ``TAIL_MIN_S``) before
+    it, for what follows (a last insertion, the answer); a round is started only with at least
+    ``MIN_ROUND_S`` left (building its regions and forking costs ~0.2 s, loaded).
     """
     workers = max(1, int(workers))
     parts = workers * max(1, math.ceil(len(model.groups) / (REGION_SITES * workers)))
     parts = max(2, parts)
     whole = model.n_nodes <= WHOLE_MAX_NODES
-    rounds = _ROUNDS + (0 if whole else 1)
+    rounds = _ROUNDS + 1 + (0 if whole else 1)
     whole_share = _WHOLE_SHARE if whole else 0.0
     total = budget.iterations if budget.iterations is not None else (None if budget.timed else nominal_iterations)
+    search = budget.share(1.0 - max(TAIL_SHARE, TAIL_MIN_S / max(budget.remaining_s(), 2 * TAIL_MIN_S))) if budget.timed else budget
+    expired = search.expired if search.timed else None
 
     def its(share: float) -> int | None:
         return None if total is None else max(1, int(total * share))
@@ -384,35 +342,36 @@ def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndar
     def complete(routes: list[list[int]]) -> bool:
         return sum(len(r) for r in routes) >= len(model.groups)
 
+    def time_for_a_round() -> bool:
+        return not search.timed or search.remaining_s() >= MIN_ROUND_S
+
     done, stopped = 0, STOPPED_BY_ITERATIONS
-    rest = 1.0 - _FIRST_SHARE - whole_share
-    # phase 0: regions from scratch, sites at a prize; then the leftovers
-    phase = budget.share(_FIRST_SHARE) if budget.timed else budget
+    rest = 1.0 - whole_share
+    budget.mark("city: model built")
     kept = reserve_far(model)
-    far = frozenset(n for r in kept.values() for n in r)  # required in every later round, even at a prize
-    best, d, why = _regional(model, coords, partition(model, coords, parts, kept=kept), phase, its(_FIRST_SHARE),
-                             budget.seed * 1000, workers, False, None, kept)
-    best = insert_leftovers(model, best)
-    done, stopped = done + d, why or stopped
-    if whole and required and not complete(best):
-        # a site no drone could make room for: the whole model, required, repairs it (one round's time)
-        b = budget.share(1.0 / (rounds + 1)) if budget.timed else budget
-        best, d, _ = _whole(model, coords, required, b, its(rest / (rounds + 1)), budget.seed * 1000 + 500, workers, best)
-        done += d
-    for turn in range(1, rounds + 1):
-        left = rounds - turn + 1
-        phase = budget.share((rest / rounds) / (rest / rounds * left + whole_share)) if budget.timed else budget
+    far = frozenset(n for r in kept.values() for n in r)  # required in every round searched at a prize
+    best = construct(model, kept, expired)
+    budget.mark("city: first complete plan (insertion)")
+    for turn in range(rounds):
+        if not time_for_a_round():
+            stopped = STOPPED_BY_DEADLINE
+            break
+        left = rounds - turn
+        phase = search.share((rest / rounds) / (rest / rounds * left + whole_share)) if search.timed else budget
         regions = partition(model, coords, parts, turn, best)
         merged, d, why = _regional(model, coords, regions, phase, its(rest / rounds), budget.seed * 1000 + 10 * turn,
-                                   workers, required and complete(best), best, None, far)
-        merged = insert_leftovers(model, merged) if not complete(merged) else merged
+                                   workers, required and complete(best), best, None, far, turn == 0)
+        merged = insert_leftovers(model, merged, expired=expired) if not complete(merged) else merged
         done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
         if key(model, merged) <= key(model, best):
             best = merged
-    if whole:
-        phase = budget.share(1.0) if budget.timed else budget
+        budget.mark(f"city: round {turn}")
+    if whole and time_for_a_round():
+        phase = search.share(1.0) if search.timed else budget
         best, d, why = _whole(model, coords, required, phase, its(whole_share), budget.seed * 1000 + 900, workers, best)
         done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
+        budget.mark("city: whole")
     if not complete(best):  # last resort: every drone that reaches a site left out may make room for it
-        best = insert_leftovers(model, best, options=len(model.vehicles))
+        best = insert_leftovers(model, best, options=len(model.vehicles), expired=budget.expired if budget.timed else None)
+        budget.mark("city: last insertion")
     return Searched(best, done, stopped)

@@ -49,8 +49,10 @@ def test_a_phase_share_ends_before_the_whole_and_a_lane_rebases_on_its_own_clock
     phase = b.share(0.5)  # half of the 8 s left
     assert phase.remaining_s() == pytest.approx(4.0) and b.remaining_s() == pytest.approx(8.0)
     other = StepClock(5.0)  # a forked lane's CPU clock starts near zero
-    lane = Budget.deadline(10.0, other, started_at=0.0)
+    lane = Budget.deadline(10.0, other, started_at=0.0, wall_clock=False)
     assert lane.resumed(3.0).remaining_s() == pytest.approx(7.0)
+    wall = Budget.deadline(10.0, other, started_at=0.0)  # a wall clock is every process's: a queued job keeps its deadline
+    assert wall.resumed(3.0).remaining_s() == pytest.approx(5.0)
     assert Budget.work(2.0).share(0.25).seconds == pytest.approx(0.5)
 
 

@@ -7,7 +7,8 @@ import numpy as np
 from planner.routing.budget import Budget
 from planner.routing.engines import routes_cost
 from planner.routing.model import ModelVehicle, RouteModel, routes_fit
-from planner.routing.regions import insert_leftovers, partition, region_model, reserve_far, search_city
+from planner.routing.construct import insert_leftovers
+from planner.routing.regions import partition, region_model, reserve_far, search_city
 from planner.routing.vrp import RoutingProblem, RoutingVehicle, euclidean_matrix, solve_routing
 
 
