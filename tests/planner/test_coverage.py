@@ -31,7 +31,12 @@ def assert_valid(free, res, tol=1e-6) -> None:
     assert free.buffer(tol).covers(path), "path leaves the free area"
     near = path.buffer(1e-6)
     for a, b in res.sweeps:
-        assert near.covers(LineString([a, b]))
+        sweep = LineString([a, b])
+        # GEOS's covers on a 1e-6 buffer can say no where a sweep lies on a path that turns back on itself
+        # at a near-zero angle (found by hypothesis: every point of the sweep within 2e-15 m of the path), so
+        # a "no" is checked point by point along the sweep
+        assert near.covers(sweep) or max(
+            path.distance(sweep.interpolate(i / 64, normalized=True)) for i in range(65)) <= 1e-6
     assert math.dist(res.path[0], res.sweeps[0][0]) < 1e-6
     assert math.dist(res.path[-1], res.sweeps[-1][1]) < 1e-6
     assert res.path_length_m == pytest.approx(path.length, abs=1e-6)
