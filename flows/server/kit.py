@@ -44,6 +44,7 @@ from flows.server.config import ServerConfig
 from flows.server.events import EventBus
 from flows.server.followers import Followers
 from flows.server.gate import SafetyGate
+from flows.server.lanes import GATED
 from flows.server.integrity import IntegrityWatch
 from flows.server.limits import TokenLimits
 from flows.server.links import LinkStore, resolve_links
@@ -234,7 +235,7 @@ class Kit:
 
         if self.lanes is None:
             return await anyio.to_thread.run_sync(fn)
-        if lane in ("general", "heavy"):
+        if lane in GATED:
             await self.gate.passage()
         admitted = self.lanes.lanes[lane]
         await admitted.enter()
