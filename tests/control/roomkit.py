@@ -87,6 +87,7 @@ class Room:
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     skew: timedelta = timedelta(0)
     _reporting: threading.Event = field(default_factory=threading.Event)
+    _planned_at: dict[tuple[str, str], float] = field(default_factory=dict)
 
     # -- the authority over HTTP
 
@@ -100,8 +101,15 @@ class Room:
         return r.json()
 
     def plan(self, region: str, text: str = "巡一遍消防通道") -> dict[str, Any]:
+        """A new draft for the request. The server's clock counts whole seconds and the same request at the same
+        second is the same draft (an idempotent repeat), so a test that asks again within a second (a fast machine
+        does: CI planned, approved and dispatched a draft and asked again inside one) first lets a second pass."""
+        since = time.monotonic() - self._planned_at.get((region, text), -10.0)
+        if since < 1.05:
+            time.sleep(1.05 - since)
         d = self.ok("li.wei", "POST", "/v1/plan", json={"text": text, "region_id": region})
-        assert d["status"] == "DRAFT" and d["verdict"] != "block", d
+        self._planned_at[(region, text)] = time.monotonic()
+        assert d["status"] == "DRAFT" and d["verdict"] != "block" and d.get("created", True), d
         return d
 
     def ledger(self) -> Any:
