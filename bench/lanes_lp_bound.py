@@ -12,14 +12,16 @@ linear relaxation of the same plan with the cuts a plan must cross, solved by GL
 * connectivity: a set S of whole components without a dock is entered and left (an even
   number of crossings, at least one), so x(δ(S)) ≥ 2 (max-flow separation: S is the
   far side of a minimum cut from the docks);
-* the docks: x(δ(docks)) + 2·loops ≥ 2m for m sorties, m raised while the bound needs
-  more; a loop (a dock's two legs to one point inside a line, where one sortie ends and
-  another begins) costs twice the straight distance from that dock to the nearest line.
+* the docks: the sum of their degrees (an edge between two docks counted at both) + 2·loops
+  ≥ 2m for m sorties, m raised while the bound needs more; a loop (a dock's two legs to one
+  point inside a line, where one sortie ends and another begins) costs twice the straight
+  distance from that dock to the nearest line.
 
 Every constraint holds for every valid plan, including plans whose sorties end part-way
 along a line: at such a point P its two deadheads (to X, from Y) are replaced by one
 from Y to X, no longer (the deadheads are a metric: shortest legal flights), which keeps
-every parity and the connection to a dock, and turns two dock legs to P into a loop.
+every parity, every node's connection to a dock and the docks' degrees (two legs to P
+become a loop, or an edge between two docks).
 So the LP optimum is a lower bound whatever cuts were found; the cut rounds only raise
 it. Edges are priced in (column generation over all pairs): the bound is over the
 complete graph. Bench only.
@@ -103,15 +105,15 @@ def _solve(g: _Graph, edges: np.ndarray, cuts: list[tuple[np.ndarray, float]], m
     for v in np.flatnonzero(g.odd):
         node_rows[int(v)] = s.Add(sum(x[e] for e in inc[v]) >= 1.0)
     masks = [mask for mask, _ in cuts]
-    dock = np.zeros(g.N, bool)
-    dock[g.n :] = True
-    masks = masks + [dock]
-    rhs = [r for _, r in cuts] + [2.0 * m]
     rows = []
-    for k, (mask, r) in enumerate(zip(masks, rhs)):
+    for mask, r in cuts:
         cross = np.flatnonzero(mask[edges[:, 0]] != mask[edges[:, 1]])
-        extra = sum(2.0 * v for v in loops) if k == len(masks) - 1 else 0.0  # the docks' row counts loops
-        rows.append(s.Add(sum(x[e] for e in cross) + extra >= r))
+        rows.append(s.Add(sum(x[e] for e in cross) >= r))
+    # the docks' degrees: an edge between two docks counts at both (two sorties' legs to one point
+    # inside a line, from two docks, are replaced by it), a loop twice
+    at_dock = (edges >= g.n).sum(axis=1)
+    rows.append(s.Add(sum(float(at_dock[e]) * x[e] for e in np.flatnonzero(at_dock)) + sum(2.0 * v for v in loops)
+                      >= 2.0 * m))
     status = s.Solve()
     if status != pywraplp.Solver.OPTIMAL:
         raise RuntimeError(f"GLOP ended with status {status}")
@@ -123,9 +125,10 @@ def _solve(g: _Graph, edges: np.ndarray, cuts: list[tuple[np.ndarray, float]], m
 
 
 def _price(g: _Graph, y: np.ndarray, masks: list[np.ndarray], z: np.ndarray) -> np.ndarray:
-    """Reduced cost of every pair (i < j)."""
-    red = g.D - y[:, None] - y[None, :]
-    for mask, zz in zip(masks, z):
+    """Reduced cost of every pair (i < j); ``z``: the cuts' duals, then the docks' row's."""
+    dock = (np.arange(g.N) >= g.n).astype(float)
+    red = g.D - y[:, None] - y[None, :] - z[-1] * (dock[:, None] + dock[None, :])
+    for mask, zz in zip(masks, z[:-1]):
         if zz > _EPS:
             red = red - zz * (mask[:, None] != mask[None, :])
     red[np.tril_indices(g.N)] = np.inf
