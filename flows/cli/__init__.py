@@ -10,6 +10,7 @@ command that uses them (``tests/flows/test_cli_imports.py`` checks this).
 
 from __future__ import annotations
 
+import gc
 import os
 
 # MAVLink 2 must be chosen before pymavlink is first imported anywhere in the process.
@@ -35,6 +36,18 @@ from flows.cli.app import app  # noqa: E402
 __all__ = ["app", "main"]
 
 
+#: the cyclic collector's first threshold for a ``sortie`` process (CPython's default: 700 allocations)
+GC_GEN0_THRESHOLD = 20_000
+
+
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    The cyclic garbage collector runs every ``GC_GEN0_THRESHOLD`` net allocations instead of every 700: a
+    ``sortie plan`` allocates the objects of some thousand imported modules that all live to the end, and at the
+    default the collector ran about 260 times to free some 1,700 objects, 0.21 of its 2.9 CPU s on the loaded 2-core machine (issue 27). Cycles are
+    still collected (reference counting frees everything else at once); peak memory of the demo plan is unchanged
+    (205 MB), and the older generations keep CPython's ratios.
+    """
+    gc.set_threshold(GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])
     app()
