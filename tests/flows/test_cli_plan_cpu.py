@@ -63,6 +63,13 @@ def test_plan_of_the_demo_request_stays_within_its_cpu_budget(tmp_path: Path) ->
 _PROBE = """
 import json, sys
 import planner.routing.engines as engines
+import rules.loading
+parsed = []
+real_parse = rules.loading.parse_rules
+def counting_parse(text, source="<rules>", **kw):  # the real parse, each one counted
+    parsed.append(source)
+    return real_parse(text, source, **kw)
+rules.loading.parse_rules = counting_parse
 searched = []
 real = engines.solve_model
 def counting(model, search, start_routes=None):  # the real search, its work recorded
@@ -78,7 +85,7 @@ try:
 except SystemExit as e:
     assert not e.code, e.code
 heavy = sorted(m for m in ("matplotlib", "prefect", "pymavlink", "openai", "instructor") if m in sys.modules)
-print(json.dumps({"heavy": heavy, "searched": searched}))
+print(json.dumps({"heavy": heavy, "searched": searched, "rule_parses": len(parsed)}))
 """
 
 
@@ -91,6 +98,7 @@ def test_plan_path_imports_no_matplotlib_and_its_search_stops_at_the_cap(tmp_pat
     draft, report = json.loads("\n".join(lines[:-1])), json.loads(lines[-1])
     assert draft["plan_hash"].startswith(DEMO_PLAN_HASH_PREFIX)
     assert report["heavy"] == [], "the plan path needs none of these (the map is drawn with Pillow)"
+    assert report["rule_parses"] == 1  # the rule file is parsed once, not once for the limits and again for the plan
     ils = [s for s in report["searched"] if s["kind"] == "ils"]
     assert len(ils) == 1 and ils[0]["n_nodes"] == 53  # the demo patrol's lane pieces and depots
     n, cap = ils[0]["n_nodes"], ils[0]["cap"]
