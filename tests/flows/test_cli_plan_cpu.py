@@ -5,12 +5,19 @@ by a fresh ``sortie`` process into a fresh ``SORTIE_HOME``: the same work the le
 ``/usr/bin/time -f %U+%S uv run sortie plan …`` (README, "CLI"). Two kinds of check:
 
 * the CPU of the child process (``RUSAGE_CHILDREN``: its own and its children's, user + system), the smaller
-  of two runs, bounded at 2.5 s: on main before this change it was 2.85-3.16 s, after it 1.94-2.20 s, both
-  on the shared 2-core machine at load average 9-12 (the bound leaves a loaded CI machine some room and
-  still fails the old path);
+  of two runs, bounded at 2.0 s. History: 2.85-3.16 s before the search cap and the Pillow map, then
+  2.07-2.22 s on an idle machine (main at 8d4366a, measured by the lead). The start-up round (bytecode of
+  sortie's own modules compiled at install, the rule file parsed once, one click command built, the
+  cyclic collector run less often, the grammar's patterns compiled on use) measured 0.86x main's CPU,
+  interleaved in one session at load average 11-13 (main 3.77-4.55 s, this 3.09-4.14 s: the machine
+  roughly doubles CPU time at that load) and 0.87x main's instructions (callgrind: 15.5 → 13.5 G), so
+  about 1.8 s idle: the bound fails main's idle figures and leaves this code ~0.2 s. It is the issue's
+  1.5 s once the search (0.45-0.6 s of it) and the imports the plan needs cost less. On a loaded machine
+  this check fails whatever the code: CPU time grows with the neighbours' load;
 * the work, which no machine load changes: the plan path imports no matplotlib (the map is drawn by
-  Pillow) and OR-Tools' search of the 53-node patrol stops at ``deadline_cap`` (937 solutions, not 40 a
-  node: 2 120) with the plan the uncapped 40-a-node search makes (its plan hash).
+  Pillow), parses the rule file once, and OR-Tools' search of the 53-node patrol stops at
+  ``deadline_cap`` (937 solutions, not 40 a node: 2 120) with the plan the uncapped 40-a-node search makes
+  (its plan hash).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ RUN_ALONE = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) <= 1
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["plan", "这块地今天巡一遍消防通道", "--region", "region-1001", "--now", "2026-11-29T07:00:00+02:00",
         "--as", "li.wei", "--json"]
-CPU_BOUND_S = 2.5
+CPU_BOUND_S = 2.0  # idle machine: main 2.07-2.22, this round ~1.8 (docstring); the issue's target is 1.5
 # the demo's plan as the uncapped 40-a-node search makes it (checked after the lanes2 start, which reordered the
 # golden patrol): the capped search must give the same plan
 DEMO_PLAN_HASH_PREFIX = "0276d51d469a"
