@@ -7,6 +7,7 @@ definition of "valid". Which file is ``flows.context.resolve_rules_file``'s to s
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from planner.errors import InvalidArgument
@@ -25,10 +26,19 @@ def _read(path: str | Path) -> tuple[str, str]:
         raise InvalidArgument(f"rule file {p} cannot be read: {exc}") from None
 
 
+@lru_cache(maxsize=4)
+def _parsed(text: str, source: str) -> RuleSet:
+    """The rule set of a file's text, parsed once per process (issue 27: a plan read the same file twice, each a
+    full YAML parse and validation). Keyed by the text itself, so an edited file is parsed again; only valid
+    files are kept (an ``InvalidArgument`` is raised again on each load). A ``RuleSet`` is frozen and its users
+    only read it."""
+    return parse_rules(text, source)
+
+
 def load_rules(path: str | Path) -> RuleSet:
     """Read and validate a rule file; ``InvalidArgument`` lists every problem (also in ``details``)."""
     text, source = _read(path)
-    return parse_rules(text, source)
+    return _parsed(text, source)
 
 
 def validate_rules_file(path: str | Path) -> list[RuleProblem]:

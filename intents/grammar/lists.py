@@ -58,7 +58,7 @@ def list_items(view: str, spans: list[tuple[int, int]]) -> list[ListItem]:
             piece = _JOINT.split(view[pos:stop], maxsplit=1)[0]
             next_joint = _JOINT.match(view, pos + len(piece))
             followed = next_joint is not None and next_joint.end() in starts
-            sure = after.re is V.LIST_AFTER or followed
+            sure = after.re is V.LIST_AFTER.compiled or followed
             trimmed = _trimmed(view, pos, pos + len(piece))
             if trimmed:
                 found.append(ListItem(*trimmed, sure=sure))

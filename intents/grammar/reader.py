@@ -253,9 +253,9 @@ class _Reader(HeightReading):
                 self.ask("sensor", prev_wanted[0], end_all, "which of these sensors is wanted?", "要用其中哪一种传感器？")
                 prev_end, prev_negated, prev_wanted = end_all, False, None
                 continue
-            lead = neg_before or only or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_BEFORE else None)
+            lead = neg_before or only or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_BEFORE.compiled else None)
             claim_start = start - (len(before) - lead.start()) if lead else start
-            tail = neg_after or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_AFTER else None)
+            tail = neg_after or (affirmed if affirmed is not None and affirmed.re is V.AFFIRM_AFTER.compiled else None)
             claim_end = end_all + (tail.end() if tail else 0)
             self.scan.claim(claim_start, claim_end)
             (excluded if negated else required).add(sensor)

@@ -13,11 +13,13 @@ import re
 
 from intents.intent import Priority, Sensor, Target
 from intents.text.numbers import CN_NUM, EN_NUM
+from intents.text.patterns import LazyPattern
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
-    """ASCII word classes, so ``\\b`` separates "明天9am" (CJK is not a word character)."""
-    return re.compile(pattern, re.ASCII)
+def _rx(pattern: str) -> LazyPattern:
+    """ASCII word classes, so ``\\b`` separates "明天9am" (CJK is not a word character); compiled on first use
+    (``intents.text.patterns``: a request needs a part of these tables)."""
+    return LazyPattern(pattern, re.ASCII)
 
 
 __all__ = [

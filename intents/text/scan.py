@@ -24,6 +24,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
+from intents.text.patterns import LazyPattern
 from intents.text.typos import repairs
 
 __all__ = ["CLAIMED", "Scan", "normalise"]
@@ -111,7 +112,7 @@ class Scan:
     def is_open(self, start: int, end: int) -> bool:
         return all(self._open[start:end])
 
-    def finditer(self, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    def finditer(self, pattern: re.Pattern[str] | LazyPattern) -> Iterator[re.Match[str]]:
         """Matches of ``pattern`` in the open text (a snapshot: claims made while iterating do not show)."""
         return pattern.finditer(self.view())
 

@@ -11,6 +11,7 @@ import re
 
 from intents.intent import PartOfDay, RelativeDay
 from intents.text.numbers import CN_NUM, EN_NUM
+from intents.text.patterns import LazyPattern
 
 __all__ = [
     "rx",
@@ -58,9 +59,10 @@ __all__ = [
 ]
 
 
-def rx(pattern: str) -> re.Pattern[str]:
-    """ASCII word classes, so ``\\b`` separates "明天9am" (CJK is not a word character)."""
-    return re.compile(pattern, re.ASCII)
+def rx(pattern: str) -> LazyPattern:
+    """ASCII word classes, so ``\\b`` separates "明天9am" (CJK is not a word character); compiled on first use
+    (``intents.text.patterns``: a request needs a part of these tables)."""
+    return LazyPattern(pattern, re.ASCII)
 
 
 H = rf"(?:\d{{1,2}}|{CN_NUM})"

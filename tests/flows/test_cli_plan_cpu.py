@@ -5,12 +5,19 @@ by a fresh ``sortie`` process into a fresh ``SORTIE_HOME``: the same work the le
 ``/usr/bin/time -f %U+%S uv run sortie plan …`` (README, "CLI"). Two kinds of check:
 
 * the CPU of the child process (``RUSAGE_CHILDREN``: its own and its children's, user + system), the smaller
-  of two runs, bounded at 2.5 s: on main before this change it was 2.85-3.16 s, after it 1.94-2.20 s, both
-  on the shared 2-core machine at load average 9-12 (the bound leaves a loaded CI machine some room and
-  still fails the old path);
+  of two runs, bounded at 2.0 s. History: 2.85-3.16 s before the search cap and the Pillow map, then
+  2.07-2.22 s on an idle machine (main at 8d4366a, measured by the lead). The start-up round (bytecode of
+  sortie's own modules compiled at install, the rule file parsed once, one click command built, the
+  cyclic collector run less often, the grammar's patterns compiled on use) measured 0.88x main's CPU,
+  interleaved in one session at load average 3-6 (main 3.58-3.81 s, this 3.11-3.33 s on the shared
+  machine) and 0.87x main's instructions (callgrind: 15.5 → 13.5 G), so about 1.8-1.95 s idle: the bound
+  fails main's idle figures and leaves this code 0.05-0.2 s (thin: re-measure idle before trusting it).
+  It is the issue's 1.5 s once the search (about half the instructions) and the imports the plan needs
+  cost less. On a loaded machine this check fails whatever the code: CPU time grows with the load;
 * the work, which no machine load changes: the plan path imports no matplotlib (the map is drawn by
-  Pillow) and OR-Tools' search of the 53-node patrol stops at ``deadline_cap`` (937 solutions, not 40 a
-  node: 2 120) with the plan the uncapped 40-a-node search makes (its plan hash).
+  Pillow), parses the rule file once, and OR-Tools' search of the 53-node patrol stops at
+  ``deadline_cap`` (937 solutions, not 40 a node: 2 120) with the plan the uncapped 40-a-node search makes
+  (its plan hash).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ RUN_ALONE = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) <= 1
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["plan", "这块地今天巡一遍消防通道", "--region", "region-1001", "--now", "2026-11-29T07:00:00+02:00",
         "--as", "li.wei", "--json"]
-CPU_BOUND_S = 2.5
+CPU_BOUND_S = 2.0  # idle machine: main 2.07-2.22, this round ~1.8-1.95 (docstring); the issue's target is 1.5
 # the demo's plan as the uncapped 40-a-node search makes it (checked after the lanes2 start, which reordered the
 # golden patrol): the capped search must give the same plan
 DEMO_PLAN_HASH_PREFIX = "0276d51d469a"
@@ -63,6 +70,13 @@ def test_plan_of_the_demo_request_stays_within_its_cpu_budget(tmp_path: Path) ->
 _PROBE = """
 import json, sys
 import planner.routing.engines as engines
+import rules.loading
+parsed = []
+real_parse = rules.loading.parse_rules
+def counting_parse(text, source="<rules>", **kw):  # the real parse, each one counted
+    parsed.append(source)
+    return real_parse(text, source, **kw)
+rules.loading.parse_rules = counting_parse
 searched = []
 real = engines.solve_model
 def counting(model, search, start_routes=None):  # the real search, its work recorded
@@ -78,7 +92,7 @@ try:
 except SystemExit as e:
     assert not e.code, e.code
 heavy = sorted(m for m in ("matplotlib", "prefect", "pymavlink", "openai", "instructor") if m in sys.modules)
-print(json.dumps({"heavy": heavy, "searched": searched}))
+print(json.dumps({"heavy": heavy, "searched": searched, "rule_parses": len(parsed)}))
 """
 
 
@@ -91,6 +105,7 @@ def test_plan_path_imports_no_matplotlib_and_its_search_stops_at_the_cap(tmp_pat
     draft, report = json.loads("\n".join(lines[:-1])), json.loads(lines[-1])
     assert draft["plan_hash"].startswith(DEMO_PLAN_HASH_PREFIX)
     assert report["heavy"] == [], "the plan path needs none of these (the map is drawn with Pillow)"
+    assert report["rule_parses"] == 1  # the rule file is parsed once, not once for the limits and again for the plan
     ils = [s for s in report["searched"] if s["kind"] == "ils"]
     assert len(ils) == 1 and ils[0]["n_nodes"] == 53  # the demo patrol's lane pieces and depots
     n, cap = ils[0]["n_nodes"], ils[0]["cap"]
