@@ -28,7 +28,7 @@ from flows.ledger.chain import audit_content, chain_values
 from flows.ledger.records import _AUDIT_COLS, AuditRecord, _audit, _dumps, _iso, sha256_json
 from flows.ledger.store import Store
 
-__all__ = ["AuditRoom", "AuditEntry", "redact", "DECISION_COMMANDS"]
+__all__ = ["AuditRoom", "AuditEntry", "redact", "DECISION_COMMANDS", "REFUSED_IDS"]
 
 #: The audited commands that decide (or try to decide) on a version, on every path.
 DECISION_COMMANDS = ("approve", "reject", "server.approve", "server.reject", "server.approve.totp",
@@ -124,29 +124,42 @@ class AuditRoom(Store):
             return 0
 
         def work(con: duckdb.DuckDBPyConnection) -> int:
-            for row in rows:
-                self._insert(con, row)
+            self._insert(con, rows)
             return len(rows)
 
         return self._write(work, what=f"audit {entries[0].command}" + (f" and {len(rows) - 1} more" if len(rows) > 1
-                                                                         else ""))
+                                                                         else ""), state=False)
 
-    def _insert(self, con: duckdb.DuckDBPyConnection, row: Mapping[str, Any]) -> None:
-        values = {"audit_id": int(con.execute("SELECT nextval('audit_seq')").fetchone()[0]), **row}
-        seq, prev, _, entry = chain_values(con, self.keys, None, audit_content(values))
-        con.execute(
-            f"INSERT INTO audit ({_AUDIT_COLS}, chain_seq, prev_hash, entry_hash) VALUES ({', '.join(['?'] * 16)})",
-            [*values.values(), seq, prev, entry],
-        )
+    def _insert(self, con: duckdb.DuckDBPyConnection, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Chain and insert ``rows`` in order: their ids from one query, the rows in one multi-row INSERT.
+
+        Why not a statement per row: two statements per row (``nextval``, ``INSERT``) were a server's largest cost
+        per read (about 2.4 ms of CPU a row, 2 cores loaded) while its audit queue wrote them in chunks of 16."""
+        ids = sorted(int(r[0]) for r in con.execute("SELECT nextval('audit_seq') FROM range(?)", [len(rows)]).fetchall())
+        params: list[Any] = []
+        for audit_id, row in zip(ids, rows, strict=True):
+            values = {"audit_id": audit_id, **row}
+            seq, prev, _, entry = chain_values(con, self.keys, None, audit_content(values))
+            params += [*values.values(), seq, prev, entry]
+        one = f"({', '.join(['?'] * 16)})"
+        con.execute(f"INSERT INTO audit ({_AUDIT_COLS}, chain_seq, prev_hash, entry_hash) VALUES "
+                    + ", ".join([one] * len(rows)), params)
 
     def refusals(self, draft_id: str, version: int | None = None) -> list[AuditRecord]:
-        """The refused decision attempts on a draft (a version's, when given), oldest first."""
+        """The refused decision attempts on a draft (a version's, when given), oldest first.
+
+        Read through the audit's index on ``draft_id`` (schema migration 7): DuckDB (2.0) scans an index only for a
+        filter on the indexed column alone, so the draft's rows are picked first in a materialised step and the
+        other conditions applied to those; then only the refused rows are read whole (usually none). Without it
+        every draft shown scanned the whole audit, one row per request the server ever answered."""
 
         def work(con: duckdb.DuckDBPyConnection) -> list[AuditRecord]:
+            ids = [int(r[0]) for r in con.execute(REFUSED_IDS, [draft_id, *DECISION_COMMANDS]).fetchall()]
+            if not ids:
+                return []
             rows = con.execute(
-                f"SELECT {_AUDIT_COLS} FROM audit WHERE draft_id = ? AND result_code <> 'OK' AND command IN "
-                f"({', '.join('?' * len(DECISION_COMMANDS))}) ORDER BY audit_id",
-                [draft_id, *DECISION_COMMANDS],
+                f"SELECT {_AUDIT_COLS} FROM audit WHERE audit_id IN ({', '.join('?' * len(ids))}) ORDER BY audit_id",
+                ids,
             ).fetchall()
             out = [_audit(r) for r in rows]
             if version is None:
@@ -154,3 +167,12 @@ class AuditRoom(Store):
             return [r for r in out if r.args_redacted.get("version") in (None, int(version))]
 
         return self._read(work, [])
+
+
+#: The ids of a draft's refused decision attempts: the draft's rows by the index first (a filter on ``draft_id``
+#: alone, materialised so the other conditions are not pushed into that scan), then the conditions.
+REFUSED_IDS = (
+    "WITH of_draft AS MATERIALIZED (SELECT audit_id, command, result_code FROM audit WHERE draft_id = ?) "
+    "SELECT audit_id FROM of_draft WHERE result_code <> 'OK' "
+    f"AND command IN ({', '.join('?' * len(DECISION_COMMANDS))}) ORDER BY audit_id"
+)
