@@ -178,14 +178,14 @@ class Store:
                 con.close()
 
     @contextmanager
-    def _writer(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _writer(self, *, state: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
         engine = engine_for(self.path)
         if engine is None:
             with self._connection() as con:
                 yield con
             return
         try:
-            with engine.writing() as cur:
+            with engine.writing(state=state) as cur:
                 yield cur
         except DAMAGE as exc:
             raise damaged(self.path, exc) from None
@@ -309,14 +309,16 @@ class Store:
         os.replace(tmp, dest)
         return head
 
-    def _write(self, work: Callable[[duckdb.DuckDBPyConnection], T], *, what: str) -> T:
+    def _write(self, work: Callable[[duckdb.DuckDBPyConnection], T], *, what: str, state: bool = True) -> T:
         """Run ``work`` in one transaction; a write-write race inside one process retries it.
+
+        ``state=False``: the work writes audit rows only (``SharedConnection.recall`` keeps what it read).
 
         ``work`` re-reads and re-checks everything, so a retry after a lost race
         sees the winner's rows and fails its own conditions with ``Conflict``.
         """
         for attempt in range(4):
-            with self._writer() as con:
+            with self._writer(state=state) as con:
                 con.execute("BEGIN TRANSACTION")
                 try:
                     with signing_with(self.keys) as ctx:
@@ -349,6 +351,11 @@ class Store:
         with self._connection() as con:
             return work(con)
 
+    def _recalled(self, key: tuple[Any, ...], read: Callable[[], T]) -> T:
+        """``read()``, or what it gave before from the same state (server mode: ``SharedConnection.recall``)."""
+        engine = engine_for(self.path)
+        return read() if engine is None else engine.recall(key, read)
+
     def ensure(self: S) -> S:
         """Create (or migrate) the file now, so files written next to it never precede it."""
         with self._connection():
@@ -374,8 +381,20 @@ class Store:
         if not self.path.exists():
             self._check_missing()
             raise NotFound(f"draft {draft_id!r} is not in the ledger (no ledger at {self.path} yet)")
-        with self._connection() as con:
-            return work(con)
+
+        def read() -> DraftRecord:
+            with self._connection() as con:
+                return work(con)
+
+        return self._recalled(("draft", draft_id, version), read)
+
+    def version_numbers(self, draft_id: str) -> list[int]:
+        """A draft's version numbers, oldest first (``versions`` without reading and decoding every plan)."""
+        return list(self._recalled(("versions", draft_id), lambda: self._read(
+            lambda con: [int(r[0]) for r in con.execute(
+                "SELECT version FROM drafts WHERE draft_id = ? ORDER BY version", [draft_id]).fetchall()],
+            [],
+        )))
 
     def find_by_request_key(self, request_key: str) -> DraftRecord | None:
         """The first version of the draft made for this request, if any (idempotent ``plan``)."""
@@ -409,12 +428,12 @@ class Store:
                 "ORDER BY created_time DESC, draft_id LIMIT ?",
                 [int(limit)],
             ).fetchall()
-            out = [_draft(r) for r in rows]
-            if tenants is not None and "*" not in tenants:
-                out = [d for d in out if d.tenant in tenants]
-            return out
+            return [_draft(r) for r in rows]
 
-        return self._read(work, [])
+        out = list(self._recalled(("list", int(limit)), lambda: self._read(work, [])))
+        if tenants is not None and "*" not in tenants:
+            out = [d for d in out if d.tenant in tenants]
+        return out
 
     def events(self, draft_id: str) -> list[EventRecord]:
         return self._read(
@@ -436,7 +455,7 @@ class Store:
                 args.append(int(version))
             return [_approval(r) for r in con.execute(sql + " ORDER BY created_time, approval_id", args).fetchall()]
 
-        return self._read(work, [])
+        return list(self._recalled(("approvals", draft_id, version), lambda: self._read(work, [])))
 
     def dispatches(self, draft_id: str | None = None) -> list[DispatchRecord]:
         def work(con: duckdb.DuckDBPyConnection) -> list[DispatchRecord]:
@@ -448,7 +467,7 @@ class Store:
                 ).fetchall()
             return [_dispatch(r) for r in rows]
 
-        return self._read(work, [])
+        return list(self._recalled(("dispatches", draft_id), lambda: self._read(work, [])))
 
     def get_dispatch(self, key: str) -> DispatchRecord | None:
         def work(con: duckdb.DuckDBPyConnection) -> DispatchRecord | None:

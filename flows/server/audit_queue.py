@@ -34,7 +34,7 @@ __all__ = ["AuditQueue", "FLUSH_S", "BATCH", "CHUNK"]
 FLUSH_S = 0.5
 BATCH = 256
 #: Rows per transaction: a batch holds the ledger's write lock for one chunk at a time, never for a whole flush.
-CHUNK = 16
+CHUNK = 64
 #: Rows kept while the ledger cannot take them; beyond that the oldest are dropped (and counted, and logged).
 MAX_WAITING = 20_000
 

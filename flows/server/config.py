@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from flows.server.filestore import locked_json, read_json
+from flows.server.filestore import locked_json, read_json_current
 from flows.server.lanes import LaneSizes
 from flows.server.limits import POLLS_PER_TOKEN, STREAMS_PER_TOKEN
 from flows.usecases.actor import Policy
@@ -56,7 +56,7 @@ class PolicyStore:
         self.path = Path(home) / "policy.json"
 
     def current(self) -> Policy:
-        d = {**_DEFAULT, **read_json(self.path, {})}
+        d = {**_DEFAULT, **read_json_current(self.path, {})}  # read on every request: parsed once per change
         return Policy(four_eyes=bool(d["four_eyes"]), approval_ttl=timedelta(seconds=int(d["approval_ttl_s"])))
 
     def set(self, *, four_eyes: bool | None = None, approval_ttl: timedelta | None = None) -> tuple[Policy, Policy]:

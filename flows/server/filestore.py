@@ -17,7 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["locked_json", "read_json"]
+__all__ = ["locked_json", "read_json", "read_json_current"]
+
+#: path → (what ``os.stat`` said of the file, its object then): ``read_json_current``'s memory, one entry per file.
+_CURRENT: dict[Path, tuple[tuple[int, int, int, int], Any]] = {}
 
 
 def read_json(path: Path, default: dict[str, Any]) -> dict[str, Any]:
@@ -26,6 +29,23 @@ def read_json(path: Path, default: dict[str, Any]) -> dict[str, Any]:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return default
+
+
+def read_json_current(path: Path, default: dict[str, Any]) -> dict[str, Any]:
+    """``read_json`` for a file read on every request (tokens, policy): parsed again only when a ``stat`` says it
+    changed (inode, size, mtime, ctime — ``locked_json`` replaces the file, so a revocation is seen at the next
+    request). The object is shared between callers: read it, never change it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return default
+    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    seen = _CURRENT.get(path)
+    if seen is not None and seen[0] == key:
+        return seen[1]  # type: ignore[no-any-return]
+    data = read_json(path, default)
+    _CURRENT[path] = (key, data)
+    return data
 
 
 @contextmanager

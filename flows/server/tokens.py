@@ -25,7 +25,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from flows.server.filestore import locked_json, read_json
+from flows.server.filestore import locked_json, read_json, read_json_current
 from planner.errors import InvalidArgument, NotFound, Unauthenticated
 
 __all__ = ["SCOPES", "TokenInfo", "TokenStore", "parse_duration", "parse_lifetime", "claimed_token_id",
@@ -117,7 +117,7 @@ class TokenStore:
         m = _TOKEN.match(token.strip())
         if not m:
             raise Unauthenticated("the token is not a sortie token")
-        rec = read_json(self.path, {"tokens": {}})["tokens"].get(m.group(1))
+        rec = read_json_current(self.path, {"tokens": {}})["tokens"].get(m.group(1))  # parsed once per change
         if rec is None or not hmac.compare_digest(rec["sha256"], _hash(token.strip())):
             raise Unauthenticated("the token is not known to this server")
         if rec.get("revoked"):

@@ -58,7 +58,7 @@ def show_draft(draft_id: str, version: int | None = None, *, ledger: Ledger) -> 
     """One version (the latest by default) with its files, approvals, refused decision attempts and dispatch
     in ``notes``."""
     rec = ledger.get_draft(draft_id, version)
-    versions = [v.version for v in ledger.versions(draft_id)]
+    versions = ledger.version_numbers(draft_id)
     approvals = [asdict(a) for a in ledger.approvals(draft_id, rec.version)]
     dispatches = [
         {"idempotency_key": d.idempotency_key, "status": d.status, "attempts": d.attempts, "result": d.result}
