@@ -148,9 +148,9 @@ class AuditRoom(Store):
     def refusals(self, draft_id: str, version: int | None = None) -> list[AuditRecord]:
         """The refused decision attempts on a draft (a version's, when given), oldest first.
 
-        One filter over the audit, not a path forced through its index on ``draft_id`` (migration 7): DuckDB
-        (2.0.1) uses an index only for a filter on the indexed column alone, and a materialised step that made it
-        do so measured slower than its own scan at every size tried (18 thousand to 3 million audit rows, 1 % of
+        One filter over the audit, no index on ``draft_id`` (svc3 tried one: DuckDB 2.0.1 uses an index only for a
+        filter on the indexed column alone, and a materialised step that made it do so measured slower than the
+        scan at every size tried (18 thousand to 3 million audit rows, 1 % of
         them refusals: 2–3 ms of CPU a draft either way, the scan skipping and vectorising; the forced path 4–7 ms
         once a shown draft has hundreds of read rows of its own)."""
 
