@@ -40,7 +40,7 @@ Budget (``planner.routing.budget.Budget``)
 
 Scale
     The problem's matrices are NumPy integer arrays (``euclidean_matrix`` builds
-    them in row blocks, never an n × n × 2 temporary); reachability is one vector
+    the upper triangle in row blocks and mirrors it, never an n × n × 2 temporary); reachability is one vector
     operation per kind of vehicle; PyVRP gets the matrix without a copy when the
     node order is already its own; the OR-Tools model (a Python list of n² integers)
     is only built where it is small enough to pay.
@@ -107,7 +107,7 @@ _MIN_PENALTY = 1_000_000  # a dropped visit costs at least this (FACTS.md: what 
 # iterations while two of four seeds reached the best-known in 3 000.
 _PYVRP_RUN_ITERATIONS_PER_VISIT = 25
 _PYVRP_MAX_RUNS = 4
-_ROW_BLOCK_ELEMENTS = 4_000_000  # euclidean_matrix: rows per block × n stays below this (32 MB floats)
+_MATRIX_BLOCK_ROWS = 512  # euclidean_matrix: rows a block (two float buffers of 512 × n: 20 MB each at 5 000 nodes)
 
 
 @dataclass(frozen=True)
@@ -173,14 +173,32 @@ class RoutingSolution:
 
 
 def euclidean_matrix(xy: np.ndarray, dtype: type = np.int64) -> np.ndarray:
-    """Euclidean distances rounded half-to-even to integer metres (``numpy.rint``), built in row blocks."""
+    """Euclidean distances rounded half-to-even to integer metres (``numpy.rint``), the upper triangle computed.
+
+    Why: it is the first phase of a city plan under its deadline, every site against every
+    site. Row blocks of ``_MATRIX_BLOCK_ROWS`` compute only the columns from the block's first
+    row on, into two reused float buffers (no temporaries), and the block is mirrored below the
+    diagonal: x_j − x_i is exactly −(x_i − x_j) in floating point and ``hypot`` ignores signs,
+    so the matrix is the full computation's, bit for bit. Measured (CPU s, loaded 2-core
+    machine): 2 020 nodes 0.20-0.43 → 0.06; 5 050 nodes (int32) 0.93-1.0 → 0.38-0.60.
+    """
     xy = np.asarray(xy, dtype=float)
     n = len(xy)
     out = np.empty((n, n), dtype=dtype)
-    step = max(1, _ROW_BLOCK_ELEMENTS // max(n, 1))
+    if n == 0:
+        return out
+    step = min(n, _MATRIX_BLOCK_ROWS)
+    x, y = xy[:, 0], xy[:, 1]
+    dx, dy = np.empty((step, n)), np.empty((step, n))
     for i in range(0, n, step):
-        block = xy[i : i + step]
-        out[i : i + step] = np.rint(np.hypot(block[:, None, 0] - xy[None, :, 0], block[:, None, 1] - xy[None, :, 1]))
+        k = min(step, n - i)
+        a, b = dx[:k, : n - i], dy[:k, : n - i]
+        np.subtract(x[i : i + k, None], x[None, i:], out=a)
+        np.subtract(y[i : i + k, None], y[None, i:], out=b)
+        np.hypot(a, b, out=a)
+        np.rint(a, out=a)
+        out[i : i + k, i:] = a
+        out[i + k :, i : i + k] = a[:, k:].T
     return out
 
 

@@ -98,3 +98,35 @@ def test_no_drones_leaves_everything_unserved(n_drones: int) -> None:
     pieces = split_long_sweeps(sweeps, connections_from_path(sweeps, path), 1000.0)
     res = assign_survey(pieces, [], _straight)
     assert res.unserved == tuple(range(len(pieces))) and not res.sorties
+
+
+def test_a_passed_deadline_keeps_the_first_drone_order_complete_and_says_it_was_cut() -> None:
+    """Under a deadline the split is anytime: past it, the first drone order's bisection still runs to its end
+    (cut after a few steps its makespan doubled) and the other orders are not tried; without one, every order."""
+    sweeps, path = _lawnmower(30)
+    pieces = split_long_sweeps(sweeps, connections_from_path(sweeps, path), 1000.0)
+    drones = [_drone(-50, 0), _drone(450, 800), _drone(200, -100), _drone(-80, 1200)]
+    full = assign_survey(pieces, drones, _straight)
+    calls = []
+    late = assign_survey(pieces, drones, _straight, lambda: calls.append(1) or True)
+    _check(pieces, drones, late)
+    assert late.cut and not full.cut and calls  # the deadline was asked, and stopped the search
+    assert not late.unserved and sorted(i for s in late.sorties for i in range(s.first, s.last + 1)) == list(range(len(pieces)))
+    assert full.makespan_s <= late.makespan_s <= 1.5 * full.makespan_s
+    # never reached: the same split as without a deadline
+    assert assign_survey(pieces, drones, _straight, lambda: False) == full
+
+
+def test_the_pieces_no_drone_flies_alone_are_found_as_before() -> None:
+    """The vectorised there-and-back check agrees with one sortie per piece, piece by piece (old code's loop)."""
+    sweeps = [((0.0, 0.0), (3000.0, 0.0)), ((0.0, 9000.0), (10.0, 9000.0)), ((0.0, 50_000.0), (10.0, 50_000.0))]
+    conns = [[(3000.0, 0.0), (0.0, 9000.0)], [(10.0, 9000.0), (0.0, 50_000.0)]]
+    pieces = split_long_sweeps(sweeps, conns, 800.0)
+    drones = [_drone(0, -10, usable_wh=80.0), _drone(0, 9500, usable_wh=40.0)]
+    res = assign_survey(pieces, drones, _straight)
+    _check(pieces, drones, res)
+    from planner.routing.assignment import _Costs
+
+    costs = _Costs(pieces, drones, _straight)
+    alone = [any(costs.sortie(d, i)[0][0] <= dr.usable_wh for d, dr in enumerate(drones)) for i in range(len(pieces))]
+    assert res.unserved == tuple(i for i, ok in enumerate(alone) if not ok) and res.unserved

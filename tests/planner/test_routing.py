@@ -143,3 +143,18 @@ def test_pyvrp_start_when_the_budget_buys_ils_too_few_solutions() -> None:
     assert not a.unserved
     b = solve_routing(problem, budget=0.05)
     assert a.routes == b.routes
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 511, 512, 513, 1300])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_the_distance_matrix_is_the_full_computation_bit_for_bit(n: int, dtype: type) -> None:
+    """Only the upper triangle is computed (row blocks of 512, mirrored): the same integers as every pair computed
+    (a city plan's first phase under its deadline), on coordinates with fractions and exact halves."""
+    rng = np.random.default_rng(n)
+    xy = np.round(rng.uniform(-20000, 20000, size=(n, 2)), 1)
+    if n >= 2:
+        xy[1] = xy[0] + (0.5, 0.0)  # a tie rounded half to even
+    full = np.rint(np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])).astype(dtype)
+    got = euclidean_matrix(xy, dtype)
+    assert got.dtype == dtype and got.shape == (n, n)
+    assert np.array_equal(got, full)
