@@ -372,3 +372,16 @@ def demo_world_copy(dest: Path, reported_at: str = "2026-11-29T06:59:40+02:00") 
         d["last_telemetry_at"] = reported_at
     (dest / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
     return dest
+
+
+def ledger_version(draft_id: str) -> Any:
+    """A minimal first version of a draft for the ledger's own tests (a ``flows.ledger.NewVersion``): one sortie
+    naming a drone after the draft, so every draft's plan, and so its hash, differs."""
+    from flows.ledger import NewVersion
+    from flows.ledger.records import sha256_json
+
+    plan = {"sorties": [{"drone_id": f"D-{draft_id}"}]}
+    return NewVersion(draft_id=draft_id, version=1, state="DRAFT", request_key=f"rk-{draft_id}", tenant="t",
+                      region_id=None, requested_by="a", request_text="r", intent=None, plan=plan,
+                      plan_hash=sha256_json(plan), findings=[], verdict="pass", missing=[], world_name="w",
+                      world_dir="w", world_hash="wh")

@@ -10,19 +10,11 @@ from datetime import datetime
 from pathlib import Path
 
 from flows.integrity.verify import verify_ledger
-from flows.ledger import Ledger, NewVersion
+from flows.ledger import Ledger
 from flows.ledger.audit import AuditEntry
-from flows.ledger.records import sha256_json
+from testkit import ledger_version
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
-
-
-def _version(draft_id: str) -> NewVersion:
-    plan = {"sorties": [{"drone_id": f"D-{draft_id}"}]}
-    return NewVersion(draft_id=draft_id, version=1, state="DRAFT", request_key=f"rk-{draft_id}", tenant="t",
-                      region_id=None, requested_by="a", request_text="r", intent=None, plan=plan,
-                      plan_hash=sha256_json(plan), findings=[], verdict="pass", missing=[], world_name="w",
-                      world_dir="w", world_hash="wh")
 
 
 def _entry(draft_id: str, command: str = "server.show", code: str = "OK", version: int = 1) -> AuditEntry:
@@ -33,7 +25,7 @@ def _entry(draft_id: str, command: str = "server.show", code: str = "OK", versio
 
 def _fill(ledger: Ledger) -> None:
     """Twenty drafts, 400 reads of each in batches, and two refused decisions on d-7 among approvals of others."""
-    ledger.record_versions([_version(f"d-{i}") for i in range(20)], actor="a", now=NOW)
+    ledger.record_versions([ledger_version(f"d-{i}") for i in range(20)], actor="a", now=NOW)
     for _ in range(20):
         ledger.audit_many([_entry(f"d-{i}") for i in range(20) for _ in range(20)])
     ledger.audit_many([_entry("d-7", "server.approve", "FORBIDDEN"), _entry("d-8", "server.approve", "FORBIDDEN"),

@@ -14,27 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from flows.ledger import Ledger, NewVersion
+from flows.ledger import Ledger
 from flows.ledger.audit import AuditEntry
-from flows.ledger.records import sha256_json
 from flows.ledger.shared import SharedConnection, engine_for
+from testkit import ledger_version
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
-
-
-def _version(draft_id: str) -> NewVersion:
-    plan = {"sorties": [{"drone_id": f"D-{draft_id}"}]}
-    return NewVersion(draft_id=draft_id, version=1, state="DRAFT", request_key=f"rk-{draft_id}", tenant="t",
-                      region_id=None, requested_by="a", request_text="r", intent=None, plan=plan,
-                      plan_hash=sha256_json(plan), findings=[], verdict="pass", missing=[], world_name="w",
-                      world_dir="w", world_hash="wh")
 
 
 @pytest.fixture
 def shared(tmp_path: Path) -> Ledger:
     ledger = Ledger(tmp_path / "ledger.duckdb").shared()
     for draft_id in ("d-1", "d-2"):
-        ledger.record_versions([_version(draft_id)], actor="a", now=NOW)
+        ledger.record_versions([ledger_version(draft_id)], actor="a", now=NOW)
     yield ledger
     ledger.close()
 
@@ -65,7 +57,7 @@ def test_a_session_of_the_same_state_recalls_and_a_state_write_ends_it(shared: L
     before = engine.recalls
     assert _show(shared, "d-1") == first and engine.recalls > before  # the audit's own rows change no state
 
-    shared.record_versions([_version("d-3")], actor="a", now=NOW)
+    shared.record_versions([ledger_version("d-3")], actor="a", now=NOW)
     before = engine.recalls
     assert _show(shared, "d-1")[-1] == 3 and engine.recalls == before  # a new draft: read afresh
 

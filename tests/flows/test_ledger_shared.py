@@ -21,22 +21,14 @@ from pathlib import Path
 import pytest
 
 from flows.integrity.verify import verify_ledger
-from flows.ledger import Ledger, NewVersion, claim_home
+from flows.ledger import Ledger, claim_home
 from flows.ledger.audit import AuditEntry
-from flows.ledger.records import sha256_json
 from flows.ledger.shared import engine_for
 from planner.errors import Conflict, LedgerUnavailable
+from testkit import ledger_version
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
-
-
-def _version(draft_id: str) -> NewVersion:
-    plan = {"sorties": [{"drone_id": f"D-{draft_id}"}]}
-    return NewVersion(draft_id=draft_id, version=1, state="DRAFT", request_key=f"rk-{draft_id}", tenant="t",
-                      region_id=None, requested_by="a", request_text="r", intent=None, plan=plan,
-                      plan_hash=sha256_json(plan), findings=[], verdict="pass", missing=[], world_name="w",
-                      world_dir="w", world_hash="wh")
 
 
 def _audit(ledger: Ledger, command: str = "x", **kw: object) -> None:
@@ -57,7 +49,7 @@ def shared(tmp_path: Path) -> Ledger:
 
 
 def test_reads_see_a_snapshot_and_do_not_wait_for_an_open_write(shared: Ledger) -> None:
-    shared.record_versions([_version("d-1")], actor="a", now=NOW)
+    shared.record_versions([ledger_version("d-1")], actor="a", now=NOW)
     engine = engine_for(shared.path)
     assert engine is not None
     opened, release, done = threading.Event(), threading.Event(), threading.Event()
@@ -92,7 +84,7 @@ def test_threads_writing_at_once_are_serialised_into_one_chain(shared: Ledger) -
         try:
             for i in range(6):
                 if i % 2:
-                    shared.record_versions([_version(f"d-{n}-{i}")], actor="a", now=NOW)
+                    shared.record_versions([ledger_version(f"d-{n}-{i}")], actor="a", now=NOW)
                 else:
                     _audit(shared, f"t{n}")
         except BaseException as exc:  # noqa: BLE001 - reported below
@@ -110,7 +102,7 @@ def test_threads_writing_at_once_are_serialised_into_one_chain(shared: Ledger) -
 
 def test_a_snapshot_walk_lets_writers_go_on(shared: Ledger) -> None:
     for i in range(30):
-        shared.record_versions([_version(f"d-{i}")], actor="a", now=NOW)
+        shared.record_versions([ledger_version(f"d-{i}")], actor="a", now=NOW)
     shared.audit_many([AuditEntry("t", f"bulk{i}", {"i": i}, "OK", 0.0, NOW) for i in range(400)])
     before = verify_ledger(shared).head_seq
     box: dict[str, object] = {}
@@ -145,7 +137,7 @@ print(json.dumps({"drafts": sorted(d.draft_id for d in led.list_drafts())}))
 
 
 def test_another_process_gets_its_turn_while_a_server_holds_the_file(shared: Ledger, tmp_path: Path) -> None:
-    shared.record_versions([_version("d-1")], actor="a", now=NOW)
+    shared.record_versions([ledger_version("d-1")], actor="a", now=NOW)
     engine = engine_for(shared.path)
     yields = engine.yields
     stop = threading.Event()
@@ -173,7 +165,7 @@ def test_another_process_gets_its_turn_while_a_server_holds_the_file(shared: Led
 
 
 def test_a_knock_file_made_again_is_still_heard(shared: Ledger, tmp_path: Path) -> None:
-    shared.record_versions([_version("d-1")], actor="a", now=NOW)
+    shared.record_versions([ledger_version("d-1")], actor="a", now=NOW)
     knock = shared.path.with_name(shared.path.name + ".knock")
     knock.unlink()
     time.sleep(0.2)  # the holder notices within a few polls and probes the new file
@@ -277,7 +269,7 @@ def test_a_damaged_file_is_refused_by_shared_mode_too(tmp_path: Path) -> None:
 
 
 def test_a_read_session_is_one_snapshot_and_one_cursor_and_a_write_beside_it_still_commits(shared: Ledger) -> None:
-    shared.record_versions([_version("d-1")], actor="a", now=NOW)
+    shared.record_versions([ledger_version("d-1")], actor="a", now=NOW)
     engine = engine_for(shared.path)
     assert engine is not None and engine.DUCKDB_THREADS == 1
     cursors: list[object] = []
