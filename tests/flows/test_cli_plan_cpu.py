@@ -109,5 +109,5 @@ def test_plan_path_imports_no_matplotlib_and_its_search_stops_at_the_cap(tmp_pat
     ils = [s for s in report["searched"] if s["kind"] == "ils"]
     assert len(ils) == 1 and ils[0]["n_nodes"] == 53  # the demo patrol's lane pieces and depots
     n, cap = ils[0]["n_nodes"], ils[0]["cap"]
-    assert ils[0]["limit"] == cap == math.ceil(n / 3 * n) < 40 * n  # 937 solutions, not 40 a node (2 120)
+    assert ils[0]["limit"] == cap == math.ceil(n * n / 300 * n) < 40 * n  # 497 solutions (n / 3 a node: 937; 40: 2 120)
     assert cap <= ils[0]["solutions"] <= cap + n  # the search ends a few solutions past its limit
