@@ -81,13 +81,18 @@ _TAIL_SHARE = 0.02  # of the budget kept for what follows the search (extract, c
 _TAIL_MIN_S = 0.1  # ... and at least this
 _SAFETY_FACTOR = 10.0  # work mode: OR-Tools' wall-clock net = factor × nominal seconds + 2 s
 # ILS under a deadline on a model of lane pieces (every group an either-way pair): solutions a node,
-# n_nodes / _CAP_NODES_PER_SOLUTION but at least _CAP_MIN_PER_NODE (at most ILS_MAX_SOLUTIONS_PER_NODE).
-# Measured (issue 27; a 40-a-node search's last improvement, over 2-11 renumberings each): the demo's
-# 47- and 59-node patrols 5.4 and 4.3 a node, grids of 50 / 82 / 101 nodes 3.7 / 17.7 / 13.5: under
-# n / 3 by 1.5x or more. Point models are not capped lower: they improve up to ~30 a node at any size
-# (md_n020 8.2, random 34- and 54-node problems 26.7 and 29.6, md_n100 23.6).
+# n / _CAP_NODES_PER_SOLUTION scaled down by n / _CAP_FULL_NODES below _CAP_FULL_NODES nodes (n² / 300), at
+# least _CAP_MIN_PER_NODE, at most ILS_MAX_SOLUTIONS_PER_NODE; from 100 nodes n / 3 as before (those models
+# reach the deadline before the cap: grid8_r35 stops at 2 600-3 150 of 3 401). Measured (issue 27, search1:
+# the final best's solution over renumberings 0-3, 40 a node then n / 3 a node): the demo's 53-node patrol
+# by 141 of 937 (2.7 a node), 59 nodes 4.3, 71 nodes 14.7 (renumbering 2; 0: 5.5), cut windows of
+# 21 / 47 / 77 / 87 nodes 0.1 / 1.1 / 3.2 / 1.0; at 8 a node the same length on every one of them but the
+# 71-node patrol's renumbering 2 (+0.06 %). Point models are not capped lower: they improve up to ~30 a node
+# at any size (md_n020 8.2, random 34- and 54-node problems 26.7 and 29.6, md_n100 23.6; search1: random
+# 32 / 52 / 73 nodes 13.5 / 16.5 / 27.5).
 _CAP_NODES_PER_SOLUTION = 3.0
-_CAP_MIN_PER_NODE = 12.0
+_CAP_FULL_NODES = 100.0
+_CAP_MIN_PER_NODE = 8.0
 
 
 @dataclass(frozen=True)
@@ -168,16 +173,20 @@ def deadline_cap(model: RouteModel) -> int:
     """ILS solutions a search lane may go through under a deadline: where more search stops paying.
 
     A small patrol reaches its best within a few solutions a node and then only spends
-    the deadline (the demo's 47-node patrol: its best by solution 255 of 1 880, 1.2 CPU s
-    for nothing after 0.2), so on a model of lane pieces the cap a node grows with the
-    model up to ``ILS_MAX_SOLUTIONS_PER_NODE`` (reached at 120 nodes). Point models keep
+    the deadline (the demo's 53-node patrol: its best by solution 141 of 937, ~0.15 of
+    ~1.2 CPU s under load), so on a model of lane pieces the cap a node grows with the
+    model, as n² / 300 (at least 8) up to 100 nodes and n / 3 beyond, up to
+    ``ILS_MAX_SOLUTIONS_PER_NODE`` (reached at 120 nodes). Point models keep
     ``ILS_MAX_SOLUTIONS_PER_NODE`` a node: they still improve there (constants above).
-    A count, not a clock: the search still repeats (STYLE.md 7).
+    A count, not a clock: the search still repeats (STYLE.md 7). It also sets the pace of
+    OR-Tools' annealing (its temperature falls with the share of the cap done), so a lower
+    cap is a different search, not a prefix of the longer one: measured, not inferred.
     """
     n = max(model.n_nodes, 1)
     per_node = float(ILS_MAX_SOLUTIONS_PER_NODE)
     if model.groups and all(len(g) == 2 for g in model.groups):
-        per_node = min(per_node, max(_CAP_MIN_PER_NODE, n / _CAP_NODES_PER_SOLUTION))
+        scaled = n / _CAP_NODES_PER_SOLUTION * min(1.0, n / _CAP_FULL_NODES)
+        per_node = min(per_node, max(_CAP_MIN_PER_NODE, scaled))
     return max(1, int(math.ceil(per_node * n)))
 
 

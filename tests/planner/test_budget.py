@@ -97,8 +97,9 @@ def test_a_seed_and_a_cap_repeat_exactly_under_a_deadline() -> None:
 
 
 def test_a_small_patrol_stops_where_more_search_stops_paying() -> None:
-    """Issue 27: under a long deadline a 50-node lane patrol stops on its solution cap (``deadline_cap``: n / 3 a
-    node, not 40), in a third of the solutions, with the same sorties as the 40-a-node search, every run."""
+    """Issue 27: under a long deadline a 50-node lane patrol stops on its solution cap (``deadline_cap``: n² / 300 a
+    node below 100 nodes, not 40), in a fifth of the solutions, with the same sorties as the 40-a-node search,
+    every run."""
     from planner.patrol.arc_routing import ArcDepot, route_lanes
     from planner.routing.pyvrp_start import ILS_MAX_SOLUTIONS_PER_NODE
 
@@ -108,7 +109,8 @@ def test_a_small_patrol_stops_where_more_search_stops_paying() -> None:
     runs = [route_lanes(lines, depots, budget=Budget.deadline(60.0, time.monotonic)) for _ in range(2)]
     n_nodes = 50  # two depots, then both directions of 24 chains
     assert all(r.engine == "ortools-ils" and r.stopped_by == STOPPED_BY_ITERATIONS for r in runs)
-    assert math.ceil(n_nodes / 3 * n_nodes) <= runs[0].work <= math.ceil(n_nodes / 3 * n_nodes) + n_nodes
+    cap = math.ceil(n_nodes * n_nodes / 300 * n_nodes)  # 417 solutions (n / 3 a node before search1: 834)
+    assert cap <= runs[0].work <= cap + n_nodes
     assert runs[0].sorties == runs[1].sorties and not runs[0].unserved
     longer = route_lanes(lines, depots, budget=Budget.deadline(60.0, time.monotonic,
                                                                iterations=ILS_MAX_SOLUTIONS_PER_NODE * n_nodes))
@@ -117,7 +119,8 @@ def test_a_small_patrol_stops_where_more_search_stops_paying() -> None:
 
 def test_point_models_keep_forty_solutions_a_node() -> None:
     """Points improve up to ~30 solutions a node at any size (a 34-node problem of ``_problem(30, 5)``: 42 803 m
-    after 12 a node, 42 321 m after 40), so only lane-piece models get the smaller cap; from 120 nodes both 40."""
+    after 12 a node, 42 321 m after 40), so only lane-piece models get the smaller cap: n² / 300 a node, at least
+    8, so n / 3 from 100 nodes (unchanged there); from 120 nodes both 40."""
     from planner.routing.engines import deadline_cap
     from planner.routing.model import ModelVehicle, RouteModel
     from planner.routing.pyvrp_start import ILS_MAX_SOLUTIONS_PER_NODE
@@ -129,6 +132,7 @@ def test_point_models_keep_forty_solutions_a_node() -> None:
                           groups, 100)
 
     assert deadline_cap(model(34, 1)) == ILS_MAX_SOLUTIONS_PER_NODE * 34
-    assert deadline_cap(model(34, 2)) == 12 * 34  # the floor
-    assert deadline_cap(model(60, 2)) == 20 * 60
+    assert deadline_cap(model(34, 2)) == 8 * 34  # the floor
+    assert deadline_cap(model(60, 2)) == 12 * 60  # 60² / 300 a node
+    assert deadline_cap(model(102, 2)) == math.ceil(102 / 3 * 102)  # from 100 nodes n / 3, as before search1
     assert deadline_cap(model(120, 2)) == deadline_cap(model(120, 1)) == ILS_MAX_SOLUTIONS_PER_NODE * 120
