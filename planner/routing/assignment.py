@@ -167,9 +167,18 @@ class _Costs:
         j = np.arange(i, self.n)
         work = self.along[j + 1] - self.along[i] - self.gaps[j]
         transit = self.out_m[d, i] + self.back_m[d, j]
-        energy = dr.fixed_wh + dr.transit_wh_per_m * transit + dr.work_wh_per_m * work
         duration = dr.fixed_s + dr.transit_s_per_m * transit + dr.work_s_per_m * work
-        return energy, duration, transit + work
+        return self._energy_wh(d, transit, work), duration, transit + work
+
+    def alone_wh(self, d: int) -> np.ndarray:
+        """energy_wh of the sortie of drone d that flies one piece, for every piece (``sortie(d, i)[0][0]`` for
+        every i, without a call a piece)."""
+        i = np.arange(self.n)
+        return self._energy_wh(d, self.out_m[d] + self.back_m[d], self.along[i + 1] - self.along[i] - self.gaps)
+
+    def _energy_wh(self, d: int, transit_m: np.ndarray, work_m: np.ndarray) -> np.ndarray:
+        dr = self.drones[d]
+        return dr.fixed_wh + dr.transit_wh_per_m * transit_m + dr.work_wh_per_m * work_m
 
 
 def _splits_from(costs: _Costs, d: int, i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -214,14 +223,10 @@ def assign_survey(
     if not drones or not pieces:
         return SurveyAssignment((), tuple(range(len(pieces))), 0.0)
     costs = _Costs(pieces, drones, transit_m)
-    # pieces no drone can fly alone are unserved; the rest keep their order (one vector expression
-    # a drone: the same arithmetic as ``costs.sortie(d, i)[0][0]``, without a call per piece)
+    # pieces no drone can fly alone are unserved; the rest keep their order
     alone_ok = np.zeros(len(pieces), bool)
-    idx = np.arange(len(pieces))
     for d, dr in enumerate(drones):
-        work = costs.along[idx + 1] - costs.along[idx] - costs.gaps[idx]
-        transit = costs.out_m[d, idx] + costs.back_m[d, idx]
-        alone_ok |= dr.fixed_wh + dr.transit_wh_per_m * transit + dr.work_wh_per_m * work <= dr.usable_wh
+        alone_ok |= costs.alone_wh(d) <= dr.usable_wh
     keep = [i for i in range(len(pieces)) if alone_ok[i]]
     unserved = tuple(i for i in range(len(pieces)) if not alone_ok[i])
     if not keep:
