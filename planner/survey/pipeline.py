@@ -17,6 +17,7 @@ the same plan (the golden files).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import numpy as np
@@ -63,13 +64,7 @@ def plan_survey(world, job, usable, transit, builder, *, budget: Budget | None =
         budget=budget.share(1.0 - AFTER_COVERAGE_SHARE) if timed else budget,  # type: ignore[union-attr]
     )
     # the split's search stops TAIL_SHARE of the whole deadline before it (never a share of what is left)
-    split_expired = None
-    if timed:
-        assert budget is not None
-        split_deadline = budget.started_at + budget.seconds * (1.0 - TAIL_SHARE)
-        clock = budget.clock
-        assert clock is not None
-        split_expired = lambda: clock() >= split_deadline  # noqa: E731
+    split_expired = replace(budget, seconds=budget.seconds * (1.0 - TAIL_SHARE)).expired if timed else None  # type: ignore[arg-type]
     conns = connections_from_path(cov.sweeps, cov.path)
     reach = max(r.reach_m() for _, r, _ in usable)
     pieces = split_long_sweeps(cov.sweeps, conns, SURVEY_PIECE_FRACTION * reach)
