@@ -148,11 +148,10 @@ class AuditRoom(Store):
     def refusals(self, draft_id: str, version: int | None = None) -> list[AuditRecord]:
         """The refused decision attempts on a draft (a version's, when given), oldest first.
 
-        One filter over the audit, no index on ``draft_id`` (svc3 tried one: DuckDB 2.0.1 uses an index only for a
-        filter on the indexed column alone, and a materialised step that made it do so measured slower than the
-        scan at every size tried (18 thousand to 3 million audit rows, 1 % of
-        them refusals: 2–3 ms of CPU a draft either way, the scan skipping and vectorising; the forced path 4–7 ms
-        once a shown draft has hundreds of read rows of its own)."""
+        One filter over the audit, which has no index on ``draft_id``: DuckDB 2.0.1 uses an index only for a filter
+        on the indexed column alone, and a materialised step that made it use one measured slower than this scan at
+        every size tried. From 18 thousand to 3 million audit rows (1 % of them refusals) the scan costs 2–3 ms of
+        CPU a draft; the forced path cost 4–7 ms once a shown draft had hundreds of read rows of its own."""
 
         def work(con: duckdb.DuckDBPyConnection) -> list[AuditRecord]:
             rows = con.execute(
