@@ -18,8 +18,9 @@ station sees depends on the port it holds, so the simulator keeps, per port
   port; a second client is left in the listen queue (its connect succeeds) and
   receives nothing, not even HEARTBEAT, until the first one leaves (observed).
 
-A ``udpin:`` port answers whoever spoke to it last (pymavlink's ``udpin``), as
-a telemetry radio or a router in front of the vehicle would.
+A ``udpin:`` port answers every client that has spoken to it (pymavlink's
+``udpin``), as a router in front of the vehicle would; its port is its own
+(``flows.vehicle.udp_exclusive``: no other socket can bind it).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from typing import Any, Callable
 
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
+
+from flows.vehicle.udp_exclusive import mavlink_connection  # noqa: E402
 
 __all__ = ["SimPort", "RADIO_STATUS_ID"]
 
@@ -94,7 +97,7 @@ class SimPort:
             self.conn: Any = _OneClientTcp(listen[len("tcpin:"):], source_system=system_id,
                                            source_component=component_id)
         else:
-            self.conn = mavutil.mavlink_connection(listen, source_system=system_id, source_component=component_id)
+            self.conn = mavlink_connection(listen, source_system=system_id, source_component=component_id)
         self.rates_s: dict[str, float] = {}  # message name → interval (simulated seconds) asked on this port
         self.last_sent_s: dict[str, float] = {}
         self.address = self._address()

@@ -47,6 +47,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
+from flows.vehicle.udp_exclusive import mavlink_connection  # noqa: E402
 from flows.vehicle.view import VehicleView, apply  # noqa: E402
 from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument  # noqa: E402
 
@@ -115,7 +116,7 @@ class VehicleLink:
         try:
             self.conn = mavutil.mavlink_connection(connection, source_system=system_id, source_component=component_id,
                                                    autoreconnect=True) if connection.startswith("tcp:") else \
-                mavutil.mavlink_connection(connection, source_system=system_id, source_component=component_id)
+                mavlink_connection(connection, source_system=system_id, source_component=component_id)
         except Exception as exc:  # noqa: BLE001 - pymavlink raises many kinds for a bad string or socket
             raise DeviceUnavailable(f"cannot open MAVLink link {connection!r}: {exc}"
                                     + (_busy_hint(connection) if connection.startswith("tcp:") else "")) from None

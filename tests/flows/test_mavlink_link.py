@@ -21,6 +21,7 @@ from pymavlink import mavutil  # noqa: E402
 
 from flows.vehicle.link import open_link  # noqa: E402
 from flows.vehicle.mission_client import MissionClient  # noqa: E402
+from flows.vehicle.udp_exclusive import mavlink_connection  # noqa: E402
 from planner.output.mission_items import FRAME_GLOBAL_RELATIVE_ALT, MISSION, MissionItem  # noqa: E402
 
 M = mavutil.mavlink
@@ -37,7 +38,7 @@ class ScriptedVehicle:
     """A vehicle that follows a script step by step; records what the station sent."""
 
     def __init__(self) -> None:
-        self.conn = mavutil.mavlink_connection("udpin:127.0.0.1:0", source_system=1, source_component=1)
+        self.conn = mavlink_connection("udpin:127.0.0.1:0", source_system=1, source_component=1)
         host, port = self.conn.port.getsockname()[:2]
         self.address = f"udpout:{host}:{port}"
         self.received: list[Any] = []
@@ -97,7 +98,7 @@ def test_upload_follows_the_protocol_through_every_awkward_turn() -> None:
 
 @pytest.mark.timeout(30)
 def test_a_nack_ends_the_upload_at_once_with_its_name() -> None:
-    conn = mavutil.mavlink_connection("udpin:127.0.0.1:0", source_system=1, source_component=1)
+    conn = mavlink_connection("udpin:127.0.0.1:0", source_system=1, source_component=1)
     host, port = conn.port.getsockname()[:2]
 
     def vehicle() -> None:
