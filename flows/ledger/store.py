@@ -419,21 +419,26 @@ class Store:
         )
 
     def list_drafts(self, *, tenants: Sequence[str] | None = None, limit: int = 200) -> list[DraftRecord]:
-        """The latest version of each draft, newest first, optionally only some tenants."""
+        """The latest version of each draft, newest first, optionally only some tenants.
+
+        The tenant filter is in the query, before LIMIT: a user of one tenant asking for 20 gets that tenant's
+        20 newest, however many newer drafts other tenants have.
+        """
+        only = None if tenants is None or "*" in tenants else tuple(sorted(set(tenants)))
+        if only == ():
+            return []
+        where = f" AND tenant IN ({', '.join(['?'] * len(only))})" if only else ""
 
         def work(con: duckdb.DuckDBPyConnection) -> list[DraftRecord]:
             rows = con.execute(
                 f"SELECT {_DRAFT_COLS} FROM drafts d WHERE version = "
-                "(SELECT max(version) FROM drafts x WHERE x.draft_id = d.draft_id) "
+                f"(SELECT max(version) FROM drafts x WHERE x.draft_id = d.draft_id){where} "
                 "ORDER BY created_time DESC, draft_id LIMIT ?",
-                [int(limit)],
+                [*(only or ()), int(limit)],
             ).fetchall()
             return [_draft(r) for r in rows]
 
-        out = list(self._recalled(("list", int(limit)), lambda: self._read(work, [])))
-        if tenants is not None and "*" not in tenants:
-            out = [d for d in out if d.tenant in tenants]
-        return out
+        return list(self._recalled(("list", only, int(limit)), lambda: self._read(work, [])))
 
     def events(self, draft_id: str) -> list[EventRecord]:
         return self._read(

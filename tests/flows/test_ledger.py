@@ -158,6 +158,20 @@ def test_naive_time_is_refused(ledger: Ledger) -> None:
     assert ledger.versions("d-1") == []
 
 
+def test_the_tenant_filter_comes_before_the_limit(ledger: Ledger) -> None:
+    """A user of one tenant asking for N drafts gets that tenant's N newest, however many newer ones others have."""
+    for i in range(2):
+        ledger.record_versions([replace(version(f"old-{i}"), tenant="port-authority")], actor="li.wei",
+                               now=NOW + timedelta(minutes=i))
+    for i in range(3):
+        ledger.record_versions([version(f"new-{i}")], actor="li.wei", now=NOW + timedelta(hours=1, minutes=i))
+    assert [d.draft_id for d in ledger.list_drafts(tenants=["port-authority"], limit=2)] == ["old-1", "old-0"]
+    assert [d.draft_id for d in ledger.list_drafts(tenants=["city-fire"], limit=2)] == ["new-2", "new-1"]
+    assert [d.draft_id for d in ledger.list_drafts(limit=4)] == ["new-2", "new-1", "new-0", "old-1"]
+    assert [d.draft_id for d in ledger.list_drafts(tenants=["*"], limit=1)] == ["new-2"]
+    assert ledger.list_drafts(tenants=[], limit=5) == []
+
+
 # --------------------------------------------------------------------------- versions
 
 
