@@ -15,8 +15,10 @@ from datetime import datetime
 
 import pytest
 
+from intents.dialogue.turn import Read, Request, Unclear, understand
 from intents.grammar.reader import read_offline
 from intents.intent import Target
+from intents.questions import QuestionKind
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
 H, F, R, M = Target.HYDRANTS, Target.FIRE_LANES, Target.ROOFS, Target.MASTS
@@ -83,8 +85,10 @@ def test_a_recurrence_is_asked_never_read_as_a_one_off(text: str, quoted: str) -
     ("text", "quote"),
     [
         ("inspect every hydrant twice today at 09:00", "twice"),  # how often, not which: still asked
-        ("inspect every hydrant now and then today", "every"),  # not a target: the residual still asks
+        ("inspect every hydrant now and then today", "now and then"),  # a recurrence without "every"
         ("inspect every so often the hydrants today at 09:00", "every so often"),
+        ("inspect every other hydrant today at 09:00", "every other"),  # a subset the plan cannot select
+        ("inspect every bit of the hydrants today at 09:00", "every bit"),  # no target after it: the residual asks
     ],
 )
 def test_what_is_no_target_after_every_is_still_asked(text: str, quote: str) -> None:
@@ -93,3 +97,19 @@ def test_what_is_no_target_after_every_is_still_asked(text: str, quote: str) -> 
     assert any(quote in q.lower() for q in quotes), [q.text for q in reading.questions]
     if quote == "twice":
         assert not any(q.lower() == "every" for q in quotes), quotes
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "clock"),
+    [
+        ("inspect every hydrant every morning", "tomorrow at 09:00", "09:00"),
+        ("每个消防栓每天早上检查", "明天上午10点", "10:00"),
+    ],
+)
+def test_a_recurrence_answered_with_one_time_is_read_exactly(text: str, answer: str, clock: str) -> None:
+    """The question quotes the whole recurrence, so the answer takes its place and no "morning" is left over."""
+    first = understand(Request(text, NOW, "Europe/Helsinki"), None)
+    assert isinstance(first, Unclear) and [q.kind for q in first.questions] == [QuestionKind.TIME], first.questions
+    done = understand(Request(text, NOW, "Europe/Helsinki"), {first.questions[0].id: answer})
+    assert isinstance(done, Read), done
+    assert done.intent.when.clock == clock and set(done.intent.targets) == {H}
