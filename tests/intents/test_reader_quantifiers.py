@@ -33,6 +33,8 @@ H, F, R, M = Target.HYDRANTS, Target.FIRE_LANES, Target.ROOFS, Target.MASTS
         ("inspect every one of the hydrants today at 09:00", "09:00", {H}),
         ("inspect each one of the roofs today at 09:00", "09:00", {R}),
         ("inspect each of the hydrants today at 09:00", "09:00", {H}),
+        ("inspect every fire hydrant today at 09:00", "09:00", {H}),
+        ("inspect every building today at 09:00", "09:00", set()),  # as "inspect the buildings": no target, no question
         ("check every roof and every mast today at 11:00", "11:00", {R, M}),
         ("patrol every fire access road today at 10:00", "10:00", {F}),
         ("inspect every tower at 14:00 tomorrow", "14:00", {M}),
@@ -72,6 +74,11 @@ def test_a_quantifier_before_a_target_is_no_time(text: str, clock: str, targets:
         ("每逢周一巡查消防通道", "每逢周一"),
         ("每隔两小时巡查消防通道", "每隔两小时"),
         ("每个消防栓每天早上检查", "每天"),
+        ("patrol the fire lanes on Mondays", "on Mondays"),
+        ("patrol the fire lanes mornings at 9:00", "mornings"),
+        ("patrol the fire lanes every now and then", "every now and then"),
+        ("天天巡查消防通道", "天天"),
+        ("定期巡查消防通道", "定期"),
     ],
 )
 def test_a_recurrence_is_asked_never_read_as_a_one_off(text: str, quoted: str) -> None:
@@ -89,6 +96,8 @@ def test_a_recurrence_is_asked_never_read_as_a_one_off(text: str, quoted: str) -
         ("inspect every so often the hydrants today at 09:00", "every so often"),
         ("inspect every other hydrant today at 09:00", "every other"),  # a subset the plan cannot select
         ("inspect every bit of the hydrants today at 09:00", "every bit"),  # no target after it: the residual asks
+        ("take thermal photos on every fire lane patrol today", "every"),  # each time the mission is flown
+        ("check the hydrants on every site visit", "every site visit"),
     ],
 )
 def test_what_is_no_target_after_every_is_still_asked(text: str, quote: str) -> None:
