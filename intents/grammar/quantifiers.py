@@ -24,11 +24,16 @@ __all__ = ["QUANTIFIER", "claim_quantifiers"]
 
 # Nouns that are no Target but are what the targets are on or part of ("every building", "every block").
 _STRUCTURES = r"\b(?:buildings?|blocks?|structures?|houses?|warehouses?|sheds?|hangars?|poles?|chimneys?|lanes?|roads?|sites?)\b"
+# "every hydrant inspection", "every fire lane patrol": each time the mission is flown, a recurrence — left to be asked.
+_NOT_AN_EVENT = (
+    r"(?!\s*(?:visits?|inspections?|patrols?|rounds?|runs?|checks?|tours?|flights?|sorties?|surveys?|missions?|passes?"
+    r"|days?|times?|shifts?)\b)"
+)
 _NOUN = "|".join(f"(?:{pattern})" for _, pattern in V.TARGET_PATTERNS) + "|" + _STRUCTURES
 QUANTIFIER = rx(
     r"\b(?:every|each)(?:\s+(?:single|last))?(?:\s+(?:one|1)\s+of)?(?:\s+of)?"
     r"(?:\s+(?:the|our|these|those|its|their|your|my|this\s+region'?s|the\s+region'?s))?"
-    rf"(?:\s+(?:fire|water))?\s+(?=(?:{_NOUN}))"
+    rf"(?:\s+(?:fire|water))?\s+(?=(?:{_NOUN}){_NOT_AN_EVENT})"
 )
 
 
