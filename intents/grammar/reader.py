@@ -67,6 +67,7 @@ from intents.grammar.equipment import equipment_items
 from intents.grammar.heights import HeightReading
 from intents.grammar.lists import ListItem, list_items, short_items
 from intents.grammar.missions import MissionSpan, read_missions
+from intents.grammar.quantifiers import claim_quantifiers
 from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
 from intents.limits import Limits
@@ -407,6 +408,7 @@ class _Reader(HeightReading):
         self.scope()
         self.bare_lengths(heights)
         altitude_m, altitude_found = self.settle_altitude(heights)
+        claim_quantifiers(self.scan)  # "every hydrant": all of them, no time (after the time reader took "every day")
         self.residual()
         if mission is MissionType.AREA_SURVEY and not targets - {Target.FIRE_LANES}:
             targets = {Target.AREA}

@@ -35,7 +35,8 @@ corpus labels and the LLM prompt rely on them:
 * **Parts of the day** (``timeresolve.PART_OF_DAY_CLOCK``): morning 09:00,
   noon 12:00, afternoon 15:00, evening/tonight 19:00, night 22:00.
 * Questions, never guesses: weekend, next week without a day, midnight,
-  dawn/dusk, "before lunch", "about 10", "later", 下下周.
+  dawn/dusk, "before lunch", "about 10", "later", 下下周, and a recurrence
+  ("every Monday", 每天早上: ``intents.time.recurrence``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from intents.text.scan import Scan
 from intents.time.clocks import ClockReading
 from intents.time.dates import DateReading
 from intents.time.reading import Clock, Problem, TimeReading
+from intents.time.recurrence import recurrences
 from intents.time.resolve import resolve_relative
 from intents.time.words import WEEKDAYS, rx
 from intents.time.zones import ZONE, NamedZone, named_zone, offset_on
@@ -212,6 +214,7 @@ def read_time(scan: Scan, now: datetime | None) -> TimeReading:
         scan.claim(greeting.start(), greeting.end())
     reader = _Reader(scan, now)
     reader.zones_()
+    reader.out.problems.extend(recurrences(scan))  # before the day and part readers take "Monday" out of "every Monday"
     reader.offsets()
     reader.dates()
     reader.day_words()
