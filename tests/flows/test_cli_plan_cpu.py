@@ -84,7 +84,7 @@ real = engines.solve_model
 def counting(model, search, start_routes=None):  # the real search, its work recorded
     out = real(model, search, start_routes)
     searched.append({"n_nodes": model.n_nodes, "kind": search.kind, "limit": search.solution_limit,
-                     "solutions": out.solutions, "cap": engines.deadline_cap(model)})
+                     "solutions": out.solutions, "cap": engines.deadline_cap(model), "stall": search.stall})
     return out
 engines.solve_model = counting
 sys.argv = ["sortie", *ARGS]
@@ -113,3 +113,4 @@ def test_plan_path_imports_no_matplotlib_and_its_search_stops_at_the_cap(tmp_pat
     n, cap = ils[0]["n_nodes"], ils[0]["cap"]
     assert ils[0]["limit"] == cap == math.ceil(n * n / 300 * n) < 40 * n  # 497 solutions (n / 3 a node: 937; 40: 2 120)
     assert cap <= ils[0]["solutions"] <= cap + n  # the search ends a few solutions past its limit
+    assert ils[0]["stall"] == 150  # local search ends 150 solutions after the best (solution 141): the same plan
