@@ -191,9 +191,10 @@ def understand(request: Request, answers: Mapping[str, str] | None = None) -> Re
     asked: dict[str, Question] = {}
     done: dict[str, Answered] = {}
     aside: list[str] = []
+    read_text, reading = None, None  # the last text read and its reading: the same text is not read twice
     for _ in range(len(answers) + 1):
         text = "".join(p.text for p in pieces)
-        reading = _read(request, text)
+        read_text, reading = text, _read(request, text)
         here = reading.questions
         questions = _renamed(here, pieces, set(done))
         asked.update({q.id: q for q in questions})
@@ -225,7 +226,8 @@ def understand(request: Request, answers: Mapping[str, str] | None = None) -> Re
             details={"unknown": unknown, "asked": sorted(asked)},
         )
     text = "".join(p.text for p in pieces)
-    reading = _read(request, text)
+    if text != read_text or reading is None:  # no answer applied (every plain request): the loop's reading stands
+        reading = _read(request, text)
     questions = _renamed(reading.questions, pieces, set(done))
     common = dict(text_read=" ".join(text.split()), answered=tuple(done.values()), set_aside=tuple(aside),
                   notes=tuple(reading.notes))

@@ -78,6 +78,14 @@ ENGINE_PYVRP = "pyvrp"  # models too large for the dense OR-Tools model (planner
 # baseline), PyVRP searches the same model and OR-Tools loads and polishes its routes.
 _FIRST = "PARALLEL_CHEAPEST_INSERTION"  # first solution: the best of four tried on the lane models
 _PYVRP_START_SHARE = 0.8  # of the budget for PyVRP; the parent spends ~1 s on deadheads, the model, load and polish
+# ILS under a deadline on a model below _STALL_MAX_NODES: local search ends after this many solutions a
+# node (at least _STALL_MIN) without a shorter plan (``_stall``). Measured with ``python -m bench.ils_stall``
+# and ``bench.ils_trace``, renumberings 0-3: the longest run without improvement before the final best was
+# 84 on the demo's 53 nodes, up to 91 on 19 nodes and 64 on 29 (so 2 a node alone lost 0.4 % and 3.3 % there),
+# and 2 a node kept every length on 89 nodes but lost ~1 % on three of four renumberings at 105 nodes.
+_STALL_PER_NODE = 2.0
+_STALL_MIN = 150
+_STALL_MAX_NODES = 100
 # CPU seconds of one PyVRP iteration on a lane model: a fixed part plus a part per node (measured on
 # this machine kind: 0.48-0.62 ms at 101 nodes, grid8_r35; 1.0-1.33 ms at 310, helsinki_service_nofly;
 # the higher figures under heavy load). The count is a pure function of (size, budget): the same
@@ -276,7 +284,7 @@ def _solve_sorties(
             routes = solve_model(model, Search("ils", _MIN_SOLUTIONS, max(budget.remaining_s(), 1.0), first=_FIRST)).routes
         engine = ENGINE_PYVRP_START if loaded else ENGINE_PYVRP
     else:
-        out = search_ils(model, budget, lanes, workers, limit, first=_FIRST)
+        out = search_ils(model, budget, lanes, workers, limit, first=_FIRST, stall=_stall(model, budget))
         routes, engine = out.routes, ENGINE
     if start is not None and key(model, start) < key(model, routes):  # never worse than the tour
         routes, engine = start, ENGINE_TOUR
@@ -285,6 +293,19 @@ def _solve_sorties(
         if route:
             sorties.append((v.start, [divmod(q - nd, 2) for q in route]))
     return [(d, [(int(t), bool(r)) for t, r in seq]) for d, seq in sorties], engine, out.work, out.stopped_by
+
+
+def _stall(model: RouteModel, budget: Budget) -> int:
+    """Solutions without a shorter plan after which a deadline's ILS stops searching locally (0: never).
+
+    Under a deadline a small patrol finds its best early and then spends CPU on nothing (the demo's
+    53-node patrol: its best at solution 141 of 497, the longest run without improvement before it 84; 150
+    stop it at 291, the same plan, ~0.6 of the search's CPU). Work mode (the golden files, the bench) and
+    models of 100 nodes or more (still improving late) search in full. ``model.Search.stall``: how it stops.
+    """
+    if not budget.timed or budget.iterations is not None or model.n_nodes >= _STALL_MAX_NODES:
+        return 0
+    return max(int(math.ceil(_STALL_PER_NODE * model.n_nodes)), _STALL_MIN)
 
 
 def _fits(model: RouteModel, routes: list[list[int]]) -> bool:

@@ -198,22 +198,23 @@ def _search_budget(budget: Budget) -> Budget:
 
 
 # ---------------------------------------------------------------- OR-Tools' iterated local search
-def _ils_lane(model: RouteModel, budget: Budget, permutation: int, limit: int, first: str) -> tuple[list[list[int]], int]:
+def _ils_lane(model: RouteModel, budget: Budget, permutation: int, limit: int, first: str, stall: int = 0
+              ) -> tuple[list[list[int]], int]:
     """One ILS search under one node renumbering (module-level: a worker runs it)."""
     net_s = budget.engine_time_limit_s(_SAFETY_FACTOR * budget.seconds + 2.0)
-    out = solve_model(model, Search("ils", limit, net_s, permutation, first=first))
+    out = solve_model(model, Search("ils", limit, net_s, permutation, first=first, stall=stall))
     return out.routes, out.solutions
 
 
 def search_ils(
     model: RouteModel, budget: Budget, lanes: int, workers: int, nominal_limit: int,
-    first: str = "LOCAL_CHEAPEST_INSERTION",
+    first: str = "LOCAL_CHEAPEST_INSERTION", stall: int = 0,
 ) -> Searched:
     """ILS on ``model``: ``lanes`` renumberings (``seed × lanes + k``), the best kept.
 
     Work mode: ``budget.iterations`` or ``nominal_limit`` solutions a lane. Deadline:
     until the deadline, capped at ``budget.iterations`` or ``deadline_cap`` solutions
-    (a small model ends early, and repeats).
+    (a small model ends early, and repeats). ``stall``: ``model.Search.stall``.
     """
     lanes = _lanes(budget, lanes, workers)
     if budget.iterations is not None:
@@ -223,7 +224,7 @@ def search_ils(
     else:
         limit = ils_cap(nominal_limit, model.n_nodes)
     b = _search_budget(budget)
-    jobs = [(model, b, budget.seed * lanes + k, limit, first) for k in range(lanes)]
+    jobs = [(model, b, budget.seed * lanes + k, limit, first, stall) for k in range(lanes)]
     outs = map_lanes(_ils_lane, jobs, workers)
     best = min(range(len(outs)), key=lambda k: (key(model, outs[k][0])[1:], k))
     done = sum(w for _, w in outs)

@@ -123,3 +123,25 @@ def test_search_lanes_keep_the_best_and_do_not_depend_on_the_processes() -> None
     assert route_lanes(lines, depots, budget=0.2, lanes=2, workers=2) == two
     _check(lines, depots, two)
     assert two.total_length_m <= one.total_length_m + 1e-6  # lane 0 is the one-lane search
+
+
+def test_only_a_small_lane_model_under_a_deadline_stops_searching_when_it_stalls() -> None:
+    """Issue 27: a deadline's ILS on a lane model below 100 nodes ends its local searches after 2 solutions a node
+    (at least 150) without a shorter plan; work mode (golden files, bench) and larger models search in full."""
+    import time
+
+    from planner.patrol.arc_routing import _stall
+    from planner.routing.budget import Budget
+    from planner.routing.model import ModelVehicle, RouteModel
+
+    def model(n: int) -> RouteModel:
+        pairs = tuple((k, k + 1) for k in range(2, n - 1, 2))
+        return RouteModel((np.zeros((n, n), dtype=np.int64),), (ModelVehicle(0, 0, 10), ModelVehicle(1, 1, 10)),
+                          pairs, 100)
+
+    deadline = Budget.deadline(20.0, time.monotonic)
+    assert _stall(model(53), deadline) == 150  # the demo's patrol: its best by solution 141, 84 the longest wait
+    assert _stall(model(90), deadline) == 180
+    assert _stall(model(100), deadline) == 0
+    assert _stall(model(53), Budget.work(20.0)) == 0
+    assert _stall(model(53), Budget.deadline(20.0, time.monotonic, iterations=500)) == 0

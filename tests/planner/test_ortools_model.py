@@ -48,6 +48,20 @@ def test_ils_serves_every_point_within_limits_and_repeats() -> None:
     assert routes_fit(model, a.routes)
 
 
+def test_a_stalled_ils_still_counts_to_its_limit_repeats_and_keeps_its_prefix() -> None:
+    """``Search.stall``: once that many solutions found nothing cheaper, each further local search ends at its first
+    solution; the count still reaches the limit (OR-Tools' annealing keeps its pace), the search repeats, a plan is
+    served within every limit, and a stall the search never reaches leaves it exactly the unstalled search."""
+    model = _points_model()
+    full = solve_model(model, Search("ils", 200, 60.0))
+    stalled = [solve_model(model, Search("ils", 200, 60.0, stall=5)) for _ in range(2)]
+    assert stalled[0].routes == stalled[1].routes and stalled[0].objective == stalled[1].objective
+    assert all(out.solutions >= 200 for out in (full, *stalled))
+    assert sorted(n for r in stalled[0].routes for n in r) == list(range(2, 32)) and routes_fit(model, stalled[0].routes)
+    never = solve_model(model, Search("ils", 200, 60.0, stall=10_000))
+    assert never.routes == full.routes and never.objective == full.objective
+
+
 def test_renumbering_changes_the_search_not_the_rules() -> None:
     model = _points_model(seed=4)
     for perm in (0, 3, 7):
