@@ -230,7 +230,10 @@ def test_two_workers_and_the_cli_race_on_one_server_and_every_race_settles_once(
         # D3: `sortie approve` from a client without a Prefect API: the server records it and wakes the run;
         # `sortie cancel` races the run's dispatch
         code, out = done(cli("chen.jing", "approve", d3["draft_id"], "--version", "1"))
-        assert code == 0 and out["status"] == "APPROVED" and out["resumed_run"] == str(runs["r4"].id), out
+        # the server names the run it woke when the wake lands within its report wait (10 s); on a loaded machine
+        # it may land after the answer, so the run's leaving its wait is what is held, bounded
+        assert code == 0 and out["status"] == "APPROVED" and out["resumed_run"] in (None, str(runs["r4"].id)), out
+        _wait("the server to wake D3's run", lambda: not states()["r4"].is_paused(), 60, every_s=1.0)
         cancel3 = cli("chen.jing", "cancel", d3["draft_id"], "--reason", "called off")
         # D1 approved by someone: the CLI dispatches too, while both runs do
         _wait("D1 approved", lambda: open_ledger(home).get_draft(d1["draft_id"], 1).state != "DRAFT", 60)
