@@ -14,7 +14,7 @@
 
 Each branch imports what it needs when it is taken: a client of a server
 sends HTTP requests and never loads the ledger, the use cases or the planner
-(DuckDB, numpy, Shapely; ``tests/flows/test_client_imports.py`` checks it).
+(DuckDB, numpy, Shapely; ``tests/server/test_client_imports.py`` checks it).
 
 The CLI audits each command in the embedded mode (``audit_by="command"``);
 the Prefect flows leave that to the use cases and the approval gate.
