@@ -12,6 +12,10 @@
   (a ``flows.fleet.hub.VehicleHub``: ``sortie demo``'s) it judges the fleet
   by what the vehicles report, as ``sortie server`` does.
 
+Each branch imports what it needs when it is taken: a client of a server
+sends HTTP requests and never loads the ledger, the use cases or the planner
+(DuckDB, numpy, Shapely; ``tests/server/test_client_imports.py`` checks it).
+
 The CLI audits each command in the embedded mode (``audit_by="command"``);
 the Prefect flows leave that to the use cases and the approval gate.
 """
@@ -21,14 +25,12 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from flows.authority.grounds import Grounds, local_policy
-from flows.authority.interface import Authority
-from flows.authority.local import LocalAuthority
 from flows.authority.overrides import refuse_overrides, server_url
-from flows.authority.waking import Waker
-from flows.usecases.actor import Actor
+
+if TYPE_CHECKING:
+    from flows.authority.interface import Authority
 
 __all__ = ["authority", "server_url", "Caller"]
 
@@ -58,6 +60,11 @@ def authority(command: str, *, as_user: str | None = None, world: str | Path | N
         from flows.ledger import open_ledger
 
         ledger = open_ledger()
+    from flows.authority.grounds import Grounds, local_policy
+    from flows.authority.local import LocalAuthority
+    from flows.authority.waking import Waker
+    from flows.usecases.actor import Actor
+
     who = as_user or os.environ.get("SORTIE_USER") or None
     return LocalAuthority(Grounds(
         ledger=ledger, actor=Actor(who) if who else None, now_given=now, world_dir=world, rules=rules,

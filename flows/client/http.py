@@ -1,24 +1,38 @@
-"""A small httpx client of ``sortie server``: one method per endpoint, coded errors back as exceptions.
+"""A small HTTP client of ``sortie server``: one method per endpoint, coded errors back as exceptions.
 
 Every refusal the server sends (``{"error": {"code", "message", "details"}}``)
 becomes the same ``SortieError`` subclass the use case raised on the server,
 so a command exits with the same code and prints the same ``CODE: message``
 in both modes. A server that cannot be reached, or answers something that is
 not the API, is ``ServerUnavailable``.
+
+It is built on the standard library (``urllib.request``: proxies from the
+environment, https with the system's certificates, no redirects followed, as
+httpx did by default): every client-mode ``sortie`` process imports it, and
+httpx costs such a process about 0.2 CPU s of imports (httpcore, and rich,
+click and pygments for httpx's own command line), the standard library's
+about 0.04 (issue 27). One connection per request: a CLI command sends one or
+two, and the client is safe to share between threads.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
+from http.client import HTTPException
 from typing import Any
-
-import httpx
 
 from planner.errors import ERROR_CODES, ServerUnavailable, SortieError, Unauthenticated
 
 __all__ = ["SortieClient", "error_from"]
+
+#: what can go wrong between here and the server: refused or dropped connections, timeouts, a broken or
+#: malformed HTTP exchange, a URL this client cannot open
+_TRANSPORT_ERRORS = (OSError, HTTPException, ValueError)
 
 
 def error_from(status: int, body: Any) -> SortieError:
@@ -35,14 +49,24 @@ def error_from(status: int, body: Any) -> SortieError:
     return cls(message, details=err.get("details"))
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is answered as it came: the API never redirects, and a request (its token with it) is not sent on."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
 class SortieClient:
     """``SortieClient(base_url, token)``; ``from_env()`` reads ``SORTIE_SERVER`` and ``SORTIE_TOKEN``."""
 
     def __init__(self, base_url: str, token: str | None, *, timeout_s: float = 120.0) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout_s)
+        self.timeout_s = timeout_s
+        self._headers = {"Accept": "application/json", "User-Agent": "sortie-client"}
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
+        self._opener = urllib.request.build_opener(_NoRedirect())
 
     @classmethod
     def from_env(cls, url: str | None = None) -> SortieClient:
@@ -56,22 +80,46 @@ class SortieClient:
         return cls(base, token)
 
     def close(self) -> None:
-        self._http.close()
+        """Nothing is held open between requests; kept so that a caller may close what it made."""
+
+    def _open(self, method: str, path: str, *, body: dict[str, Any] | None, params: dict[str, Any] | None,
+              timeout_s: float | None) -> Any:
+        """The server's response (an error status included: ``urllib`` raises those, carrying the response);
+        ``ServerUnavailable`` when there is none. ``timeout_s`` bounds each wait on the socket; None: no bound."""
+        url = self.base_url + path
+        query = {k: _param(v) for k, v in (params or {}).items() if v is not None}
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        headers = dict(self._headers)
+        data = None
+        if body is not None:
+            data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        req = urllib.request.Request(url, data=data, headers=headers, method=method)
+        try:
+            return self._opener.open(req, timeout=timeout_s)
+        except urllib.error.HTTPError as exc:
+            return exc
+        except _TRANSPORT_ERRORS as exc:
+            why = getattr(exc, "reason", exc)  # urllib's URLError wraps the socket's error
+            raise ServerUnavailable(f"the sortie server at {self.base_url} cannot be reached: {why}") from None
 
     def request(self, method: str, path: str, *, body: dict[str, Any] | None = None,
                 params: dict[str, Any] | None = None) -> dict[str, Any]:
         """One call; the JSON result, or the server's refusal raised as its ``SortieError``."""
-        clean = {k: v for k, v in (params or {}).items() if v is not None}
+        r = self._open(method, path, body=body, params=params, timeout_s=self.timeout_s)
+        status = r.status
         try:
-            r = self._http.request(method, path, json=body, params=clean)
-        except httpx.HTTPError as exc:
-            raise ServerUnavailable(f"the sortie server at {self.base_url} cannot be reached: {exc}") from None
+            with r:
+                raw = r.read()
+        except _TRANSPORT_ERRORS as exc:
+            raise ServerUnavailable(f"the sortie server at {self.base_url} broke off its answer: {exc}") from None
         try:
-            data = r.json()
+            data = json.loads(raw)
         except ValueError:
-            raise ServerUnavailable(f"the server at {self.base_url} answered HTTP {r.status_code}, not JSON") from None
-        if r.status_code >= 400:
-            raise error_from(r.status_code, data)
+            raise ServerUnavailable(f"the server at {self.base_url} answered HTTP {status}, not JSON") from None
+        if status >= 400:
+            raise error_from(status, data)
         return data
 
     # -- the API
@@ -174,14 +222,29 @@ class SortieClient:
 
     def events(self, *, max_events: int | None = None, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
         """Server-Sent Events as dicts (``type`` plus the event's data), until the server ends the stream."""
-        params = {k: v for k, v in {"max_events": max_events, "timeout_s": timeout_s}.items() if v is not None}
-        try:
-            with self._http.stream("GET", "/v1/events", params=params, timeout=None) as r:
-                if r.status_code >= 400:
-                    r.read()
-                    raise error_from(r.status_code, r.json())
-                for line in r.iter_lines():
-                    if line.startswith("data: "):
-                        yield json.loads(line[6:])
-        except httpx.HTTPError as exc:
-            raise ServerUnavailable(f"the event stream of {self.base_url} broke: {exc}") from None
+        params = {"max_events": max_events, "timeout_s": timeout_s}
+        r = self._open("GET", "/v1/events", body=None, params=params, timeout_s=None)
+        with r:
+            if r.status >= 400:
+                try:
+                    data = json.loads(r.read())
+                except _TRANSPORT_ERRORS:  # a body that is not the API: error_from says so
+                    data = None
+                raise error_from(r.status, data)
+            while True:
+                try:
+                    line = r.readline()
+                except _TRANSPORT_ERRORS as exc:
+                    raise ServerUnavailable(f"the event stream of {self.base_url} broke: {exc}") from None
+                if not line:
+                    return
+                text = line.decode("utf-8").rstrip("\r\n")
+                if text.startswith("data: "):
+                    yield json.loads(text[6:])
+
+
+def _param(value: Any) -> str:
+    """A query parameter as httpx spelled it (``true``/``false`` for a bool)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
