@@ -52,8 +52,15 @@ def _master(cols: list[tuple[float, int]], n_lines: int):
     return s.Objective().Value(), np.asarray([v.solution_value() for v in lam]), pi
 
 
-def integer_cover(cols: list[tuple[float, int]], n_lines: int, seconds: float) -> tuple[float | None, list[int]]:
-    """The cheapest set of priced sorties that serves every line (SCIP, time-limited): a real plan's length."""
+def integer_cover(cols: list[tuple[float, int]], n_lines: int, seconds: float,
+                  pi: np.ndarray | None = None, keep_rc: float = math.inf) -> tuple[float | None, list[int]]:
+    """The cheapest set of priced sorties that serves every line (SCIP, time-limited): a real plan's length.
+    With duals ``pi``, only sorties of reduced cost ≤ ``keep_rc`` take part (a search, not a proof)."""
+    if pi is not None:
+        keep = [k for k, (c, m) in enumerate(cols)
+                if c - sum(pi[e] for e in range(n_lines) if m >> e & 1) <= keep_rc]
+        best, chosen = integer_cover([cols[k] for k in keep], n_lines, seconds)
+        return best, [keep[k] for k in chosen]
     s = pywraplp.Solver.CreateSolver("SCIP")
     use = [s.BoolVar("") for _ in cols]
     s.Minimize(sum(cost * v for (cost, _), v in zip(cols, use)))
@@ -193,8 +200,9 @@ def sp_bound(lines: list[np.ndarray], dock_xy: np.ndarray, max_sortie_m: float, 
     out = {"required_m": round(float(length.sum()), 1), "sp_bound_m": round(dual - 0.05, 1) if converged else None,
            "master_m": None if math.isnan(value) else round(value, 1), "columns": len(cols), "rounds": rounds,
            "converged": converged, "seconds": round(time.monotonic() - t0, 1)}
-    if ip_seconds > 0:
-        best, chosen = integer_cover(cols, len(lines), ip_seconds)
+    if ip_seconds > 0 and rounds:
+        # sorties far above the duals' price rarely belong to a short plan: keep the 5 % band
+        best, chosen = integer_cover(cols, len(lines), ip_seconds, pi, 0.05 * value)
         out["integer_plan_m"] = None if best is None else round(best, 1)
         out["integer_sorties"] = len(chosen)
     return out
