@@ -106,7 +106,9 @@ def _price(ends: np.ndarray, length: np.ndarray, D: np.ndarray, dock: int, L: fl
         if time.monotonic() > deadline:
             return [], False
         buckets: dict[int, list[tuple[float, float, int]]] = {}
-        for node, flown, rc, mask in frontier:
+        for count, (node, flown, rc, mask) in enumerate(frontier):
+            if count % 256 == 0 and time.monotonic() > deadline:
+                return [], False
             free = np.asarray([not (mask >> e & 1) for e in range(n_lines)] * 2)
             f2 = flown + D[node, s_all] + len2
             ok = free & (f2 + D[t_all, dock] <= L + 1e-9)
