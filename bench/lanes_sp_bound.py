@@ -126,7 +126,9 @@ def _price(ends: np.ndarray, length: np.ndarray, D: np.ndarray, dock: int, L: fl
         for t, labs in buckets.items():
             labs.sort()
             kept: list[tuple[float, float, int]] = []
-            for f2, r2, m2 in labs:  # sorted by flown: a kept label is no longer
+            for count, (f2, r2, m2) in enumerate(labs):  # sorted by flown: a kept label is no longer
+                if count % 256 == 0 and time.monotonic() > deadline:
+                    return [], False
                 if any(r <= r2 + 1e-9 and (m & m2) == m for _, r, m in kept):
                     continue
                 kept.append((f2, r2, m2))
