@@ -46,7 +46,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.server import CLOCK, _env, _free_port, _plan, _proc_stat, _token, _world_copy
+from bench.server import CLOCK, _env, _free_port, _plan, _proc_stat, _token, _world_copy, stop_group
 
 __all__ = ["main"]
 
@@ -224,13 +224,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 out_file.with_suffix(".trim").touch()
                 time.sleep(1.5)
         finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, 15)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, 9)
-                proc.wait(10)
+            stop_group(proc)
             log.close()
         lines = [json.loads(x) for x in out_file.read_text(encoding="utf-8").splitlines() if x.strip()]
         samples = [x for x in lines if "t" in x]

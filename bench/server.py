@@ -109,6 +109,19 @@ class Server:
         return _proc_stat(self.proc.pid)
 
 
+def stop_group(proc: subprocess.Popen[Any]) -> None:
+    """Stop a server started in its own process group (its planning processes with it): SIGTERM, then SIGKILL
+    after 30 s; a group already gone is fine."""
+    try:
+        os.killpg(proc.pid, 15)
+        proc.wait(30)
+    except ProcessLookupError:
+        return
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait(10)
+
+
 def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("SORTIE_", "PREFECT_"))}
 
@@ -141,12 +154,7 @@ def start_server(world: Path, home: Path, *, clock: str | None = CLOCK) -> Itera
         start = {"first_answer_s": round(time.perf_counter() - t0, 2), **_proc_stat(proc.pid)}
         yield Server(url, home, world, proc), start
     finally:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait(10)
+        stop_group(proc)
         log.close()
 
 

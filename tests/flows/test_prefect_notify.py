@@ -109,7 +109,11 @@ def test_a_waiting_run_notifies_the_webhook_and_a_long_wait_reminds(sortie_home:
     # reminder's count is not restarted by it
     from flows.authority.waking import find_waiting_runs
 
-    (run,) = find_waiting_runs(draft["draft_id"], draft["version"])
+    deadline = time.monotonic() + 30  # the notice is sent as the run starts waiting: its pause may land just after
+    while not (waiting_runs := find_waiting_runs(draft["draft_id"], draft["version"])):
+        assert time.monotonic() < deadline, "the run that sent 'approval needed' never waited"
+        time.sleep(0.25)
+    (run,) = waiting_runs
     with get_client(sync_client=True) as client:
         client.resume_flow_run(run.id, run_input={
             "draft_id": draft["draft_id"], "version": draft["version"], "plan_hash": draft["plan_hash"],
