@@ -31,7 +31,7 @@ _NOT_AN_EVENT = (
 )
 _NOUN = "|".join(f"(?:{pattern})" for _, pattern in V.TARGET_PATTERNS) + "|" + _STRUCTURES
 QUANTIFIER = rx(
-    r"\b(?:every|each)(?:\s+(?:single|last))?(?:\s+(?:one|1)\s+of)?(?:\s+of)?"
+    r"\b(?P<word>every|each)(?:\s+(?:single|last))?(?:\s+(?:one|1)\s+of)?(?:\s+of)?"
     r"(?:\s+(?:the|our|these|those|its|their|your|my|this\s+region'?s|the\s+region'?s))?"
     rf"(?:\s+(?:fire|water))?\s+(?=(?:{_NOUN}){_NOT_AN_EVENT})"
 )
@@ -40,5 +40,5 @@ QUANTIFIER = rx(
 def claim_quantifiers(scan: Scan) -> None:
     """Claim the open words of each quantifier that governs a target; the target itself is read elsewhere."""
     for m in QUANTIFIER.finditer(scan.text):
-        if scan.is_open(m.start(), m.start() + 4):  # its "every"/"each": not taken by a recurrence or a length
+        if scan.is_open(m.start("word"), m.end("word")):  # its "every"/"each": not a recurrence's or a length's
             scan.claim(m.start(), m.end())

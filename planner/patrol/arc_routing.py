@@ -300,8 +300,9 @@ def _stall(model: RouteModel, budget: Budget) -> int:
 
     Under a deadline a small patrol finds its best early and then spends CPU on nothing (the demo's
     53-node patrol: its best at solution 141 of 497, the longest run without improvement before it 84; 150
-    stop it at 291, the same plan, ~0.6 of the search's CPU). Work mode (the golden files, the bench) and
-    models of 100 nodes or more (still improving late) search in full. ``model.Search.stall``: how it stops.
+    stop it at 291, the same plan, ~0.6 of the search's CPU). Work mode (the golden files, a seed with an
+    iteration cap) and models of 100 nodes or more (still improving late; the bench's grid8_r35 has 101) search in
+    full. ``model.Search.stall``: how it stops.
     """
     if not budget.timed or budget.iterations is not None or model.n_nodes >= _STALL_MAX_NODES:
         return 0
