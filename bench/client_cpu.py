@@ -1,10 +1,12 @@
 """``python -m bench.client_cpu``: what a command costs the CLI as a client of ``sortie server``, and the server (issue 27).
 
-    python -m bench.client_cpu [--runs 5] [--before /path/to/other/worktree] [--human]
+    python -m bench.client_cpu [--runs 5] [--before /path/to/other/worktree] [--human] [--report-in IDS]
 
 It starts ``sortie server`` (a real process on 127.0.0.1, this checkout's) on a copy of the demo world under a
 fresh home, the server's clock at the world's reference time and the drones' telemetry stamped at the server's
-time before every plan (as ``tests/server/conftest.py`` does); issues tokens for li.wei (plans) and chen.jing
+time before every plan (as ``tests/server/conftest.py`` does; ``--report-in M3TD-01``: that drone alone, the others'
+telemetry left as the file has it, stale, so the server plans what the embedded ``sortie plan ... --now`` of the
+demo request plans, one drone, where every drone reporting in makes a two-drone plan); issues tokens for li.wei (plans) and chen.jing
 (approves) with ``sortie admin token create``. Then, ``--runs`` times, for each CLI (``--before``'s
 ``.venv/bin/sortie`` first when given, then this checkout's: interleaved, so that both see the same load):
 ``plan`` of the demo request, ``drafts``, ``show`` of that draft and ``approve`` of it, each with ``--json``
@@ -83,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--before", type=Path, default=None, help="another checkout (with .venv) to compare with")
     parser.add_argument("--human", action="store_true", help="drafts and show print tables, not JSON")
+    parser.add_argument("--report-in", default=None,
+                        help="comma-separated drone ids whose telemetry is stamped fresh before a plan (default: all)")
     args = parser.parse_args(argv)
 
     clis = ({"before": args.before / ".venv/bin/sortie"} if args.before else {}) | {
@@ -92,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {"clock": "CPU s: user+system of the CLI process (getrusage); the server tree's from /proc",
                            "loadavg_before": os.getloadavg(), "runs": args.runs, "human": args.human,
                            "clis": {k: str(v) for k, v in clis.items()}}
+    reporting = None if args.report_in is None else set(args.report_in.split(","))
+    out["report_in"] = "all" if reporting is None else sorted(reporting)
     with tempfile.TemporaryDirectory(prefix="client-cpu-") as tmp:
         world, home = Path(tmp) / "world", Path(tmp) / "home"
         shutil.copytree(ROOT / "data" / "demo-helsinki", world)
@@ -110,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             rows: dict[str, dict[str, list[float]]] = {name: {} for name in clis}
             for run in range(args.runs):
                 for name, cli in clis.items():
-                    _report_in(url, tokens["chen.jing"], world)
+                    _report_in(url, tokens["chen.jing"], world, reporting)
                     for cmd, user, cmd_args in _commands(run, args.human):
                         env = base_env | {"SORTIE_SERVER": url, "SORTIE_TOKEN": tokens[user]}
                         if cmd != "plan":
@@ -160,15 +166,20 @@ def _wait_up(url: str) -> None:
     raise SystemExit("sortie server did not come up")
 
 
-def _report_in(url: str, token: str, world: Path) -> None:
-    """The drones report: telemetry stamped at the server's current time (the server's clock runs on)."""
+def _report_in(url: str, token: str, world: Path, drones: set[str] | None = None) -> None:
+    """The drones report (``drones``: those alone): telemetry stamped at the server's current time (the server's
+    clock runs on)."""
     req = urllib.request.Request(f"{url}/v1/drafts?limit=1", headers={"Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(req, timeout=60) as r:
         now = json.loads(r.read())["server_time"]
     path = world / "fleet.json"
     fleet = json.loads(path.read_text(encoding="utf-8"))
+    unknown = set(drones or ()) - {d["id"] for d in fleet["drones"]}
+    if unknown:
+        raise SystemExit(f"--report-in: no such drone in the demo world: {', '.join(sorted(unknown))}")
     for d in fleet["drones"]:
-        d["last_telemetry_at"] = now
+        if drones is None or d["id"] in drones:
+            d["last_telemetry_at"] = now
     tmp = path.with_name(".fleet.json.tmp")
     tmp.write_text(json.dumps(fleet), encoding="utf-8")
     os.replace(tmp, path)

@@ -45,14 +45,14 @@ def _rules(source: str, sha256: str) -> Any:
 
 
 def decide_here(req: Any, extraction: Any, area: Any, world: Any, rules_source: str, rules_sha256: str, now: Any,
-                first_version: int) -> tuple[Any, ...]:
+                first_version: int, budget: Any = None) -> tuple[Any, ...]:
     """The decision in this process: ``("ok", rows, reasons, plans)`` or ``("refused", module, class, message,
-    details)``."""
+    details)``. ``budget``: the server's (its deadline on the shared monotonic clock, its seed and work cap)."""
     from flows.usecases.drafting import draft_versions
 
     try:
         rows, reasons, plans = draft_versions(req, extraction, area, world, _rules(rules_source, rules_sha256), now,
-                                              first_version)
+                                              first_version, budget)
     except SortieError as exc:
         return ("refused", type(exc).__module__, type(exc).__qualname__, exc.message, exc.details)
     return ("ok", rows, reasons, plans)
@@ -105,12 +105,19 @@ class PlanPool:
         threading.Thread(target=go, name="sortie-plan-pool-warm", daemon=True).start()
 
     def run(self, req: Any, extraction: Any, area: Any, world: Any, rules: Any, now: Any,
-            first_version: int) -> tuple[Any, Any, Any]:
-        """``drafting.draft_versions`` decided in a planning process (its refusal raised here as itself)."""
+            first_version: int, budget: Any = None) -> tuple[Any, Any, Any]:
+        """``drafting.draft_versions`` decided in a planning process (its refusal raised here as itself).
+
+        The budget crosses with its start: a wall-clock deadline counts from when the server started planning
+        (``Budget.resumed``: the monotonic clock is the machine's), the seed and the work cap are the same. Without
+        it the process planned every request at the nominal fixed work, whatever ``SORTIE_PLAN_BUDGET_S``,
+        ``SORTIE_PLAN_SEED`` or ``SORTIE_PLAN_ITERATIONS`` said, and searched on where the embedded mode stops.
+        """
+        handed = None if budget is None else budget.resumed(budget.elapsed_s())
         pool = self._executor()
         try:
             out = pool.submit(decide_here, req, extraction, area, world, rules.source, rules.sha256, now,
-                              first_version).result()
+                              first_version, handed).result()
         except BrokenProcessPool:
             with self._lock:
                 if self._pool is pool:

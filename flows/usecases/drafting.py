@@ -319,7 +319,7 @@ def draft_versions(
 
     run = runner()
     if run is not None:
-        return run(req, extraction, area, world, rules, now, first_version)  # type: ignore[no-any-return]
+        return run(req, extraction, area, world, rules, now, first_version, budget)  # type: ignore[no-any-return]
     intent = extraction.intent if hasattr(extraction, "intent") else extraction
     if intent.needs_clarification:
         # Every path (CLI, Prefect, server) plans through here: a request that asks is never recorded as a draft.

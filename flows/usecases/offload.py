@@ -31,7 +31,9 @@ _RUNNER: ContextVar[Runner | None] = ContextVar("sortie_decision_runner", defaul
 
 @contextmanager
 def deciding_with(run: Runner | None) -> Iterator[None]:
-    """Inside the block, a plan's decision is ``run(req, extraction, area, world, rules, now, first_version)``."""
+    """Inside the block, a plan's decision is ``run(req, extraction, area, world, rules, now, first_version, budget)``
+    (``budget``: the caller's ``planner.routing.budget.Budget`` or None; the deadline, seed and work cap the
+    operator set hold wherever the plan is decided)."""
     token = _RUNNER.set(run)
     try:
         yield

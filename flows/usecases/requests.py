@@ -286,7 +286,9 @@ def answer(request_id: str, answers: Sequence[str], *, answerer: Actor, world_di
     req = drafting.Request(draft_id=draft_id, request_key=key, tenant=latest.tenant, region_id=latest.region_id,
                            requested_by=latest.requested_by, text=latest.request_text, intent_doc=doc,
                            area=drafting.area_dict(area), world_dir=str(wdir))
-    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rules, now, 1)
+    from flows.usecases.planning import planning_budget  # (planning imports this module)
+
+    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rules, now, 1, planning_budget())
     planned = latest.next(state="PLANNED", questions=[], answers=stamped, actor=answerer.id, draft_id=draft_id,
                           reason=f"answered and planned as {draft_id}", turn_time=now.isoformat())
     try:

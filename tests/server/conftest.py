@@ -51,6 +51,7 @@ class Authority:
     home: Path
     proc: subprocess.Popen[bytes]
     tokens: dict[str, str] = field(default_factory=dict)
+    plans_made: int = 0
 
     sortie_bin = SORTIE
 
@@ -102,10 +103,16 @@ class Authority:
         os.replace(tmp, path)  # the server's world cache never reads half a file
 
     def plan(self, user: str = "li.wei") -> dict[str, Any]:
-        """A plan of the demo request; the drones report first (a session's server clock runs on past the file's
-        telemetry, and a module may plan long after the server started)."""
+        """A new draft of the demo request; the drones report first (a session's server clock runs on past the file's
+        telemetry, and a module may plan long after the server started).
+
+        Each call is another request (the text ends in one more "。", which the grammar reads as the demo's): the same
+        words in the same second of the server's clock are the same request, and a plan decided in half a second
+        returned the draft of the call before."""
         self.report_in()
-        r = self.call(user, "POST", "/v1/plan", json={"text": TEXT, "region_id": "region-1001"})
+        text = TEXT + "。" * self.plans_made
+        self.plans_made += 1
+        r = self.call(user, "POST", "/v1/plan", json={"text": text, "region_id": "region-1001"})
         assert r.status_code == 200, r.text
         d = r.json()
         assert d["status"] == "DRAFT" and d["verdict"] != "block", d

@@ -71,6 +71,27 @@ def test_a_plan_decided_in_the_planning_process_is_the_plan_decided_here_and_the
     assert len(gaps) > 20 and gaps[int(len(gaps) * 0.9)] < 0.1 and gaps[-1] < 1.0, gaps[-5:]
 
 
+def test_the_planning_process_plans_to_the_operators_budget_seed_and_work_cap(
+        world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SORTIE_PLAN_SEED`` + ``SORTIE_PLAN_ITERATIONS`` make a plan repeat exactly; the server's planning process
+    must plan to them as the embedded mode does. It planned every request at the nominal fixed work instead (the
+    budget did not cross), so a capped plan came out as the uncapped one and the deadline's early stop never
+    applied."""
+    uncapped = _plan(world, tmp_path / "uncapped")
+    monkeypatch.setenv("SORTIE_PLAN_SEED", "0")
+    monkeypatch.setenv("SORTIE_PLAN_ITERATIONS", "1")
+    here = _plan(world, tmp_path / "here")
+    assert here["plan_hash"] != uncapped["plan_hash"]  # the cap binds: one solution is not the searched plan
+    pool = PlanPool(1)
+    try:
+        with deciding_with(pool.run):
+            there = _plan(world, tmp_path / "there")
+    finally:
+        pool.close()
+    assert pool.decisions == 1
+    assert there["plan_hash"] == here["plan_hash"]
+
+
 def test_a_refusal_in_the_planning_process_is_raised_here_as_its_own_class(world: Path) -> None:
     out = decide_here(None, None, None, None, str(DEMO_WORLD_DIR / "nope.yaml"), "0" * 64, NOW, 1)
     assert out[0] == "refused" and out[2] == "InvalidArgument", out

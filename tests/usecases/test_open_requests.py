@@ -163,3 +163,24 @@ def test_the_sweeper_expires_what_nobody_answered_and_only_a_planner_of_the_tena
                         now=now + timedelta(minutes=1), ledger=led)
     with pytest.raises(InvalidArgument, match="no answer"):
         requests.split_answers(led.latest_request(rid), [])
+
+
+def test_an_answered_request_is_planned_to_the_operators_budget(tmp_path: Path, world: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answers plan under ``SORTIE_PLAN_BUDGET_S``/``SEED``/``ITERATIONS`` as ``sortie plan`` does (they planned at
+    the nominal fixed work, whatever the operator set): a budget that is not usable is refused, nothing recorded."""
+    led = open_ledger(tmp_path)
+    now = datetime.fromisoformat(NOW)
+    with pytest.raises(NeedsClarification) as asked:
+        planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=now,
+                            ledger=led)
+    rid = asked.value.details["request_id"]
+    monkeypatch.setenv("SORTIE_PLAN_BUDGET_S", "soon")
+    with pytest.raises(InvalidArgument, match="planning budget"):
+        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"), world_dir=world, now=now,
+                        ledger=led)
+    assert led.latest_request(rid).turn == 1 and led.list_drafts() == []
+    monkeypatch.setenv("SORTIE_PLAN_BUDGET_S", "5")
+    planned = requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"), world_dir=world, now=now,
+                              ledger=led)
+    assert planned.status == "DRAFT" and [r.draft_id for r in led.list_drafts()] == [planned.draft_id]
