@@ -40,7 +40,7 @@ IterationsOpt = Annotated[int | None, typer.Option(
 
 
 def _plan_budget(budget_s: float | None, seed: int | None, iterations: int | None, local: bool = False) -> None:
-    """``--budget-s/--seed/--iterations`` for this process (``flows.usecases.planning.planning_budget``).
+    """``--budget-s/--seed/--iterations`` for this process (``flows.usecases.common.planning_budget``).
 
     Behind ``sortie server`` the server's own budget plans, so they are refused there, never ignored
     (``local``: a what-if, which plans in this process either way).

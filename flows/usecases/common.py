@@ -25,7 +25,8 @@ from flows.context import resolve_rules_file, resolve_world_dir
 from planner.errors import Forbidden, InvalidArgument, NotFound, WorldUnavailable
 from planner.world.model import User, World
 
-__all__ = ["load_world_at", "check_zones_readable", "load_rules", "user_of", "pinned_world"]
+__all__ = ["DEFAULT_PLAN_BUDGET_S", "PLAN_BUDGET_ENV", "load_world_at", "check_zones_readable", "load_rules",
+           "planning_budget", "user_of", "pinned_world"]
 
 #: The world snapshot of the request being served (folder, world), if one is pinned (``pinned_world``).
 _PINNED: ContextVar[tuple[Path, World] | None] = ContextVar("sortie_pinned_world", default=None)
@@ -104,3 +105,33 @@ def user_of(world: World, user_id: str | None, what: str) -> User:
         return world.user(user_id)
     except NotFound:
         raise Forbidden(f"{user_id!r} is not a user of world {world.name!r}: they may not {what}") from None
+
+
+#: The planner's deadline for one request unless ``SORTIE_PLAN_BUDGET_S`` says otherwise (seconds, from
+#: the start of planning; a small job ends sooner, when more search buys nothing).
+DEFAULT_PLAN_BUDGET_S = 20.0
+#: ``sortie plan/replan --budget-s/--seed/--iterations`` set these for the process; a server reads its own.
+PLAN_BUDGET_ENV = ("SORTIE_PLAN_BUDGET_S", "SORTIE_PLAN_SEED", "SORTIE_PLAN_ITERATIONS")
+
+
+def planning_budget() -> Any:
+    """The planning deadline, started now on the monotonic clock (``planner.routing.budget``).
+
+    ``SORTIE_PLAN_BUDGET_S`` (default ``DEFAULT_PLAN_BUDGET_S``), ``SORTIE_PLAN_SEED`` and
+    ``SORTIE_PLAN_ITERATIONS`` (a work cap: with a seed, a plan that ends on its cap repeats
+    exactly); a value that is not a positive number is ``INVALID_ARGUMENT``.
+    """
+    import os
+    import time
+
+    from planner.routing.budget import Budget
+
+    raw = {name: os.environ.get(name, "").strip() for name in PLAN_BUDGET_ENV}
+    try:
+        seconds = float(raw["SORTIE_PLAN_BUDGET_S"]) if raw["SORTIE_PLAN_BUDGET_S"] else DEFAULT_PLAN_BUDGET_S
+        seed = int(raw["SORTIE_PLAN_SEED"]) if raw["SORTIE_PLAN_SEED"] else 0
+        cap = int(raw["SORTIE_PLAN_ITERATIONS"]) if raw["SORTIE_PLAN_ITERATIONS"] else None
+        return Budget.deadline(seconds, time.monotonic, seed=seed, iterations=cap)
+    except ValueError as exc:
+        raise InvalidArgument(f"the planning budget ({', '.join(f'{k}={v!r}' for k, v in raw.items() if v)}) "
+                              f"is not usable: {exc}; give positive seconds, a seed >= 0, a cap >= 1") from None

@@ -34,7 +34,14 @@ from flows.context import resolve_world_dir
 from flows.ledger import DraftRecord, Ledger
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
-from flows.usecases.common import load_rules, load_world_at, user_of
+from flows.usecases.common import (  # the budget lives there: requests plans answered requests with it too
+    DEFAULT_PLAN_BUDGET_S,
+    PLAN_BUDGET_ENV,
+    load_rules,
+    load_world_at,
+    planning_budget,
+    user_of,
+)
 from flows.usecases.draftfiles import files_of
 from flows.usecases.intake import extract_request as _extract
 from flows.usecases.intake import record_drafted as _apply
@@ -46,35 +53,6 @@ from planner.world.model import World
 
 __all__ = ["DEFAULT_PLAN_BUDGET_S", "PLAN_BUDGET_ENV", "planning_budget", "plan_draft", "replan", "what_if",
            "ensure_files", "read_area"]
-
-#: The planner's deadline for one request unless ``SORTIE_PLAN_BUDGET_S`` says otherwise (seconds, from
-#: the start of planning; a small job ends sooner, when more search buys nothing).
-DEFAULT_PLAN_BUDGET_S = 20.0
-#: ``sortie plan/replan --budget-s/--seed/--iterations`` set these for the process; a server reads its own.
-PLAN_BUDGET_ENV = ("SORTIE_PLAN_BUDGET_S", "SORTIE_PLAN_SEED", "SORTIE_PLAN_ITERATIONS")
-
-
-def planning_budget() -> Any:
-    """The planning deadline, started now on the monotonic clock (``planner.routing.budget``).
-
-    ``SORTIE_PLAN_BUDGET_S`` (default ``DEFAULT_PLAN_BUDGET_S``), ``SORTIE_PLAN_SEED`` and
-    ``SORTIE_PLAN_ITERATIONS`` (a work cap: with a seed, a plan that ends on its cap repeats
-    exactly); a value that is not a positive number is ``INVALID_ARGUMENT``.
-    """
-    import os
-    import time
-
-    from planner.routing.budget import Budget
-
-    raw = {name: os.environ.get(name, "").strip() for name in PLAN_BUDGET_ENV}
-    try:
-        seconds = float(raw["SORTIE_PLAN_BUDGET_S"]) if raw["SORTIE_PLAN_BUDGET_S"] else DEFAULT_PLAN_BUDGET_S
-        seed = int(raw["SORTIE_PLAN_SEED"]) if raw["SORTIE_PLAN_SEED"] else 0
-        cap = int(raw["SORTIE_PLAN_ITERATIONS"]) if raw["SORTIE_PLAN_ITERATIONS"] else None
-        return Budget.deadline(seconds, time.monotonic, seed=seed, iterations=cap)
-    except ValueError as exc:
-        raise InvalidArgument(f"the planning budget ({', '.join(f'{k}={v!r}' for k, v in raw.items() if v)}) "
-                              f"is not usable: {exc}; give positive seconds, a seed >= 0, a cap >= 1") from None
 
 _SUPERSEDABLE = {"DRAFT", "APPROVED", "WAITING_RESOURCE"}
 _REPLANNABLE = _SUPERSEDABLE | {"REJECTED", "EXPIRED", "ABORTED"}  # ABORTED: a failed dispatch is replanned
@@ -208,10 +186,11 @@ def plan_draft(
     key = drafting.request_key("plan", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash,
                                rule_set.sha256, *_coverage_key(coverage_target))
     draft_id = "d-" + key[:12]
-    ledger.ensure()
-    existing = ledger.find_by_request_key(key)
+    existing = ledger.find_by_request_key(key)  # an existing file is opened (and migrated) by this read
     if existing is not None:
         return _existing(ledger, existing.draft_id, world)
+    if not ledger.path.exists():
+        ledger.ensure()  # created before any file of the draft is written beside it
     if extraction.needs_clarification:
         # Kept as an open request (flows.usecases.requests): NEEDS_CLARIFICATION names it; the answers plan it.
         from flows.usecases import requests

@@ -39,7 +39,7 @@ from flows.context import resolve_world_dir
 from flows.ledger import Ledger, RequestTurn
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
-from flows.usecases.common import load_rules, load_world_at, user_of
+from flows.usecases.common import load_rules, load_world_at, planning_budget, user_of
 from flows.usecases.draftfiles import files_of
 from flows.usecases.views import DraftSummary, summarize
 from planner.errors import Conflict, Forbidden, InvalidArgument, NotFound, RequestExpired
@@ -286,8 +286,6 @@ def answer(request_id: str, answers: Sequence[str], *, answerer: Actor, world_di
     req = drafting.Request(draft_id=draft_id, request_key=key, tenant=latest.tenant, region_id=latest.region_id,
                            requested_by=latest.requested_by, text=latest.request_text, intent_doc=doc,
                            area=drafting.area_dict(area), world_dir=str(wdir))
-    from flows.usecases.planning import planning_budget  # (planning imports this module)
-
     rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rules, now, 1, planning_budget())
     planned = latest.next(state="PLANNED", questions=[], answers=stamped, actor=answerer.id, draft_id=draft_id,
                           reason=f"answered and planned as {draft_id}", turn_time=now.isoformat())

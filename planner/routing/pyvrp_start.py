@@ -24,21 +24,24 @@ the model's matrix is made when the node order is already PyVRP's (depots first)
 
 Deterministic: a fixed seed and an iteration cap (``Budget`` without a clock)
 give the same routes; with a deadline the stop is ``Budget.stop``.
+
+PyVRP is imported where a model is handed to it (``pyvrp_instance``, before any lane is forked): most plans never
+are (a small patrol, a few points), and importing it cost every ``sortie plan`` ~0.04 CPU s (issue 27).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyvrp
-from pyvrp.IteratedLocalSearch import IteratedLocalSearch
-from pyvrp.PenaltyManager import PenaltyManager
-from pyvrp.search import LocalSearch, NeighbourhoodParams, PerturbationManager, compute_neighbours
 
 from planner.routing.budget import Budget
 from planner.routing.model import RouteModel, Search, solve_model
+
+if TYPE_CHECKING:
+    import pyvrp
 
 __all__ = [
     "ILS_SOLUTIONS_PER_NODE", "ILS_MAX_SOLUTIONS_PER_NODE", "LANE_NEIGHBOURS", "NEIGHBOURS", "PyvrpInstance",
@@ -71,6 +74,8 @@ def pyvrp_instance(model: RouteModel, required: bool, coords: np.ndarray | None,
     ``required_nodes``: visits required even when the others are at a prize (a far site that a
     search at a prize would drop for a handful of nearer ones).
     """
+    import pyvrp
+
     depot_nodes = sorted({v.start for v in model.vehicles} | {v.end for v in model.vehicles})
     clients = [n for g in model.groups for n in g]
     order = depot_nodes + clients  # pyvrp location index → model node
@@ -153,6 +158,9 @@ def pyvrp_run(
     Returns (routes as one node list per model vehicle, iterations done, what stopped it,
     feasible?). Module-level and plain-data out, so a forked worker can run it.
     """
+    import pyvrp
+    from pyvrp.search import NeighbourhoodParams
+
     data, order, members, nd = inst.data, inst.order, inst.members, inst.n_depots
     params = pyvrp.SolveParams(neighbourhood=NeighbourhoodParams(num_neighbours=int(neighbours)))
     initial = None
@@ -187,6 +195,11 @@ def _solve(data: pyvrp.ProblemData, stop: Callable[[float], bool], seed: int, pa
     cheapest-insertion start 782 225 → 497 282 (a random start's descent: 522 382, 0.26 s).
     The descent is not cut by the deadline; the iterated search after it is.
     """
+    import pyvrp
+    from pyvrp.IteratedLocalSearch import IteratedLocalSearch
+    from pyvrp.PenaltyManager import PenaltyManager
+    from pyvrp.search import LocalSearch, PerturbationManager, compute_neighbours
+
     rng = pyvrp.RandomNumberGenerator(seed=seed)
     ls = LocalSearch(data, rng, compute_neighbours(data, params.neighbourhood), PerturbationManager(params.perturbation))
     for op in params.operators:

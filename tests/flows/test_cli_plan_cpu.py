@@ -142,3 +142,29 @@ def test_a_planning_command_runs_the_cyclic_collector_less_often_than_the_others
                              timeout=60, check=True)
         seen[command] = int(out.stdout.rsplit("threshold", 1)[1])
     assert seen == {"plan": 200_000, "replan": 200_000, "drafts": 20_000, "server": 20_000}
+
+
+_BLAS_THREADS = """
+import os, sys
+{setup}
+import numpy  # OpenBLAS starts its threads when numpy loads it
+print(len(os.listdir("/proc/self/task")))
+"""
+
+
+def _threads_after_numpy(setup: str, **env: str) -> int:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "OMP_", "SORTIE_"))}
+    p = subprocess.run([sys.executable, "-c", _BLAS_THREADS.format(setup=setup)], env=clean | env, cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return int(p.stdout.strip())
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="OpenBLAS starts no extra thread on one core")
+def test_a_sortie_process_loads_numpy_with_one_blas_thread_unless_the_operator_sets_more() -> None:
+    """``flows.cli.main`` sets ``OPENBLAS_NUM_THREADS=1`` first: OpenBLAS's per-core threads spun for ~0.12 CPU s of
+    every ``sortie plan`` doing nothing (its arrays are too small to share out). The operator's own value is kept."""
+    sortie = "from flows.cli import single_threaded_blas; single_threaded_blas(os.environ)"
+    assert _threads_after_numpy("") > 1  # what numpy does on its own on this machine: the check below can fail
+    assert _threads_after_numpy(sortie) == 1
+    assert _threads_after_numpy(sortie, OPENBLAS_NUM_THREADS="2") == 2

@@ -363,7 +363,7 @@ def test_plan_takes_the_operators_coverage_target(tmp_path: Path, world: Path, m
 
 def test_plan_takes_a_deadline_and_repeats_with_a_seed_and_a_cap(tmp_path: Path, world: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """``--budget-s/--seed/--iterations`` reach the planner (``flows.usecases.planning.planning_budget``): two
+    """``--budget-s/--seed/--iterations`` reach the planner (``flows.usecases.common.planning_budget``): two
     what-ifs with a seed and a cap give the same plan; a budget that is no positive number is INVALID_ARGUMENT;
     with SORTIE_SERVER set they are refused, never ignored."""
     for k, v in _env(tmp_path, world).items():
