@@ -420,7 +420,7 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         r"|tbd|tba|tbc|to be (?:confirmed|decided|determined|announced)|christmas|xmas|new year|easter|midsummer|holidays?"
         r"|hourly|nightly|every|each (?:day|morning|night|week)|regularly|periodically|recurring"
         r"|this time|same time|usual time|as usual|as before|same as|like last|last time|next"
-        r"|daily|weekly|every|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|fortnight|first thing"
+        r"|daily|weekly|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|fortnight|first thing"
         r"|jan(?:uary)?|feb(?:ruary)?|march|april|june|july|august|sept?(?:ember)?|october|november|december|dec|nov|oct)\b"
         r"|点钟|小时|钟头|分钟|凌晨|黎明|天亮|日出|日落|天黑|傍晚|稍后|待会|一会|回头|等下|等会|过会|改天|随后|之前|以前|之后|以后|左右|周末|月底|月初|年底"
         r"|上午|下午|中午|晚上|早上|夜里|今|明|昨|前天|后儿|星期|礼拜|[上下这本]个?(?:周|星期|礼拜|月)|周内|下班|上班|收工|开工|饭前|饭后|午饭|天黑|大概|大约|交接班|换班|待定|再定|再说|另行|择时|择日|回头|改天|春节|元旦|国庆|中秋|圣诞|除夕|清明|端午|节后|节前|假期|周[一二三四五六日天]|老时间|同一时间|这个时候|这个点|上次|照旧|老样子|早|晚|早点|晚点|早些|晚些|提前|推迟|延后|每天|每周|定时",
