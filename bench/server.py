@@ -177,7 +177,11 @@ def _world_copy(dest: Path) -> Path:
 
 
 def _plan(client: Any, i: int) -> dict[str, Any] | None:
+    """The ``i``-th probe draft: another request each time (the text ends in one more full stop, which the reader
+    reads as the same request). The same words in the same second of the server's clock are one draft, and since the
+    server plans to its deadline (a demo plan ~0.5 s) most probes approved a draft approved already (409)."""
     text, region = TEXTS[i % len(TEXTS)]
+    text += ("。" if text[-1] > "\u3000" else ".") * (i // len(TEXTS))
     r = client.post("/v1/plan", json={"text": text, "region_id": region})
     if r.status_code != 200:
         _log(f"plan refused: {r.status_code} {r.text[:300]}")
