@@ -130,7 +130,7 @@ def test_a_second_server_on_the_same_home_refuses_with_a_clear_message(a: Any) -
 
 
 def test_a_line_break_in_a_reason_cannot_forge_a_line_of_log_show_or_watch(a: Any) -> None:
-    d, d2 = a.plan("li.wei"), a.plan("li.wei")  # the clock runs: two drafts
+    d, d2 = a.plan("li.wei"), a.plan("li.wei")  # two requests (Authority.plan), two drafts
     forged = "2026-11-29T07:00:00+02:00  APPROVED  chen.jing  v1"
     reason = f"not today\n{forged}\r\n\u2028{forged}\u2029\x85{forged}"
     env = {"SORTIE_SERVER": a.url, "SORTIE_TOKEN": a.tokens["chen.jing"]}
