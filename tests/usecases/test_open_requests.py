@@ -139,14 +139,18 @@ def test_two_operators_answering_at_once_settle_to_one_draft(tmp_path: Path, wor
     assert sorted(p.name for p in (tmp_path / "drafts").iterdir()) == [turns[-1].draft_id]  # no stray files
 
 
-def test_the_sweeper_expires_what_nobody_answered_and_only_a_planner_of_the_tenant_answers(tmp_path: Path,
-                                                                                           world: Path) -> None:
-    led = open_ledger(tmp_path)
-    now = datetime.fromisoformat(NOW)
+def _kept_open(led: Any, world: Path, now: datetime) -> str:
+    """The request's id: planned by the use case, kept open with its questions (NEEDS_CLARIFICATION)."""
     with pytest.raises(NeedsClarification) as asked:
         planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=now,
                             ledger=led)
-    rid = asked.value.details["request_id"]
+    return str(asked.value.details["request_id"])
+
+
+def test_the_sweeper_expires_what_nobody_answered_and_only_a_planner_of_the_tenant_answers(tmp_path: Path,
+                                                                                           world: Path) -> None:
+    led, now = open_ledger(tmp_path), datetime.fromisoformat(NOW)
+    rid = _kept_open(led, world, now)
     with pytest.raises(Forbidden, match="may not plan"):  # an approver does not decide what is planned
         requests.answer(rid, ["above ground", "evenly"], answerer=Actor("chen.jing"), world_dir=world, now=now,
                         ledger=led)
@@ -169,12 +173,8 @@ def test_an_answered_request_is_planned_to_the_operators_budget(tmp_path: Path, 
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The answers plan under ``SORTIE_PLAN_BUDGET_S``/``SEED``/``ITERATIONS`` as ``sortie plan`` does (they planned at
     the nominal fixed work, whatever the operator set): a budget that is not usable is refused, nothing recorded."""
-    led = open_ledger(tmp_path)
-    now = datetime.fromisoformat(NOW)
-    with pytest.raises(NeedsClarification) as asked:
-        planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=now,
-                            ledger=led)
-    rid = asked.value.details["request_id"]
+    led, now = open_ledger(tmp_path), datetime.fromisoformat(NOW)
+    rid = _kept_open(led, world, now)
     monkeypatch.setenv("SORTIE_PLAN_BUDGET_S", "soon")
     with pytest.raises(InvalidArgument, match="planning budget"):
         requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"), world_dir=world, now=now,
