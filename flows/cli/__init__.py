@@ -10,12 +10,14 @@ command that uses them (``tests/flows/test_cli_imports.py`` checks this).
 
 from __future__ import annotations
 
+import atexit
 import copy
 import gc
 import os
 import sys
+import threading
 from collections.abc import MutableMapping
-from typing import Any
+from typing import Any, NoReturn
 
 # MAVLink 2 must be chosen before pymavlink is first imported anywhere in the process.
 os.environ.setdefault("MAVLINK20", "1")
@@ -38,7 +40,7 @@ from flows.cli import fleet_cmds  # noqa: E402,F401
 from flows.cli.app import app  # noqa: E402
 from typer import main as typer_main  # noqa: E402
 
-__all__ = ["app", "command_for", "main"]
+__all__ = ["app", "command_for", "console", "exit_without_teardown", "main"]
 
 
 #: the cyclic collector's first threshold for a ``sortie`` process (CPython's default: 700 allocations)
@@ -80,6 +82,58 @@ def main() -> None:
     first = GC_GEN0_THRESHOLD_PLANNING if args and args[0] in PLANNING_COMMANDS else GC_GEN0_THRESHOLD
     gc.set_threshold(first, *gc.get_threshold()[1:])
     command_for(args)()
+
+
+def console() -> NoReturn:
+    """The ``sortie`` executable (``[project.scripts]``): ``main``, and after a planning command an exit that skips
+    the interpreter's teardown (``exit_without_teardown``).
+
+    ``main`` itself ends the way a click program does (``SystemExit``), so a test or a bench can run a command in
+    its own process and go on.
+    """
+    args = sys.argv[1:]
+    if not (args and args[0] in PLANNING_COMMANDS):
+        main()
+        raise SystemExit(0)  # main ends with SystemExit; a command that returns is a success
+    try:
+        main()
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
+    exit_without_teardown(code)
+
+
+def exit_without_teardown(code: object) -> NoReturn:
+    """End the process as ``SystemExit(code)`` would, without the interpreter's teardown, when nothing is left to wait
+    for.
+
+    After a ``sortie plan`` the interpreter's own finalisation (clearing ~900 modules, a last collection over the
+    ~150,000 objects they hold, freeing them one by one) cost 0.10-0.20 of the demo plan's ~1.2 CPU s, and it
+    changes nothing outside the process: every ledger unit of work has closed its connection, every file was
+    written inside a ``with``. So the atexit functions run (the logging handlers' flush, ``flows.ledger.shared``'s
+    close, Pillow's), the standard streams are flushed, and ``os._exit`` ends the process with the code — the
+    technique of Instagram's "Dismissing Python Garbage Collection" (``atexit.register(os._exit, 0)``). When a
+    thread other than the main one is still alive, the normal exit runs instead: it waits for a non-daemon
+    thread, as Python does. The exit code is the one ``SystemExit`` gives: ``None`` 0, an integer itself,
+    anything else printed to standard error and 1; a standard stream that cannot be flushed (a reader that went
+    away) is 120, as in Python's own finalisation.
+    """
+    if threading.active_count() > 1:
+        raise SystemExit(code)
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        print(code, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            status = status or 120
+    os._exit(status & 0xFF)
 
 
 def command_for(args: list[str]) -> Any:
