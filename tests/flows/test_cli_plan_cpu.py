@@ -25,6 +25,9 @@ by a fresh ``sortie`` process into a fresh ``SORTIE_HOME``: the same work the le
   comes by solution 141 under renumbering 0), its local searches ended 150 solutions after that best
   (``Search.stall``: the count still reaches the cap, the same plan hash). search1 measured 0.85x the
   previous round's CPU for the demo plan (interleaved, 6 pairs at load 1.4-2.1: 2.16-2.91 → 1.71-2.40 s), so still above the issue's 1.5 s.
+  The seventh round (the ``sortie`` executable skips the interpreter's teardown after a planning command,
+  ``flows.cli.console``) measured, interleaved with main at 8fae28e on the idle machine (load 0.5-0.8), 10 pairs:
+  0.90-1.38 CPU s (median 0.95) against 1.03-1.51 (median 1.13): the bound is now the issue's 1.5 s.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ RUN_ALONE = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) <= 1
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["plan", "这块地今天巡一遍消防通道", "--region", "region-1001", "--now", "2026-11-29T07:00:00+02:00",
         "--as", "li.wei", "--json"]
-CPU_BOUND_S = 2.0  # idle machine: main 2.07-2.22, this round ~1.8-1.95 (docstring); the issue's target is 1.5
+CPU_BOUND_S = 1.5  # the issue's target; idle machine: 0.90-1.38 (median 0.95) at the seventh round (docstring)
 # the demo's plan as the uncapped 40-a-node search makes it (checked after the lanes2 start, which reordered the
 # golden patrol): the capped search must give the same plan
 DEMO_PLAN_HASH_PREFIX = "0276d51d469a"
