@@ -303,6 +303,22 @@ def free_port(kind: str = "tcp") -> int:
         return int(s.getsockname()[1])
 
 
+def popen_ctrl_c(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen`` of a child that a SIGINT stops as Ctrl-C would, whatever this process inherited.
+
+    A suite started in the background of a non-interactive shell (``pytest … &``) inherits SIGINT ignored, and so
+    would every child it spawns: Python then installs no KeyboardInterrupt handler, and a test that stops its child
+    with SIGINT waits for nothing (seen: ``sortie sim-fleet`` timed out after 60 s). A signal that is caught is
+    reset to its default at exec, so with Python's own handler in place for the spawn the child starts with
+    SIGINT at its default, as under a terminal. Called from the main thread (``signal.signal`` requires it).
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(args, **kwargs)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def stop_process_group(proc: subprocess.Popen[bytes], term_timeout_s: float = 10.0) -> None:
     """SIGTERM the process group (started with ``start_new_session=True``), SIGKILL after a bounded wait."""
     if proc.poll() is not None:

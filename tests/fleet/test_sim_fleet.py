@@ -20,7 +20,7 @@ from flows.sim.fleet import listen_for
 from flows.usecases.common import load_world_at
 from flows.vehicle.keys import write_signing_key
 from planner.errors import InvalidArgument
-from testkit import free_port, stop_process_group
+from testkit import free_port, popen_ctrl_c, stop_process_group
 
 ROOT = Path(__file__).resolve().parents[2]
 SORTIE = Path(sys.executable).parent / "sortie"
@@ -49,7 +49,7 @@ def test_sim_fleet_runs_every_drone_as_its_entry_binds_it_and_the_hub_hears_them
     fleet["drones"][0].update(mavlink_system_id=7, signing_key="m30t-01")
     (world / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
     write_signing_key(home / "keys", "m30t-01", bytes(range(32)))
-    proc = subprocess.Popen([str(SORTIE), "sim-fleet", "--world", str(world), "--home", str(home), "--json"], env=env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = popen_ctrl_c([str(SORTIE), "sim-fleet", "--world", str(world), "--home", str(home), "--json"], env=env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     hub = VehicleHub(now=lambda: datetime.now(timezone.utc), links=dict, key_store=home / "keys")
     try:

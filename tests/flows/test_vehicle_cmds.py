@@ -23,7 +23,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from flows.vehicle.upload import upload_plan  # noqa: E402
 from planner.plan import Leg, Plan, Sortie, Waypoint  # noqa: E402
 from planner.world.model import Camera, Dock, Drone, World  # noqa: E402
-from testkit import bare_world, free_port  # noqa: E402
+from testkit import bare_world, free_port, popen_ctrl_c  # noqa: E402
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 SORTIE = Path(sys.executable).with_name("sortie")
@@ -54,7 +54,7 @@ def _plan() -> Plan:
 @pytest.mark.timeout(90)
 def test_sim_vehicle_command_takes_a_dispatch_and_reports_it() -> None:
     port = free_port("udp")
-    proc = subprocess.Popen(
+    proc = popen_ctrl_c(
         [str(SORTIE), "sim-vehicle", "--listen", f"udpin:127.0.0.1:{port}", "--dialect", "px4",
          "--heartbeat-s", "0.2", "--duration", "80", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
