@@ -49,8 +49,8 @@ def test_sim_fleet_runs_every_drone_as_its_entry_binds_it_and_the_hub_hears_them
     fleet["drones"][0].update(mavlink_system_id=7, signing_key="m30t-01")
     (world / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
     write_signing_key(home / "keys", "m30t-01", bytes(range(32)))
-    proc = popen_ctrl_c([str(SORTIE), "sim-fleet", "--world", str(world), "--home", str(home), "--json"], env=env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = popen_ctrl_c([str(SORTIE), "sim-fleet", "--world", str(world), "--home", str(home), "--json"], env=env(),
+                        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     hub = VehicleHub(now=lambda: datetime.now(timezone.utc), links=dict, key_store=home / "keys")
     try:
         w = load_world_at(world)

@@ -10,6 +10,7 @@ any other command or while a thread is still running).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -50,8 +51,6 @@ console()
 
 
 def _run(tmp_path: Path, *args: str, thread: bool = False) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    import os
-
     marks = tmp_path / "marks.txt"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SORTIE_")}
     env["SORTIE_HOME"] = str(tmp_path / "home")
