@@ -88,8 +88,8 @@ def attach_flights(draft_id: str, version: int, vehicles: Mapping[str, Any] | li
     except SortieError:
         drones = {}
     for drone_id, sim in vehicles.items():
-        if getattr(sim.flight, "items", None) is not None:
-            continue  # already has its flight
+        if getattr(sim.flight, "configured", False):
+            continue  # already has its flight (a vehicle's default flight knows nothing of the drone)
         kw: dict[str, Any] = {"speedup": speedup, "faults": faults or FlightFaults()}
         drone = drones.get(drone_id)
         if drone is not None:

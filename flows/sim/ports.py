@@ -167,6 +167,11 @@ class SimPort:
         self.last_sent_s[name] = now_s
         return True
 
+    def drop_client(self) -> None:
+        """A TCP port lets its client go (the vehicle restarted); the next connection is accepted afresh."""
+        if isinstance(self.conn, _OneClientTcp) and self.conn.port is not None:
+            self.conn._drop_client()
+
     def close(self) -> None:
         try:
             self.conn.close()
