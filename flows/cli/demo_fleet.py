@@ -40,6 +40,8 @@ __all__ = ["DemoFleet", "start_demo_fleet", "vehicle_options", "READY_WAIT_S"]
 
 #: How long the demo waits for its running vehicles to be heard, with a battery, before it plans anyway.
 READY_WAIT_S = 20.0
+#: The demo's vehicles run their clocks this much faster than the wall clock (boot, pre-arm, flight).
+DEMO_SPEEDUP = 100.0
 
 
 @dataclass
@@ -111,7 +113,8 @@ def start_demo_fleet(world: World, home: Path, *, now: Callable[[], datetime],
     key_store = home / "keys"
     # each vehicle binds its own port (``udpout:127.0.0.1:0`` → it listens on ``udpin:127.0.0.1:0``): no
     # pick-then-bind race with the other programs of this machine
-    sims = sim_fleet(charged, key_store, links={d.id: "udpout:127.0.0.1:0" for d in world.drones})
+    sims = sim_fleet(charged, key_store, links={d.id: "udpout:127.0.0.1:0" for d in world.drones},
+                     speedup=DEMO_SPEEDUP)  # the vehicles boot and pass pre-arm in well under a second
     store = LinkStore(home)
     hub = None
     try:

@@ -146,6 +146,11 @@ class SimFlight:
     def battery_pct(self) -> float:
         return self.monitor.remaining_pct if self.monitor is not None else 0.0
 
+    @battery_pct.setter
+    def battery_pct(self, charge_pct: float) -> None:
+        """Another pack at ``charge_pct`` (a test's swap on the ground)."""
+        self.new_battery(charge_pct)
+
     @property
     def lat(self) -> float:
         return self.frame.to_latlon(self.body.pos[0], self.body.pos[1])[0]
@@ -237,8 +242,12 @@ class SimFlight:
         return auto.started if auto is not None else 0
 
     def snapshot(self, vehicle: Any) -> SimState:
-        """What the vehicle reports (``flows.sim.telemetry``)."""
+        """What the vehicle reports (``flows.sim.telemetry``); before any launch, the vehicle's ground state."""
         lat, lon, alt = vehicle.home
+        if self.phase in ("IDLE", "READY") and not self.armed and vehicle.ground.armed:
+            g = vehicle.ground  # a test set the vehicle's own state directly (no flight to say otherwise)
+            return SimState(mode=g.mode, armed=g.armed, lat=g.lat, lon=g.lon, alt_m=g.alt_m, home=(lat, lon, alt),
+                            battery_pct=self.battery_pct, landed_state=g.landed_state)
         landed = ON_GROUND
         if self.phase == "FLYING" and self.modes is not None:
             landed = IN_AIR

@@ -96,6 +96,7 @@ class Px4Modes:
     touched_down_for_s: float | None = None
     mission_done: bool = False
     paused: bool = False
+    hold_point: Vec | None = None
 
     # --- modes --------------------------------------------------------------------------------
 
@@ -111,7 +112,8 @@ class Px4Modes:
         elif mode == "RTL":
             self.rtl_stage, self.leg, self.climb = "CLIMB", None, None
         elif mode in ("LAND", "LOITER"):
-            self.leg = None
+            # Land / Loiter::on_activation: the setpoint is where the vehicle is now; it brakes and comes back to it
+            self.leg, self.hold_point = None, body.pos
             self.brake = Brake(decel=p.get("MPC_ACC_HOR", 3.0), jerk=p.get("MPC_JERK_AUTO", 4.0))
 
     @property
@@ -154,12 +156,27 @@ class Px4Modes:
             self._mission(body, dt)
         elif self.mode == "RTL":
             self._rtl(body, dt)
-        elif self.mode == "LAND":
-            if self.brake is not None:
-                self.brake.step(body, dt)
-            self._start_landing(body)
-        elif self.brake is not None:
+        elif self.mode in ("LAND", "LOITER"):
+            self._hold(body, dt)
+            if self.mode == "LAND" and self.leg is None and self.brake is None:
+                self._start_landing(body)
+
+    def _hold(self, body: Body, dt: float) -> None:
+        """Brake to a stop, then fly back to the point the mode was entered at, and stay."""
+        if self.brake is not None:
             self.brake.step(body, dt)
+            if not self.brake.stopped:
+                return
+            self.brake = None
+        point = self.hold_point
+        if point is None or vlen(vsub((point[0], point[1], body.pos[2]), body.pos)) < 0.05:
+            self.leg = None
+            body.vel = (0.0, 0.0, 0.0)
+            return
+        self._fly_leg(body, (point[0], point[1], body.pos[2]), 0.0, dt)
+        if self.leg is not None and self.leg.curve.finished():
+            self.leg = None
+            self.hold_point = None
 
     def _target(self, item: MissionItem, body: Body) -> Vec:
         if item.lat == 0 and item.lon == 0:
