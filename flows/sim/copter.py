@@ -47,6 +47,7 @@ class CopterModes:
     reached: Callable[[int], None]
     home_ne: tuple[float, float] = (0.0, 0.0)
     rally_ne: Sequence[tuple[float, float]] = ()
+    origin_alt_m: float = 0.0
     mode: str = "STABILIZE"
     auto: AutoMission | None = None
     rtl: ReturnHome | None = None
@@ -63,8 +64,8 @@ class CopterModes:
         self.brake = None
         if mode == "AUTO":
             if self.auto is None:
-                self.auto = AutoMission(commands, self.frame, p, self.home_ne, self.rally_ne, say=self.say,
-                                        reached=self.reached)
+                self.auto = AutoMission(commands, self.frame, p, self.home_ne, self.rally_ne, self.origin_alt_m,
+                                        say=self.say, reached=self.reached)
             else:
                 self.auto.resume_after_mode_change()  # ModeAuto::init → mission.start_or_resume (MIS_RESTART 0)
         elif mode == "RTL":

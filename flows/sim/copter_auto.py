@@ -89,6 +89,7 @@ class AutoMission:
     params: Mapping[str, float]
     home_ne: tuple[float, float]
     rally_ne: Sequence[tuple[float, float]] = ()
+    origin_alt_m: float = 0.0  # the EKF origin's altitude AMSL: an absolute-altitude command is flown relative to it
     say: Say = field(default=lambda text: None)
     reached: Callable[[int], None] = field(default=lambda seq: None)
     nav_cmd: StoredCommand | None = None
@@ -242,7 +243,7 @@ class AutoMission:
         """A command's altitude as metres above the origin (flat ground; absolute altitudes less home's)."""
         if cmd.relative_alt:
             return cmd.alt_m
-        return cmd.alt_m - self.params.get("_HOME_ALT_AMSL", 0.0)
+        return cmd.alt_m - self.origin_alt_m
 
     def _target(self, cmd: StoredCommand, default: Vec) -> Vec:
         """``ModeAuto::loc_from_cmd``: a zero latitude/longitude or altitude means "where the default is"."""

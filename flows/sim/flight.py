@@ -224,6 +224,9 @@ class SimFlight:
         self._budget_s += max(0.0, clock - last)
         self._auto_disarm(vehicle, now_s)
         self._link_faults(vehicle, now_s)
+        if self.phase != "FLYING":
+            self._budget_s = 0.0  # on the ground nothing moves: no steps to take
+            return
         while True:
             dt = LOOP_S if self._small_step else self.options.step_s
             if self._budget_s < dt - 1e-9:
@@ -344,7 +347,8 @@ class SimFlight:
         rally = [self.frame.to_ne(r.lat, r.lon) for r in vehicle.stored_rally()]
         say = lambda text: self.text(vehicle, _M.MAV_SEVERITY_INFO, text)  # noqa: E731
         if self._dialect == "ardupilot":
-            return CopterModes(self.frame, self.params, say, self._item_reached, home_ne, rally, mode=self.mode)
+            return CopterModes(self.frame, self.params, say, self._item_reached, home_ne, rally, vehicle.home[2],
+                               mode=self.mode)
         return Px4Modes(self.frame, self.params, say, self._item_reached, home_ne, mode=self.mode)
 
     def enter_mode(self, vehicle: Any, mode: str, *, land_pause: bool = False) -> None:

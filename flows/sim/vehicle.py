@@ -26,7 +26,9 @@ says so (``tests/testkit.py``: ``sim_vehicle``).
   every 30 s (``AP_Arming::update``, PREARM_DISPLAY_PERIOD) and at each refused arm.
   BATT_ARM_MAH / BATT_ARM_VOLT are checked too (``AP_BattMonitor_Backend::arming_checks``).
 - **heartbeat** every ``heartbeat_s`` (1 s) of the vehicle's clock (``GCS_MAVLINK::update_send``),
-  at most every ``MIN_WALL_S`` of wall time.
+  at most every ``MIN_WALL_S`` of wall time in flight; on the ground, where nothing moves, the
+  heartbeat and the streams go at most every ``GROUND_MIN_WALL_S`` (a fleet of accelerated
+  vehicles waiting on their docks would otherwise flood its ground station).
 - **telemetry only on request** (``flows.sim.link_messages``, ``flows.sim.streams``), rates kept per
   port until a reboot; **signing** and **one client per TCP port** (``flows.sim.ports``).
 - **the mission protocol** of ArduPilot or PX4 (``flows.sim.mission_protocol``), storing what
@@ -80,7 +82,8 @@ PREARM_REASON = "AHRS: waiting for home"  # AP_Arming::gps_checks, until the EKF
 PREARM_DISPLAY_S = 30.0  # AP_Arming PREARM_DISPLAY_PERIOD
 MAX_TURN_WALL_S = 0.25  # a loop turn advances the vehicle's clock by at most this much wall time …
 MAX_TURN_SIM_S = 1.0  # … and by at most this much of its own (each turn then streams what is due)
-MIN_WALL_S = 0.02  # the heartbeat: at most 50 per wall second, whatever the speed-up
+MIN_WALL_S = 0.02  # in flight, the heartbeat at most 50 times a wall second, whatever the speed-up
+GROUND_MIN_WALL_S = 0.2  # on the ground (nothing moves), the heartbeat and each stream at most 5 times a wall second
 REBOOT_WALL_S = 1.0  # silent while it restarts
 _REREQUEST_S = {"ardupilot": 1.0, "px4": 0.25}  # MissionItemProtocol::update; MAVLINK_MISSION_RETRY_TIMEOUT_DEFAULT
 _TRANSFER_TIMEOUT_S = {"ardupilot": 8.0, "px4": 5.0}  # upload_timeout_ms; MAVLINK_MISSION_PROTOCOL_TIMEOUT_DEFAULT
@@ -490,7 +493,8 @@ class SimVehicle:
     def _heartbeat(self, now: float) -> None:
         """Every ``heartbeat_s`` of the vehicle's clock (``GCS_MAVLINK::update_send``: MSG_HEARTBEAT at 1 Hz), at most
         every ``MIN_WALL_S`` of wall time."""
-        if self.clock_s - self._last_hb_clock < self.heartbeat_s or now - self._last_hb_wall < MIN_WALL_S:
+        min_wall = MIN_WALL_S if self._flying() else GROUND_MIN_WALL_S
+        if self.clock_s - self._last_hb_clock < self.heartbeat_s or now - self._last_hb_wall < min_wall:
             return
         self._last_hb_wall, self._last_hb_clock = now, self.clock_s
         self.broadcast(telemetry.heartbeat(self.snapshot(), self.dialect, booting=self.booting()))
@@ -498,16 +502,20 @@ class SimVehicle:
     def _stream(self, now: float) -> None:
         """Each port's asked-for telemetry that is due (intervals in the vehicle's time)."""
         state: SimState | None = None
+        min_wall = 0.0 if self._flying() else GROUND_MIN_WALL_S
         for port in self.ports:
             if not port.rates_s or not port.has_client:
                 continue
             for name in PRODUCED.values():
-                if port.due(name, self.clock_s):
+                if port.due(name, self.clock_s, now, min_wall):
                     state = state or self.snapshot()
                     build = telemetry.message(name, state, boot_ms=self.boot_ms(), prearm_ok=self.prearm_ok(),
                                               fix_type=self.gps_fix_type)
                     if build is not None:
                         self.send(build, port=port)
+
+    def _flying(self) -> bool:
+        return getattr(self.flight, "phase", "") == "FLYING"
 
     def boot_ms(self) -> int:
         return int(self.clock_s * 1000.0) & 0xFFFFFFFF
