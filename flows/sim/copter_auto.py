@@ -69,8 +69,9 @@ _MODE_AUTO_DONE_AT_ONCE = frozenset({  # ModeAuto::verify_command: cmd_complete 
     _M.MAV_CMD_DO_CHANGE_SPEED, _M.MAV_CMD_DO_SET_HOME, _M.MAV_CMD_DO_SET_ROI, _M.MAV_CMD_DO_MOUNT_CONTROL,
     _M.MAV_CMD_DO_GUIDED_LIMITS, _M.MAV_CMD_DO_FENCE_ENABLE, _M.MAV_CMD_DO_WINCH, _M.MAV_CMD_DO_LAND_START,
 })
-_FLOWN = frozenset({_M.MAV_CMD_NAV_WAYPOINT, _M.MAV_CMD_NAV_TAKEOFF, _M.MAV_CMD_NAV_LAND,
-                    _M.MAV_CMD_NAV_RETURN_TO_LAUNCH})
+_FLOWN = frozenset({_M.MAV_CMD_NAV_WAYPOINT, _M.MAV_CMD_NAV_SPLINE_WAYPOINT, _M.MAV_CMD_NAV_TAKEOFF,
+                    _M.MAV_CMD_NAV_LAND, _M.MAV_CMD_NAV_RETURN_TO_LAUNCH})
+_PASS_THROUGH = frozenset({_M.MAV_CMD_NAV_WAYPOINT, _M.MAV_CMD_NAV_SPLINE_WAYPOINT})
 SPEED_MIN = 0.2  # WPNAV_WP_SPEED_MIN
 
 Say = Callable[[str], None]
@@ -132,7 +133,7 @@ class AutoMission:
                                slew_s=self.params.get("TKOFF_SLEW_TIME", 2.0),
                                ground_left_s=None if body.pos[2] <= 0.05 else 0.0)  # airborne: no spool-up
             self.submode = "TAKEOFF"
-        elif cmd.id == _M.MAV_CMD_NAV_WAYPOINT:
+        elif cmd.id in _PASS_THROUGH:
             self._do_nav_wp(cmd, body)
         elif cmd.id == _M.MAV_CMD_NAV_LAND:
             if cmd.lat_e7 or cmd.lon_e7:
@@ -161,7 +162,7 @@ class AutoMission:
             return True
         if cmd.id == _M.MAV_CMD_NAV_TAKEOFF:
             done = self.climb is not None and self.climb.complete
-        elif cmd.id == _M.MAV_CMD_NAV_WAYPOINT:
+        elif cmd.id in _PASS_THROUGH:
             done = self._verify_nav_wp(cmd)
         elif cmd.id == _M.MAV_CMD_NAV_LAND:
             done = False  # verify_land disarms on the ground and returns false: the flight ends it
@@ -254,28 +255,46 @@ class AutoMission:
         up = default[2] if cmd.alt_cm == 0 else self._up(cmd)
         return (n, e, up)
 
-    def _wp_start(self, destination: Vec, body: Body) -> None:
-        """``ModeAuto::wp_start``: the waypoint controller starts from where the take-off ended (or the vehicle is)."""
+    def _wp_start(self, destination: Vec, body: Body, spline_next: tuple[Vec, bool] | None = None) -> None:
+        """``ModeAuto::wp_start``: the waypoint controller starts from where the take-off ended (or the vehicle is);
+        ``spline_next`` (the point after, and whether it is a spline too) makes the leg a spline."""
         if self.nav is None or not self.nav.active:
             self.nav = WaypointNav(NavLimits.from_params(self.params))
             start = body.pos
             if self.submode == "TAKEOFF" and self.climb is not None:
                 start = (body.pos[0], body.pos[1], self.climb.alt_m)
             self.nav.init(start, self._speed_override or None)
-        self.nav.set_destination(destination)
+        if spline_next is None:
+            self.nav.set_destination(destination)
+        else:
+            self.nav.set_spline_destination(destination, *spline_next)
         self.submode = "WP"
 
     def _do_nav_wp(self, cmd: StoredCommand, body: Body) -> None:
-        """``ModeAuto::do_nav_wp`` and ``set_next_wp``."""
+        """``ModeAuto::do_nav_wp`` / ``do_spline_wp`` and ``set_next_wp``."""
         default = self.nav.destination if self.nav is not None and self.nav.active and self.nav.reached else body.pos
         target = self._target(cmd, default)
-        self._wp_start(target, body)
-        self.hold_started_s = None
-        if cmd.p1 > 0:
-            return  # a delay at the waypoint: stop there
         nxt = self._next_nav(cmd.index + 1)
-        if nxt is not None and nxt.id == _M.MAV_CMD_NAV_WAYPOINT and self.nav is not None:
+        if cmd.id == _M.MAV_CMD_NAV_SPLINE_WAYPOINT:
+            # get_spline_from_cmd: the point after (if no delay), and whether it is a spline
+            after = (self._target(nxt, target), nxt.id == _M.MAV_CMD_NAV_SPLINE_WAYPOINT) \
+                if cmd.p1 == 0 and nxt is not None else (target, False)
+            self._wp_start(target, body, after)
+        else:
+            self._wp_start(target, body)
+        self.hold_started_s = None
+        if cmd.p1 > 0 or nxt is None or self.nav is None:
+            return  # a delay at the waypoint: stop there
+        if nxt.id == _M.MAV_CMD_NAV_WAYPOINT:
             self.nav.set_destination_next(self._target(nxt, target))
+        elif nxt.id == _M.MAV_CMD_NAV_SPLINE_WAYPOINT:
+            nxt_target = self._target(nxt, target)
+            after = self._next_nav(nxt.index + 1)
+            if nxt.p1 == 0 and after is not None:
+                self.nav.set_spline_destination_next(nxt_target, self._target(after, nxt_target),
+                                                     after.id == _M.MAV_CMD_NAV_SPLINE_WAYPOINT)
+            else:
+                self.nav.set_spline_destination_next(nxt_target, nxt_target, False)
 
     def _verify_nav_wp(self, cmd: StoredCommand) -> bool:
         """``ModeAuto::verify_nav_wp``: reached, then the delay (whole seconds, as ``millis() / 1000`` counts)."""

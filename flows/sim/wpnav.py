@@ -20,8 +20,9 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from flows.sim.scurve import SCurve, Vec, ZERO, vadd, vlen, vsub
+from flows.sim.scurve import SCurve, Vec, ZERO, vadd, vlen, vscale, vsub
 from flows.sim.shaping import sqrt_controller
+from flows.sim.spline import SplineCurve
 
 __all__ = ["NavLimits", "WaypointNav"]
 
@@ -88,6 +89,8 @@ class WaypointNav:
         self.speed_up = limits.speed_up
         self.speed_down = limits.speed_down
         self.prev_leg, self.this_leg, self.next_leg = SCurve(), SCurve(), SCurve()
+        self.spline_this, self.spline_next = SplineCurve(), SplineCurve()
+        self.this_is_spline = self.next_is_spline = False
         self.origin: Vec = ZERO
         self.destination: Vec = ZERO
         self.fast_waypoint = False
@@ -107,6 +110,7 @@ class WaypointNav:
         self.prev_leg.init()
         self.this_leg.init()
         self.next_leg.init()
+        self.this_is_spline = self.next_is_spline = False
         self.reached = True
         self.fast_waypoint = False
         self.origin = self.destination = self.target = stopping_point
@@ -124,25 +128,74 @@ class WaypointNav:
 
     def set_destination(self, destination: Vec) -> None:
         """The next leg runs from the last destination to ``destination`` (``AC_WPNav::set_wp_destination``): the leg
-        already started as the "next" one is taken over when the last waypoint was fast; otherwise a new one."""
+        already started as the "next" one is taken over when the last waypoint was fast; otherwise a new one (after a
+        spline, starting at the speed the spline left off)."""
         if not self.active or not self.reached:
             self.init(self.target, self.speed_xy)
+        origin_speed = 0.0
         self.origin = self.destination
-        self.prev_leg = self.this_leg
+        if self.this_is_spline:
+            origin_speed = vlen(self.velocity)
+            self.prev_leg = SCurve()
+        else:
+            self.prev_leg = self.this_leg
         self.destination = destination
-        if self.fast_waypoint and not self.next_leg.finished():
+        if self.fast_waypoint and not self.this_is_spline and not self.next_is_spline and not self.next_leg.finished():
             self.this_leg = self.next_leg
         else:
             self.this_leg = self._leg(self.origin, destination)
+            if origin_speed > 0:
+                self.this_leg.set_origin_speed_max(origin_speed)
+        self.this_is_spline = False
         self.next_leg = SCurve()
         self.fast_waypoint = False
         self.reached = False
 
     def set_destination_next(self, destination: Vec) -> None:
         """The leg after this one is known: the waypoint is passed through, not stopped at
-        (``AC_WPNav::set_wp_destination_next``)."""
+        (``AC_WPNav::set_wp_destination_next``); after a spline, the two agree on the speed at the waypoint."""
         self.next_leg = self._leg(self.destination, destination)
+        if self.this_is_spline:
+            start = self.next_leg.set_origin_speed_max(self.spline_this.destination_speed_max)
+            self.spline_this.set_destination_speed_max(start)
+        self.next_is_spline = False
         self.fast_waypoint = True
+
+    def _spline(self) -> SplineCurve:
+        spline = SplineCurve()
+        spline.set_speed_accel(self.speed_xy, self.speed_up, self.speed_down, self.limits.accel, self.limits.accel_z)
+        return spline
+
+    def set_spline_destination(self, destination: Vec, nxt: Vec, next_is_spline: bool) -> None:
+        """A spline leg to ``destination``, its end tangent towards ``nxt`` (``AC_WPNav::set_spline_destination``)."""
+        if not self.active or not self.reached:
+            self.init(self.target, self.speed_xy)
+        origin_vector = ZERO
+        if self.fast_waypoint:
+            origin_vector = (self.spline_this.destination_vel if self.this_is_spline
+                             else vsub(self.destination, self.origin))
+        self.origin = self.destination
+        self.destination = destination
+        destination_vector = vsub(nxt, self.origin) if next_is_spline else vsub(nxt, destination)
+        self.fast_waypoint = vlen(destination_vector) > 0
+        self.spline_this = self._spline()
+        self.spline_this.set_origin_and_destination(self.origin, destination, origin_vector, destination_vector)
+        self.prev_leg = SCurve()
+        self.this_is_spline = True
+        self.reached = False
+
+    def set_spline_destination_next(self, nxt: Vec, next_next: Vec, next_next_is_spline: bool) -> None:
+        """The next leg is a spline (``AC_WPNav::set_spline_destination_next``)."""
+        origin_vector = self.spline_this.destination_vel if self.this_is_spline else vsub(self.destination, self.origin)
+        destination_vector = vsub(next_next, self.destination) if next_next_is_spline else vsub(next_next, nxt)
+        self.spline_next = self._spline()
+        self.spline_next.set_origin_and_destination(self.destination, nxt, origin_vector, destination_vector)
+        self.next_is_spline = True
+        self.fast_waypoint = True
+        if not self.this_is_spline:
+            self.this_leg.set_destination_speed_max(self.spline_next.origin_speed_max)
+        else:
+            self.spline_this.set_destination_speed_max(self.spline_next.origin_speed_max)
 
     def set_speed_xy(self, speed: float) -> None:
         """A DO_CHANGE_SPEED or MAV_CMD_DO_CHANGE_SPEED (``AC_WPNav::set_speed_xy`` →
@@ -153,6 +206,8 @@ class WaypointNav:
         self.speed_xy = speed
         for leg in (self.this_leg, self.next_leg):
             leg.set_speed_max(self.speed_xy, self.speed_up, self.speed_down)
+        for spline in (self.spline_this, self.spline_next):
+            spline.set_speed_accel(self.speed_xy, self.speed_up, self.speed_down, self.limits.accel, self.limits.accel_z)
 
     def stopping_point(self) -> Vec:
         """Where the vehicle stops braking at WPNAV_ACCEL from its speed now (``AC_PosControl::get_stopping_point_xy_cm``,
@@ -185,11 +240,18 @@ class WaypointNav:
         if cap > 0 and self._leg_speed * scale > cap:
             # the vehicle cannot keep up: _track_scalar_dt slows the leg's clock to the speed it achieves
             scale = cap / self._leg_speed
-        done, pos, vel, _ = self.this_leg.advance_along_track(self.prev_leg, self.next_leg, self.limits.radius,
-                                                             self.limits.corner_accel(), self.fast_waypoint, scale * dt)
-        self.target = vadd(self.origin, pos)
+        if self.this_is_spline:
+            # SplineCurve::advance_target_along_track from the target's speed now, on the same slowed clock
+            target, vel = self.spline_this.advance(scale * dt, vlen(self.velocity) / scale if scale > 0 else 0.0)
+            done = self.spline_this.reached
+            self.target = target
+        else:
+            done, pos, vel, _ = self.this_leg.advance_along_track(self.prev_leg, self.next_leg, self.limits.radius,
+                                                                 self.limits.corner_accel(), self.fast_waypoint,
+                                                                 scale * dt)
+            self.target = vadd(self.origin, pos)
         self._leg_speed = vlen(vel)
-        self.velocity = tuple(c * scale for c in vel)  # type: ignore[assignment]
+        self.velocity = vscale(vel, scale)
         if not self.reached and done:
             if self.fast_waypoint or vlen(vsub(self.target, self.destination)) <= self.limits.radius:
                 self.reached = True
