@@ -41,7 +41,7 @@ from flows.sim.ardupilot_mission import StoredCommand
 from flows.sim.copter_motion import Body, Climb, Descent
 from flows.sim.copter_rtl import ReturnHome, descent_from
 from flows.sim.local_frame import LocalFrame
-from flows.sim.scurve import Vec
+from flows.sim.vec3 import Vec
 from flows.sim.wpnav import NavLimits, WaypointNav
 
 __all__ = ["AutoMission", "COMMAND_NAMES", "NAV_LAST"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flows.sim.scurve import Vec, ZERO
+from flows.sim.vec3 import ZERO, Vec
 from flows.sim.shaping import Axis, sqrt_controller
 
 __all__ = ["Body", "Climb", "Descent", "Brake", "LANDED_TO_DISARM_S", "SPOOL_UP_S"]

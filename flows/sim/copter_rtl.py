@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from flows.sim.copter_motion import Body, Brake, Descent
-from flows.sim.scurve import Vec
+from flows.sim.vec3 import Vec
 from flows.sim.wpnav import NavLimits, WaypointNav
 
 __all__ = ["ReturnHome", "return_target"]

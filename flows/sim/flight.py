@@ -48,9 +48,9 @@ from typing import Any
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; mavutil loads every dialect)
 
-from flows.sim import flight_commands  # noqa: E402
+from flows.sim import failsafes, flight_commands  # noqa: E402
 from flows.sim.ardupilot_mission import StoredCommand  # noqa: E402
-from flows.sim.battery import FAILSAFE_CRITICAL, BatteryMonitor, Pack, PowerModel  # noqa: E402
+from flows.sim.battery import BatteryMonitor, Pack, PowerModel  # noqa: E402
 from flows.sim.copter import CopterModes  # noqa: E402
 from flows.sim.copter_motion import Body  # noqa: E402
 from flows.sim.flight_options import FlightFaults, FlightOptions  # noqa: E402
@@ -64,10 +64,6 @@ __all__ = ["FlightFaults", "FlightOptions", "SimFlight", "attach_flight", "NAV_C
            "nav_seqs"]
 
 LOOP_S = 0.0025  # ArduCopter's 400 Hz main loop: the step after the mission moves on
-_ACTIONS = {1: "LAND", 2: "RTL", 3: "RTL", 4: "LAND", 6: "RTL", 7: "LAND"}  # BATT_FS_*_ACT → Copter's mode
-_GCS_ACTIONS = {1: "RTL", 2: "RTL", 3: "RTL", 4: "LAND", 5: "LAND", 6: "RTL", 7: "LAND"}  # FS_GCS_ENABLE
-_PX4_BATTERY = {2: "LAND", 3: "RTL"}  # COM_LOW_BAT_ACT at BAT_CRIT_THR (0: a warning only)
-_PX4_DATALINK = {1: "LOITER", 2: "RTL", 3: "LAND"}  # NAV_DLL_ACT
 
 
 class SimFlight:
@@ -94,7 +90,7 @@ class SimFlight:
         self.received: dict[str, dict[str, int]] = {}  # phase → message type → count, from the mission's load on
         self.commands: list[dict[str, Any]] = []  # every command received: (t_s, command, params, result)
         self.modes: CopterModes | Px4Modes | None = None
-        self.battery_failsafe: str | None = None  # the failsafe the vehicle acted on, named ("low", "critical", "gcs")
+        self.battery_failsafe: str | None = None  # the failsafe the vehicle acted on: "low", "critical" or "gcs"
         self.pack: Pack | None = None
         self.monitor: BatteryMonitor | None = None
         self.power = PowerModel(self.options.hover_power_w, self.options.cruise_power_w, self.options.cruise_speed_mps)
@@ -106,7 +102,7 @@ class SimFlight:
         self._pending_reached: int | None = None
         self._injected = False
         self._landed_at_s: float | None = None
-        self._last_gcs_wall: float | None = None
+        self.last_gcs_wall: float | None = None
         self._lost_acks: Counter[int] = Counter()
         self._lost_commands: Counter[int] = Counter()
         self._vehicle: Any = None
@@ -199,7 +195,7 @@ class SimFlight:
             seen = self.received.setdefault(self.phase, {})
             seen[kind] = seen.get(kind, 0) + 1
         if kind == "HEARTBEAT" and msg.get_srcSystem() == int(self.params().get("SYSID_MYGCS", 255)):
-            self._last_gcs_wall = time.monotonic()
+            self.last_gcs_wall = time.monotonic()
         if kind in ("COMMAND_LONG", "COMMAND_INT"):
             target = int(getattr(msg, "target_system", 0))
             if target in (0, getattr(vehicle, "system_id", 1)):
@@ -416,39 +412,21 @@ class SimFlight:
         self.monitor.measure(self.pack.volts(current), current, dt)
 
     def _failsafes(self, vehicle: Any, now_wall: float) -> None:
-        """The battery and GCS failsafes, as the vehicle's parameters say."""
-        p = self.params()
+        """The battery and GCS failsafes, as the vehicle's parameters say (``flows.sim.failsafes``)."""
         if self.monitor is None or self.modes is None:
             return
-        if self._dialect == "ardupilot":
-            level = self.monitor.check(p, vehicle.clock_s, self.armed)
-            if level is not None:
-                self.text(vehicle, _M.MAV_SEVERITY_WARNING, self.monitor.text(level))
-                action = int(p.get("BATT_FS_CRT_ACT" if level == FAILSAFE_CRITICAL else "BATT_FS_LOW_ACT", 0.0))
-                self._failsafe_action(vehicle, "Battery", _ACTIONS.get(action), "critical" if level == FAILSAFE_CRITICAL
-                                      else "low")
-            gcs_action = _GCS_ACTIONS.get(int(p.get("FS_GCS_ENABLE", 0.0)))
-            timeout = p.get("FS_GCS_TIMEOUT", 5.0)
-        else:
-            remaining = self.monitor.remaining_pct / 100.0
-            if self.battery_failsafe is None and remaining < p.get("BAT_LOW_THR", 0.15):
-                self.text(vehicle, _M.MAV_SEVERITY_WARNING, "Low battery level! Return advised")
-                self.battery_failsafe = "low"
-            if self.battery_failsafe == "low" and remaining < p.get("BAT_CRIT_THR", 0.07):
-                self.text(vehicle, _M.MAV_SEVERITY_CRITICAL, "Critical battery level!")
-                self._failsafe_action(vehicle, "Battery", _PX4_BATTERY.get(int(p.get("COM_LOW_BAT_ACT", 0.0))),
-                                      "critical")
-            gcs_action = _PX4_DATALINK.get(int(p.get("NAV_DLL_ACT", 0.0)))
-            timeout = p.get("COM_DL_LOSS_T", 10.0)
-        silent = self._last_gcs_wall is not None and now_wall - self._last_gcs_wall > timeout
-        if gcs_action and silent and self.battery_failsafe != "gcs" and self.armed:
-            self._failsafe_action(vehicle, "GCS", gcs_action, "gcs")
+        for text, severity, kind, mode, name in failsafes.check(self, vehicle, now_wall):
+            if text:
+                self.text(vehicle, severity, text)
+            if name:
+                self._failsafe_action(vehicle, kind, mode, name)
 
     def _failsafe_action(self, vehicle: Any, kind: str, mode: str | None, name: str) -> None:
         """``Copter::announce_failsafe`` + ``do_failsafe_action`` (RTL or LAND with its pause); None: no action."""
-        if self.battery_failsafe is None or name == "critical":
-            self.battery_failsafe = name
-        if mode is None or self.mode == mode:
+        if mode is None:
+            return
+        self.battery_failsafe = name  # the failsafe the vehicle acted on
+        if self.mode == mode:
             return
         if self._dialect == "ardupilot":
             self.text(vehicle, _M.MAV_SEVERITY_WARNING, f"{kind} Failsafe")

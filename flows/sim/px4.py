@@ -35,7 +35,8 @@ from pymavlink.dialects.v20 import common as _M
 
 from flows.sim.copter_motion import Body, Brake, Climb
 from flows.sim.local_frame import LocalFrame
-from flows.sim.scurve import SCurve, Vec, vadd, vlen, vsub
+from flows.sim.scurve import SCurve
+from flows.sim.vec3 import Vec, vadd, vlen, vsub
 from flows.sim.shaping import Axis
 from planner.output.mission_items import MissionItem
 

@@ -32,10 +32,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["SCurve", "Vec", "kinematic_limit", "vadd", "vscale", "vsub", "vlen", "vlen_xy"]
+from flows.sim.scurve_path import path_times as _path_times
+from flows.sim.vec3 import ZERO, Vec, kinematic_limit, vadd, vlen, vlen_xy, vscale, vsub
 
-Vec = tuple[float, float, float]
-ZERO: Vec = (0.0, 0.0, 0.0)
+__all__ = ["SCurve"]
 
 SEG_INIT = 0
 SEG_ACCEL_MAX = 4
@@ -50,51 +50,12 @@ CONSTANT_JERK, POSITIVE_JERK, NEGATIVE_JERK = 0, 1, 2
 _EPS = 1e-6  # ArduPilot's is_zero / is_positive / is_equal tolerance (FLT_EPSILON scaled to its units)
 
 
-def vadd(a: Vec, b: Vec) -> Vec:
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
-
-
-def vsub(a: Vec, b: Vec) -> Vec:
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-def vscale(a: Vec, k: float) -> Vec:
-    return (a[0] * k, a[1] * k, a[2] * k)
-
-
-def vlen(a: Vec) -> float:
-    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
-
-
-def vlen_xy(a: Vec) -> float:
-    return math.hypot(a[0], a[1])
-
-
 def _pos(x: float) -> bool:
     return x > _EPS
 
 
 def _zero(x: float) -> bool:
     return abs(x) <= _EPS
-
-
-def kinematic_limit(direction: Vec, max_xy: float, max_up: float, max_down: float) -> float:
-    """The largest speed (or acceleration) along ``direction`` within separate horizontal, up and down limits
-    (``kinematic_limit`` in ``libraries/AP_Math/control.cpp``)."""
-    length = vlen(direction)
-    if length <= 0 or _zero(max_xy) or _zero(max_up) or _zero(max_down):
-        return 0.0
-    max_xy, max_up, max_down = abs(max_xy), abs(max_up), abs(max_down)
-    n, e, u = direction[0] / length, direction[1] / length, direction[2] / length
-    xy = math.hypot(n, e)
-    if _zero(xy):
-        return max_up if u > 0 else max_down
-    if _zero(u):
-        return max_xy
-    slope = u / xy
-    if slope > 0:
-        return max_xy / xy if abs(slope) < max_up / max_xy else abs(max_up / u)
-    return max_xy / xy if abs(slope) < max_down / max_xy else abs(max_down / u)
 
 
 @dataclass
@@ -109,78 +70,6 @@ class _Segment:
     def copy_from(self, other: "_Segment") -> None:
         self.end_time, self.kind, self.jerk = other.end_time, other.kind, other.jerk
         self.end_accel, self.end_vel, self.end_pos = other.end_accel, other.end_vel, other.end_pos
-
-
-def _path_times(snap: float, jerk: float, v0: float, accel: float, vmax: float, length: float
-                ) -> tuple[float, float, float, float, float]:
-    """``SCurve::calculate_path``: (jerk, tj, t2, t4, t6) of a speed change from ``v0`` towards ``vmax`` within
-    ``length`` metres — tj the raised-cosine jerk ramp, t2/t6 constant jerk, t4 constant acceleration; zeros when
-    there is nothing to change or the inputs are out of range."""
-    if not (_pos(snap) and _pos(jerk) and _pos(accel) and _pos(vmax) and _pos(length)) or v0 >= vmax:
-        return 0.0, 0.0, 0.0, 0.0, 0.0
-    tj = jerk * math.pi / (2.0 * snap)
-    at = min(accel, (vmax - v0) / (2.0 * tj), (length + 4.0 * v0 * tj) / (4.0 * tj * tj))
-    t2 = t4 = t6 = 0.0
-    if abs(at) < jerk * tj:
-        if _zero(v0):
-            # the ramps themselves are cut short: the profile is all raised-cosine jerk
-            tj = min(tj, (length * math.pi / (8.0 * snap)) ** 0.25, (vmax * math.pi / (4.0 * snap)) ** (1.0 / 3.0),
-                     math.sqrt(max(0.0, accel * math.pi / (2.0 * snap))))
-            jerk = 2.0 * snap * tj / math.pi
-            accel = jerk * tj
-        else:
-            accel = at  # a speed change keeps tj and lowers the jerk instead
-            jerk = accel / tj
-        if not (vmax <= v0 + 2.0 * accel * tj or length <= 4.0 * v0 * tj + 4.0 * accel * tj * tj):
-            t4 = max(0.0, _const_accel_time(jerk, tj, v0, accel, vmax, length))
-    else:
-        short = (vmax < v0 + accel * tj + accel * accel / jerk
-                 or length < (accel ** 3 + accel * jerk * (2.0 * v0 + 2.0 * accel * tj)) / (jerk * jerk)
-                 + 2.0 * v0 * tj + accel * tj * tj)
-        if short:
-            accel = min(accel, _reachable_accel_by_speed(jerk, tj, v0, vmax),
-                        _reachable_accel_by_length(jerk, tj, v0, length))
-            t2 = accel / jerk - tj
-            t6 = t2
-        else:
-            t2 = accel / jerk - tj
-            t4 = max(0.0, _const_accel_time(jerk, tj, v0, accel, vmax, length))
-            t6 = t2
-    result = (jerk, tj, t2, t4, t6)
-    if any(not math.isfinite(x) or x < -_EPS for x in result):
-        return 0.0, 0.0, 0.0, 0.0, 0.0  # "SCurve::calculate_path invalid outputs": no change
-    return result
-
-
-def _const_accel_time(jm: float, tj: float, v0: float, am: float, vm: float, length: float) -> float:
-    """The constant-acceleration time t4 of ``calculate_path`` (solutions 2 and 7): the smaller of the time that
-    reaches ``vm`` and the time that uses up ``length`` (a root of its quadratic in t4)."""
-    by_speed = -(v0 - vm + am * tj + am * am / jm) / am
-    disc = (am ** 4 / 4.0 + jm * jm * v0 * v0 + am * am * jm * jm * tj * tj / 4.0 + 2.0 * am * jm * jm * length
-            - am * am * jm * v0 + am ** 3 * jm * tj / 2.0 - am * jm * jm * v0 * tj)
-    root = math.sqrt(max(0.0, disc))
-    base = -1.5 * am * am - jm * v0 - 1.5 * am * jm * tj
-    by_length = max((base + root) / (am * jm), (base - root) / (am * jm))
-    return min(by_speed, by_length)
-
-
-def _reachable_accel_by_speed(jm: float, tj: float, v0: float, vm: float) -> float:
-    """Solution 5 of ``calculate_path``: the peak acceleration whose two ramps change the speed by exactly vm − v0."""
-    root = math.sqrt(max(0.0, (4.0 * (vm - v0) + jm * tj * tj) / jm))
-    return max(-0.5 * jm * (tj + root), -0.5 * jm * (tj - root))
-
-
-def _reachable_accel_by_length(jm: float, tj: float, v0: float, length: float) -> float:
-    """Solution 5 of ``calculate_path``: the peak acceleration whose two ramps use exactly ``length`` (Cardano's
-    root of the cubic in the acceleration, as the source writes it)."""
-    p = jm * jm * tj * tj / 9.0 - jm * v0 * 2.0 / 3.0
-    q = (-(jm * jm) * length / 2.0 + jm ** 3 * tj ** 3 * 8.0 / 27.0 - jm * tj * (jm * jm * tj * tj + 2.0 * jm * v0) / 3.0
-         + jm * jm * v0 * tj)
-    root = math.sqrt(max(0.0, q * q - p ** 3))
-    cube = (root - q) ** (1.0 / 3.0) if root - q > 0 else -((q - root) ** (1.0 / 3.0))
-    if _zero(cube):
-        return 0.0
-    return -jm * tj * 2.0 / 3.0 + p / cube + cube
 
 
 class SCurve:
@@ -310,18 +199,6 @@ class SCurve:
         src = self.seg[source]
         for i in range(first, last + 1):
             self._set(i, src.end_time, CONSTANT_JERK, 0.0, accel, src.end_vel, src.end_pos)
-
-    def _decel_to(self, v_end: float) -> None:
-        """Rebuild the braking segments (15..22) to end at ``v_end`` and stretch the cruise to end on the track's end
-        (the shared tail of ``set_speed_max``, ``set_origin_speed_max`` and ``set_destination_speed_max``)."""
-        i = self._const_jerk(SEG_CONST, 0.0, 0.0)
-        s15 = self.seg[SEG_CONST]
-        jm, tj, t2, t4, t6 = _path_times(self.snap_max, self.jerk_max, v_end, self.accel_max, s15.end_vel,
-                                         self.length * 0.5 if v_end >= 0 else 0.0)
-        i = self._jerk_ramps(i, tj, -jm, t6)
-        i = self._const_jerk(i, t4, 0.0)
-        self._jerk_ramps(i, tj, jm, t2)
-        self._close_end()
 
     def _close_end(self) -> None:
         end = self.seg[SEG_DECEL_END]

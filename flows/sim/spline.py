@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from flows.sim.scurve import Vec, ZERO, kinematic_limit, vadd, vlen, vscale, vsub
+from flows.sim.vec3 import ZERO, Vec, kinematic_limit, vadd, vlen, vscale, vsub
 
 __all__ = ["SplineCurve"]
 

@@ -1,50 +1,37 @@
 """The vehicle simulator: a MAVLink 2 vehicle that boots, answers the mission protocol, flies, and fails on demand.
 
-``sortie sim-vehicle``, ``sortie sim-fleet`` and ``sortie demo`` run it as the drone
-at the other end of a link; the tests fly their fault matrix against it over real
-UDP or TCP. It speaks for one vehicle (system 1, component 1 by default) on one or
-more ports (``listen``: a connection string or a list of them; the first is
-SERIAL0), and behaves as ArduCopter 4.6.3 SITL was observed to (FACTS.md), each
-habit with its source. **Realistic by default**; a test that does not test a delay
-says so (``tests/testkit.py``: ``sim_vehicle``).
+``sortie sim-vehicle``, ``sortie sim-fleet``, ``sortie demo`` and the tests talk to it over real UDP or TCP. It
+speaks for one vehicle on one or more ports (``listen``; the first is SERIAL0) and behaves as ArduCopter 4.6.3 SITL
+was observed to (FACTS.md), **realistic by default** — a test that is not about a delay says so
+(``tests/testkit.py``: ``sim_vehicle``). ``docs/simulator.md`` has the whole behaviour table with sources; here:
 
-- **its clock** runs ``speedup`` times the wall clock from boot (SITL's ``--speedup``):
-  ``time_boot_ms``, SYSTEM_TIME, TIMESYNC, the boot and pre-arm delays, the
-  heartbeat and the flight all follow it. Timers a ground station races against stay
-  on the wall clock: the mission protocol's re-requests and timeout, the auto-disarm,
-  the GCS failsafe's silence, link faults. A loop turn advances the clock by at most
-  ``MAX_TURN_SIM_S`` (and ``MAX_TURN_WALL_S`` of wall time): a loaded machine, or a
-  speed-up beyond what the loop can integrate, slows the vehicle down rather than making
-  it jump — telemetry stays as dense as a real flight's.
-- **boot**: nothing is sent before the vehicle boots (a ``tcpin:`` SERIAL0 boots when
-  its first client connects, as SITL does); for ``boot_s`` (10 s) its HEARTBEAT says
-  MAV_STATE_BOOT and a MISSION_COUNT is answered MAV_MISSION_NO_SPACE with "Only 0
-  items are supported" (``MissionItemProtocol::handle_mission_count``: ``max_items()``
-  is 0 until ``AP_Mission::init``), then "ArduPilot Ready"; TIMESYNC every 10 s.
-- **pre-arm**: the checks pass ``prearm_s`` (35 s; SITL: 20–60 s) after boot (None:
-  never), shown by SYS_STATUS's PREARM_CHECK bit; while they fail, "PreArm: <reason>"
-  every 30 s (``AP_Arming::update``, PREARM_DISPLAY_PERIOD) and at each refused arm.
-  BATT_ARM_MAH / BATT_ARM_VOLT are checked too (``AP_BattMonitor_Backend::arming_checks``).
-- **heartbeat** every ``heartbeat_s`` (1 s) of the vehicle's clock (``GCS_MAVLINK::update_send``),
-  at most every ``MIN_WALL_S`` of wall time in flight; on the ground, where nothing moves, the
-  heartbeat and the streams go at most every ``GROUND_MIN_WALL_S`` (a fleet of accelerated
-  vehicles waiting on their docks would otherwise flood its ground station).
-- **telemetry only on request** (``flows.sim.link_messages``, ``flows.sim.streams``), rates kept per
-  port until a reboot; **signing** and **one client per TCP port** (``flows.sim.ports``).
-- **the mission protocol** of ArduPilot or PX4 (``flows.sim.mission_protocol``), storing what
-  the autopilot stores (``flows.sim.ardupilot_mission``, ``flows.sim.px4_mission``).
-- **parameters** of its dialect, read and set over MAVLink (``flows.sim.sim_params``).
-- **a reboot** (MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN on the ground, or ``reboot()``): silent for
-  ``REBOOT_WALL_S``, TCP clients dropped, then a new session — the clock back at 0, boot and
-  pre-arm again, streams forgotten, home where it stands, the battery read afresh; the
-  stored mission and the parameters stay (EEPROM).
-- faults (``flows.sim.sim_faults``): ``drop`` (seeded), ``lose`` (single messages),
-  ``lose_final_ack``, ``reject`` (+ ``reject_at_seq``); flight faults are the flight's
-  (``flows.sim.flight_options.FlightFaults``: link stall and loss, drain, abort, reboot, …).
+- **its clock** runs ``speedup`` times the wall clock from boot (SITL's ``--speedup``): ``time_boot_ms``, the boot
+  and pre-arm delays, the heartbeat and the flight follow it; timers a ground station races against (the mission
+  protocol's, the auto-disarm, the GCS failsafe, link faults) stay on the wall clock. A loop turn advances it by
+  at most ``MAX_TURN_SIM_S`` and ``MAX_TURN_WALL_S``: an overloaded loop slows the vehicle, never makes it jump.
+- **boot**: nothing sent before it boots (a ``tcpin:`` SERIAL0 boots when its first client connects); for
+  ``boot_s`` (10 s) HEARTBEAT says MAV_STATE_BOOT and a MISSION_COUNT is answered NO_SPACE ("Only 0 items are
+  supported": ``MissionItemProtocol::handle_mission_count`` before ``AP_Mission::init``), then "ArduPilot Ready".
+- **pre-arm** passes ``prearm_s`` (35 s) after boot (``flows.sim.prearm``); **heartbeat** every ``heartbeat_s`` of
+  its clock, at most every ``MIN_WALL_S`` (on the ground ``GROUND_MIN_WALL_S``, streams too: an accelerated fleet
+  on its docks would flood its ground station).
+- **the link**: telemetry only on request, per port (``flows.sim.link_messages``, ``flows.sim.streams``); signing
+  and one client per TCP port (``flows.sim.ports``); the mission protocol (``flows.sim.mission_protocol``) storing
+  what the autopilot stores (``flows.sim.ardupilot_mission``, ``flows.sim.px4_mission``); parameters
+  (``flows.sim.sim_params``).
+- **a reboot** (MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN on the ground, or ``reboot()``): silent ``REBOOT_WALL_S``, TCP
+  clients dropped, then a new session — clock at 0, boot and pre-arm again, streams forgotten, home where it
+  stands, the battery read afresh; mission and parameters kept (EEPROM).
+- faults (``flows.sim.sim_faults``): ``drop``, ``lose``, ``lose_final_ack``, ``reject``; the flight's own
+  (``flows.sim.flight_options.FlightFaults``): link stall and loss, drain, abort, reboot.
 
-Flying is a ``VehicleBehaviour`` (``flows.sim.flight.SimFlight`` unless a test plugs in
-another): it sees every message first, is told when a mission is stored, is ticked from
-the vehicle's one thread, and hands the vehicle its ``snapshot()`` for telemetry.
+Flying is a ``VehicleBehaviour`` (``flows.sim.flight.SimFlight`` unless a test plugs in another): it sees every
+message first, is told when a mission is stored, is ticked from the vehicle's one thread after the clock moved,
+and hands the vehicle its ``snapshot()`` for telemetry.
+
+Over 500 lines on purpose: the constructor takes every option the CLI and the tests set (~30, each defaulting to
+the realistic value), and the loop, the fault model and the answers share that one vehicle's state; the parts
+that stand alone are their own modules (session, pre-arm, ports, streams, protocol, storage, parameters).
 """
 
 from __future__ import annotations
@@ -65,6 +52,8 @@ from flows.sim.ardupilot_mission import StoredCommand, hand_back, home_item  # n
 from flows.sim.link_messages import handle_link_message  # noqa: E402
 from flows.sim.mission_protocol import Entry, MissionProtocol, protocol_for  # noqa: E402
 from flows.sim.ports import SimPort  # noqa: E402
+from flows.sim.prearm import PREARM_REASON, PreArm  # noqa: E402
+from flows.sim.session import Session  # noqa: E402
 from flows.sim.sim_faults import SimStats, parse_loss, result_code  # noqa: E402
 from flows.sim.sim_params import SimParams  # noqa: E402
 from flows.sim.state import SimState  # noqa: E402
@@ -78,8 +67,6 @@ _M = mavutil.mavlink
 
 BOOT_S = 10.0  # uploads answered NO_SPACE (FACTS.md: "wait ~10 s or retry")
 PREARM_S = 35.0  # pre-arm checks pass (FACTS.md: ~20–60 s after boot in SITL)
-PREARM_REASON = "AHRS: waiting for home"  # AP_Arming::gps_checks, until the EKF has its origin and home
-PREARM_DISPLAY_S = 30.0  # AP_Arming PREARM_DISPLAY_PERIOD
 MAX_TURN_WALL_S = 0.25  # a loop turn advances the vehicle's clock by at most this much wall time …
 MAX_TURN_SIM_S = 1.0  # … and by at most this much of its own (each turn then streams what is due)
 MIN_WALL_S = 0.02  # in flight, the heartbeat at most 50 times a wall second, whatever the speed-up
@@ -172,7 +159,7 @@ class SimVehicle:
         self.transfer_timeout_s = transfer_timeout_s if transfer_timeout_s is not None else _TRANSFER_TIMEOUT_S[dialect]
         self.boot_s = boot_s
         self.prearm_s = prearm_s
-        self.prearm_reason = prearm_reason
+        self._prearm = PreArm(prearm_reason)
         self.gps_fix_type = gps_fix_type
         self.stats = SimStats()
         self.reboots = 0
@@ -186,15 +173,10 @@ class SimVehicle:
         lat, lon, alt = home if home is not None else (0.0, 0.0, 0.0)
         self.home: tuple[float, float, float] = (lat, lon, alt)
         self.ground = SimState(mode=_BOOT_MODE[dialect], lat=lat, lon=lon, home=(lat, lon, alt), battery_pct=battery_pct)
-        self.clock_s = float(up_s)  # simulated seconds since boot (time_boot_ms); ``up_s``: booted that long ago
-        self._up_s = float(up_s)
-        self._booted_wall: float | None = None
-        self._silent_until = 0.0
-        self._last_wall: float | None = None
+        self.session = Session(up_s)  # the clock (time_boot_ms); ``up_s``: booted that long ago
         self._last_hb_wall = -1.0
         self._last_hb_clock = -1e9
         self._last_timesync_clock = -10.0
-        self._last_prearm_text = 0.0
         self._ready_said = False
         self.ports = [SimPort(i, spec, system_id=system_id, component_id=component_id)
                       for i, spec in enumerate(self.listen)]
@@ -283,24 +265,28 @@ class SimVehicle:
 
     def uptime_s(self) -> float:
         """The vehicle's seconds since boot (its clock)."""
-        return self.clock_s if self._booted_wall is not None else 0.0
+        return self.clock_s if self.session.booted else 0.0
+
+    @property
+    def booted(self) -> bool:
+        return self.session.booted
+
+    @property
+    def clock_s(self) -> float:
+        """The vehicle's seconds since boot (``flows.sim.session``)."""
+        return self.session.clock_s
+
+    @property
+    def boot_clock_s(self) -> float:
+        return self.session.boot_clock_s
 
     def booting(self) -> bool:
         """Within ``boot_s`` of boot: the mission storage is not initialised yet (ArduPilot)."""
-        return self.dialect == "ardupilot" and self.clock_s - self._up_s < self.boot_s
+        return self.dialect == "ardupilot" and self.clock_s - self.boot_clock_s < self.boot_s
 
     def prearm_failure(self) -> str | None:
         """Why arming is refused now ("PreArm: …" without the prefix), or None when the checks pass."""
-        if self._booted_wall is None or self.prearm_s is None or self.clock_s - self._up_s < self.prearm_s:
-            return self.prearm_reason
-        arm_mah = self._params.get("BATT_ARM_MAH", 0.0)
-        monitor = getattr(self.flight, "monitor", None)
-        if arm_mah > 0 and monitor is not None and monitor.capacity_mah - monitor.consumed_mah < arm_mah:
-            return "Battery 1 below minimum arming capacity"
-        arm_volt = self._params.get("BATT_ARM_VOLT", 0.0)
-        if arm_volt > 0 and monitor is not None and monitor.voltage < arm_volt:
-            return f"Battery 1 below minimum arming voltage"
-        return None
+        return self._prearm.failure(self)
 
     def prearm_ok(self) -> bool:
         """Whether the pre-arm checks pass now (SYS_STATUS PREARM_CHECK)."""
@@ -344,7 +330,7 @@ class SimVehicle:
         while not self._stop.is_set() and (end is None or time.monotonic() < end):
             now = time.monotonic()
             got = 0
-            silent = now < self._silent_until or self._link_down(now)
+            silent = now < self.session.silent_until or self._link_down(now)
             for port in self.ports:
                 for _ in range(50):
                     msg = port.recv()
@@ -353,9 +339,9 @@ class SimVehicle:
                     got += 1
                     if not silent:
                         self._receive(msg, time.monotonic(), port)
-            if self._booted_wall is None and self.ports[0].has_client:
+            if not self.session.booted and self.ports[0].has_client:
                 self._boot(time.monotonic())  # SITL boots once SERIAL0's first client connects
-            if now >= self._silent_until:
+            if self.session.running(now):
                 self._periodic(time.monotonic())
             if not got:
                 self._wait_readable(0.01)
@@ -367,8 +353,7 @@ class SimVehicle:
             time.sleep(timeout_s)
 
     def _boot(self, now: float) -> None:
-        self._booted_wall = now
-        self._last_wall = now
+        self.session.boot(now)
         self.log(f"booted ({self.dialect}, {self.speedup:g}×); ports {', '.join(self.addresses)}")
 
     def reboot(self, why: str = "reboot", *, battery_pct: float | None = None) -> None:
@@ -378,9 +363,9 @@ class SimVehicle:
         self.reboots += 1
         self.log(f"rebooting ({why})")
         now = time.monotonic()
-        self._silent_until = now + REBOOT_WALL_S
-        self.clock_s, self._up_s = 0.0, 0.0
-        self._last_hb_clock, self._last_timesync_clock, self._last_prearm_text = -1e9, -10.0, 0.0
+        self.session.restart(now, REBOOT_WALL_S)
+        self._last_hb_clock, self._last_timesync_clock = -1e9, -10.0
+        self._prearm.last_text_s = 0.0
         self._ready_said = False
         self._greeted.clear()
         for port in self.ports:
@@ -389,8 +374,6 @@ class SimVehicle:
             port.drop_client()
         self._default_rates()
         self._protocol = protocol_for(self)
-        self._booted_wall = now + REBOOT_WALL_S
-        self._last_wall = now + REBOOT_WALL_S
         restart = getattr(self.flight, "rebooted", None)
         if callable(restart):
             restart(self, battery_pct)
@@ -412,7 +395,7 @@ class SimVehicle:
         ``lose`` entry can drop it. Returns whether it went out.
         """
         now = time.monotonic()
-        if self._booted_wall is None or now < self._silent_until or self._link_down(now):
+        if not self.session.running(now) or self._link_down(now):
             return False
         if loss is not None and self._loses(*loss):
             self.stats.dropped_out += 1
@@ -457,11 +440,7 @@ class SimVehicle:
     # --- the loop ---------------------------------------------------------------------------
 
     def _periodic(self, now: float) -> None:
-        if self._booted_wall is None or now < self._booted_wall:
-            return
-        wall_dt = min(MAX_TURN_WALL_S, max(0.0, now - (self._last_wall if self._last_wall is not None else now)))
-        self._last_wall = now
-        self.clock_s += min(MAX_TURN_SIM_S, wall_dt * self.speedup)
+        self.session.advance(now, self.speedup, MAX_TURN_SIM_S, MAX_TURN_WALL_S)
         if self.flight is not None:
             self.flight.tick(self, now)
         self._protocol.tick(now)
@@ -473,22 +452,12 @@ class SimVehicle:
             self._ready_said = True  # observed on SITL once its initialisation is done
             if self.dialect == "ardupilot":
                 self.broadcast(lambda m: m.statustext_send(_M.MAV_SEVERITY_INFO, b"ArduPilot Ready"))
-        self._prearm_report()
+        self._prearm.report(self)
         self._stream(now)
 
-    def _prearm_report(self) -> None:
-        """``AP_Arming::update``: the failing check, every PREARM_DISPLAY_PERIOD while it fails (ArduPilot)."""
-        if self.dialect != "ardupilot" or self.clock_s - self._last_prearm_text < PREARM_DISPLAY_S:
-            return
-        self._last_prearm_text = self.clock_s
-        reason = self.prearm_failure()
-        if reason is not None:
-            self.say_prearm(reason)
-
     def say_prearm(self, reason: str) -> None:
-        """A "PreArm: …" STATUSTEXT (``AP_Arming::check_failed``, severity CRITICAL)."""
-        text = f"PreArm: {reason}".encode("utf-8")[:50]
-        self.broadcast(lambda m: m.statustext_send(_M.MAV_SEVERITY_CRITICAL, text))
+        """A "PreArm: …" STATUSTEXT (``AP_Arming::check_failed``)."""
+        self._prearm.say(self, reason)
 
     def _heartbeat(self, now: float) -> None:
         """Every ``heartbeat_s`` of the vehicle's clock (``GCS_MAVLINK::update_send``: MSG_HEARTBEAT at 1 Hz), at most
@@ -518,7 +487,7 @@ class SimVehicle:
         return getattr(self.flight, "phase", "") == "FLYING"
 
     def boot_ms(self) -> int:
-        return int(self.clock_s * 1000.0) & 0xFFFFFFFF
+        return self.session.boot_ms()
 
     def _receive(self, msg: Any, now: float, port: SimPort) -> None:
         if msg.get_type() == "BAD_DATA":
@@ -546,7 +515,7 @@ class SimVehicle:
             return
         if not mine:
             return
-        handler = getattr(self, "_on_" + msg.get_type().lower(), None)
+        handler = self._mission_handler(msg.get_type())
         if handler is not None:
             handler(msg, now)
         elif msg.get_type() in ("COMMAND_LONG", "COMMAND_INT"):
@@ -573,26 +542,14 @@ class SimVehicle:
             return
         self._protocol.on_count(msg, now)
 
-    def _on_mission_item_int(self, msg: Any, now: float) -> None:
-        self._protocol.on_item(msg, now)
-
-    def _on_mission_item(self, msg: Any, now: float) -> None:
-        self._protocol.on_item(msg, now)
-
-    def _on_mission_request_list(self, msg: Any, now: float) -> None:
-        self._protocol.on_request_list(msg, now)
-
-    def _on_mission_request_int(self, msg: Any, now: float) -> None:
-        self._protocol.on_request(msg, now)
-
-    def _on_mission_request(self, msg: Any, now: float) -> None:
-        self._protocol.on_request(msg, now)
-
-    def _on_mission_clear_all(self, msg: Any, now: float) -> None:
-        self._protocol.on_clear_all(msg, now)
-
-    def _on_mission_ack(self, msg: Any, now: float) -> None:
-        self._protocol.on_ack(msg, now)
+    def _mission_handler(self, kind: str) -> Callable[[Any, float], None] | None:
+        """The mission protocol's handler for a message type (``flows.sim.mission_protocol``)."""
+        p = self._protocol
+        return {"MISSION_COUNT": self._on_mission_count, "MISSION_ITEM_INT": p.on_item, "MISSION_ITEM": p.on_item,
+                "MISSION_REQUEST_LIST": p.on_request_list, "MISSION_REQUEST_INT": p.on_request,
+                "MISSION_REQUEST": p.on_request, "MISSION_CLEAR_ALL": p.on_clear_all, "MISSION_ACK": p.on_ack,
+                "PARAM_SET": lambda msg, now: self._params.on_set(self, msg),
+                "PARAM_REQUEST_READ": lambda msg, now: self._params.on_read(self, msg)}.get(kind)
 
     def _store(self, mtype: int, items: tuple[Entry, ...]) -> None:
         with self._lock:
@@ -605,11 +562,3 @@ class SimVehicle:
         if self.dialect == "ardupilot" and mtype == MISSION and out:
             out[0] = home_item(*self.home)
         return tuple(out)
-
-    # --- parameters (``flows.sim.sim_params``) ---------------------------------------------
-
-    def _on_param_set(self, msg: Any, now: float) -> None:
-        self._params.on_set(self, msg)
-
-    def _on_param_request_read(self, msg: Any, now: float) -> None:
-        self._params.on_read(self, msg)

@@ -20,7 +20,8 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from flows.sim.scurve import SCurve, Vec, ZERO, vadd, vlen, vscale, vsub
+from flows.sim.scurve import SCurve
+from flows.sim.vec3 import ZERO, Vec, vadd, vlen, vscale, vsub
 from flows.sim.shaping import sqrt_controller
 from flows.sim.spline import SplineCurve
 

@@ -12,7 +12,8 @@ import math
 
 import pytest
 
-from flows.sim.scurve import SCurve, vlen
+from flows.sim.scurve import SCurve
+from flows.sim.vec3 import vlen
 from flows.sim.wpnav import NavLimits, WaypointNav
 
 LIMITS = NavLimits()  # ArduCopter's defaults: 10 m/s, 2.5 m/s², jerk 1 m/s³

@@ -231,7 +231,7 @@ def test_params_and_clear_all(ardupilot: SimVehicle) -> None:
 def test_ardupilot_says_boot_refuses_a_count_until_ready_then_accepts_it() -> None:
     # observed on SITL (ArduPilot master, Sep 2025): HEARTBEAT system_status 1 (BOOT) until "ArduPilot Ready";
     # a MISSION_COUNT at 1 s answered NO_SPACE with "Only 0 items are supported", at 4 s accepted
-    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.05, boot_s=0.8) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", boot_s=10.0, speedup=12.5) as sim:  # 0.8 s wall
         gs = Station(sim.address)
         assert gs.expect("HEARTBEAT", system_status=M.MAV_STATE_BOOT) is not None
         gs.mav.mission_count_send(1, 1, 3, MISSION)

@@ -101,7 +101,7 @@ def test_without_a_set_message_interval_answer_the_legacy_stream_request_is_used
 
 
 def test_an_upload_refused_with_no_space_while_the_vehicle_boots_is_asked_again() -> None:
-    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.1, rerequest_s=0.05, boot_s=1.5) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", rerequest_s=0.05, boot_s=10.0, speedup=6.67) as sim:  # 1.5 s wall
         outcome = upload_plan(wire_plan(), wire_world("ardupilot"), link=sim.address, **FAST)
     assert outcome.status == "ACCEPTED" and sim.stats.booting_refusals >= 1
     fence = next(a for a in outcome.uploads[0].attempts if a["kind"] == "upload")
