@@ -2,8 +2,8 @@
 
 Each flight is a record of ArduCopter 4.6.3 SITL flying a mission (the ``sitl`` engineer's corpus format:
 ``mission``, ``params`` read from the vehicle, ``summary``, ``statustext`` with the vehicle's clock, ``track``). The
-simulator flies the same mission with the same parameters (``flows.sim.offline.fly_mission``; SIM_SPEED_MAX 10
-m/s, the speed SITL's "+" frame reaches at ANGLE_MAX 30°, unless ``--speed-max``) and this prints, as one JSON
+simulator flies the same mission with the same parameters (``flows.sim.offline.fly_mission``; SIM_SPEED_MAX the
+speed SITL's "+" frame reaches at the flight's ANGLE_MAX, 10 m/s at 30°, unless ``--speed-max``) and this prints, as one JSON
 object: per flight the real and simulated time from MISSION_START to the disarm, the ratio, the time per item
 reached (median and worst absolute difference), the median airborne ground speed of each; and over all flights
 the median and worst relative error. Pure CPU, no timing of the machine: figures do not depend on its load.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -24,6 +25,17 @@ from planner.output.mission_items import MissionItem
 __all__ = ["compare", "main"]
 
 SITL_FRAME_SPEED_MAX = 10.0
+SITL_REF_SPEED, SITL_REF_ANGLE = 15.08, 45.0  # SIM_Frame's "+" model: refSpd at refAngle (libraries/SITL/SIM_Frame.h)
+
+
+def sitl_frame_speed_max(angle_max_cd: float) -> float:
+    """The top speed of SITL's "+" frame at lean limit ANGLE_MAX (centidegrees): its drag is fitted so that 45° holds
+    15.08 m/s (``SIM_Frame::init``), and at 30° the recorded flights plateau at 10.0 m/s; between and beyond, the
+    horizontal force tan(angle) against drag ∝ v^1.337, the exponent those two points give."""
+    exponent = math.log(math.tan(math.radians(SITL_REF_ANGLE)) / math.tan(math.radians(30.0))) / math.log(
+        SITL_REF_SPEED / SITL_FRAME_SPEED_MAX)
+    ratio = math.tan(math.radians(angle_max_cd / 100.0)) / math.tan(math.radians(SITL_REF_ANGLE))
+    return SITL_REF_SPEED * ratio ** (1.0 / exponent)
 
 
 def _items(rows: list[dict[str, Any]]) -> list[MissionItem]:
@@ -36,10 +48,10 @@ def _reached(texts: list[tuple[float, str]], start: float) -> dict[str, float]:
     return {s: t - start for t, s in texts if s.startswith("Reached command #")}
 
 
-def compare(flight: dict[str, Any], speed_max: float = SITL_FRAME_SPEED_MAX) -> dict[str, Any]:
-    """One flight against the simulator."""
+def compare(flight: dict[str, Any], speed_max: float | None = None) -> dict[str, Any]:
+    """One flight against the simulator (``speed_max`` None: SITL's frame at the flight's ANGLE_MAX)."""
     params = {k: float(v) for k, v in flight.get("params", {}).items() if isinstance(v, (int, float))}
-    params.setdefault("SIM_SPEED_MAX", speed_max)
+    params.setdefault("SIM_SPEED_MAX", speed_max if speed_max else sitl_frame_speed_max(params.get("ANGLE_MAX", 3000.0)))
     run = fly_mission(_items(flight["mission"]), params=params)
     s = flight["summary"]
     real = s["disarm_t_s"] - s["mission_start_t_s"]
@@ -74,7 +86,8 @@ def compare(flight: dict[str, Any], speed_max: float = SITL_FRAME_SPEED_MAX) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.sim_sitl", description=__doc__)
     parser.add_argument("paths", nargs="+", help="flight files or folders of them")
-    parser.add_argument("--speed-max", type=float, default=SITL_FRAME_SPEED_MAX, help="SIM_SPEED_MAX (m/s)")
+    parser.add_argument("--speed-max", type=float, default=None,
+                        help="SIM_SPEED_MAX (m/s); default: SITL's frame at each flight's ANGLE_MAX")
     args = parser.parse_args(argv)
     files: list[Path] = []
     for p in map(Path, args.paths):

@@ -403,13 +403,17 @@ class SimFlight:
             self._touchdown(vehicle)
 
     def _drain(self, vehicle: Any, dt: float, before: tuple[float, float, float]) -> None:
+        """The power this step draws, out of the pack and into the monitor's count; a ``drain_factor`` fault empties
+        the pack (and the count) that much faster at the current the flight really draws — a weak pack, not a
+        short circuit."""
         if self.pack is None or self.monitor is None or self.modes is None or self.modes.on_ground:
             return
         speed = math.hypot(self.body.vel[0], self.body.vel[1])
-        power = self.power.power_w(speed, self.body.vel[2]) * self.options.faults.drain_factor
-        current = self.pack.draw(power, dt)
-        self.energy_j += power * dt
-        self.monitor.measure(self.pack.volts(current), current, dt)
+        power = self.power.power_w(speed, self.body.vel[2])
+        factor = self.options.faults.drain_factor
+        current = self.pack.draw(power, dt * factor)
+        self.energy_j += power * dt * factor
+        self.monitor.measure(self.pack.volts(current), current, dt * factor)
 
     def _failsafes(self, vehicle: Any, now_wall: float) -> None:
         """The battery and GCS failsafes, as the vehicle's parameters say (``flows.sim.failsafes``)."""

@@ -70,7 +70,9 @@ class SplineCurve:
         scale = pos_len / vel_len if vel_len > pos_len else 1.0
         self._solve(origin, destination, vscale(origin_vel, scale), vscale(destination_vel, scale))
         self.origin_speed_max = self._dt_speed_max(0.0, 0.0)[3]
-        self.destination_speed_max = 0.0 if destination_vel == ZERO else self._dt_speed_max(1.0, 0.0)[3]
+        # the source computes this into _destination_speed_max itself, so its own "slow enough to stop" clamp
+        # reads the value just computed and changes nothing: the end speed is the curve's own limit there
+        self.destination_speed_max = 0.0 if destination_vel == ZERO else self._dt_speed_max(1.0, 0.0, clamp=False)[3]
 
     def set_destination_speed_max(self, speed: float) -> None:
         self.destination_speed_max = min(self.destination_speed_max, speed)
@@ -88,7 +90,7 @@ class SplineCurve:
         acc = vadd(vscale(c2, 2.0), vscale(c3, 6.0 * t))
         return pos, vel, acc, vscale(c3, 6.0)
 
-    def _dt_speed_max(self, t: float, distance: float) -> tuple[float, Vec, Vec, float, float]:
+    def _dt_speed_max(self, t: float, distance: float, clamp: bool = True) -> tuple[float, Vec, Vec, float, float]:
         """``SplineCurve::calc_dt_speed_max``: (the curve-time step for ``distance``, the target, the unit
         direction, the speed allowed there, the tangential acceleration allowed)."""
         pos, vel, acc, jerk = self._at(t)
@@ -115,8 +117,9 @@ class SplineCurve:
         if accel_max <= 0:
             self.reached = True
             return dt, pos, unit, speed, 0.0
-        left = vlen(vsub(self.destination, pos))
-        speed = min(speed, math.sqrt(2.0 * accel_max * (left + self.destination_speed_max ** 2 / (2.0 * accel_max))))
+        if clamp:
+            left = vlen(vsub(self.destination, pos))
+            speed = min(speed, math.sqrt(2.0 * accel_max * (left + self.destination_speed_max ** 2 / (2.0 * accel_max))))
         return dt, pos, unit, speed, accel_max
 
     def advance(self, dt: float, speed: float) -> tuple[Vec, Vec]:

@@ -158,7 +158,10 @@ def test_the_gcs_failsafe_returns_the_vehicle_when_its_ground_station_falls_sile
         gs.heartbeats = False  # the ground station stops sending heartbeats (its link is still up)
         said = gs.wait(lambda m: m.get_type() == "STATUSTEXT" and m.text == "GCS Failsafe", 5.0)
         assert said is not None
-        assert sim.flight.mode == "RTL" and sim.flight.battery_failsafe == "gcs"
+        from flows.vehicle.modes import custom_mode
+
+        rtl = gs.wait(lambda m: m.get_type() == "HEARTBEAT" and m.custom_mode == custom_mode("RTL", "ardupilot"), 5.0)
+        assert rtl is not None and sim.flight.battery_failsafe == "gcs"
         gs.close()
     finally:
         sim.stop()
