@@ -95,9 +95,10 @@ class VehicleHub:
     def __init__(self, *, now: Callable[[], datetime], links: Callable[[], Mapping[str, str]], key_store: Path,
                  publish: Publish | None = None, silent_after_s: float = 10.0, battery_low_pct: float = 25.0,
                  times: HoldTimes = HoldTimes(), records: HubRecords | None = None,
-                 freshness: Freshness | None = None) -> None:
+                 freshness: Freshness | None = None, bind: Callable[[World], World] | None = None) -> None:
         self.now = now
         self.links = links
+        self.bind = bind  # the admin's bindings over the fleet file's (``flows.server.links.LinkStore.apply``)
         self.key_store = key_store
         self.publish = publish
         self.silent_after_s = silent_after_s
@@ -118,6 +119,8 @@ class VehicleHub:
 
     def follow(self, world: World) -> None:
         """Hold one link per drone of ``world`` (new drones, changed links or bindings replace the watch)."""
+        if self.bind is not None:
+            world = self.bind(world)
         recorded = self.links()
         wanted = {d.id: (d, Target(d.id, d.tenant, recorded.get(d.id) or d.link, _binding_key(d)))
                   for d in world.drones}
@@ -143,7 +146,7 @@ class VehicleHub:
     def world(self, world: World) -> World:
         """``world`` with every drone's status, battery and telemetry time from its vehicle (following it first)."""
         self.follow(world)
-        return live_world(world, self.snapshot())
+        return live_world(world if self.bind is None else self.bind(world), self.snapshot())
 
     def snapshot(self) -> dict[str, LiveDrone]:
         """Each held drone's live value now (server clock)."""
