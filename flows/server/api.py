@@ -50,8 +50,8 @@ from flows.server.followers import Followers
 from flows.server.gate import SafetyGate
 from flows.server.http_errors import BodyLimit, install
 from flows.server.kit import Caller, Kit, RequestContext
-from flows.server.lanes import Lanes
-from flows.server.limits import TokenLimits
+from flows.server.admission import Lanes
+from flows.server.token_quotas import TokenLimits
 from flows.server.links import LinkStore
 from flows.server.plan_pool import PlanPool
 from flows.server.routes import admin, decisions, drafts, events, fleet, ledger, requests, vehicle
@@ -75,6 +75,11 @@ async def _serving(app: FastAPI) -> AsyncIterator[None]:
     anyio.to_thread.current_default_thread_limiter().total_tokens = kit.lanes.sizes.thread_tokens()
     sweeper = start_rounds(kit)
     kit.hub = start_hub(kit)  # None with --fleet file
+    unsigned = kit.vehicles()["unsigned"]
+    if kit.config.allow_unsigned and unsigned:  # said in the ledger, not only in a log
+        kit.ledger.audit(actor="authority", command="server.allow_unsigned", args={"drones": unsigned},
+                         result_code="OK", duration_s=0.0, started=kit.config.clock.now(),
+                         message=f"serving {len(unsigned)} drone(s) unsigned (--allow-unsigned): {', '.join(unsigned)}")
     if kit.config.full_walk:
         kit.integrity.start(kit.ledger, delay_s=kit.config.full_walk_delay_s)
     if kit.plans is not None:

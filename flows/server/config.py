@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from flows.server.filestore import locked_json, read_json_current
-from flows.server.lanes import LaneSizes
-from flows.server.limits import POLLS_PER_TOKEN, STREAMS_PER_TOKEN
+from flows.server.admission import LaneSizes
+from flows.server.token_quotas import POLLS_PER_TOKEN, STREAMS_PER_TOKEN
 from flows.usecases.actor import Policy
 from planner.errors import InvalidArgument
 
@@ -82,14 +82,15 @@ class ServerConfig:
     rules: Path | None = None  # None: $SORTIE_RULES of the server's environment, else the bundled rule set
     max_body_bytes: int = 256 * 1024
     sweep_s: float = 10.0  # the sweeper's period (flows.server.rounds): overdue drafts expire, UI cancels withdraw; 0 off
-    lanes: LaneSizes = LaneSizes()  # flows.server.lanes: requests in progress per lane, the queue in front of them
-    streams_per_token: int = STREAMS_PER_TOKEN  # event streams one token may hold open (flows.server.limits)
+    lanes: LaneSizes = LaneSizes()  # flows.server.admission: requests in progress per lane, the queue in front of them
+    streams_per_token: int = STREAMS_PER_TOKEN  # event streams one token may hold open (flows.server.token_quotas)
     polls_per_token: int = POLLS_PER_TOKEN  # monitor long polls one token may hold open
     full_walk: bool = True  # walk the whole ledger on a thread once serving (flows.server.integrity)
     full_walk_delay_s: float = 1.0  # … after this long, so the first answers come first
     plan_workers: int = 1  # processes that decide plans (flows.server.plan_pool); 0 decides in the server itself
     fleet: str = "live"  # "live": the vehicle hub (flows.fleet.hub) says ONLINE, battery, position; "file": fleet.json
     fleet_silent_s: float = 10.0  # a held link with no heartbeat for this long is OFFLINE
+    allow_unsigned: bool = False  # serve drones with no system id or signing key (``--allow-unsigned``; shown and audited)
 
     @property
     def policy(self) -> PolicyStore:
@@ -98,5 +99,5 @@ class ServerConfig:
     def describe(self) -> dict[str, Any]:
         return {"world": str(self.world), "home": str(self.home), "clock": self.clock.describe(), "sweep_s": self.sweep_s,
                 "streams_per_token": self.streams_per_token, "polls_per_token": self.polls_per_token,
-                "fleet": self.fleet, "rules": str(self.rules) if self.rules else None,
+                "fleet": self.fleet, "allow_unsigned": self.allow_unsigned, "rules": str(self.rules) if self.rules else None,
                 "policy": self.policy.current().to_dict()}

@@ -44,9 +44,9 @@ from flows.server.config import ServerConfig
 from flows.server.events import EventBus
 from flows.server.followers import Followers
 from flows.server.gate import SafetyGate
-from flows.server.lanes import GATED
+from flows.server.admission import GATED
 from flows.server.integrity import IntegrityWatch
-from flows.server.limits import TokenLimits
+from flows.server.token_quotas import TokenLimits
 from flows.server.links import LinkStore, resolve_links
 from flows.server.plan_pool import PlanPool
 from flows.server.tokens import TokenInfo
@@ -95,7 +95,7 @@ class RequestContext:
         does not load strictly); with the vehicle hub its drones' status, battery and telemetry time are their
         vehicles'."""
         if self._world is None:
-            world = self.kit.worlds.current()
+            world = self.kit.links.apply(self.kit.worlds.current())  # the admin's links and bindings
             self._world = world if self.kit.hub is None else self.kit.hub.world(world)  # live state is the truth
         return self._world
 
@@ -151,7 +151,7 @@ class Kit:
     integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
     limits: TokenLimits = field(default_factory=TokenLimits)
     gate: SafetyGate = field(default_factory=SafetyGate)  # reads step aside while a safety request runs
-    lanes: Any = None  # flows.server.lanes.Lanes, for the routes that take a lane only around their thread work
+    lanes: Any = None  # flows.server.admission.Lanes, for the routes that take a lane only around their thread work
     plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
     hub: Any = None  # the vehicle hub (flows.fleet.hub.VehicleHub) while the server serves with --fleet live
     Who: Any = None  # the Annotated dependency that yields the request's ``RequestContext`` (set by ``api``)
@@ -162,6 +162,17 @@ class Kit:
 
     def context(self, caller: Caller) -> RequestContext:
         return RequestContext(self, caller, self.config.clock.now(), self.config.policy.current())
+
+    def vehicles(self) -> dict[str, Any]:
+        """Whether unsigned vehicles are allowed, and which drones are served unsigned now (``/v1/health``)."""
+        from flows.server.links import unbound_drones
+
+        try:
+            unbound = unbound_drones(self.links.apply(self.worlds.current()), self.config.home / "keys")
+        except SortieError:
+            unbound = None  # the world does not load now: every request says so
+        return {"allow_unsigned": self.config.allow_unsigned,
+                "unsigned": None if unbound is None else sorted(unbound)}
 
     def audit(self, actor: str | None, command: str, args: Mapping[str, Any], code: str, t0: float,
               started: datetime, proof: str, draft_id: str | None = None, message: str | None = None, *,

@@ -115,7 +115,7 @@ def test_refusals_before_the_audited_wrapper_are_audited_with_token_id_address_a
 def test_a_second_server_on_the_same_home_refuses_with_a_clear_message(a: Any) -> None:
     port = free_port()
     proc = subprocess.Popen([str(a.sortie_bin), "server", "--world", str(a.world), "--home", str(a.home), "--listen",
-                             f"127.0.0.1:{port}"], env=a.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             f"127.0.0.1:{port}", "--allow-unsigned"], env=a.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=120)
@@ -158,7 +158,7 @@ def test_a_line_break_in_a_reason_cannot_forge_a_line_of_log_show_or_watch(a: An
 
 
 def test_one_line_escapes_every_line_break_and_separator_and_json_keeps_the_data() -> None:
-    from flows.integrity.text import clean_tree, escape_json_text, one_line
+    from flows.safe_text import clean_tree, escape_json_text, one_line
 
     breaks = "a\nb\rc\td\x0be\x0cf\x1cg\x1dh\x1ei\x85j\u2028k\u2029l\x1b[2Jm\u202en"
     shown = one_line(breaks)
