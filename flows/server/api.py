@@ -75,6 +75,11 @@ async def _serving(app: FastAPI) -> AsyncIterator[None]:
     anyio.to_thread.current_default_thread_limiter().total_tokens = kit.lanes.sizes.thread_tokens()
     sweeper = start_rounds(kit)
     kit.hub = start_hub(kit)  # None with --fleet file
+    unsigned = kit.vehicles()["unsigned"]
+    if kit.config.allow_unsigned and unsigned:  # said in the ledger, not only in a log
+        kit.ledger.audit(actor="authority", command="server.allow_unsigned", args={"drones": unsigned},
+                         result_code="OK", duration_s=0.0, started=kit.config.clock.now(),
+                         message=f"serving {len(unsigned)} drone(s) unsigned (--allow-unsigned): {', '.join(unsigned)}")
     if kit.config.full_walk:
         kit.integrity.start(kit.ledger, delay_s=kit.config.full_walk_delay_s)
     if kit.plans is not None:

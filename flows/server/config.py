@@ -90,6 +90,7 @@ class ServerConfig:
     plan_workers: int = 1  # processes that decide plans (flows.server.plan_pool); 0 decides in the server itself
     fleet: str = "live"  # "live": the vehicle hub (flows.fleet.hub) says ONLINE, battery, position; "file": fleet.json
     fleet_silent_s: float = 10.0  # a held link with no heartbeat for this long is OFFLINE
+    allow_unsigned: bool = False  # serve drones with no system id or signing key (``--allow-unsigned``; shown and audited)
 
     @property
     def policy(self) -> PolicyStore:
@@ -98,5 +99,5 @@ class ServerConfig:
     def describe(self) -> dict[str, Any]:
         return {"world": str(self.world), "home": str(self.home), "clock": self.clock.describe(), "sweep_s": self.sweep_s,
                 "streams_per_token": self.streams_per_token, "polls_per_token": self.polls_per_token,
-                "fleet": self.fleet, "rules": str(self.rules) if self.rules else None,
+                "fleet": self.fleet, "allow_unsigned": self.allow_unsigned, "rules": str(self.rules) if self.rules else None,
                 "policy": self.policy.current().to_dict()}

@@ -554,6 +554,11 @@ class SimVehicle:
     def _store(self, mtype: int, items: tuple[Entry, ...]) -> None:
         with self._lock:
             self._missions[mtype] = items
+            if mtype == MISSION:
+                # MISSION_CURRENT ``total`` says the stored count at once: ArduPilot's
+                # GCS_MAVLINK::send_mission_current sends num_commands() - 1 (home excluded); PX4 its item count
+                home = 1 if self.dialect == "ardupilot" and items else 0
+                self.ground.mission_total = len(items) - home
         self.log(f"stored {len(items)} items of mission type {mtype}")
 
     def _as_downloaded(self, mtype: int, items: tuple[Entry, ...]) -> tuple[MissionItem, ...]:

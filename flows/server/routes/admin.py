@@ -22,7 +22,7 @@ def router(kit: "Kit") -> APIRouter:
         screens are subscribed to the events now (a count, nobody's data); ``safety_gate``: whether reads step aside
         for a recall or an approval now, and how often they did (``flows.server.gate``)."""
         return {"ok": True, **kit.integrity.to_dict(), "event_streams": kit.bus.count(),
-                "safety_gate": kit.gate.to_dict()}
+                "safety_gate": kit.gate.to_dict(), "vehicles": kit.vehicles()}
 
     @r.get("/v1/whoami")
     def whoami(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
