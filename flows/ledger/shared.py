@@ -61,6 +61,7 @@ from typing import TypeVar
 
 import duckdb
 
+from flows.ledger import file_identity
 from flows.ledger.files import DAMAGE, connect, damaged
 from flows.ledger.file_lock import give_back, knock_path, knocking, open_knock_probe, take_turn, wait_unknocked
 from planner.errors import LedgerUnavailable
@@ -93,11 +94,6 @@ def _key(path: Path) -> str:
     if key is None:
         key = _KEYS[raw] = str(path.resolve())
     return key
-
-
-def _identity(path: Path) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino
 
 
 def engine_for(path: Path) -> SharedConnection | None:
@@ -223,7 +219,7 @@ class SharedConnection:
             self._turn_fd = None
             raise
         self._root = root
-        self._identity = _identity(self.path)
+        self._identity = file_identity.identity(self.path)
         self.opens += 1
         self.generation += 2  # another process may have written while the file was not ours
 
@@ -273,16 +269,7 @@ class SharedConnection:
     def identity_problem(self) -> str | None:
         """Why the file at the path is not the file this process holds open (removed, replaced), or None."""
         held = self._identity
-        if self._root is None or held is None:
-            return None
-        try:
-            now = _identity(self.path)
-        except FileNotFoundError:
-            return f"the ledger file {self.path} was removed while this server holds it open"
-        if now != held:
-            return (f"the ledger file {self.path} was replaced while this server holds it open (device/inode "
-                    f"{held[0]}/{held[1]} opened, {now[0]}/{now[1]} at the path now)")
-        return None
+        return None if self._root is None or held is None else file_identity.problem(self.path, held)
 
     def _check_identity(self) -> None:
         problem = self.identity_problem()
