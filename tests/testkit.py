@@ -344,15 +344,18 @@ SIM_SPEEDUP = 20.0  # the vehicle's clock in tests: heartbeats at 20 Hz wall, a 
 
 
 def sim_vehicle(listen: str | list[str] | None = None, dialect: str = "ardupilot", *, ready_at_once: bool = True,
-                speedup: float = SIM_SPEEDUP, **kwargs: Any) -> Any:
+                speedup: float = SIM_SPEEDUP, failsafes: str = "sortie", **kwargs: Any) -> Any:
     """A ``SimVehicle`` for a test (not started): ArduPilot on TCP and PX4 on UDP as their SITLs, by default on a
     port the OS picks; its clock ``speedup`` times the wall clock; ``ready_at_once`` — the test is not about the boot
-    or pre-arm delays (pass ``boot_s`` / ``prearm_s`` to test one of them)."""
+    or pre-arm delays (pass ``boot_s`` / ``prearm_s`` to test one of them); ``failsafes`` "sortie": configured as an
+    operator configures a vehicle for sorties (``flows.sim.sim_params.SORTIE_FAILSAFES``: battery RTL/LAND, GCS
+    failsafe after 30 s of silence, RTL_ALT 120 m), "sitl" for a test about SITL's defaults (no action)."""
     from flows.sim.vehicle import SimVehicle
 
     if listen is None:
         listen = "tcpin:127.0.0.1:0" if dialect == "ardupilot" else "udpin:127.0.0.1:0"
-    options: dict[str, Any] = {**(READY_AT_ONCE if ready_at_once else {}), "speedup": speedup, **kwargs}
+    options: dict[str, Any] = {**(READY_AT_ONCE if ready_at_once else {}), "speedup": speedup, "failsafes": failsafes,
+                               **kwargs}
     return SimVehicle(listen, dialect, **options)  # type: ignore[arg-type]
 
 

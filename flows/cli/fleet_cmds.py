@@ -78,6 +78,9 @@ def sim_fleet_cmd(
         "--duration", help="Stop after this many seconds (default: until Ctrl-C).")] = None,
     speedup: Annotated[float, typer.Option(
         "--speedup", help="The vehicles' clock against the wall clock, as SITL's --speedup (1: real time).")] = 1.0,
+    failsafes: Annotated[str, typer.Option(
+        "--failsafes", help="sortie: each vehicle configured for sorties (battery RTL/LAND, GCS failsafe after 30 s, "
+                            "RTL_ALT 120 m); sitl: SITL's defaults (no battery or GCS action).")] = "sortie",
     as_json: JsonOpt = False,
 ) -> None:
     """Run one simulated vehicle per drone of the world on its link (ArduPilot or PX4 as its fleet entry says),
@@ -96,7 +99,8 @@ def sim_fleet_cmd(
         where = Path(home).expanduser() if home else sortie_home()
         w = load_world_at(world)
         log = None if as_json else (lambda text: err_console.print(f"sim: {text}", markup=False, highlight=False))
-        sims = sim_fleet(w, where / "keys", only=only or (), links=LinkStore(where).all(), log=log, speedup=speedup)
+        sims = sim_fleet(w, where / "keys", only=only or (), links=LinkStore(where).all(), log=log, speedup=speedup,
+                         failsafes=failsafes)
         if not as_json:
             for drone_id, sim in sims.items():
                 console.print(f"{drone_id}: {sim.dialect} vehicle on {', '.join(sim.listen)} (ground station: "

@@ -125,6 +125,10 @@ def sim_vehicle_cmd(
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE of the vehicle's own parameters, "
                                                                    "e.g. FS_GCS_ENABLE=1, BATT_FS_LOW_ACT=2 "
                                                                    "(repeatable).")] = None,
+    failsafes: Annotated[str, typer.Option("--failsafes", help="sitl: SITL's failsafe parameters (no battery or "
+                                                               "GCS action); sortie: as an operator configures a "
+                                                               "vehicle for sorties (battery RTL/LAND, GCS failsafe "
+                                                               "after 30 s, RTL_ALT 120 m). --param wins.")] = "sitl",
     drain: Annotated[float, typer.Option("--drain", help="The pack drains this many times faster than the power "
                                                          "drawn.")] = 1.0,
     link_loss_after: Annotated[float | None, typer.Option("--link-loss-after", help="The link is gone for good after "
@@ -191,7 +195,7 @@ def sim_vehicle_cmd(
             reject=reject_result if reject else None, seed=seed, heartbeat_s=heartbeat_s,
             lose=tuple(lose or ()), system_id=system_id, signing_key=key, boot_s=boot_s,
             prearm_s=None if prearm_s < 0 else prearm_s, prearm_reason=prearm_reason, speedup=speedup,
-            home=_home(home), battery_pct=battery_pct, params=parse_params(param), flight=flight,
+            home=_home(home), battery_pct=battery_pct, params=parse_params(param), failsafes=failsafes, flight=flight,
         )
         if not as_json:
             err_console.print(

@@ -53,7 +53,7 @@ def drone_flight(drone: Drone, **kw: Any) -> FlightOptions:
                          hover_power_w=drone.battery_wh * 3600.0 / drone.hover_time_s, **kw)
 
 
-def _vehicle(world: World, drone: Drone, key_store: Path, log: Any, speedup: float) -> SimVehicle:
+def _vehicle(world: World, drone: Drone, key_store: Path, log: Any, speedup: float, failsafes: str) -> SimVehicle:
     from flows.vehicle.keys import load_signing_key
 
     dock = world.dock(drone.dock_id)
@@ -61,14 +61,16 @@ def _vehicle(world: World, drone: Drone, key_store: Path, log: Any, speedup: flo
     return SimVehicle(listen_for(drone.link), drone.autopilot, system_id=drone.mavlink_system_id or 1,
                       component_id=drone.mavlink_component_id or 1, signing_key=key, speedup=speedup,
                       home=(dock.lat, dock.lon, dock.ground_alt_m), battery_pct=float(drone.battery_pct),
-                      flight=SimFlight(drone_flight(drone)),
+                      flight=SimFlight(drone_flight(drone)), failsafes=failsafes,
                       log=None if log is None else (lambda text, d=drone.id: log(f"{d}: {text}")))
 
 
 def sim_fleet(world: World, key_store: Path, *, only: Iterable[str] = (), links: dict[str, str] | None = None,
-              log: Any = None, speedup: float = 1.0) -> dict[str, SimVehicle]:
+              log: Any = None, speedup: float = 1.0, failsafes: str = "sortie") -> dict[str, SimVehicle]:
     """Drone id → a started simulated vehicle on its link (``links``: an admin's overrides, as the server's
-    ``links.json``); ``only`` picks drones. A port that cannot be bound stops every vehicle started so far."""
+    ``links.json``); ``only`` picks drones. A port that cannot be bound stops every vehicle started so far. The
+    fleet's vehicles are configured for sorties (``failsafes`` "sortie": ``flows.sim.sim_params.SORTIE_FAILSAFES``)
+    unless "sitl" asks for SITL's defaults."""
     from dataclasses import replace
 
     wanted = set(only)
@@ -83,7 +85,7 @@ def sim_fleet(world: World, key_store: Path, *, only: Iterable[str] = (), links:
             if links and d.id in links:
                 d = replace(d, link=links[d.id])
             try:
-                started[d.id] = _vehicle(world, d, key_store, log, speedup).start()
+                started[d.id] = _vehicle(world, d, key_store, log, speedup, failsafes).start()
             except OSError as exc:
                 raise InvalidArgument(f"{d.id}: cannot listen on {listen_for(d.link)!r}: {exc}") from None
     except BaseException:

@@ -50,7 +50,7 @@ from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; 
 
 from flows.sim import failsafes, flight_commands  # noqa: E402
 from flows.sim.ardupilot_mission import StoredCommand  # noqa: E402
-from flows.sim.battery import BatteryMonitor, Pack, PowerModel  # noqa: E402
+from flows.sim.battery import FAILSAFE_CRITICAL, FAILSAFE_LOW, FAILSAFE_NONE, BatteryMonitor, Pack, PowerModel  # noqa: E402
 from flows.sim.copter import CopterModes  # noqa: E402
 from flows.sim.copter_motion import Body  # noqa: E402
 from flows.sim.flight_options import FlightFaults, FlightOptions  # noqa: E402
@@ -59,6 +59,10 @@ from flows.sim.px4 import Px4Modes  # noqa: E402
 from flows.sim.state import IN_AIR, LANDING, ON_GROUND, TAKEOFF, SimState  # noqa: E402
 from flows.vehicle.modes import NAV_COMMANDS, custom_mode, mode_name, nav_seqs  # noqa: E402,F401
 from planner.output.mission_items import MISSION, MissionItem  # noqa: E402
+
+#: ``AP_BattMonitor::get_mavlink_charge_state`` (PX4 likewise from its battery warning)
+_CHARGE_STATES = {FAILSAFE_NONE: _M.MAV_BATTERY_CHARGE_STATE_OK, FAILSAFE_LOW: _M.MAV_BATTERY_CHARGE_STATE_LOW,
+                  FAILSAFE_CRITICAL: _M.MAV_BATTERY_CHARGE_STATE_CRITICAL}
 
 __all__ = ["FlightFaults", "FlightOptions", "SimFlight", "attach_flight", "NAV_COMMANDS", "mode_name", "custom_mode",
            "nav_seqs"]
@@ -103,6 +107,7 @@ class SimFlight:
         self._injected = False
         self._landed_at_s: float | None = None
         self.last_gcs_wall: float | None = None
+        self.heading_deg = 0.0
         self._lost_acks: Counter[int] = Counter()
         self._lost_commands: Counter[int] = Counter()
         self._vehicle: Any = None
@@ -136,7 +141,14 @@ class SimFlight:
         self.monitor = BatteryMonitor(capacity_mah=capacity_mah, consumed_mah=capacity_mah - self.pack.charge_ah * 1000.0,
                                       voltage=self.pack.volts())
         if self._vehicle is not None and self._dialect == "ardupilot":
+            params = self._vehicle.params
+            changed = params.get("BATT_CAPACITY") != round(capacity_mah)
             self._vehicle.set_param("BATT_CAPACITY", round(capacity_mah))
+            for name, fraction in getattr(self._vehicle, "reserves", {}).items():
+                if name in self.options.params:
+                    continue
+                if changed or not params.get(name):  # a new pack (or none set); a reboot keeps what a GCS set
+                    self._vehicle.set_param(name, round(capacity_mah * fraction))
 
     @property
     def battery_pct(self) -> float:
@@ -256,12 +268,18 @@ class SimFlight:
                 landed = LANDING
         seq, state = self._mission_current()
         m = self.monitor
+        vn, ve = self.body.vel[0], self.body.vel[1]
+        if math.hypot(vn, ve) > 1.0 and not (self._dialect == "ardupilot" and self.mode == "RTL"):
+            # WP_YAW_BEHAVIOR 2 (``AutoYaw::default_mode``): look at the next waypoint — the way the vehicle goes —
+            # except in RTL, which holds its yaw; PX4's MPC_YAW_MODE 0 faces the waypoint, RTL included
+            self.heading_deg = math.degrees(math.atan2(ve, vn)) % 360.0
+        charge = _CHARGE_STATES.get(m.failsafe if m else FAILSAFE_NONE, _M.MAV_BATTERY_CHARGE_STATE_OK)
         return SimState(mode=self.mode, armed=self.armed, lat=self.lat, lon=self.lon, alt_m=self.alt_m,
                         home=(lat, lon, alt), battery_pct=self.battery_pct, energy_j=self.energy_j,
                         landed_state=landed, mission_seq=seq, mission_total=len(self.items), mission_state=state,
                         voltage_v=m.voltage if m else 0.0, current_a=m.current_a if m else 0.0,
                         consumed_mah=m.consumed_mah if m else 0.0,
-                        velocity=self.body.vel)
+                        velocity=self.body.vel, heading_deg=self.heading_deg, charge_state=charge)
 
     # --- the mission ---------------------------------------------------------------------------
 

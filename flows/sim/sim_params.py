@@ -35,7 +35,7 @@ from typing import Any, Mapping
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
-__all__ = ["SimParams", "DEFAULTS"]
+__all__ = ["SimParams", "DEFAULTS", "FAILSAFE_PRESETS", "SORTIE_FAILSAFES", "SORTIE_RESERVES"]
 
 ARDUCOPTER = {
     # waypoint navigation (AC_WPNav.cpp, AC_PosControl.h, AC_AttitudeControl.cpp)
@@ -75,6 +75,20 @@ PX4 = {
     "SIM_SPEED_MAX": 0.0, "SIM_BATT_CELLS": 4.0,
 }
 DEFAULTS: dict[str, dict[str, float]] = {"ardupilot": ARDUCOPTER, "px4": PX4}
+
+#: What an operator sets on a vehicle that flies sorties — SITL's defaults take no battery or link action, and the
+#: launch's pre-flight (rule ``vehicle_failsafes``) refuses such a vehicle: RTL on a low battery, LAND on a critical
+#: one, RTL when the ground station has been silent 30 s (so a telemetry stall of a few seconds does not trip it),
+#: a return altitude of 120 m (above every sortie). ``SimVehicle(failsafes="sortie")``; "sitl" keeps SITL's.
+SORTIE_FAILSAFES: dict[str, dict[str, float]] = {
+    "ardupilot": {"FS_GCS_ENABLE": 1.0, "FS_GCS_TIMEOUT": 30.0, "BATT_FS_LOW_ACT": 2.0, "BATT_FS_CRT_ACT": 1.0,
+                  "RTL_ALT": 12000.0},
+    "px4": {"NAV_DLL_ACT": 2.0, "COM_DL_LOSS_T": 30.0, "COM_LOW_BAT_ACT": 3.0, "BAT_LOW_THR": 0.20,
+            "BAT_CRIT_THR": 0.10},
+}
+#: ArduCopter's reserves of the "sortie" preset, as fractions of BATT_CAPACITY (set when the pack is known).
+SORTIE_RESERVES: dict[str, float] = {"BATT_LOW_MAH": 0.20, "BATT_CRT_MAH": 0.10}
+FAILSAFE_PRESETS = ("sitl", "sortie")
 
 
 class SimParams:

@@ -43,3 +43,5 @@ class SimState:
     current_a: float = 0.0
     consumed_mah: float = 0.0
     velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)  # north, east, up m/s
+    heading_deg: float = 0.0  # the vehicle's yaw, degrees from north (0..360)
+    charge_state: int = _M.MAV_BATTERY_CHARGE_STATE_OK  # the battery failsafe as BATTERY_STATUS says it

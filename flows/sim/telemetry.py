@@ -77,7 +77,8 @@ def _position(s: SimState, boot_ms: int) -> Build:
     rel = int(round(s.alt_m * 1000))
     amsl = int(round((s.home[2] + s.alt_m) * 1000))
     vn, ve, vd = (int(round(v * 100)) for v in (s.velocity[0], s.velocity[1], -s.velocity[2]))
-    return lambda m: m.global_position_int_send(boot_ms, lat, lon, amsl, rel, vn, ve, vd, 65535)
+    hdg = int(round(s.heading_deg * 100.0)) % 36000  # ``send_global_position_int``: ahrs.yaw_sensor, centidegrees
+    return lambda m: m.global_position_int_send(boot_ms, lat, lon, amsl, rel, vn, ve, vd, hdg)
 
 
 def _gps(s: SimState, fix_type: int) -> Build:
@@ -89,13 +90,15 @@ def _gps(s: SimState, fix_type: int) -> Build:
 
 def _battery(s: SimState) -> Build:
     """BATTERY_STATUS as ArduPilot sends it for a monitor without cell voltages (``GCS_MAVLINK::send_battery_status``:
-    the pack voltage in the first cell, the others UINT16_MAX), current in cA, consumed mAh, energy in hJ."""
+    function and type UNKNOWN, temperature INT16_MAX, the pack voltage in the first cell, the others UINT16_MAX),
+    current in cA, consumed mAh, energy in hJ, and the charge state from the battery failsafe
+    (``AP_BattMonitor::get_mavlink_charge_state``: none OK, low LOW, critical CRITICAL)."""
     remaining = int(round(s.battery_pct))
     hj = int(s.energy_j / 100.0)
     volts = [_millivolts(s)] + [65535] * 9
-    ca, mah = _centiamps(s), int(round(s.consumed_mah))
-    return lambda m: m.battery_status_send(0, _M.MAV_BATTERY_FUNCTION_ALL, _M.MAV_BATTERY_TYPE_LIPO, 32767, volts, ca,
-                                           mah, hj, remaining)
+    ca, mah, charge = _centiamps(s), int(round(s.consumed_mah)), s.charge_state
+    return lambda m: m.battery_status_send(0, _M.MAV_BATTERY_FUNCTION_UNKNOWN, _M.MAV_BATTERY_TYPE_UNKNOWN, 32767,
+                                           volts, ca, mah, hj, remaining, 0, charge)
 
 
 def _home(s: SimState) -> Build:

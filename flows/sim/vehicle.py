@@ -55,7 +55,7 @@ from flows.sim.ports import SimPort  # noqa: E402
 from flows.sim.prearm import PREARM_REASON, PreArm  # noqa: E402
 from flows.sim.session import Session  # noqa: E402
 from flows.sim.sim_faults import SimStats, parse_loss, result_code  # noqa: E402
-from flows.sim.sim_params import SimParams  # noqa: E402
+from flows.sim.sim_params import FAILSAFE_PRESETS, SORTIE_FAILSAFES, SORTIE_RESERVES, SimParams  # noqa: E402
 from flows.sim.state import SimState  # noqa: E402
 from flows.sim.streams import PRODUCED, PX4_DEFAULT_RATES_HZ  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
@@ -97,7 +97,9 @@ class SimVehicle:
     """A simulated vehicle on one or more pymavlink ports; ``start()`` runs it on a thread.
 
     ``listen`` is a connection string (``tcpin:127.0.0.1:PORT`` as ArduPilot SITL, ``udpin:127.0.0.1:PORT``;
-    port 0 picks a free one: read ``address``) or a list of them, SERIAL0 first.
+    port 0 picks a free one: read ``address``) or a list of them, SERIAL0 first. ``params`` override the dialect's
+    defaults (``flows.sim.sim_params``: SITL's); ``failsafes="sortie"`` first applies what an operator configures for
+    sorties (``SORTIE_FAILSAFES``, battery reserves from the pack's capacity), "sitl" keeps SITL's (no action).
     """
 
     def __init__(
@@ -127,6 +129,7 @@ class SimVehicle:
         battery_pct: float = 96.0,
         up_s: float = 0.0,
         params: Mapping[str, float] | None = None,
+        failsafes: str = "sitl",
         flight: VehicleBehaviour | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
@@ -138,6 +141,8 @@ class SimVehicle:
             raise InvalidArgument("boot_s and prearm_s must be >= 0")
         if not 1.0 <= speedup <= 10_000.0:
             raise InvalidArgument(f"speedup {speedup} must be within 1..10000")
+        if failsafes not in FAILSAFE_PRESETS:
+            raise InvalidArgument(f"failsafes {failsafes!r}: expected one of {', '.join(FAILSAFE_PRESETS)}")
         if signing_key is not None and len(signing_key) != 32:
             raise InvalidArgument("a MAVLink 2 signing key is 32 bytes")
         self.listen = [listen] if isinstance(listen, str) else list(listen)
@@ -167,7 +172,12 @@ class SimVehicle:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._missions: dict[int, tuple[Entry, ...]] = {MISSION: (), FENCE: (), RALLY: ()}
-        self._params = SimParams(dialect, params)
+        preset = SORTIE_FAILSAFES[dialect] if failsafes == "sortie" else {}
+        self._params = SimParams(dialect, {**preset, **(params or {})})
+        self.failsafes = failsafes
+        #: the reserves to set from the pack's capacity when a flight knows it (the preset's, unless ``params`` said)
+        self.reserves = {k: f for k, f in SORTIE_RESERVES.items() if k not in (params or {})} \
+            if failsafes == "sortie" and dialect == "ardupilot" else {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         lat, lon, alt = home if home is not None else (0.0, 0.0, 0.0)

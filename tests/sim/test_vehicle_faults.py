@@ -128,20 +128,27 @@ def test_the_boot_and_pre_arm_delays_are_the_vehicles_own_by_default() -> None:
         sim.stop()
 
 
-@pytest.mark.parametrize("params,action", [({}, None), ({"BATT_FS_LOW_ACT": 2.0}, "RTL"), ({"BATT_FS_LOW_ACT": 1.0}, "LAND")])
-def test_the_battery_failsafe_does_what_its_parameters_say(params: dict[str, float], action: str | None) -> None:
-    """BATT_LOW_MAH reached: "Battery 1 is low …" always; RTL or LAND with "Battery Failsafe" only when asked."""
+@pytest.mark.parametrize("failsafes,params,action", [("sitl", {}, None), ("sortie", {}, "RTL"),
+                                                     ("sitl", {"BATT_FS_LOW_ACT": 1.0}, "LAND")])
+def test_the_battery_failsafe_does_what_its_parameters_say(failsafes: str, params: dict[str, float],
+                                                           action: str | None) -> None:
+    """BATT_LOW_MAH reached: "Battery 1 is low …" always, BATTERY_STATUS charge state LOW; RTL or LAND with "Battery
+    Failsafe" only when asked (SITL's defaults: no action; the "sortie" preset: BATT_FS_LOW_ACT 2, RTL)."""
     flight = SimFlight(FlightOptions(battery_pct=100.0, faults=FlightFaults(drain_factor=50.0)))
-    sim, gs = _flying(speedup=50.0, flight=flight, params={"BATT_LOW_MAH": 20000.0, **params})
+    sim, gs = _flying(speedup=50.0, flight=flight, failsafes=failsafes, params={"BATT_LOW_MAH": 20000.0, **params})
     try:
         low = gs.wait(lambda m: m.get_type() == "STATUSTEXT" and m.text.startswith("Battery 1 is low"), 20.0)
         assert low is not None and low.severity == M.MAV_SEVERITY_WARNING
+        charge = gs.wait(lambda m: m.get_type() == "BATTERY_STATUS", 3.0)
+        assert charge is not None and charge.charge_state == M.MAV_BATTERY_CHARGE_STATE_LOW
         if action is None:
             assert gs.wait(lambda m: m.get_type() == "STATUSTEXT" and "Failsafe" in m.text, 1.0) is None
+            assert not any("Failsafe" in t for t in gs.texts())
             assert flight.mode == "AUTO"  # SITL's defaults: it flies on
         else:
-            said = gs.wait(lambda m: m.get_type() == "STATUSTEXT" and m.text == "Battery Failsafe", 2.0)
-            assert said is not None
+            said = "Battery Failsafe" in gs.texts() or gs.wait(
+                lambda m: m.get_type() == "STATUSTEXT" and m.text == "Battery Failsafe", 2.0) is not None
+            assert said
             from flows.vehicle.modes import custom_mode
 
             mode = gs.wait(lambda m: m.get_type() == "HEARTBEAT" and m.custom_mode == custom_mode(action, "ardupilot"), 5.0)
@@ -181,6 +188,35 @@ def test_the_vehicles_parameters_are_read_and_set() -> None:
         for name in ("FS_GCS_ENABLE", "BATT_FS_LOW_ACT", "BATT_FS_CRT_ACT", "BATT_LOW_VOLT", "BATT_LOW_MAH", "RTL_ALT"):
             gs.mav.param_request_read_send(1, 1, name.encode(), -1)
             assert gs.wait(lambda m, n=name: m.get_type() == "PARAM_VALUE" and m.param_id == n, 3.0) is not None
+        gs.close()
+    finally:
+        sim.stop()
+
+
+def test_the_sortie_preset_configures_the_failsafes_and_sitl_keeps_none() -> None:
+    from flows.sim.vehicle import SimVehicle
+
+    configured = sim_vehicle(home=(LAT0, LON0, 10.0), flight=SimFlight(FlightOptions(battery_wh=200.0)))
+    p = configured.params
+    assert (p["FS_GCS_ENABLE"], p["FS_GCS_TIMEOUT"], p["BATT_FS_LOW_ACT"], p["BATT_FS_CRT_ACT"], p["RTL_ALT"]) == \
+        (1.0, 30.0, 2.0, 1.0, 12000.0)
+    assert p["BATT_LOW_MAH"] == round(0.2 * p["BATT_CAPACITY"]) and p["BATT_CRT_MAH"] == round(0.1 * p["BATT_CAPACITY"])
+    configured.reboot()
+    assert configured.params["BATT_LOW_MAH"] == p["BATT_LOW_MAH"]  # parameters survive a reboot
+    sitl = SimVehicle("udpin:127.0.0.1:0")  # the simulator's own default: SITL's
+    assert all(sitl.params[n] == 0.0 for n in ("FS_GCS_ENABLE", "BATT_FS_LOW_ACT", "BATT_FS_CRT_ACT", "BATT_LOW_MAH"))
+    asked = sim_vehicle(dialect="px4", params={"NAV_DLL_ACT": 1.0})
+    assert asked.params["NAV_DLL_ACT"] == 1.0 and asked.params["COM_LOW_BAT_ACT"] == 3.0  # a test's params win
+
+
+def test_the_heading_follows_the_track() -> None:
+    sim, gs = _flying(speedup=20.0)
+    try:
+        import math
+
+        east = gs.wait(lambda m: m.get_type() == "GLOBAL_POSITION_INT" and m.vy > 300 and abs(m.vx) < 50, 30.0)
+        assert east is not None and abs(east.hdg - 9000) < 1000  # flying east: yaw about 90° (WP_YAW_BEHAVIOR 2)
+        assert abs(east.hdg / 100.0 - math.degrees(math.atan2(east.vy, east.vx))) < 1.0  # the way it goes
         gs.close()
     finally:
         sim.stop()
