@@ -74,6 +74,7 @@ __all__ = [
     "SENTENCE_END",
     "STRONG",
     "SURVEY",
+    "SURVEY_OF_POINTS_QUESTION",
     "TARGET_PATTERNS",
 ]
 
@@ -120,12 +121,13 @@ TARGET_PATTERNS: list[tuple[Target | None, str]] = [
         r"消防通道|消防车道|消防道|消防通路|消防通到|消防车通道|生命通道|疏散通道|应急通道|救援通道|消防登高面"
         r"|\bfire[- ]?(?:lanes?|lnaes?|roads?|access(?: roads?| routes?| lanes?| ways?)?|routes?|apparatus (?:access )?roads?)\b"
         r"|\bemergency (?:vehicle )?(?:access )?(?:lanes?|roads?|routes?|access(?: roads?| routes?| ways?)?)\b|\bfirelanes?\b"
-        r"|\bevacuation (?:routes?|lanes?|roads?)\b|\baccess roads?\b",
+        r"|\bevacuation (?:routes?|lanes?|roads?)\b|\baccess roads?\b"
+        r"|\blanes\b|(?<=\bthe )lane\b",  # "patrol the lanes": the site's lanes are its fire lanes
     ),
     (Target.HYDRANTS, r"消防栓|消火栓|消防拴|消防桩|\bhydr[ae]nts?\b|\bhydrnts?\b|\bfire plugs?\b"),
     (Target.ROOFS, r"屋顶|楼顶|房顶|天台|屋面|顶棚|\broof(?:s|tops?)?\b|\broves\b"),
     (Target.MASTS, r"铁塔|通信塔|信号塔|基站|桅杆|电塔|\bmasts?\b|\btowers?\b|\bantennas?\b"),
-    (Target.GATES, r"大门|门口|闸口|出入口|\bgates?\b|\bentrances?\b"),
+    (Target.GATES, r"大门|门口|闸口|出入口|(?<![部专热厂])[东南西北正侧后前]门|\bgates?\b|\bentrances?\b"),
     (Target.ASSETS, r"变压器|光伏板|太阳能板|储罐|\btransformers?\b|\bsolar panels?\b|\btanks?\b"),
 ]
 POINT_TARGETS = {Target.HYDRANTS, Target.ROOFS, Target.MASTS, Target.GATES, Target.ASSETS}
@@ -480,6 +482,10 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
 ]
 RESIDUAL_RX = [(kind, _rx(pattern), en, zh) for kind, pattern, en, zh in RESIDUAL]
 
+SURVEY_OF_POINTS_QUESTION = (
+    "a survey of these points: inspect each of them (answer \"inspection\"), or survey the whole area (answer \"survey\")?",
+    "对这些点位：逐个检查（回答“检查”），还是测绘整个区域（回答“测绘”）？",
+)
 QUESTION_MISSION_ZH = "请说明任务：巡查消防通道、区域测绘，还是检查消防栓/屋顶等点位？"
 QUESTION_MISSION_EN = "What should the drone do: patrol the fire lanes, survey the area, or inspect points (hydrants, roofs)?"
 MISSING = {

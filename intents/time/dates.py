@@ -13,6 +13,7 @@ from datetime import date, timedelta
 from intents.intent import RelativeDay
 from intents.text.numbers import number
 from intents.time.reading import ReaderState
+from intents.time.resolve import resolve_relative
 from intents.time.words import (
     CLOCK_AFTER,
     CLOCK_BEFORE,
@@ -170,11 +171,27 @@ class DateReading(ReaderState):
         self.out.found = True
         self.days.append((m.start(), m.end(), value))
 
-    def day_words(self) -> None:
-        text = self.scan.view()
-        for m in rx(r"下下个?(?:周|星期|礼拜)\s*[一二三四五六日天七]?|\bthe week after next\b").finditer(text):
+    def _after_next(self, found: list[tuple[int, int, RelativeDay | date]]) -> None:
+        """下下周一, "the Monday after next", "Tuesday of the week after next": that weekday a week after the one
+        下周一 / "next Monday" names (``resolve.resolve_relative``). The week after next without a day is asked."""
+        weekly = [(CN_WEEKDAY[ch], rf"下下个?(?:周|星期|礼拜)\s*{ch}") for ch in CN_WEEKDAY]
+        for index, full, abbr in EN_WEEKDAY:
+            day = rf"(?:{full}|{abbr})"
+            weekly.append((index, rf"\b(?:on\s+)?(?:the\s+)?{day}\s+(?:after\s+next|(?:of\s+|in\s+)?the\s+week\s+after\s+next)\b"
+                                  rf"|\b(?:on\s+)?the\s+week\s+after\s+next\s*,?\s+on\s+{day}\b"))
+        for index, pattern in weekly:
+            for m in self.scan.finditer(rx(pattern)):
+                if self.today is None:
+                    self.problem(m.start(), m.end(), "a date needs today's date to be read", "需要知道今天的日期", "day")
+                    continue
+                self.scan.claim(m.start(), m.end())
+                found.append((m.start(), m.end(), resolve_relative(weekday_day("NEXT", index), self.today) + timedelta(days=7)))
+        for m in self.scan.finditer(rx(r"下下个?(?:周|星期|礼拜)|\b(?:the\s+)?week\s+after\s+next\b")):
             self.problem(m.start(), m.end(), "which day exactly?", "具体是哪一天？", "day")
+
+    def day_words(self) -> None:
         found: list[tuple[int, int, RelativeDay | date]] = []
+        self._after_next(found)
         for m in self.scan.finditer(rx(r"(?:下个?|下一个?)\s*(?:周|星期|礼拜)\s*([一二三四五六日天七])")):
             found.append((m.start(), m.end(), weekday_day("NEXT", CN_WEEKDAY[m.group(1)])))
             self.scan.claim(m.start(), m.end())

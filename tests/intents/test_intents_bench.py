@@ -110,7 +110,7 @@ def test_exact_asked_and_silent_wrong_are_told_apart(tmp_path: Path) -> None:
         _row("明天上午9点巡查消防通道", **dict(good, mission_type="AREA_SURVEY")),  # silent-wrong: a wrong field
         _row("明天上午9点巡查消防通道", needs_clarification=True),                  # silent-wrong: should have asked
         _row("明天上午9点巡查消防通道，高度500米", **good),                          # asked
-        _row("patrol at 100 ft", mission_type="FIRE_LANE_PATROL", date="2026-12-02", start_time=None, sensors=[],
+        _row("patrol the fire lanes at 100 ft", mission_type="FIRE_LANE_PATROL", date="2026-12-02", start_time=None, sensors=[],
              altitude_m=30.48, needs_clarification=False),                       # exact, altitude in feet
         _row("巡一遍消防通道，高度5000米", needs_clarification=True),                 # exact: asked when it must
     ]
