@@ -14,7 +14,7 @@ from planner.job import Job
 from planner.mission import BATTERY_SWAP_S, plan_mission as plan_within
 from planner.plan import canonical_json
 from flows.world_folder import load_world
-from rules.limits import planning_limits
+from rules.derived_limits import planning_limits
 from flows.rule_file import load_rules
 
 START = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
