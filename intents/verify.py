@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import date
 
 from intents.intent import Intent, RelativeDay, Sensor, Target
-from intents.limits import Limits
+from intents.stated_limits import Limits
 from intents.grammar.reader import Reading
 from intents.time.resolve import resolve_relative
 from intents.time.resolve import resolve_clock

@@ -31,7 +31,7 @@ from datetime import datetime
 from intents.dialogue.answers import DISMISS, YES, Edit, edit_for
 from intents.grammar.reader import Reading, read_offline
 from intents.intent import Intent
-from intents.limits import Limits
+from intents.stated_limits import Limits
 from intents.questions import Question, QuestionKind
 from intents.time.resolve import local_zone
 from planner.errors import InvalidArgument

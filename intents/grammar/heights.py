@@ -26,7 +26,7 @@ import re
 import intents.grammar.height_words as H
 import intents.grammar.vocabulary as V
 from intents.intent import MissionType
-from intents.limits import FEET_TO_M, Limits
+from intents.stated_limits import FEET_TO_M, Limits
 from intents.text.numbers import number
 from intents.text.scan import Scan
 

@@ -71,7 +71,7 @@ from intents.grammar.rates import DURATION, DURATION_QUESTION, SPEED, SPEED_QUES
 from intents.grammar.slips import slips
 from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
-from intents.limits import Limits
+from intents.stated_limits import Limits
 from intents.questions import Question
 from intents.text.scan import CLAIMED, Scan
 from intents.time.parse import Problem, TimeReading, read_time

@@ -9,7 +9,7 @@ import pytest
 from intents import extract_intent
 from intents.dialogue.turn import Read, Request, Unclear, understand
 from intents.intent import MissionType, RelativeDay
-from intents.limits import Limits
+from intents.stated_limits import Limits
 from intents.questions import QuestionKind
 from planner.errors import InvalidArgument
 
