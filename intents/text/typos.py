@@ -108,9 +108,14 @@ def _bound(word: str, keyword: str) -> int:
     return 2 if len(keyword) >= 8 and len(word) >= 6 else 1
 
 
-_CJK_SLIPS = [  # an input method's homophone for a part of the day, before a clock time: 上五9点 is 上午9点
-    (re.compile(rf"{said}(?=\s*(?:\d|[一二两三四五六七八九十]{{1,3}}\s*[点时:：]))"), meant)
-    for said, meant in (("上五", "上午"), ("下五", "下午"), ("中五", "中午"), ("晚尚", "晚上"), ("早尚", "早上"))
+_CLOCK_AHEAD = r"(?=\s*(?:\d|[一二两三四五六七八九十]{1,3}\s*[点时:：]))"
+_CJK_SLIPS = [  # an input method's homophone of a day or a part of the day where a day or a time follows
+    *((re.compile(said + _CLOCK_AHEAD), meant) for said, meant in (  # 上五9点 is 上午9点
+        ("上五", "上午"), ("上无", "上午"), ("下五", "下午"), ("下无", "下午"), ("中五", "中午"), ("晚尚", "晚上"), ("早尚", "早上"))),
+    *((re.compile(said + r"(?=\s*(?:[一二三四五六日天七]|[上下中早晚凌]|\d|[一二两三四五六七八九十]{1,3}\s*[点时]))"), meant)
+      for said, meant in (("明添", "明天"), ("今添", "今天"), ("后添", "后天"))),  # 明添上午 is 明天上午
+    *((re.compile(said + r"(?=\s*[一二三四五六日天七])"), meant)
+      for said, meant in (("夏周", "下周"), ("吓周", "下周"), ("夏个周", "下个周"), ("夏星期", "下星期"), ("夏个星期", "下个星期"))),
 ]
 
 

@@ -12,6 +12,7 @@ from datetime import date, timedelta
 
 from intents.intent import RelativeDay
 from intents.text.numbers import number
+from intents.text.typos import distance
 from intents.time.reading import ReaderState
 from intents.time.resolve import resolve_relative
 from intents.time.words import (
@@ -65,6 +66,12 @@ def day_of_month(today: date, day: int) -> date | None:
             return candidate
         month, year = (1, year + 1) if month == 12 else (month + 1, year)
     return None
+
+
+_PAST_WEEK = rx(r"(?:上个?|上一个?)\s*(?:周|星期|礼拜)?\s*$|\b(?:last|past|previous)\s+(?:week\s+)?$")
+_NOT_A_MODIFIER = frozenset({"on", "by", "the", "to", "at", "of", "for", "and", "or", "from", "until", "till", "before",
+                             "after", "each", "every", "since", "is", "was", "it", "its", "as", "so", "then", "this",
+                             "next", "coming", "upcoming"})
 
 
 class DateReading(ReaderState):
@@ -189,6 +196,31 @@ class DateReading(ReaderState):
         for m in self.scan.finditer(rx(r"下下个?(?:周|星期|礼拜)|\b(?:the\s+)?week\s+after\s+next\b")):
             self.problem(m.start(), m.end(), "which day exactly?", "具体是哪一天？", "day")
 
+    def _said_before(self, day: tuple[int, int, RelativeDay | date]) -> bool:
+        """Whether the word right before a weekday read as this week's makes it another day: a past week (上周一,
+        "last monday"), or a slip of next / this / coming ("nest monday", "thsi friday"). Asked, quoting both; the
+        slip's "yes" puts the word meant in its place. ``True``: the weekday is not read."""
+        start, end, value = day
+        if not (isinstance(value, RelativeDay) and value.value.startswith("THIS_")):
+            return False
+        text = self.scan.text
+        past = _PAST_WEEK.search(text[max(0, start - 12) : start])
+        if past is not None:
+            s = start - (len(text[max(0, start - 12) : start]) - past.start())
+            self.problem(s, end, "this day has already passed; which day is meant?", "这一天已经过去了，是哪一天？", "day")
+            return True
+        word = re.search(r"(?<![a-z])([a-z]{2,9})\s+$", text[max(0, start - 12) : start])
+        if word is None or word.group(1) in _NOT_A_MODIFIER:
+            return False
+        meant = next((w for w in ("next", "this", "coming") if distance(word.group(1), w, 1) == 1), None)
+        if meant is None:
+            return False
+        s = start - len(word.group(0))
+        quote = self.scan.quote(s, end)
+        self.problem(s, end, f'is this "{meant}"? it was not read; which day?', f"这是“{meant}”吗？没有读懂，是哪一天？", "day",
+                     (("yes", f"{meant} {self.scan.quote(start, end)}"),))
+        return True
+
     def day_words(self) -> None:
         found: list[tuple[int, int, RelativeDay | date]] = []
         self._after_next(found)
@@ -209,6 +241,7 @@ class DateReading(ReaderState):
             ):
                 found.append((m.start(), m.end(), weekday_day("THIS", index)))
                 self.scan.claim(m.start(), m.end())
+        found[:] = [f for f in found if not self._said_before(f)]
         for pattern, day, part in DAY_WORDS:
             for m in self.scan.finditer(rx(pattern)):
                 self.scan.claim(m.start(), m.end())
