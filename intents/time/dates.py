@@ -68,7 +68,7 @@ def day_of_month(today: date, day: int) -> date | None:
     return None
 
 
-_PAST_WEEK = rx(r"(?:上个?|上一个?)\s*(?:周|星期|礼拜)?\s*$|\b(?:last|past|previous)\s+(?:week\s+)?$")
+_PAST_WEEK = rx(r"(?<![早晚马路头身])(?:上个?|上一个?)\s*(?:周|星期|礼拜)?\s*$|\b(?:last|past|previous)\s+(?:week\s+)?$")
 _NOT_A_MODIFIER = frozenset({"on", "by", "the", "to", "at", "of", "for", "and", "or", "from", "until", "till", "before",
                              "after", "each", "every", "since", "is", "was", "it", "its", "as", "so", "then", "this",
                              "next", "coming", "upcoming"})
