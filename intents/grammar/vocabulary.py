@@ -205,7 +205,7 @@ FOCUS = _rx(
     r"(?!\w*\s+(?:of\s+the\s+(?:day|morning|week|month|night|shift|year)|today|tomorrow|tonight|this\s+(?:morning|week|month)))"
     rf"|(?:start|begin)(?:s|ning|ing)?\s+(?:with|from|at|by)\s+{_FOCUS_EN_OBJECT}"
     r"|(?:most|more)\s+important(?:ly)?|the\s+important\s+(?:thing|part|one|ones|bit)|what\s+matters\s+most"
-    r"|(?:(?:the|top|first|main|highest|key|biggest|my|our)\s+)?priorit(?:y|ies)\s+(?:is|are|should\s+be|goes\s+to|will\s+be|on|for|to|being)"
+    r"|(?:(?:the|top|first|main|highest|key|biggest|my|our)\s+)?priorit(?:y|ies)\s+(?:is|are|should\s+be|goes\s+to|will\s+be|on|for(?!\s+(?:us|me|them|everyone)\s*(?:$|[,.;!?]))|to|being)"  # "a priority for us.": the job's
     r"|give\s+priority|with\s+priority|priority\s+(?:areas?|targets?|zones?)|then\s+(?:the\s+)?(?:rest|others|remaining|remainder))\b"
     rf"|(?:{_PREDICATE})\b"
     r"|\besp\.?(?=\s)"
@@ -215,7 +215,7 @@ FOCUS = _rx(
     r"|最重要|最关键|关键是|重中之重|第一个(?:看|查|拍|检查)|以[^，,。;；]{1,12}(?:为主|为重点|为先)"
     r"|(?<![不么没])(?:最)?(?:要紧|紧要)|最主要|(?<=[\u4e00-\u9fff])(?:为主|为重|为先|打头)|首要(?:的)?(?:是|目标|关注)|是首要"
     r"|(?:排|放|摆)(?:在)?(?:第一|首位|最前)|是(?:关键|第一位)|最急|先来"
-    r"|(?<=[，,;；。])\s*(?:请)?\s*(?:首先|先|第一步)(?:从)?"
+    r"|(?<=[，,;；。])\s*(?:请)?\s*(?:首先|先|第一步)(?!\s*(?:确保|保证|记得|别忘))(?:从)?"
     r"|先(?:看|查|拍|检查|巡|测|扫|飞)(?=\s*(?:$|[，,。;；]))"
     r"|从(?!明|今|后天|下|这|本|现在|早|晚|上午|下午|中午|凌晨|[0-9一二三四五六七八九十两])[^，,。;；]{1,10}?(?:开始|查起|看起|拍起|巡起|入手)"
 )
@@ -396,6 +396,7 @@ ORDINAL_MISSION = _rx(
 FILLER = _rx(
     r"\b(?:quick|this|that|which|no|each) one\b|\b(?:for\s+the\s+|the\s+|our\s+)?first\s+time\b"
     r"|快一点|早一点|一点儿|一下|一遍|一圈|一趟|一次|一个|一片|一块|一带(?=的)|一样|一起|\bquick(?:ly)?\b|\bone more time\b"
+    r"|(?:首先|先)(?=\s*(?:确保|保证|记得|别忘))"  # 首先确保热成像开着: "first make sure", no order inside the area
 )
 RESIDUAL: list[tuple[str, str, str, str]] = [
     (

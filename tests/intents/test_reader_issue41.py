@@ -202,3 +202,15 @@ def test_the_day_never_says_today_beside_another_date(text: str) -> None:
 )
 def test_a_window_is_one_question_quoting_both_ends(text: str, quote: str) -> None:
     assert asked(text) == [("time", quote)]
+
+
+@pytest.mark.parametrize(
+    ("text", "sensors"),
+    [("Survey the yard tomorrow at 9am, this one is a priority for us", []),
+     ("明天晚上7点巡查消防通道，首先确保热成像开着", ["THERMAL_CAMERA"])],
+)
+def test_the_jobs_own_priority_and_first_make_sure_are_no_focus(text: str, sensors: list[str]) -> None:
+    """fresh_issue30d's two needless questions: "a priority for us" is the job's; 首先确保… says what to carry."""
+    reading = read_offline(text, now=NOW)
+    assert reading.questions == [] and [s.value for s in reading.intent.sensors] == sensors
+    assert read_offline("the priority for us is the north gate, survey the yard", now=NOW).questions[0].kind is QuestionKind.FOCUS
