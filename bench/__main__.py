@@ -1,6 +1,6 @@
 """``python -m bench KIND INSTANCE.json``: one JSON object on stdout, logs on stderr.
 
-Kinds: coverage, routes, lanes, intents, rules. Each lives in ``bench/<kind>.py``
+Kinds: coverage, routes, lanes, carp, intents, rules. Each lives in ``bench/<kind>.py``
 with ``run(instance_path, args) -> dict``; the contract is in
 ``../shared/bench/README.md``. ``python -m bench server [options]`` takes no
 instance: it loads a running ``sortie server`` (``bench/server.py``).
@@ -13,7 +13,7 @@ import importlib
 import json
 import sys
 
-KINDS = ("coverage", "routes", "lanes", "intents", "rules")
+KINDS = ("coverage", "routes", "lanes", "carp", "intents", "rules")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,9 +24,9 @@ def main(argv: list[str] | None = None) -> int:
         return server.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("kind", choices=KINDS)
-    parser.add_argument("instance", help="instance file (JSON, GeoJSON or JSONL)")
+    parser.add_argument("instance", help="instance file (JSON, GeoJSON, JSONL or CARPLIB .dat)")
     parser.add_argument("--budget-s", type=float, default=None,
-                        help="routes, lanes: the planning deadline in seconds, start-up included")
+                        help="routes, lanes, carp: the planning deadline in seconds, start-up included")
     parser.add_argument("--seed", type=int, default=0, help="routes, lanes: the search's seed (default 0)")
     parser.add_argument("--iterations", type=int, default=None,
                         help="routes, lanes: cap each search lane's work (PyVRP iterations / OR-Tools solutions); "

@@ -24,6 +24,7 @@ import argparse
 import resource
 import time
 
+from bench.lane_pool import ForkPool
 from planner.routing.budget import Budget
 
 __all__ = ["PhaseLog", "budget_from_args", "cpu_s", "max_rss_mb"]
@@ -70,9 +71,13 @@ class PhaseLog:
 
 
 def budget_from_args(args: argparse.Namespace, default_s: float, lanes: int, trace: PhaseLog | None = None) -> Budget:
-    """The run's budget, started now: a deadline of ``--budget-s`` on ``--clock``, ``--seed``, ``--iterations``."""
+    """The run's budget, started now: a deadline of ``--budget-s`` on ``--clock``, ``--seed``, ``--iterations``.
+
+    Its runner forks ``lanes`` processes (``bench.lane_pool``), one search lane each.
+    """
     seconds = float(getattr(args, "budget_s", None) or default_s)
     cpu = getattr(args, "clock", "wall") == "cpu"
     clock = _lane_cpu_clock(lanes) if cpu else time.monotonic
     return Budget.deadline(seconds, clock, seed=int(getattr(args, "seed", 0) or 0),
-                           iterations=getattr(args, "iterations", None), wall_clock=not cpu, trace=trace)
+                           iterations=getattr(args, "iterations", None), wall_clock=not cpu, trace=trace,
+                           runner=ForkPool(lanes))

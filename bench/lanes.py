@@ -29,9 +29,9 @@ from planner.geo.transit import TransitGraph
 __all__ = ["BASELINE_M", "run"]
 
 # Two independent search lanes (PyVRP seeds / ILS node renumberings 0 and 1), one per core of the
-# 2-core machine, as in bench/routes.py: the sorties depend on the lanes, not on the processes.
+# 2-core machine (the budget's runner forks one process each, bench/lane_pool.py), as in
+# bench/routes.py: the sorties depend on the lanes, not on the processes.
 SEARCH_LANES = 2
-WORKERS = 2
 # The bench's deadline unless --budget-s says otherwise: a district's lanes (900+ lines) need more
 # than the planner's nominal 4 s of work; a small network ends sooner, on its work cap.
 DEFAULT_BUDGET_S = 10.0
@@ -82,7 +82,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
         res = baseline_lanes(lines, depots, transit)
         engine = "hand-written-baseline"
     else:
-        res = route_lanes(lines, depots, transit, budget=budget, lanes=SEARCH_LANES, workers=WORKERS)
+        res = route_lanes(lines, depots, transit, budget=budget, lanes=SEARCH_LANES)
         engine = res.engine
     seconds = time.perf_counter() - t0
     cpu_seconds = cpu_s() - c0  # this process and its lane workers: wall time on a shared machine includes waiting

@@ -80,7 +80,8 @@ def decompose(inst: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
 
 def _free_total(inst: dict[str, Any], seconds: float) -> dict[str, float]:
     """The planner's total with no sortie limit, each depot alone and all of them (``seconds`` of search each)."""
-    from bench.lanes import SEARCH_LANES, WORKERS, _nofly
+    from bench.lane_pool import ForkPool
+    from bench.lanes import SEARCH_LANES, _nofly
     from planner.geo.transit import TransitGraph
     from planner.patrol.arc_routing import ArcDepot, route_lanes
     from planner.routing.budget import Budget
@@ -92,9 +93,9 @@ def _free_total(inst: dict[str, Any], seconds: float) -> dict[str, float]:
     free = 1e9
     out = {}
     for d in inst["depots"]:
-        budget = Budget.deadline(seconds, time.monotonic)
+        budget = Budget.deadline(seconds, time.monotonic, runner=ForkPool(SEARCH_LANES))
         res = route_lanes(lines, [ArcDepot(float(d["x"]), float(d["y"]), free)], transit, budget=budget,
-                          lanes=SEARCH_LANES, workers=WORKERS)
+                          lanes=SEARCH_LANES)
         out[f"free_from_{d['id']}_m"] = round(res.total_length_m, 1)
     return out
 

@@ -20,10 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.lanes import SEARCH_LANES, WORKERS
+from bench.lane_pool import ForkPool
+from bench.lanes import SEARCH_LANES
 from planner.geo.deadheads import Deadheads
 from planner.patrol.arc_routing import ArcDepot, route_lanes
-from planner.patrol.line_tour import MM, arc_cost_matrix
+from planner.patrol.arc_search import arc_cost_matrix
+from planner.patrol.line_tour import MM
 from planner.routing.budget import Budget
 from planner.routing.engines import routes_cost, search_pyvrp
 from planner.routing.model import ModelVehicle, RouteModel, routes_fit
@@ -59,13 +61,13 @@ def main(argv: list[str] | None = None) -> int:
              for f in inst["features"] if (f.get("properties") or {}).get("required")]
     cap = float(inst["max_sortie_m"])
     depots = [ArcDepot(float(d["x"]), float(d["y"]), cap) for d in inst["depots"]]
-    plan = route_lanes(lines, depots, None, budget=Budget.deadline(a.budget_s, time.monotonic),
-                       lanes=SEARCH_LANES, workers=WORKERS)
+    plan = route_lanes(lines, depots, None, budget=Budget.deadline(a.budget_s, time.monotonic, runner=ForkPool(SEARCH_LANES)),
+                       lanes=SEARCH_LANES)
     P, nd = a.pieces, len(depots)
     parts = [p for l in lines for p in cut_line(l, P)]  # line k is parts k*P .. k*P + P - 1
     plen = np.asarray([float(np.hypot(*np.diff(p, axis=0).T).sum()) for p in parts])
     ends = np.vstack([np.asarray([[p[0], p[-1]] for p in parts]).reshape(-1, 2), [[d.x, d.y] for d in depots]])
-    cost = arc_cost_matrix(Deadheads(ends, None).D, plen, nd)
+    cost = arc_cost_matrix(Deadheads(ends, None).D, plen, nd, MM)
     per_depot = len(plan.sorties) + 2
     vehicles = tuple(ModelVehicle(d, d, int(math.floor((cap - _CAP_SLACK_M) * MM))) for d in range(nd) for _ in range(per_depot))
     model = RouteModel((cost,), vehicles, tuple((nd + 2 * t, nd + 2 * t + 1) for t in range(len(parts))),
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         start[s.depot * per_depot + used[s.depot]] = route
         used[s.depot] += 1
     assert routes_fit(model, start)
-    got = search_pyvrp(model, Budget.deadline(a.search_s, time.monotonic), SEARCH_LANES, WORKERS,
+    got = search_pyvrp(model, Budget.deadline(a.search_s, time.monotonic, runner=ForkPool(SEARCH_LANES)), SEARCH_LANES,
                        nominal_iterations=10**6, pool=True, neighbours=LANE_NEIGHBOURS, start=start)
     print(json.dumps({"instance": inst.get("name"), "pieces": P, "whole_lines_m": round(plan.total_length_m, 1),
                       "whole_lines_sorties": len(plan.sorties), "start_in_parts_model_m": routes_cost(model, start) / MM,

@@ -43,7 +43,6 @@ DEFAULT_BUDGET_S = 5.0
 # Two independent search lanes (node renumberings / seeds 0.. and 1..), one per core of the
 # 2-core machine.
 SEARCH_LANES = 2
-WORKERS = 2
 # From this many nodes the leg matrix is int32 (legs are metres below 2 147 km): half the memory of a
 # 5 000-site city (100 MB instead of 200 MB; the planner sums in int64).
 _INT32_FROM_NODES = 3000
@@ -86,7 +85,7 @@ def run(instance_path: str, args: argparse.Namespace) -> dict[str, Any]:
             coords=xy,
             droppable=False,  # the contract requires every site; a shortfall is still repaired, never "no solution"
         )
-        sol = solve_routing(problem, budget=budget, lanes=SEARCH_LANES, workers=WORKERS)
+        sol = solve_routing(problem, budget=budget, lanes=SEARCH_LANES)
         budget.mark("solve_routing: the rest")
         routes_nodes, iterations, stopped_by = sol.routes, sol.iterations, sol.stopped_by
         engine, unserved = sol.engine, sol.unserved

@@ -19,21 +19,16 @@ Method (capacitated arc routing as node routing on the one OR-Tools model of
 2. All deadheads are one matrix over the chain end points and depots: straight
    when legal, otherwise the shortest path through the obstacles' corners
    (visibility graph + Floyd–Warshall, min-plus in numpy).
-3. Each chain becomes a pair of directed nodes (entered at its start, or at its
-   end) in ONE disjunction: flown once, in either direction. An arc a → b costs
-   the deadhead from a's exit to b's entry plus b's length; the same figure is
-   the capacity dimension (the sortie limit). Every dock is a depot with as many
-   sorties as could be useful (``_fleet_per_depot``).
-4. OR-Tools' iterated local search (ruin-and-recreate) searches it under the
-   ``budget`` (``planner.routing.budget``: a deadline, or a fixed amount of work).
-   When a budget of that many seconds buys it too few solutions for the model's
-   size (``planner.routing.pyvrp_start.needs_start``), PyVRP searches the same model
-   and its routes are loaded into the OR-Tools model (which proves them within
-   every limit) and polished there, or on a model too large for that
-   (``planner.routing.engines.LOAD_MAX_NODES``) checked by arithmetic.
-   ``ArcRoutingResult.engine`` says which, ``work`` and ``stopped_by`` how much
-   it searched and why it stopped. ``lanes`` independent searches (seed /
-   renumbering k for lane k) may run side by side; the best is kept.
+3. The chains, their deadheads and each dock's sortie limit are one ``ArcProblem``
+   (``planner.patrol.arc_search``, the arc-routing model the literature's CARP
+   instances are planned with too): each chain a pair of directed nodes in one
+   disjunction, the sortie limit the length dimension, searched under the
+   ``budget`` (``planner.routing.budget``: a deadline, or a fixed amount of work) by
+   OR-Tools' iterated local search or, on a model the budget buys too few solutions
+   for, by PyVRP with OR-Tools' proof and polish. ``ArcRoutingResult.engine`` says
+   which, ``work`` and ``stopped_by`` how much it searched and why it stopped.
+   ``lanes`` independent searches (seed / renumbering k for lane k) may run side by
+   side; the best is kept.
 
 A line that no depot can serve alone within ``max_sortie_m`` is reported as
 unserved (``out_of_range``) rather than raising.
@@ -48,17 +43,26 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner.geo.deadheads import Deadheads
+from planner.patrol.arc_search import (
+    ENGINE,
+    ENGINE_PYVRP,
+    ENGINE_PYVRP_START,
+    ENGINE_START,
+    ArcProblem,
+    SortieLimit,
+    solve_arcs,
+)
+from planner.patrol.line_tour import MM, line_tour_split
 from planner.routing.budget import Budget
-from planner.patrol.rpp_start import tour_orders
-from planner.patrol.line_tour import MM, arc_cost_matrix, line_tour_split
-from planner.routing.engines import finish, key, search_ils, search_pyvrp
-from planner.routing.model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
-from planner.routing.pyvrp_start import LANE_NEIGHBOURS, needs_start
 
 __all__ = [
     "ArcDepot",
     "ArcSortie",
     "ArcRoutingResult",
+    "ENGINE",
+    "ENGINE_PYVRP",
+    "ENGINE_PYVRP_START",
+    "ENGINE_TOUR",
     "UNSERVED_OUT_OF_RANGE",
     "route_lanes",
 ]
@@ -67,37 +71,8 @@ UNSERVED_OUT_OF_RANGE = "out_of_range"
 _KEY_DECIMALS = 3  # end points closer than 1 mm are one node
 _CAP_SLACK_M = 0.25  # keep planned sorties this far below the limit (geometry round-off)
 _CHAIN_FRACTION = 0.1  # chains merged through degree-2 nodes up to this share of a sortie
-_MM = MM  # the routing model counts millimetres
-_PENALTY_FACTOR = 100  # an unflown chain costs 100 sortie limits: never worth it while it fits
-ENGINE = "ortools-ils"
-ENGINE_PYVRP_START = "pyvrp-start+ortools"
-ENGINE_TOUR = "rpp-tour"  # the tour-and-split start itself, when no search beat it
-ENGINE_PYVRP = "pyvrp"  # models too large for the dense OR-Tools model (planner.routing.engines.LOAD_MAX_NODES)
-# When the budget buys ILS too few solutions for the model's size (``needs_start``; e.g.
-# helsinki_service_nofly, 310 nodes: ~20 s for a few hundred solutions, still above the
-# baseline), PyVRP searches the same model and OR-Tools loads and polishes its routes.
-_FIRST = "PARALLEL_CHEAPEST_INSERTION"  # first solution: the best of four tried on the lane models
-_PYVRP_START_SHARE = 0.8  # of the budget for PyVRP; the parent spends ~1 s on deadheads, the model, load and polish
-# ILS under a deadline on a model below _STALL_MAX_NODES: local search ends after this many solutions a
-# node (at least _STALL_MIN) without a shorter plan (``_stall``). Measured with ``python -m bench.ils_stall``
-# and ``bench.ils_trace``, renumberings 0-3: the longest run without improvement before the final best was
-# 84 on the demo's 53 nodes, up to 91 on 19 nodes and 64 on 29 (so 2 a node alone lost 0.4 % and 3.3 % there),
-# and 2 a node kept every length on 89 nodes but lost ~1 % on three of four renumberings at 105 nodes.
-_STALL_PER_NODE = 2.0
-_STALL_MIN = 150
-_STALL_MAX_NODES = 100
-# CPU seconds of one PyVRP iteration on a lane model: a fixed part plus a part per node (measured on
-# this machine kind: 0.48-0.62 ms at 101 nodes, grid8_r35; 1.0-1.33 ms at 310, helsinki_service_nofly;
-# the higher figures under heavy load). The count is a pure function of (size, budget): the same
-# budget gives the same sorties anywhere.
-_PYVRP_S_PER_ITERATION = 0.2e-3
-_PYVRP_S_PER_ITERATION_NODE = 3.0e-6
-_MIN_ITERATIONS = 200
+ENGINE_TOUR = ENGINE_START  # the tour-and-split start itself, when no search beat it
 DEFAULT_BUDGET_S = 4.0
-# ILS solutions per CPU second × model nodes (measured ~18 000 on the grid, loaded 2-core
-# machine); sets the deterministic solution_limit from the budget
-_SOLUTIONS_PER_S_X_NODES = 18_000
-_MIN_SOLUTIONS = 50
 
 XY = tuple[float, float]
 
@@ -200,31 +175,6 @@ def _exit(t: int, rev: bool) -> int:
     return 2 * t + (0 if rev else 1)
 
 
-def _fleet_per_depot(chain_len: np.ndarray, caps: Sequence[float]) -> int:
-    """Sorties each depot may fly: enough for every chain from one depot, with room to spare.
-
-    Unused sorties cost nothing; too few would force lines out. A sortie flies at
-    most its limit, at least half of it on lines in any sensible plan beyond the
-    first few, so 2 × required / limit + 2 is generous.
-    """
-    need = 2.0 * float(chain_len.sum()) / max(min(caps), 1.0)
-    return int(min(len(chain_len), math.ceil(need) + 2))
-
-
-def _as_routes(model: RouteModel, sorties: Sequence[tuple[int, Sequence[tuple[int, bool]]]], per_depot: int
-               ) -> list[list[int]] | None:
-    """Sorties ``[(depot, [(chain, reversed?)])]`` as one route per model vehicle, if they fit the model."""
-    nd = len(model.vehicles) // per_depot
-    routes: list[list[int]] = [[] for _ in model.vehicles]
-    used = [0] * nd
-    for d, seq in sorties:
-        if used[d] >= per_depot:
-            return None
-        routes[d * per_depot + used[d]] = [nd + 2 * t + (1 if r else 0) for t, r in seq]
-        used[d] += 1
-    return routes if sorties and routes_fit(model, routes) else None
-
-
 def _chain_sorties(line_sorties, chains: list[list[tuple[int, bool]]]) -> list[tuple[int, list[tuple[int, bool]]]] | None:
     """Line sorties re-read as chain sorties, when every chain's lines are flown together in its order."""
     where = {k: (t, i, r) for t, c in enumerate(chains) for i, (k, r) in enumerate(c)}
@@ -244,82 +194,6 @@ def _chain_sorties(line_sorties, chains: list[list[tuple[int, bool]]]) -> list[t
     return out
 
 
-def _solve_sorties(
-    D: np.ndarray, chain_len: np.ndarray, caps: Sequence[float], budget: Budget, lanes: int = 1, workers: int = 1,
-    line_start: list[tuple[int, list[tuple[int, bool]]]] | None = None,
-) -> tuple[list[tuple[int, list[tuple[int, bool]]]], str, int, str]:
-    """Sorties as (depot, [(chain, reversed?)]) from one OR-Tools model, the engine, its work, what stopped it.
-
-    Nodes: one per depot, then two per chain (entered at its start, or at its
-    end), the pair in one disjunction so each chain is flown once, either way.
-    Arc a → b costs the deadhead from a's exit to b's entry plus b's own length
-    (millimetres, rounded up so planned sorties never exceed the true limit);
-    the same figure fills the capacity dimension, the sortie limit.
-
-    ``lanes`` independent searches (PyVRP seed / ILS node renumbering ``k`` for
-    lane ``k``) of the whole budget each, the best kept: the lane search is
-    trapped by its start more than it is short of iterations (helsinki: one seed
-    ends with three sorties, another with two and 2 % less flight).
-    """
-    T, nd = len(chain_len), len(caps)
-    cost = arc_cost_matrix(D, chain_len, nd)  # the model numbers depots first, then chain t as nd + 2t (+1 reversed)
-    per_depot = _fleet_per_depot(chain_len, caps)
-    vehicles = tuple(
-        ModelVehicle(d, d, int(math.floor((caps[d] - _CAP_SLACK_M) * _MM))) for d in range(nd) for _ in range(per_depot)
-    )
-    groups = tuple((nd + 2 * t, nd + 2 * t + 1) for t in range(T))
-    penalty = int(_PENALTY_FACTOR * max(v.capacity for v in vehicles))
-    model = RouteModel((cost,), vehicles, groups, penalty)
-    # (work mode: the exact expressions the golden files were made with)
-    limit = max(_MIN_SOLUTIONS, int(budget.seconds * _SOLUTIONS_PER_S_X_NODES / model.n_nodes))
-
-    start = _as_routes(model, line_start, per_depot) if line_start else None
-    if needs_start(limit, model.n_nodes):
-        per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * model.n_nodes
-        iterations = max(_MIN_ITERATIONS, int(budget.seconds * _PYVRP_START_SHARE / per_iteration))
-        out = search_pyvrp(model, budget, lanes, workers, nominal_iterations=iterations, pool=True,
-                           neighbours=LANE_NEIGHBOURS, start=start)
-        routes, loaded = finish(model, out.routes, budget)
-        if not loaded and not _fits(model, routes):  # PyVRP kept every limit; else the model's own search
-            routes = solve_model(model, Search("ils", _MIN_SOLUTIONS, max(budget.remaining_s(), 1.0), first=_FIRST)).routes
-        engine = ENGINE_PYVRP_START if loaded else ENGINE_PYVRP
-    else:
-        out = search_ils(model, budget, lanes, workers, limit, first=_FIRST, stall=_stall(model, budget))
-        routes, engine = out.routes, ENGINE
-    if start is not None and key(model, start) < key(model, routes):  # never worse than the tour
-        routes, engine = start, ENGINE_TOUR
-    sorties = []
-    for v, route in zip(vehicles, routes):
-        if route:
-            sorties.append((v.start, [divmod(q - nd, 2) for q in route]))
-    return [(d, [(int(t), bool(r)) for t, r in seq]) for d, seq in sorties], engine, out.work, out.stopped_by
-
-
-def _stall(model: RouteModel, budget: Budget) -> int:
-    """Solutions without a shorter plan after which a deadline's ILS stops searching locally (0: never).
-
-    Under a deadline a small patrol finds its best early and then spends CPU on nothing (the demo's
-    53-node patrol: its best at solution 141 of 497, the longest run without improvement before it 84; 150
-    stop it at 291, the same plan, ~0.6 of the search's CPU). Work mode (the golden files, a seed with an
-    iteration cap) and models of 100 nodes or more (still improving late; the bench's grid8_r35 has 101) search in
-    full. ``model.Search.stall``: how it stops.
-    """
-    if not budget.timed or budget.iterations is not None or model.n_nodes >= _STALL_MAX_NODES:
-        return 0
-    return max(int(math.ceil(_STALL_PER_NODE * model.n_nodes)), _STALL_MIN)
-
-
-def _fits(model: RouteModel, routes: list[list[int]]) -> bool:
-    return routes_fit(model, routes) and len({n for r in routes for n in r}) == sum(len(r) for r in routes)
-
-
-def _route_cost(model: RouteModel, v: ModelVehicle, route: list[int]) -> int:
-    if not route:
-        return 0
-    walk = np.asarray([v.start, *route, v.end])
-    return int(model.costs[v.profile][walk[:-1], walk[1:]].sum())
-
-
 # ------------------------------------------------------------------ public entry
 def route_lanes(
     lines_local: Sequence[Sequence[XY]],
@@ -328,7 +202,6 @@ def route_lanes(
     *,
     budget: Budget | float = DEFAULT_BUDGET_S,
     lanes: int = 1,
-    workers: int = 1,
 ) -> ArcRoutingResult:
     """Plan sorties flying along every line of ``lines_local`` (metres, local frame).
 
@@ -337,9 +210,8 @@ def route_lanes(
     order (by depot, then by first line), the indices of lines no depot can
     reach within its limit, and the total length. ``budget`` is a ``Budget`` or
     seconds of work (reproducible). ``lanes`` independent searches
-    of the whole budget each (the best kept) run on up to ``workers`` forked
-    processes (a single-threaded caller only); the sorties depend on ``lanes``,
-    never on ``workers``.
+    of the whole budget each (the best kept), side by side on the budget's runner
+    where the shell gives one; the sorties depend on ``lanes``, never on the runner.
     """
     if not depots:
         raise ValueError("at least one depot is needed")
@@ -373,7 +245,7 @@ def route_lanes(
     # 1. the baseline's tour over single lines, split exactly: the plan is never longer than it
     nd = len(depots)
     dh_lines = dh0.subset([2 * k + e for k in keep for e in (0, 1)] + [2 * nl + d for d in range(nd)])
-    caps_mm = [int(math.floor((c - _CAP_SLACK_M) * _MM)) for c in caps]
+    caps_mm = [int(math.floor((c - _CAP_SLACK_M) * MM)) for c in caps]
     plan_local = line_tour_split(dh_lines.D, dh_lines.points, lengths[keep], caps_mm) or []
     line_plan = [(d, [(keep[j], bool(r)) for j, r in seq]) for d, seq in plan_local]
 
@@ -399,8 +271,9 @@ def route_lanes(
     dh = dh0.subset(idx + [2 * nl + d for d in range(len(depots))])
 
     # 4. the routing model: OR-Tools searches it, every sortie limit is a dimension there
-    sorties, engine, work, stopped_by = _solve_sorties(dh.D, chain_len, caps, budget, lanes, workers,
-                                                       _chain_sorties(line_plan, chains))
+    problem = ArcProblem(dh.D, chain_len, tuple(SortieLimit(length=c) for c in caps), scale=MM, slack=_CAP_SLACK_M)
+    plan = solve_arcs(problem, budget, lanes, _chain_sorties(line_plan, chains))
+    sorties, engine, work, stopped_by = plan.sorties, plan.engine, plan.work, plan.stopped_by
 
     # 5. geometry; the line tour's split where the search did not beat it
     out = _geometry(sorties, chains, chain_geom, dh)

@@ -23,34 +23,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from planner.patrol.arc_search import arc_cost_matrix
 from planner.patrol.rpp_start import tour_orders
 from planner.patrol.tour_split import split_closed_tour
 
-__all__ = ["arc_cost_matrix", "line_tour_split", "MM", "SPLIT_MAX_WORK"]
+__all__ = ["line_tour_split", "MM", "SPLIT_MAX_WORK"]
 
 MM = 1000.0  # the routing model counts millimetres
 # (rotation, sortie) pairs the split may weigh: every rotation of the window on every bench network
 # (the most, hel_footway_mid: 0.8 CPU s of splitting on the loaded 2-core machine); evenly spaced ones
 # beyond, so a network many times larger keeps its seconds for the search
 SPLIT_MAX_WORK = 1_000_000_000
-
-
-def arc_cost_matrix(D: np.ndarray, unit_len: np.ndarray, nd: int) -> np.ndarray:
-    """The lane model's integer arc costs: depots first, then each unit entered at its start / at its end.
-
-    ``D``: deadheads over the units' ends (2u start, 2u+1 end) then the ``nd`` depots. An
-    arc a → b costs the deadhead from a's exit to b's entry plus b's length, in
-    millimetres rounded up, so a sum of arcs never understates a sortie.
-    """
-    U = len(unit_len)
-    entry = np.concatenate([[2 * u + r for u in range(U) for r in (0, 1)], 2 * U + np.arange(nd)])
-    exit_ = np.concatenate([[2 * u + 1 - r for u in range(U) for r in (0, 1)], 2 * U + np.arange(nd)])
-    length = np.concatenate([np.repeat(np.asarray(unit_len, float), 2), np.zeros(nd)])
-    cost = np.ceil((D[np.ix_(exit_, entry)] + length[None, :]) * MM).astype(np.int64)
-    order = np.concatenate([2 * U + np.arange(nd), np.arange(2 * U)])
-    cost = cost[np.ix_(order, order)]
-    np.fill_diagonal(cost, 0)
-    return cost
 
 
 def line_tour_split(D: np.ndarray, points: np.ndarray, line_len: np.ndarray, capacities_mm: Sequence[int]
@@ -64,7 +47,7 @@ def line_tour_split(D: np.ndarray, points: np.ndarray, line_len: np.ndarray, cap
     if L == 0:
         return []
     tour = tour_orders(D, points, L)[0]
-    cost = arc_cost_matrix(D, line_len, nd)
+    cost = arc_cost_matrix(D, line_len, nd, MM)
     split = split_closed_tour([nd + 2 * k + int(r) for k, r in tour], cost, list(capacities_mm), SPLIT_MAX_WORK)
     if split is None:
         return None

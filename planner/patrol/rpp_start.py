@@ -1,4 +1,4 @@
-"""The rural postman tour over lane pieces (lines or chains), and the baseline's split of it.
+"""The rural postman tour over lane pieces (lines or chains): an Euler circuit flying every piece once.
 
 On a dense network (every road of a district) the good plans fly long runs of
 consecutive lanes with no deadhead between them, which a local search started
@@ -13,10 +13,8 @@ from that tour instead, and can only improve it:
    3.5 s at 200 odd nodes, the same matching there), doubled while the sparse graph
    has no perfect matching. An Euler circuit of the result flies every piece once.
 2. The planner splits that circuit exactly at its best rotation
-   (``planner.patrol.line_tour``, ``planner.patrol.tour_split``). ``rpp_split`` here is
-   the bench baseline's own split (``bench/rpp_baseline.py``: metres, every rotation one
-   dynamic programme at a time, the exact matching): kept as it is, so the baseline's
-   figures stay what they were.
+   (``planner.patrol.line_tour``, ``planner.patrol.tour_split``); the bench baseline splits
+   it its own way (``bench/rpp_baseline.py``).
 
 Deterministic (networkx's matching and circuit on nodes numbered in a fixed
 order). Pure: plain numbers in, ``[(depot, [(piece, reversed?)])]`` out.
@@ -24,17 +22,15 @@ order). Pure: plain numbers in, ``[(depot, [(piece, reversed?)])]`` out.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import networkx as nx
 import numpy as np
 
-__all__ = ["rpp_split", "split_tour", "tour_orders"]
+__all__ = ["tour_orders"]
 
 _KEY_DECIMALS = 3
 _MATCH_NEIGHBOURS = 10
-_ROTATIONS = 16
 
 
 def _nodes(points: np.ndarray, T: int) -> tuple[np.ndarray, int]:
@@ -110,45 +106,6 @@ def _matching(odd: list[int], D: np.ndarray, rep: np.ndarray, neighbours: int | 
     return [(odd[i], odd[j]) for i, j in sorted(pairs)]
 
 
-def split_tour(seq: list[tuple[int, bool]], chain_len: np.ndarray, D: np.ndarray, T: int, caps: Sequence[float]
-               ) -> tuple[float, list[tuple[int, list[tuple[int, bool]]]]]:
-    """The cheapest split of ``seq`` (chains in flight order) into depot sorties: (total metres, sorties)."""
-    n, nd = len(seq), len(caps)
-    entry = np.asarray([2 * t + (1 if r else 0) for t, r in seq])
-    exit_ = np.asarray([2 * t + (0 if r else 1) for t, r in seq])
-    work = chain_len[[t for t, _ in seq]]
-    hop = np.concatenate([D[exit_[:-1], entry[1:]], [0.0]])
-    inner = np.concatenate([[0.0], np.cumsum(work + hop)])
-    out = D[2 * T + np.arange(nd)][:, entry]  # depot → entry of chain i
-    back = D[exit_][:, 2 * T + np.arange(nd)]  # exit of chain j → depot
-    cap = np.asarray(caps, float)[:, None]
-    best = np.full(n + 1, np.inf)
-    prev = np.full(n + 1, -1, dtype=np.int64)
-    depot = np.full(n + 1, -1, dtype=np.int64)
-    best[0] = 0.0
-    for i in range(n):
-        if not math.isfinite(best[i]):
-            continue
-        j = np.arange(i, n)
-        body = inner[j + 1] - inner[i] - hop[j]
-        each = out[:, i][:, None] + back[j].T + body[None, :]  # (depot, j)
-        each = np.where(each <= cap, each, np.inf)
-        d = np.argmin(each, axis=0)
-        cand = best[i] + each[d, np.arange(len(j))]
-        better = cand < best[j + 1]
-        best[j + 1] = np.where(better, cand, best[j + 1])
-        prev[j + 1] = np.where(better, i, prev[j + 1])
-        depot[j + 1] = np.where(better, d, depot[j + 1])
-    if not math.isfinite(best[n]):
-        return math.inf, []
-    sorties, j = [], n
-    while j > 0:
-        i = int(prev[j])
-        sorties.append((int(depot[j]), list(seq[i:j])))
-        j = i
-    return float(best[n]), sorties[::-1]
-
-
 def tour_orders(D: np.ndarray, points: np.ndarray, T: int, match_neighbours: int | None = _MATCH_NEIGHBOURS,
                 circuits: int = 1) -> list[list[tuple[int, bool]]]:
     """Closed rural-postman tours over ``T`` chains, [(chain, reversed?)] in flight order (step 1 above).
@@ -162,27 +119,3 @@ def tour_orders(D: np.ndarray, points: np.ndarray, T: int, match_neighbours: int
         rep[ids[i]] = i
     sources = sorted({(i * n_nodes) // circuits for i in range(circuits)})
     return _euler(T, ids, n_nodes, D, rep, match_neighbours, sources)
-
-
-def rpp_split(D: np.ndarray, points: np.ndarray, chain_len: np.ndarray, caps: Sequence[float],
-              match_neighbours: int | None = _MATCH_NEIGHBOURS, rotations: int | None = _ROTATIONS,
-              ) -> list[tuple[int, list[tuple[int, bool]]]]:
-    """Sorties ``[(depot, [(chain, reversed?)])]`` of the split tour, or [] when some chain fits no sortie.
-
-    ``D``: deadheads over the chain ends (2t start, 2t+1 end) then the depots;
-    ``points``: their positions; ``caps``: each depot's sortie limit (metres).
-    ``match_neighbours`` None: the exact matching over every pair of odd nodes;
-    ``rotations`` None: the split from every starting chain (the bench's baseline).
-    """
-    T = len(chain_len)
-    if T == 0:
-        return []
-    order = tour_orders(D, points, T, match_neighbours)[0]
-    best: tuple[float, list] = (math.inf, [])
-    n = len(order)
-    starts = range(n) if rotations is None else sorted({(i * n) // rotations for i in range(rotations)})
-    for r in starts:
-        got = split_tour(order[r:] + order[:r], chain_len, D, T, caps)
-        if got[0] < best[0]:
-            best = got
-    return best[1]

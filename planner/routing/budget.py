@@ -31,12 +31,27 @@ budget what is left; with no clock there is no deadline and nothing is read.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
-__all__ = ["Budget", "Clock", "DeadlineStop", "STOPPED_BY_DEADLINE", "STOPPED_BY_ITERATIONS"]
+__all__ = ["Budget", "Clock", "DeadlineStop", "LaneRunner", "STOPPED_BY_DEADLINE", "STOPPED_BY_ITERATIONS"]
 
 Clock = Callable[[], float]  # seconds on a monotonic scale (the shell's choice)
+
+
+class LaneRunner(Protocol):
+    """The shell's way to run independent search lanes side by side (e.g. forked processes).
+
+    ``map(fn, jobs)`` is ``[fn(*job) for job in jobs]``, whatever runs them: the results
+    never depend on the runner. ``workers``: how many run at once. The core owns no
+    processes, as it owns no clock (STYLE.md 1); without a runner the lanes run one
+    after the other in the planning process.
+    """
+
+    workers: int
+
+    def map(self, fn: Callable[..., Any], jobs: Sequence[tuple]) -> list: ...
 
 STOPPED_BY_DEADLINE = "deadline"
 STOPPED_BY_ITERATIONS = "iterations"
@@ -62,6 +77,8 @@ class Budget:
     # the shell's phase recorder (``mark``): called with a phase's name when it ends, in the
     # planning process only (never in a forked lane); the bench times each phase's wall and CPU
     trace: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    # the shell's lane runner (``LaneRunner``): independent search lanes side by side; None: one after the other
+    runner: LaneRunner | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not (isinstance(self.seconds, (int, float)) and math.isfinite(self.seconds) and self.seconds > 0):
@@ -74,16 +91,30 @@ class Budget:
     @classmethod
     def deadline(cls, seconds: float, clock: Clock, *, started_at: float | None = None, seed: int = 0,
                  iterations: int | None = None, wall_clock: bool = True,
-                 trace: Callable[[str], None] | None = None) -> Budget:
+                 trace: Callable[[str], None] | None = None, runner: LaneRunner | None = None) -> Budget:
         """``seconds`` from ``started_at`` (default: now on ``clock``), the work cap optional."""
         start = float(clock() if started_at is None else started_at)
-        return cls(float(seconds), clock, start, int(seed), iterations, wall_clock, trace)
+        return cls(float(seconds), clock, start, int(seed), iterations, wall_clock, trace, runner)
 
     @classmethod
     def work(cls, seconds: float, *, seed: int = 0, iterations: int | None = None,
-             trace: Callable[[str], None] | None = None) -> Budget:
+             trace: Callable[[str], None] | None = None, runner: LaneRunner | None = None) -> Budget:
         """No deadline: the work ``seconds`` buys at the measured rates, or ``iterations``."""
-        return cls(float(seconds), None, 0.0, int(seed), iterations, True, trace)
+        return cls(float(seconds), None, 0.0, int(seed), iterations, True, trace, runner)
+
+    @property
+    def workers(self) -> int:
+        """Search lanes that run side by side (the runner's workers; 1 without one)."""
+        return max(1, int(self.runner.workers)) if self.runner is not None else 1
+
+    def map_lanes(self, fn: Callable[..., Any], jobs: Sequence[tuple]) -> list:
+        """``[fn(*job) for job in jobs]``, side by side on the shell's runner when there is one.
+
+        The results never depend on the runner (work mode: the same routes with or without it).
+        """
+        if self.runner is not None and self.runner.workers > 1 and len(jobs) > 1:
+            return list(self.runner.map(fn, jobs))
+        return [fn(*job) for job in jobs]
 
     @property
     def timed(self) -> bool:
@@ -141,8 +172,8 @@ class Budget:
         A lane records no phases (its marks would stay in its process).
         """
         if self.clock is None or self.wall_clock:
-            return replace(self, trace=None)
-        return replace(self, started_at=self.clock() - float(elapsed_s), trace=None)
+            return replace(self, trace=None, runner=None)
+        return replace(self, started_at=self.clock() - float(elapsed_s), trace=None, runner=None)
 
     def stop(self, iterations: int | None) -> DeadlineStop:
         """A PyVRP stopping criterion for this budget and a cap of ``iterations`` (None: no cap)."""

@@ -24,17 +24,14 @@ reduce their problem to one ``RouteModel`` and hand it here with a ``Budget``
   arithmetic proof is the one used there (engine ``"pyvrp"``).
 
 Search lanes: ``lanes`` independent searches (seed / node renumbering ``k`` for lane
-``k``) of the whole budget each, the best kept; ``workers`` forked processes run them
-side by side. The routes depend on the lanes, never on the workers (work mode). The
-jobs reach the workers by fork inheritance, never pickled (a 5 000-node matrix is
-200 MB), and a worker's budget is re-based on its own clock (``Budget.resumed``), so a
-CPU-time clock counts each lane's own CPU.
+``k``) of the whole budget each, the best kept; the shell's runner (``Budget.runner``,
+e.g. the bench's forked processes) may run them side by side. The routes depend on
+the lanes, never on the runner (work mode).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,7 +53,6 @@ __all__ = [
     "RESTART_SHARE",
     "Searched",
     "finish",
-    "map_lanes",
     "nominal",
     "drop_over_limits",
     "key",
@@ -66,12 +62,6 @@ __all__ = [
     "search_pyvrp",
 ]
 
-# Worker processes (bench only; plans run in-process): forked, so no re-imports. Only a
-# single-threaded caller may ask for workers > 1 (forking a threaded process is unsafe).
-_MP_CONTEXT = "fork"
-# The jobs of the map_lanes call in progress, read by its forked workers (inherited, not pickled).
-# Set and cleared inside map_lanes; empty otherwise.
-_HANDOFF: list[tuple[Callable, tuple, float]] = []
 # Where the OR-Tools model is still cheap to build and load (measured: 0.3 s at 500 sites, and a
 # Python list of n² integers beyond); above it the arithmetic proof alone (engine "pyvrp").
 LOAD_MAX_NODES = 700
@@ -102,29 +92,6 @@ class Searched:
     routes: list[list[int]]
     work: int
     stopped_by: str
-
-
-def _run_handoff(i: int):
-    fn, job, elapsed = _HANDOFF[i]
-    return fn(*(a.resumed(elapsed) if isinstance(a, Budget) else a for a in job))
-
-
-def map_lanes(fn: Callable, jobs: Sequence[tuple], workers: int) -> list:
-    """``[fn(*job) for job in jobs]``, on up to ``workers`` forked processes; the results never depend on ``workers``."""
-    if workers > 1 and len(jobs) > 1:
-        import multiprocessing
-
-        _HANDOFF[:] = [(fn, tuple(job), _elapsed(job)) for job in jobs]
-        try:
-            with multiprocessing.get_context(_MP_CONTEXT).Pool(min(workers, len(jobs))) as pool:
-                return pool.map(_run_handoff, range(len(jobs)))
-        finally:
-            _HANDOFF.clear()
-    return [fn(*job) for job in jobs]
-
-
-def _elapsed(job: Sequence) -> float:
-    return next((a.elapsed_s() for a in job if isinstance(a, Budget)), 0.0)
 
 
 def routes_cost(model: RouteModel, routes: list[list[int]]) -> int:
@@ -163,10 +130,10 @@ def key(model: RouteModel, routes: list[list[int]]) -> tuple[bool, int, int]:
     return (not routes_fit(model, routes), -sum(len(r) for r in routes), routes_cost(model, routes))
 
 
-def _lanes(budget: Budget, lanes: int, workers: int) -> int:
+def _lanes(budget: Budget, lanes: int) -> int:
     """Search lanes to run: with a deadline, only as many as run side by side (more would share its seconds)."""
     lanes = max(1, int(lanes))
-    return min(lanes, max(1, int(workers))) if budget.timed else lanes
+    return min(lanes, budget.workers) if budget.timed else lanes
 
 
 def deadline_cap(model: RouteModel) -> int:
@@ -207,7 +174,7 @@ def _ils_lane(model: RouteModel, budget: Budget, permutation: int, limit: int, f
 
 
 def search_ils(
-    model: RouteModel, budget: Budget, lanes: int, workers: int, nominal_limit: int,
+    model: RouteModel, budget: Budget, lanes: int, nominal_limit: int,
     first: str = "LOCAL_CHEAPEST_INSERTION", stall: int = 0,
 ) -> Searched:
     """ILS on ``model``: ``lanes`` renumberings (``seed × lanes + k``), the best kept.
@@ -216,7 +183,7 @@ def search_ils(
     until the deadline, capped at ``budget.iterations`` or ``deadline_cap`` solutions
     (a small model ends early, and repeats). ``stall``: ``model.Search.stall``.
     """
-    lanes = _lanes(budget, lanes, workers)
+    lanes = _lanes(budget, lanes)
     if budget.iterations is not None:
         limit = int(budget.iterations)
     elif budget.timed:
@@ -225,7 +192,7 @@ def search_ils(
         limit = ils_cap(nominal_limit, model.n_nodes)
     b = _search_budget(budget)
     jobs = [(model, b, budget.seed * lanes + k, limit, first, stall) for k in range(lanes)]
-    outs = map_lanes(_ils_lane, jobs, workers)
+    outs = budget.map_lanes(_ils_lane, jobs)
     best = min(range(len(outs)), key=lambda k: (key(model, outs[k][0])[1:], k))
     done = sum(w for _, w in outs)
     stopped = STOPPED_BY_ITERATIONS if all(w >= limit for _, w in outs) or not budget.timed else STOPPED_BY_DEADLINE
@@ -254,7 +221,6 @@ def search_pyvrp(
     model: RouteModel,
     budget: Budget,
     lanes: int,
-    workers: int,
     *,
     nominal_iterations: int,
     runs: int = 1,
@@ -274,7 +240,7 @@ def search_pyvrp(
     e.g. a construction) is where lane 0 begins instead of a random solution, and
     the answer is never worse than it.
     """
-    lanes = _lanes(budget, lanes, workers)
+    lanes = _lanes(budget, lanes)
     inst = pyvrp_instance(model, required, coords, pool)  # once, before the lanes fork: they share it
     b = _search_budget(budget)
     total = budget.iterations if budget.iterations is not None else (None if budget.timed else nominal_iterations)
@@ -288,7 +254,7 @@ def search_pyvrp(
     phase1 = b.share(1.0 - restart_share) if b.timed else b
     jobs = [(inst, phase1, each, tuple(range(k * runs, (k + 1) * runs)), neighbours, model, start if k == 0 else None)
             for k in range(lanes)]
-    outs = map_lanes(_pyvrp_lane, jobs, workers)
+    outs = budget.map_lanes(_pyvrp_lane, jobs)
     best = outs[min((key(model, r), k) for k, (r, _, _) in enumerate(outs))[1]][0]
     if start is not None and key(model, start) < key(model, best):
         best = start
@@ -297,7 +263,7 @@ def search_pyvrp(
     if (b.timed and restart_share > 0) or (second or 0) > 0:
         phase2 = b.share(1.0) if b.timed else b
         restart = [(inst, phase2, second, (lanes * runs + k,), neighbours, model, best) for k in range(lanes)]
-        again = map_lanes(_pyvrp_lane, restart, workers)
+        again = budget.map_lanes(_pyvrp_lane, restart)
         done += sum(d for _, d, _ in again)
         if any(s == STOPPED_BY_DEADLINE for _, _, s in again):
             stopped = STOPPED_BY_DEADLINE

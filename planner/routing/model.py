@@ -22,6 +22,9 @@ Model (``RouteModel``)
     path). Nodes in ``excluded`` (out of every vehicle's range) are kept out of
     every route. ``capacity_dimension=False`` leaves the capacity out (a survey
     order has no limit to keep; a dimension only slows every move down).
+    Optional ``demands`` (one integer a node) with a per-vehicle ``load`` is a
+    load dimension: the demand a route serves is at most its vehicle's load
+    (arc routing's capacity, CARP's ``CAPACIDAD``; ``None``: no load limit).
 
 Search (``Search``)
     ``"ils"``: iterated local search with ruin-and-recreate, the measured strong
@@ -79,6 +82,7 @@ class ModelVehicle:
     capacity: int
     profile: int = 0
     max_duration: int | None = None
+    load: int | None = None  # at most this much of ``RouteModel.demands`` a route (None: no load limit)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,7 @@ class RouteModel:
     durations: tuple[np.ndarray, ...] | None = None
     excluded: tuple[int, ...] = ()
     capacity_dimension: bool = True
+    demands: np.ndarray | None = None  # load of each node (the load dimension; None: no loads)
 
     @property
     def n_nodes(self) -> int:
@@ -143,6 +148,9 @@ def route_fits(model: RouteModel, v: ModelVehicle, route: list[int]) -> bool:
     if v.max_duration is not None and model.durations is not None:
         if int(model.durations[v.profile][walk[:-1], walk[1:]].astype(np.int64).sum()) > v.max_duration:
             return False
+    if v.load is not None and model.demands is not None:
+        if int(np.asarray(model.demands, dtype=np.int64)[np.asarray(route)].sum()) > v.load:
+            return False
     return True
 
 
@@ -184,6 +192,13 @@ def _build(model: RouteModel, perm: np.ndarray):
         limits = [int(v.max_duration) if v.max_duration is not None else horizon for v in model.vehicles]
         routing.AddDimensionWithVehicleTransitAndCapacity(
             [dur_cb[v.profile] for v in model.vehicles], 0, limits, True, "duration"
+        )
+    if model.demands is not None:
+        demand = np.asarray(model.demands, dtype=np.int64)[perm].tolist()
+        load_cb = routing.RegisterUnaryTransitVector(demand)
+        no_limit = int(sum(max(d, 0) for d in demand))
+        routing.AddDimensionWithVehicleCapacity(
+            load_cb, 0, [int(v.load) if v.load is not None else no_limit for v in model.vehicles], True, "load"
         )
     for group in model.groups:
         routing.AddDisjunction([manager.NodeToIndex(int(inv[g])) for g in group], int(model.penalty), 1)

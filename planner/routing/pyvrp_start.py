@@ -88,34 +88,39 @@ def pyvrp_instance(model: RouteModel, required: bool, coords: np.ndarray | None,
     nd = len(depot_nodes)
     pyvrp_clients, groups = [], []
     pos = nd
+    loads = model.demands is not None
+
+    def delivery(node: int) -> list[int]:
+        return [int(model.demands[node])] if loads else []
+
     for g in model.groups:
         if len(g) == 1:
             must = required or g[0] in required_nodes
-            pyvrp_clients.append(pyvrp.Client(location=pos, prize=0 if must else int(model.penalty), required=must))
+            pyvrp_clients.append(pyvrp.Client(location=pos, delivery=delivery(g[0]), prize=0 if must else int(model.penalty),
+                                              required=must))
             pos += 1
             continue
         members = list(range(pos - nd, pos - nd + len(g)))  # client indices
-        for _ in g:
-            pyvrp_clients.append(pyvrp.Client(location=pos, prize=int(model.penalty), required=False, group=len(groups)))
+        for n in g:
+            pyvrp_clients.append(pyvrp.Client(location=pos, delivery=delivery(n), prize=int(model.penalty), required=False,
+                                              group=len(groups)))
             pos += 1
         groups.append(pyvrp.ClientGroup(members, required=required))
     dpos = {n: i for i, n in enumerate(depot_nodes)}
     types: dict[tuple, list[int]] = {}
     for k, v in enumerate(model.vehicles):
-        key = (v.start, v.end, v.capacity, v.profile, v.max_duration)
+        key = (v.start, v.end, v.capacity, v.profile, v.max_duration, v.load)
         types.setdefault(key if pool else (k, *key), []).append(k)
     vtypes = []
     for key, members in types.items():
-        start, end, cap, profile, dur = key[-5:]
-        kwargs = dict(
-            num_available=len(members),
-            start_depot=dpos[start],
-            end_depot=dpos[end],
-            max_distance=int(cap),
-            profile=int(profile),
-        )
+        start, end, cap, profile, dur, load = key[-6:]
+        kwargs = dict(num_available=len(members), start_depot=dpos[start], end_depot=dpos[end], profile=int(profile))
+        if model.capacity_dimension:
+            kwargs["max_distance"] = int(cap)
         if dur is not None:
             kwargs["shift_duration"] = int(dur)
+        if loads:
+            kwargs["capacity"] = [int(load) if load is not None else int(np.asarray(model.demands).sum())]
         vtypes.append(pyvrp.VehicleType(**kwargs))
     dist = [_pyvrp_matrix(m, idx) for m in model.costs]
     if model.durations is not None:

@@ -59,7 +59,7 @@ import numpy as np
 
 from planner.routing.budget import STOPPED_BY_DEADLINE, STOPPED_BY_ITERATIONS, Budget
 from planner.routing.construct import ArcPool, farthest_first, insert_leftovers
-from planner.routing.engines import Searched, drop_over_limits, key, map_lanes
+from planner.routing.engines import Searched, drop_over_limits, key
 from planner.routing.model import ModelVehicle, RouteModel
 from planner.routing.pyvrp_start import pyvrp_instance, pyvrp_run
 
@@ -250,7 +250,7 @@ def _region_lane(inst, budget: Budget, iterations: int | None, seed: int, start:
 
 
 def _regional(model: RouteModel, coords: np.ndarray, regions: list[Region], phase: Budget, iterations: int | None,
-              seed: int, workers: int, required: bool, best: list[list[int]] | None,
+              seed: int, lanes: int, required: bool, best: list[list[int]] | None,
               kept: dict[int, list[int]] | None = None, far: frozenset[int] = frozenset(),
               descend: bool = False) -> tuple[list[list[int]], int, str]:
     subs = [region_model(model, r) for r in regions]
@@ -264,10 +264,10 @@ def _regional(model: RouteModel, coords: np.ndarray, regions: list[Region], phas
             continue
         local = {int(n): j for j, n in enumerate(idx)}
         starts.append([[local[n] for n in best[k]] for k in r.vehicles])
-    slots = math.ceil(len(regions) / max(1, workers))  # regions each worker searches one after the other
-    jobs = [(inst, phase, iterations, seed + j, starts[j], j, slots - j // max(1, workers), descend)
+    slots = math.ceil(len(regions) / max(1, lanes))  # regions each lane searches one after the other
+    jobs = [(inst, phase, iterations, seed + j, starts[j], j, slots - j // max(1, lanes), descend)
             for j, inst in enumerate(insts)]
-    outs = map_lanes(_region_lane, jobs, workers)
+    outs = phase.map_lanes(_region_lane, jobs)
     phase.mark("city: regional search")
     # a region the deadline stopped before its search repaired PyVRP's first solution answers over
     # some limit: those visits are dropped here and put back by insertion (never a plan over a limit)
@@ -282,13 +282,13 @@ def _whole_lane(inst, budget: Budget, iterations: int | None, seed: int, start: 
 
 
 def _whole(model: RouteModel, coords: np.ndarray, required: bool, phase: Budget, iterations: int | None, seed: int,
-           workers: int, best: list[list[int]]) -> tuple[list[list[int]], int, str]:
-    """The whole model searched from ``best``, one lane per worker (seed + k); never worse than ``best``.
+           lanes: int, best: list[list[int]]) -> tuple[list[list[int]], int, str]:
+    """The whole model searched from ``best``, ``lanes`` lanes (seed + k); never worse than ``best``.
 
     Its PyVRP data (two n² int64 matrices: 400 MB at 5 000 sites) exists only for this phase.
     """
     whole = pyvrp_instance(model, required, coords, True)
-    outs = map_lanes(_whole_lane, [(whole, phase, iterations, seed + k, best) for k in range(workers)], workers)
+    outs = phase.map_lanes(_whole_lane, [(whole, phase, iterations, seed + k, best) for k in range(lanes)])
     del whole
     why = STOPPED_BY_DEADLINE if any(o[2] == STOPPED_BY_DEADLINE for o in outs) else STOPPED_BY_ITERATIONS
     found = min([(key(model, best), -1, best)] + [(key(model, r), k, r) for k, (r, _, _) in enumerate(outs)])[2]
@@ -312,11 +312,11 @@ def construct(model: RouteModel, kept: dict[int, list[int]], expired: Callable[[
     return insert_leftovers(model, pool.routes(), expired=expired)
 
 
-def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndarray, *, required: bool,
+def search_city(model: RouteModel, budget: Budget, lanes: int, coords: np.ndarray, *, required: bool,
                 nominal_iterations: int) -> Searched:
     """The city search of the module docstring on ``model``; ``coords`` are the nodes' positions.
 
-    ``parts``: a multiple of ``workers`` with about ``REGION_SITES`` sites a region (2 000 sites on
+    ``parts``: a multiple of ``lanes`` (regions searched side by side) with about ``REGION_SITES`` sites a region (2 000 sites on
     two cores: two regions; 5 000: six, three after each other on each core). The whole model is
     searched last only up to ``WHOLE_MAX_NODES`` nodes (its PyVRP data alone is 16 n² bytes: 400 MB
     at 5 000); above, that time is one more regional round. A round whose start still lacks a site
@@ -326,8 +326,8 @@ def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndar
     it, for what follows (a last insertion, the answer); a round is started only with at least
     ``MIN_ROUND_S`` left (building its regions and forking costs ~0.2 s, loaded).
     """
-    workers = max(1, int(workers))
-    parts = workers * max(1, math.ceil(len(model.groups) / (REGION_SITES * workers)))
+    lanes = max(1, int(lanes))
+    parts = lanes * max(1, math.ceil(len(model.groups) / (REGION_SITES * lanes)))
     parts = max(2, parts)
     whole = model.n_nodes <= WHOLE_MAX_NODES
     rounds = _ROUNDS + 1 + (0 if whole else 1)
@@ -360,7 +360,7 @@ def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndar
         phase = search.share((rest / rounds) / (rest / rounds * left + whole_share)) if search.timed else budget
         regions = partition(model, coords, parts, turn, best)
         merged, d, why = _regional(model, coords, regions, phase, its(rest / rounds), budget.seed * 1000 + 10 * turn,
-                                   workers, required and complete(best), best, None, far, turn == 0)
+                                   lanes, required and complete(best), best, None, far, turn == 0)
         merged = insert_leftovers(model, merged, expired=expired) if not complete(merged) else merged
         done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
         if key(model, merged) <= key(model, best):
@@ -368,7 +368,7 @@ def search_city(model: RouteModel, budget: Budget, workers: int, coords: np.ndar
         budget.mark(f"city: round {turn}")
     if whole and time_for_a_round():
         phase = search.share(1.0) if search.timed else budget
-        best, d, why = _whole(model, coords, required, phase, its(whole_share), budget.seed * 1000 + 900, workers, best)
+        best, d, why = _whole(model, coords, required, phase, its(whole_share), budget.seed * 1000 + 900, lanes, best)
         done, stopped = done + d, STOPPED_BY_DEADLINE if why == STOPPED_BY_DEADLINE else stopped
         budget.mark("city: whole")
     if not complete(best):  # last resort: every drone that reaches a site left out may make room for it

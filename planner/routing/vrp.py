@@ -284,15 +284,14 @@ def solve_routing(
     budget: Budget | float = 5.0,
     solver: Solver = "ortools",
     lanes: int = 1,
-    workers: int = 1,
 ) -> RoutingSolution:
     """Route every visit node it can; report the rest with a reason. Never raises for infeasibility.
 
     ``budget``: a ``Budget`` (a deadline, or fixed work), or seconds of work (module
     docstring). ``lanes`` independent searches of the whole budget each (more lanes,
-    better and costlier answers; with a deadline at most ``workers`` of them, side by
-    side); ``workers`` processes run them. In work mode the routes depend on
-    ``lanes``, never on ``workers``.
+    better and costlier answers; with a deadline at most as many as the budget's runner
+    runs side by side, ``Budget.workers``). In work mode the routes depend on ``lanes``,
+    never on the runner.
     """
     budget = _as_budget(budget)
     n_vehicles = len(problem.vehicles)
@@ -307,25 +306,25 @@ def solve_routing(
     required, coords = not problem.droppable, problem.coords
     if solver == "pyvrp":
         its = _pyvrp_iterations(len(visits), budget.seconds)
-        out = search_pyvrp(model, budget, lanes, workers, nominal_iterations=its, runs=_pyvrp_runs(len(visits), its),
+        out = search_pyvrp(model, budget, lanes, nominal_iterations=its, runs=_pyvrp_runs(len(visits), its),
                            required=required, coords=coords, restart_share=0.0)
         routes, engine = out.routes, ENGINE_PYVRP
     elif solver == "ortools":
         n_nodes = len(visits) + len({v.start_node for v in problem.vehicles})
         if len(visits) >= CITY_MIN_VISITS and coords is not None:
             its = _pyvrp_iterations(len(visits), budget.seconds)
-            out = search_city(model, budget, max(1, min(lanes, workers) if budget.timed else lanes), coords,
+            out = search_city(model, budget, max(1, min(lanes, budget.workers) if budget.timed else lanes), coords,
                               required=required, nominal_iterations=its)
             routes, engine = out.routes, ENGINE_REGIONS
         elif needs_start(_ils_limit(len(visits), budget.seconds), n_nodes):
             its = _pyvrp_iterations(len(visits), _PYVRP_START_SHARE * budget.seconds)
             runs = _pyvrp_runs(len(visits), its - int(its * RESTART_SHARE))
-            out = search_pyvrp(model, budget, lanes, workers, nominal_iterations=its, runs=runs,
+            out = search_pyvrp(model, budget, lanes, nominal_iterations=its, runs=runs,
                                required=required, coords=coords)
             routes, loaded = finish(model, out.routes, budget)
             engine = ENGINE_PYVRP_START if loaded else ENGINE_PYVRP
         else:
-            out = search_ils(model, budget, lanes, workers, _ils_limit(len(visits), budget.seconds))
+            out = search_ils(model, budget, lanes, _ils_limit(len(visits), budget.seconds))
             routes, engine = out.routes, ENGINE_ILS
     else:
         raise ValueError(f"unknown solver {solver!r}")

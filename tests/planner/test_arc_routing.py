@@ -114,15 +114,14 @@ def test_large_model_on_small_budget_uses_a_pyvrp_start_loaded_into_the_model() 
     assert route_lanes(lines, depots, budget=0.2) == res
 
 
-def test_search_lanes_keep_the_best_and_do_not_depend_on_the_processes() -> None:
-    """Two lanes (PyVRP seeds 0 and 1) on two forked workers give the sorties one process gives."""
+def test_search_lanes_keep_the_best() -> None:
+    """Two lanes (PyVRP seeds 0 and 1): never worse than one (lane 0 is the one-lane search)."""
     lines = _grid_lines(6, 150.0)
     depots = [ArcDepot(0.0, 0.0, 3000.0), ArcDepot(900.0, 900.0, 3000.0)]
     one = route_lanes(lines, depots, budget=0.2)
-    two = route_lanes(lines, depots, budget=0.2, lanes=2, workers=1)
-    assert route_lanes(lines, depots, budget=0.2, lanes=2, workers=2) == two
+    two = route_lanes(lines, depots, budget=0.2, lanes=2)
     _check(lines, depots, two)
-    assert two.total_length_m <= one.total_length_m + 1e-6  # lane 0 is the one-lane search
+    assert two.total_length_m <= one.total_length_m + 1e-6
 
 
 def test_only_a_small_lane_model_under_a_deadline_stops_searching_when_it_stalls() -> None:
@@ -130,7 +129,7 @@ def test_only_a_small_lane_model_under_a_deadline_stops_searching_when_it_stalls
     (at least 150) without a shorter plan; work mode (golden files, bench) and larger models search in full."""
     import time
 
-    from planner.patrol.arc_routing import _stall
+    from planner.patrol.arc_search import _stall
     from planner.routing.budget import Budget
     from planner.routing.model import ModelVehicle, RouteModel
 

@@ -91,7 +91,7 @@ def test_a_tiny_deadline_returns_on_time_with_every_site_served() -> None:
     problem = RoutingProblem((euclidean_matrix(xy),), tuple(RoutingVehicle(d, 25000) for d in range(10) for _ in range(6)),
                              tuple(range(10, 1010)), coords=xy, droppable=False)
     t0 = time.monotonic()
-    sol = solve_routing(problem, budget=Budget.deadline(1.0, time.monotonic), lanes=2, workers=2)
+    sol = solve_routing(problem, budget=Budget.deadline(1.0, time.monotonic), lanes=2)
     took = time.monotonic() - t0
     assert sol.engine == "pyvrp-regions" and not sol.unserved
     assert sorted(n for r in sol.routes for n in r) == sorted(problem.visit_nodes)

@@ -77,8 +77,8 @@ def test_city_search_is_complete_feasible_and_repeats_with_a_work_budget() -> No
     budget = Budget.work(1.0, iterations=400)
     a = search_city(model, budget, 1, xy, required=True, nominal_iterations=400)
     assert _complete(model, a.routes) and a.work > 0 and a.stopped_by == "iterations"
-    b = search_city(model, budget, 2, xy, required=True, nominal_iterations=400)  # two forked workers
-    assert a.routes == b.routes  # the work, not the processes, decides the routes
+    b = search_city(model, budget, 1, xy, required=True, nominal_iterations=400)
+    assert a.routes == b.routes  # (tests/bench/test_lane_pool.py: nor do the processes)
 
 
 def test_solve_routing_uses_the_city_search_from_a_thousand_sites() -> None:

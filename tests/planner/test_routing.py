@@ -116,13 +116,11 @@ def test_rejects_bad_problems() -> None:
         solve_routing(RoutingProblem((euclidean_matrix(xy),), (RoutingVehicle(0, 10),), (1, 2)), budget=0)
 
 
-def test_parallel_lanes_give_the_same_routes_as_sequential() -> None:
+def test_more_lanes_never_do_worse() -> None:
     problem = _grid_problem(seed=11)
-    seq = solve_routing(problem, budget=0.2, lanes=2, workers=1)
-    par = solve_routing(problem, budget=0.2, lanes=2, workers=2)
-    assert seq.routes == par.routes and seq.cost == par.cost
+    two = solve_routing(problem, budget=0.2, lanes=2)
     one = solve_routing(problem, budget=0.2, lanes=1)
-    assert seq.cost <= one.cost  # lane 0 is the one-lane search; more lanes never do worse
+    assert two.cost <= one.cost  # lane 0 is the one-lane search
 
 
 def test_default_engine_is_ortools_ils() -> None:
