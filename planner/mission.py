@@ -101,6 +101,12 @@ __all__ = [
 #: (world, job, usable drones as (drone, rates, dock xy), transit graph, builder, *, budget) → (sorties, unserved, extra)
 Pipeline = Callable[..., tuple[list[Any], list[Any], dict[str, Any]]]
 
+# Routing prices work by the metre; a sortie's flown figures (corners, stops) may cost more. A drone
+# whose flown sortie needs more than it may spend is routed again with its energy scaled down, at most
+# this many times; what still does not fit is the battery rule's to block.
+ENERGY_REROUTES = 2
+
+
 def airspace_window(job: Job, drones: Sequence[Drone], world: World) -> tuple[datetime, datetime]:
     """``(job.start_at, until)``: the window whose zones the plan keeps clear of (module docstring).
 
@@ -229,7 +235,13 @@ def _plan_in_window(
     pipeline = PIPELINES.get(job.mission_type)
     if pipeline is None:  # Job validates this; kept for a clear message
         raise InvalidArgument(f"unknown mission type {job.mission_type!r}")
-    sorties, unserved, extra = pipeline(world, job, usable, transit, builder, budget=budget)
+    allowed = {d.id: r.usable_wh for d, r, _ in usable}
+    for attempt in range(ENERGY_REROUTES + 1):
+        sorties, unserved, extra = pipeline(world, job, usable, transit, builder, budget=budget)
+        scale = _dearer_than_routed(sorties, usable, allowed)
+        if not scale or attempt == ENERGY_REROUTES:
+            break
+        usable = [(d, replace(r, usable_wh=r.usable_wh * scale.get(d.id, 1.0)), xy) for d, r, xy in usable]
     coverage = extra.pop("coverage_fraction", None)
     dark = extra.pop("unimaged_local", None)  # surveys: where the sweeps leave the area dark
     params.update(extra)
@@ -246,6 +258,27 @@ def _plan_in_window(
         parameters=params,
         unimaged_wgs84=None if dark is None else job.frame.to_wgs84(dark),
     )
+
+
+def _dearer_than_routed(sorties: Sequence[Any], usable: Sequence[tuple[Drone, Rates, XY]], allowed: dict[str, float]) -> dict[str, float]:
+    """Per drone whose flown sortie needs more than ``allowed``: the factor on the energy it is routed with
+    (what the router's per-metre rates said that sortie costs over what its flight costs, with a 2 % margin)."""
+    by_id = {d.id: r for d, r, _ in usable}
+    out: dict[str, float] = {}
+    for s in sorties:
+        r = by_id.get(s.drone_id)
+        if r is None or s.energy_wh <= allowed[s.drone_id] + 1e-9:
+            continue
+        routed = r.fixed_wh
+        for leg in s.legs:
+            if leg.kind == "transit":
+                routed += r.transit_wh_per_m * leg.distance_m
+            elif leg.kind in ("lane", "sweep"):
+                routed += r.work_wh_per_m * leg.distance_m
+            elif leg.kind == "inspect":
+                routed += r.hover_w * sum(w.hold_s for w in leg.waypoints) / 3600.0
+        out[s.drone_id] = min(out.get(s.drone_id, 1.0), 0.98 * routed / s.energy_wh)
+    return out
 
 
 #: ``extra["coverage_fraction"]``, when a pipeline measures one, becomes ``Plan.coverage_fraction``.

@@ -19,6 +19,7 @@ from shapely.geometry import LineString
 from shapely.geometry.base import BaseGeometry
 
 from planner.energy import EnergyModel
+from planner.flight.params import NavLimits
 from planner.job import Job
 from planner.legs import inspect_leg, landing_leg, lane_leg, sortie_totals, sweep_leg, takeoff_leg, transit_leg
 from planner.output.sortie_flight import fly_waypoints
@@ -45,9 +46,12 @@ XY = tuple[float, float]
 class Rates:
     """What a metre, a second of hover and a sortie's climb/descent cost one drone, planned safe.
 
-    Per-metre figures are the worst over every heading in the forecast wind
-    (``EnergyModel`` gives the true, heading-dependent figure when the legs are
-    built), so a route planned within ``usable_wh`` stays within it when flown.
+    Per-metre figures are the worst over every heading in the forecast wind at the
+    nominal speeds; the sortie's flown figures (``planner.output.sortie_flight``) add what
+    the autopilot's corners and stops cost. A router that wants those per piece prices
+    it with ``planner.flight.costs.polyline_cost(points, altitude, speed, nav, model)``;
+    ``planner.mission`` routes a drone again with less energy when a flown sortie needs
+    more than the per-metre figures said.
     """
 
     model: EnergyModel
@@ -60,6 +64,7 @@ class Rates:
     fixed_wh: float
     fixed_s: float
     turnaround_s: float = BATTERY_SWAP_S  # on the dock between two of this drone's sorties
+    nav: NavLimits | None = None  # the drone's waypoint controller (``planner.flight.costs.polyline_cost``)
 
     def reach_m(self) -> float:
         """Metres of the dearer kind of flight the usable energy buys after climb and descent."""
@@ -87,6 +92,7 @@ def rates(drone: Drone, job: Job, world: World, usable_wh: float) -> Rates:
         fixed_wh=(up.energy_wh + down.energy_wh) * _RATE_MARGIN,
         fixed_s=up.duration_s + down.duration_s,
         turnaround_s=turnaround_s(world, drone.dock_id),
+        nav=NavLimits.for_drone(drone),
     )
 
 
