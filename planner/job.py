@@ -114,7 +114,7 @@ class Job:
     """One job for the planner core. Validated in ``__post_init__``.
 
     ``altitude_m`` is above ground (AGL); whether it sits inside the rule set's
-    ceiling and floor is ``planner.limits.PlanningLimits``'s to say (checked by
+    ceiling and floor is ``planner.planning_limits.PlanningLimits``'s to say (checked by
     ``plan_mission``), as is the margin kept from zones.
     ``swath_m`` overrides the camera-derived sweep spacing when given.
     ``authorised_zone_ids`` are REQ_AUTHORISATION zones the operator holds an

@@ -5,8 +5,8 @@ the no-fly polygons in force at some instant of the job's flight window (grown
 by ``limits.safety_margin_m``; see Airspace below), turns the job into work and
 routes it under each drone's usable energy (``planner.energy.usable_energy_wh``
 with the reserves and cold derating of ``limits`` over the flight window's
-forecast hours). ``limits`` (``planner.limits.PlanningLimits``) is derived from
-the rule set that will judge the plan (``rules.limits.planning_limits``), so the
+forecast hours). ``limits`` (``planner.planning_limits.PlanningLimits``) is derived from
+the rule set that will judge the plan (``rules.derived_limits.planning_limits``), so the
 plan is made inside those rules: the flight altitude must lie in its
 ceiling/floor band, and a drone whose flight window is windier than its wind
 limit less the rule's margin is not used.
@@ -70,7 +70,7 @@ from planner.errors import AirspaceBlocked, InvalidArgument
 from planner.inspection.pipeline import ROUTING_BUDGET_S, plan_points
 from planner.output.sortie_flight import TIMING
 from planner.job import Job
-from planner.limits import PlanningLimits
+from planner.planning_limits import PlanningLimits
 from planner.patrol.pipeline import plan_patrol
 from planner.plan import Plan
 from planner.routing.budget import Budget

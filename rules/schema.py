@@ -105,7 +105,7 @@ class GeozoneClearanceParams(_Strict):
     """A leg conflicts with a zone when closer than ``buffer_m`` horizontally (or
     touching it), its altitudes overlap the zone's (touching counts) and its time
     meets the zone's applicability. The planner keeps the largest ``buffer_m`` of
-    the block rules as its margin from zones (``rules.limits``). PROHIBITED and unauthorised REQ_AUTHORISATION get the rule's
+    the block rules as its margin from zones (``rules.derived_limits``). PROHIBITED and unauthorised REQ_AUTHORISATION get the rule's
     severity; CONDITIONAL gets ``conditional_severity``; an authorised
     REQ_AUTHORISATION zone gets ``authorised_severity`` (evidence for the approver)."""
 

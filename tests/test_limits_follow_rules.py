@@ -2,7 +2,7 @@
 
 For each planning limit (zone margin, ceiling, battery reserve, cold derating,
 wind margin) a temporary copy of ``data/rules.yaml`` with that one figure made
-stricter is loaded; the planner, given ``rules.limits.planning_limits`` of it,
+stricter is loaded; the planner, given ``rules.derived_limits.planning_limits`` of it,
 makes a different plan, which the changed rule set does not block. The plan
 made under the bundled file is blocked by the changed one: planning with a
 copy of the old figure would have produced a plan the rules refuse.
@@ -27,7 +27,7 @@ from flows.world_folder import load_world
 from rules.context import EvaluationContext
 from rules.evaluate import evaluate
 from rules.findings import Verdict
-from rules.limits import planning_limits
+from rules.derived_limits import planning_limits
 from flows.rule_file import load_rules
 from rules.loading import RuleSet
 

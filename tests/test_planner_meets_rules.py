@@ -18,7 +18,7 @@ from planner.plan import canonical_json, plan_from_dict
 from flows.world_folder import load_world
 from rules.context import EvaluationContext
 from rules.evaluate import evaluate
-from rules.limits import planning_limits
+from rules.derived_limits import planning_limits
 from flows.rule_file import load_rules
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")

@@ -5,7 +5,7 @@ Every ``sortie`` run, ``--help`` included, imports all of them, and without cach
 bytecode each import is paid in full: at module level a command module imports only
 typer, rich, ``flows.cli.app``, ``flows.context`` and ``planner.errors``; the authority,
 the ledger, the planner, rules, intents, pymavlink and Prefect are imported inside the
-command that uses them (``tests/flows/test_cli_imports.py`` checks this).
+command that uses them (``tests/cli/test_cli_imports.py`` checks this).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def command_for(args: list[str]) -> Any:
 
     typer turns every registered command into a click command (reading each function's signature and type hints)
     before it parses anything: 35 of them, 0.04-0.06 CPU s of every run, to run one. With only the named one
-    registered the parse, the help, the errors and the exit codes are the same (``tests/flows/test_cli_commands.py``
+    registered the parse, the help, the errors and the exit codes are the same (``tests/cli/test_cli_commands.py``
     compares them); ``sortie``, ``sortie --help`` and an unknown name get the whole app (its list, its suggestions).
     """
     name = args[0] if args else ""

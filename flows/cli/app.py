@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.integrity.text import clean, clean_tree, escape_json_text
+from flows.safe_text import clean, clean_tree, escape_json_text
 from planner.errors import SortieError
 
 __all__ = ["app", "console", "err_console", "run", "JsonOpt", "WorldOpt", "NowOpt", "RulesOpt", "AsOpt", "DraftArg", "EXIT_USER", "EXIT_INTERNAL",
@@ -124,7 +124,7 @@ def run(body: Callable[[], dict[str, Any]], as_json: bool, render: Callable[[dic
     if as_json:
         print(_dump(result))
     elif render is not None:
-        render(clean_tree(result))  # every string a render prints is terminal-safe (flows.integrity.text)
+        render(clean_tree(result))  # every string a render prints is terminal-safe (flows.safe_text)
     else:
         console.print(_dump(result), highlight=False, markup=False)  # json.dumps escapes every C0 control
     if succeeded is not None and not succeeded(result):

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.errors import InvalidArgument
 
-if TYPE_CHECKING:  # the CLI loads without the world model (tests/flows/test_cli_imports.py)
+if TYPE_CHECKING:  # the CLI loads without the world model (tests/cli/test_cli_imports.py)
     from planner.world.model import World
 
 __all__ = ["DemoFleet", "start_demo_fleet", "vehicle_options", "READY_WAIT_S"]

@@ -32,7 +32,7 @@ def render_draft(d: dict[str, Any]) -> None:
         highlight=False,
         markup=False,
     )
-    from flows.integrity.text import approver_view  # integrity hook: where the plan came from
+    from flows.safe_text import approver_view  # integrity hook: where the plan came from
 
     seen = approver_view(d)
     console.print(f"request (as written): {seen['request_text']}", markup=False, highlight=False)
@@ -167,7 +167,7 @@ def render_diff(d: dict[str, Any]) -> None:
 
 def render_request(d: dict[str, Any]) -> None:
     """An open request: its state, the words, the open questions (or the draft it planned), every answer."""
-    from flows.integrity.text import answered_line
+    from flows.safe_text import answered_line
 
     console.print(f"[bold]{d['request_id']}[/]  [bold]{d['state']}[/]  turn {d['turn']}  open until {d['expires_time']}",
                   highlight=False)

@@ -315,7 +315,7 @@ def watch_cmd(
 
         seen = 0
         t0 = time.monotonic()
-        from flows.integrity.text import clean_tree, escape_json_text
+        from flows.safe_text import clean_tree, escape_json_text
 
         for ev in authority("sortie watch").events(max_events=count, timeout_s=timeout):
             seen += 1

@@ -1,7 +1,7 @@
 """Opening the ledger's DuckDB file: the header check, DuckDB's own lock, damage, migrations, file modes.
 
 Why a module of its own: both ways of holding the file (a connection per unit
-of work for the CLI, ``flows.ledger.turn``; one long-lived connection for a
+of work for the CLI, ``flows.ledger.file_lock``; one long-lived connection for a
 server, ``flows.ledger.shared``) open it the same way and must report a
 damaged, foreign or newer file the same way — never as INTERNAL, never by
 overwriting it.

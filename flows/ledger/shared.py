@@ -16,7 +16,7 @@ it keeps the file open:
 - **writes** are serialised in the process by one lock, so the hash chain
   gets one writer at a time and DuckDB never sees a write-write conflict;
 - **other processes** are kept out by the cross-process turn
-  (``flows.ledger.turn``), held while the file is open; one that knocks gets
+  (``flows.ledger.file_lock``), held while the file is open; one that knocks gets
   the file within one poll (``POLL_S``) plus the units in flight, and the
   server takes it back when nobody knocks any more (``yields`` counts these).
 
@@ -52,7 +52,7 @@ from typing import TypeVar
 import duckdb
 
 from flows.ledger.files import DAMAGE, connect, damaged
-from flows.ledger.turn import give_back, knock_path, knocking, open_knock_probe, take_turn, wait_unknocked
+from flows.ledger.file_lock import give_back, knock_path, knocking, open_knock_probe, take_turn, wait_unknocked
 from planner.errors import LedgerUnavailable
 
 __all__ = ["SharedConnection", "engine_for", "open_shared", "close_shared"]

@@ -10,7 +10,7 @@ Why it looks the way it does:
 
 - **Two ways to hold the file.** DuckDB lets one process at a time open it.
   The CLI, a Prefect worker or a test open it for one unit of work and close
-  it again, after waiting their turn (``flows.ledger.turn``: an advisory
+  it again, after waiting their turn (``flows.ledger.file_lock``: an advisory
   ``flock``, polled with a bounded, jittered backoff; past the budget
   ``SORTIE_LEDGER_LOCK_S``, 15 s, ``LedgerUnavailable``). A server calls
   ``shared()`` once and keeps it open (``flows.ledger.shared``): reads on
@@ -75,7 +75,7 @@ from flows.ledger.chain import flush_head, head_path, read_head_file, write_head
 from flows.ledger.files import DAMAGE, connect, damaged, migrate, private
 from flows.ledger.shared import close_shared, engine_for, open_shared
 from flows.ledger.signing import KeyStore, signing_with
-from flows.ledger.turn import turn
+from flows.ledger.file_lock import turn
 from planner.errors import Conflict, LedgerUnavailable, NotFound
 
 __all__ = ["LEDGER_FILE", "kill_point", "Store"]
@@ -150,7 +150,7 @@ class Store:
 
     @contextmanager
     def _turn(self) -> Iterator[float]:
-        """Our turn at the file (``flows.ledger.turn``); yields the deadline left for connecting."""
+        """Our turn at the file (``flows.ledger.file_lock``); yields the deadline left for connecting."""
         with turn(self.path, self.lock_budget_s) as deadline:
             yield deadline
 

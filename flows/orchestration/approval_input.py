@@ -88,7 +88,7 @@ def approval_form(draft_id: str, version: int, plan_hash: str, *, request_text: 
     request as written (escaped), who read it and each clarification answered (its answer, who gave it, when),
     so the approver sees where the plan came from. ``relayed`` (a sortie server decides): the code is required
     and the terminal hint uses the operator's own token."""
-    from flows.integrity.text import answered_line, markdown_text
+    from flows.safe_text import answered_line, markdown_text
 
     origin = ""
     if request_text:

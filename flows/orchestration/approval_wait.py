@@ -129,7 +129,7 @@ def publish_wait_artifact(gate: Gate, status: str, refused: list[dict[str, Any]]
     """The run's approval artifact ``draft-<id>-v<n>-approval``: what the run waits for and every refusal."""
     from prefect.artifacts import create_markdown_artifact
 
-    from flows.integrity.text import markdown_text
+    from flows.safe_text import markdown_text
     from flows.orchestration.artifacts import artifact_key
 
     lines = [f"# Approval of {markdown_text(gate.draft_id)} v{gate.version}", "", f"**{markdown_text(status)}**", "",

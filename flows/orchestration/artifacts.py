@@ -103,7 +103,7 @@ def draft_markdown(summary: Mapping[str, Any], png: bytes | None = None) -> str:
     for label, key in (("Requested by", "requested_by"), ("Region", "region_id"), ("Verdict", "verdict")):
         if summary.get(key):
             lines.append(f"- **{label}:** {_cell(summary[key])}")
-    from flows.integrity.text import approver_view, markdown_text  # integrity hook: the request, escaped
+    from flows.safe_text import approver_view, markdown_text  # integrity hook: the request, escaped
 
     seen = approver_view(dict(summary))
     lines.append(f"- **Request (as written):** {markdown_text(seen['request_text']) or '–'}")

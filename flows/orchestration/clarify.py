@@ -148,7 +148,7 @@ def _publish(request: dict[str, Any], status: str, refused: list[dict[str, Any]]
     """The request's artifact: the words, what is asked (or how it ended), every refused input."""
     from prefect.artifacts import create_markdown_artifact
 
-    from flows.integrity.text import answered_line, markdown_text
+    from flows.safe_text import answered_line, markdown_text
 
     rid = str(request["request_id"])
     lines = [f"# Request {markdown_text(rid)}", "", f"**{markdown_text(status)}**", "",

@@ -88,7 +88,7 @@ def _model(questions: Sequence[Mapping[str, Any]], *, strict: bool, relayed: boo
 def clarification_form(request_id: str, questions: Sequence[Mapping[str, Any]], *, request_text: str,
                        relayed: bool, turn: int = 1) -> type[RunInput]:
     """The form a run shows while it waits: a field per open question, the request as written above them."""
-    from flows.integrity.text import markdown_text
+    from flows.safe_text import markdown_text
 
     listed = "".join(f"\n- **{markdown_text(str(q['id']))}**: {markdown_text(str(q.get('text') or ''))}"
                      for q in _questions(questions))

@@ -50,8 +50,8 @@ from flows.server.followers import Followers
 from flows.server.gate import SafetyGate
 from flows.server.http_errors import BodyLimit, install
 from flows.server.kit import Caller, Kit, RequestContext
-from flows.server.lanes import Lanes
-from flows.server.limits import TokenLimits
+from flows.server.admission import Lanes
+from flows.server.token_quotas import TokenLimits
 from flows.server.links import LinkStore
 from flows.server.plan_pool import PlanPool
 from flows.server.routes import admin, decisions, drafts, events, fleet, ledger, requests, vehicle

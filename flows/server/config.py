@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from flows.server.filestore import locked_json, read_json_current
-from flows.server.lanes import LaneSizes
-from flows.server.limits import POLLS_PER_TOKEN, STREAMS_PER_TOKEN
+from flows.server.admission import LaneSizes
+from flows.server.token_quotas import POLLS_PER_TOKEN, STREAMS_PER_TOKEN
 from flows.usecases.actor import Policy
 from planner.errors import InvalidArgument
 
@@ -82,8 +82,8 @@ class ServerConfig:
     rules: Path | None = None  # None: $SORTIE_RULES of the server's environment, else the bundled rule set
     max_body_bytes: int = 256 * 1024
     sweep_s: float = 10.0  # the sweeper's period (flows.server.rounds): overdue drafts expire, UI cancels withdraw; 0 off
-    lanes: LaneSizes = LaneSizes()  # flows.server.lanes: requests in progress per lane, the queue in front of them
-    streams_per_token: int = STREAMS_PER_TOKEN  # event streams one token may hold open (flows.server.limits)
+    lanes: LaneSizes = LaneSizes()  # flows.server.admission: requests in progress per lane, the queue in front of them
+    streams_per_token: int = STREAMS_PER_TOKEN  # event streams one token may hold open (flows.server.token_quotas)
     polls_per_token: int = POLLS_PER_TOKEN  # monitor long polls one token may hold open
     full_walk: bool = True  # walk the whole ledger on a thread once serving (flows.server.integrity)
     full_walk_delay_s: float = 1.0  # … after this long, so the first answers come first

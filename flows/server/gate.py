@@ -1,6 +1,6 @@
 """The safety gate: while an approval or a recall is in progress, no read starts its work.
 
-Why: the safety lane (``flows.server.lanes``) reserves a thread for a recall
+Why: the safety lane (``flows.server.admission``) reserves a thread for a recall
 or an approval, but a thread is not the CPU. Python runs one thread at a time
 (the GIL, handed over every 5 ms), so a recall among sixteen readers got about
 a seventeenth of the core, and it also waited for the ledger's write lock

@@ -44,9 +44,9 @@ from flows.server.config import ServerConfig
 from flows.server.events import EventBus
 from flows.server.followers import Followers
 from flows.server.gate import SafetyGate
-from flows.server.lanes import GATED
+from flows.server.admission import GATED
 from flows.server.integrity import IntegrityWatch
-from flows.server.limits import TokenLimits
+from flows.server.token_quotas import TokenLimits
 from flows.server.links import LinkStore, resolve_links
 from flows.server.plan_pool import PlanPool
 from flows.server.tokens import TokenInfo
@@ -151,7 +151,7 @@ class Kit:
     integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
     limits: TokenLimits = field(default_factory=TokenLimits)
     gate: SafetyGate = field(default_factory=SafetyGate)  # reads step aside while a safety request runs
-    lanes: Any = None  # flows.server.lanes.Lanes, for the routes that take a lane only around their thread work
+    lanes: Any = None  # flows.server.admission.Lanes, for the routes that take a lane only around their thread work
     plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
     hub: Any = None  # the vehicle hub (flows.fleet.hub.VehicleHub) while the server serves with --fleet live
     Who: Any = None  # the Annotated dependency that yields the request's ``RequestContext`` (set by ``api``)

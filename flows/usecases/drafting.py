@@ -216,7 +216,7 @@ def attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str,
     deadline) bounds every search of every attempt; None: the planner's fixed work.
     """
     from planner.mission import plan_mission
-    from rules.limits import planning_limits
+    from rules.derived_limits import planning_limits
 
     limits = planning_limits(rules, world)  # the planner plans inside the rules that judge the plan
     fleets, missing = _candidate_fleets(world, job, rules, now, tenant)
@@ -326,7 +326,7 @@ def draft_versions(
         from intents.errors import NeedsClarification
 
         raise NeedsClarification.for_intent_questions(intent.clarification_questions, intent.missing, intent.instructions)
-    from rules.limits import planning_limits
+    from rules.derived_limits import planning_limits
 
     job = build_job(world, intent, start_at(extraction, world), area, planning_limits(rules, world))
     tried, missing = attempts(world, job, rules, now, req.tenant, budget)

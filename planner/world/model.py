@@ -426,7 +426,7 @@ class WorldDefaults:
     """The flight altitude when a request names none, and optional SITE limits.
 
     ``ceiling_m``/``reserve_fraction`` (``None``: none) can only tighten the rule
-    set's limits (``rules.limits.planning_limits``); the rule set is where the
+    set's limits (``rules.derived_limits.planning_limits``); the rule set is where the
     limits are written, and what judges every plan.
     """
 

@@ -1,6 +1,6 @@
 """The control room of ``test_control_room``: a real Prefect server, a real ``sortie server`` that knows it, a worker.
 
-- the Prefect server: ``tests/flows/conftest.py``'s starter (a migrated SQLite copy, 127.0.0.1, a free port);
+- the Prefect server: ``tests/orchestration/conftest.py``'s starter (a migrated SQLite copy, 127.0.0.1, a free port);
 - the authority: ``sortie server`` as a subprocess on the demo world, its clock started at the world's reference
   time, with ``PREFECT_API_URL`` (it wakes waiting runs) and a 1 s sweeper; tokens issued on its home, one-time
   code secrets enrolled there;

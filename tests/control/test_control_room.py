@@ -46,7 +46,7 @@ def _code(totp: Any, steps_back: int = 0) -> str:
 
 @pytest.fixture(scope="module")
 def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Room]:
-    kit = load_conftest(REPO / "tests" / "flows" / "conftest.py", "sortie_prefect_server_kit_room")
+    kit = load_conftest(REPO / "tests" / "orchestration" / "conftest.py", "sortie_prefect_server_kit_room")
     with kit.pointed_at(*kit.start_server(tmp_path_factory.mktemp("prefect"))) as server:
         r = open_room(tmp_path_factory.mktemp("room"), {k: v for k, v in server.env.items()
                                                          if k.startswith("PREFECT_")})

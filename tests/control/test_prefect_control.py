@@ -25,12 +25,12 @@ from flows.ledger import open_ledger
 
 pytestmark = [pytest.mark.prefect, pytest.mark.timeout(240)]
 
-_FLOWS_CONFTEST = Path(__file__).resolve().parents[1] / "flows" / "conftest.py"
+_PREFECT_CONFTEST = Path(__file__).resolve().parents[1] / "orchestration" / "conftest.py"
 
 
 def _server_kit() -> Any:
-    """tests/flows/conftest.py's server starter (one way to run a Prefect server in tests)."""
-    spec = importlib.util.spec_from_file_location("sortie_prefect_server_kit", _FLOWS_CONFTEST)
+    """tests/orchestration/conftest.py's server starter (one way to run a Prefect server in tests)."""
+    spec = importlib.util.spec_from_file_location("sortie_prefect_server_kit", _PREFECT_CONFTEST)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up while being defined

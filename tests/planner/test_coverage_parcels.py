@@ -134,7 +134,7 @@ def test_survey_plan_carries_the_unimaged_layer() -> None:
     from flows.context import DEMO_WORLD_DIR
     from flows.world_folder import load_world
     from planner.job import Job
-    from planner.limits import PlanningLimits
+    from planner.planning_limits import PlanningLimits
     from planner.mission import plan_mission
     from planner.plan import plan_from_dict, plan_hash, plan_to_dict, plan_to_geojson
 

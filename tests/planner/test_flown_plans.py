@@ -18,7 +18,7 @@ from planner.job import Job
 from planner.output.mission_items import mission_items
 from planner.output.sortie_flight import TIMING
 from planner.sortie_parts import turnaround_s
-from rules.limits import planning_limits
+from rules.derived_limits import planning_limits
 
 NIGHT = datetime(2026, 12, 1, 0, 0, tzinfo=timezone.utc)  # calm: no drone is kept on the ground by wind
 LIMITS = planning_limits(load_rules(RULES_FILE))

@@ -13,7 +13,7 @@ from planner.errors import InvalidArgument
 import testkit
 from planner.job import Job
 from planner.patrol.lanes import lane_graph, required_lane_edges, split_lanes
-from planner.limits import PlanningLimits
+from planner.planning_limits import PlanningLimits
 from planner.mission import plan_mission
 from planner.legs import inspect_leg, lane_leg, landing_leg, sweep_leg, takeoff_leg, transit_leg
 from planner.plan import Plan
@@ -154,7 +154,7 @@ def _demo_world():
 def test_golden_survey_with_a_no_fly_hole(golden) -> None:
     """One drone surveys around HELX001 (HELX002 starts at 50 m), inside the bundled rule set's limits."""
     from flows.context import RULES_FILE
-    from rules.limits import planning_limits
+    from rules.derived_limits import planning_limits
     from flows.rule_file import load_rules
 
     w = _demo_world()

@@ -15,7 +15,7 @@ from planner.mission import plan_mission as plan_within
 from planner.sortie_parts import turnaround_s
 from planner.plan import canonical_json
 from flows.world_folder import load_world
-from rules.limits import planning_limits
+from rules.derived_limits import planning_limits
 from flows.rule_file import load_rules
 
 START = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)

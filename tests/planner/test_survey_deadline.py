@@ -104,7 +104,7 @@ def test_a_survey_mission_with_four_drones_ends_within_its_deadline() -> None:
     from flows.world_folder import load_world
     from planner.job import Job
     from planner.mission import plan_mission
-    from rules.limits import planning_limits
+    from rules.derived_limits import planning_limits
 
     world = load_world(DEMO_WORLD_DIR)
     limits = planning_limits(load_rules(RULES_FILE))

@@ -1,4 +1,4 @@
-"""rules.limits: the planner's limits are the strictest figures of the rule set's block rules."""
+"""rules.derived_limits: the planner's limits are the strictest figures of the rule set's block rules."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from planner.limits import EnergyReserve, PlanningLimits
+from planner.planning_limits import EnergyReserve, PlanningLimits
 from planner.world.model import WorldDefaults
-from rules.limits import planning_limits
+from rules.derived_limits import planning_limits
 from rules.loading import parse_rules
 from testkit import world
 

@@ -158,7 +158,7 @@ def test_a_line_break_in_a_reason_cannot_forge_a_line_of_log_show_or_watch(a: An
 
 
 def test_one_line_escapes_every_line_break_and_separator_and_json_keeps_the_data() -> None:
-    from flows.integrity.text import clean_tree, escape_json_text, one_line
+    from flows.safe_text import clean_tree, escape_json_text, one_line
 
     breaks = "a\nb\rc\td\x0be\x0cf\x1cg\x1dh\x1ei\x85j\u2028k\u2029l\x1b[2Jm\u202en"
     shown = one_line(breaks)

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from flows.server.limits import STREAMS_PER_TOKEN
+from flows.server.token_quotas import STREAMS_PER_TOKEN
 
 pytestmark = pytest.mark.slow
 

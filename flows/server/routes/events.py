@@ -6,7 +6,7 @@ events a caller's user may see, bounded in count and time, with keep-alive
 comments while nothing happens. A stream holds no worker thread: the
 caller's user is looked up on a worker thread once (the world cache), then
 the stream waits on its asyncio queue; a token holds at most its share of
-streams (``flows.server.limits``: ``TOO_MANY_REQUESTS`` beyond it). Opening a
+streams (``flows.server.token_quotas``: ``TOO_MANY_REQUESTS`` beyond it). Opening a
 stream is audited (``server.events``, batched like every read).
 """
 

@@ -126,7 +126,7 @@ def router(kit: "Kit") -> APIRouter:
         """Follow the dispatched version on the server (started once, joined after); wait at most ``wait_s``.
 
         A long poll: its checks run on a worker thread in the general lane, its wait for the flight holds no
-        thread (``await_follower``), and a token holds at most its share of long polls (``flows.server.limits``)."""
+        thread (``await_follower``), and a token holds at most its share of long polls (``flows.server.token_quotas``)."""
         box: dict[str, Any] = {}
 
         def work(ctx: "RequestContext") -> dict[str, Any]:

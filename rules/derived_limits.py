@@ -38,7 +38,7 @@ Example::
 
 from __future__ import annotations
 
-from planner.limits import EnergyReserve, PlanningLimits
+from planner.planning_limits import EnergyReserve, PlanningLimits
 from planner.world.model import World
 from rules.loading import RuleSet
 from rules.schema import AltitudeCeilingRule, BatteryReserveRule, GeozoneClearanceRule, WeatherRule

@@ -4,7 +4,7 @@ Not in the default run: building the ledger takes one to two hours on a loaded 2
 then point the test at it::
 
     uv run python -m bench.ledger_scale build --home /var/tmp/sortie-10k --drafts 10000 --build-dir /dev/shm/10k
-    SORTIE_LEDGER_SCALE_HOME=/var/tmp/sortie-10k uv run pytest -n 0 tests/flows/test_ledger_scale.py
+    SORTIE_LEDGER_SCALE_HOME=/var/tmp/sortie-10k uv run pytest -n 0 tests/ledger/test_ledger_scale.py
 
 The measurement runs on a copy of that home. The targets are asserted on CPU seconds where the machine's load
 would otherwise decide the result (the wall-clock figures are in the output and in docs/ledger.md).

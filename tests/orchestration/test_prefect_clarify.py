@@ -1,6 +1,6 @@
 """A plan-mission run whose request needs clarification waits on a form, takes the answers, and plans.
 
-Against the session's real Prefect server on 127.0.0.1 (``tests/flows/conftest.py``), a real ledger file and the
+Against the session's real Prefect server on 127.0.0.1 (``tests/orchestration/conftest.py``), a real ledger file and the
 demo world; the run is paused in a thread of this process (the suspended path differs only in how it waits). The
 form shows each question; a junk input and an answer from a user without the planner role are refused in the run
 (its request artifact lists them) and it waits again; the answers of the requester plan the request, and the

@@ -1,6 +1,6 @@
 """The Prefect flows end to end against a real Prefect server on 127.0.0.1.
 
-One server for the session (``tests/flows/conftest.py``), a real ledger file,
+One server for the session (``tests/orchestration/conftest.py``), a real ledger file,
 real plans from ``flows.usecases.planning.plan_draft`` on the demo world, and real
 MAVLink uploads to the built-in vehicle simulator over UDP. The suspended
 (deployment) path runs through ``prefect.serve`` in a subprocess, exactly as

@@ -1,7 +1,7 @@
 """``sortie demo``'s fleet is live (``flows.cli.demo_fleet``): it plans with what its simulated vehicles report.
 
 Through the real entry point (the ``sortie`` script) on the bundled world, with ``--dry-run`` (nothing is
-flown; the full flight is ``tests/flows/test_workflow_cli.py``'s demo test). Each run starts one simulated
+flown; the full flight is ``tests/cli/test_workflow_cli.py``'s demo test). Each run starts one simulated
 vehicle per drone on 127.0.0.1 and a vehicle hub holding one link per drone; ``--vehicle-battery`` gives a
 vehicle another charge than fleet.json's, ``--vehicle-off`` switches a vehicle off. The bundled fleet.json is
 read first so each test fails if the file stops saying what makes it meaningful (the file alone would plan

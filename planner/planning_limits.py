@@ -2,12 +2,12 @@
 
 The rules judge every plan; a planner with limits of its own would make plans
 the rules then block (or plan timidly inside limits the rules do not have).
-So the planner owns no safety figure: ``rules.limits.planning_limits`` derives
+So the planner owns no safety figure: ``rules.derived_limits.planning_limits`` derives
 this value from the LOADED rule set (and the world's optional site limits) and
 the caller passes it to ``planner.mission.plan_mission``. Changing a limit is a
 change to the rule file, and the next plan follows it.
 
-What each field comes from (``rules.limits`` has the exact derivation):
+What each field comes from (``rules.derived_limits`` has the exact derivation):
 
 * ``safety_margin_m`` — the geozone_clearance ``buffer_m``: how far transits and
   work keep from a zone that blocks.

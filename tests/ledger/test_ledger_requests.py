@@ -1,7 +1,7 @@
 """flows.ledger.requests: an open request's turns are written once each, one answer wins, and each is in the chain.
 
 A real DuckDB file per test; the race runs two threads of this process against the one file (each write waits
-its turn at the file, ``flows.ledger.turn``), the way two CLI processes or two server requests meet it.
+its turn at the file, ``flows.ledger.file_lock``), the way two CLI processes or two server requests meet it.
 """
 
 from __future__ import annotations
