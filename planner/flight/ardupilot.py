@@ -19,7 +19,8 @@ What is followed (ArduPilot Copter-4.6):
   turn). ``corner_rule="turn_in"`` is the older form of the same check (ArduPilot before the
   ``time_decel_start``/``time_accel_end`` names: start once past ``time_turn_out − next.time_turn_in``
   and half the leg, next leg's remaining time under half its length).
-* Take-off and landing: ``planner.flight.vertical``.
+* Take-off and landing: ``planner.flight.vertical``; a NAV_RETURN_TO_LAUNCH is ``ModeRTL`` (climb to the
+  return altitude, home at RTL_SPEED, RTL_LOIT_TIME over home, land: ``_return_to_launch``).
 
 The vehicle is taken to follow its position target: ``AC_WPNav::advance_wp_target_along_track`` slows
 the target's clock only when the vehicle lags it, which a healthy copter within its limits does not.
@@ -33,7 +34,7 @@ Example: a 100 m leg, a 90° corner, another 100 m (ArduPilot defaults)::
     ...        NavPoint("waypoint", 100, 100, 40), NavPoint("land", 100, 100, 40)]
     >>> tl = fly_auto(pts, lim)
     >>> [round(t, 1) for t in tl.arrivals_s], round(tl.end_s, 1)
-    ([18.8, 18.8, 33.5, 48.1, 48.1], 91.8)
+    ([21.4, 21.4, 36.1, 50.7, 50.7], 95.9)
 """
 
 from __future__ import annotations
@@ -117,6 +118,35 @@ def _passes(k: int, this: SCurve, d1: tuple[float, float, float], nxt: SCurve, d
             and math.sqrt(sum(x * x for x in acc)) < lim.corner_accel_mss)
 
 
+def _descend(t: float, height: float, lim: NavLimits, verticals: list[VerticalMotion]) -> float:
+    """The landing from ``height`` starting at ``t`` (``planner.flight.vertical.landing_s``); when disarmed."""
+    down = landing_s(height, lim)
+    verticals.append(VerticalMotion("descent", t, t + down - LANDED_TO_DISARM_S, height))
+    return t + down
+
+
+def _return_to_launch(t: float, here: tuple[float, float, float], lim: NavLimits, motions: list[HorizontalMotion],
+                      verticals: list[VerticalMotion]) -> tuple[float, float, float]:
+    """``ModeRTL`` from ``here`` at ``t``: climb to the return altitude (``ModeRTL::compute_return_target``:
+    at least RTL_ALT and the current altitude, at most RTL_CONE_SLOPE × the distance home), fly home at
+    RTL_SPEED (its own ``wp_and_spline_init``: 0 is WPNAV_SPEED, not the mission's speed), hold
+    RTL_LOIT_TIME, land. Returns (over home, disarmed, return altitude)."""
+    dist = math.hypot(here[0], here[1])
+    target = max(lim.rtl_alt_m, here[2])
+    if lim.rtl_cone_slope >= 0.5:  # RTL_MIN_CONE_SLOPE
+        target = min(target, max(dist * lim.rtl_cone_slope, max(0.3, here[2])))
+    for a, b in ((here, (here[0], here[1], target)), ((here[0], here[1], target), (0.0, 0.0, target))):
+        curve, d = leg_curve(a, b, lim.rtl_speed_mps if lim.rtl_speed_mps > 0 else lim.speed_mps, lim)
+        if not curve.is_empty:
+            motions.append(HorizontalMotion(t, curve, d))
+            t += curve.time_end
+    over_home = t
+    if lim.rtl_loiter_s > 0:
+        verticals.append(VerticalMotion("hover", t, t + lim.rtl_loiter_s))
+        t += lim.rtl_loiter_s
+    return over_home, _descend(t, target, lim, verticals), target
+
+
 def fly_auto(points: Sequence[NavPoint], lim: NavLimits, *, corner_rule: CornerRule = "decel_start") -> FlightTimeline:
     """The timeline of ArduCopter flying ``points`` in AUTO (module docstring); the first must be a take-off."""
     pts = tuple(points)
@@ -151,16 +181,17 @@ def fly_auto(points: Sequence[NavPoint], lim: NavLimits, *, corner_rule: CornerR
         p = pts[i]
         if p.speed_mps is not None:
             speed = min(p.speed_mps, lim.max_speed_mps)
+        if p.kind == "rtl":
+            arrivals[i], end, height = _return_to_launch(start, here, lim, motions, verticals)
+            departures[i] = end
+            break
         curve, d = leg(i, here, speed)
         if p.kind == "land":
             arrive = start + curve.time_end
             arrivals[i] = arrive
             if not curve.is_empty:
                 motions.append(HorizontalMotion(start, curve, d))
-            height = here[2]
-            down = landing_s(height, lim)
-            verticals.append(VerticalMotion("descent", arrive, arrive + down - LANDED_TO_DISARM_S, height))
-            departures[i] = end = arrive + down
+            departures[i] = end = _descend(arrive, here[2], lim, verticals)
             here = (p.east_m, p.north_m, 0.0)
             break
         if not curve.is_empty:

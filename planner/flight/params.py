@@ -11,7 +11,9 @@ ArduPilot (Copter-4.6):
 * jerk and snap as ``AC_WPNav::calc_scurve_jerk_and_snap``: jerk = min(``WPNAV_JERK``, the roll/pitch
   rate limits × g when ``ATC_RATE_R_MAX``/``_P_MAX`` are set); snap = jerk·π / (2·max(``ATC_INPUT_TC``,
   0.1)), at most the roll/pitch angular acceleration limits × g, then halved;
-* landing: ``LAND_SPEED_HIGH`` (0: ``WPNAV_SPEED_DN``) down to ``LAND_ALT_LOW``, ``LAND_SPEED`` below.
+* landing: ``LAND_SPEED_HIGH`` (0: ``WPNAV_SPEED_DN``) down to ``LAND_ALT_LOW``, ``LAND_SPEED`` below;
+* return to launch (``ModeRTL``): ``RTL_ALT`` (at least the current altitude, at most ``RTL_CONE_SLOPE`` ×
+  the distance home), ``RTL_SPEED`` (0: ``WPNAV_SPEED``), ``RTL_LOIT_TIME`` over home.
 
 PX4: ``MPC_XY_CRUISE`` (the mission speed when the mission sets none), ``MPC_XY_VEL_MAX``,
 ``MPC_ACC_HOR``, ``MPC_JERK_AUTO``, ``NAV_ACC_RAD``, ``MPC_XY_TRAJ_P``; vertical ``MPC_Z_V_AUTO_UP/DN``,
@@ -58,6 +60,10 @@ class NavLimits:
     land_alt_low_m: float
     takeoff_speed_mps: float
     max_speed_mps: float  # the highest speed a mission may ask for
+    rtl_alt_m: float = 15.0  # ArduPilot RTL: return altitude (at least the current one)
+    rtl_speed_mps: float = 0.0  # 0: the default horizontal speed
+    rtl_cone_slope: float = 3.0
+    rtl_loiter_s: float = 5.0
 
     @classmethod
     def for_drone(cls, drone: Drone) -> NavLimits:
@@ -110,6 +116,10 @@ def _ardupilot(v) -> NavLimits:
         land_alt_low_m=max(v("LAND_ALT_LOW"), 100.0) / 100.0,  # land_run_vertical_control: MAX(land_alt_low, 100)
         takeoff_speed_mps=v("WPNAV_SPEED_UP") / 100.0,
         max_speed_mps=20.0,  # WPNAV_SPEED's range
+        rtl_alt_m=max(v("RTL_ALT"), 30.0) / 100.0,  # RTL_ALT_MIN
+        rtl_speed_mps=max(v("RTL_SPEED"), 0.0) / 100.0,
+        rtl_cone_slope=v("RTL_CONE_SLOPE"),
+        rtl_loiter_s=max(v("RTL_LOIT_TIME"), 0.0) / 1000.0,
     )
 
 

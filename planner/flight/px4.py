@@ -117,7 +117,7 @@ def fly_mission(points: Sequence[NavPoint], lim: NavLimits) -> FlightTimeline:
     here = pts[0].xyz
     for i in range(1, n):
         p = pts[i]
-        target = p.xyz if p.kind == "waypoint" else (p.east_m, p.north_m, here[2])
+        target = p.xyz if p.kind == "waypoint" else (p.east_m, p.north_m, here[2])  # a return: home at this altitude
         d = np.subtract(target, here)
         length = float(np.linalg.norm(d))
         prof = _leg_profile(length, corner[i - 1], corner[i], speeds[i], lim)
@@ -125,7 +125,7 @@ def fly_mission(points: Sequence[NavPoint], lim: NavLimits) -> FlightTimeline:
             motions.append(HorizontalMotion(t, prof, tuple(d / length)))
         t += prof.time_end
         arrivals[i] = t
-        if p.kind == "land":
+        if p.kind in ("land", "rtl"):
             down = landing_s(here[2], lim)
             verticals.append(VerticalMotion("descent", t, t + down - LANDED_TO_DISARM_S, here[2]))
             t += down

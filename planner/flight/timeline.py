@@ -26,7 +26,7 @@ import numpy as np
 
 __all__ = ["NavKind", "NavPoint", "Profile", "HorizontalMotion", "VerticalMotion", "FlightTimeline"]
 
-NavKind = Literal["takeoff", "waypoint", "land"]
+NavKind = Literal["takeoff", "waypoint", "land", "rtl"]
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ ArduPilot (``AP_Mission::advance_current_nav_cmd`` / ``advance_current_do_cmd``,
   once — a waypoint at the place just reached, a zero-length leg — only the first "do" before it runs.
   (On the recorded lane patrol the ``DO_CHANGE_SPEED 12`` after each lane's camera-off was dropped
   this way: every transit after the first lane flew at the lanes' 7 m/s.)
-* ``ModeAuto::do_nav_wp`` starts the waypoint controller with ``wp_and_spline_init(0, …)`` when it is
-  not running yet — the first waypoint after the take-off — which sets the speed back to
-  ``WPNAV_SPEED``: a ``DO_CHANGE_SPEED`` between the take-off and the first waypoint is lost.
+* ``ModeAuto::wp_start`` starts the waypoint controller (``wp_and_spline_init``) at the first waypoint
+  after the take-off with the speed a ``DO_CHANGE_SPEED`` set before it (``desired_speed_override``), or
+  ``WPNAV_SPEED`` without one: a speed set between the take-off and the first waypoint holds.
 * ``ModeAuto::do_change_speed``: speed type 0/1 sets the horizontal speed (``AC_WPNav::set_speed_xy``),
   2 and 3 the climb and descent speed (not used by sortie's missions); a speed ≤ 0 is ignored.
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from pymavlink.dialects.v20 import common as _M
+from planner.output import mav_ids as _M
 
 from planner.errors import InvalidArgument
 from planner.flight.timeline import NavPoint
@@ -42,7 +42,7 @@ NAV_COMMANDS = {
     _M.MAV_CMD_NAV_TAKEOFF: "takeoff",
     _M.MAV_CMD_NAV_WAYPOINT: "waypoint",
     _M.MAV_CMD_NAV_LAND: "land",
-    _M.MAV_CMD_NAV_RETURN_TO_LAUNCH: "land",
+    _M.MAV_CMD_NAV_RETURN_TO_LAUNCH: "rtl",
 }
 
 
@@ -63,8 +63,9 @@ def _speed(item: MissionItem) -> float | None:
 def nav_points(items: Sequence[MissionItem], dialect: Dialect, dock: Dock) -> tuple[tuple[NavPoint, ...], tuple[int, ...]]:
     """The nav points the vehicle flies for the mission ``items`` (seq order), and each one's item seq.
 
-    ArduPilot's seq 0 (the home slot) is skipped. A NAV_RETURN_TO_LAUNCH is flown as a landing at home;
-    a nav command without a position (lat and lon 0) stays where the vehicle is.
+    ArduPilot's seq 0 (the home slot) is skipped. A NAV_RETURN_TO_LAUNCH is the return to home (ArduPilot's
+    ``ModeRTL``, PX4: flown as a landing at home); a nav command without a position (lat and lon 0) stays
+    where the vehicle is.
     """
     rows = sorted(items, key=lambda it: it.seq)
     if dialect == "ardupilot":
@@ -72,7 +73,6 @@ def nav_points(items: Sequence[MissionItem], dialect: Dialect, dock: Dock) -> tu
     points: list[NavPoint] = []
     seqs: list[int] = []
     pending: list[float | None] = []  # the do commands since the last nav command (their speeds)
-    wp_nav_running = False
     here = (0.0, 0.0, 0.0)
     for r in rows:
         kind = NAV_COMMANDS.get(r.command)
@@ -89,27 +89,19 @@ def nav_points(items: Sequence[MissionItem], dialect: Dialect, dock: Dock) -> tu
         else:
             x, y = _xy(r, dock)
         z = r.alt_m if r.alt_m > 0 or kind == "takeoff" else here[2]
-        if kind == "land":
+        if kind in ("land", "rtl"):
             z = here[2]
         hold = float(r.param1) if kind == "waypoint" and r.param1 > 0 else 0.0
-        speed = _applied_speed(pending, dialect, kind, wp_nav_running, zero_leg=(kind == "waypoint" and hold == 0
-                                                                                 and (x, y, z) == here))
-        if kind == "waypoint":
-            wp_nav_running = True
+        speed = _applied_speed(pending, dialect, zero_leg=(kind == "waypoint" and hold == 0 and (x, y, z) == here))
         points.append(NavPoint(kind, x, y, z, hold, speed))
         seqs.append(r.seq)
         pending = []
-        here = (x, y, z if kind != "land" else 0.0)
+        here = (x, y, z if kind not in ("land", "rtl") else 0.0)
     return tuple(points), tuple(seqs)
 
 
-def _applied_speed(pending: list[float | None], dialect: Dialect, kind: str, wp_nav_running: bool, *, zero_leg: bool) -> float | None:
+def _applied_speed(pending: list[float | None], dialect: Dialect, *, zero_leg: bool) -> float | None:
     """The horizontal speed in force for the leg to this nav command after the "do" commands before it."""
-    if dialect == "px4":
-        speeds = [s for s in pending if s is not None]
-        return speeds[-1] if speeds else None
-    run = pending[:1] if zero_leg else pending  # the rest are dropped when this nav command completes at once
+    run = pending[:1] if dialect == "ardupilot" and zero_leg else pending  # ArduPilot drops the rest (docstring)
     speeds = [s for s in run if s is not None]
-    if kind == "waypoint" and not wp_nav_running:
-        return None  # wp_and_spline_init(0): back to WPNAV_SPEED (fly_auto starts there)
     return speeds[-1] if speeds else None

@@ -53,7 +53,7 @@ from typing import Any, Literal
 
 from shapely.geometry import Point, Polygon
 
-from pymavlink.dialects.v20 import common as _M
+from planner.output import mav_ids as _M
 
 from planner.errors import InvalidArgument
 from planner.plan import Plan, Sortie, Waypoint
@@ -161,7 +161,9 @@ class MissionSet:
 
 def command_name(command: int) -> str:
     """``MAV_CMD_NAV_WAYPOINT`` for 16, or the number as text when unknown."""
-    entry = _M.enums["MAV_CMD"].get(command)
+    from pymavlink.dialects.v20 import common  # only to name a command (the plan path never needs it)
+
+    entry = common.enums["MAV_CMD"].get(command)
     if entry is None:  # a vendor command read back from a vehicle: look in every dialect (heavy, rare)
         from pymavlink.dialects.v20 import all as every_dialect
 

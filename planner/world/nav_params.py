@@ -12,7 +12,7 @@ limits.
 Defaults and where they come from (ArduPilot Copter-4.6: ``libraries/AC_WPNav/AC_WPNav.cpp`` /
 ``AC_WPNav.h`` ``var_info`` and ``WPNAV_*`` defines, ``AC_AttitudeControl.cpp`` /
 ``AC_AttitudeControl_Multi.cpp`` ``var_info``, ``AC_PosControl.cpp`` ``var_info``,
-``ArduCopter/Parameters.cpp`` for ``LAND_*``; PX4 v1.14: the ``module.yaml``/``*_params.c`` of
+``ArduCopter/Parameters.cpp`` and ``config.h`` for ``LAND_*`` and ``RTL_*``; PX4 v1.14: the ``module.yaml``/``*_params.c`` of
 ``mc_pos_control`` and ``navigator``).
 
 Example::
@@ -53,6 +53,10 @@ ARDUPILOT_DEFAULTS: dict[str, float] = {
     "LAND_SPEED": 50.0,  # cm/s, final descent below LAND_ALT_LOW
     "LAND_SPEED_HIGH": 0.0,  # cm/s, 0: WPNAV_SPEED_DN
     "LAND_ALT_LOW": 1000.0,  # cm
+    "RTL_ALT": 1500.0,  # cm, ArduCopter config.h RTL_ALT: the return altitude (at least the current one)
+    "RTL_SPEED": 0.0,  # cm/s, 0: WPNAV_SPEED (ModeRTL: wp_and_spline_init(RTL_SPEED))
+    "RTL_CONE_SLOPE": 3.0,  # near home the return altitude is at most this × the distance home
+    "RTL_LOIT_TIME": 5000.0,  # ms over home before the descent
 }
 
 #: PX4 v1.14 multicopter defaults (SI units, as PX4 stores them).

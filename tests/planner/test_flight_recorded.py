@@ -5,13 +5,16 @@ flights of ``../shared/data/ardupilot-sitl-4.6.3`` and the vehicle's clock of ev
 of the NAV_LAND and of the disarm. Each leg's time is the gap between two reached commands. The take-off
 is not compared: the records' track starts part-way up the climb.
 
-These flights are what the model was checked on while it was written (its one recorded figure,
-``planner.flight.vertical.LANDED_TO_DISARM_S``, comes from them): they are tuned-on, not held-out.
+These flights are what the model was checked on while it was written: they are tuned-on, not held-out.
+The SITL airframe (``--model +``, ANGLE_MAX 30°) cannot fly faster than 10 m/s (its lean limit against
+its drag; ArduPilot's ``_track_scalar_dt`` slows the target to what the vehicle achieves), so speeds are
+capped at 10 m/s here as a property of that airframe.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +29,7 @@ from planner.world.nav_params import NavParams
 
 FIXTURE = json.loads((Path(__file__).parent / "recorded" / "ardupilot_4_6_3.json").read_text())
 LIMITS = NavLimits.from_params(NavParams(), "ardupilot")  # the SITL ran ArduPilot's defaults
+AIRFRAME_MPS = 10.0  # the SITL quad's top speed at ANGLE_MAX 30° (sitl, board 08:10)
 
 
 def _flown(name: str):
@@ -36,6 +40,7 @@ def _flown(name: str):
     )
     dock = Dock("D", "dock", "t", rec["dock"]["lon"], rec["dock"]["lat"], 0.0, 7000.0, 12.0)
     points, seqs = nav_points(items, "ardupilot", dock)
+    points = [replace(p, speed_mps=min(p.speed_mps, AIRFRAME_MPS)) if p.speed_mps else p for p in points]
     timeline = fly_auto(points, LIMITS)
     reached = {int(k): v for k, v in rec["reached_t_s"].items()}
     pairs = [(timeline.arrivals_s[i], reached[s]) for i, s in enumerate(seqs) if s in reached]
@@ -57,15 +62,15 @@ def test_each_leg_and_the_whole_flight_take_what_the_vehicle_took(name: str) -> 
 
 
 def test_the_patrol_is_slow_for_the_reasons_the_model_says() -> None:
-    """Speeds the vehicle got: the first transit at WPNAV_SPEED (the 12 m/s set before the first waypoint is
-    dropped), every later transit at the lanes' 7 m/s (the 12 m/s after a camera-off is dropped)."""
+    """Speeds the vehicle got: 12 m/s asked for the first transit (the SITL airframe flies 10 at its lean
+    limit), then every later transit at the lanes' 7 m/s (the 12 m/s after a camera-off is dropped)."""
     items = FIXTURE["lane_patrol"]["items"]
     dock = Dock("D", "dock", "t", FIXTURE["lane_patrol"]["dock"]["lon"], FIXTURE["lane_patrol"]["dock"]["lat"], 0.0, 7000.0, 12.0)
     rows = tuple(MissionItem(seq=s, command=c, frame=f, lat=la, lon=lo, alt_m=al, param1=p1, param2=p2, param3=p3)
                  for s, c, f, la, lo, al, p1, p2, p3 in items)
     points, _ = nav_points(rows, "ardupilot", dock)
     speeds = [p.speed_mps for p in points if p.speed_mps is not None]
-    assert 12.0 not in speeds and speeds[0] == 7.0
+    assert speeds[0] == 12.0 and set(speeds[1:]) == {7.0}
     planned_12 = sum(1 for r in items if r[1] == 178 and r[7] == 12.0)
     assert planned_12 > 20  # the plan asked for 12 m/s transits more than 20 times
 

@@ -70,7 +70,7 @@ def test_every_speed_asked_for_is_flown() -> None:
 
 def test_the_mission_engine_drops_what_ardupilot_drops_and_px4_does_not() -> None:
     """Two "do" rows before a waypoint where the vehicle already is: only the first runs (AP_Mission);
-    a speed set between the take-off and the first waypoint is lost (wp_and_spline_init)."""
+    a speed set between the take-off and the first waypoint holds (wp_start's desired_speed_override)."""
     def row(seq: int, cmd: int, dx: float = 0, dy: float = 0, p1: float = 0.0, p2: float = 0.0) -> MissionItem:
         frame = 3 if cmd in (M.MAV_CMD_NAV_WAYPOINT, M.MAV_CMD_NAV_TAKEOFF, M.MAV_CMD_NAV_LAND) else 2
         lat, lon = (60.17 + dy * 1e-4, 24.941 + dx * 1e-4) if frame == 3 else (0.0, 0.0)
@@ -85,7 +85,7 @@ def test_the_mission_engine_drops_what_ardupilot_drops_and_px4_does_not() -> Non
     )
     ap, seqs = nav_points(rows, "ardupilot", DOCK)
     assert seqs == (1, 3, 4, 7, 8, 10, 11)
-    assert [p.speed_mps for p in ap] == [None, None, None, None, None, 5.0, None]
+    assert [p.speed_mps for p in ap] == [None, 12.0, None, None, None, 5.0, None]
     px4 = rows[1:]
     px, _ = nav_points(px4, "px4", DOCK)
     assert [p.speed_mps for p in px] == [None, 12.0, None, 9.0, None, 5.0, None]
@@ -110,3 +110,12 @@ def test_the_legs_figures_add_up_to_the_flight() -> None:
     wide = replace(drone, nav_params=NavParams.of({"WPNAV_RADIUS": 800}))
     assert fly_waypoints(sortie.waypoints, sortie.leg_ends, wide, DOCK, model, default_alt=40.0).duration_s < flown.duration_s
     assert NavLimits.for_drone(wide).radius_m == 8.0
+
+
+def test_the_light_mavlink_numbers_are_pymavlinks() -> None:
+    from pymavlink.dialects.v20 import common
+
+    import planner.output.mav_ids as ids
+
+    names = [n for n in vars(ids) if n.startswith("MAV_")]
+    assert len(names) > 15 and all(getattr(ids, n) == getattr(common, n) for n in names)
