@@ -13,15 +13,18 @@ import planner.mission as mission
 from flows.context import DEMO_WORLD_DIR, RULES_FILE
 from flows.rule_file import load_rules
 from flows.world_folder import load_world
-from planner.energy import usable_energy_wh
+from planner.energy import EnergyModel, usable_energy_wh
 from planner.job import Job
 from planner.output.mission_items import mission_items
-from planner.output.sortie_flight import TIMING
+from planner.output.sortie_flight import TIMING, fly_sortie
 from planner.sortie_parts import turnaround_s
+from rules.context import EvaluationContext
 from rules.derived_limits import planning_limits
+from rules.evaluate import evaluate
 
 NIGHT = datetime(2026, 12, 1, 0, 0, tzinfo=timezone.utc)  # calm: no drone is kept on the ground by wind
-LIMITS = planning_limits(load_rules(RULES_FILE))
+RULES = load_rules(RULES_FILE)
+LIMITS = planning_limits(RULES)
 REROUTES = mission.ENERGY_REROUTES
 
 
@@ -68,12 +71,18 @@ def test_later_sorties_start_after_the_dock_turnaround(world, monkeypatch) -> No
         assert b.start_at - a.end_at >= timedelta(seconds=1920) - timedelta(microseconds=1)
 
 
-def test_the_recorded_patrol_is_planned_to_fly_fast(world) -> None:
-    """The demo's patrol of region-1001 for M30T-01 at 40 m (the flight ArduCopter 4.6.3 flew in 1,202 s,
-    213 nav items, planned 463 s): now planned at its flown figures, under 800 s, with fewer waypoints."""
+@pytest.fixture(scope="module")
+def patrol(world):  # noqa: ANN001, ANN201
+    """The demo's patrol of region-1001 for M30T-01 at 40 m, at the time the recorded flight started."""
     job = Job("FIRE_LANE_PATROL", world.region("region-1001").area, datetime(2026, 12, 6, 5, 10, 58, tzinfo=timezone.utc),
               altitude_m=40.0)
-    plan = mission.plan_mission(world, job, [world.drone("M30T-01")], limits=LIMITS)
+    return mission.plan_mission(world, job, [world.drone("M30T-01")], limits=LIMITS)
+
+
+def test_the_recorded_patrol_is_planned_to_fly_fast(world, patrol) -> None:
+    """The demo's patrol of region-1001 for M30T-01 at 40 m (the flight ArduCopter 4.6.3 flew in 1,202 s,
+    213 nav items, planned 463 s): now planned at its flown figures, under 800 s, with fewer waypoints."""
+    plan = patrol
     (s,) = plan.sorties
     items = mission_items(plan, s, world)
     navs = [i for i in items if i.command in (16, 21, 22) and i.seq > 0]
@@ -81,3 +90,29 @@ def test_the_recorded_patrol_is_planned_to_fly_fast(world) -> None:
     assert 600.0 < s.duration_s < 800.0
     assert len(navs) < 120
     assert all((a.lat, a.lon) != (b.lat, b.lon) for a, b in zip(waypoints, waypoints[1:]))  # no repeated place
+
+
+def test_the_battery_reserve_is_judged_on_the_flight_not_on_constant_speed(world, patrol) -> None:
+    """The plan's figures are its vehicle's flight of its mission (``fly_sortie``), well above a constant-speed
+    estimate (distance at cruise speed and cruise power); the reserve rule blocks a battery that would carry the
+    constant-speed sortie but not the flown one, and passes one that carries the flown one."""
+    (s,) = patrol.sorties
+    drone = world.drone(s.drone_id)
+    flight = fly_sortie(patrol, s, world)
+    assert patrol.parameters["timing"] == TIMING
+    assert s.duration_s == pytest.approx(flight.duration_s, abs=0.05) and s.energy_wh == pytest.approx(flight.energy_wh, abs=0.01)
+    model = EnergyModel.for_drone(drone, world.weather.hour_at(s.start_at), patrol.altitude_m)
+    constant_wh = s.distance_m / drone.cruise_speed_mps * model.power_w(drone.cruise_speed_mps) / 3600.0
+    assert s.energy_wh > 1.3 * constant_wh
+
+    def verdict(needed_wh: float):  # noqa: ANN202 - the battery % whose usable energy is needed_wh
+        pct = 100.0 * needed_wh / usable_energy_wh(drone.battery_wh, 100.0, LIMITS.reserve_fraction,
+                                                   patrol.parameters["energy_derating"])
+        w = dataclasses.replace(world, drones=tuple(dataclasses.replace(d, battery_pct=pct) if d.id == drone.id else d
+                                                    for d in world.drones))
+        v = evaluate(patrol, w, RULES, context=EvaluationContext(now=s.start_at - timedelta(minutes=5), phase="plan"))
+        return [f for f in v.findings if f.kind == "battery_reserve"]
+
+    (short,) = verdict((constant_wh + s.energy_wh) / 2)  # enough for the constant-speed figure only
+    assert short.measured == pytest.approx(s.energy_wh, abs=0.01)
+    assert verdict(s.energy_wh * 1.02) == []
