@@ -24,11 +24,11 @@ from planner.flight.power import cumulative_wh
 from planner.flight.px4 import fly_mission
 from planner.flight.timeline import FlightTimeline
 from planner.output.mission_flight import nav_points
-from planner.output.mission_items import Dialect, dialect_of, waypoint_rows
+from planner.output.mission_items import Dialect, MissionItem, dialect_of, waypoint_rows
 from planner.plan import Plan, Sortie, Waypoint
 from planner.world.model import Dock, Drone, World
 
-__all__ = ["TIMING", "SortieFlight", "fly_waypoints", "fly_sortie"]
+__all__ = ["TIMING", "SortieFlight", "ItemFigures", "fly_waypoints", "fly_sortie", "item_figures"]
 
 #: What a plan records (``parameters["timing"]``) when its figures come from this module: the rules
 #: then read them as they are, and fly a plan timed otherwise again.
@@ -99,3 +99,33 @@ def fly_sortie(plan: Plan, sortie: Sortie, world: World, model: EnergyModel | No
     alts = [w.alt_m for w in wps if w.alt_m > 0 and w.action != "LAND"]
     return fly_waypoints(wps, sortie.leg_ends, drone, world.dock(sortie.dock_id), model,
                          default_alt=alts[0] if alts else plan.altitude_m)
+
+
+@dataclass(frozen=True)
+class ItemFigures:
+    """A mission's planned progress per nav item: on reaching ``seqs[i]`` (its "Reached command", after a
+    hold) the vehicle has flown ``time_s[i]`` seconds since the take-off command and spent ``energy_wh[i]``;
+    the whole flight, to the disarm, takes ``total_s`` and ``total_wh``."""
+
+    seqs: tuple[int, ...]
+    time_s: tuple[float, ...]
+    energy_wh: tuple[float, ...]
+    total_s: float
+    total_wh: float
+
+
+def item_figures(plan: Plan, sortie: Sortie, world: World, items: tuple[MissionItem, ...]) -> ItemFigures:
+    """The flight of the mission ``items`` the vehicle holds (``mission_items(plan, sortie, world)`` as uploaded)
+    per nav item, by the same model as the sortie's figures: a flight monitor compares the battery with these
+    rather than with a share of the path (a slow lane costs more per metre than a fast transit)."""
+    drone = world.drone(sortie.drone_id)
+    dock = world.dock(sortie.dock_id)
+    model = EnergyModel.for_drone(drone, world.weather.hour_at(sortie.start_at), plan.altitude_m)
+    dialect = dialect_of(drone)
+    points, seqs = nav_points(items, dialect, dock)
+    lim = NavLimits.for_drone(drone)
+    timeline = fly_auto(points, lim) if dialect == "ardupilot" else fly_mission(points, lim)
+    at = [min(timeline.departures_s[i] if p.kind == "waypoint" and p.hold_s > 0 else timeline.arrivals_s[i], timeline.end_s)
+          for i, p in enumerate(points)]
+    energy = cumulative_wh(timeline, model, [*at, timeline.end_s])
+    return ItemFigures(tuple(seqs), tuple(at), tuple(energy[:-1]), timeline.end_s, energy[-1])

@@ -16,7 +16,7 @@ from flows.world_folder import load_world
 from planner.energy import EnergyModel, usable_energy_wh
 from planner.job import Job
 from planner.output.mission_items import mission_items
-from planner.output.sortie_flight import TIMING, fly_sortie
+from planner.output.sortie_flight import TIMING, fly_sortie, item_figures
 from planner.sortie_parts import turnaround_s
 from rules.context import EvaluationContext
 from rules.derived_limits import planning_limits
@@ -116,3 +116,21 @@ def test_the_battery_reserve_is_judged_on_the_flight_not_on_constant_speed(world
     (short,) = verdict((constant_wh + s.energy_wh) / 2)  # enough for the constant-speed figure only
     assert short.measured == pytest.approx(s.energy_wh, abs=0.01)
     assert verdict(s.energy_wh * 1.02) == []
+
+
+def test_item_figures_are_the_sorties_flight_per_nav_item(world, patrol) -> None:
+    """Per nav item of the uploaded mission: the same flight as the sortie's figures (totals equal), in order, and
+    not a share of the path: the fast first transit spends a smaller share of the time than of the distance."""
+    (s,) = patrol.sorties
+    items = mission_items(patrol, s, world)
+    f = item_figures(patrol, s, world, items)
+    navs = [i.seq for i in items if i.command in (16, 21, 22) and i.seq > 0]
+    assert list(f.seqs) == navs
+    assert f.total_s == pytest.approx(s.duration_s, abs=0.05) and f.total_wh == pytest.approx(s.energy_wh, abs=0.01)
+    assert all(a <= b for a, b in zip(f.time_s, f.time_s[1:])) and all(a <= b for a, b in zip(f.energy_wh, f.energy_wh[1:]))
+    transit = s.legs[1]
+    assert transit.kind == "transit"
+    end = next(i for i, it in enumerate(items) if it.seq in f.seqs and (it.lat, it.lon) == (transit.waypoints[-1].lat, transit.waypoints[-1].lon))
+    k = f.seqs.index(items[end].seq)
+    assert f.time_s[k] - f.time_s[1] == pytest.approx(transit.duration_s, abs=0.05)  # from where the take-off ends
+    assert (f.time_s[k] - f.time_s[1]) / f.total_s < 0.7 * transit.distance_m / s.distance_m
