@@ -1,6 +1,7 @@
 """Issue 41's classes, found again by variants written after the first fixes (session 2): each as a class.
 
-- A relative day word is never dropped: a slip of "yesterday" is asked like any other day word's slip, and day words
+- A relative day word is never dropped: 名天 (a homophone of 明天, as 明添 is) was dropped and the request read as
+  today's; a slip of "yesterday" is asked like any other day word's slip, and day words
   typed without their space ("nextweek monday", "tomorrowmorning") are read as the two words ("nextweek monday" at
   07:30 on a Monday was read as that very Monday).
 - "monday next week", "next week on monday" name next week's Monday (they were asked); 周1, 星期3, 下周1 name a
@@ -176,3 +177,18 @@ def test_a_sensor_said_with_a_hedge_is_asked(text: str, quote: str) -> None:
 def test_a_sensor_said_plainly_is_required(text: str) -> None:
     reading = read_offline(text, now=WEDNESDAY)
     assert reading.questions == [] and [s.value for s in reading.intent.sensors] == ["THERMAL_CAMERA"]
+
+
+def test_a_homophone_of_tomorrow_is_read_as_tomorrow() -> None:
+    e = extract_intent("名天上午10点巡查消防通道", now=WEDNESDAY, timezone=TZ, extractor="offline")
+    assert not e.needs_clarification and (e.date, e.start_time) == (date(2026, 12, 3), "10:00")
+
+
+@pytest.mark.parametrize(("text", "sensors", "excluded"), [
+    ("明天上午10点巡查消防通道，別用熱成像", [], ["THERMAL_CAMERA"]),  # 別 is 别: a negation, not a thermal camera wanted
+    ("明天上午10點巡查消防通道，帶喊話器", ["SPEAKER"], []),
+])
+def test_traditional_characters_read_as_the_simplified(text: str, sensors: list[str], excluded: list[str]) -> None:
+    reading = read_offline(text, now=WEDNESDAY)
+    assert reading.questions == []
+    assert ([s.value for s in reading.intent.sensors], [s.value for s in reading.intent.excluded_sensors]) == (sensors, excluded)
