@@ -54,12 +54,10 @@ those MAV_CMDs lost; a command listed k times loses k).
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections import Counter
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; mavutil loads every dialect)
 
 from flows.sim import flight_commands  # noqa: E402

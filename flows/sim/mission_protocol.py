@@ -33,13 +33,11 @@ Behaviour table (U = upload, D = download):
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 import threading
 from typing import Any, Callable, Protocol
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 from planner.output.mission_items import MISSION, MissionItem  # noqa: E402
 from planner.output.mission_wire import from_wire, normalise_as_vehicle, plain_frame, to_wire  # noqa: E402

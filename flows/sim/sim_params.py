@@ -9,12 +9,10 @@ when ``AP_Param::find`` fails; PARAM_REQUEST_READ of a known name answers PARAM_
 
 from __future__ import annotations
 
-import os
 import struct
 import threading
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 __all__ = ["SimParams"]

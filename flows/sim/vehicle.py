@@ -49,7 +49,6 @@ vehicle its ``snapshot()`` for telemetry. All sends happen on that one thread.
 
 from __future__ import annotations
 
-import os
 import random
 import select
 import threading
@@ -57,8 +56,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Callable, Literal, Protocol
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 from flows.sim import telemetry  # noqa: E402
 from flows.sim.mission_protocol import MissionProtocol, protocol_for  # noqa: E402

@@ -25,12 +25,10 @@ heartbeats on a timer and the stream requests of the link.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402

@@ -37,14 +37,12 @@ that opens the same address (``flows.vehicle.lending``).
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
 from flows.vehicle.udp_exclusive import mavlink_connection  # noqa: E402

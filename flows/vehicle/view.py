@@ -10,11 +10,9 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 from flows.vehicle.modes import mode_name  # noqa: E402
