@@ -42,7 +42,7 @@ from flows.usecases.common import (  # the budget lives there: requests plans an
     planning_budget,
     user_of,
 )
-from flows.usecases.draftfiles import files_of
+from flows.usecases.draftfiles import files_of, write_files
 from flows.usecases.intake import extract_request as _extract
 from flows.usecases.intake import record_drafted as _apply
 from flows.usecases.intake import with_coverage_target as _with_coverage_target

@@ -55,6 +55,23 @@ def test_plan_records_in_the_ledger_it_was_given(planned: tuple[Ledger, dict], w
     assert again.created is False and again.draft_id == d["draft_id"]
 
 
+def test_a_recorded_draft_whose_files_are_gone_gets_them_back(world: Path, tmp_path: Path) -> None:
+    """The "already recorded" path rewrites a version's files from the ledger when a crash left them missing
+    (issue 38: ``ensure_files`` called ``write_files`` without importing it: a NameError, INTERNAL)."""
+    import shutil
+
+    ledger = Ledger(tmp_path / "home" / "ledger.duckdb")
+    d = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=NOW,
+                            ledger=ledger)
+    folder = Path(d.files["draft"]).parent
+    shutil.rmtree(folder)
+    again = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=NOW,
+                                ledger=ledger)
+    assert again.created is False and again.draft_id == d.draft_id
+    assert set(again.files) == {"draft", "plan", "plan_geojson", "map"}, again.files
+    assert (folder / "plan.json").read_text(encoding="utf-8") == Path(again.files["plan"]).read_text(encoding="utf-8")
+
+
 def test_what_if_records_nothing(planned: tuple[Ledger, dict], world: Path) -> None:
     ledger, d = planned
     before = [x.draft_id for x in ledger.list_drafts()]
