@@ -30,6 +30,7 @@ from flows.fleet.live import LiveDrone, live_drone
 from flows.fleet.overlay import live_world
 from flows.fleet.watch import DroneWatch, HoldTimes
 from flows.vehicle.binding import VehicleBinding, binding_for
+from flows.vehicle.vehicles import HeldLinks
 from planner.world.model import Drone, World
 
 __all__ = ["VehicleHub", "Target"]
@@ -64,6 +65,8 @@ class VehicleHub:
         self._watches: dict[str, tuple[Target, DroneWatch]] = {}
         self._said: dict[str, tuple[bool | None, bool]] = {}  # drone → (online announced, battery low announced)
         self._stopped = False
+        #: the ``Vehicles`` port of whoever judges with this hub: each held link lent to every part that opens it
+        self.vehicles = HeldLinks()
 
     # --- following the world ---------------------------------------------------------------
 
@@ -84,8 +87,8 @@ class VehicleHub:
                     continue
                 if held is not None:
                     stale.append(held[1])
-                watch = DroneWatch(drone_id, target.link, self._binder(drone), on_change=self._changed,
-                                   times=self.times)
+                watch = DroneWatch(drone_id, target.link, self._binder(drone), lender=self.vehicles,
+                                   on_change=self._changed, times=self.times)
                 self._watches[drone_id] = (target, watch)
                 watch.start()
         for w in stale:  # on a request's thread: never wait for a watch to end

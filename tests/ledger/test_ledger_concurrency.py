@@ -288,11 +288,13 @@ def _sim(world: Path, draft: str, home: Path):
 RECONCILE = """
 import json, sys
 from datetime import datetime
-from flows.integrity.reconcile import reconcile
+from flows.ledger import open_ledger
+from flows.usecases.grounds import Grounds
+from flows.usecases.reconciling import reconcile
 from planner.errors import SortieError
 try:
     out = reconcile(sys.argv[1], actor="chen.jing", link=sys.argv[2], timeout_s=15,
-                    now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+                    now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"), grounds=Grounds(ledger=open_ledger()))
     print(json.dumps({"result": out["status"], "draft_status": out["draft_status"]}))
 except SortieError as e:
     print(json.dumps({"result": e.code, "message": e.message}))

@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
-from flows.fleet.overlay import fleet_rows
-
 if TYPE_CHECKING:
-    from flows.server.kit import Kit, RequestContext
+    from flows.server.kit import Kit
 
 __all__ = ["router"]
 
@@ -30,13 +28,6 @@ def router(kit: "Kit") -> APIRouter:
     def fleet(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
         """Each drone of the caller's tenants: id, status, battery_pct, position, mode, armed, last_seen, source,
         fault."""
-        def work(ctx: "RequestContext") -> dict[str, Any]:
-            u = ctx.user("see the fleet")
-            live = None if kit.hub is None else kit.hub.snapshot()
-            world = ctx.world  # (with the hub: follows the world first, so a drone added to the file is held)
-            return {"drones": fleet_rows(world, live, u.tenants), "source": "file" if live is None else "live",
-                    "world": world.name}
-
-        return kit.call(c, "fleet", "read", {}, work)
+        return kit.call(c, "fleet", "read", {}, lambda ctx: ctx.authority().fleet())
 
     return r
