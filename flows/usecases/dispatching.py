@@ -30,7 +30,6 @@ from flows.usecases.draftfiles import files_of
 from flows.usecases.grounds import Grounds
 from flows.usecases.views import DispatchSummary, dispatch_summary
 from planner.errors import (
-    ApprovalRequired,
     Conflict,
     DeviceUnavailable,
     DispatchFailed,
@@ -101,18 +100,12 @@ def dispatch(
                 f"({json.dumps(earlier.params)}); a version is dispatched once"
             )
         return first_outcome(ledger, earlier, now=now, wait_s=timeout_s + 15.0)
-    approval = ledger.valid_approval(draft_id, rec.version, now=now)
-    if who.mode == "server" and approval.evidence.get("mode") != "server":
-        raise ApprovalRequired(
-            f"the approval of {draft_id} v{rec.version} by {approval.approver} was made in "
-            f"{approval.evidence.get('mode', 'local')} mode (identity asserted); the server accepts only its own "
-            "approvals: approve it through the server"
-        )
-    checks = ["approval matches this version and plan hash and has not expired"]
-    from flows.integrity.seal import seal_dispatch  # integrity hook: chain, signature, plan hash, items
+    from flows.integrity.seal import seal_dispatch  # integrity hook: the approval, chain, signature, plan hash, items
 
-    seal = seal_dispatch(ledger, rec, world, now=now, require_mode="server" if who.mode == "server" else None,
+    mode = "server" if who.mode == "server" else None  # the authority dispatches only on its own approvals
+    seal = seal_dispatch(ledger, rec, world, now=now, require_mode=mode, approved_in=mode,
                          plan_file=draft_dir(draft_id, rec.version, grounds.home) / "plan.json")
+    checks = ["approval matches this version and plan hash and has not expired"]
     checks += list(seal.checks)
     ledger.check_drones_free(draft_id, rec.version)
     checks += drafting.recheck(rec, world, grounds.rule_set(), now)
@@ -143,7 +136,8 @@ def dispatch(
                                      "draft_status": rec.state, "claimed": False}) from None
         try:
             claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id,
-                                          now=now, items_hash=seal.items_hash, approval_id=seal.approval_id)
+                                          now=now, items_hash=seal.items_hash, approval_id=seal.approval_id,
+                                          mode=mode)
         except BaseException:
             _close(links)
             raise

@@ -28,6 +28,7 @@ from typing import Any
 
 from flows.context import draft_dir
 from flows.ledger import DraftRecord, Ledger
+from flows.ledger.approvals import covering_approval
 from flows.usecases.actor import Actor
 from flows.usecases.control_kit import (
     FLIGHT_ROLES,
@@ -41,7 +42,7 @@ from flows.usecases.control_kit import (
     who,
 )
 from flows.usecases.grounds import Grounds
-from planner.errors import ApprovalRequired, ApprovalStale, Conflict, PreflightFailed
+from planner.errors import Conflict, PreflightFailed
 
 __all__ = ["launch", "launch_path", "LAUNCHED_STATES"]
 
@@ -54,18 +55,9 @@ def launch_path(draft_id: str, version: int, home: Path) -> Path:
 
 
 def _approval_covers(ledger: Ledger, rec: DraftRecord, now: datetime) -> str:
-    rows = [a for a in ledger.approvals(rec.draft_id) if a.version == rec.version and a.decision == "APPROVED"]
-    for a in rows:
-        if a.valid_at(now, rec.plan_hash):
-            return f"approved by {a.approver} until {a.expires_time}"
-    if not rows:
-        raise ApprovalRequired(f"draft {rec.draft_id} v{rec.version} has no approval: nothing is launched")
-    last = rows[-1]
-    raise ApprovalStale(
-        f"the approval of {rec.draft_id} v{rec.version} by {last.approver} expired at {last.expires_time} "
-        f"(now {now.isoformat()}): a launch needs an approval that covers the moment it flies; replan "
-        f"(`sortie replan {rec.draft_id}`) and approve the new version"
-    )
+    """Who approved the flight until when, if an approval covers its take-off now (``covering_approval``)."""
+    a = covering_approval(rec, ledger.approvals(rec.draft_id, rec.version), now, action="launch")
+    return f"approved by {a.approver} until {a.expires_time}"
 
 
 def _plans(grounds: Grounds, rec: DraftRecord) -> dict[str, Any]:
