@@ -27,7 +27,6 @@ from flows.cli.app import AsOpt, JsonOpt, NowOpt, WorldOpt, app, console, err_co
 from flows.cli.demo_fleet import DemoFleet, start_demo_fleet, vehicle_options
 from flows.cli.render import render_dispatch, render_draft, render_launch, render_log
 from flows.context import DEMO_WORLD_DIR, resolve_now, resolve_world_dir, sortie_home
-from flows.world_folder import load_world
 from planner.errors import InvalidArgument, SortieError
 
 if TYPE_CHECKING:
@@ -48,9 +47,8 @@ class _null:
         return None
 
 
-def _demo_users(world_dir: Path, tenant: str) -> tuple[str, str]:
+def _demo_users(world: Any, tenant: str) -> tuple[str, str]:
     """The demo planner and approver: from users.json, a planner and a different approver+dispatcher."""
-    world = load_world(world_dir)
     planner = next((u.id for u in world.users if "planner" in u.roles and tenant in u.tenants and "*" in u.regions), None)
     approver = next(
         (
@@ -124,6 +122,8 @@ def demo_cmd(
     demo_home: list[Path] = []  # the demo's own home, once made: its ledger records the demo command too
 
     def body() -> dict[str, Any]:
+        from flows.world_folder import load_world  # the world model: only when the demo runs (not for --help)
+
         source = resolve_world_dir(world) if world else DEMO_WORLD_DIR
         when = resolve_now(now or os.environ.get("SORTIE_NOW") or DEMO_NOW)
         charges, off = vehicle_options(vehicle_battery, vehicle_off, load_world(source))
@@ -134,7 +134,7 @@ def demo_cmd(
         world_dir = home / "world"  # a private copy: the demo's ledger names it; nothing rewrites it
         shutil.copytree(source, world_dir)
         the_world = load_world(world_dir)
-        planner, approver = _demo_users(world_dir, the_world.region(DEMO_REGION).tenant)
+        planner, approver = _demo_users(the_world, the_world.region(DEMO_REGION).tenant)
         say = (lambda *a, **k: None) if as_json else console.print
         # the fleet first: one simulated vehicle per drone, one held link per drone, on the authority's clock
         # (the demo's fixed time: its weather and airspace samples are for it), never the wall clock

@@ -35,7 +35,6 @@ from planner.errors import (
     DispatchFailed,
     DispatchUncertain,
     Forbidden,
-    InvalidArgument,
     SortieError,
 )
 

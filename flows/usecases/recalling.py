@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from flows.ledger import DraftRecord, Ledger
+from flows.ledger import DraftRecord
 from flows.usecases.actor import Actor
 from flows.usecases.control_kit import (
     FLIGHT_ROLES,

@@ -25,6 +25,7 @@ from uuid import UUID
 import pytest
 import yaml
 
+from flows.usecases.grounds import Grounds
 from testkit import stop_process_group
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,7 +72,6 @@ def home(prefect_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Itera
 SERVE_SCRIPT = """
 from prefect import serve
 from flows.cli.serve_cmds import build_deployments
-from flows.usecases.grounds import Grounds
 serve(*build_deployments(name="test", regions=[], poll_interval_s=1), limit=4, query_seconds=1)
 """
 

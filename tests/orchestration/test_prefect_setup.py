@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 import yaml
 
+from flows.usecases.grounds import Grounds
+
 REPO = Path(__file__).resolve().parents[2]
 NOW = "2026-11-29T06:58:02+02:00"  # the demo telemetry (06:57:30) is fresh enough to dispatch
 
@@ -96,7 +98,6 @@ def _approved_with_vehicle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> t
     from flows.sim.vehicle import SimVehicle
     from flows.usecases import decisions, planning
     from flows.usecases.common import load_world_at
-    from flows.usecases.grounds import Grounds
 
     home, world = tmp_path / "home", tmp_path / "world"
     shutil.copytree(DEMO_WORLD_DIR, world)

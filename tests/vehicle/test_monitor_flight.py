@@ -132,7 +132,8 @@ def test_nominal_flight_succeeds_and_the_report_says_what_was_flown(nominal: dic
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.name == "flown.png"
     assert Path(rep["files"]["report"]).read_text(encoding="utf-8").count("](flown.png)") == 1
     # the artifact form embeds the same picture
-    art = markdown_for_artifact(build_report(rep["draft_id"], rep["version"], grounds=Grounds(ledger=open_ledger())))
+    grounds = Grounds(ledger=open_ledger(Path(nominal["home"])))
+    art = markdown_for_artifact(build_report(rep["draft_id"], rep["version"], grounds=grounds))
     assert "data:image/png;base64," in art and "](flown.png)" not in art
 
 
