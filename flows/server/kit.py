@@ -97,7 +97,7 @@ class RequestContext:
         does not load strictly); with the vehicle hub its drones' status, battery and telemetry time are their
         vehicles'."""
         if self._world is None:
-            world = self.kit.worlds.current()
+            world = self.kit.links.apply(self.kit.worlds.current())  # the admin's links and bindings
             self._world = world if self.kit.hub is None else self.kit.hub.world(world)  # live state is the truth
         return self._world
 
@@ -156,6 +156,7 @@ class Kit:
     audits: AuditQueue | None = None  # batched read audits; None writes every row at once
     integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
     limits: TokenLimits = field(default_factory=TokenLimits)
+    sessions: Any = None  # flows.server.sessions.Sessions: open streams and long polls end with their token
     gate: SafetyGate = field(default_factory=SafetyGate)  # reads step aside while a safety request runs
     lanes: Any = None  # flows.server.admission.Lanes, for the routes that take a lane only around their thread work
     plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
@@ -176,6 +177,25 @@ class Kit:
         return Grounds(ledger=self.ledger, world_dir=self.config.world, rules=self.config.rules, strict=True,
                        decide=self.plans.run if self.plans else None,
                        vehicles=PER_CALL if hub is None else hub.vehicles, live=hub)
+
+    def ledger_problem(self) -> str | None:
+        """Why the ledger the server holds is not the file at its path any more (``/v1/health``), or None."""
+        from flows.ledger.shared import engine_for
+
+        engine = engine_for(self.ledger.path)
+        problem = None if engine is None else engine.identity_problem()
+        return None if problem is None else problem.replace(str(self.config.home), "<home>")
+
+    def vehicles(self) -> dict[str, Any]:
+        """Whether unsigned vehicles are allowed, and which drones are served unsigned now (``/v1/health``)."""
+        from flows.server.links import unbound_drones
+
+        try:
+            unbound = unbound_drones(self.links.apply(self.worlds.current()), self.config.home / "keys")
+        except SortieError:
+            unbound = None  # the world does not load now: every request says so
+        return {"allow_unsigned": self.config.allow_unsigned,
+                "unsigned": None if unbound is None else sorted(unbound)}
 
     def audit(self, actor: str | None, command: str, args: Mapping[str, Any], code: str, t0: float,
               started: datetime, proof: str, draft_id: str | None = None, message: str | None = None, *,
