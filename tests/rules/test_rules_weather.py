@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from planner.world.model import Weather
-from rules import evaluate
+from rules.evaluate import evaluate
 from rules.evaluators.weather import wind_at_altitude
 from testkit import T0, calm_weather, ctx, dock, drone, hour, one_rule, simple_plan, world
 
