@@ -15,8 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
+from flows.server.links import resolve_links
+from flows.server.models import ReadVehicleBody
+
 if TYPE_CHECKING:
-    from flows.server.kit import Kit
+    from flows.server.kit import Kit, RequestContext
 
 __all__ = ["router"]
 
@@ -29,5 +32,15 @@ def router(kit: "Kit") -> APIRouter:
         """Each drone of the caller's tenants: id, status, battery_pct, position, mode, armed, last_seen, source,
         fault."""
         return kit.call(c, "fleet", "read", {}, lambda ctx: ctx.authority().fleet())
+
+    @r.post("/v1/fleet/{drone_id}/read")
+    def read_vehicle(drone_id: str, body: ReadVehicleBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        """What the drone's vehicle holds (fence, mission, rally), read back through the server's own link (the hub's,
+        when it holds one); uploads nothing. The dispatcher role for the drone's tenant."""
+        def work(ctx: "RequestContext") -> dict[str, Any]:
+            link = resolve_links(ctx.world, kit.links, [drone_id], body.link)[drone_id]
+            return ctx.authority().read_vehicle(drone_id, link=link, timeout_s=body.timeout_s)
+
+        return kit.call(c, "read-vehicle", "dispatch", {"drone_id": drone_id, **body.model_dump()}, work)
 
     return r
