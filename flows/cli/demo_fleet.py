@@ -9,6 +9,9 @@ starts), each on a loopback port the OS picks, recorded in the demo home's
 records one); a ``VehicleHub`` (``flows.fleet.hub``) holds one link per drone
 and the demo's embedded authority (``Grounds.hub``) judges availability,
 battery and freshness by what the vehicles report (``flows.fleet.overlay``).
+Each drone is bound to its vehicle with a signing key of the demo home's own
+(``bind_demo_keys``, recorded as ``sortie admin vehicle bind`` records one):
+the vehicles sign, and the hub holds their links signed.
 No file is rewritten.
 
 The hub stamps on the authority's clock, not the wall clock: the demo runs
@@ -36,10 +39,12 @@ from planner.errors import InvalidArgument
 if TYPE_CHECKING:  # the CLI loads without the world model (tests/cli/test_cli_imports.py)
     from planner.world.model import World
 
-__all__ = ["DemoFleet", "start_demo_fleet", "vehicle_options", "READY_WAIT_S"]
+__all__ = ["DemoFleet", "start_demo_fleet", "vehicle_options", "bind_demo_keys", "READY_WAIT_S"]
 
 #: How long the demo waits for its running vehicles to be heard, with a battery, before it plans anyway.
 READY_WAIT_S = 20.0
+#: The demo's vehicles run their clocks this much faster than the wall clock (boot, pre-arm, flight).
+DEMO_SPEEDUP = 100.0
 
 
 @dataclass
@@ -107,14 +112,16 @@ def start_demo_fleet(world: World, home: Path, *, now: Callable[[], datetime],
     from flows.server.links import LinkStore
     from flows.sim.fleet import sim_fleet
 
+    key_store = home / "keys"
+    store = LinkStore(home)
+    bind_demo_keys(world, store, key_store)
     charged = replace(world, drones=tuple(
         replace(d, battery_pct=float(battery_pct[d.id])) if battery_pct and d.id in battery_pct else d
-        for d in world.drones))  # the simulators' starting charge only: the world file is not touched
-    key_store = home / "keys"
+        for d in store.apply(world).drones))  # the simulators' starting charge only: the world file is not touched
     # each vehicle binds its own port (``udpout:127.0.0.1:0`` → it listens on ``udpin:127.0.0.1:0``): no
     # pick-then-bind race with the other programs of this machine
-    sims = sim_fleet(charged, key_store, links={d.id: "udpout:127.0.0.1:0" for d in world.drones})
-    store = LinkStore(home)
+    sims = sim_fleet(charged, key_store, links={d.id: "udpout:127.0.0.1:0" for d in world.drones},
+                     speedup=DEMO_SPEEDUP)  # the vehicles boot and pass pre-arm in well under a second
     hub = None
     try:
         links = {d: sim.address for d, sim in sorted(sims.items())}
@@ -122,7 +129,7 @@ def start_demo_fleet(world: World, home: Path, *, now: Callable[[], datetime],
             store.set(drone_id, conn)
         for drone_id in sorted(off):
             sims.pop(drone_id).stop()  # switched off: its recorded port answers nothing
-        hub = VehicleHub(now=now, links=store.all, key_store=key_store)
+        hub = VehicleHub(now=now, links=store.all, key_store=key_store, bind=store.apply, owner=f"sortie demo, home {home}")
         hub.follow(world)
     except BaseException:
         if hub is not None:
@@ -131,3 +138,21 @@ def start_demo_fleet(world: World, home: Path, *, now: Callable[[], datetime],
             sim.stop()
         raise
     return DemoFleet(sims, links, hub, frozenset(off), world)
+
+
+def bind_demo_keys(world: World, store: Any, key_store: Path) -> None:
+    """Each drone of the demo bound to its vehicle with a signing key of the demo home's own (made once, kept):
+    the demo's simulated vehicles sign with it and the hub holds their links signed, as a bound server does
+    (``sortie admin vehicle bind`` provisions a real vehicle; a simulator here is started with its key)."""
+    import secrets
+
+    from flows.server.vehicle_admin import default_key_ref
+    from flows.vehicle.keys import key_path, write_signing_key
+
+    bound = store.bindings()
+    for d in world.drones:
+        ref = d.signing_key or default_key_ref(d.id)
+        if not key_path(key_store, ref).is_file():
+            write_signing_key(key_store, ref, secrets.token_bytes(32))
+        if d.id not in bound:
+            store.bind(d.id, system_id=d.mavlink_system_id or 1, component_id=d.mavlink_component_id, key_ref=ref)

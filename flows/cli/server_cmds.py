@@ -21,7 +21,7 @@ from flows.cli.app import JsonOpt, WorldOpt, app, console, run
 from flows.context import sortie_home
 from planner.errors import InvalidArgument
 
-__all__ = ["admin_app", "token_app", "totp_app", "policy_app", "link_app"]
+__all__ = ["admin_app", "token_app", "totp_app", "policy_app", "link_app", "vehicle_app"]
 
 admin_app = typer.Typer(help="Administer the authority on its host: tokens, one-time codes, policy.",
                         no_args_is_help=True)
@@ -31,8 +31,11 @@ totp_app = typer.Typer(help="One-time codes (TOTP, RFC 6238) for approvals at a 
 policy_app = typer.Typer(help="The approval policy: four-eyes, approval window.", no_args_is_help=True)
 link_app = typer.Typer(help="The vehicles' link addresses the server dispatches to (over the fleet file's).",
                        no_args_is_help=True)
+vehicle_app = typer.Typer(help="Bind a drone to its vehicle: system id and MAVLink 2 signing key (SETUP_SIGNING).",
+                          no_args_is_help=True)
 admin_app.add_typer(token_app, name="token")
 admin_app.add_typer(link_app, name="link")
+admin_app.add_typer(vehicle_app, name="vehicle")
 admin_app.add_typer(totp_app, name="totp")
 admin_app.add_typer(policy_app, name="policy")
 app.add_typer(admin_app, name="admin")
@@ -84,6 +87,10 @@ def server_cmd(
     fleet_silent_s: Annotated[float, typer.Option(
         "--fleet-silent-s", help="A vehicle with no heartbeat for this many seconds is OFFLINE (with --fleet live)."
     )] = 10.0,
+    allow_unsigned: Annotated[bool, typer.Option(
+        "--allow-unsigned", help="Serve drones with no system id or signing key (shown in /v1/health, on every "
+                                 "fleet row and in the audit); without it such a fleet does not start."
+    )] = False,
 ) -> None:
     """Run the authority: the only writer of the ledger; identity, time, world and policy are its own."""
 
@@ -91,9 +98,11 @@ def server_cmd(
         from flows.server.run import make_config, parse_listen, serve
 
         parse_listen(listen)
-        config = make_config(world, home, clock, rules, sweep_s, fleet=fleet, fleet_silent_s=fleet_silent_s)
+        config = make_config(world, home, clock, rules, sweep_s, fleet=fleet, fleet_silent_s=fleet_silent_s,
+                             allow_unsigned=allow_unsigned)
         console.print(f"sortie server on http://{listen}  world {config.world}  home {config.home}  "
-                      f"clock {config.clock.describe()}  fleet {config.fleet}", markup=False, highlight=False)
+                      f"clock {config.clock.describe()}  fleet {config.fleet}"
+                      + ("  UNSIGNED VEHICLES ALLOWED" if allow_unsigned else ""), markup=False, highlight=False)
         serve(config, listen)
         return {}
 
@@ -261,6 +270,40 @@ def link_set(
 
     run(body, as_json, lambda d: console.print(f"{d['drone_id']}: {d['before']} → {d['link']}", markup=False,
                                                highlight=False))
+
+
+@vehicle_app.command("bind")
+def vehicle_bind(
+    drone: Annotated[str, typer.Argument(help="The drone id (from the server world's fleet.json).")],
+    system_id: Annotated[int, typer.Option("--system-id", help="The vehicle's MAVLink system id (SYSID_THISMAV).")],
+    component_id: Annotated[int | None, typer.Option("--component-id", help="Its autopilot's component id.")] = None,
+    link: Annotated[str | None, typer.Option("--link", help="Set its link too (default: the server's record).")] = None,
+    setup_link: Annotated[str | None, typer.Option(
+        "--setup-link", help="Send the key over this link, one the vehicle trusts (ArduPilot: SERIAL0) when it "
+                             "already signs with a key the server does not hold (default: the link).")] = None,
+    key_ref: Annotated[str | None, typer.Option("--key-ref", help="The key's name in <home>/keys.")] = None,
+    home: HomeOpt = None,
+    world: WorldOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Give DRONE's vehicle a new signing key (SETUP_SIGNING), prove it signs with it, and record the binding
+    (system id, key reference) the server then holds its link with (an audited admin act; never the key)."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.vehicle_admin import bind_vehicle
+
+        done = bind_vehicle(_home(home), _server_world(world, _home(home)), drone, system_id=system_id,
+                            component_id=component_id, link=link, setup_link=setup_link, key_ref=key_ref)
+        _admin_audit(_home(home), "vehicle.bind", {  # "key_id": the key's reference (the audit masks other *key*)
+            "drone_id": drone, "system_id": done["system_id"], "component_id": component_id, "key_id": done["key_ref"],
+            "link": done["link"], "setup_link": done["setup_link"], "proof": done["proof"],
+            "binding_before": done["before"], "replaced_existing": done["replaced_key"]})
+        return done
+
+    run(body, as_json, lambda d: console.print(
+        f"{d['drone_id']}: system {d['system_id']} on {d['link']}, signing key {d['key_ref']} provisioned over "
+        f"{d['setup_link']} and proven ({d['proof']['signed_frames_verified']} signed frames verified)",
+        markup=False, highlight=False))
 
 
 @link_app.command("unset")

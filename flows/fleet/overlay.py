@@ -45,7 +45,8 @@ def file_row(drone: Drone) -> dict[str, Any]:
     """A drone as the file describes it (embedded mode, or a server that reads its fleet from the file)."""
     return {"id": drone.id, "tenant": drone.tenant, "status": drone.status, "battery_pct": drone.battery_pct,
             "position": None, "mode": None, "armed": None, "last_seen": drone.last_telemetry_at.isoformat(),
-            "source": "file", "fault": None, "dock": drone.dock_id, "autopilot": drone.autopilot}
+            "source": "file", "fault": None, "dock": drone.dock_id, "autopilot": drone.autopilot,
+            "signed": bool(drone.signing_key) and drone.mavlink_system_id is not None}
 
 
 def fleet_rows(world: World, live: Mapping[str, LiveDrone] | None, tenants: Iterable[str]) -> list[dict[str, Any]]:

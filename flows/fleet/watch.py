@@ -15,6 +15,9 @@ evidence, never from the words of an error:
   ``SIGNING_MISMATCH`` (FACTS.md: a signed ArduPilot silently drops unsigned
   commands and stream requests on every port but SERIAL0);
 - the key cannot be read → ``KEY_UNAVAILABLE``;
+- another drone, or another sortie process on this host, holds the link's
+  address (``flows.fleet.link_claim``) → ``LINK_HELD``: nothing is opened, and
+  the claim is tried again with the backoff;
 - while the link is lent (``flows.vehicle.vehicles.HeldLinks``: the upload, launch, a
   command or the follower speaks through it) the watch does not read: the
   borrower reads, and the watch keeps what the link saw — unless nothing was
@@ -29,17 +32,22 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from flows.fleet.link_claim import LinkClaim
 from flows.fleet.live import Fault
+from flows.fleet.params import ParamReads, request_read
 from flows.vehicle.binding import VehicleBinding
 from flows.vehicle.link import TELEMETRY, VehicleLink, open_link
 from flows.vehicle.vehicles import HeldLinks
 from flows.vehicle.view import VehicleView
 from planner.errors import DeviceMismatch, DeviceUnavailable, SortieError
 
-__all__ = ["DroneWatch", "HoldTimes", "BACKOFF_S", "LENT_QUIET_S"]
+__all__ = ["DroneWatch", "HoldTimes", "Heard", "BACKOFF_S", "LENT_QUIET_S", "FOREIGN_KEYS"]
+
+#: What a link refused and never read (``VehicleLink.foreign``), summed over the watch's links.
+FOREIGN_KEYS = ("other_source", "other_system", "unsigned")
 
 #: Seconds between attempts to open a link that failed (the last one repeats).
 BACKOFF_S: Sequence[float] = (1.0, 2.0, 4.0, 8.0, 15.0)
@@ -60,11 +68,25 @@ class HoldTimes:
     backoff_s: tuple[float, ...] = tuple(BACKOFF_S)
 
 
+@dataclass(frozen=True)
+class Heard:
+    """What a watch knows now: the vehicle's view, how long ago it last sent a heartbeat (None: never) and each
+    message type (this session), the link's fault, and what it refused as foreign (counts over the watch's life,
+    with a few sources and system ids as evidence)."""
+
+    view: VehicleView
+    heard_s_ago: float | None
+    fault: Fault | None
+    ages: Mapping[str, float]
+    foreign: Mapping[str, Any]
+
+
 class DroneWatch:
     """The held link of one drone and what its vehicle last said (thread-safe reads)."""
 
     def __init__(self, drone_id: str, link: str, binding: Callable[[], VehicleBinding], *, lender: HeldLinks,
-                 on_change: Callable[["DroneWatch"], None] | None = None, times: HoldTimes = HoldTimes()) -> None:
+                 on_change: Callable[["DroneWatch"], None] | None = None, times: HoldTimes = HoldTimes(),
+                 claim: Callable[[], LinkClaim] | None = None) -> None:
         self.drone_id = drone_id
         self.link = link
         self._binding = binding
@@ -75,18 +97,30 @@ class DroneWatch:
         self.held: VehicleLink | None = None
         self._view = VehicleView()
         self._heard: float | None = None  # monotonic time of the vehicle's last HEARTBEAT
+        self._seen: dict[str, float] = {}  # message type → monotonic time of the last one (this session)
         self._fault: Fault | None = None
+        self._foreign_before: dict[str, int] = dict.fromkeys(FOREIGN_KEYS, 0)  # of the links closed before
+        self._foreign_now: dict[str, Any] = {}
+        self._params = ParamReads()
+        self._claim = claim
+        self._claimed: LinkClaim | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     # --- what the hub reads ----------------------------------------------------------------
 
-    def state(self) -> tuple[VehicleView, float | None, Fault | None]:
-        """(view, seconds since the last heartbeat or None if never heard, fault)."""
+    def state(self) -> Heard:
+        """What the vehicle last said, how long ago, the link's fault and what it refused."""
         with self._lock:
-            heard = None if self._heard is None else max(0.0, time.monotonic() - self._heard)
-            return self._view, heard, self._fault
+            now = time.monotonic()
+            heard = None if self._heard is None else max(0.0, now - self._heard)
+            ages = {k: max(0.0, now - t) for k, t in self._seen.items()}
+            now_counts = self._foreign_now
+            foreign: dict[str, Any] = {k: self._foreign_before[k] + int(now_counts.get(k, 0)) for k in FOREIGN_KEYS}
+            foreign["sources"] = list(now_counts.get("sources", ()))
+            foreign["systems"] = list(now_counts.get("systems", ()))
+            return Heard(self._view, heard, self._fault, ages, foreign)
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -105,9 +139,16 @@ class DroneWatch:
     # --- the thread ------------------------------------------------------------------------
 
     def _run(self) -> None:
+        try:
+            self._hold_links()
+        finally:
+            if self._claimed is not None:
+                self._claimed.release()
+
+    def _hold_links(self) -> None:
         failures = 0
         while not self._stop.is_set():
-            link = self._open()
+            link = self._open() if self._claim_link() else None
             if link is None:
                 self._wait(self.times.backoff_s[min(failures, len(self.times.backoff_s) - 1)])
                 failures += 1
@@ -123,7 +164,22 @@ class DroneWatch:
                     time.sleep(0.5)
                 with self._lock:
                     self.held = None
+                    counts = link.foreign()
+                    for k in FOREIGN_KEYS:
+                        self._foreign_before[k] += int(counts[k])
+                    self._foreign_now = {}
                 link.close(force=True)
+
+    def _claim_link(self) -> bool:
+        """This host's claim on the link's address (``flows.fleet.link_claim``): one holder per vehicle."""
+        if self._claimed is not None or self._claim is None:
+            return True
+        try:
+            self._claimed = self._claim()
+        except SortieError as exc:
+            self._set_fault(Fault("LINK_HELD", exc.message))
+            return False
+        return True
 
     def _open(self) -> VehicleLink | None:
         try:
@@ -151,6 +207,7 @@ class DroneWatch:
         with self._lock:
             self.held = link
             self._fault = None
+        self._params.restart()
         self._saw(link)
         return link
 
@@ -168,6 +225,7 @@ class DroneWatch:
                     link.pump(1.0)  # a quiet borrower: what queued up meanwhile is read at once
                 else:
                     link.recv(None, timeout=0.5)
+                    self._ask_params(link)
             except Exception:  # noqa: BLE001 - a broken socket: reopen it
                 return
             self._saw(link)
@@ -175,9 +233,20 @@ class DroneWatch:
             if heard is None or time.monotonic() - heard > self.times.reopen_after_s:
                 return
 
+    def _ask_params(self, link: VehicleLink) -> None:
+        """PARAM_REQUEST_READ of the parameters this session has not answered yet (``flows.fleet.params``)."""
+        view = link.view
+        if not link.target_system or not view.mode:
+            return
+        names = self._params.due(view.session, view.params, view.dialect, time.monotonic())
+        if names:
+            request_read(link, names)
+
     def _saw(self, link: VehicleLink) -> None:
         with self._lock:
             self._view = link.view
+            self._seen = dict(link.seen)
+            self._foreign_now = link.foreign()
             heard = link.seen.get("HEARTBEAT")
             if heard is not None:
                 self._heard = heard

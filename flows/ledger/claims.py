@@ -131,6 +131,11 @@ def _dispatch_by_key(con: duckdb.DuckDBPyConnection, key: str) -> DispatchRecord
 class ClaimsRoom(ApprovalsRoom):
     """Claiming a dispatch (after the approval check of ``ApprovalsRoom``) and recording its outcome."""
 
+    def holding(self, drones: Sequence[str]) -> list[dict[str, Any]]:
+        """The dispatches that hold any of ``drones`` now (``busy_with``): the vehicle hub asks whether a change
+        of a vehicle is this authority's own (``flows.fleet.custody``)."""
+        return self._read(lambda con: busy_with(con, drones), [])
+
     def claim_dispatch(
         self,
         draft_id: str,

@@ -481,6 +481,16 @@ class Store:
 
         return self._read(work, None)
 
+    def audit_of(self, commands: Sequence[str]) -> list[AuditRecord]:
+        """Every audit row of ``commands``, oldest first (the vehicle hub's holds: ``flows.fleet.records``)."""
+        marks = ", ".join("?" * len(commands))
+        return self._read(
+            lambda con: [_audit(r) for r in con.execute(
+                f"SELECT {_AUDIT_COLS} FROM audit WHERE command IN ({marks}) ORDER BY audit_id", list(commands)
+            ).fetchall()],
+            [],
+        ) if commands else []
+
     def audit_rows(self, *, limit: int = 100) -> list[AuditRecord]:
         return self._read(
             lambda con: [

@@ -103,7 +103,8 @@ class RequestContext:
 
     @property
     def world(self) -> World:
-        """This request's one world (``grounds``)."""
+        """This request's one world (``grounds``): the cache's, with the admin's links and bindings and, with the
+        vehicle hub, its drones' status, battery and telemetry time as their vehicles say."""
         return self.grounds().world()
 
     def user(self, what: str) -> User:
@@ -166,6 +167,7 @@ class Kit:
     audits: AuditQueue | None = None  # batched read audits; None writes every row at once
     integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
     limits: TokenLimits = field(default_factory=TokenLimits)
+    sessions: Any = None  # flows.server.sessions.Sessions: open streams and long polls end with their token
     gate: SafetyGate = field(default_factory=SafetyGate)  # reads step aside while a safety request runs
     lanes: Any = None  # flows.server.admission.Lanes, for the routes that take a lane only around their thread work
     plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
@@ -185,7 +187,30 @@ class Kit:
         hub = self.hub
         held = {} if hub is None else {"vehicles": hub.vehicles}  # else a link per call (``--fleet file``)
         return Grounds(ledger=self.ledger, world_dir=self.config.world, rules=self.config.rules, strict=True,
-                       source=self.worlds.current, decide=self.plans.run if self.plans else None, live=hub, **held)
+                       source=self._world, decide=self.plans.run if self.plans else None, live=hub, **held)
+
+    def _world(self) -> World:
+        """The server's own world: the cache's snapshot with the admin's links and bindings (``flows.server.links``)."""
+        return self.links.apply(self.worlds.current())
+
+    def ledger_problem(self) -> str | None:
+        """Why the ledger the server holds is not the file at its path any more (``/v1/health``), or None."""
+        from flows.ledger.shared import engine_for
+
+        engine = engine_for(self.ledger.path)
+        problem = None if engine is None else engine.identity_problem()
+        return None if problem is None else problem.replace(str(self.config.home), "<home>")
+
+    def vehicles(self) -> dict[str, Any]:
+        """Whether unsigned vehicles are allowed, and which drones are served unsigned now (``/v1/health``)."""
+        from flows.server.links import unbound_drones
+
+        try:
+            unbound = unbound_drones(self._world(), self.config.home / "keys")
+        except SortieError:
+            unbound = None  # the world does not load now: every request says so
+        return {"allow_unsigned": self.config.allow_unsigned,
+                "unsigned": None if unbound is None else sorted(unbound)}
 
     def audit(self, actor: str | None, command: str, args: Mapping[str, Any], code: str, t0: float,
               started: datetime, proof: str, draft_id: str | None = None, message: str | None = None, *,

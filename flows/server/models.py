@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "AttemptBody", "AnswersBody", "ExpireRequestBody", "DispatchBody", "ReplanBody", "ExpireBody", "CancelBody",
-           "HoldBody", "RecallBody", "MonitorBody", "ReconcileBody", "ReadVehicleBody", "BackupBody"]
+           "HoldBody", "RecallBody", "MonitorBody", "ReconcileBody", "ReadVehicleBody", "BackupBody", "ClearBody"]
 
 _CLOSED = ConfigDict(extra="forbid", strict=True)
 
@@ -188,3 +188,10 @@ class BackupBody(BaseModel):
     include_files: bool = False
     #: Anchors the client holds off the host (its previous backups'): the server's ledger must still hold each.
     against: list[AnchorRef] = Field(default_factory=list, max_length=16)
+
+
+class ClearBody(BaseModel):
+    """Release a drone held after foreign control: why the operator judges it safe (recorded in the ledger)."""
+
+    model_config = _CLOSED
+    reason: str = Field(min_length=3, max_length=500)

@@ -46,11 +46,14 @@ def start_hub(kit: Kit) -> Any:
     if kit.config.fleet != "live":
         return None
     from flows.fleet.hub import VehicleHub
+    from flows.fleet.records import LedgerRecords
     from flows.world_folder import load_world_at
     from planner.errors import SortieError
 
     hub = VehicleHub(now=kit.config.clock.now, links=kit.links.all, key_store=kit.config.home / "keys",
-                     publish=kit.bus.publish, silent_after_s=kit.config.fleet_silent_s)
+                     publish=kit.bus.publish, silent_after_s=kit.config.fleet_silent_s,
+                     records=LedgerRecords(kit.ledger, kit.config.clock.now), bind=kit.links.apply,
+                     owner=f"sortie server, home {kit.config.home}")
     try:
         hub.follow(load_world_at(kit.config.world, strict=True))
     except SortieError:

@@ -15,6 +15,8 @@ from pathlib import Path
 from flows.ledger import claim_home
 from flows.server.config import ServerClock, ServerConfig
 from flows.rule_file import rule_set
+from flows.server.links import LinkStore, require_bound
+from flows.server.timeouts import timed_h11
 from flows.world_folder import load_world_at
 from planner.errors import InvalidArgument
 
@@ -31,8 +33,9 @@ def parse_listen(listen: str) -> tuple[str, int]:
 
 def make_config(world: str | Path, home: str | Path, clock: str | None = None,
                 rules: str | Path | None = None, sweep_s: float = 10.0, *, fleet: str = "live",
-                fleet_silent_s: float = 10.0) -> ServerConfig:
-    """The server's configuration; the world must load strictly now."""
+                fleet_silent_s: float = 10.0, allow_unsigned: bool = False) -> ServerConfig:
+    """The server's configuration; the world must load strictly now, and every drone must bind its vehicle (a
+    system id and a signing key the home holds) unless ``allow_unsigned`` (``flows.server.links.require_bound``)."""
     world_dir = Path(world).expanduser().resolve()
     home_dir = Path(home).expanduser().resolve()
     start = None
@@ -41,7 +44,8 @@ def make_config(world: str | Path, home: str | Path, clock: str | None = None,
             start = datetime.fromisoformat(clock)
         except ValueError as exc:
             raise InvalidArgument(f"--clock {clock!r} is not an ISO 8601 time: {exc}") from None
-    load_world_at(world_dir, strict=True)
+    require_bound(LinkStore(home_dir).apply(load_world_at(world_dir, strict=True)), home_dir / "keys",
+                  allow_unsigned=allow_unsigned)
     rules_file = None if rules is None else Path(rules).expanduser().resolve()
     if rules_file is not None:
         rule_set(rules_file)  # a rule file that does not load stops the server here, not at the first plan
@@ -53,7 +57,7 @@ def make_config(world: str | Path, home: str | Path, clock: str | None = None,
         raise InvalidArgument(f"--fleet-silent-s {fleet_silent_s}: give 0 < seconds <= 300")
     claim_home(home_dir)  # one server per home: a second one stops here (CONFLICT), before it changes anything
     config = ServerConfig(world=world_dir, home=home_dir, clock=ServerClock(start), rules=rules_file, sweep_s=sweep_s,
-                          fleet=fleet, fleet_silent_s=fleet_silent_s)
+                          fleet=fleet, fleet_silent_s=fleet_silent_s, allow_unsigned=allow_unsigned)
     # So the admin commands on this host check user ids against the server's own world by default.
     (home_dir / "server.json").write_text(json.dumps({"world": str(world_dir)}, indent=1) + "\n", encoding="utf-8")
     return config
@@ -67,4 +71,4 @@ def serve(config: ServerConfig, listen: str) -> None:
 
     host, port = parse_listen(listen)
     uvicorn.run(create_app(config), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2,
-                access_log=False)
+                access_log=False, http=timed_h11(config.header_timeout_s))  # slow headers: flows.server.timeouts

@@ -11,6 +11,7 @@ the flight as it would a real one.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from planner.world.model import World
@@ -27,8 +28,9 @@ def attach_flights(vehicles: Mapping[str, Any], world: World, *, speedup: float 
 
     drones = {d.id: d for d in world.drones}
     for drone_id, sim in vehicles.items():
-        if getattr(sim.flight, "items", None) is not None:
-            continue  # already has its flight
+        if getattr(sim.flight, "configured", False):  # it has its drone's flight (sim-fleet): this clock, these faults
+            sim.flight.options = replace(sim.flight.options, speedup=speedup, faults=faults or sim.flight.options.faults)
+            continue
         kw: dict[str, Any] = {"speedup": speedup, "faults": faults or FlightFaults()}
         drone = drones.get(drone_id)
         if drone is not None:

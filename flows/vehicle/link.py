@@ -39,14 +39,15 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from flows.mavlink import mavutil  # noqa: E402
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
+from flows.vehicle.peer import PeerUdpIn, busy_hint, nothing_listens, open_hint, open_peer  # noqa: E402
 from flows.vehicle.stream_rates import CONTROL_STREAMS, TELEMETRY, UPLOAD_STREAMS  # noqa: E402,F401  (re-exported)
-from flows.vehicle.udp_exclusive import mavlink_connection  # noqa: E402
 from flows.vehicle.view import VehicleView, apply  # noqa: E402
 from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument  # noqa: E402
 
@@ -102,12 +103,10 @@ class VehicleLink:
         self.heartbeat_timeout_s = heartbeat_timeout_s
         self.stream_ack_s = stream_ack_s
         try:
-            self.conn = mavutil.mavlink_connection(connection, source_system=system_id, source_component=component_id,
-                                                   autoreconnect=True) if connection.startswith("tcp:") else \
-                mavlink_connection(connection, source_system=system_id, source_component=component_id)
+            self.conn = open_peer(connection, source_system=system_id, source_component=component_id)
         except Exception as exc:  # noqa: BLE001 - pymavlink raises many kinds for a bad string or socket
-            raise DeviceUnavailable(f"cannot open MAVLink link {connection!r}: {exc}"
-                                    + (_busy_hint(connection) if connection.startswith("tcp:") else "")) from None
+            raise DeviceUnavailable(f"cannot open MAVLink link {connection!r}: {exc}" + open_hint(connection, exc),
+                                    details={"link": connection, "nothing_sent": True}) from None
         key = self.binding.signing_key
         if key is not None:
             if len(key) != 32:
@@ -124,6 +123,8 @@ class VehicleLink:
         self.stream_answers: dict[str, Any] = {}
         self._asked: dict[str, Any] | None = None  # stream requests sent and not yet settled
         self.sent_anything = False  # anything but our heartbeat has gone to the vehicle
+        self.other_systems: Counter[int] = Counter()  # messages of another system id heard on this link
+        self.sessions = 0  # vehicle session restarts seen (its boot time went back: a reboot)
         self._subscribers: list[Subscriber] = []
         self._lock = threading.RLock()
         self.leases = 0  # parts this link is lent to (``vehicles.HeldLinks``); its owner does not read meanwhile
@@ -233,9 +234,13 @@ class VehicleLink:
         if kind == "BAD_DATA":
             return
         src = msg.get_srcSystem()
+        if self.target_system and src != self.target_system:
+            if len(self.other_systems) < 64 or src in self.other_systems:
+                self.other_systems[src] += 1  # counted (``foreign``), never read: another system is not our vehicle
+            return
         if src in (0, GCS_SYSTEM_ID) or (kind == "HEARTBEAT" and msg.type == _M.MAV_TYPE_GCS):
             return
-        if not self.target_system or src != self.target_system:
+        if not self.target_system:
             return  # only the bound vehicle, once heard (``wait_vehicle``/``adopt``), describes the vehicle
         if kind == "HEARTBEAT" and msg.autopilot == _M.MAV_AUTOPILOT_INVALID:
             return  # a camera or gimbal of the same system
@@ -247,7 +252,15 @@ class VehicleLink:
         self._last_rx = now
         if kind == "COMMAND_ACK" and self._asked is not None and int(msg.command) == _M.MAV_CMD_SET_MESSAGE_INTERVAL:
             self._asked["acks"][0 if int(msg.result) == _M.MAV_RESULT_ACCEPTED else 1] += 1
-        self.view = apply(self.view, msg)
+        before = self.view
+        self.view = apply(before, msg)
+        if self.view.session != before.session:
+            # the vehicle's boot time went back: a new session (a reboot). Nothing of the old one is kept, and
+            # what was asked of the port is asked again (a rebooted ArduPilot streams nothing until asked)
+            self.sessions += 1
+            self.seen = {k: t for k, t in self.seen.items() if k == "HEARTBEAT"}
+            if self.stream_outcome:
+                self.request_streams(wait=False)
         self.seen[kind] = now
         for fn in list(self._subscribers):
             fn(msg)
@@ -322,6 +335,7 @@ class VehicleLink:
                     f"the fleet entry says {_autopilot_name(b.autopilot)}; nothing sent"
                 )
             self.target_system, self.target_component, self.autopilot = sysid, compid, autopilot
+            self._latch()
             self._observe(msg)
             return
         if others:
@@ -353,16 +367,38 @@ class VehicleLink:
             return f"autopilot {_autopilot_name(autopilot)} answers, the fleet entry says {_autopilot_name(b.autopilot)}"
         with self._lock:
             self.target_system, self.target_component, self.autopilot = sysid, compid, autopilot
+            self._latch()
             self._observe(msg)
         if self.streams:
             self.request_streams(wait=False)
         return None
 
+    def _latch(self) -> None:
+        """A ``udpin:`` link reads the source of the vehicle's accepted heartbeat alone from now on."""
+        if isinstance(self.conn, PeerUdpIn) and self.conn.peer is None and self.conn.last_source is not None:
+            self.conn.latch(self.conn.last_source)
+
+    def foreign(self) -> dict[str, Any]:
+        """What this link refused and never read: datagrams from another source, messages of another system id,
+        and (signed links) frames not signed with the drone's key; counts since the link opened, with samples."""
+        traffic = getattr(self.conn, "foreign", None)
+        signing: Any = self.conn.mav.signing
+        return {
+            "other_source": 0 if traffic is None else traffic.datagrams,
+            "other_system": sum(self.other_systems.values()),
+            "unsigned": int(signing.reject_count) if self.signed else 0,
+            "sources": [] if traffic is None else [a for a, _ in traffic.sources.most_common(5)],
+            "systems": [s for s, _ in self.other_systems.most_common(5)],
+        }
+
     def silence_causes(self) -> str:
         """Why a link may hear no heartbeat before anything was sent: the likely causes, most specific first."""
         causes = []
         if self.connection.startswith("tcp:"):
-            causes.append(_busy_hint(self.connection).strip("; "))
+            if getattr(self.conn, "refused", False):
+                causes.append(nothing_listens(self.connection))
+            else:
+                causes.append(busy_hint(self.connection).strip("; "))
         if self.signed:
             causes.append("a signing mismatch: this link signs with the drone's key and drops what is not signed "
                           "with it, so a vehicle with another key (or none) is not heard")
@@ -448,12 +484,6 @@ def open_link(connection: str, binding: VehicleBinding | None = None, *, connect
             link.close()
             raise
     return link
-
-
-def _busy_hint(connection: str) -> str:
-    return (f"; the TCP port of {connection!r} may be held by another client: ArduPilot serves one client per TCP "
-            "port, and a second one connects and then hears nothing (not even HEARTBEAT) until the first leaves — "
-            "close the other ground station or use another port (SITL: 5760, 5762, 5763)")
 
 
 def _refuse_unsigned(mav: Any, msg_id: int) -> bool:

@@ -10,16 +10,24 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 from flows.vehicle.modes import mode_name  # noqa: E402
 
-__all__ = ["VehicleView", "apply", "PREARM_BIT"]
+__all__ = ["VehicleView", "apply", "boot_ms_of", "PREARM_BIT", "SESSION_SLACK_MS", "PREARM_KEPT", "PREARM_PREFIXES"]
 
 PREARM_BIT = _M.MAV_SYS_STATUS_PREARM_CHECK
+#: A boot time this much earlier than the last one is a new session (a reboot), not messages out of order.
+SESSION_SLACK_MS = 2000
+#: How many distinct pre-arm refusals a view keeps (ArduPilot repeats each every 30 s while it refuses).
+PREARM_KEPT = 8
+#: STATUSTEXTs that say why a vehicle will not arm: ArduPilot's ``AP_Arming::check_failed`` ("PreArm: …",
+#: "Arm: …" at the arming command) and PX4's commander ("Preflight Fail: …", "Arming denied…").
+PREARM_PREFIXES = ("PreArm:", "Arm:", "Preflight Fail", "Arming denied")
 _AHRS_BIT = _M.MAV_SYS_STATUS_AHRS
 
 
@@ -35,6 +43,7 @@ class VehicleView:
     mission_state: int | None = None
     seq: int | None = None
     mission_total: int | None = None
+    mission_count_said: int | None = None  # MISSION_CURRENT ``total`` as sent (0 and 65535 included: a change is news)
     last_reached: int | None = None
     lat: float | None = None
     lon: float | None = None
@@ -50,6 +59,9 @@ class VehicleView:
     satellites: int | None = None
     landed_state: int | None = None
     boot_ms: int | None = None
+    session: int = 0  # how many times the vehicle's boot time went back on this link (each a new session)
+    prearm: tuple[str, ...] = ()  # its latest pre-arm refusals ("PreArm: …"), oldest first, this session only
+    params: Mapping[str, float] = field(default_factory=dict, hash=False)  # PARAM_VALUEs received this session
 
     @property
     def dialect(self) -> str:
@@ -97,8 +109,30 @@ class VehicleView:
                 "home": None if self.home_lat is None else [self.home_lat, self.home_lon]}
 
 
+def boot_ms_of(msg: Any) -> int | None:
+    """The vehicle's time since boot a message carries (ms), or None."""
+    kind = msg.get_type()
+    if kind in ("SYSTEM_TIME", "GLOBAL_POSITION_INT"):
+        return int(msg.time_boot_ms)
+    if kind == "TIMESYNC" and int(msg.tc1) == 0 and int(msg.ts1) > 0:
+        return int(msg.ts1 // 1_000_000)  # ArduPilot's request: ts1 = its clock in ns
+    return None
+
+
 def apply(view: VehicleView, msg: Any) -> VehicleView:
-    """The view after one message of the vehicle (messages it does not describe itself with leave it as is)."""
+    """The view after one message of the vehicle (messages it does not describe itself with leave it as is).
+
+    A boot time that goes back by more than ``SESSION_SLACK_MS`` is a new session of the vehicle (it rebooted):
+    everything the old session said is dropped (battery, position, mission, mode, parameters, pre-arm texts),
+    and the view starts again from this message (FACTS.md: "a GCS must drop what it knew from before the reboot").
+    """
+    booted = boot_ms_of(msg)
+    if booted is not None and view.boot_ms is not None and booted < view.boot_ms - SESSION_SLACK_MS:
+        view = VehicleView(autopilot=view.autopilot, session=view.session + 1)
+    return _fold(view, msg)
+
+
+def _fold(view: VehicleView, msg: Any) -> VehicleView:
     kind = msg.get_type()
     if kind == "HEARTBEAT":
         return replace(view, autopilot=int(msg.autopilot), mode=mode_name(int(msg.custom_mode), int(msg.autopilot)),
@@ -126,13 +160,27 @@ def apply(view: VehicleView, msg: Any) -> VehicleView:
         state = getattr(msg, "mission_state", 0)
         total = getattr(msg, "total", 0)
         return replace(view, seq=int(msg.seq), mission_state=int(state) if state else None,
-                       mission_total=int(total) if total and int(total) != 65535 else view.mission_total)
+                       mission_total=int(total) if total and int(total) != 65535 else view.mission_total,
+                       mission_count_said=int(total) if hasattr(msg, "total") else None)
     if kind == "MISSION_ITEM_REACHED":
         return replace(view, last_reached=int(msg.seq))
     if kind == "EXTENDED_SYS_STATE":
         return replace(view, landed_state=int(msg.landed_state))
-    if kind == "SYSTEM_TIME":
-        return replace(view, boot_ms=int(msg.time_boot_ms))
-    if kind == "TIMESYNC" and int(msg.tc1) == 0 and int(msg.ts1) > 0:
-        return replace(view, boot_ms=int(msg.ts1 // 1_000_000))  # ArduPilot's request: ts1 = its clock in ns
+    if kind in ("SYSTEM_TIME", "TIMESYNC"):
+        booted = boot_ms_of(msg)
+        return view if booted is None else replace(view, boot_ms=booted)
+    if kind == "STATUSTEXT":
+        text = _text(msg.text)
+        if not text.startswith(PREARM_PREFIXES):
+            return view
+        kept = tuple(t for t in view.prearm if t != text) + (text,)
+        return replace(view, prearm=kept[-PREARM_KEPT:])
+    if kind == "PARAM_VALUE":
+        return replace(view, params={**view.params, _text(msg.param_id): float(msg.param_value)})
     return view
+
+
+def _text(raw: Any) -> str:
+    """A MAVLink char array as text (pymavlink gives str or bytes, NUL-padded)."""
+    text = raw if isinstance(raw, str) else bytes(raw).decode("utf-8", "replace")
+    return text.split("\x00", 1)[0].strip()

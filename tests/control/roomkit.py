@@ -271,7 +271,8 @@ def open_room(base: Path, prefect_env: dict[str, str]) -> Room:
     with open(base / "server.log", "wb") as log:
         server = subprocess.Popen(
             [str(SORTIE), "server", "--world", str(world), "--home", str(home), "--listen", f"127.0.0.1:{port}",
-             "--clock", CLOCK, "--sweep-s", "1", "--fleet", "file"],  # file telemetry: keep_reporting stamps it
+             "--clock", CLOCK, "--sweep-s", "1", "--fleet", "file",  # file telemetry: keep_reporting stamps it
+             "--allow-unsigned"],  # the demo world's drones are not bound to signing keys here
             env=server_env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     store = TokenStore(home)  # what `sortie admin token create` does on the host
     tokens = {u: store.create(u)[1] for u in ("li.wei", "chen.jing")}

@@ -250,7 +250,7 @@ def test_the_authority_refuses_to_start_from_a_ledger_that_fails(home: Path, app
         ledger.close()  # as when that server stops
         return None
 
-    config = make_config(approved[1], home)
+    config = make_config(approved[1], home, allow_unsigned=True)
     assert start() is None  # a clean ledger: the app is made (and a checkpoint signed)
     open_ledger(home).audit(actor="chen.jing", command="x", args={}, result_code="OK", duration_s=0.0,
                             started=kit.now())  # an entry after the checkpoint

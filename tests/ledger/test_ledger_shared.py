@@ -212,7 +212,7 @@ def test_a_second_sortie_server_on_the_same_home_refuses_clearly(tmp_path: Path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SORTIE_") and not k.startswith("PREFECT_")}
     port = free_port()
     first = subprocess.Popen([str(sortie), "server", "--world", str(DEMO_WORLD_DIR), "--home", str(home), "--listen",
-                              f"127.0.0.1:{port}"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                              f"127.0.0.1:{port}", "--allow-unsigned"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, start_new_session=True)
     try:
         import httpx
@@ -226,7 +226,7 @@ def test_a_second_sortie_server_on_the_same_home_refuses_clearly(tmp_path: Path)
             except httpx.HTTPError:
                 time.sleep(0.2)
         second = subprocess.run([str(sortie), "server", "--world", str(DEMO_WORLD_DIR), "--home", str(home),
-                                 "--listen", f"127.0.0.1:{free_port()}"], env=env, cwd=ROOT, capture_output=True,
+                                 "--listen", f"127.0.0.1:{free_port()}", "--allow-unsigned"], env=env, cwd=ROOT, capture_output=True,
                                 text=True, timeout=120)
         assert second.returncode == 2, second.stdout + second.stderr
         assert "CONFLICT" in second.stderr and f"pid {first.pid}" in second.stderr, second.stderr

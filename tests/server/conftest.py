@@ -155,7 +155,8 @@ def start_authority(base: Path, sweep_s: float = 0.0) -> Iterator[Authority]:
         proc = subprocess.Popen(
             [str(SORTIE), "server", "--world", str(world), "--home", str(home), "--listen", f"127.0.0.1:{port}",
              "--clock", CLOCK, "--sweep-s", str(sweep_s),  # 0: no sweeper, deadlines judged by hand (test_sweeper)
-             "--fleet", "file"],  # a simulated clock: the file's telemetry (report_in) says who is online
+             "--fleet", "file",  # a simulated clock: the file's telemetry (report_in) says who is online
+             "--allow-unsigned"],  # its worlds' drones have no signing keys (tests/fleet/test_bound_links.py binds)
             env=clean_env(), cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:

@@ -115,7 +115,7 @@ def test_refusals_before_the_audited_wrapper_are_audited_with_token_id_address_a
 def test_a_second_server_on_the_same_home_refuses_with_a_clear_message(a: Any) -> None:
     port = free_port()
     proc = subprocess.Popen([str(a.sortie_bin), "server", "--world", str(a.world), "--home", str(a.home), "--listen",
-                             f"127.0.0.1:{port}"], env=a.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             f"127.0.0.1:{port}", "--allow-unsigned"], env=a.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=120)

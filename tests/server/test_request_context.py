@@ -45,7 +45,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     for d in fleet["drones"]:
         d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"
     (world / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
-    config = make_config(world, base / "home", CLOCK, fleet="file")
+    config = make_config(world, base / "home", CLOCK, fleet="file", allow_unsigned=True)
     tokens = {u: TokenStore(config.home).create(u)[1] for u in ("li.wei", "chen.jing")}
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(config), host="127.0.0.1", port=port, log_level="warning"))

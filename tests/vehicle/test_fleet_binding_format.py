@@ -22,9 +22,15 @@ def _world(tmp_path: Path, **fields: object) -> Path:
     return w
 
 
-def test_an_older_fleet_has_no_binding() -> None:
-    d = load_world(DEMO_WORLD_DIR).drones[0]
+def test_an_older_fleet_has_no_binding(tmp_path: Path) -> None:
+    w = _world(tmp_path)
+    fleet = json.loads((w / "fleet.json").read_text(encoding="utf-8"))
+    for key in ("mavlink_system_id", "mavlink_component_id", "signing_key"):
+        fleet["drones"][0].pop(key, None)  # the demo world names its system ids; an older entry names none
+    (w / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
+    d = load_world(w).drones[0]
     assert (d.mavlink_system_id, d.mavlink_component_id, d.signing_key) == (None, None, None)
+    assert load_world(DEMO_WORLD_DIR).drones[0].mavlink_system_id == 1
 
 
 def test_binding_keys_load(tmp_path: Path) -> None:
