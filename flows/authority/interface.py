@@ -63,7 +63,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from flows.usecases.actor import Actor, Policy
+from flows.actor import Actor, Policy
 from flows.vehicle.linkspec import parse_links
 
 __all__ = ["Authority", "Relay", "MonitorRequest", "Links", "Actor", "Policy", "parse_links"]
@@ -147,6 +147,7 @@ class Authority(Protocol):
     def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> dict[str, Any]: ...
     def read_vehicle(self, drone_id: str | None = None, *, link: str | None = None,
                      timeout_s: float = 30.0) -> dict[str, Any]: ...
+    def clear_held(self, drone_id: str, *, reason: str) -> dict[str, Any]: ...
     def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
                on_behalf_of: str | None = None) -> dict[str, Any]: ...
     def monitor(self, draft_id: str, version: int | None = None, *, request: MonitorRequest = MonitorRequest(),

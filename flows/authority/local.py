@@ -29,7 +29,7 @@ from flows.authority.interface import Anchors, Relay
 from flows.authority.local_flight import FlightActions
 from flows.authority.session import Session
 from flows.usecases import decisions, planning, reading
-from flows.usecases.actor import Actor
+from flows.actor import Actor
 from flows.usecases.common import user_of
 from flows.usecases.grounds import Grounds
 from planner.errors import LedgerUnavailable, ServerUnavailable, SortieError

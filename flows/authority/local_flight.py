@@ -111,6 +111,16 @@ class FlightActions:
 
         return self._audited("read-vehicle", {"drone_id": drone_id, "link": link, "timeout_s": timeout_s}, work)
 
+    def clear_held(self, drone_id: str, *, reason: str) -> dict[str, Any]:
+        """Release a drone the hub holds after foreign control (``flows.usecases.reconciling.clear_held``: a
+        dispatcher or admin of its tenant, the reason recorded)."""
+        from flows.usecases.reconciling import clear_held
+
+        def work(g: Grounds) -> dict[str, Any]:
+            return clear_held(grounds=g, actor=self.s.acting().id, drone_id=drone_id, reason=reason)
+
+        return self._audited("fleet.clear", {"drone_id": drone_id, "reason": reason}, work)
+
     def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
                on_behalf_of: str | None = None) -> dict[str, Any]:
         """Pre-flight checks from each vehicle, then its arm-and-start sequence (``flows.usecases.launching``);

@@ -189,6 +189,9 @@ class RemoteAuthority:
             raise InvalidArgument("through the server, name a drone of its fleet (the server owns the vehicles' links)")
         return self.client.read_vehicle(drone_id, link=link, timeout_s=min(timeout_s, 120.0))
 
+    def clear_held(self, drone_id: str, *, reason: str) -> dict[str, Any]:
+        return self.client.clear_held(drone_id, reason=reason)
+
     def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
                on_behalf_of: str | None = None) -> dict[str, Any]:
         """The server launches as the token's user (a dispatcher), at its own link record (a ``link`` is refused)."""

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from flows.authority.waking import Waker
 from flows.context import resolve_now
-from flows.usecases.actor import Actor, Policy
+from flows.actor import Actor, Policy
 from planner.errors import InvalidArgument
 
 __all__ = ["Session", "AuditBy", "four_eyes_default", "local_policy"]

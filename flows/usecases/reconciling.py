@@ -50,7 +50,7 @@ from planner.errors import (
     SortieError,
 )
 
-__all__ = ["reconcile", "vehicle_holds", "UNSETTLED"]
+__all__ = ["reconcile", "vehicle_holds", "clear_held", "UNSETTLED"]
 
 UNSETTLED = ("UNCERTAIN", "PENDING")
 
@@ -249,3 +249,22 @@ def vehicle_holds(*, grounds: Grounds, actor: str | None, drone_id: str | None =
         raise InvalidArgument("which vehicle? name a drone of the fleet, or give --link CONN")
     held, vehicle = read_back(link, timeout_s=timeout_s, binding=binding, vehicles=grounds.vehicles)
     return {"drone_id": drone_id, "link": link, "vehicle": vehicle, "missions": held_rows(held)}
+
+
+def clear_held(*, grounds: Grounds, actor: str, drone_id: str, reason: str) -> dict[str, Any]:
+    """Release a drone its vehicle hub holds after foreign control (``HELD``, fault INTRUSION): an operator looked and
+    says why (``reason``, recorded in the ledger, ``fleet.cleared`` on the feed). A dispatcher or admin of the drone's
+    tenant may; another tenant's drone is ``NOT_FOUND``; without a hub (the embedded mode, ``--fleet file``) nothing
+    is held."""
+    from flows.usecases.common import user_of
+
+    world = grounds.world()
+    user = user_of(world, actor, "clear a held drone")
+    drone = world.drone(drone_id)
+    if drone.tenant not in user.tenants and "*" not in user.tenants:
+        raise NotFound(f"drone {drone_id!r} is not in the fleet")
+    if not user.may("dispatcher", drone.tenant):
+        raise Forbidden(f"{user.id} may not clear {drone_id}: a dispatcher or admin of {drone.tenant} may")
+    if grounds.live is None:
+        raise NotFound("this authority holds no vehicle links (--fleet file, or embedded): nothing is held")
+    return grounds.live.clear(drone_id, by=user.id, reason=reason)

@@ -17,7 +17,6 @@ from fastapi import APIRouter
 
 from flows.server.links import resolve_links
 from flows.server.models import ClearBody, ReadVehicleBody
-from planner.errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
@@ -48,17 +47,7 @@ def router(kit: "Kit") -> APIRouter:
     def clear(drone_id: str, body: ClearBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
         """Release a drone held after foreign control (``HELD``, fault INTRUSION): an operator looked and says why
         (a dispatcher or admin of its tenant; scope dispatch). Recorded in the ledger; ``fleet.cleared`` event."""
-        def work(ctx: "RequestContext") -> dict[str, Any]:
-            u = ctx.user("clear a held drone")
-            drone = ctx.world.drone(drone_id)
-            if drone.tenant not in u.tenants and "*" not in u.tenants:
-                raise NotFound(f"drone {drone_id!r} is not in the fleet")
-            if not u.may("dispatcher", drone.tenant):
-                raise Forbidden(f"{u.id} may not clear {drone_id}: a dispatcher or admin of {drone.tenant} may")
-            if kit.hub is None:
-                raise NotFound("this server holds no vehicle links (--fleet file): nothing is held")
-            return kit.hub.clear(drone_id, by=u.id, reason=body.reason)
-
-        return kit.call(c, "fleet.clear", "dispatch", {"drone_id": drone_id, "reason": body.reason}, work)
+        return kit.call(c, "fleet.clear", "dispatch", {"drone_id": drone_id, "reason": body.reason},
+                        lambda ctx: ctx.authority().clear_held(drone_id, reason=body.reason))
 
     return r
