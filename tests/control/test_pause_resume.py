@@ -92,7 +92,12 @@ def test_a_pause_refused_during_take_off_is_reported_and_the_vehicle_keeps_climb
     assert "refused the pause" in err.message and "FAILED" in err.message and "flies on" in err.message
     assert err.details["refused"] is True and err.details["vehicles"][0]["refused"]["result"] == "FAILED"
     assert [c["command"] for c in f.commands] == [M.MAV_CMD_DO_PAUSE_CONTINUE]  # nothing else was sent
-    time.sleep(0.5)
+    # ArduCopter spools its motors up before it leaves the ground (the simulator's take-off, as SITL's 3.1 s), so
+    # "still climbing" is read as: the altitude rises within a bounded wait, in AUTO, armed, never paused
+    deadline = time.monotonic() + 10.0
+    while f.flight.alt_m <= alt and time.monotonic() < deadline:
+        assert f.flight.mode == "AUTO" and f.flight.armed and not f.flight.paused
+        time.sleep(0.1)
     assert f.flight.mode == "AUTO" and f.flight.armed and not f.flight.paused and f.flight.alt_m > alt  # still climbing
     assert f.flight.items[f.flight.cur].command == M.MAV_CMD_NAV_TAKEOFF
     assert "Failed to pause" in f.flight.texts_sent
