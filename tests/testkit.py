@@ -28,6 +28,7 @@ from pathlib import Path
 
 from shapely.geometry import Polygon, box
 
+from planner.output.sortie_flight import TIMING
 from planner.plan import Leg, Plan, Sortie, Waypoint
 from planner.geo.projection import LocalFrame
 from planner.world.model import (
@@ -170,8 +171,9 @@ def plan(sorties: list[Sortie], area: Polygon | None = None) -> Plan:
         lo, la = at(-2000, -2000)
         hi_lo, hi_la = at(2000, 2000)
         area = box(lo, la, hi_lo, hi_la)
+    # the figures are the test's own: marked as timed by the planner's model, so the rules read them as given
     return Plan(mission_type="AREA_SURVEY", planned_for=sorties[0].start_at if sorties else T0, area_wgs84=area,
-                altitude_m=50.0, sorties=tuple(sorties))
+                altitude_m=50.0, sorties=tuple(sorties), parameters={"timing": TIMING})
 
 
 def simple_plan(points: list[tuple[float, float, float]], **kw: object) -> Plan:
@@ -362,24 +364,17 @@ def sim_vehicle(listen: str | list[str] | None = None, dialect: str = "ardupilot
 @contextmanager
 def approved_draft_home(home: Path, *, now: datetime, text: str = "inspect the hydrants today",
                         region_id: str = "region-1002", planner: str = "li.wei", approver: str = "chen.jing") -> Iterator[Any]:
-    """SORTIE_HOME set to ``home`` holding one planned and approved draft (yielded); the environment restored after."""
+    """``home`` holding one planned and approved draft (yielded), on the demo world."""
     from flows.ledger import open_ledger
     from flows.usecases import decisions, planning
+    from flows.usecases.grounds import Grounds
 
-    saved = os.environ.get("SORTIE_HOME")
-    os.environ["SORTIE_HOME"] = str(home)
-    try:
-        d = planning.plan_draft(text=text, region_id=region_id, requested_by=planner, world_dir=None, now=now,
-                                ledger=open_ledger())
-        assert d.status == "DRAFT" and d.verdict == "pass", (d.status, d.verdict)
-        decisions.approve(d.draft_id, d.version, approver=approver, plan_hash=d.plan_hash, comment="looks right",
-                          now=now, ledger=open_ledger())
-        yield d
-    finally:
-        if saved is None:
-            os.environ.pop("SORTIE_HOME", None)
-        else:
-            os.environ["SORTIE_HOME"] = saved
+    grounds = Grounds(ledger=open_ledger(home))
+    d = planning.plan_draft(text=text, region_id=region_id, requested_by=planner, now=now, grounds=grounds)
+    assert d.status == "DRAFT" and d.verdict == "pass", (d.status, d.verdict)
+    decisions.approve(d.draft_id, d.version, approver=approver, plan_hash=d.plan_hash, comment="looks right",
+                      now=now, grounds=grounds)
+    yield d
 
 
 __all__ = [
@@ -395,7 +390,7 @@ __all__ = [
     "free_port", "stop_process_group",
     # simulated vehicles
     "READY_AT_ONCE", "SIM_SPEEDUP", "sim_vehicle",
-    # a SORTIE_HOME with an approved draft
+    # a home with an approved draft
     "approved_draft_home",
 ]
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from flows.authority.grounds import Grounds
 from flows.authority.local import LocalAuthority
+from flows.authority.session import Session
 from flows.authority.sweeper import SWEEPER_ACTOR, Sweeper
 from flows.authority.waking import Waker
-from flows.usecases.actor import Actor
+from flows.authority.interface import Actor
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit
@@ -31,10 +31,9 @@ def start_rounds(kit: Kit) -> Sweeper:
 
     def make() -> tuple[Any, datetime, Any]:
         now, policy = kit.config.clock.now(), kit.config.policy.current()
-        authority = LocalAuthority(Grounds(
-            ledger=kit.ledger, actor=Actor(SWEEPER_ACTOR, "server"), now_given=now, world_dir=kit.config.world,
-            rules=kit.config.rules, policy=policy, waker=waker, audit_by="use case", checks_visibility=False,
-            evidence={"clock": kit.config.clock.describe()}, clock=kit.config.clock.now,
+        authority = LocalAuthority(kit.grounds(), Session(
+            actor=Actor(SWEEPER_ACTOR, "server"), now_given=now, policy=policy, waker=waker, audit_by="use case",
+            checks_visibility=False, evidence={"clock": kit.config.clock.describe()}, clock=kit.config.clock.now,
         ))
         return authority, now, policy.approval_ttl
 
@@ -48,7 +47,7 @@ def start_hub(kit: Kit) -> Any:
         return None
     from flows.fleet.hub import VehicleHub
     from flows.fleet.records import LedgerRecords
-    from flows.usecases.common import load_world_at
+    from flows.world_folder import load_world_at
     from planner.errors import SortieError
 
     hub = VehicleHub(now=kit.config.clock.now, links=kit.links.all, key_store=kit.config.home / "keys",

@@ -9,15 +9,15 @@ it is fixed.
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime
 from pathlib import Path
 
 from flows.ledger import claim_home
 from flows.server.config import ServerClock, ServerConfig
+from flows.rule_file import rule_set
 from flows.server.links import LinkStore, require_bound
 from flows.server.timeouts import timed_h11
-from flows.usecases.common import load_rules, load_world_at
+from flows.world_folder import load_world_at
 from planner.errors import InvalidArgument
 
 __all__ = ["parse_listen", "make_config", "serve"]
@@ -48,7 +48,7 @@ def make_config(world: str | Path, home: str | Path, clock: str | None = None,
                   allow_unsigned=allow_unsigned)
     rules_file = None if rules is None else Path(rules).expanduser().resolve()
     if rules_file is not None:
-        load_rules(rules_file)  # a rule file that does not load stops the server here, not at the first plan
+        rule_set(rules_file)  # a rule file that does not load stops the server here, not at the first plan
     if sweep_s < 0:
         raise InvalidArgument(f"--sweep-s {sweep_s}: give a period in seconds, or 0 to turn the sweeper off")
     if fleet not in ("live", "file"):
@@ -70,8 +70,5 @@ def serve(config: ServerConfig, listen: str) -> None:
     from flows.server.api import create_app
 
     host, port = parse_listen(listen)
-    # This process is the authority of this home: every helper that falls back to SORTIE_HOME (the control lock,
-    # vehicle signing keys, draft folders) must use it, never the home of whoever started the server.
-    os.environ["SORTIE_HOME"] = str(config.home)
     uvicorn.run(create_app(config), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2,
                 access_log=False, http=timed_h11(config.header_timeout_s))  # slow headers: flows.server.timeouts

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from flows.ledger import Ledger
 from flows.ledger.records import DraftRecord
 from flows.usecases.actor import Actor, Policy
-from flows.usecases.common import load_world_at, user_of
+from flows.usecases.common import user_of
+from flows.usecases.grounds import Grounds
 
-__all__ = ["PendingItem", "pending", "decision_deadline", "pending_rows", "time_left", "APPROVER_ROLE"]
+__all__ = ["PendingItem", "pending", "decision_deadline", "APPROVER_ROLE"]
 
 APPROVER_ROLE = "approver"
 
@@ -67,24 +66,24 @@ def _eligible(world: Any, rec: DraftRecord, four_eyes: bool) -> list[str]:
 
 
 def pending(
-    *, user: str | Actor | None = None, world_dir: str | Path | None = None, now: datetime,
-    policy: Policy | None = None, ledger: Ledger, limit: int = 1000,
+    *, user: str | Actor | None = None, now: datetime, policy: Policy | None = None, grounds: Grounds,
+    limit: int = 1000,
 ) -> dict[str, Any]:
     """Every waiting version (of the user's tenants when ``user`` is given), soonest deadline first."""
     pol = policy or Policy()
     tenants: list[str] | None = None
     if user:
         actor = user if isinstance(user, Actor) else Actor(user)
-        u = user_of(load_world_at(world_dir, strict=actor.mode == "server"), actor.id, "see drafts")
+        u = user_of(grounds.world(), actor.id, "see drafts")
         tenants = None if "*" in u.tenants else sorted(u.tenants)
     worlds: dict[str, Any] = {}
     items: list[PendingItem] = []
-    for rec in ledger.list_drafts(tenants=tenants, limit=limit):
+    for rec in grounds.ledger.list_drafts(tenants=tenants, limit=limit):
         if rec.state != "DRAFT" or not rec.plan_hash or rec.verdict == "block":
             continue
-        key = str(world_dir or rec.world_dir)
+        key = str(grounds.world_folder(rec.world_dir))
         if key not in worlds:
-            worlds[key] = load_world_at(key)
+            worlds[key] = grounds.world(rec.world_dir)
         deadline = decision_deadline(rec, pol.approval_ttl)
         items.append(PendingItem(
             tenant=rec.tenant, draft_id=rec.draft_id, version=rec.version, region_id=rec.region_id,
@@ -98,32 +97,3 @@ def pending(
     for i in items:
         by_tenant[i.tenant] = by_tenant.get(i.tenant, 0) + 1
     return {"now": now.isoformat(), "count": len(items), "by_tenant": by_tenant, "pending": [asdict(i) for i in items]}
-
-
-def time_left(seconds: int) -> str:
-    """``25 min``, ``1 h 05 min`` or ``overdue 3 min``: what an operator reads at a glance."""
-    s = abs(int(seconds))
-    text = f"{s // 3600} h {s % 3600 // 60:02d} min" if s >= 3600 else (f"{s // 60} min" if s >= 60 else f"{s} s")
-    return text if seconds >= 0 else f"overdue {text}"
-
-
-def _short_time(iso: str) -> str:
-    """``2026-11-29 07:28+02:00``: the minute and the offset, what a table column has room for."""
-    t = datetime.fromisoformat(iso)
-    return t.strftime("%Y-%m-%d %H:%M") + (t.isoformat(timespec="seconds")[19:] or "")
-
-
-def pending_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """One table row per waiting version, in the list's order (tenant, then soonest deadline)."""
-    return [
-        {
-            "tenant": p["tenant"],
-            "draft": f"{p['draft_id']} v{p['version']}",
-            "region": p.get("region_id") or "area",
-            "requested by": p["requested_by"],
-            "who may approve": ", ".join(p["approvers"]) or f"nobody holds {p['approver_role']}",
-            "time left": time_left(p["seconds_left"]),
-            "deadline": _short_time(p["deadline"]),
-        }
-        for p in data.get("pending", [])
-    ]

@@ -26,6 +26,7 @@ from flows.integrity.verify import verify_ledger
 from flows.ledger import open_ledger
 from flows.usecases import planning, requests
 from flows.usecases.actor import Actor
+from flows.usecases.grounds import Grounds
 from intents.errors import NeedsClarification
 from planner.errors import Conflict, Forbidden, InvalidArgument, RequestExpired
 
@@ -33,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SORTIE = Path(sys.executable).parent / "sortie"
 NOW = "2026-11-29T07:00:00+02:00"
 TEXT = "patrol the fire lanes now at 40 m above the roofs, especially the north gate"
+KINDS = "patrol the fire lanes tomorrow at 9 at altitude 120 m AMSL, speed 8 m/s, especially the north gate"
 
 
 @pytest.fixture(scope="module")
@@ -142,8 +144,8 @@ def test_two_operators_answering_at_once_settle_to_one_draft(tmp_path: Path, wor
 def _kept_open(led: Any, world: Path, now: datetime) -> str:
     """The request's id: planned by the use case, kept open with its questions (NEEDS_CLARIFICATION)."""
     with pytest.raises(NeedsClarification) as asked:
-        planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=now,
-                            ledger=led)
+        planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei",
+                            grounds=Grounds(ledger=led, world_dir=world), now=now)
     return str(asked.value.details["request_id"])
 
 
@@ -152,10 +154,11 @@ def test_the_sweeper_expires_what_nobody_answered_and_only_a_planner_of_the_tena
     led, now = open_ledger(tmp_path), datetime.fromisoformat(NOW)
     rid = _kept_open(led, world, now)
     with pytest.raises(Forbidden, match="may not plan"):  # an approver does not decide what is planned
-        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("chen.jing"), world_dir=world, now=now,
-                        ledger=led)
+        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("chen.jing"),
+                        grounds=Grounds(ledger=led, world_dir=world), now=now)
     with pytest.raises(Forbidden, match="does not see"):  # another tenant's planner
-        requests.answer(rid, ["above ground"], answerer=Actor("aino.virtanen"), world_dir=world, now=now, ledger=led)
+        requests.answer(rid, ["above ground"], answerer=Actor("aino.virtanen"),
+                        grounds=Grounds(ledger=led, world_dir=world), now=now)
     answered = led.latest_request(rid).next(answers=[{"id": "focus-51", "answer": "evenly", "answered_by": "x"}])
     with pytest.raises(Conflict, match="answered already"):  # a question answered in an earlier turn
         requests.split_answers(answered, ["focus-51=again"])
@@ -163,8 +166,9 @@ def test_the_sweeper_expires_what_nobody_answered_and_only_a_planner_of_the_tena
     gone = requests.expire_due(led, now=now + requests.REQUEST_TTL, actor="authority:sweeper")
     assert [(t.request_id, t.state, t.actor) for t in gone] == [(rid, "EXPIRED", "authority:sweeper")]
     with pytest.raises(RequestExpired):
-        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"), world_dir=world,
-                        now=now + timedelta(minutes=1), ledger=led)
+        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"),
+                        grounds=Grounds(ledger=led, world_dir=world),
+                        now=now + timedelta(minutes=1))
     with pytest.raises(InvalidArgument, match="no answer"):
         requests.split_answers(led.latest_request(rid), [])
 
@@ -177,10 +181,35 @@ def test_an_answered_request_is_planned_to_the_operators_budget(tmp_path: Path, 
     rid = _kept_open(led, world, now)
     monkeypatch.setenv("SORTIE_PLAN_BUDGET_S", "soon")
     with pytest.raises(InvalidArgument, match="planning budget"):
-        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"), world_dir=world, now=now,
-                        ledger=led)
+        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"),
+                        grounds=Grounds(ledger=led, world_dir=world), now=now)
     assert led.latest_request(rid).turn == 1 and led.list_drafts() == []
     monkeypatch.setenv("SORTIE_PLAN_BUDGET_S", "5")
-    planned = requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"), world_dir=world, now=now,
-                              ledger=led)
+    planned = requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"),
+                              grounds=Grounds(ledger=led, world_dir=world), now=now)
     assert planned.status == "DRAFT" and [r.draft_id for r in led.list_drafts()] == [planned.draft_id]
+
+
+@pytest.mark.parametrize(
+    ("text", "answers", "clock"),
+    [
+        (KINDS, {"part_of_day": "am", "height_reference": "60 m above ground", "parameter": "drop", "focus": "evenly"},
+         "09:00"),
+        ("下午两点巡一下，高度300米", {"mission": "巡查消防通道", "altitude": "60米"}, "14:00"),
+    ],
+)
+def test_every_kind_of_answer_continues_the_request_in_one_turn(text: str, answers: dict[str, str], clock: str,
+                                                                tmp_path: Path, world: Path) -> None:
+    """Issue 41: answers that answer every question fully plan the request with ``--continue`` once, no follow-up
+    (a height answered "60 m above ground" drew a question about "fly altitude")."""
+    details = _asked(tmp_path, world, text)
+    ids = {q["kind"]: q["id"] for q in details["asked"]}
+    assert set(ids) == set(answers), details["asked"]
+    named = [arg for kind, said in answers.items() for arg in ("--answer", f"{ids[kind]}={said}")]
+    code, draft, shown = _sortie(["plan", "--continue", details["request_id"], *named, "--as", "li.wei", "--json"],
+                                 tmp_path, world)
+    assert code == 0, shown
+    assert draft["request_id"] == details["request_id"] and len(draft["clarifications"]) == len(answers)
+    read = open_ledger(tmp_path).get_draft(draft["draft_id"]).intent
+    assert (read["intent"]["altitude_m"], read["start_time"], read["intent"]["mission_type"]) == (
+        60, clock, "FIRE_LANE_PATROL")

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from flows.integrity.outcomes import outcome_error
-from flows.ledger import DispatchRecord, Ledger, open_ledger
+from flows.ledger import DispatchRecord, Ledger
 from flows.ledger.claims import left_on_vehicle
+from flows.usecases.grounds import Grounds
 from planner.errors import (
     Conflict,
     DeviceUnavailable,
@@ -50,7 +50,7 @@ from planner.errors import (
     SortieError,
 )
 
-__all__ = ["reconcile", "UNSETTLED"]
+__all__ = ["reconcile", "vehicle_holds", "clear_held", "UNSETTLED"]
 
 UNSETTLED = ("UNCERTAIN", "PENDING")
 
@@ -78,14 +78,13 @@ def reconcile(
     actor: str,
     now: datetime,
     link: str | Mapping[str, str] | None = None,
-    world_dir: str | Path | None = None,
     timeout_s: float = 30.0,
-    ledger: Ledger | None = None,
+    grounds: Grounds,
 ) -> dict[str, Any]:
     """Read the vehicle(s) of the draft's unsettled dispatch back and record the truth; see the module doc."""
     from planner.plan import plan_from_dict, plan_hash
 
-    ledger = ledger or open_ledger()
+    ledger = grounds.ledger
     ledger.get_draft(draft_id)  # NotFound for an unknown id
     d = _unsettled(ledger, draft_id)
     if d is None:
@@ -95,8 +94,7 @@ def reconcile(
         last = done[-1]
         state = ledger.get_draft(draft_id, last.version).state
         if last.status == "ACKED" and state in ("DISPATCHED", "LAUNCHED"):
-            return _check_acked(ledger, last, state, actor=actor, link=link, world_dir=world_dir,
-                                timeout_s=timeout_s)
+            return _check_acked(grounds, last, state, actor=actor, link=link, timeout_s=timeout_s)
         summary = _summary(last, state, f"nothing to settle: the last dispatch is {last.status}")
         error = outcome_error(last.status, draft_id, summary["message"], summary)
         if error is not None and last.status != "FAILED":
@@ -118,8 +116,7 @@ def reconcile(
         except Conflict:
             d = ledger.get_dispatch(d.idempotency_key) or d
             if d.status not in UNSETTLED:
-                return reconcile(draft_id, actor=actor, now=now, link=link, world_dir=world_dir,
-                                 timeout_s=timeout_s, ledger=ledger)
+                return reconcile(draft_id, actor=actor, now=now, link=link, timeout_s=timeout_s, grounds=grounds)
     rec = ledger.get_draft(draft_id, d.version)
     if rec.plan is None:
         raise Conflict(f"draft {draft_id} v{d.version} has no plan to compare with")
@@ -129,7 +126,7 @@ def reconcile(
             f"the stored plan of {draft_id} v{d.version} no longer hashes to the dispatched plan hash "
             f"{d.plan_hash[:12]}…: the ledger was edited; restore a backup (`sortie ledger restore`)"
         )
-    world = _world_of_dispatcher(rec, actor, world_dir)
+    world = _world_of_dispatcher(grounds, rec, actor)
     use_link = link if link is not None else d.params.get("link")
 
     def on_attempt(entry: dict[str, Any]) -> None:
@@ -142,7 +139,7 @@ def reconcile(
 
     try:
         result = verify_plan(plan, world, link=use_link, timeout_s=timeout_s, on_attempt=on_attempt,
-                             key_store=ledger.path.parent / "keys")
+                             key_store=grounds.key_store, vehicles=grounds.vehicles)
     except (DeviceUnavailable, DispatchUncertain) as exc:
         state = ledger.get_draft(draft_id, d.version).state
         raise DispatchUncertain(
@@ -182,12 +179,9 @@ def reconcile(
     raise error
 
 
-def _world_of_dispatcher(rec: Any, actor: str, world_dir: Any) -> Any:
+def _world_of_dispatcher(grounds: Grounds, rec: Any, actor: str) -> Any:
     """The draft's world, once ``actor`` is a user of it who may dispatch for the draft's tenant (Forbidden if not)."""
-    from flows.context import resolve_world_dir
-    from flows.world_folder import load_world
-
-    world = load_world(resolve_world_dir(world_dir or rec.world_dir))
+    world = grounds.world(rec.world_dir)
     try:
         user = world.user(actor)
     except NotFound:
@@ -197,17 +191,17 @@ def _world_of_dispatcher(rec: Any, actor: str, world_dir: Any) -> Any:
     return world
 
 
-def _check_acked(ledger: Ledger, d: DispatchRecord, state: str, *, actor: str, link: str | Mapping[str, str] | None,
-                 world_dir: str | Path | None, timeout_s: float) -> dict[str, Any]:
+def _check_acked(grounds: Grounds, d: DispatchRecord, state: str, *, actor: str,
+                 link: str | Mapping[str, str] | None, timeout_s: float) -> dict[str, Any]:
     """An ACKED dispatch not flown yet: read the vehicle back and say whether it still holds the approved mission."""
     from flows.vehicle.upload import verify_plan
     from planner.plan import plan_from_dict
 
-    rec = ledger.get_draft(d.draft_id, d.version)
-    world = _world_of_dispatcher(rec, actor, world_dir)
+    rec = grounds.ledger.get_draft(d.draft_id, d.version)
+    world = _world_of_dispatcher(grounds, rec, actor)
     try:
         result = verify_plan(plan_from_dict(rec.plan or {}), world, link=link if link is not None else d.params.get("link"),
-                             timeout_s=timeout_s, key_store=ledger.path.parent / "keys")
+                             timeout_s=timeout_s, key_store=grounds.key_store, vehicles=grounds.vehicles)
     except (DeviceUnavailable, DispatchUncertain) as exc:
         raise DeviceUnavailable(f"the dispatch of {d.draft_id} v{d.version} is ACKED, but the vehicle could not be "
                                 f"read back to check it: {exc.message}", details=_summary(d, state, exc.message)) from None
@@ -222,3 +216,55 @@ def _check_acked(ledger: Ledger, d: DispatchRecord, state: str, *, actor: str, l
     raise Conflict(f"the dispatch of {d.draft_id} v{d.version} is ACKED but the vehicle no longer holds the approved "
                    f"mission ({diffs}); do not launch it: dispatch a new version", details=_summary(d, state,
                                                                                                     diffs, verify))
+
+
+def vehicle_holds(*, grounds: Grounds, actor: str | None, drone_id: str | None = None, link: str | None = None,
+                  timeout_s: float = 30.0) -> dict[str, Any]:
+    """What a vehicle holds — its fence, mission and rally, read back; nothing is uploaded (``sortie read-mission``,
+    the first step after an UNCERTAIN dispatch: look, never re-send blind).
+
+    ``drone_id``: a drone of the authority's fleet, read at its link (``link`` overrides it) and bound as its fleet
+    entry says (system id, autopilot, signing key from the key store); ``actor`` must then hold the dispatcher role
+    for its tenant. Without a drone, the vehicle at ``link``, unbound. Either way the link is had from the grounds'
+    ``Vehicles`` port: a hub's held link where it holds one."""
+    from flows.usecases.common import user_of
+    from flows.vehicle.binding import binding_for
+    from flows.vehicle.read_back import read_back
+    from planner.errors import InvalidArgument
+    from planner.output.mission_items import held_rows
+
+    if timeout_s <= 0:
+        raise InvalidArgument("--timeout must be > 0")
+    binding = None
+    if drone_id is not None:
+        world = grounds.world()
+        drone = world.drone(drone_id)
+        if actor is not None:
+            user = user_of(world, actor, "read a vehicle")
+            if not user.may("dispatcher", drone.tenant):
+                raise Forbidden(f"{user.id} may not read the vehicles of tenant {drone.tenant} (the dispatcher role)")
+        binding = binding_for(drone, grounds.key_store)
+        link = link or drone.link
+    if not link:
+        raise InvalidArgument("which vehicle? name a drone of the fleet, or give --link CONN")
+    held, vehicle = read_back(link, timeout_s=timeout_s, binding=binding, vehicles=grounds.vehicles)
+    return {"drone_id": drone_id, "link": link, "vehicle": vehicle, "missions": held_rows(held)}
+
+
+def clear_held(*, grounds: Grounds, actor: str, drone_id: str, reason: str) -> dict[str, Any]:
+    """Release a drone its vehicle hub holds after foreign control (``HELD``, fault INTRUSION): an operator looked and
+    says why (``reason``, recorded in the ledger, ``fleet.cleared`` on the feed). A dispatcher or admin of the drone's
+    tenant may; another tenant's drone is ``NOT_FOUND``; without a hub (the embedded mode, ``--fleet file``) nothing
+    is held."""
+    from flows.usecases.common import user_of
+
+    world = grounds.world()
+    user = user_of(world, actor, "clear a held drone")
+    drone = world.drone(drone_id)
+    if drone.tenant not in user.tenants and "*" not in user.tenants:
+        raise NotFound(f"drone {drone_id!r} is not in the fleet")
+    if not user.may("dispatcher", drone.tenant):
+        raise Forbidden(f"{user.id} may not clear {drone_id}: a dispatcher or admin of {drone.tenant} may")
+    if grounds.live is None:
+        raise NotFound("this authority holds no vehicle links (--fleet file, or embedded): nothing is held")
+    return grounds.live.clear(drone_id, by=user.id, reason=reason)
