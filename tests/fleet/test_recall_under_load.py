@@ -1,5 +1,5 @@
 """A recall reaches the vehicle within 2 s under a control room's load (issue 38), measured from the request to
-the vehicle's receipt of the command.
+the vehicle's receipt of the command; and a long poll on the flight ends within 1 s of its token's revocation.
 
 A real ``sortie server`` (live fleet, real clock, real tokens) holds one signed link to a simulated PX4 that
 flies a dispatched, launched mission; a process of its own keeps ``python -m bench server``'s default load on
@@ -57,6 +57,24 @@ def test_a_recall_reaches_the_flying_vehicle_within_two_seconds_under_the_bench_
             flight.options = FlightOptions(speedup=1.0, default_speed_mps=flight.options.default_speed_mps)
 
             store = TokenStore(server.home)  # as bench.server issues them: the streams spread over many tokens
+
+            # a long poll on the flight ends within a second of its token's revocation (the flight is still followed)
+            info, polling = store.create("chen.jing", scopes=("read", "dispatch"), label="monitor poll")
+            poll: list[tuple[float, int]] = []
+
+            def long_poll() -> None:
+                r = httpx.post(f"{server.url}/v1/drafts/{d}/monitor", json={"wait_s": 60},
+                               headers={"Authorization": f"Bearer {polling}"}, timeout=90)
+                poll.append((time.monotonic(), r.status_code))
+
+            poller = threading.Thread(target=long_poll, daemon=True)
+            poller.start()
+            time.sleep(2.0)
+            assert not poll, poll  # still waiting for the flight
+            store.revoke(info.token_id)
+            revoked = time.monotonic()
+            poller.join(10)
+            assert poll and poll[0][1] == 401 and poll[0][0] - revoked <= 1.0, (poll, revoked)
             tokens = [server.tokens["li.wei"]] + [store.create("li.wei", scopes=("read",))[1] for _ in range(30)]
             load = subprocess.Popen([sys.executable, str(HERE / "control_room_load.py"), server.url, ",".join(tokens),
                                      str(LOAD_S), str(READERS), str(SUBSCRIBERS)], stdout=subprocess.PIPE, text=True)
