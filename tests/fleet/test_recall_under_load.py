@@ -23,10 +23,9 @@ import pytest
 from fleet.fleetkit import DOCK_B, HYDRANTS, day_old_world, start_server, until
 from flows.server.tokens import TokenStore
 from flows.sim.flight import FlightOptions, SimFlight
-from flows.sim.vehicle import SimVehicle
 from flows.usecases.common import load_world_at
 from flows.vehicle.keys import write_signing_key
-from testkit import free_port
+from testkit import free_port, sim_vehicle
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 KEY = bytes(range(60, 92))
@@ -41,8 +40,8 @@ def test_a_recall_reaches_the_flying_vehicle_within_two_seconds_under_the_bench_
     write_signing_key(tmp_path / "home" / "keys", "m3td-01", KEY)
     drone = load_world_at(tmp_path / "world").drone("M3TD-01")
     flight = SimFlight(FlightOptions(speedup=10.0, default_speed_mps=drone.cruise_speed_mps))
-    sim = SimVehicle([f"udpin:127.0.0.1:{free_port('udp')}", f"tcpin:127.0.0.1:{port}"], "px4", signing_key=KEY,
-                     home=DOCK_B, heartbeat_s=0.2, rerequest_s=0.1, flight=flight).start()
+    sim = sim_vehicle([f"udpin:127.0.0.1:{free_port('udp')}", f"tcpin:127.0.0.1:{port}"], "px4", signing_key=KEY,
+                      home=DOCK_B, heartbeat_s=0.2, rerequest_s=0.1, flight=flight).start()
     try:
         with start_server(tmp_path) as server:
             assert until(lambda: server.fleet()["M3TD-01"]["status"] == "ONLINE", 30), server.fleet()
