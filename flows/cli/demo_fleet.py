@@ -124,7 +124,7 @@ def start_demo_fleet(world: World, home: Path, *, now: Callable[[], datetime],
             store.set(drone_id, conn)
         for drone_id in sorted(off):
             sims.pop(drone_id).stop()  # switched off: its recorded port answers nothing
-        hub = VehicleHub(now=now, links=store.all, key_store=key_store, bind=store.apply)
+        hub = VehicleHub(now=now, links=store.all, key_store=key_store, bind=store.apply, owner=f"sortie demo, home {home}")
         hub.follow(world)
     except BaseException:
         if hub is not None:

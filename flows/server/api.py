@@ -153,4 +153,5 @@ def create_app(config: ServerConfig) -> Any:
                     client_addr=client[0] if client else None)
 
     kit.lanes = Lanes(app, config.lanes, on_refused=lane_refused, gate=kit.gate)
-    return BodyLimit(kit.lanes, config.max_body_bytes, on_refused=kit.refused)  # type: ignore[return-value]
+    return BodyLimit(kit.lanes, config.max_body_bytes, on_refused=kit.refused,  # type: ignore[return-value]
+                     body_timeout_s=config.body_timeout_s)

@@ -163,6 +163,14 @@ class Kit:
     def context(self, caller: Caller) -> RequestContext:
         return RequestContext(self, caller, self.config.clock.now(), self.config.policy.current())
 
+    def ledger_problem(self) -> str | None:
+        """Why the ledger the server holds is not the file at its path any more (``/v1/health``), or None."""
+        from flows.ledger.shared import engine_for
+
+        engine = engine_for(self.ledger.path)
+        problem = None if engine is None else engine.identity_problem()
+        return None if problem is None else problem.replace(str(self.config.home), "<home>")
+
     def vehicles(self) -> dict[str, Any]:
         """Whether unsigned vehicles are allowed, and which drones are served unsigned now (``/v1/health``)."""
         from flows.server.links import unbound_drones

@@ -32,7 +32,7 @@ from flows.vehicle.mission_client import MissionClient  # noqa: E402
 from planner.errors import DeviceUnavailable  # noqa: E402
 from planner.output.mission_items import FRAME_GLOBAL_RELATIVE_ALT, MISSION, MissionItem  # noqa: E402
 from fleet.rawpeer import RawVehicle, forge_flight, forger  # noqa: E402
-from testkit import bare_world, drone  # noqa: E402
+from testkit import bare_world, drone, free_port  # noqa: E402
 
 M = mavutil.mavlink
 HOME = (60.1700, 24.9410, 12.0)
@@ -288,3 +288,33 @@ def test_a_tcp_peer_that_accepts_and_closes_is_retried_with_backoff_and_nothing_
     with pytest.raises(DeviceUnavailable) as nobody:
         open_link(f"tcp:127.0.0.1:{port}", heartbeat_timeout_s=1.0)
     assert "nothing listens" in nobody.value.message and "held by another client" not in nobody.value.message
+
+
+def test_one_holder_per_link_another_drone_or_process_is_told_who_holds_it(make_hub: Callable[..., VehicleHub],
+                                                                         tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=70.0) as sim:
+        hub = make_hub()
+        hub.follow(bare_world(drones=[drone("D1", link=sim.address), drone("D2", link=sim.address)]))
+        assert until(lambda: live(hub, "D1").status == "ONLINE" and live(hub, "D2").fault is not None, 8)
+        d2 = live(hub, "D2")
+        assert d2.status == "OFFLINE" and d2.fault is not None and d2.fault.code == "LINK_HELD"
+        assert "another drone of this authority for D1" in d2.fault.message
+    other = f"udpout:127.0.0.1:{free_port('udp')}"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from flows.fleet.link_claim import claim_link; "
+        f"c = claim_link({other!r}, drone_id='M3TD-02', owner='sortie server, home /srv/other'); "
+        "print('held', flush=True); time.sleep(60)")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        hub2 = make_hub()
+        hub2.follow(bare_world(drones=[drone("M3TD-02", link=other)]))
+        assert until(lambda: live(hub2, "M3TD-02").fault is not None, 5)
+        fault = live(hub2, "M3TD-02").fault
+        assert fault is not None and fault.code == "LINK_HELD" and f"pid {holder.pid}" in fault.message
+        assert "/srv/other" in fault.message
+    finally:
+        holder.kill()
+        holder.wait(5)
