@@ -28,11 +28,15 @@ __all__ = ["live_world", "live_drone_of", "fleet_rows", "file_row"]
 
 
 def live_drone_of(drone: Drone, live: LiveDrone) -> Drone:
-    """``drone`` with the status, battery and telemetry time its vehicle reports."""
+    """``drone`` with the status, battery, telemetry time, position and parameters its vehicle reports (a value past
+    its freshness limit is already None in ``live.view``: the vehicle rules then name it unknown)."""
     status = "MAINTENANCE" if drone.status == "MAINTENANCE" else live.status
     battery = live.battery_pct if live.battery_pct is not None else 0.0
     seen = live.last_seen if live.last_seen is not None else drone.last_telemetry_at
-    return replace(drone, status=status, battery_pct=float(battery), last_telemetry_at=seen)
+    v = live.view
+    return replace(drone, status=status, battery_pct=float(battery), last_telemetry_at=seen, live=True,
+                   position=(v.lat, v.lon) if v.lat is not None and v.lon is not None else None,
+                   vehicle_params=dict(v.params))
 
 
 def live_world(world: World, live: Mapping[str, LiveDrone]) -> World:

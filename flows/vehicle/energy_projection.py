@@ -33,25 +33,30 @@ MIN_EVIDENCE_PCT = 3.0
 
 @dataclass(frozen=True)
 class EnergyProfile:
-    """A sortie's planned energy, per navigation item: ``energy_wh_at[i]`` is spent on reaching ``seqs[i]``."""
+    """A sortie's plan per navigation item: on reaching ``seqs[i]`` the vehicle has flown ``time_s_at[i]`` seconds
+    since its take-off and spent ``energy_wh_at[i]``; the whole sortie takes ``total_s`` and ``total_wh``."""
 
     seqs: tuple[int, ...]
+    time_s_at: tuple[float, ...]
     energy_wh_at: tuple[float, ...]
+    total_s: float
     total_wh: float
     battery_wh: float
     reserve_fraction: float
 
-    def planned_wh(self, reached_seq: int | None) -> float:
-        """The plan's energy spent once ``reached_seq`` is reached (0 before the first item)."""
+    def _at(self, values: tuple[float, ...], reached_seq: int | None) -> float:
         if reached_seq is None or not self.seqs:
             return 0.0
         i = bisect.bisect_right(self.seqs, reached_seq) - 1
-        return 0.0 if i < 0 else self.energy_wh_at[i]
+        return 0.0 if i < 0 else values[i]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"seqs": list(self.seqs), "energy_wh_at": [round(e, 2) for e in self.energy_wh_at],
-                "total_wh": round(self.total_wh, 2), "battery_wh": self.battery_wh,
-                "reserve_fraction": self.reserve_fraction}
+    def planned_wh(self, reached_seq: int | None) -> float:
+        """The plan's energy spent once ``reached_seq`` is reached (0 before the first item)."""
+        return self._at(self.energy_wh_at, reached_seq)
+
+    def planned_s(self, reached_seq: int | None) -> float:
+        """The plan's flight time once ``reached_seq`` is reached (0 before the first item)."""
+        return self._at(self.time_s_at, reached_seq)
 
 
 @dataclass(frozen=True)
