@@ -150,6 +150,7 @@ class Kit:
     audits: AuditQueue | None = None  # batched read audits; None writes every row at once
     integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
     limits: TokenLimits = field(default_factory=TokenLimits)
+    sessions: Any = None  # flows.server.sessions.Sessions: open streams and long polls end with their token
     gate: SafetyGate = field(default_factory=SafetyGate)  # reads step aside while a safety request runs
     lanes: Any = None  # flows.server.admission.Lanes, for the routes that take a lane only around their thread work
     plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process

@@ -25,7 +25,7 @@ from flows.fleet.live import Freshness, LiveDrone  # noqa: E402
 from flows.fleet.records import LedgerRecords  # noqa: E402
 from flows.fleet.watch import HoldTimes  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
-from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from flows.vehicle.keys import write_signing_key  # noqa: E402
 from flows.vehicle.link import VehicleLink, open_link  # noqa: E402
 from flows.vehicle.mission_client import MissionClient  # noqa: E402
@@ -93,7 +93,7 @@ def hub_socket(hub: VehicleHub, drone_id: str = "D1") -> tuple[str, int]:
 
 def test_forged_telemetry_from_another_source_is_counted_never_read(make_hub: Callable[..., VehicleHub],
                                                                     feed: Feed) -> None:
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=77.0, home=HOME) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=77.0, home=HOME) as sim:
         hub = make_hub()
         hub.follow(bare_world(drones=[drone("D1", link=sim.address)]))
         assert until(lambda: live(hub).battery_pct == 77.0 and live(hub).position() is not None, 10)
@@ -210,7 +210,7 @@ def test_a_battery_older_than_its_limit_is_not_read(make_hub: Callable[..., Vehi
 
 
 def test_the_hub_reads_the_vehicles_parameters(make_hub: Callable[..., VehicleHub]) -> None:
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, home=HOME) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, home=HOME) as sim:
         hub = make_hub()
         hub.follow(bare_world(drones=[drone("D1", link=sim.address)]))
         assert until(lambda: "RTL_ALT" in live(hub).view.params, 8), live(hub).view.params
@@ -222,7 +222,7 @@ def test_a_mission_uploaded_by_another_client_holds_the_drone_until_cleared(
         make_hub: Callable[..., VehicleHub], feed: Feed, tmp_path: Path) -> None:
     ledger = open_ledger(tmp_path / "home")
     records = LedgerRecords(ledger, lambda: datetime.now(timezone.utc))
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, home=HOME) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, home=HOME) as sim:
         hub = make_hub(records=records)
         world = bare_world(drones=[drone("D1", link=sim.address, tenant="city-fire")])
         hub.follow(world)
