@@ -18,12 +18,9 @@ its landing the way an autopilot reports a flight (FACTS.md):
 - **a lost link is a state, not an end** (issue 42): silence for ``link_lost_s``
   after the vehicle armed is LINK_LOST — it may still be flying. Following goes
   on (the link reconnects by itself); when telemetry returns the flight
-  continues where the vehicle is, and the gap is recorded with what changed
-  meanwhile. It ends only from the vehicle's evidence, or LOST once silent for
-  longer than its remaining endurance (the battery at the loss × the drone's
-  endurance × ``endurance_margin`` + ``lost_grace_s``, on the vehicle's clock:
-  the rate its clock ran against the wall clock is measured, so a simulator's
-  speed-up counts);
+  continues where the vehicle is, the gap recorded. It ends only from the
+  vehicle's evidence, or LOST once silent for longer than its remaining
+  endurance on its own clock (``flows.vehicle.link_gaps``);
 - **the end** at touchdown is ``flows.vehicle.landing_verdict``'s (SUCCEEDED at
   the planned landing point after the last item; RECALLED after a recall; a
   failsafe named; else ABORTED). A disarm seen right after a gap waits for a
@@ -50,6 +47,7 @@ from flows.vehicle.energy_projection import project  # noqa: E402
 from flows.vehicle.failsafes import failsafe_of_charge_state, failsafe_of_text  # noqa: E402
 from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions  # noqa: E402
 from flows.vehicle.landing_verdict import dist_m, judge_landing  # noqa: E402
+from flows.vehicle.link_gaps import clock_rate, close_gap, endurance_left_s, lost_reason, open_gap  # noqa: E402
 from flows.vehicle.modes import mode_name  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
 
@@ -378,39 +376,19 @@ class _Follower:
                 "battery_pct": f.battery_pct, "reached": len(set(f.reached)), "airborne": v.airborne,
                 "lat": here[2] if here else None, "lon": here[1] if here else None, "alt_m": here[3] if here else None}
 
-    def clock_rate(self) -> float:
-        """Vehicle seconds per wall second while it flew (1 for a real vehicle; a simulator's speed-up)."""
-        if self.clock_first is None or self.clock_last is None:
-            return 1.0
-        dv, dw = self.clock_last[0] - self.clock_first[0], self.clock_last[1] - self.clock_first[1]
-        return 1.0 if dw < 2.0 or dv <= 0 else min(max(dv / dw, 0.1), 10_000.0)
-
-    def endurance_left_s(self) -> float | None:
-        """Vehicle seconds it can still be flying after the loss at the most (None: unknown, never declared LOST)."""
-        pct = self.flight.battery_pct
-        if self.exp.endurance_s <= 0 or pct is None:
-            return None
-        return pct / 100.0 * self.exp.endurance_s * self.opts.endurance_margin + self.opts.lost_grace_s
-
     def _link_lost(self, silent: float, now: float) -> None:
         f = self.flight
-        rate = self.clock_rate()
-        left = self.endurance_left_s()
-        gap = {"from_t_s": round(f.last_t_s, 1), "before": self._where(), "clock_rate": round(rate, 2),
-               "endurance_left_s": None if left is None else round(left, 0), "back_t_s": None, "silent_s": None,
-               "lost_wall": now - silent, "resent": []}
+        left = endurance_left_s(f.battery_pct, self.exp.endurance_s, self.opts.endurance_margin, self.opts.lost_grace_s)
+        gap, message = open_gap(self._where(), t_s=f.last_t_s, silent_s=silent, lost_wall=now - silent,
+                                rate=clock_rate(self.clock_first, self.clock_last), left_s=left, nav_total=f.nav_total)
         f.gaps.append(gap)
         f.status = "LINK_LOST"
-        where = "unknown" if gap["before"]["lat"] is None else f"{gap['before']['lat']:.6f},{gap['before']['lon']:.6f}"
-        message = (f"no telemetry for {silent:.1f} s at item {f.current_seq} ({gap['before']['reached']} of "
-                   f"{f.nav_total} items reached), last seen {where} in mode {f.mode}: it may still be flying")
         self.notify(f, "link_lost", {"message": message, "silent_s": round(silent, 1), **gap["before"]})
 
     def _link_back(self, now: float) -> None:
         f = self.flight
         gap = f.gaps[-1]
-        gap["silent_s"] = round(now - gap.pop("lost_wall"), 1)
-        gap["back_t_s"] = round(f.last_t_s, 1)
+        close_gap(gap, now_wall=now, t_s=f.last_t_s)
         f.status = "PAUSED" if f.paused else "IN_FLIGHT"
         self.notify(f, "link_back", {"silent_s": gap["silent_s"], "from_t_s": gap["from_t_s"],
                                      "back_t_s": gap["back_t_s"], "mode": self.link.view.mode})
@@ -473,14 +451,9 @@ class _Follower:
         if silent > self.opts.link_lost_s and f.status != "LINK_LOST":
             self._link_lost(silent, now_wall)
         if f.status == "LINK_LOST":
-            gap = f.gaps[-1]
-            left = gap["endurance_left_s"]
-            if left is not None and silent * gap["clock_rate"] > left:
-                self.finish("LOST", (
-                    f"ENDURANCE_EXCEEDED: no telemetry for {silent:.0f} s (about {silent * gap['clock_rate']:.0f} s of "
-                    f"the vehicle's time) since item {gap['before']['seq']}, longer than it could still fly with "
-                    f"{gap['before']['battery_pct']} % of its battery ({left:.0f} s at most); last seen "
-                    f"{gap['before']['lat']},{gap['before']['lon']} in mode {gap['before']['mode']}"))
+            why = lost_reason(f.gaps[-1], silent)
+            if why is not None:
+                self.finish("LOST", why)
 
 
 def follow_flight(
@@ -498,13 +471,11 @@ def follow_flight(
     ``notify(flight, what, data)`` is called on "armed" (airborne), "progress"
     (items reached, and every ``progress_every_s`` in flight), "alert", "text",
     "paused", "resumed", "recall", "link_lost", "link_back", "energy_breach", "end"
-    and, before take-off, "waiting" every ``waiting_every_s`` (what the watch waits
-    for, never silent); it may record things but its return value is ignored:
-    nothing received ever turns into something sent. ``recalled()`` says whether
-    a recall is recorded (asked when the vehicle switches to RTL/LAND or lands).
-    ``bindings``: each drone's ``VehicleBinding`` (its links are opened with it);
-    ``links``: already connected links to follow through instead (a long-lived
-    owner's). ``stop()``: end the watch early (the caller's deadline).
+    and, before take-off, "waiting" every ``waiting_every_s``; its return value is
+    ignored: nothing received ever turns into something sent. ``recalled()``: is a
+    recall recorded (asked at a switch to RTL/LAND or a landing). ``bindings``:
+    each drone's ``VehicleBinding``; ``links``: connected links to follow through
+    instead (a long-lived owner's). ``stop()``: end the watch early.
     """
     opts = options or MonitorOptions()
     if not expectations:
