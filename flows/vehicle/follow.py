@@ -49,6 +49,7 @@ from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions
 from flows.vehicle.landing_verdict import dist_m, judge_landing  # noqa: E402
 from flows.vehicle.link_gaps import clock_rate, close_gap, endurance_left_s, lost_reason, open_gap  # noqa: E402
 from flows.vehicle.modes import mode_name  # noqa: E402
+from flows.vehicle.vehicles import PER_CALL, Vehicles  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
 
 __all__ = ["GCS_SYSTEM_ID", "MONITOR_COMPONENT_ID", "Notify", "follow_flight"]
@@ -70,8 +71,8 @@ class _Follower:
 
     def __init__(self, exp: Expectation, opts: MonitorOptions, notify: Notify,
                  recalled: Callable[[], bool] | None = None, *, binding: VehicleBinding | None = None,
-                 link: Any = None):
-        from flows.vehicle.link import TELEMETRY, open_link  # pymavlink: only when a flight is actually followed
+                 link: Any = None, vehicles: Vehicles = PER_CALL):
+        from flows.vehicle.link import TELEMETRY  # pymavlink: only when a flight is actually followed
 
         self.exp = exp
         self.recalled = recalled or (lambda: False)
@@ -81,8 +82,8 @@ class _Follower:
         if link is not None:
             self.link, self._owned = link, False
         else:
-            self.link = open_link(exp.link, binding, connect=False, streams=TELEMETRY,
-                                  component_id=MONITOR_COMPONENT_ID)
+            self.link = vehicles.open(exp.link, binding, connect=False, streams=TELEMETRY,
+                                      component_id=MONITOR_COMPONENT_ID)
             self._owned = True
         self.started_wall = time.monotonic()
         self.waiting_said_s = 0.0  # seconds into the watch of the last "waiting" notice (before take-off)
@@ -465,6 +466,7 @@ def follow_flight(
     bindings: dict[str, VehicleBinding] | None = None,
     links: dict[str, Any] | None = None,
     stop: Callable[[], bool] | None = None,
+    vehicles: Vehicles = PER_CALL,
 ) -> list[DroneFlight]:
     """Follow every vehicle until each has ended (or the budget runs out); bounded in time and messages.
 
@@ -472,17 +474,17 @@ def follow_flight(
     (items reached, and every ``progress_every_s`` in flight), "alert", "text",
     "paused", "resumed", "recall", "link_lost", "link_back", "energy_breach", "end"
     and, before take-off, "waiting" every ``waiting_every_s``; its return value is
-    ignored: nothing received ever turns into something sent. ``recalled()``: is a
-    recall recorded (asked at a switch to RTL/LAND or a landing). ``bindings``:
-    each drone's ``VehicleBinding``; ``links``: connected links to follow through
-    instead (a long-lived owner's). ``stop()``: end the watch early.
+    ignored: nothing received turns into something sent. ``recalled()``: is a recall
+    recorded. ``bindings``: each drone's ``VehicleBinding``; ``links``: connected
+    links to follow through (a long-lived owner's), others opened through
+    ``vehicles``, the authority's port. ``stop()``: end the watch early.
     """
     opts = options or MonitorOptions()
     if not expectations:
         raise InvalidArgument("nothing to monitor: no dispatched vehicle")
     sink: Notify = notify or (lambda f, what, data: None)
     followers = [_Follower(e, opts, sink, recalled, binding=(bindings or {}).get(e.drone_id),
-                           link=(links or {}).get(e.drone_id)) for e in expectations]
+                           link=(links or {}).get(e.drone_id), vehicles=vehicles) for e in expectations]
     deadline = time.monotonic() + opts.timeout_s
     last_hb = 0.0
     total = 0

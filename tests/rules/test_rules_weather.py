@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from planner.world.model import Weather
-from rules import evaluate
+from rules.evaluate import evaluate
 from rules.evaluators.weather import wind_at_altitude
 from testkit import T0, calm_weather, ctx, dock, drone, hour, one_rule, simple_plan, world
 
