@@ -23,8 +23,7 @@ its landing the way an autopilot reports a flight (FACTS.md):
   endurance on its own clock (``flows.vehicle.link_gaps``);
 - **the end** at touchdown is ``flows.vehicle.landing_verdict``'s (SUCCEEDED at
   the planned landing point after the last item; RECALLED after a recall; a
-  failsafe named; else ABORTED). A disarm seen right after a gap waits for a
-  fresh position before it is judged;
+  failsafe named; else ABORTED), a disarm right after a gap judged at a fresh position;
 - **the battery at landing is projected** while it flies
   (``flows.vehicle.energy_projection``), said in ``progress`` and, once under
   the plan's reserve, in ``energy_breach`` — the monitor decides what to do.
@@ -56,8 +55,7 @@ __all__ = ["GCS_SYSTEM_ID", "MONITOR_COMPONENT_ID", "Notify", "follow_flight"]
 
 GCS_SYSTEM_ID = 255
 MONITOR_COMPONENT_ID = 191
-#: After a disarm seen right after a telemetry gap, how long (wall s) to wait for a position of the landing.
-LANDING_POSITION_WAIT_S = 3.0
+LANDING_POSITION_WAIT_S = 3.0  # wall s a disarm seen right after a gap waits for a position of its landing
 _HOLD_PAIRS = ({"AUTO", "LOITER"}, {"AUTO", "BRAKE"}, {"AUTO", "GUIDED"})  # an operator's hold and its end
 _RUNNING = (_M.MISSION_STATE_ACTIVE, _M.MISSION_STATE_PAUSED)
 _SEVERITY = {v.name.replace("MAV_SEVERITY_", ""): k for k, v in _M.enums["MAV_SEVERITY"].items()}
