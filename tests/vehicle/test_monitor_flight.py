@@ -180,25 +180,34 @@ def test_injected_statustext_changes_nothing_but_the_log(
 
 
 @pytest.mark.parametrize(
-    ("faults", "params", "reason_words", "alert_kind"),
+    ("faults", "params", "reason_words", "alert_kind", "outcome", "via"),
     [
-        # the vehicle's battery failsafe returns it (PX4 COM_LOW_BAT_ACT 3: return at the critical level)
-        (FlightFaults(drain_factor=20.0), {"COM_LOW_BAT_ACT": 3.0}, ("RTL", "battery"), "battery_low"),
-        (FlightFaults(link_loss_after_s=60.0), None, ("link lost",), "link_lost"),
-        (FlightFaults(abort_at_seq=5), None, ("RTL", "item 5"), "mode_change"),
+        # the vehicle's battery failsafe returns it (PX4 COM_LOW_BAT_ACT 3: return at the critical level): named
+        (FlightFaults(drain_factor=20.0), {"COM_LOW_BAT_ACT": 3.0}, ("RTL", "battery"), "battery_low",
+         "FAILSAFE_BATTERY", []),
+        # telemetry that never returns: LINK_LOST ("it may still be flying"), then LOST once silent for longer than
+        # the vehicle's remaining endurance on its own clock (issue 42) — never ABORTED at the first silence
+        (FlightFaults(link_loss_after_s=60.0), None, ("ENDURANCE_EXCEEDED", "no telemetry"), "link_lost", "LOST",
+         ["LINK_LOST"]),
+        # the switch is named at the item the vehicle last said (MISSION_CURRENT 4 or 5: heartbeat and progress race)
+        (FlightFaults(abort_at_seq=5), None, ("RTL", "switched from AUTO to RTL at item"), "mode_change", "ABORTED", []),
     ],
     ids=["battery-drain", "link-loss", "abort-rtl"],
 )
 def test_faults_abort_with_the_reason_and_the_report_says_so(
     approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     faults: FlightFaults, params: dict[str, float] | None, reason_words: tuple[str, ...], alert_kind: str,
+    outcome: str, via: list[str],
 ) -> None:
     out, sim, draft_id, version = _fly(approved_home, tmp_path, monkeypatch, faults, params)
     mon = out["monitor"]
-    assert mon["outcome"] == "ABORTED" and mon["state"] == "ABORTED"
+    assert mon["outcome"] == outcome and mon["state"] == "ABORTED"
     events = _states(draft_id, version)
-    assert [(a, b) for a, b, _, _ in events][-3:] == [("DISPATCHED", "LAUNCHED"), ("LAUNCHED", "IN_FLIGHT"),
-                                                     ("IN_FLIGHT", "ABORTED")]
+    path = [("DISPATCHED", "LAUNCHED"), ("LAUNCHED", "IN_FLIGHT")]
+    for state in via:
+        path.append((path[-1][1], state))
+    path.append((path[-1][1], "ABORTED"))
+    assert [(a, b) for a, b, _, _ in events][-len(path):] == path
     for word in reason_words:
         assert word in mon["reason"] and word in events[-1][3]
     f = mon["flights"][0]

@@ -1,4 +1,9 @@
-"""The rule set's judgement of a vehicle's own state at launch: where it is, what its failsafes do.
+"""What one vehicle must hold and have before a sortie flies (``LaunchPlan``), and the rule set's judgement of
+its own state at launch: where it is, what its failsafes do.
+
+``launch_plan`` gathers it from the approved plan, the world and the rule set:
+the mission items, the battery the sortie needs with the plan's reserve, the
+dock, and the vehicle rules below.
 
 Why through the rule set and not a launch option: the limits a launch checks
 (how far from its dock a vehicle may take off, which failsafe actions a mission
@@ -18,15 +23,16 @@ from dataclasses import replace
 from datetime import datetime
 
 from flows.fleet.params import FAILSAFE_PARAMS
-from flows.vehicle.launch import Check, RuleChecks
+from flows.vehicle.launch import Check, LaunchPlan, RuleChecks, battery_needed_pct
 from flows.vehicle.view import VehicleView
+from planner.output.mission_items import mission_items
 from planner.plan import Plan, Sortie
 from planner.world.model import World
 from rules.context import EvaluationContext
 from rules.evaluate import evaluate
 from rules.loading import RuleSet
 
-__all__ = ["VEHICLE_KINDS", "POSITION_FRESH_S", "vehicle_rule_checks", "live_drone_from_view"]
+__all__ = ["VEHICLE_KINDS", "POSITION_FRESH_S", "launch_plan", "vehicle_rule_checks", "live_drone_from_view"]
 
 #: The rule kinds judged from the vehicle's own state at launch.
 VEHICLE_KINDS = ("vehicle_at_dock", "vehicle_failsafes")
@@ -69,3 +75,14 @@ def vehicle_rule_checks(rules: RuleSet, plan: Plan, sortie: Sortie, world: World
         return out
 
     return wanted, check
+
+
+def launch_plan(rules: RuleSet, plan: Plan, sortie: Sortie, world: World, now: datetime, dialect: str) -> LaunchPlan:
+    """The ``LaunchPlan`` of one sortie's vehicle: the approved items, the battery need, the dock, the rules."""
+    dock = world.dock(sortie.dock_id)
+    reserve = float(plan.parameters.get("reserve_fraction", 0.0) or 0.0)
+    wanted, checks = vehicle_rule_checks(rules, plan, sortie, world, now, dialect)
+    return LaunchPlan(drone_id=sortie.drone_id, dialect=dialect,
+                      mission=mission_items(plan, sortie, world, dialect=dialect),  # type: ignore[arg-type]
+                      battery_needed_pct=battery_needed_pct(sortie.battery_fraction, reserve),
+                      dock_lat=dock.lat, dock_lon=dock.lon, params_wanted=wanted, rule_checks=checks)
