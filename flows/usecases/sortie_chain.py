@@ -15,9 +15,9 @@ was not recalled — its chain:
    clock (``Mission.clock_s``: the authority's, or the vehicle's own when the
    ledger's time is a fixed ``now``), bounded by the watch;
 3. uploads sortie n+1 over the drone's link (``flows.vehicle.upload``: fence,
-   mission, rally, each confirmed; the attempts go to the dispatch's log in
-   the ledger);
-4. launches it (``flows.usecases.launching.launch_sortie``: the pre-flight
+   mission, rally, each confirmed; what went up is in the ledger's event);
+4. launches it while its follower already listens (so the take-off is the
+   vehicle's own, seen: ``flows.usecases.sortie_launch``: the pre-flight
    checks from the vehicle's own state — battery after the swap, at its dock,
    failsafes — then the autopilot's sequence), as the mission's launcher (the
    dispatcher who launched its first sortie: the approval and that launch
@@ -30,6 +30,7 @@ later sorties are named as such, and the mission ends INCOMPLETE at best.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 from typing import Any
@@ -62,6 +63,8 @@ class SortieChain:
         answer: a thread of the monitor)."""
         exp = self.first
         for k, sortie in enumerate(self.sorties):
+            launching: threading.Thread | None = None
+            refused: dict[str, str] = {}
             if exp is None:
                 why = self._next(sortie, self.sorties[k - 1] if k else None)
                 if why is not None:
@@ -70,12 +73,23 @@ class SortieChain:
                 exp = expectation_of(self.m.plan, sortie, self.m.world, link=self.link.connection,
                                      dialect=self.m.dialect_of(self.drone_id))
                 self.m.expecting(exp)
+                if not self.link.view.armed:  # launched while the follower already listens: its take-off is seen
+                    launching = threading.Thread(target=self._launch, args=(sortie, refused), daemon=True,
+                                                 name=f"launch-{self.drone_id}-{sortie.index}")
             left = self.m.deadline - time.monotonic()
             if left <= 1.0:
                 self._not_flown(self.sorties[k:], "the watch ended before this sortie was followed")
                 return
+            if launching is not None:
+                launching.start()
             flight = follow_flight([exp], replace(self.m.opts, timeout_s=left), self.m.notify, self.m.recalled,
-                                   links={self.drone_id: self.link}, stop=self.m.stopped)[0]
+                                   links={self.drone_id: self.link},
+                                   stop=lambda: self.m.stopped() or "why" in refused)[0]
+            if launching is not None:
+                launching.join(max(1.0, self.m.deadline - time.monotonic()))
+            if "why" in refused:
+                self._not_flown(self.sorties[k:], refused["why"])
+                return
             self.m.add_flight(flight)
             later = self.sorties[k + 1:]
             if not later:
@@ -93,7 +107,7 @@ class SortieChain:
             self.m.not_flown(s, why)
 
     def _next(self, sortie: Sortie, before: Sortie | None) -> str | None:
-        """Turnaround, upload and launch of ``sortie``; None when it flies, else why not."""
+        """The turnaround before ``sortie`` and its upload; None when it may be launched, else why not."""
         m = self.m
         if self.link.view.armed:  # launched already (a monitor run again during the sortie): follow it as it flies
             return None
@@ -111,12 +125,22 @@ class SortieChain:
             detail = m.upload(sortie, self.link)
         except SortieError as exc:
             return f"its upload failed: {exc.code}: {exc.message}"
+        m.note(f"{self.drone_id}: sortie {sortie.index} uploaded ({detail})")
+        return None
+
+    def _launch(self, sortie: Sortie, refused: dict[str, str]) -> None:
+        """Launch ``sortie`` as the mission's launcher (on its own thread: the follower listens meanwhile);
+        ``refused["why"]`` when it did not fly."""
+        m = self.m
         try:
             launched = m.launch(sortie, self.link)
         except SortieError as exc:
-            return f"its launch was refused: {exc.code}: {exc.message}"
-        m.note(f"{self.drone_id}: sortie {sortie.index} uploaded ({detail}) and launched by {m.launcher}: {launched}")
-        return None
+            refused["why"] = f"its launch was refused: {exc.code}: {exc.message}"
+            return
+        except Exception as exc:  # noqa: BLE001 - a launch thread ends and says why
+            refused["why"] = f"its launch stopped with {type(exc).__name__}: {exc}"
+            return
+        m.note(f"{self.drone_id}: sortie {sortie.index} launched by {m.launcher}: {launched}")
 
     def _wait_until(self, clock_s: float) -> bool:
         """Read the link until the mission's clock reaches ``clock_s`` (bounded by the watch); True when it did."""
