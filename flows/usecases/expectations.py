@@ -6,10 +6,8 @@ layout), its dock (where a recall brings it), the planned landing point (the
 last NAV_LAND, else the dock), the drone's longest endurance (after how long a
 silent vehicle has surely come down: ``flows.vehicle.follow``) and the sortie's
 planned time and energy per navigation item (``EnergyProfile``: the in-flight
-projection of the battery at landing). The per-item figures share out the
-sortie's own planned time and energy (the vehicle's flight of its mission, as
-the planner models it) along the mission's path: the share of the path flown
-by each item.
+projection of the battery at landing), from the planner's own model of the
+vehicle flying those items (``planner.output.sortie_flight.item_figures``).
 """
 
 from __future__ import annotations
@@ -50,10 +48,21 @@ def _path_shares(items: tuple[MissionItem, ...], seqs: list[int], dock: Any) -> 
 
 
 def energy_profile(plan: Plan, sortie: Sortie, items: tuple[MissionItem, ...], seqs: list[int], dock: Any,
-                   battery_wh: float) -> EnergyProfile:
-    """The sortie's planned time and energy per nav item (see the module docstring), and its reserve."""
-    shares = _path_shares(items, seqs, dock)
+                   battery_wh: float, world: World | None = None) -> EnergyProfile:
+    """The sortie's planned time and energy per nav item and its reserve: the planner's own flight model of the
+    items (``planner.output.sortie_flight.item_figures``: a slow lane costs more per metre than a fast transit);
+    without the world, or for items it does not time, the sortie's totals shared along the path."""
     reserve = float(plan.parameters.get("reserve_fraction", 0.0) or 0.0)
+    if world is not None:
+        from planner.output.sortie_flight import item_figures
+
+        fig = item_figures(plan, sortie, world, items)
+        at = dict(zip(fig.seqs, zip(fig.time_s, fig.energy_wh)))
+        if seqs and all(s in at for s in seqs):
+            return EnergyProfile(seqs=tuple(seqs), time_s_at=tuple(at[s][0] for s in seqs),
+                                 energy_wh_at=tuple(at[s][1] for s in seqs), total_s=fig.total_s,
+                                 total_wh=fig.total_wh, battery_wh=battery_wh, reserve_fraction=reserve)
+    shares = _path_shares(items, seqs, dock)
     return EnergyProfile(seqs=tuple(seqs), time_s_at=tuple(sh * sortie.duration_s for sh in shares),
                          energy_wh_at=tuple(sh * sortie.energy_wh for sh in shares), total_s=sortie.duration_s,
                          total_wh=sortie.energy_wh, battery_wh=battery_wh, reserve_fraction=reserve)
@@ -76,7 +85,7 @@ def expectation_of(plan: Plan, sortie: Sortie, world: World | None, *, link: str
         dock = world.dock(sortie.dock_id)
         lands = [i for i in items if i.command == NAV_LAND]
         landing = (lands[-1].lat, lands[-1].lon) if lands else (dock.lat, dock.lon)
-        profile = energy_profile(plan, sortie, items, list(seqs), dock, battery_wh) if seqs else None
+        profile = energy_profile(plan, sortie, items, list(seqs), dock, battery_wh, world) if seqs else None
     return Expectation(
         drone_id=sortie.drone_id, sortie_index=sortie.index, link=link, dialect=dialect, nav_seqs=seqs,
         distance_m=sortie.distance_m, duration_s=sortie.duration_s, energy_wh=sortie.energy_wh,

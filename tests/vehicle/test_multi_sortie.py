@@ -11,13 +11,6 @@ for the next sortie has its launch refused at pre-flight (battery), and the
 mission ends INCOMPLETE naming the sorties not flown — never SUCCEEDED with
 work left. A pack that drains faster than planned is recalled by the
 authority's energy guard.
-
-The plan on main still times legs at constant speed (the waypoint-controller
-model of issue 43 item 1 is another change), so the ArduCopter-like simulator
-spends more than the plan says and the authority's energy guard rightly
-recalls it mid-sweep (measured: projected 24.9 % against a reserve of 25 %).
-This test is about the chain of sorties, so its simulated pack drains at
-0.7 × the power drawn (``drain_factor``): the plan's reserve then holds.
 """
 
 from __future__ import annotations
@@ -112,7 +105,7 @@ def _notes(draft_id: str, version: int) -> list[str]:
 
 def test_every_sortie_is_flown_after_the_docks_turnaround_and_the_mission_succeeds(
         approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    result, draft_id, version, swaps = _fly(approved_home, tmp_path, monkeypatch, swap_to=100.0, drain=0.7,
+    result, draft_id, version, swaps = _fly(approved_home, tmp_path, monkeypatch, swap_to=100.0, drain=1.0,
                                             speedup=SPEEDUP)
     n = len(reading.show_draft(draft_id, version, ledger=open_ledger()).sorties)
     assert [(f.sortie_index, f.status) for f in result.flights] == [(i, "SUCCEEDED") for i in range(n)], result.reason
@@ -137,7 +130,7 @@ def test_a_sortie_that_cannot_launch_leaves_the_mission_incomplete_naming_it(
         approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The dock's swap gave a pack at 30 %: sortie 1's pre-flight refuses it (battery), nothing is sent, and the
     mission ends INCOMPLETE naming sortie 1 and the sortie after it."""
-    result, draft_id, version, _ = _fly(approved_home, tmp_path, monkeypatch, swap_to=30.0, drain=0.7, speedup=500.0)
+    result, draft_id, version, _ = _fly(approved_home, tmp_path, monkeypatch, swap_to=30.0, drain=1.0, speedup=500.0)
     assert result.state == "INCOMPLETE", (result.state, result.reason)
     assert [(f.sortie_index, f.status) for f in result.flights] == [(0, "SUCCEEDED")]
     assert "sortie 1 not flown: its launch was refused: PREFLIGHT_FAILED" in result.reason
