@@ -19,7 +19,7 @@ from typing import Any
 from flows.vehicle.energy_projection import EnergyProfile
 from flows.vehicle.flight_record import Expectation
 from flows.vehicle.modes import NAV_LAND, NAV_RTL, nav_seqs
-from planner.errors import Conflict
+from planner.errors import Conflict, SortieError
 from planner.output.mission_items import MissionItem, mission_items
 from planner.plan import Plan, Sortie, plan_from_dict
 from planner.world.model import World
@@ -56,9 +56,12 @@ def energy_profile(plan: Plan, sortie: Sortie, items: tuple[MissionItem, ...], s
     if world is not None:
         from planner.output.sortie_flight import item_figures
 
-        fig = item_figures(plan, sortie, world, items)
-        at = dict(zip(fig.seqs, zip(fig.time_s, fig.energy_wh)))
-        if seqs and all(s in at for s in seqs):
+        try:
+            fig = item_figures(plan, sortie, world, items)
+        except SortieError:  # items the model does not time (say a PX4 list that does not start with a take-off)
+            fig = None
+        at = {} if fig is None else dict(zip(fig.seqs, zip(fig.time_s, fig.energy_wh)))
+        if fig is not None and seqs and all(s in at for s in seqs):
             return EnergyProfile(seqs=tuple(seqs), time_s_at=tuple(at[s][0] for s in seqs),
                                  energy_wh_at=tuple(at[s][1] for s in seqs), total_s=fig.total_s,
                                  total_wh=fig.total_wh, battery_wh=battery_wh, reserve_fraction=reserve)

@@ -68,7 +68,7 @@ def mission_end(plan: Plan | None, flights: list[DroneFlight], not_flown: Mappin
     open_ = [f for f in flights if f.status not in ("SUCCEEDED", "RECALLED")]
     if open_ or not flights:
         named = "NOT_STARTED" if flights and all(f.status in ("NOT_STARTED", "NO_CONTACT") for f in flights) else "OPEN"
-        return MissionEnd(None, named, "; ".join(f"{f.drone_id} sortie {f.sortie_index}: {f.status} ({f.reason})"
+        return MissionEnd(None, named, "; ".join(f"{f.drone_id}: {f.status} (sortie {f.sortie_index}: {f.reason})"
                                                  for f in open_) or "nothing was followed", work)
     if pending:
         return MissionEnd(None, "OPEN", "; ".join(f"sortie {i} still to fly: {why}" for i, why in sorted(pending.items())),

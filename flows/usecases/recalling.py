@@ -21,8 +21,14 @@ recall needs is that the mission does not fly, so the draft is ABORTED before
 take-off (``DISPATCHED``/``LAUNCHED`` → ``ABORTED``, the ledger's "cancelled
 before take-off"): sortie will not launch it, the drone is free for another
 dispatch — and the message says the mission items are still loaded on the
-vehicle (nothing was sent; the next dispatch replaces them). A second recall is
-then a ``CONFLICT`` (the draft is ABORTED).
+vehicle (nothing was sent; the next dispatch replaces them). A second recall asks the vehicle again and, finding it
+on the ground, sends nothing.
+
+Whatever end the ledger recorded (SUCCEEDED, INCOMPLETE, ABORTED), a recall is
+still sent to a vehicle that is armed — the ledger left as it is, the audit row
+recording it (issue 42: a drone flew on while the ledger said ABORTED and
+could not be stopped); in LINK_LOST it is recorded (LINK_LOST → RECALLING) and
+sent as in flight.
 """
 
 from __future__ import annotations

@@ -82,7 +82,9 @@ class SortieChain:
                 return
             if launching is not None:
                 launching.start()
-            flight = follow_flight([exp], replace(self.m.opts, timeout_s=left), self.m.notify, self.m.recalled,
+            # the first sortie has the watch's own bounds (its notices name them); a later one what is left of it
+            opts = self.m.opts if launching is None and k == 0 else replace(self.m.opts, timeout_s=float(round(left)))
+            flight = follow_flight([exp], opts, self.m.notify, self.m.recalled,
                                    links={self.drone_id: self.link},
                                    stop=lambda: self.m.stopped() or "why" in refused)[0]
             if launching is not None:
