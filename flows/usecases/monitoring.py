@@ -467,7 +467,7 @@ def _await_launch_record(m: Mission) -> None:
 
 
 def _telemetry() -> Mapping[str, float]:
-    from flows.vehicle.link import TELEMETRY
+    from flows.vehicle.stream_rates import TELEMETRY
 
     return TELEMETRY
 
