@@ -204,6 +204,8 @@ def preflight(link: VehicleLink, plan: LaunchPlan, options: LaunchOptions | None
     if plan.rule_checks is not None:
         if plan.params_wanted:
             read_params(link, plan.params_wanted, opts.params_wait_s)
+        # the vehicle's position now (GLOBAL_POSITION_INT, a stream the link asked for): wait for a fresh one
+        link.pump(opts.params_wait_s, lambda: time.monotonic() - link.seen.get("GLOBAL_POSITION_INT", -1e9) < 2.0)
         seen = link.seen.get("GLOBAL_POSITION_INT")
         checks.extend(plan.rule_checks(link.view, None if seen is None else time.monotonic() - seen))
     checks.append(_mission_check(link, plan, opts))
