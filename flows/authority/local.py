@@ -32,7 +32,7 @@ from flows.usecases import decisions, planning, reading
 from flows.actor import Actor
 from flows.usecases.common import user_of
 from flows.usecases.grounds import Grounds
-from planner.errors import LedgerUnavailable, ServerUnavailable, SortieError
+from planner.errors import Forbidden, LedgerUnavailable, ServerUnavailable, SortieError
 
 if TYPE_CHECKING:
     from flows.authority.results import DraftList, DraftView, FleetView, PendingView, WhoAmI
@@ -385,8 +385,15 @@ class LocalAuthority(FlightActions):
     # ------------------------------------------------------------------ the record itself, and what happens
 
     def ledger_backup(self, dest: Path, against: Anchors = ()) -> dict[str, Any]:
+        """A copy of the ledger at ``dest``, checked against the published ``against`` anchors. Behind a server only an
+        admin may (the home is the server's, not the caller's); embedded, whoever holds the home does."""
         from flows.integrity.backup import backup
         from flows.ledger.checkpoints import parse_anchor
+
+        if self.mode == "server":
+            user = user_of(self.grounds.world(), self.s.acting().id, "back up the ledger")
+            if "admin" not in user.roles:
+                raise Forbidden(f"{user.id} may not back up the ledger (the admin role is needed)")
 
         anchors = [(name, parse_anchor(dict(anchor))) for name, anchor in against]
         return self.s.stamp(backup(self.grounds.ledger, dest, against=anchors))
