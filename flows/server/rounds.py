@@ -1,5 +1,6 @@
 """The server's own rounds: the sweeper (``flows.authority.sweeper``) on the server's clock, ledger and policy,
-and the vehicle hub (``flows.fleet.hub``) that holds one link per drone while the server serves.
+the vehicle hub (``flows.fleet.hub``) that holds one link per drone while the server serves, and the settler
+(``flows.usecases.settling``) that settles the vehicle commands a crashed authority left unanswered.
 
 Why here: the sweeper acts as the authority itself — no caller, no token — so
 it gets the same embedded authority a request gets (``flows.server.kit``),
@@ -10,6 +11,8 @@ it at shutdown (``ServerConfig.sweep_s``; 0 turns it off).
 
 from __future__ import annotations
 
+import logging
+import threading
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +25,9 @@ from flows.usecases.actor import Actor
 if TYPE_CHECKING:
     from flows.server.kit import Kit
 
-__all__ = ["start_rounds", "start_hub"]
+__all__ = ["start_rounds", "start_hub", "Settler"]
+
+log = logging.getLogger(__name__)
 
 
 def start_rounds(kit: Kit) -> Sweeper:
@@ -59,3 +64,34 @@ def start_hub(kit: Kit) -> Any:
     except SortieError:
         pass  # a world that does not load now is refused per request; the hub follows it once it loads
     return hub
+
+
+class Settler:
+    """``settle_commands`` at the server's start and then every ``period_s`` (the sweeper may be off: a crash's
+    unanswered launch is settled regardless), on the server's grounds and clock; its settlements go on the feed."""
+
+    def __init__(self, kit: Kit, period_s: float = 5.0) -> None:
+        self.kit, self.period_s = kit, period_s
+        self.settled: list[Any] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="sortie-settler", daemon=True)
+
+    def start(self) -> Settler:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout_s)
+
+    def _loop(self) -> None:
+        from flows.usecases.settling import settle_commands
+
+        while True:
+            try:
+                self.settled += settle_commands(self.kit.grounds(), now=self.kit.config.clock.now(),
+                                                publish=self.kit.publish)
+            except Exception as exc:  # noqa: BLE001 - one bad round (a busy ledger) must not end the rounds
+                log.warning("settling unanswered vehicle commands failed: %s", exc)
+            if self._stop.wait(self.period_s):
+                return

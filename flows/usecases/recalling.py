@@ -77,6 +77,7 @@ def recall(
     sends nothing the vehicle already shows; ``land_here`` after an RTL recall
     escalates it to a landing in place.
     """
+    from flows.usecases.command_journal import LedgerJournal
     from flows.vehicle.commands import VehicleController, land_command, rtl_command
 
     kind = "land in place" if land_here else "return to launch"
@@ -110,7 +111,9 @@ def recall(
         try:
             with vehicle_lock(grounds.home, draft_id):
                 for drone_id, conn in links.items():
-                    vc = VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles)
+                    vc = VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles,
+                                           journal=LedgerJournal(ledger, drone_id, "land" if land_here else "recall",
+                                                                 user, now, draft_id, rec.version, required=False))
                     controllers.append((drone_id, vc))
                     view = vc.connect()
                     if not view.armed:
