@@ -50,6 +50,7 @@ from flows.server.integrity import IntegrityWatch
 from flows.server.token_quotas import TokenLimits
 from flows.server.links import LinkStore, resolve_links
 from flows.server.plan_pool import PlanPool
+from flows.server.references import relative_files
 from flows.server.tokens import TokenInfo
 from flows.server.totp import TotpStore
 from flows.server.world_cache import WorldCache
@@ -232,7 +233,7 @@ class Kit:
                 self.gate.pause()  # admitted before a recall or an approval came in: let it go first
             with self.ledger.read_session() if reading else nullcontext():
                 out = work(ctx)
-            out = out.to_dict() if hasattr(out, "to_dict") else dict(out)
+            out = relative_files(out.to_dict() if hasattr(out, "to_dict") else dict(out), self.config.home)
             return {**out, "mode": "server", "identity": who.proof, "clock": self.config.clock.describe(),
                     "server_time": ctx.now.isoformat()}
         except SortieError as exc:
