@@ -78,7 +78,7 @@ async def _serving(app: FastAPI) -> AsyncIterator[None]:
     sweeper = start_rounds(kit)
     watching = asyncio.get_running_loop().create_task(kit.sessions.watch())  # streams end with their token
     kit.hub = start_hub(kit)  # None with --fleet file
-    settler = Settler(kit).start()  # a crash's unanswered vehicle commands, settled from the vehicles' state
+    kit.settler = settler = Settler(kit).start()  # a crash's unanswered vehicle commands, settled from the vehicles
     unsigned = kit.vehicles()["unsigned"]
     if kit.config.allow_unsigned and unsigned:  # said in the ledger, not only in a log
         kit.ledger.audit(actor="authority", command="server.allow_unsigned", args={"drones": unsigned},

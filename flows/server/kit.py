@@ -162,6 +162,7 @@ class Kit:
     lanes: Any = None  # flows.server.admission.Lanes, for the routes that take a lane only around their thread work
     plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
     hub: Any = None  # the vehicle hub (flows.fleet.hub.VehicleHub) while the server serves with --fleet live
+    settler: Any = None  # settles a crash's unanswered vehicle commands (flows.server.rounds.Settler) while serving
     Who: Any = None  # the Annotated dependency that yields the request's ``RequestContext`` (set by ``api``)
 
     def __post_init__(self) -> None:

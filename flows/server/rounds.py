@@ -73,6 +73,8 @@ class Settler:
     def __init__(self, kit: Kit, period_s: float = 5.0) -> None:
         self.kit, self.period_s = kit, period_s
         self.settled: list[Any] = []
+        self.unsettled = 0  # commands of gone processes still unsettled after the last round (their vehicle silent)
+        self.rounds = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="sortie-settler", daemon=True)
 
@@ -84,13 +86,19 @@ class Settler:
         self._stop.set()
         self._thread.join(timeout_s)
 
+    def to_dict(self) -> dict[str, Any]:
+        """For ``/v1/health``: rounds made, commands settled, commands still unsettled (counts only)."""
+        return {"rounds": self.rounds, "settled": len(self.settled), "unsettled": self.unsettled}
+
     def _loop(self) -> None:
-        from flows.usecases.settling import settle_commands
+        from flows.usecases.settling import orphaned, settle_commands
 
         while True:
             try:
-                self.settled += settle_commands(self.kit.grounds(), now=self.kit.config.clock.now(),
-                                                publish=self.kit.publish)
+                grounds = self.kit.grounds()
+                self.settled += settle_commands(grounds, now=self.kit.config.clock.now(), publish=self.kit.publish)
+                self.unsettled = orphaned(grounds)
+                self.rounds += 1
             except Exception as exc:  # noqa: BLE001 - one bad round (a busy ledger) must not end the rounds
                 log.warning("settling unanswered vehicle commands failed: %s", exc)
             if self._stop.wait(self.period_s):

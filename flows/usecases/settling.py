@@ -39,7 +39,7 @@ from flows.usecases.control_kit import bindings, dispatched_links, transition, v
 from flows.usecases.grounds import Grounds
 from planner.errors import Conflict, SortieError
 
-__all__ = ["settle_commands", "SETTLER", "Settlement"]
+__all__ = ["settle_commands", "orphaned", "SETTLER", "Settlement"]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,11 @@ def _orphans(grounds: Grounds) -> dict[tuple[Any, ...], list[JournaledCommand]]:
         if not c.owner_alive():
             groups.setdefault((c.draft_id, c.version, c.drone_id, c.action), []).append(c)
     return groups
+
+
+def orphaned(grounds: Grounds) -> int:
+    """How many commands of gone processes are unsettled now."""
+    return sum(len(c) for c in _orphans(grounds).values())
 
 
 def settle_commands(grounds: Grounds, *, now: datetime, options: Any | None = None,
