@@ -87,7 +87,8 @@ def wake_request_runs(request_id: str, why: str) -> list[str]:
                 state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PAUSED]))), limit=20)
             for run in runs:
                 result = client.resume_flow_run(run.id, run_input={"request_id": request_id,
-                                                                   "answerer": f"sortie:{why}"[:64]})
+                                                                   "answerer": f"sortie:{why}"[:64],
+                                                                   "code": NO_CODE})  # the form may require one
                 if str(getattr(result.status, "value", result.status)).upper() == "ACCEPT":
                     woke.append(str(run.id))
     except Exception as exc:  # noqa: BLE001 - the ledger holds the answer; the run re-reads it when it resumes

@@ -28,21 +28,37 @@ app.add_typer(notify_app, name="notify")
 
 
 def _render_pending(out: dict[str, Any]) -> None:
-    from rich.table import Table
+    """One line per waiting version under its tenant, who may approve on the line below: it fits an 80-column
+    terminal (a bordered table folded the draft ids, names and deadlines there, issue 39); the draft id, what the
+    operator types next, is never cut."""
+    import textwrap
 
     from flows.authority.views import pending_rows
 
     rows = pending_rows(out)
+    at = out.get("now") or out.get("server_time")
     if not rows:
-        console.print(f"Nothing waits for approval (at {out.get('now') or out.get('server_time')}).")
+        console.print(f"Nothing waits for approval (at {at}).", markup=False, highlight=False)
         return
-    table = Table(title=f"Waiting for approval: {len(rows)} (at {out.get('now') or out.get('server_time')})")
-    for col in rows[0]:
-        # the draft id is what the operator types next (`sortie approve ID`): never folded across lines
-        table.add_column(col, overflow="fold", no_wrap=col == "draft", min_width=len(rows[0]["draft"]) if col == "draft" else None)
+    day = str(at)[:10]
+    for r in rows:  # the date once, in the title, when the deadline is on the same day
+        r["deadline"] = r["deadline"][11:] if r["deadline"][:10] == day else r["deadline"]
+    console.print(f"Waiting for approval: {len(rows)} (at {str(at)[:16].replace('T', ' ')}{str(at)[19:]})",
+                  markup=False, highlight=False)
+    cols = ("draft", "region", "requested by", "time left", "deadline")
+    width = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
+    line = "  ".join(c.ljust(width[c]) for c in cols).rstrip()
+    text_width = max(40, min(int(getattr(console, "width", 80) or 80), 200))
+    tenant = None
     for r in rows:
-        table.add_row(*(str(v) for v in r.values()))
-    console.print(table)
+        if r["tenant"] != tenant:
+            tenant = r["tenant"]
+            console.print(f"\n{tenant}\n  {line}", markup=False, highlight=False)
+        console.print("  " + "  ".join(str(r[c]).ljust(width[c]) for c in cols).rstrip(), markup=False,
+                      highlight=False, soft_wrap=True)
+        for part in textwrap.wrap(f"may approve: {r['who may approve']}", width=text_width - 6,
+                                  break_on_hyphens=False):
+            console.print(f"      {part}", markup=False, highlight=False)
     if out.get("artifact_key"):
         console.print(f"Published to the Prefect artifact {out['artifact_key']}.")
 

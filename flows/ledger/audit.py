@@ -32,7 +32,10 @@ __all__ = ["AuditRoom", "AuditEntry", "redact", "DECISION_COMMANDS"]
 
 #: The audited commands that decide (or try to decide) on a version, on every path.
 DECISION_COMMANDS = ("approve", "reject", "server.approve", "server.reject", "server.approve.totp",
-                     "server.reject.totp", "prefect.approve", "prefect.reject", "prefect.approval-wait")
+                     "server.reject.totp", "prefect.approve", "prefect.reject", "prefect.approval-wait",
+                     # a form input a worker refused before asking (another draft, junk, a wrong hash), as the
+                     # server audits it (POST /v1/drafts/{id}/attempts)
+                     "server.prefect.approve", "server.prefect.reject", "server.prefect.approval-wait")
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "authorization", "credential")
 #: Names that contain a secret word but hold an identifier: shown as they are.

@@ -84,9 +84,9 @@ def validate_approval(raw: Any, model: type[ApprovalInput] = ApprovalInput) -> A
 def approval_form(draft_id: str, version: int, plan_hash: str, *, request_text: str | None = None,
                   extractor: str | None = None, relayed: bool = False,
                   clarifications: list[dict[str, Any]] | None = None) -> type[ApprovalInput]:
-    """The form a run shows while it waits: the draft fields pre-filled, decision and approver empty; the
-    request as written (escaped), who read it and each clarification answered (its answer, who gave it, when),
-    so the approver sees where the plan came from. ``relayed`` (a sortie server decides): the code is required
+    """The form a run shows while it waits: the draft fields and the decision (approve) pre-filled, the approver
+    empty; the request as written (escaped), who read it and each clarification answered (its answer, who gave
+    it, when), so the approver sees where the plan came from. ``relayed`` (a sortie server decides): the code is required
     and the terminal hint uses the operator's own token."""
     from flows.safe_text import answered_line, markdown_text
 
@@ -108,5 +108,6 @@ def approval_form(draft_id: str, version: int, plan_hash: str, *, request_text: 
         draft_id=draft_id,
         version=version,
         plan_hash=plan_hash,
+        decision="approve",  # pre-filled: the reviewer who agrees only types who they are (and their code)
         comment="",
     )

@@ -27,9 +27,11 @@ already answered.
   reads the ledger again: a decision recorded between the run tagging itself
   and suspending (when the authority found no paused run to wake) ends the
   wait at once.
-- **Told once.** The first wait of a run announces it (``notify.announce_wait``:
-  the ``sortie.approval.waiting`` event the "approval needed" automation
-  listens to); a re-wait after a refused input does not announce again.
+- **Told once, at once.** The first wait of a run announces it before the run
+  waits (``notify.announce_wait``: the ``sortie.approval.waiting`` event the
+  "approval needed" automation listens to, posted to the Prefect API); a re-wait
+  after a refused input, or the same wait after a restart, does not announce
+  again.
 - **Bounded.** After ``max_refused`` refused inputs the run ends REFUSED (the
   reasons in its state message); the ledger gets a REFUSED audit row, shown
   by ``sortie show``. The draft stays DRAFT: an approver can still approve it
@@ -218,7 +220,7 @@ def wait_for_decision(gate: Gate, ops: GateOps, form: Any, logger: Any) -> dict[
     attempt = max(answered, default=0) + 1
     if not answered:
         publish_wait_artifact(gate, "waiting for approval", [])
-        announce_wait(gate.draft_id, gate.version, gate.deadline)
+    announce_wait(gate.draft_id, gate.version, gate.deadline)  # once per run: a restart does not say it again
     while len(refused) < gate.max_refused:
         current = ops.state()  # a decision recorded before this run paused found nothing to wake
         if current != "DRAFT":

@@ -6,14 +6,18 @@ Prefect UI renders one text field per open question — titled by the question's
 id, described by the question itself, which quotes the words it is about — plus
 the answerer's user id (and, with a sortie server, their one-time code).
 
-The schema Prefect checks keeps only the request id and the answerer required:
-a run is also resumed by the authority to wake it (an answer given elsewhere,
-the deadline) with ``{"request_id", "answerer": "sortie:…"}``, and Prefect's
-``with_initial_data`` drops field constraints anyway (FACTS). Every real input
-is validated again here with every constraint (:func:`validate_answers`): each
-answer present and bounded, the code required with a server, the request the
-run waits for. The answers go to the authority by question id
-(``QUESTION_ID=TEXT``), so an answer can never land on another question.
+The schema Prefect checks keeps the request id, the answerer and — with a
+sortie server — the one-time code required (a required field is shown as one:
+no "(Optional)", no None toggle); the answers themselves stay lenient there: a
+run is also resumed by the authority to wake it (an answer given elsewhere,
+the deadline) with ``{"request_id", "answerer": "sortie:…", "code": NO_CODE}``
+and no answers, and Prefect's ``with_initial_data`` drops field constraints
+anyway (FACTS). Every real input is validated again here with every constraint
+(:func:`validate_answers`): each answer present and bounded, the code required
+with a server, the request the run waits for; a refusal names the question by
+its id and words, never the form's internal field name. The answers go to the
+authority by question id (``QUESTION_ID=TEXT``), so an answer can never land on
+another question.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from planner.errors import InvalidArgument
 
-__all__ = ["ClarificationInput", "Answers", "WAKE_PREFIX", "clarification_form", "validate_answers", "is_wake"]
+__all__ = ["ClarificationInput", "RelayedClarificationInput", "Answers", "WAKE_PREFIX", "clarification_form", "validate_answers", "is_wake"]
 
 CODE_PATTERN = r"^[0-9]{6}$"
 REQUEST_PATTERN = r"^r-[0-9a-f]{6,64}$"
@@ -46,6 +50,14 @@ class ClarificationInput(RunInput):
                           description="Your user id (the planner role for this request's tenant and region).")
     code: str | None = Field(default=None, description="Your one-time code (6 digits from your authenticator app); "
                                                        "required when sortie runs with a server, which verifies it.")
+
+
+class RelayedClarificationInput(ClarificationInput):
+    """The form with a sortie server: the one-time code is required (the server proves the answerer by it)."""
+
+    code: str = Field(pattern=CODE_PATTERN,  # type: ignore[assignment]
+                      description="Required: your one-time code (6 digits from your authenticator app), judged at the "
+                                  "moment you press Submit.")
 
 
 @dataclass(frozen=True)
@@ -78,11 +90,10 @@ def _model(questions: Sequence[Mapping[str, Any]], *, strict: bool, relayed: boo
         said = {"title": str(q["id"]), "description": str(q.get("text") or "")}
         spec = Field(min_length=1, max_length=500, **said) if strict else Field(default="", max_length=500, **said)
         fields[_field(i)] = (str, spec)
-    if strict and relayed:
-        fields["code"] = (str, Field(pattern=CODE_PATTERN))
-    elif strict:
+    if not relayed and strict:
         fields["code"] = (str | None, Field(default=None, pattern=CODE_PATTERN))
-    return create_model("ClarificationAnswers", __base__=ClarificationInput, **fields)
+    base = RelayedClarificationInput if relayed else ClarificationInput
+    return create_model("ClarificationAnswers", __base__=base, **fields)
 
 
 def clarification_form(request_id: str, questions: Sequence[Mapping[str, Any]], *, request_text: str,
@@ -101,6 +112,24 @@ def clarification_form(request_id: str, questions: Sequence[Mapping[str, Any]], 
                      f"draft for its approver.{listed}\n\n{how} Or from a terminal: `sortie plan --continue "
                      f"{request_id} --answer …`."),
         request_id=request_id)
+
+
+#: What the operator reads for a form field (the question fields are named by their question instead).
+_FIELD_NAMES = {"request_id": "the request id", "answerer": "your user id", "code": "your one-time code"}
+
+
+def _problem(err: Any, questions: Mapping[str, Mapping[str, Any]]) -> str:
+    """One validation error as the operator reads it: the question by its id and words, or the field by its label
+    (never the form's internal field name such as ``answer_1``)."""
+    field = str(err["loc"][0]) if err.get("loc") else ""
+    q = questions.get(field)
+    if q is not None:
+        said = str(q.get("text") or "")
+        what = f"question {q['id']}" + (f" (“{said[:80]}”)" if said else "")
+        return f"{what}: {'no answer given' if err.get('type') == 'string_too_short' else err['msg']}"
+    if err.get("type") == "extra_forbidden":
+        return f"{field}: not a field of this form"
+    return f"{_FIELD_NAMES.get(field, field or '-')}: {err['msg']}"
 
 
 def is_wake(raw: Any) -> bool:
@@ -123,7 +152,8 @@ def validate_answers(raw: Any, request_id: str, questions: Sequence[Mapping[str,
     try:
         got = _model(questions, strict=True, relayed=relayed).model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '-'}: {err['msg']}" for err in exc.errors())
+        named = {_field(i): q for i, q in enumerate(_questions(questions), start=1)}
+        problems = "; ".join(_problem(err, named) for err in exc.errors())
         raise InvalidArgument(f"the answers are invalid: {problems}") from None
     values = got.model_dump()
     if values["request_id"] != request_id:

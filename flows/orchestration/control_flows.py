@@ -7,13 +7,19 @@ Thin (STYLE 10): one task asks the authority for the action, as the CLI does
 each command confirmed by the vehicle; with ``SORTIE_SERVER``, the server does
 the same at its own link record).
 
+**For the record, not for an emergency.** A run waits for a worker to pick it
+up (seconds, a minute under load); the fast stop is the operations page
+(``/ops``) or ``sortie recall``, which reach the vehicle within 2 s. These
+deployments leave a Prefect run beside the mission's own run, with its named end.
+
 **Who acts is proven, never typed.** The run form asks for the operator's
-user id *and* their one-time code. The embedded authority takes the user as
-asserted (like every local identity); a server verifies the code and acts as
-that operator (``Relay``), judging the code at the moment the operator started
-the run (the run's ``created`` time, Prefect's own record: a worker may pick
-the run up later), and refuses a run without a code or with a wrong one —
-a worker's service token never commands a vehicle as itself.
+user id *and* their one-time code, both required fields (Prefect refuses to
+create a run without them). The embedded authority takes the user as asserted
+(like every local identity) and does not read the code; a server verifies the
+code and acts as that operator (``Relay``), judging the code at the moment the
+operator started the run (the run's ``created`` time, Prefect's own record: a
+worker may pick the run up later), and refuses a wrong one — a worker's
+service token never commands a vehicle as itself.
 
 Every end is named (``flows.orchestration.named_end``): RECALLED (or
 RECALLING when not followed down), PAUSED, RESUMED, ABORTED with the
@@ -28,14 +34,19 @@ but an automatic retry would hide a refusal.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from pydantic import Field
 
 from flows.orchestration.named_end import ended, name_the_end
 
-__all__ = ["recall_mission", "pause_mission", "resume_mission", "control_task"]
+__all__ = ["recall_mission", "pause_mission", "resume_mission", "control_task", "Code"]
+
+#: The operator's one-time code: a required field of the run form (never "(Optional)"). A sortie server verifies it
+#: (judged at the run's creation); the embedded authority, whose identities are asserted, does not read it.
+Code = Annotated[str, Field(pattern=r"^[0-9]{6}$", description="Your one-time code (6 digits).")]
 
 
 def _started_at() -> datetime | None:
@@ -47,7 +58,7 @@ def _started_at() -> datetime | None:
 
 
 @task(name="control", cache_policy=NO_CACHE)
-def control_task(action: str, draft_id: str, version: int | None, operator: str, code: str | None,
+def control_task(action: str, draft_id: str, version: int | None, operator: str, code: str,
                  submitted_at: datetime | None, now: str | None, world: str | None,
                  options: dict[str, Any]) -> dict[str, Any]:
     """One control action through the authority, relayed for the operator; a refusal is returned, not raised."""
@@ -57,7 +68,7 @@ def control_task(action: str, draft_id: str, version: int | None, operator: str,
 
     try:
         a = authority_for(action, world=world, now=now)
-        return getattr(a, action)(draft_id, version, relay=Relay(operator, code or None, submitted_at), **options)
+        return getattr(a, action)(draft_id, version, relay=Relay(operator, code, submitted_at), **options)
     except SortieError as exc:
         return refusal(exc)
 
@@ -82,7 +93,7 @@ def _end(action: str, draft_id: str, version: int | None, out: dict[str, Any]) -
 def recall_mission(
     draft_id: str,
     operator: str,
-    code: str | None = None,
+    code: Code,
     land_here: bool = False,
     reason: str = "",
     version: int | None = None,
@@ -91,9 +102,15 @@ def recall_mission(
     link: str | None = None,
     world: str | None = None,
 ) -> dict[str, Any]:
-    """Bring a flying mission home (or land it where it is) and follow it to the landing.
+    """Bring a flying mission home (or land it where it is) and follow it to the landing — for the record: a stop in
+    an emergency is the operations page's or ``sortie recall``'s (under 2 s; a run waits for a worker first).
 
-    ``operator``: your user id; ``code``: your one-time code (required with a sortie server).
+    Args:
+        draft_id: the flying draft.
+        operator: your user id (the dispatcher role for the draft's tenant).
+        code: your one-time code (6 digits), verified by the sortie server at the moment you started the run.
+        land_here: land where it is instead of returning to its dock.
+        reason: why, for the record.
     """
     out = control_task("recall", draft_id, version, operator, code, _started_at(), now, world,
                        {"land_here": land_here, "reason": reason, "link": link, "wait_s": wait_s})
@@ -101,20 +118,34 @@ def recall_mission(
 
 
 @flow(name="pause-mission", log_prints=True, persist_result=True, on_completion=[name_the_end])
-def pause_mission(draft_id: str, operator: str, code: str | None = None, reason: str = "",
+def pause_mission(draft_id: str, operator: str, code: Code, reason: str = "",
                   version: int | None = None, now: str | None = None, link: str | None = None,
                   world: str | None = None) -> dict[str, Any]:
-    """Hold a flying mission where it is (the vehicle must confirm). ``code``: required with a sortie server."""
+    """Hold a flying mission where it is (the vehicle must confirm).
+
+    Args:
+        draft_id: the flying draft.
+        operator: your user id (the dispatcher role for the draft's tenant).
+        code: your one-time code (6 digits), verified by the sortie server.
+        reason: why, for the record.
+    """
     out = control_task("pause", draft_id, version, operator, code, _started_at(), now, world,
                        {"reason": reason, "link": link})
     return _end("pause", draft_id, version, out)
 
 
 @flow(name="resume-mission", log_prints=True, persist_result=True, on_completion=[name_the_end])
-def resume_mission(draft_id: str, operator: str, code: str | None = None, reason: str = "",
+def resume_mission(draft_id: str, operator: str, code: Code, reason: str = "",
                    version: int | None = None, now: str | None = None, link: str | None = None,
                    world: str | None = None) -> dict[str, Any]:
-    """Continue a held mission (never once a recall is recorded). ``code``: required with a sortie server."""
+    """Continue a held mission (never once a recall is recorded).
+
+    Args:
+        draft_id: the held draft.
+        operator: your user id (the dispatcher role for the draft's tenant).
+        code: your one-time code (6 digits), verified by the sortie server.
+        reason: why, for the record.
+    """
     out = control_task("resume", draft_id, version, operator, code, _started_at(), now, world,
                        {"reason": reason, "link": link})
     return _end("resume", draft_id, version, out)

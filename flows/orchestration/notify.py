@@ -19,6 +19,17 @@ evaluates Automations on those events. Two Automations are declared here:
     reminder that it expires soon; refused inputs do not restart the count.
     The ledger's deadline in ``sortie pending`` is the authority.
 
+**Told at once, and once.** An announcement is posted to the Prefect API
+before the run waits (``POST /api/events``, answered before the run suspends),
+not left to Prefect's background events worker: a suspended run's process exits
+right after it suspends, and an event still queued there went out only when the
+run next started — minutes late, or never. Each announcement has an id derived
+from the run and the version, and the run keeps a marker run input
+(``sortie-told-…``) once the server took it, so a run restarted from the top (a
+worker or a Prefect server restart: a deployed run starts again on every
+resume) never announces the same wait twice; an announcement the server did not
+take is tried again at the next start.
+
 Both send through one Prefect notification block. ``ensure_notifications``
 creates (or replaces: it is idempotent) a ``CustomWebhookNotificationBlock``
 posting ``{"subject", "body", "name"}`` as JSON to a URL, or uses any
@@ -50,7 +61,7 @@ __all__ = [
 ]
 
 BLOCK_NAME = "sortie-approvals"
-GATED_FLOWS = ("dispatch-mission", "daily-patrol")
+GATED_FLOWS = ("mission", "dispatch-mission", "daily-patrol")
 WAITING_AUTOMATION = "sortie: approval needed"
 DEADLINE_AUTOMATION = "sortie: approval deadline close"
 #: A run's first wait on a draft version, and the end of that wait (decided, expired, refused, cancelled).
@@ -90,25 +101,73 @@ def _resource(draft_id: str, version: int) -> dict[str, str]:
             "prefect.resource.name": f"{draft_id} v{int(version)}", "sortie.draft": f"{draft_id}:v{int(version)}"}
 
 
-def announce_wait(draft_id: str, version: int, deadline: str) -> None:
-    """The run's first wait on this version (``sortie.approval.waiting``); never raises (telling is best effort)."""
-    _emit(WAITING_EVENT, draft_id, version, {"deadline": deadline})
+def announce_wait(draft_id: str, version: int, deadline: str) -> bool:
+    """This run waits on this version (``sortie.approval.waiting``), said once per run whatever restarts; whether it
+    was said now. Never raises (telling is best effort; the ledger and ``sortie pending`` are the record)."""
+    return _tell(WAITING_EVENT, draft_id, version, {"deadline": deadline})
 
 
-def announce_end(draft_id: str, version: int, outcome: str) -> None:
+def announce_end(draft_id: str, version: int, outcome: str) -> bool:
     """The run's wait on this version is over (``sortie.approval.ended``): no reminder follows."""
-    _emit(ENDED_EVENT, draft_id, version, {"outcome": outcome})
+    return _tell(ENDED_EVENT, draft_id, version, {"outcome": outcome})
 
 
-def _emit(event: str, draft_id: str, version: int, payload: dict[str, Any]) -> None:
-    from prefect.events import emit_event
+def _marker(event: str, draft_id: str, version: int) -> str:
+    """The run input that says this run told ``event`` for this version (run input keys: letters, digits, dashes)."""
+    return f"sortie-told-{event.rsplit('.', 1)[-1]}-{draft_id}-v{int(version)}".lower()
 
+
+def _tell(event: str, draft_id: str, version: int, payload: dict[str, Any]) -> bool:
+    import logging
+
+    from prefect.context import FlowRunContext
+
+    ctx = FlowRunContext.get()
+    run = ctx.flow_run if ctx is not None else None
     try:
-        emit_event(event=event, resource=_resource(draft_id, version), payload=payload)
-    except Exception as exc:  # noqa: BLE001 - a notification lost must not stop the wait
-        import logging
+        if run is not None and _told(run.id, _marker(event, draft_id, version)):
+            return False
+        _post(_event(event, draft_id, version, payload, ctx))
+        if run is not None:
+            from prefect.input import create_flow_run_input
 
-        logging.getLogger(__name__).warning("could not emit %s for %s v%s: %s", event, draft_id, version, exc)
+            create_flow_run_input(key=_marker(event, draft_id, version), value={"event": event}, flow_run_id=run.id)
+        return True
+    except Exception as exc:  # noqa: BLE001 - a notification lost must not stop the wait
+        logging.getLogger(__name__).warning("could not announce %s for %s v%s: %s", event, draft_id, version, exc)
+        return False
+
+
+def _told(run_id: Any, key: str) -> bool:
+    from prefect.input import read_flow_run_input
+
+    return read_flow_run_input(key, flow_run_id=run_id) is not None
+
+
+def _event(event: str, draft_id: str, version: int, payload: dict[str, Any], ctx: Any) -> Any:
+    """The event, related to the run and its flow (the automations' templates name them), with an id of its own
+    per run and version (a repeat is the same event to Prefect's triggers)."""
+    import uuid
+
+    from prefect.events import Event
+
+    run = ctx.flow_run if ctx is not None else None
+    related: list[dict[str, str]] = []
+    if run is not None:
+        related.append({"prefect.resource.id": f"prefect.flow-run.{run.id}", "prefect.resource.role": "flow-run",
+                        "prefect.resource.name": str(run.name)})
+        related.append({"prefect.resource.id": f"prefect.flow.{run.flow_id}", "prefect.resource.role": "flow",
+                        "prefect.resource.name": str(getattr(ctx.flow, "name", "") or "")})
+    said = uuid.uuid5(uuid.NAMESPACE_URL, f"sortie:{event}:{run.id if run else uuid.uuid4()}:{draft_id}:v{int(version)}")
+    return Event(event=event, resource=_resource(draft_id, version), related=related, payload=payload, id=said)
+
+
+def _post(ev: Any) -> None:
+    """The event to the Prefect API now (``POST /events``), raising if the server did not take it."""
+    from prefect import get_client
+
+    with get_client(sync_client=True) as client:
+        client.request("POST", "/events", json=[ev.model_dump(mode="json")]).raise_for_status()
 
 
 def _waiting_trigger() -> Any:

@@ -24,6 +24,7 @@ __all__ = [
     "CLAUSE_END_AFTER",
     "GROUND",
     "GROUND_NOUN",
+    "HEIGHT_LEAD_IN",
     "HEIGHT_REF_AFTER",
     "HEIGHT_REF_BEFORE",
     "KILOMETRES",
@@ -95,7 +96,7 @@ _NP = (
 _ZH_NP = r"[^，,。;；!！?？\s\d\x00]{1,12}?"
 _REF_OTHER_EN = rf"(?:above|over|higher\s+than|taller\s+than|on\s+top\s+of|atop|clear\s+of|up\s+from|relative\s+to)\s+{_NP}"
 _REF_OTHER_ZH = (
-    rf"比{_ZH_NP}(?:还要?|再)?高(?:出)?|高出(?:{_ZH_NP})?|高于{_ZH_NP}|超出{_ZH_NP}|(?:离(?!地)|距(?!离?地)){_ZH_NP}(?:还要?|再)?高?"
+    rf"比{_ZH_NP}(?:还要?|再)?高(?:出)?|高出(?:{_ZH_NP})?|高于{_ZH_NP}|超出{_ZH_NP}|(?:离(?!地)|(?<![间相])距(?!离?地)){_ZH_NP}(?:还要?|再)?高?"
     rf"|相对(?!于?地)(?:于)?{_ZH_NP}|在?[^，,。;；!！?？\s\d\x00]{{1,4}}?(?:顶部|顶端|顶上)?(?:以上|上方|之上|上空|上面)(?:约)?"
 )
 _REF_OTHER_BEFORE = (
@@ -108,6 +109,13 @@ _REF_GROUND_BEFORE = r"(?:above\s+(?:the\s+)?ground(?:\s+level)?|离地面?|对�
 HEIGHT_REF_BEFORE = _rx(
     r"(?P<ref>" + _REF_SEA + "|" + _REF_GROUND_BEFORE + "|" + _REF_OTHER_BEFORE + "|" + _REF_OTHER_ZH + r")\s*(?:高度|的高度)?\s*(?:为|是|在|:)?\s*(?:约|大约)?\s*"
     + _LENGTH
+)
+# The words that say a height before a height said against something ("fly at altitude 120 m AMSL", 高度海拔120米 is
+# read by HEIGHT_REF_BEFORE): part of the height, read or quoted with it, never left for the residual step to ask about.
+HEIGHT_LEAD_IN = _rx(
+    r"(?:(?:\b(?:fly(?:ing)?|stay(?:ing)?|keep(?:ing)?(?:\s+it)?|hold(?:ing)?)\s+)?(?:\bat\s+|@\s*)?(?:an?\s+|the\s+)?"
+    r"(?:flight\s+|flying\s+)?\b(?:altitude|height|alt\.?|elevation)\s*(?:of\s+|:\s*|=\s*|is\s+)?"
+    r"|(?:飞行高度|高度|航高)\s*(?:设为|设成|为|是|在|保持在?|定在|:|=)?\s*)$"
 )
 SEA_LEVEL = _rx(_REF_SEA)
 GROUND = _rx(_REF_GROUND)
@@ -138,7 +146,7 @@ NOT_HEIGHT_BEFORE = _rx(
     r"|半径|方圆|间隔|间距|每隔|每|相距|距离|宽|长|深|宽度|长度|深度)\s*(?:为|是|约|:)?\s*$"
 )
 RELATIVE_BEFORE = _rx(
-    r"(?:比(?!较|如)|高出|高于|超出|离(?!地)|距(?!地|离地)|距离(?!地)|相对(?!地)|相距)[^，,。;；!！?？]{0,12}$|\b(?:than|relative\s+to)\b[^,;.!?]{0,30}$"
+    r"(?:比(?!较|如)|高出|高于|超出|离(?!地)|(?<![间相])距(?!地|离地)|(?<!间)距离(?!地)|相对(?!地)|相距)[^，,。;；!！?？]{0,12}$|\b(?:than|relative\s+to)\b[^,;.!?]{0,30}$"
 )
 # "the 40 m high tower", 30米高的铁塔: the size of a thing, not the height to fly
 OBJECT_SIZE_AFTER = _rx(

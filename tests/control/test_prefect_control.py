@@ -93,7 +93,7 @@ def test_the_recall_flow_brings_the_vehicle_home(prefect_api: str, fly: Callable
     f = fly("px4")
     f.wait_reached(3)
     f.pace(20.0)
-    result = recall_mission(draft_id=f.draft_id, operator=OPERATOR, reason="from the UI", wait_s=30.0,
+    result = recall_mission(draft_id=f.draft_id, operator=OPERATOR, code="123456", reason="from the UI", wait_s=30.0,
                             now=NOW.isoformat())
     assert result["state"] == "RECALLED", result
     assert result["vehicles"][0]["outcome"] == "CONFIRMED" and result["vehicles"][0]["landed"]["mode"] == "RTL"

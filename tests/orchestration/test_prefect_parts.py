@@ -47,11 +47,50 @@ def test_validate_approval_names_the_bad_field(overrides: dict[str, object], fie
         validate_approval(good(**overrides))
 
 
-def test_form_schema_prefills_the_draft_and_requires_the_decision() -> None:
+def test_form_schema_prefills_the_draft_and_the_decision() -> None:
     schema = approval_form("d-1", 2, HASH).model_json_schema()
-    assert set(schema["required"]) == {"decision", "approver"}
+    assert set(schema["required"]) == {"approver"}
     assert schema["properties"]["plan_hash"]["default"] == HASH
     assert schema["properties"]["decision"]["enum"] == ["approve", "reject"]
+    assert schema["properties"]["decision"]["default"] == "approve"
+
+
+def _plain_required(schema: dict[str, object], field: str) -> None:
+    """The field is required and a plain string: the UI shows no "(Optional)" label and no None toggle."""
+    prop = schema["properties"][field]  # type: ignore[index]
+    assert field in schema["required"], (field, schema["required"])  # type: ignore[operator]
+    assert prop.get("type") == "string" and "anyOf" not in prop and "default" not in prop, prop
+
+
+def test_every_form_with_a_server_requires_the_one_time_code() -> None:
+    """Issue 39: the code field was labelled "(Optional)" with a None toggle though a server requires it. Checked on
+    what Prefect stores as the form (its schema) and on the control deployments' parameters."""
+    from prefect._internal.pydantic.v2_schema import create_v2_schema
+    from prefect.utilities.callables import parameter_schema
+
+    from flows.orchestration.clarify_input import clarification_form
+    from flows.orchestration.control_flows import pause_mission, recall_mission, resume_mission
+
+    approval = approval_form("d-1", 2, HASH, relayed=True)
+    _plain_required(create_v2_schema(approval.__name__, model_base=approval), "code")
+    clarify = clarification_form("r-0123456789", [{"id": "when", "text": "which day?"}], request_text="巡一遍",
+                                 relayed=True)
+    stored = create_v2_schema(clarify.__name__, model_base=clarify)
+    _plain_required(stored, "code")
+    assert stored["properties"]["code"]["pattern"] == "^[0-9]{6}$"
+    for control in (recall_mission, pause_mission, resume_mission):
+        _plain_required(parameter_schema(control).model_dump(), "code")
+
+
+def test_a_refused_answer_names_the_question_never_the_forms_field() -> None:
+    from flows.orchestration.clarify_input import validate_answers
+
+    questions = [{"id": "north-gate", "text": "which gate is the north gate?"}, {"id": "day", "text": "which day?"}]
+    with pytest.raises(InvalidArgument) as refused:
+        validate_answers({"request_id": "r-0123456789", "answerer": "li.wei", "code": "123456", "answer_1": "",
+                          "answer_2": "today"}, "r-0123456789", questions, relayed=True)
+    assert "question north-gate (“which gate is the north gate?”): no answer given" in refused.value.message
+    assert "answer_" not in refused.value.message
 
 
 @given(st.text(min_size=0, max_size=40), st.integers(min_value=1, max_value=10_000))
@@ -124,7 +163,7 @@ def test_with_a_server_the_form_requires_the_code_and_nothing_hints_at_as() -> N
 
     form = approval_form("d-1", 2, HASH, relayed=True)
     schema = form.model_json_schema()
-    assert set(schema["required"]) == {"decision", "approver", "code"}
+    assert set(schema["required"]) == {"approver", "code"}
     assert "--as" not in form._description and "one-time code are required" in form._description
     with pytest.raises(InvalidArgument, match="code"):
         validate_approval(good(), RelayedApprovalInput)

@@ -86,7 +86,10 @@ def test_cli_pending_prints_the_same_list(setup: dict[str, Any], monkeypatch: py
     assert got.exit_code == 0, got.output
     data = json.loads(got.stdout)
     assert [p["draft_id"] for p in data["pending"]] == [setup["waiting"].draft_id] and data["mode"] == "local"
-    text = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
-    assert text.exit_code == 0 and setup["waiting"].draft_id in text.stdout and "25 min" in text.stdout
+    text = CliRunner().invoke(app, args, env={"COLUMNS": "80"})  # a terminal's default width: nothing wraps
+    assert text.exit_code == 0 and "25 min" in text.stdout, text.stdout
+    assert max(len(line) for line in text.stdout.splitlines()) <= 80, text.stdout
+    row = next(line for line in text.stdout.splitlines() if setup["waiting"].draft_id in line)
+    assert f"{setup['waiting'].draft_id} v{setup['waiting'].version}" in row and "25 min" in row, text.stdout
     refused = CliRunner().invoke(app, ["pending", "--as", "nobody", "--world", str(setup["world"])])
     assert refused.exit_code == 2 and "FORBIDDEN" in refused.output
