@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from flows.server.totp import judged_at
-from flows.usecases.actor import Actor
+from flows.authority.interface import Actor
 from planner.errors import Forbidden, InvalidArgument, SortieError
 
 if TYPE_CHECKING:
