@@ -1,6 +1,6 @@
 """The server's own rounds: the sweeper (``flows.authority.sweeper``) on the server's clock, ledger and policy,
 the vehicle hub (``flows.fleet.hub``) that holds one link per drone while the server serves, and the settler
-(``flows.usecases.settling``) that settles the vehicle commands a crashed authority left unanswered.
+(``LocalAuthority.settle_vehicle_commands``) that settles the vehicle commands a crashed authority left unanswered.
 
 Why here: the sweeper acts as the authority itself — no caller, no token — so
 it gets the same embedded authority a request gets (``flows.server.kit``),
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["start_rounds", "start_hub", "Settler"]
 
 log = logging.getLogger(__name__)
+
+SETTLER_ACTOR = "authority:settler"  # flows.usecases.settling.SETTLER: who settles what a crash left unsaid
 
 
 def start_rounds(kit: Kit) -> Sweeper:
@@ -91,13 +93,16 @@ class Settler:
         return {"rounds": self.rounds, "settled": len(self.settled), "unsettled": self.unsettled}
 
     def _loop(self) -> None:
-        from flows.usecases.settling import orphaned, settle_commands
-
+        kit = self.kit
         while True:
             try:
-                grounds = self.kit.grounds()
-                self.settled += settle_commands(grounds, now=self.kit.config.clock.now(), publish=self.kit.publish)
-                self.unsettled = orphaned(grounds)
+                authority = LocalAuthority(kit.grounds(), Session(
+                    actor=Actor(SETTLER_ACTOR, "server"), now_given=kit.config.clock.now(),
+                    policy=kit.config.policy.current(), waker=Waker(report_wait_s=0.0), audit_by="use case",
+                    checks_visibility=False, evidence={"clock": kit.config.clock.describe()}, clock=kit.config.clock.now))
+                out = authority.settle_vehicle_commands(publish=kit.publish)
+                self.settled += out["settled"]
+                self.unsettled = out["unsettled"]
                 self.rounds += 1
             except Exception as exc:  # noqa: BLE001 - one bad round (a busy ledger) must not end the rounds
                 log.warning("settling unanswered vehicle commands failed: %s", exc)
