@@ -335,6 +335,27 @@ def stop_process_group(proc: subprocess.Popen[bytes], term_timeout_s: float = 10
 
 
 
+# --- simulated vehicles ---------------------------------------------------------------------------
+
+#: The simulator is realistic by default (``flows.sim.vehicle``: 10 s of boot, 35 s to pass pre-arm, 1× clock);
+#: a test that is not about those delays says so by using these.
+READY_AT_ONCE: dict[str, float] = {"boot_s": 0.0, "prearm_s": 0.0}
+SIM_SPEEDUP = 20.0  # the vehicle's clock in tests: heartbeats at 20 Hz wall, a minute of flight in 3 s
+
+
+def sim_vehicle(listen: str | list[str] | None = None, dialect: str = "ardupilot", *, ready_at_once: bool = True,
+                speedup: float = SIM_SPEEDUP, **kwargs: Any) -> Any:
+    """A ``SimVehicle`` for a test (not started): ArduPilot on TCP and PX4 on UDP as their SITLs, by default on a
+    port the OS picks; its clock ``speedup`` times the wall clock; ``ready_at_once`` — the test is not about the boot
+    or pre-arm delays (pass ``boot_s`` / ``prearm_s`` to test one of them)."""
+    from flows.sim.vehicle import SimVehicle
+
+    if listen is None:
+        listen = "tcpin:127.0.0.1:0" if dialect == "ardupilot" else "udpin:127.0.0.1:0"
+    options: dict[str, Any] = {**(READY_AT_ONCE if ready_at_once else {}), "speedup": speedup, **kwargs}
+    return SimVehicle(listen, dialect, **options)  # type: ignore[arg-type]
+
+
 @contextmanager
 def approved_draft_home(home: Path, *, now: datetime, text: str = "inspect the hydrants today",
                         region_id: str = "region-1002", planner: str = "li.wei", approver: str = "chen.jing") -> Iterator[Any]:
@@ -369,6 +390,8 @@ __all__ = [
     "m30t", "wire_plan", "wire_world",
     # processes and ports
     "free_port", "stop_process_group",
+    # simulated vehicles
+    "READY_AT_ONCE", "SIM_SPEEDUP", "sim_vehicle",
     # a SORTIE_HOME with an approved draft
     "approved_draft_home",
 ]

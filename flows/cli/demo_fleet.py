@@ -43,6 +43,8 @@ __all__ = ["DemoFleet", "start_demo_fleet", "vehicle_options", "bind_demo_keys",
 
 #: How long the demo waits for its running vehicles to be heard, with a battery, before it plans anyway.
 READY_WAIT_S = 20.0
+#: The demo's vehicles run their clocks this much faster than the wall clock (boot, pre-arm, flight).
+DEMO_SPEEDUP = 100.0
 
 
 @dataclass
@@ -116,7 +118,8 @@ def start_demo_fleet(world: World, home: Path, *, now: Callable[[], datetime],
         for d in store.apply(world).drones))  # the simulators' starting charge only: the world file is not touched
     # each vehicle binds its own port (``udpout:127.0.0.1:0`` → it listens on ``udpin:127.0.0.1:0``): no
     # pick-then-bind race with the other programs of this machine
-    sims = sim_fleet(charged, key_store, links={d.id: "udpout:127.0.0.1:0" for d in world.drones})
+    sims = sim_fleet(charged, key_store, links={d.id: "udpout:127.0.0.1:0" for d in world.drones},
+                     speedup=DEMO_SPEEDUP)  # the vehicles boot and pass pre-arm in well under a second
     hub = None
     try:
         links = {d: sim.address for d, sim in sorted(sims.items())}
@@ -124,7 +127,7 @@ def start_demo_fleet(world: World, home: Path, *, now: Callable[[], datetime],
             store.set(drone_id, conn)
         for drone_id in sorted(off):
             sims.pop(drone_id).stop()  # switched off: its recorded port answers nothing
-        hub = VehicleHub(now=now, links=store.all, key_store=key_store, bind=store.apply)
+        hub = VehicleHub(now=now, links=store.all, key_store=key_store, bind=store.apply, owner=f"sortie demo, home {home}")
         hub.follow(world)
     except BaseException:
         if hub is not None:

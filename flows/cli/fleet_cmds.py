@@ -76,6 +76,8 @@ def sim_fleet_cmd(
     )] = None,
     duration: Annotated[float | None, typer.Option(
         "--duration", help="Stop after this many seconds (default: until Ctrl-C).")] = None,
+    speedup: Annotated[float, typer.Option(
+        "--speedup", help="The vehicles' clock against the wall clock, as SITL's --speedup (1: real time).")] = 1.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Run one simulated vehicle per drone of the world on its link (ArduPilot or PX4 as its fleet entry says),
@@ -94,7 +96,7 @@ def sim_fleet_cmd(
         where = Path(home).expanduser() if home else sortie_home()
         w = load_world_at(world)
         log = None if as_json else (lambda text: err_console.print(f"sim: {text}", markup=False, highlight=False))
-        sims = sim_fleet(w, where / "keys", only=only or (), links=LinkStore(where).all(), log=log)
+        sims = sim_fleet(w, where / "keys", only=only or (), links=LinkStore(where).all(), log=log, speedup=speedup)
         if not as_json:
             for drone_id, sim in sims.items():
                 console.print(f"{drone_id}: {sim.dialect} vehicle on {', '.join(sim.listen)} (ground station: "

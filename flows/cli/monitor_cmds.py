@@ -1,4 +1,4 @@
-"""``sortie monitor``, ``sortie report`` and ``sortie sim-flight``: follow a flight, report it, fly one.
+"""``sortie monitor`` and ``sortie report``: follow a flight, report it.
 
 - ``sortie monitor DRAFT [--version N] [--link CONN] [--timeout S]`` follows a
   dispatched version through the authority (embedded: over MAVLink here, with
@@ -9,11 +9,7 @@
   NOT_STARTED (exit 2) when it never does.
 - ``sortie report DRAFT [--version N] [--out FILE]`` writes and prints the
   Markdown report (the authority's: ``flows.usecases.report``).
-- ``sortie sim-flight --listen udpin:127.0.0.1:PORT [--speedup X] [--drain F]
-  [--link-loss-after S] [--abort-at N] [--inject-text T]`` runs the vehicle
-  simulator with a flight: it answers the mission protocol like ``sortie
-  sim-vehicle`` and, like a real autopilot, waits on the ground with what it
-  was sent until a ground station launches it (``sortie launch``).
+- ``sortie sim-flight`` is ``sortie sim-vehicle`` (``flows.cli.vehicle_cmds``): every simulated vehicle flies.
 """
 
 from __future__ import annotations
@@ -29,7 +25,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, app, console, err_console, run  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
 
-__all__ = ["monitor_cmd", "report_cmd", "sim_flight_cmd"]
+__all__ = ["monitor_cmd", "report_cmd"]
 
 VersionOpt = Annotated[int | None, typer.Option("--version", help="Draft version (default: the latest).")]
 
@@ -131,51 +127,3 @@ def report_cmd(
         console.print(f"written: {r['files'].get('report')}", markup=False, highlight=False)
 
     run(body, as_json, render)
-
-
-@app.command("sim-flight")
-def sim_flight_cmd(
-    listen: Annotated[
-        list[str] | None,
-        typer.Option("--listen", help="A port to listen on (udpin:…, tcpin:…); repeat for more, the first is SERIAL0."),
-    ] = None,
-    prearm_s: Annotated[float, typer.Option("--prearm-s", help="Seconds after boot until the pre-arm checks pass.")] = 0.0,
-    dialect: Annotated[str, typer.Option("--dialect", help="ardupilot or px4.")] = "ardupilot",
-    speedup: Annotated[float, typer.Option("--speedup", help="Simulated seconds per wall second (1–10000).")] = 100.0,
-    drain: Annotated[float, typer.Option("--drain", help="Battery drains this many times faster than the model.")] = 1.0,
-    link_loss_after: Annotated[
-        float | None, typer.Option("--link-loss-after", help="Stop sending after this many simulated seconds of flight.")
-    ] = None,
-    abort_at: Annotated[int | None, typer.Option("--abort-at", help="Switch to RTL when the mission reaches this item.")] = None,
-    inject_text: Annotated[
-        str | None, typer.Option("--inject-text", help="Send this STATUSTEXT in flight (e.g. one that reads like a command).")
-    ] = None,
-    battery_wh: Annotated[float, typer.Option("--battery-wh", help="Battery capacity (Wh).")] = 263.2,
-    battery_pct: Annotated[float, typer.Option("--battery-pct", help="Battery charge at take-off (%).")] = 96.0,
-    duration: Annotated[float | None, typer.Option("--duration", help="Stop after this many seconds.")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Run a simulated vehicle that flies the mission it is sent, streaming telemetry, with flight faults."""
-
-    def body() -> dict[str, Any]:
-        from flows.cli.vehicle_cmds import check_dialect, open_sim, serve_sim
-        from flows.sim.flight import FlightFaults, FlightOptions, SimFlight
-
-        check_dialect(dialect)
-        faults = FlightFaults(drain_factor=drain, link_loss_after_s=link_loss_after, abort_at_seq=abort_at,
-                              inject_text=inject_text)
-        flight = SimFlight(FlightOptions(speedup=speedup, battery_wh=battery_wh, battery_pct=battery_pct, faults=faults))
-        ports = listen or ["udpin:127.0.0.1:14560"]
-        sim = open_sim(ports, dialect, as_json=as_json, flight=flight, prearm_s=prearm_s)
-        if not as_json:
-            err_console.print(f"sim-flight ({dialect}, {speedup:g}×) on {', '.join(ports)}; dispatch, launch and monitor "
-                              f"with --link "
-                              f"{sim.address}; faults: {', '.join(faults.describe()) or 'none'}", markup=False,
-                              highlight=False)
-        out = serve_sim(sim, duration)
-        out["flight"] = {"phase": flight.phase, "mode": flight.mode, "reached": flight.reached,
-                         "battery_pct": round(flight.battery_pct, 1), "sim_t_s": round(flight.sim_t, 1),
-                         "texts": flight.texts_sent}
-        return out
-
-    run(body, as_json, lambda r: console.print(f"flight: {r['flight']}", markup=False, highlight=False))

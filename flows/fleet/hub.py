@@ -38,6 +38,7 @@ without one (``sortie demo``'s hub) the vehicles are watched for their state onl
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -47,6 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from flows.fleet.custody import Custody, Finding
+from flows.fleet.link_claim import LinkClaim, claim_link
 from flows.fleet.live import Freshness, LiveDrone, live_drone
 from flows.fleet.overlay import live_world
 from flows.fleet.watch import FOREIGN_KEYS, DroneWatch, HoldTimes
@@ -95,10 +97,12 @@ class VehicleHub:
     def __init__(self, *, now: Callable[[], datetime], links: Callable[[], Mapping[str, str]], key_store: Path,
                  publish: Publish | None = None, silent_after_s: float = 10.0, battery_low_pct: float = 25.0,
                  times: HoldTimes = HoldTimes(), records: HubRecords | None = None,
-                 freshness: Freshness | None = None, bind: Callable[[World], World] | None = None) -> None:
+                 freshness: Freshness | None = None, bind: Callable[[World], World] | None = None,
+                 owner: str = "") -> None:
         self.now = now
         self.links = links
         self.bind = bind  # the admin's bindings over the fleet file's (``flows.server.links.LinkStore.apply``)
+        self.owner = owner  # who holds the links, for another holder's refusal (a server's home)
         self.key_store = key_store
         self.publish = publish
         self.silent_after_s = silent_after_s
@@ -137,7 +141,7 @@ class VehicleHub:
                 if held is not None:
                     stale.append(held[1])
                 watch = DroneWatch(drone_id, target.link, self._binder(drone), on_change=self._changed,
-                                   times=self.times)
+                                   times=self.times, claim=self._claimer(drone_id, target.link))
                 self._watches[drone_id] = (target, watch)
                 watch.start()
         for w in stale:  # on a request's thread: never wait for a watch to end
@@ -193,6 +197,9 @@ class VehicleHub:
             w.stop()
 
     # --- inside ----------------------------------------------------------------------------
+
+    def _claimer(self, drone_id: str, link: str) -> Callable[[], LinkClaim]:
+        return lambda: claim_link(link, drone_id=drone_id, owner=self.owner or f"pid {os.getpid()}")
 
     def _binder(self, drone: Drone) -> Callable[[], VehicleBinding]:
         return lambda: binding_for(drone, self.key_store)

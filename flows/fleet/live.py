@@ -42,6 +42,7 @@ FAULTS = {
     "SIGNING_MISMATCH": "the vehicle answers but not signed with the drone's key, or ignores this link's "
                         "unsigned requests",
     "KEY_UNAVAILABLE": "the drone's signing key cannot be read from the server's key store",
+    "LINK_HELD": "another drone, or another sortie process on this host, holds the drone's link address",
     "SILENT": "the vehicle was heard, then stopped talking",
     "SILENT_IN_FLIGHT": "the vehicle stopped talking while armed (in flight)",
     "INTRUSION": "the vehicle armed, changed mode, changed its mission or moved while no dispatch of this "

@@ -15,6 +15,9 @@ evidence, never from the words of an error:
   ``SIGNING_MISMATCH`` (FACTS.md: a signed ArduPilot silently drops unsigned
   commands and stream requests on every port but SERIAL0);
 - the key cannot be read → ``KEY_UNAVAILABLE``;
+- another drone, or another sortie process on this host, holds the link's
+  address (``flows.fleet.link_claim``) → ``LINK_HELD``: nothing is opened, and
+  the claim is tried again with the backoff;
 - while the link is lent (``flows.vehicle.lending``: the upload, launch, a
   command or the follower speaks through it) the watch does not read: the
   borrower reads, and the watch keeps what the link saw — unless nothing was
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from flows.fleet.link_claim import LinkClaim
 from flows.fleet.live import Fault
 from flows.fleet.params import ParamReads, request_read
 from flows.vehicle import lending
@@ -81,7 +85,8 @@ class DroneWatch:
     """The held link of one drone and what its vehicle last said (thread-safe reads)."""
 
     def __init__(self, drone_id: str, link: str, binding: Callable[[], VehicleBinding], *,
-                 on_change: Callable[["DroneWatch"], None] | None = None, times: HoldTimes = HoldTimes()) -> None:
+                 on_change: Callable[["DroneWatch"], None] | None = None, times: HoldTimes = HoldTimes(),
+                 claim: Callable[[], LinkClaim] | None = None) -> None:
         self.drone_id = drone_id
         self.link = link
         self._binding = binding
@@ -96,6 +101,8 @@ class DroneWatch:
         self._foreign_before: dict[str, int] = dict.fromkeys(FOREIGN_KEYS, 0)  # of the links closed before
         self._foreign_now: dict[str, Any] = {}
         self._params = ParamReads()
+        self._claim = claim
+        self._claimed: LinkClaim | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -131,9 +138,16 @@ class DroneWatch:
     # --- the thread ------------------------------------------------------------------------
 
     def _run(self) -> None:
+        try:
+            self._hold_links()
+        finally:
+            if self._claimed is not None:
+                self._claimed.release()
+
+    def _hold_links(self) -> None:
         failures = 0
         while not self._stop.is_set():
-            link = self._open()
+            link = self._open() if self._claim_link() else None
             if link is None:
                 self._wait(self.times.backoff_s[min(failures, len(self.times.backoff_s) - 1)])
                 failures += 1
@@ -154,6 +168,17 @@ class DroneWatch:
                         self._foreign_before[k] += int(counts[k])
                     self._foreign_now = {}
                 link.close(force=True)
+
+    def _claim_link(self) -> bool:
+        """This host's claim on the link's address (``flows.fleet.link_claim``): one holder per vehicle."""
+        if self._claimed is not None or self._claim is None:
+            return True
+        try:
+            self._claimed = self._claim()
+        except SortieError as exc:
+            self._set_fault(Fault("LINK_HELD", exc.message))
+            return False
+        return True
 
     def _open(self) -> VehicleLink | None:
         try:

@@ -32,6 +32,16 @@ it keeps the file open:
   else. The audit's own writes (``state=False``) do not change what is
   recalled; opening or closing the file (another process had it) does.
 
+- **the file at the path is the file held** (issue 38: the ledger replaced
+  while the server ran, a plan answered 200 was written to the deleted file and
+  lost at the restart): the device and inode are recorded when the file is
+  opened and compared with the path's before every unit of work; a file
+  removed or replaced is ``LEDGER_UNAVAILABLE`` (HTTP 503) for every
+  transaction from then on, nothing written, and ``/v1/health`` says
+  ``ok: false`` (``identity_problem``) until the server is restarted on a
+  ledger it verifies. Each commit is synced by DuckDB itself (``fdatasync``
+  of the ``.wal`` at every COMMIT: observed with strace on duckdb 2.0.1).
+
 Every ``Store`` (and so every ``Ledger``) of the same file in this process
 goes through the one connection once it is open (``engine_for``): code that
 still calls ``open_ledger()`` inside the server neither opens the file again
@@ -51,6 +61,7 @@ from typing import TypeVar
 
 import duckdb
 
+from flows.ledger import file_identity
 from flows.ledger.files import DAMAGE, connect, damaged
 from flows.ledger.file_lock import give_back, knock_path, knocking, open_knock_probe, take_turn, wait_unknocked
 from planner.errors import LedgerUnavailable
@@ -141,6 +152,7 @@ class SharedConnection:
         self._closing = False
         self._stopped = False
         self._root: duckdb.DuckDBPyConnection | None = None
+        self._identity: tuple[int, int] | None = None  # (device, inode) of the file opened
         self._turn_fd: int | None = None
         self._idle: list[duckdb.DuckDBPyConnection] = []
         self._write_lock = threading.Lock()
@@ -207,6 +219,7 @@ class SharedConnection:
             self._turn_fd = None
             raise
         self._root = root
+        self._identity = file_identity.identity(self.path)
         self.opens += 1
         self.generation += 2  # another process may have written while the file was not ours
 
@@ -253,10 +266,23 @@ class SharedConnection:
         except duckdb.Error:
             pass
 
+    def identity_problem(self) -> str | None:
+        """Why the file at the path is not the file this process holds open (removed, replaced), or None."""
+        held = self._identity
+        return None if self._root is None or held is None else file_identity.problem(self.path, held)
+
+    def _check_identity(self) -> None:
+        problem = self.identity_problem()
+        if problem is not None:
+            raise LedgerUnavailable(problem + ": nothing was written or read; a write now would be lost. Restore "
+                                    "the ledger and restart the server (it verifies the file it opens)",
+                                    details={"ledger_replaced": True})
+
     @contextmanager
     def _unit(self) -> Iterator[duckdb.DuckDBPyConnection]:
         self._enter()
         try:
+            self._check_identity()
             cur = self._cursor()
             reusable = False
             try:

@@ -35,6 +35,7 @@ version whose waiting run was cancelled in the Prefect UI.
 
 # No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations.
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -54,6 +55,7 @@ from flows.server.admission import Lanes
 from flows.server.token_quotas import TokenLimits
 from flows.server.links import LinkStore
 from flows.server.plan_pool import PlanPool
+from flows.server.sessions import Sessions
 from flows.server.routes import admin, decisions, drafts, events, fleet, ledger, ops, requests, vehicle
 from flows.server.tokens import TokenStore, claimed_token_id
 from flows.server.totp import TotpStore
@@ -74,6 +76,7 @@ async def _serving(app: FastAPI) -> AsyncIterator[None]:
     kit: Kit = app.state.kit
     anyio.to_thread.current_default_thread_limiter().total_tokens = kit.lanes.sizes.thread_tokens()
     sweeper = start_rounds(kit)
+    watching = asyncio.get_running_loop().create_task(kit.sessions.watch())  # streams end with their token
     kit.hub = start_hub(kit)  # None with --fleet file
     unsigned = kit.vehicles()["unsigned"]
     if kit.config.allow_unsigned and unsigned:  # said in the ledger, not only in a log
@@ -87,6 +90,7 @@ async def _serving(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        watching.cancel()
         sweeper.stop()
         if kit.hub is not None:
             kit.hub.stop()
@@ -120,7 +124,7 @@ def create_app(config: ServerConfig) -> Any:
     kit = Kit(config=config, ledger=led, links=LinkStore(config.home), followers=Followers(bus.publish), bus=bus,
               totps=TotpStore(str(config.home)), waker=Waker(), audits=AuditQueue(led.audit_many, pause=gate.pause),
               limits=TokenLimits(config.streams_per_token, config.polls_per_token), gate=gate,
-              plans=PlanPool(config.plan_workers) if config.plan_workers else None)
+              plans=PlanPool(config.plan_workers) if config.plan_workers else None, sessions=Sessions(tokens.ended))
     app.state.config, app.state.ledger, app.state.bus, app.state.kit = config, led, bus, kit
     install(app, kit, scrub_roots={str(config.home): "<home>", str(config.world): "<world>"})
 
@@ -153,4 +157,5 @@ def create_app(config: ServerConfig) -> Any:
                     client_addr=client[0] if client else None)
 
     kit.lanes = Lanes(app, config.lanes, on_refused=lane_refused, gate=kit.gate)
-    return BodyLimit(kit.lanes, config.max_body_bytes, on_refused=kit.refused)  # type: ignore[return-value]
+    return BodyLimit(kit.lanes, config.max_body_bytes, on_refused=kit.refused,  # type: ignore[return-value]
+                     body_timeout_s=config.body_timeout_s)

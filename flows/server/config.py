@@ -21,6 +21,7 @@ from typing import Any
 
 from flows.server.filestore import locked_json, read_json_current
 from flows.server.admission import LaneSizes
+from flows.server.timeouts import BODY_TIMEOUT_S, HEADER_TIMEOUT_S
 from flows.server.token_quotas import POLLS_PER_TOKEN, STREAMS_PER_TOKEN
 from flows.usecases.actor import Policy
 from planner.errors import InvalidArgument
@@ -90,6 +91,8 @@ class ServerConfig:
     plan_workers: int = 1  # processes that decide plans (flows.server.plan_pool); 0 decides in the server itself
     fleet: str = "live"  # "live": the vehicle hub (flows.fleet.hub) says ONLINE, battery, position; "file": fleet.json
     fleet_silent_s: float = 10.0  # a held link with no heartbeat for this long is OFFLINE
+    header_timeout_s: float = HEADER_TIMEOUT_S  # a request's headers arrive within this (flows.server.timeouts)
+    body_timeout_s: float = BODY_TIMEOUT_S  # … and its body within this of the first wait for it
     allow_unsigned: bool = False  # serve drones with no system id or signing key (``--allow-unsigned``; shown and audited)
 
     @property

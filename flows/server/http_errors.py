@@ -16,11 +16,14 @@ details never name a path on the server host: the home and the world become
 ``BodyLimit`` reads a request's body before any handler runs: over the limit
 it is 413 (by ``Content-Length``, and by counting a chunked body as it
 arrives), and a JSON object with a key twice (``{"version": 1, "version": 2}``:
-which one would a check have seen?) is 400 ``INVALID_ARGUMENT``.
+which one would a check have seen?) is 400 ``INVALID_ARGUMENT``; a body that
+has not arrived ``body_timeout_s`` after it was first waited for is 408
+``REQUEST_TIMEOUT`` (``flows.server.timeouts``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -32,13 +35,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from flows.server.timeouts import BODY_TIMEOUT_S
 from flows.server.tokens import claimed_token_id
 from planner.errors import InvalidArgument, SortieError
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit
 
-__all__ = ["STATUS", "install", "BodyLimit", "error_response", "scrub"]
+__all__ = ["STATUS", "install", "BodyLimit", "RequestTimeout", "error_response", "scrub"]
 
 _log = logging.getLogger("sortie.server")
 
@@ -67,7 +71,14 @@ STATUS: dict[str, int] = {
     "NEEDS_CLARIFICATION": 422,
     "TOO_MANY_ATTEMPTS": 429,
     "TOO_MANY_REQUESTS": 429,
+    "REQUEST_TIMEOUT": 408,
 }
+
+
+class RequestTimeout(SortieError):
+    """A request's body did not arrive in time (``flows.server.timeouts``)."""
+
+    code = "REQUEST_TIMEOUT"
 
 #: An absolute path of two parts or more (not an API path, not inside a URL): what ``scrub`` shortens.
 _ABS_PATH = re.compile(r"(?<![\w:/.~-])(?!/v1/)(?:/[\w.@+~-]+){2,}/?")
@@ -167,10 +178,12 @@ OnRefused = Callable[..., None]
 class BodyLimit:
     """Pure ASGI middleware: the whole body read first; 413 over ``limit`` bytes, 400 for a JSON key given twice."""
 
-    def __init__(self, app: Any, limit: int, on_refused: OnRefused | None = None) -> None:
+    def __init__(self, app: Any, limit: int, on_refused: OnRefused | None = None,
+                 body_timeout_s: float = BODY_TIMEOUT_S) -> None:
         self.app = app
         self.limit = limit
         self.on_refused = on_refused
+        self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -183,8 +196,14 @@ class BodyLimit:
             return
         chunks: list[bytes] = []
         seen = 0
+        due = asyncio.get_running_loop().time() + self.body_timeout_s
         while True:
-            message = await receive()
+            try:  # a body that trickles in holds a connection and a lane: it arrives in time or not at all
+                message = await asyncio.wait_for(receive(), max(0.0, due - asyncio.get_running_loop().time()))
+            except asyncio.TimeoutError:
+                await self._refuse(scope, send, 408, RequestTimeout(
+                    f"the request body did not arrive within {self.body_timeout_s:g} s (slow clients are cut off)"))
+                return
             if message["type"] != "http.request":  # the client left before its body arrived
                 return
             chunk = message.get("body", b"")

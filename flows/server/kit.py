@@ -151,6 +151,7 @@ class Kit:
     audits: AuditQueue | None = None  # batched read audits; None writes every row at once
     integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
     limits: TokenLimits = field(default_factory=TokenLimits)
+    sessions: Any = None  # flows.server.sessions.Sessions: open streams and long polls end with their token
     gate: SafetyGate = field(default_factory=SafetyGate)  # reads step aside while a safety request runs
     lanes: Any = None  # flows.server.admission.Lanes, for the routes that take a lane only around their thread work
     plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
@@ -163,6 +164,14 @@ class Kit:
 
     def context(self, caller: Caller) -> RequestContext:
         return RequestContext(self, caller, self.config.clock.now(), self.config.policy.current())
+
+    def ledger_problem(self) -> str | None:
+        """Why the ledger the server holds is not the file at its path any more (``/v1/health``), or None."""
+        from flows.ledger.shared import engine_for
+
+        engine = engine_for(self.ledger.path)
+        problem = None if engine is None else engine.identity_problem()
+        return None if problem is None else problem.replace(str(self.config.home), "<home>")
 
     def vehicles(self) -> dict[str, Any]:
         """Whether unsigned vehicles are allowed, and which drones are served unsigned now (``/v1/health``)."""

@@ -15,6 +15,15 @@ on a thread after the server answers its first request (``warm``).
 
 A process that dies (killed, or a crash inside a solver) breaks the pool: the
 request gets ``INTERNAL`` and the next one gets a fresh pool.
+
+**A planning process dies with its server** (issue 38: after SIGTERM or
+SIGKILL of the server, the planning process and multiprocessing's resource
+tracker lived on, ~380 MB each restart). Each process watches its parent
+(``_die_with_parent``: its parent's pid, looked at every ``PARENT_POLL_S``)
+and exits when the parent is gone, however it ended; the resource tracker
+exits when the last process holding its pipe does. Why not
+``PR_SET_PDEATHSIG``: it fires when the *thread* that started the process
+ends, and these processes are started from a short-lived warm-up thread.
 """
 
 from __future__ import annotations
@@ -22,16 +31,30 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
+import os
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from planner.errors import InvalidArgument, SortieError
 
-__all__ = ["PlanPool", "decide_here", "raise_refusal"]
+__all__ = ["PlanPool", "decide_here", "raise_refusal", "PARENT_POLL_S"]
 
 _log = logging.getLogger("sortie.server")
+#: How often a planning process looks whether its server is still its parent.
+PARENT_POLL_S = 0.5
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a planning process: exit as soon as ``parent`` (the server) is not its parent any more."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(0)  # the server is gone: nothing here may outlive it, nor be waited for
+
+    threading.Thread(target=watch, name="sortie-plan-parent-watch", daemon=True).start()
 
 
 @functools.lru_cache(maxsize=4)
@@ -89,7 +112,8 @@ class PlanPool:
             if self._pool is None:
                 import multiprocessing
 
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_die_with_parent, initargs=(os.getpid(),))
             return self._pool
 
     def warm(self) -> None:

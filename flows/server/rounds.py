@@ -53,7 +53,8 @@ def start_hub(kit: Kit) -> Any:
 
     hub = VehicleHub(now=kit.config.clock.now, links=kit.links.all, key_store=kit.config.home / "keys",
                      publish=kit.bus.publish, silent_after_s=kit.config.fleet_silent_s,
-                     records=LedgerRecords(kit.ledger, kit.config.clock.now), bind=kit.links.apply)
+                     records=LedgerRecords(kit.ledger, kit.config.clock.now), bind=kit.links.apply,
+                     owner=f"sortie server, home {kit.config.home}")
     try:
         hub.follow(load_world_at(kit.config.world, strict=True))
     except SortieError:

@@ -16,6 +16,7 @@ from pathlib import Path
 from flows.ledger import claim_home
 from flows.server.config import ServerClock, ServerConfig
 from flows.server.links import LinkStore, require_bound
+from flows.server.timeouts import timed_h11
 from flows.usecases.common import load_rules, load_world_at
 from planner.errors import InvalidArgument
 
@@ -73,4 +74,4 @@ def serve(config: ServerConfig, listen: str) -> None:
     # vehicle signing keys, draft folders) must use it, never the home of whoever started the server.
     os.environ["SORTIE_HOME"] = str(config.home)
     uvicorn.run(create_app(config), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2,
-                access_log=False)
+                access_log=False, http=timed_h11(config.header_timeout_s))  # slow headers: flows.server.timeouts

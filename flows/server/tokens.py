@@ -126,6 +126,18 @@ class TokenStore:
             raise Unauthenticated(f"the token expired at {rec['expires']}")
         return TokenInfo(m.group(1), rec["user"], frozenset(rec["scopes"]), rec.get("expires"))
 
+    def ended(self, token_id: str) -> str | None:
+        """Why the token ``token_id`` no longer holds (revoked, expired, unknown), or None while it does: for the
+        streams and long polls it keeps open (``flows.server.sessions``)."""
+        rec = read_json_current(self.path, {"tokens": {}})["tokens"].get(token_id)
+        if rec is None:
+            return "the token is not known to this server any more"
+        if rec.get("revoked"):
+            return f"the token was revoked at {rec['revoked']}"
+        if rec.get("expires") and _now() >= datetime.fromisoformat(rec["expires"]):
+            return f"the token expired at {rec['expires']}"
+        return None
+
     def revoke(self, token_id: str | None = None, *, user: str | None = None) -> list[str]:
         """Revoke one token (by id) or every live token of a user; returns the ids revoked."""
         if not token_id and not user:

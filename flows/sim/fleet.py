@@ -14,8 +14,12 @@ the server's REAL clock against vehicles that talk, with no script rewriting
 - with a ``signing_key`` reference it signs with that key from the key store
   (as a vehicle that was sent SETUP_SIGNING does);
 - it stands on its dock (home = the dock's position and ground altitude) with
-  the file's battery as its starting charge, on the ground and disarmed, and
-  waits for a launch like the simulators of ``sortie demo``.
+  the file's battery as its starting charge, on the ground and disarmed;
+- it **flies**: its flight has the drone's battery and power figures
+  (``flows.sim.flight.SimFlight``), so a control room can launch, follow, pause and
+  recall it (``sortie launch`` …); it boots and passes its pre-arm checks like a real
+  vehicle (``flows.sim.vehicle``: ~10 s and ~35 s of its clock);
+- its clock runs ``speedup`` times the wall clock (1: real time, as a real vehicle).
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from flows.sim.flight import SimFlight
+from flows.sim.flight_options import FlightOptions
 from flows.sim.vehicle import SimVehicle
 from planner.errors import InvalidArgument
 from planner.world.model import Drone, World
 
-__all__ = ["listen_for", "sim_fleet"]
+__all__ = ["listen_for", "sim_fleet", "drone_flight"]
 
 
 def listen_for(link: str) -> str:
@@ -40,19 +46,27 @@ def listen_for(link: str) -> str:
     return f"{vehicle_side}:{rest}"
 
 
-def _vehicle(world: World, drone: Drone, key_store: Path, log: Any) -> SimVehicle:
+def drone_flight(drone: Drone, **kw: Any) -> FlightOptions:
+    """The flight figures of ``drone``: its battery and the power its spec gives for hover and cruise."""
+    return FlightOptions(battery_wh=drone.battery_wh, battery_pct=float(drone.battery_pct),
+                         cruise_power_w=drone.battery_wh * 3600.0 / drone.flight_time_s,
+                         hover_power_w=drone.battery_wh * 3600.0 / drone.hover_time_s, **kw)
+
+
+def _vehicle(world: World, drone: Drone, key_store: Path, log: Any, speedup: float) -> SimVehicle:
     from flows.vehicle.keys import load_signing_key
 
     dock = world.dock(drone.dock_id)
     key = load_signing_key(key_store, drone.signing_key) if drone.signing_key else None
     return SimVehicle(listen_for(drone.link), drone.autopilot, system_id=drone.mavlink_system_id or 1,
-                      component_id=drone.mavlink_component_id or 1, signing_key=key,
+                      component_id=drone.mavlink_component_id or 1, signing_key=key, speedup=speedup,
                       home=(dock.lat, dock.lon, dock.ground_alt_m), battery_pct=float(drone.battery_pct),
+                      flight=SimFlight(drone_flight(drone)),
                       log=None if log is None else (lambda text, d=drone.id: log(f"{d}: {text}")))
 
 
 def sim_fleet(world: World, key_store: Path, *, only: Iterable[str] = (), links: dict[str, str] | None = None,
-              log: Any = None) -> dict[str, SimVehicle]:
+              log: Any = None, speedup: float = 1.0) -> dict[str, SimVehicle]:
     """Drone id → a started simulated vehicle on its link (``links``: an admin's overrides, as the server's
     ``links.json``); ``only`` picks drones. A port that cannot be bound stops every vehicle started so far."""
     from dataclasses import replace
@@ -69,7 +83,7 @@ def sim_fleet(world: World, key_store: Path, *, only: Iterable[str] = (), links:
             if links and d.id in links:
                 d = replace(d, link=links[d.id])
             try:
-                started[d.id] = _vehicle(world, d, key_store, log).start()
+                started[d.id] = _vehicle(world, d, key_store, log, speedup).start()
             except OSError as exc:
                 raise InvalidArgument(f"{d.id}: cannot listen on {listen_for(d.link)!r}: {exc}") from None
     except BaseException:

@@ -1,54 +1,40 @@
-"""Flying the uploaded mission in the vehicle simulator, in accelerated simulated time.
+"""The simulated vehicle's flight: launch, modes, battery, failsafes and faults, stepped on the vehicle's clock.
 
-``SimFlight`` is a ``flows.sim.vehicle.VehicleBehaviour``: plugged into a
-``SimVehicle`` (``SimVehicle(..., flight=SimFlight(opts))`` or
-``attach_flight(sim, opts)`` for a vehicle that already holds a mission) it
-loads the stored mission and **waits on the ground until a ground station
-launches it** (FACTS.md: "Nothing flies until a GCS launches it"):
+``SimFlight`` is a ``flows.sim.vehicle.VehicleBehaviour``. Every vehicle has one
+unless a test plugs in another behaviour: it holds the stored mission and
+**waits on the ground until a ground station launches it** (FACTS.md: "Nothing
+flies until a GCS launches it"):
 
-- ArduPilot: GUIDED → MAV_CMD_COMPONENT_ARM_DISARM(1) → AUTO →
-  MAV_CMD_MISSION_START, each answered with COMMAND_ACK (``flows.sim.flight_commands``
-  has each command's source); arming is refused before the pre-arm checks pass
-  and in a mode that does not allow it; armed on the ground without taking off,
-  it disarms after ``disarm_delay_s`` (``Copter::auto_disarm_check``, DISARM_DELAY 10 s).
-- PX4: MAV_CMD_MISSION_START arms and starts the mission
-  (``Commander::handle_command`` VEHICLE_CMD_MISSION_START); it too disarms
-  after 10 s on the ground (COM_DISARM_PRFLT).
+- ArduPilot: GUIDED → MAV_CMD_COMPONENT_ARM_DISARM(1) → AUTO → MAV_CMD_MISSION_START,
+  each answered with COMMAND_ACK (``flows.sim.flight_commands`` has each command's
+  source); arming is refused before the pre-arm checks pass ("PreArm: …") and in a
+  mode that does not allow it; **home moves to where it arms**
+  (``AP_Arming_Copter::arm`` → ``Copter::set_home_to_current_location``); armed on
+  the ground without taking off, it disarms after ``disarm_delay_s`` (DISARM_DELAY).
+- PX4: MAV_CMD_MISSION_START arms and starts the mission (``Commander::handle_command``).
 
-In flight it behaves as ArduCopter was observed to, the vehicle sending the
-telemetry a ground station asked for (``flows.sim.vehicle``) from ``snapshot()``:
+In flight the dialect's modes move the vehicle (``flows.sim.copter`` for ArduCopter,
+sourced from AC_WPNav / SCurve / ModeAuto / ModeRTL; ``flows.sim.px4`` for PX4),
+stepped in ``options.step_s`` slices of simulated time — and in the autopilot's own
+loop period right after the mission moved on, so that what AP_Mission does in
+consecutive loops (starting DO commands one per loop, finishing a zero-length leg)
+happens in the same order. The battery drains by the power the flight draws
+(``flows.sim.battery``). Failsafes act as the autopilot's parameters say:
 
-- **MISSION_ITEM_REACHED is coalesced**: items completed in the same instant
-  (one loop turn; a DO_ item next to its waypoint, a waypoint at the take-off
-  position) report only the last seq — ``GCS::send_mission_item_reached_message``
-  keeps one ``mission_item_reached_index`` per channel and sends once; DO_ items
-  count (``ModeAuto::verify_command`` completes them at once), a waypoint counts
-  after its hold (``ModeAuto::verify_nav_wp``, with "Reached command #N").
-- **no MISSION_ITEM_REACHED for the final NAV_LAND** on ArduPilot:
-  ``ModeAuto::verify_land`` disarms and returns false ("After disarming the
-  mission will reset"), so MISSION_CURRENT shows seq 0 once disarmed. PX4
-  reports the landing item (``MissionBlock::is_mission_item_reached_or_completed``
-  is true once landed; ``MavlinkMissionManager::send`` sends ``seq_reached``).
-- **RTL lands and disarms in mode RTL**; LAND lands and disarms in LAND;
-  **LOITER without a pilot descends** (throttle at minimum: observed 2.4 m/s,
-  ``ModeLoiter::run`` takes the climb rate from the throttle stick) and
-  disarms on the ground, still in LOITER; BRAKE and GUIDED hold where they
-  stop (``ModeBrake::init`` decelerates at BRAKE_MODE_DECEL_RATE_MSS 7.5 m/s²,
-  ``ModeGuided::init`` holds the stopping point); a paused AUTO slows down
-  along its leg at WPNAV_ACCEL 2.5 m/s² (``AC_WPNav::update_wpnav`` shapes the
-  speed to 0 while ``_paused``; observed on SITL: 9.99 m from 7 m/s). PX4's
-  AUTO.LOITER holds (``Loiter`` in the navigator) after stopping at MPC_ACC_HOR.
+- battery (``AP_BattMonitor::check_failsafes`` → ``Copter::handle_battery_failsafe``): a level
+  raised says "Battery 1 is low …" and, with BATT_FS_LOW_ACT / BATT_FS_CRT_ACT set,
+  "Battery Failsafe" and RTL (2) or LAND (1, after LAND_WITH_DELAY_MS); the SITL
+  defaults (0) take no action. PX4: COM_LOW_BAT_ACT at BAT_LOW_THR / BAT_CRIT_THR.
+- GCS (``Copter::failsafe_gcs_check``): with FS_GCS_ENABLE set, no heartbeat from the
+  ground station (SYSID_MYGCS) for FS_GCS_TIMEOUT while armed says "GCS Failsafe" and
+  RTL (1) or LAND (5); the silence is measured on the wall clock (a ground station's
+  heartbeat runs on it, whatever the speed-up). PX4: NAV_DLL_ACT after COM_DL_LOSS_T.
 
-Simulated time runs ``speedup`` times faster than the wall clock in flight,
-integrated in steps of at most ``step_s`` simulated seconds (a loaded machine
-slows the flight down rather than making it jump); the vehicle's clock, and so
-``time_boot_ms``, follows it.
-
-Faults (``FlightFaults``): ``drain_factor`` (the battery failsafe then switches
-to RTL), ``link_loss_after_s`` (nothing more is sent), ``abort_at_seq`` (RTL at
-that item), ``inject_text`` (a STATUSTEXT that reads like a command: it changes
-nothing), ``lose_ack_of`` / ``lose_command_of`` (the first ACK / command of
-those MAV_CMDs lost; a command listed k times loses k).
+Reported like ArduCopter was observed (FACTS.md): MISSION_ITEM_REACHED coalesced per
+loop (``GCS::send_mission_item_reached_message`` keeps one index per channel); none
+for the final NAV_LAND (``ModeAuto::verify_land`` disarms and returns false) — PX4
+reports the landing item; RTL lands and disarms in RTL; LAND in LAND; LOITER without a
+pilot sinks and disarms still in LOITER.
 """
 
 from __future__ import annotations
@@ -62,88 +48,160 @@ from typing import Any
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; mavutil loads every dialect)
 
-from flows.sim import flight_commands  # noqa: E402
+from flows.sim import failsafes, flight_commands  # noqa: E402
+from flows.sim.ardupilot_mission import StoredCommand  # noqa: E402
+from flows.sim.battery import BatteryMonitor, Pack, PowerModel  # noqa: E402
+from flows.sim.copter import CopterModes  # noqa: E402
+from flows.sim.copter_motion import Body  # noqa: E402
 from flows.sim.flight_options import FlightFaults, FlightOptions  # noqa: E402
+from flows.sim.local_frame import LocalFrame  # noqa: E402
+from flows.sim.px4 import Px4Modes  # noqa: E402
 from flows.sim.state import IN_AIR, LANDING, ON_GROUND, TAKEOFF, SimState  # noqa: E402
-from flows.vehicle.modes import NAV_COMMANDS, NAV_LAND, NAV_RTL, NAV_TAKEOFF, NAV_WAYPOINT, custom_mode, mode_name, nav_seqs  # noqa: E402,F401
+from flows.vehicle.modes import NAV_COMMANDS, custom_mode, mode_name, nav_seqs  # noqa: E402,F401
 from planner.output.mission_items import MISSION, MissionItem  # noqa: E402
 
-__all__ = [
-    "FlightFaults",
-    "FlightOptions",
-    "SimFlight",
-    "attach_flight",
-    "NAV_COMMANDS",
-    "mode_name",
-    "custom_mode",
-    "nav_seqs",
-]
+__all__ = ["FlightFaults", "FlightOptions", "SimFlight", "attach_flight", "NAV_COMMANDS", "mode_name", "custom_mode",
+           "nav_seqs"]
 
-M_PER_DEG_LAT = 111_320.0
-HOLD_MODES = frozenset({"GUIDED", "BRAKE"})  # hold position by themselves (ArduCopter)
-_AP_NAMES = {NAV_TAKEOFF: "Takeoff", NAV_WAYPOINT: "WP", NAV_LAND: "Land", NAV_RTL: "RTL",
-             _M.MAV_CMD_DO_CHANGE_SPEED: "ChangeSpeed", _M.MAV_CMD_DO_SET_CAM_TRIGG_DIST: "SetCamTrigDst"}
-DECEL_MPS2 = {"BRAKE": 7.5, "GUIDED": 2.5, "AUTO": 2.5}  # BRAKE_MODE_DECEL_RATE_MSS; WPNAV_ACCEL 250 cm/s²
-PX4_DECEL_MPS2 = 3.0  # MPC_ACC_HOR default (mc_pos_control_params.c): AUTO.LOITER's stop
-NO_PILOT_DESCENT = frozenset({"LOITER", "STABILIZE"})  # ArduCopter modes that follow the (absent) throttle stick
-
-
-def _dist_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    kx = math.cos(math.radians((lat1 + lat2) / 2.0)) * M_PER_DEG_LAT
-    return math.hypot((lon2 - lon1) * kx, (lat2 - lat1) * M_PER_DEG_LAT)
+LOOP_S = 0.0025  # ArduCopter's 400 Hz main loop: the step after the mission moves on
 
 
 class SimFlight:
-    """The flying part of the simulated vehicle (a ``VehicleBehaviour``); one mission, launched by a GCS."""
+    """The flying part of the simulated vehicle (a ``VehicleBehaviour``): one stored mission, launched by a GCS."""
 
     def __init__(self, options: FlightOptions | None = None) -> None:
+        self.configured = options is not None  # given the drone's figures (a vehicle's default flight is not)
         self.options = options or FlightOptions()
         self.phase = "IDLE"  # IDLE → READY (mission loaded, on the ground) → FLYING → LANDED
         self.mode = "STABILIZE"
         self.armed = False
         self.armed_at: float | None = None  # wall clock of arming on the ground (auto-disarm)
         self.items: tuple[MissionItem, ...] = ()
+        self.commands_stored: tuple[StoredCommand, ...] = ()
         self.reached: list[int] = []  # navigation items the vehicle completed (what happened)
         self.reported: list[int] = []  # MISSION_ITEM_REACHED seqs it sent (what a ground station can see)
-        self.sim_t = 0.0
-        self.lat = 0.0
-        self.lon = 0.0
-        self.alt_m = 0.0
-        self.home: tuple[float, float] = (0.0, 0.0)
-        self.battery_pct = self.options.battery_pct
-        self.energy_j = 0.0
-        self.speed_mps = self.options.default_speed_mps
-        self.cur = 0  # index into items
+        self.sim_t = 0.0  # seconds flown since the launch (the vehicle's clock)
+        self.body = Body()
+        self.frame = LocalFrame(0.0, 0.0)
         self.completed = False
         self.link_lost = False
+        self.stall_until: float | None = None  # wall clock: the link is stalled until then
         self.texts_sent: list[str] = []
         self.received: dict[str, dict[str, int]] = {}  # phase → message type → count, from the mission's load on
-        self.paused = False  # ArduPilot's AUTO pause (wp_nav paused): holds position, mode stays AUTO
         self.commands: list[dict[str, Any]] = []  # every command received: (t_s, command, params, result)
+        self.modes: CopterModes | Px4Modes | None = None
+        self.battery_failsafe: str | None = None  # the failsafe the vehicle acted on: "low", "critical" or "gcs"
+        self.pack: Pack | None = None
+        self.monitor: BatteryMonitor | None = None
+        self.power = PowerModel(self.options.hover_power_w, self.options.cruise_power_w, self.options.cruise_speed_mps)
+        self.energy_j = 0.0
         self._dialect = "ardupilot"
-        self._last_tick_s: float | None = None
-        self._hold_left_s: float | None = None
-        self._vel_ne_mps = (0.0, 0.0)  # horizontal velocity (north, east): what a hold has to brake away
-        self._rtl_stage = ""
-        self._injected = False
+        self._clock_s: float | None = None  # the vehicle's clock at the last tick
+        self._budget_s = 0.0  # vehicle time not flown yet (less than a step)
+        self._small_step = False
         self._pending_reached: int | None = None
-        self._vehicle: Any = None
+        self._injected = False
+        self._landed_at_s: float | None = None
+        self.last_gcs_wall: float | None = None
         self._lost_acks: Counter[int] = Counter()
         self._lost_commands: Counter[int] = Counter()
+        self._vehicle: Any = None
 
-    # --- VehicleBehaviour ---------------------------------------------------------------
+    # --- the vehicle's parts this flight reads --------------------------------------------------
+
+    def params(self) -> dict[str, float]:
+        return self._vehicle.params if self._vehicle is not None else {}
+
+    def attach(self, vehicle: Any) -> None:
+        """Join ``vehicle``: its dialect, origin, parameters and battery (``attach_flight`` and the vehicle call this)."""
+        self._vehicle = vehicle
+        self._dialect = vehicle.dialect
+        lat, lon, _ = vehicle.home
+        self.frame = LocalFrame(lat, lon)
+        self.body = Body()
+        self.mode = vehicle.ground.mode
+        for name, value in self.options.param_overrides(self._dialect).items():
+            vehicle.set_param(name, value)
+        charge = self.options.battery_pct if self.options.battery_pct is not None else vehicle.ground.battery_pct
+        self.new_battery(charge)
+        held = vehicle.stored_mission()
+        if held:
+            self.load(vehicle, held)
+
+    def new_battery(self, charge_pct: float) -> None:
+        """A pack of the drone's energy at ``charge_pct``, and a monitor that reads it from boot."""
+        cells = int(self.params().get("SIM_BATT_CELLS", 3.0)) or 3
+        self.pack = Pack.of(self.options.battery_wh, charge_pct, cells)
+        capacity_mah = self.pack.capacity_ah * 1000.0
+        self.monitor = BatteryMonitor(capacity_mah=capacity_mah, consumed_mah=capacity_mah - self.pack.charge_ah * 1000.0,
+                                      voltage=self.pack.volts())
+        if self._vehicle is not None and self._dialect == "ardupilot":
+            self._vehicle.set_param("BATT_CAPACITY", round(capacity_mah))
+
+    @property
+    def battery_pct(self) -> float:
+        return self.monitor.remaining_pct if self.monitor is not None else 0.0
+
+    @battery_pct.setter
+    def battery_pct(self, charge_pct: float) -> None:
+        """Another pack at ``charge_pct`` (a test's swap on the ground)."""
+        self.new_battery(charge_pct)
+
+    @property
+    def lat(self) -> float:
+        return self.frame.to_latlon(self.body.pos[0], self.body.pos[1])[0]
+
+    @property
+    def lon(self) -> float:
+        return self.frame.to_latlon(self.body.pos[0], self.body.pos[1])[1]
+
+    @property
+    def alt_m(self) -> float:
+        return self.body.pos[2]
+
+    @property
+    def speed_mps(self) -> float:
+        """The waypoint speed the mission flies at now (WPNAV_SPEED or a DO_CHANGE_SPEED; PX4 MPC_XY_CRUISE …)."""
+        m = self.modes
+        if isinstance(m, CopterModes) and m.auto is not None and m.auto.nav is not None:
+            return m.auto.nav.speed_xy
+        if isinstance(m, Px4Modes) and m.speed:
+            return m.speed
+        p = self.params()
+        return p.get("WPNAV_SPEED", 1000.0) / 100.0 if self._dialect == "ardupilot" else p.get("MPC_XY_CRUISE", 5.0)
+
+    @property
+    def paused(self) -> bool:
+        m = self.modes
+        if isinstance(m, CopterModes):
+            return bool(m.auto is not None and m.auto.paused and self.mode == "AUTO")
+        return bool(m is not None and m.paused)
+
+    @property
+    def cur(self) -> int:
+        """Index into ``items`` of the item being flown."""
+        seq = self._current_seq()
+        return next((i for i, it in enumerate(self.items) if it.seq == seq), 0)
+
+    @property
+    def total_nav(self) -> int:
+        return len(nav_seqs(self.items, self._dialect))
+
+    # --- VehicleBehaviour ---------------------------------------------------------------------
 
     def on_message(self, vehicle: Any, msg: Any) -> bool:
         kind = msg.get_type()
         if self.phase != "IDLE":
             seen = self.received.setdefault(self.phase, {})
             seen[kind] = seen.get(kind, 0) + 1
+        if kind == "HEARTBEAT" and msg.get_srcSystem() == int(self.params().get("SYSID_MYGCS", 255)):
+            self.last_gcs_wall = time.monotonic()
         if kind in ("COMMAND_LONG", "COMMAND_INT"):
             target = int(getattr(msg, "target_system", 0))
             if target in (0, getattr(vehicle, "system_id", 1)):
                 flight_commands.on_command(self, vehicle, msg)
             return True
-        return False  # the mission protocol stays the simulator's
+        return False  # the mission protocol stays the vehicle's
 
     def on_mission_stored(self, vehicle: Any, mission_type: int, items: tuple[MissionItem, ...]) -> None:
         if mission_type != MISSION or not items:
@@ -151,88 +209,87 @@ class SimFlight:
         if self.phase == "FLYING":
             vehicle.log("flight: a new mission arrived in flight; the running one continues")
             return
-        self.load(vehicle, items)
+        self.load(vehicle, vehicle.stored_mission())
 
-    def tick(self, vehicle: Any, now_s: float) -> float | None:
-        """Advance the flight; returns the simulated seconds flown (None on the ground: the clock runs at 1×)."""
+    def tick(self, vehicle: Any, now_s: float) -> None:
+        """Advance the flight to the vehicle's clock in whole steps of ``step_s`` (the loop period right after a
+        change), carrying what is left to the next tick: the same flight whatever the wall clock did."""
+        clock = vehicle.clock_s
+        last = self._clock_s if self._clock_s is not None else clock
+        self._clock_s = clock
+        self._budget_s += max(0.0, clock - last)
+        self._auto_disarm(vehicle, now_s)
+        self._link_faults(vehicle, now_s)
         if self.phase != "FLYING":
-            self._last_tick_s = now_s
-            self._auto_disarm(vehicle, now_s)
-            return None
-        last = self._last_tick_s if self._last_tick_s is not None else now_s
-        self._last_tick_s = now_s
-        budget = (now_s - last) * self.options.speedup
-        advanced = 0.0
-        steps = 0
-        while budget > 1e-9 and steps < self.options.max_steps_per_tick and self.phase == "FLYING":
-            dt = min(budget, self.options.step_s)
-            self._step(vehicle, dt)
-            budget -= dt
-            advanced += dt
-            steps += 1
+            self._budget_s = 0.0  # on the ground nothing moves: no steps to take
+            return
+        while True:
+            dt = LOOP_S if self._small_step else self.options.step_s
+            if self._budget_s < dt - 1e-9:
+                break
+            before = self._mission_moves()
+            self._step(vehicle, dt, now_s)
+            self._budget_s -= dt
+            self._small_step = self._mission_moves() != before
+            if dt >= 0.01:
+                self._flush_reached(vehicle)
         self._flush_reached(vehicle)
-        return advanced
+
+    def _mission_moves(self) -> int:
+        """How many commands ArduPilot's mission has started: after one starts, AP_Mission goes on in the next loop."""
+        auto = getattr(self.modes, "auto", None)
+        return auto.started if auto is not None else 0
 
     def snapshot(self, vehicle: Any) -> SimState:
-        """What the vehicle reports (``flows.sim.telemetry``); before a mission, the vehicle's own ground state."""
-        if self.phase == "IDLE":
-            ground = vehicle.ground
-            if not self.commands:
-                self.mode = ground.mode
-            return SimState(mode=self.mode, armed=self.armed, lat=ground.lat, lon=ground.lon, home=ground.home,
-                            battery_pct=self.battery_pct)
-        home_alt = float(vehicle.home[2]) if getattr(vehicle, "home", None) is not None else 0.0
-        if self.phase == "FLYING":
-            landed = TAKEOFF if self._current_is(NAV_TAKEOFF) and self.mode == "AUTO" else IN_AIR
-            if self.mode in ("LAND",) or (self.mode == "RTL" and self._rtl_stage == "land"):
+        """What the vehicle reports (``flows.sim.telemetry``); before any launch, the vehicle's ground state."""
+        lat, lon, alt = vehicle.home
+        if self.phase in ("IDLE", "READY") and not self.armed and vehicle.ground.armed:
+            g = vehicle.ground  # a test set the vehicle's own state directly (no flight to say otherwise)
+            return SimState(mode=g.mode, armed=g.armed, lat=g.lat, lon=g.lon, alt_m=g.alt_m, home=(lat, lon, alt),
+                            battery_pct=self.battery_pct, landed_state=g.landed_state)
+        landed = ON_GROUND
+        if self.phase == "FLYING" and self.modes is not None:
+            landed = IN_AIR
+            if self.modes.taking_off:
+                landed = TAKEOFF
+            elif self.modes.landing:
                 landed = LANDING
-        else:
-            landed = ON_GROUND
         seq, state = self._mission_current()
+        m = self.monitor
         return SimState(mode=self.mode, armed=self.armed, lat=self.lat, lon=self.lon, alt_m=self.alt_m,
-                        home=(self.home[0], self.home[1], home_alt), battery_pct=self.battery_pct,
-                        energy_j=self.energy_j, landed_state=landed, mission_seq=seq, mission_total=len(self.items),
-                        mission_state=state)
+                        home=(lat, lon, alt), battery_pct=self.battery_pct, energy_j=self.energy_j,
+                        landed_state=landed, mission_seq=seq, mission_total=len(self.items), mission_state=state,
+                        voltage_v=m.voltage if m else 0.0, current_a=m.current_a if m else 0.0,
+                        consumed_mah=m.consumed_mah if m else 0.0,
+                        velocity=self.body.vel)
 
-    # --- public helpers -------------------------------------------------------------------
+    # --- the mission ---------------------------------------------------------------------------
 
     def load(self, vehicle: Any, items: tuple[MissionItem, ...]) -> None:
-        """Take ``items`` as the mission to fly; the vehicle waits on the ground for a launch."""
+        """Take the stored ``items`` as the mission to fly; the vehicle waits on the ground for a launch."""
         self._vehicle = vehicle
-        self._dialect = getattr(vehicle, "dialect", "ardupilot")
         self.items = tuple(sorted(items, key=lambda i: i.seq))
-        first_nav = next((i for i in self.items if i.command in NAV_COMMANDS and i.lat), self.items[0])
-        home = getattr(vehicle, "home", None)
-        if home is not None:
-            self.home = (float(home[0]), float(home[1]))
-        elif self._dialect == "ardupilot":
-            self.home = (self.items[0].lat, self.items[0].lon)
-        else:
-            self.home = (first_nav.lat, first_nav.lon)
-        if self.phase in ("IDLE", "LANDED"):
-            self.lat, self.lon, self.alt_m = self.home[0], self.home[1], 0.0
-            ground = getattr(vehicle, "ground", None)
-            self.mode = ground.mode if ground is not None and self.phase == "IDLE" else self.mode
-        self.cur = self._first_index()
+        if self._dialect == "ardupilot":
+            self.commands_stored = vehicle.stored_commands()
         self.completed = False
-        self.phase = "READY"
+        if self.phase in ("IDLE", "LANDED"):
+            self.phase = "READY"
         vehicle.log(f"flight: mission of {len(self.items)} items loaded; waiting on the ground for a launch")
 
-    @property
-    def total_nav(self) -> int:
-        return len(nav_seqs(self.items, self._dialect))
-
-    def _first_index(self) -> int:
-        return 1 if self._dialect == "ardupilot" and len(self.items) > 1 else 0
-
-    def _current_is(self, command: int) -> bool:
-        return self.cur < len(self.items) and self.items[self.cur].command == command
+    def _current_seq(self) -> int:
+        m = self.modes
+        if isinstance(m, CopterModes) and m.auto is not None and m.auto.nav_cmd is not None:
+            return m.auto.nav_cmd.index
+        if isinstance(m, Px4Modes) and m.items:
+            item = m.current
+            return item.seq if item is not None else m.items[-1].seq
+        return 1 if self._dialect == "ardupilot" and len(self.items) > 1 else (self.items[0].seq if self.items else 0)
 
     def _mission_current(self) -> tuple[int, int]:
         """MISSION_CURRENT's seq and mission_state (ArduCopter ``GCS_MAVLINK_Copter::mission_state``)."""
         if not self.items:
             return 0, _M.MISSION_STATE_NO_MISSION
-        seq = self.items[min(self.cur, len(self.items) - 1)].seq
+        seq = self._current_seq()
         if self.phase == "LANDED":
             if self._dialect == "ardupilot":
                 return 0, _M.MISSION_STATE_NOT_STARTED  # AP_Arming_Copter::disarm resets the mission
@@ -241,150 +298,82 @@ class SimFlight:
             return seq, _M.MISSION_STATE_NOT_STARTED  # ModeAuto::exit stops the mission: MISSION_STOPPED
         if self.paused:
             return seq, _M.MISSION_STATE_PAUSED
-        # in AUTO the mission runs (ModeAuto::run → start_or_resume), also armed on the ground before MISSION_START
         return seq, _M.MISSION_STATE_ACTIVE
 
-    # --- launch (called by flight_commands) -------------------------------------------------------
+    def on_leg(self) -> bool:
+        """Flying towards a waypoint (ArduCopter's SubMode::WP, not yet at its destination)."""
+        m = self.modes
+        if self.phase != "FLYING" or m is None:
+            return False
+        if isinstance(m, CopterModes):
+            return m.mode == "AUTO" and m.auto is not None and m.auto.on_leg
+        return m.on_leg
+
+    # --- launch, modes and landing (flight_commands calls these) --------------------------------
 
     def arm(self, vehicle: Any) -> None:
+        """Armed: home moves here (``Copter::set_home_to_current_location``), the mission starts from its top."""
         self.armed = True
         self.armed_at = time.monotonic()
         if self.phase == "LANDED":
             self.phase = "READY"
-            self.cur = self._first_index()
-            self.completed = False
+        self.completed = False
+        vehicle.set_home(self.lat, self.lon, vehicle.home[2])
         self.text(vehicle, _M.MAV_SEVERITY_INFO, "Arming motors")
 
     def disarm(self, vehicle: Any, why: str = "Disarming motors") -> None:
         """Disarm on the ground; ArduPilot resets its mission (``AP_Arming_Copter::disarm``)."""
         self.armed = False
         self.armed_at = None
-        self.paused = False
         self.text(vehicle, _M.MAV_SEVERITY_INFO, why)
-        if self._dialect == "ardupilot" and self.items and self.phase != "LANDED":
-            self.cur = self._first_index()
 
     def take_off(self, vehicle: Any) -> None:
-        """The mission starts: from now on the flight advances in simulated time."""
+        """The mission starts: AUTO from the top, flown from here on the vehicle's clock."""
         self.phase = "FLYING"
         self.mode = "AUTO"
-        self.paused = False
         self.armed_at = None
-        self._last_tick_s = time.monotonic()
-        self._announce(vehicle)
+        self.sim_t = 0.0
+        self._landed_at_s = None
+        self.battery_failsafe = None
+        self.modes = self._new_modes(vehicle)
+        self.modes.enter("AUTO", self.body, self.commands_stored if self._dialect == "ardupilot" else self.items)
 
-    def _auto_disarm(self, vehicle: Any, now_s: float) -> None:
-        if self.armed and self.armed_at is not None and now_s - self.armed_at > self.options.disarm_delay_s:
-            self.disarm(vehicle, "Disarming motors (auto disarm)")
+    def _new_modes(self, vehicle: Any) -> CopterModes | Px4Modes:
+        home_ne = self.frame.to_ne(vehicle.home[0], vehicle.home[1])
+        rally = [self.frame.to_ne(r.lat, r.lon) for r in vehicle.stored_rally()]
+        say = lambda text: self.text(vehicle, _M.MAV_SEVERITY_INFO, text)  # noqa: E731
+        if self._dialect == "ardupilot":
+            return CopterModes(self.frame, self.params, say, self._item_reached, home_ne, rally, vehicle.home[2],
+                               mode=self.mode)
+        return Px4Modes(self.frame, self.params, say, self._item_reached, home_ne, mode=self.mode)
 
-    # --- flying -------------------------------------------------------------------------------
+    def enter_mode(self, vehicle: Any, mode: str, *, land_pause: bool = False) -> None:
+        """Switch mode; in flight the mode's controller takes over from where the vehicle is."""
+        self.mode = mode
+        if self.phase == "FLYING" and self.modes is not None:
+            self.modes.enter(mode, self.body, self.commands_stored if self._dialect == "ardupilot" else self.items,
+                             land_pause=land_pause)
 
-    def _battery_step(self, power_w: float, dt: float) -> None:
-        joules = power_w * self.options.faults.drain_factor * dt
-        self.energy_j += joules
-        self.battery_pct = max(0.0, self.battery_pct - joules / (self.options.battery_wh * 3600.0) * 100.0)
+    def start_rtl(self, vehicle: Any, why: str, severity: int = _M.MAV_SEVERITY_CRITICAL) -> None:
+        self.enter_mode(vehicle, "RTL")
+        self.text(vehicle, severity, why)
 
-    def _step(self, vehicle: Any, dt: float) -> None:
-        """Advance the simulated vehicle by ``dt`` simulated seconds."""
-        faults = self.options.faults
-        self.sim_t += dt
-        if faults.link_loss_after_s is not None and not self.link_lost and self.sim_t >= faults.link_loss_after_s:
-            self.link_lost = True
-            vehicle.log(f"flight: link lost at t={self.sim_t:.0f} s (fault)")
-        if self.mode in ("AUTO", "LOITER", "GUIDED", "BRAKE") and self.battery_pct < self.options.failsafe_pct:
-            self.start_rtl(vehicle, f"Battery failsafe {self.battery_pct:.0f}%: RTL")
-        if self.mode == "RTL":
-            self._rtl_step(vehicle, dt)
-            return
-        if self.mode == "LAND" or (self._dialect == "ardupilot" and self.mode in NO_PILOT_DESCENT):
-            rate = self.options.descent_mps if self.mode == "LAND" else self.options.no_pilot_descent_mps
-            self._battery_step(self.options.hover_power_w, dt)
-            self.alt_m = max(0.0, self.alt_m - rate * dt)
-            if self.alt_m <= 0.0:
-                self._touchdown(vehicle, "Hit ground" if self.mode != "LAND" else "Land complete")
-            return
-        if self.mode != "AUTO" or self.paused:
-            self._battery_step(self.options.hover_power_w, dt)  # holding position: hover power, no progress
-            self._brake(DECEL_MPS2.get(self.mode, 2.5) if self._dialect == "ardupilot" else PX4_DECEL_MPS2, dt)
-            return
-        self._mission_step(vehicle, dt)
-
-    def _mission_step(self, vehicle: Any, dt: float) -> None:
-        faults = self.options.faults
-        if self.cur >= len(self.items):
-            self._touchdown(vehicle, "Mission complete")
-            return
-        item = self.items[self.cur]
-        if faults.abort_at_seq is not None and item.seq >= faults.abort_at_seq:
-            self.start_rtl(vehicle, f"Mission aborted at item {item.seq}: RTL")
-            return
-        if faults.inject_text and not self._injected and item.seq >= faults.inject_at_seq:
-            self._injected = True
-            self.text(vehicle, _M.MAV_SEVERITY_NOTICE, faults.inject_text)
-        if item.command not in NAV_COMMANDS:
-            if item.command == _M.MAV_CMD_DO_CHANGE_SPEED and item.param2 > 0:
-                self.speed_mps = float(item.param2)
-            self._complete(vehicle, item)  # ModeAuto::verify_command: a DO_ item completes at once
-            return
-        if item.command == NAV_TAKEOFF:
-            self._battery_step(self.options.hover_power_w, dt)
-            self.alt_m = min(item.alt_m, self.alt_m + self.options.climb_mps * dt)
-            if self.alt_m >= item.alt_m - 0.05:
-                self._complete(vehicle, item)
-            return
-        if item.command == NAV_RTL:
-            self._battery_step(self.options.cruise_power_w, dt)
-            if self._fly_towards(self.home[0], self.home[1], max(self.alt_m, 1.0), dt) and self._descend(dt):
-                self._complete(vehicle, item)
-                self._touchdown(vehicle, "Mission complete")
-            return
-        if item.command == NAV_LAND:
-            self._battery_step(self.options.cruise_power_w, dt)
-            if self._fly_towards(item.lat, item.lon, self.alt_m, dt) and self._descend(dt):
-                if self._dialect == "px4":
-                    self._complete(vehicle, item)  # PX4 reports the landing item once landed
-                self.completed = True
-                self._touchdown(vehicle, "Land complete")  # ArduPilot: verify_land disarms, no REACHED
-            return
-        if self._hold_left_s is not None:
-            self._battery_step(self.options.hover_power_w, dt)
-            self._hold_left_s -= dt
-            if self._hold_left_s <= 0:
-                self._hold_left_s = None
-                self._complete(vehicle, item)
-            return
-        self._battery_step(self.options.cruise_power_w, dt)
-        if self._fly_towards(item.lat, item.lon, item.alt_m, dt):
-            if item.param1 > 0:
-                self._hold_left_s = float(item.param1)
+    def set_paused(self, paused: bool) -> None:
+        if self.modes is not None:
+            if isinstance(self.modes, CopterModes):
+                if self.modes.auto is not None:
+                    self.modes.auto.set_paused(paused)
             else:
-                self._complete(vehicle, item)
+                self.modes.set_paused(paused)
 
-    def on_leg(self) -> bool:
-        """Flying towards a waypoint (ArduCopter's SubMode::WP, not yet at its destination)."""
-        if self.phase != "FLYING" or self.cur >= len(self.items) or self._hold_left_s is not None:
-            return False
-        return self.items[self.cur].command == NAV_WAYPOINT
-
-    def _complete(self, vehicle: Any, item: MissionItem) -> None:
-        """One item done: queue its MISSION_ITEM_REACHED (coalesced per loop turn) and move on."""
-        if item.command in NAV_COMMANDS:
-            self.reached.append(item.seq)
-            if item.command == NAV_WAYPOINT and self._dialect == "ardupilot":
-                self.text(vehicle, _M.MAV_SEVERITY_INFO, f"Reached command #{item.seq}")  # ModeAuto::verify_nav_wp
-        self._pending_reached = item.seq
-        self.cur += 1
-        vehicle.mission_current_changed()
-        self._announce(vehicle)
-
-    def _announce(self, vehicle: Any) -> None:
-        """ArduCopter's "Mission: N <command>" as each item starts (``AP_Mission::start_command``; observed on SITL:
-        "Mission: 2 ChangeSpeed", "Mission: 3 WP", … "Mission: 11 Land")."""
-        if self._dialect != "ardupilot" or self.cur >= len(self.items):
-            return
-        item = self.items[self.cur]
-        name = _AP_NAMES.get(item.command, str(item.command))
-        self.text(vehicle, _M.MAV_SEVERITY_INFO, f"Mission: {item.seq} {name}")
+    def _item_reached(self, seq: int) -> None:
+        """One item done: its MISSION_ITEM_REACHED waits for the end of the loop (coalesced per channel)."""
+        item = next((i for i in self.items if i.seq == seq), None)
+        if item is not None and item.command in NAV_COMMANDS:
+            self.reached.append(seq)
+        self._pending_reached = seq
+        if self._vehicle is not None:
+            self._vehicle.mission_current_changed()
 
     def _flush_reached(self, vehicle: Any) -> None:
         seq = self._pending_reached
@@ -394,92 +383,133 @@ class SimFlight:
         self.reported.append(seq)
         vehicle.broadcast(lambda m: m.mission_item_reached_send(seq))
 
-    def _fly_towards(self, lat: float, lon: float, alt_m: float, dt: float) -> bool:
-        """Move straight towards the point at the current speed; True when there."""
-        d = _dist_m(self.lat, self.lon, lat, lon)
-        dz = alt_m - self.alt_m
-        step = self.speed_mps * dt
-        total = math.hypot(d, dz)
-        if total <= step or total < 0.01:
-            self.lat, self.lon, self.alt_m = lat, lon, alt_m
-            self._vel_ne_mps = (0.0, 0.0)  # at the point: the leg's S-curve has already slowed down
-            return True
-        f = step / total
-        kx = math.cos(math.radians(self.lat)) * M_PER_DEG_LAT
-        self._vel_ne_mps = ((lat - self.lat) * f * M_PER_DEG_LAT / dt, (lon - self.lon) * f * kx / dt)
-        self.lat += (lat - self.lat) * f
-        self.lon += (lon - self.lon) * f
-        self.alt_m += dz * f
-        return False
+    def _auto_disarm(self, vehicle: Any, now_s: float) -> None:
+        if self.armed and self.armed_at is not None and now_s - self.armed_at > self.options.disarm_delay_s:
+            self.disarm(vehicle, "Disarming motors (auto disarm)")
 
-    def _brake(self, decel_mps2: float, dt: float) -> None:
-        """Slow down at ``decel_mps2`` along the current velocity, then hold (a stop takes v²/2a metres)."""
-        vn, ve = self._vel_ne_mps
-        speed = math.hypot(vn, ve)
-        if speed <= 0.0:
+    # --- flying ----------------------------------------------------------------------------------
+
+    def _step(self, vehicle: Any, dt: float, now_wall: float) -> None:
+        if self.phase != "FLYING" or self.modes is None:
             return
-        left = max(0.0, speed - decel_mps2 * dt)
-        moving_s = min(dt, speed / decel_mps2)
-        travel_m = (speed + left) / 2.0 * moving_s
-        kx = math.cos(math.radians(self.lat)) * M_PER_DEG_LAT
-        self.lat += vn / speed * travel_m / M_PER_DEG_LAT
-        self.lon += ve / speed * travel_m / kx
-        self._vel_ne_mps = (vn / speed * left, ve / speed * left)
+        self.sim_t += dt
+        self._faults(vehicle)
+        before = self.body.pos
+        self.modes.step(self.body, dt)
+        self.mode = self.modes.mode if self._dialect == "px4" else self.mode
+        self._drain(vehicle, dt, before)
+        self._failsafes(vehicle, now_wall)
+        if self.modes.disarm_due:
+            self._touchdown(vehicle)
 
-    def _descend(self, dt: float) -> bool:
-        self.alt_m = max(0.0, self.alt_m - self.options.descent_mps * dt)
-        return self.alt_m <= 0.0
-
-    def start_rtl(self, vehicle: Any, why: str, severity: int = _M.MAV_SEVERITY_CRITICAL) -> None:
-        self.mode = "RTL"
-        self.paused = False
-        self._hold_left_s = None
-        self._rtl_stage = "climb"
-        self.text(vehicle, severity, why)
-
-    def _rtl_step(self, vehicle: Any, dt: float) -> None:
-        """ModeRTL: climb to RTL_ALT, return, descend, land and disarm — still in RTL (``ModeRTL::land_run``)."""
-        self._battery_step(self.options.cruise_power_w, dt)
-        if self._rtl_stage == "climb":
-            if self.alt_m < self.options.rtl_alt_m:
-                self.alt_m = min(self.options.rtl_alt_m, self.alt_m + self.options.climb_mps * dt)
-                return
-            self._rtl_stage = "return"
-        if self._rtl_stage == "return":
-            if self._fly_towards(self.home[0], self.home[1], self.alt_m, dt):
-                self._rtl_stage = "land"
+    def _drain(self, vehicle: Any, dt: float, before: tuple[float, float, float]) -> None:
+        """The power this step draws, out of the pack and into the monitor's count; a ``drain_factor`` fault empties
+        the pack (and the count) that much faster at the current the flight really draws — a weak pack, not a
+        short circuit."""
+        if self.pack is None or self.monitor is None or self.modes is None or self.modes.on_ground:
             return
-        if self._descend(dt):
-            self._touchdown(vehicle, "Land complete")
+        speed = math.hypot(self.body.vel[0], self.body.vel[1])
+        power = self.power.power_w(speed, self.body.vel[2])
+        factor = self.options.faults.drain_factor
+        current = self.pack.draw(power, dt * factor)
+        self.energy_j += power * dt * factor
+        self.monitor.measure(self.pack.volts(current), current, dt * factor)
 
-    def _touchdown(self, vehicle: Any, why: str) -> None:
+    def _failsafes(self, vehicle: Any, now_wall: float) -> None:
+        """The battery and GCS failsafes, as the vehicle's parameters say (``flows.sim.failsafes``)."""
+        if self.monitor is None or self.modes is None:
+            return
+        for text, severity, kind, mode, name in failsafes.check(self, vehicle, now_wall):
+            if text:
+                self.text(vehicle, severity, text)
+            if name:
+                self._failsafe_action(vehicle, kind, mode, name)
+
+    def _failsafe_action(self, vehicle: Any, kind: str, mode: str | None, name: str) -> None:
+        """``Copter::announce_failsafe`` + ``do_failsafe_action`` (RTL or LAND with its pause); None: no action."""
+        if mode is None:
+            return
+        self.battery_failsafe = name  # the failsafe the vehicle acted on
+        if self.mode == mode:
+            return
+        if self._dialect == "ardupilot":
+            self.text(vehicle, _M.MAV_SEVERITY_WARNING, f"{kind} Failsafe")
+        else:
+            self.text(vehicle, _M.MAV_SEVERITY_CRITICAL, f"Failsafe activated: {mode}")
+        self.enter_mode(vehicle, mode, land_pause=mode == "LAND")
+
+    def _faults(self, vehicle: Any) -> None:
+        faults = self.options.faults
+        if faults.link_loss_after_s is not None and not self.link_lost and self.sim_t >= faults.link_loss_after_s:
+            self.link_lost = True
+            vehicle.log(f"flight: link lost at t={self.sim_t:.0f} s (fault)")
+        if (faults.stall_after_s is not None and self.stall_until is None and self.sim_t >= faults.stall_after_s):
+            self.stall_until = time.monotonic() + faults.stall_s
+            vehicle.log(f"flight: link stalls for {faults.stall_s:g} s (wall) at t={self.sim_t:.0f} s (fault)")
+        seq = self._current_seq()
+        if faults.abort_at_seq is not None and seq >= faults.abort_at_seq and self.mode == "AUTO":
+            self.start_rtl(vehicle, f"Mission aborted at item {seq}: RTL")
+        if faults.inject_text and not self._injected and seq >= faults.inject_at_seq:
+            self._injected = True
+            self.text(vehicle, _M.MAV_SEVERITY_NOTICE, faults.inject_text)
+
+    def _link_faults(self, vehicle: Any, now_wall: float) -> None:
+        if self.stall_until is not None and now_wall >= self.stall_until and self.stall_until > 0:
+            self.stall_until = -1.0  # over: the link is back (one stall per flight)
+            vehicle.log("flight: the link is back (fault)")
+        faults = self.options.faults
+        if (faults.reboot_after_s is not None and self._landed_at_s is not None
+                and vehicle.clock_s - self._landed_at_s >= faults.reboot_after_s):
+            self._landed_at_s = None
+            vehicle.reboot("watchdog (fault)")
+
+    def rebooted(self, vehicle: Any, battery_pct: float | None = None) -> None:
+        """A new session on the ground where the vehicle stands: the EKF origin and home here, disarmed in the boot
+        mode, the mission reloaded from storage, the battery monitor reading the pack afresh."""
+        lat, lon = self.lat, self.lon
+        vehicle.set_home(lat, lon, vehicle.home[2])
+        self.frame = LocalFrame(lat, lon)
+        self.body = Body()
+        self.armed, self.armed_at, self.modes = False, None, None
+        self.mode = vehicle.ground.mode
+        self.phase = "IDLE"
+        self._clock_s = None
+        self.stall_until = None if self.stall_until is not None and self.stall_until > 0 else self.stall_until
+        charge = battery_pct if battery_pct is not None else (self.pack.charge_pct if self.pack else 100.0)
+        self.new_battery(charge)
+        held = vehicle.stored_mission()
+        if held:
+            self.load(vehicle, held)
+
+    def link_down(self, now_wall: float) -> bool:
+        """Whether the link carries nothing now (lost for good, or stalled)."""
+        return self.link_lost or (self.stall_until is not None and now_wall < self.stall_until)
+
+    def _touchdown(self, vehicle: Any) -> None:
         self._flush_reached(vehicle)
+        in_auto = self.mode == "AUTO"
         self.phase = "LANDED"
-        self.alt_m = 0.0
-        self._vel_ne_mps = (0.0, 0.0)
-        self._hold_left_s = None
-        self.text(vehicle, _M.MAV_SEVERITY_INFO, why)
+        self.completed = in_auto
+        self.body.vel = (0.0, 0.0, 0.0)
+        hit = getattr(self.modes, "hit_ground", False)
+        if hit:
+            self.text(vehicle, _M.MAV_SEVERITY_INFO, "SIM Hit ground at 2.4 m/s")
         self.disarm(vehicle)
+        if in_auto and self._dialect == "ardupilot":
+            self.text(vehicle, _M.MAV_SEVERITY_INFO, "Mission: 1 Takeoff")  # the mission resets; AUTO restarts it
+        self._landed_at_s = vehicle.clock_s
         vehicle.log(f"flight: landed at t={self.sim_t:.0f} s, mode {self.mode}, battery {self.battery_pct:.1f} %")
 
     def text(self, vehicle: Any, severity: int, text: str) -> None:
         """A STATUSTEXT to every port (``GCS::send_text``)."""
         self.texts_sent.append(text)
-        if self.link_lost:
-            return
         data = text.encode("utf-8")[:50]
         vehicle.broadcast(lambda m: m.statustext_send(severity, data))
 
 
 def attach_flight(vehicle: Any, options: FlightOptions | None = None) -> SimFlight:
-    """Give a running ``SimVehicle`` a flight; if it already holds a mission, load that one (it waits for a launch).
-
-    For a vehicle started without ``flight=`` (``sortie demo`` starts its
-    simulators before dispatch).
-    """
+    """Give a running ``SimVehicle`` a new flight with ``options`` (the drone's figures, faults); it takes over the
+    vehicle's stored mission and waits for a launch (``sortie demo`` starts its simulators before dispatch)."""
     flight = SimFlight(options)
-    held = vehicle.missions.get(MISSION, ())
-    if held:
-        flight.load(vehicle, tuple(held))
-    vehicle.flight = flight
+    vehicle.use_flight(flight)
     return flight

@@ -28,6 +28,10 @@ ArduCopter (``ArduCopter/GCS_MAVLink_Copter.cpp``, ``ArduCopter/mode*.cpp``, ``A
   leg (``SubMode::WP``, destination not reached) — FAILED ("Failed to pause") during NAV_TAKEOFF,
   at a waypoint, or in any other mode; ``ModeAuto::resume`` always succeeds in AUTO.
 - NAV_RETURN_TO_LAUNCH → RTL; NAV_LAND → LAND where it is (``handle_command_int_packet``).
+- PREFLIGHT_REBOOT_SHUTDOWN: ``GCS_MAVLINK::handle_preflight_reboot``: FAILED while armed (unless param6 is
+  the magic 20190226), UNSUPPORTED unless param1 is 1 or 3, else ACCEPTED and the vehicle reboots.
+- DO_CHANGE_SPEED: ``ModeAuto::set_speed_xy`` (via ``GCS_MAVLINK_Copter::handle_command_do_change_speed``):
+  the waypoint speed changes now, the leg in flight included.
 
 PX4 (``src/modules/commander/Commander.cpp`` ``Commander::handle_command``): MISSION_START switches
 to AUTO.MISSION and arms ("mission start"), DENIED without a valid mission or when arming is
@@ -48,6 +52,7 @@ from flows.vehicle.modes import NAV_TAKEOFF, mode_name  # noqa: E402
 __all__ = ["on_command", "ARMABLE"]
 
 FORCE_DISARM = 21196  # the magic param2 of MAV_CMD_COMPONENT_ARM_DISARM that skips the in-air check
+FORCE_REBOOT = 20190226  # the magic param6 of MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN that reboots an armed vehicle
 ARMABLE = {"ardupilot": frozenset({"STABILIZE", "GUIDED", "LOITER"}),  # ArduCopter/mode.h allows_arming
            "px4": frozenset({"LOITER", "AUTO", "STABILIZE"})}
 _SETTABLE = {"ardupilot": frozenset({"STABILIZE", "GUIDED", "AUTO", "LOITER", "RTL", "LAND", "BRAKE"}),
@@ -78,6 +83,8 @@ def on_command(flight: Any, vehicle: Any, msg: Any) -> None:
         return
     src = (msg.get_srcSystem(), msg.get_srcComponent())
     vehicle.send(lambda m: m.command_ack_send(cmd, result, 0, 0, src[0], src[1]))
+    if cmd == _M.MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN and result == _M.MAV_RESULT_ACCEPTED:
+        vehicle.reboot("MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN")  # after its ACK, as SITL makes sure of
 
 
 def _execute(flight: Any, vehicle: Any, cmd: int, p: list[float]) -> int:
@@ -102,6 +109,12 @@ def _execute(flight: Any, vehicle: Any, cmd: int, p: list[float]) -> int:
         return set_mode(flight, vehicle, "RTL")
     if cmd == _M.MAV_CMD_NAV_LAND:
         return set_mode(flight, vehicle, "LAND")
+    if cmd == _M.MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN:
+        if flight.armed and int(p[5]) != FORCE_REBOOT:
+            return _M.MAV_RESULT_FAILED
+        return _M.MAV_RESULT_ACCEPTED if p[0] in (1.0, 3.0) else _M.MAV_RESULT_UNSUPPORTED
+    if cmd == _M.MAV_CMD_DO_CHANGE_SPEED and not px4:
+        return _change_speed(flight, p)
     return _M.MAV_RESULT_UNSUPPORTED
 
 
@@ -119,10 +132,8 @@ def set_mode(flight: Any, vehicle: Any, mode: str) -> int:
     if flying and mode == "RTL":
         flight.start_rtl(vehicle, "RTL: returning home (GCS command)", _M.MAV_SEVERITY_INFO)
         return _M.MAV_RESULT_ACCEPTED
-    flight.paused = False
-    flight.mode = mode
+    flight.enter_mode(vehicle, mode)
     if flying:
-        # AUTO again: ModeAuto::init → mission.start_or_resume(): the current item is flown on (MIS_RESTART 0)
         flight.text(vehicle, _M.MAV_SEVERITY_INFO, {"LAND": "Landing here (GCS command)", "AUTO": "Mission resumed",
                                                     "BRAKE": "Braking: holding position", "GUIDED": "Holding position",
                                                     }.get(mode, f"Mode {mode}"))
@@ -131,13 +142,27 @@ def set_mode(flight: Any, vehicle: Any, mode: str) -> int:
     return _M.MAV_RESULT_ACCEPTED
 
 
+def _change_speed(flight: Any, p: list[float]) -> int:
+    """``GCS_MAVLINK_Copter::handle_command_do_change_speed`` → ``Mode::set_speed_xy`` (AUTO only; speed type 0/1)."""
+    modes = flight.modes
+    auto = getattr(modes, "auto", None)
+    if p[1] <= 0 or int(p[0]) not in (0, 1) or flight.mode != "AUTO" or auto is None:
+        return _M.MAV_RESULT_FAILED
+    auto.set_speed(p[1])
+    return _M.MAV_RESULT_ACCEPTED
+
+
 def _arm_disarm(flight: Any, vehicle: Any, p: list[float]) -> int:
     if int(p[0]) == 1:
         if flight.armed:
             return _M.MAV_RESULT_ACCEPTED
-        if not vehicle.prearm_ok():
-            flight.text(vehicle, _M.MAV_SEVERITY_CRITICAL, "PreArm: EKF3 waiting for GPS config data"
-                        if flight._dialect == "ardupilot" else "Preflight Fail: ekf2 missing data")
+        reason = vehicle.prearm_failure()
+        if reason is not None:
+            if flight._dialect == "ardupilot":
+                flight.texts_sent.append(f"PreArm: {reason}")
+                vehicle.say_prearm(reason)  # AP_Arming::arm → pre_arm_checks(report=true)
+            else:
+                flight.text(vehicle, _M.MAV_SEVERITY_CRITICAL, "Preflight Fail: ekf2 missing data")
             return _M.MAV_RESULT_FAILED
         if flight.mode not in ARMABLE[flight._dialect]:
             flight.text(vehicle, _M.MAV_SEVERITY_CRITICAL, f"Arm: {flight.mode} mode not armable")
@@ -151,7 +176,8 @@ def _arm_disarm(flight: Any, vehicle: Any, p: list[float]) -> int:
             return _M.MAV_RESULT_FAILED  # AP_Arming_Copter::disarm: not while flying
         if flight.phase == "FLYING":
             flight.phase = "LANDED"  # forced in the air: it falls
-            flight.alt_m = 0.0
+            flight.body.pos = (flight.body.pos[0], flight.body.pos[1], 0.0)
+            flight.body.vel = (0.0, 0.0, 0.0)
         flight.disarm(vehicle)
         return _M.MAV_RESULT_ACCEPTED
     return _M.MAV_RESULT_DENIED
@@ -173,7 +199,7 @@ def _mission_start_px4(flight: Any, vehicle: Any) -> int:
     if flight.phase == "FLYING":
         return _M.MAV_RESULT_ACCEPTED
     if not vehicle.prearm_ok():
-        flight.text(vehicle, _M.MAV_SEVERITY_CRITICAL, "Preflight Fail: ekf2 missing data")
+        flight.text(vehicle, _M.MAV_SEVERITY_CRITICAL, f"Preflight Fail: {vehicle.prearm_failure()}")
         return _M.MAV_RESULT_DENIED
     if not flight.armed:
         flight.arm(vehicle)
@@ -185,13 +211,13 @@ def _mission_start_px4(flight: Any, vehicle: Any) -> int:
 def _pause_continue(flight: Any, vehicle: Any, p: list[float]) -> int:
     if int(p[0]) == 0:
         if flight.mode == "AUTO" and flight.on_leg():
-            flight.paused = True  # wp_nav->set_pause(): brakes and holds, mode stays AUTO
+            flight.set_paused(True)  # wp_nav->set_pause(): brakes and holds, mode stays AUTO
             return _M.MAV_RESULT_ACCEPTED
         flight.text(vehicle, _M.MAV_SEVERITY_INFO, "Failed to pause")
         return _M.MAV_RESULT_FAILED
     if int(p[0]) == 1:
         if flight.mode == "AUTO" and flight.phase == "FLYING":
-            flight.paused = False  # ModeAuto::resume: wp_nav->set_resume(), always true
+            flight.set_paused(False)  # ModeAuto::resume: wp_nav->set_resume(), always true
             return _M.MAV_RESULT_ACCEPTED
         flight.text(vehicle, _M.MAV_SEVERITY_INFO, "Failed to resume")
         return _M.MAV_RESULT_FAILED

@@ -9,6 +9,7 @@ the launch use case (``flows.usecases.launching``) has checked and launched it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -88,8 +89,9 @@ def attach_flights(draft_id: str, version: int, vehicles: Mapping[str, Any] | li
     except SortieError:
         drones = {}
     for drone_id, sim in vehicles.items():
-        if getattr(sim.flight, "items", None) is not None:
-            continue  # already has its flight
+        if getattr(sim.flight, "configured", False):  # it has its drone's flight (sim-fleet): this clock, these faults
+            sim.flight.options = replace(sim.flight.options, speedup=speedup, faults=faults or sim.flight.options.faults)
+            continue
         kw: dict[str, Any] = {"speedup": speedup, "faults": faults or FlightFaults()}
         drone = drones.get(drone_id)
         if drone is not None:

@@ -41,8 +41,12 @@ from typing import Any, Callable, Protocol
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
-from planner.output.mission_items import MISSION, MissionItem  # noqa: E402
-from planner.output.mission_wire import from_wire, normalise_as_vehicle, plain_frame, to_wire  # noqa: E402
+from flows.sim.ardupilot_mission import StoredCommand, store, store_fence, store_rally  # noqa: E402
+from flows.sim.px4_mission import store_px4  # noqa: E402
+from planner.output.mission_items import FENCE, MISSION, MissionItem  # noqa: E402
+from planner.output.mission_wire import from_wire, plain_frame, to_wire  # noqa: E402
+
+Entry = MissionItem | StoredCommand  # what a vehicle keeps for one item (ArduPilot's mission: AP_Mission's command)
 
 
 
@@ -60,12 +64,12 @@ class VehicleSide(Protocol):
     stats: Any
     reply_port: Any
     _lock: threading.Lock
-    _missions: dict[int, tuple[MissionItem, ...]]
+    _missions: dict[int, tuple[Entry, ...]]
 
     def send(self, build: Callable[[Any], None], loss: tuple[str, int, int] | None = None, port: Any = None) -> bool: ...
     def log(self, text: str) -> None: ...
-    def _store(self, mtype: int, items: tuple[MissionItem, ...]) -> None: ...
-    def _as_downloaded(self, mtype: int, items: tuple[MissionItem, ...]) -> tuple[MissionItem, ...]: ...
+    def _store(self, mtype: int, items: tuple[Entry, ...]) -> None: ...
+    def _as_downloaded(self, mtype: int, items: tuple[Entry, ...]) -> tuple[MissionItem, ...]: ...
 
 __all__ = ["MissionProtocol", "ArduPilotMissions", "Px4Missions", "protocol_for"]
 
@@ -87,16 +91,21 @@ class MissionProtocol:
         self.v = vehicle
 
     # storage (the vehicle owns the dict and its lock)
-    def stored(self, mtype: int) -> list[MissionItem]:
+    def stored(self, mtype: int) -> list[Entry]:
         with self.v._lock:
             return list(self.v._missions.get(mtype, ()))
 
-    def write(self, mtype: int, items: list[MissionItem] | tuple[MissionItem, ...]) -> None:
+    def write(self, mtype: int, items: list[Entry] | tuple[Entry, ...]) -> None:
         self.v._store(mtype, tuple(items))
 
-    def item_of(self, msg: Any, seq: int | None = None) -> MissionItem:
-        item = normalise_as_vehicle(from_wire(msg), self.v.dialect)
-        return item
+    def item_of(self, msg: Any) -> Entry | int:
+        """What the vehicle keeps of an uploaded item, as its autopilot converts it (``flows.sim.ardupilot_mission``:
+        AP_Mission / fence / rally; ``flows.sim.px4_mission``: mission_item_s), or the MAV_MISSION_RESULT refusing it."""
+        item = from_wire(msg)
+        if self.v.dialect != "ardupilot":
+            return store_px4(item)
+        mtype = _mtype(msg)
+        return store(item) if mtype == MISSION else store_fence(item) if mtype == FENCE else store_rally(item)
 
     def ack(self, partner: tuple[int, int], mtype: int, result: int, *, final: bool = False, port: Any = None) -> None:
         """MISSION_ACK on the port of the transfer (``port``) or of the message being answered."""
@@ -116,11 +125,11 @@ class MissionProtocol:
             return None
         return v.reject_result if seq == v.reject_at_seq else None
 
-    def completed(self, mtype: int, items: tuple[MissionItem, ...]) -> None:
+    def completed(self, mtype: int, items: tuple[Entry, ...]) -> None:
         """Count and announce a stored upload (before its ack goes out, so a station never outruns it)."""
         self.v.stats.uploads_completed += 1
         if self.v.flight is not None:
-            self.v.flight.on_mission_stored(self.v, mtype, items)
+            self.v.flight.on_mission_stored(self.v, mtype, self.v._as_downloaded(mtype, items))
 
     def serve(self, partner: tuple[int, int], item: MissionItem) -> None:
         wire = to_wire(item)
@@ -152,7 +161,7 @@ class _ApReceiving:
     request_i: int = 0
     last_receive_s: float = 0.0
     last_request_s: float = 0.0
-    fence_new: list[MissionItem | None] = field(default_factory=list)
+    fence_new: list[Entry | None] = field(default_factory=list)
     port: Any = None  # MissionItemProtocol::link: the channel the upload came on, which every request goes back to
 
 
@@ -214,6 +223,8 @@ class ArduPilotMissions(MissionProtocol):
             return
         refused = self.rejects(mtype, seq)
         item = self.item_of(msg)
+        if refused is None and isinstance(item, int):
+            refused, item = item, None  # MissionItemProtocol::handle_mission_item: the conversion refused it
         if refused is None and mtype != _fence():
             held = self.stored(mtype)
             if seq < len(held):
@@ -303,7 +314,7 @@ class Px4Missions(MissionProtocol):
         self.partner: tuple[int, int] = (0, 0)
         self.transfer_seq = 0
         self.transfer_count = 0
-        self.buffer: list[MissionItem | None] = []  # the inactive dataman slot of a mission upload
+        self.buffer: list[Entry | None] = []  # the inactive dataman slot of a mission upload
         self.time_last_sent = 0.0
         self.time_last_recv = 0.0
         self.port: Any = None  # the channel of the transfer (``MavlinkMissionManager`` is one per link)
@@ -370,12 +381,14 @@ class Px4Missions(MissionProtocol):
         if seq != self.transfer_seq:
             return  # "Item sequence not expected, ignore item"
         refused = self.rejects(mtype, seq)
-        if refused is not None:
+        item = self.item_of(msg)
+        if refused is None and isinstance(item, int):
+            refused = item  # handle_mission_item_both: parse_mavlink_mission_item refused it
+        if refused is not None or isinstance(item, int):
             self.v.stats.uploads_rejected += 1
-            self._ack(refused)
+            self._ack(refused if refused is not None else _M.MAV_MISSION_ERROR)
             self.state = _IDLE
             return
-        item = self.item_of(msg)
         if mtype == MISSION:
             self.buffer[seq] = item  # into the inactive slot (_transfer_dataman_id)
         else:

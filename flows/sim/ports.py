@@ -100,6 +100,7 @@ class SimPort:
             self.conn = mavlink_connection(listen, source_system=system_id, source_component=component_id)
         self.rates_s: dict[str, float] = {}  # message name → interval (simulated seconds) asked on this port
         self.last_sent_s: dict[str, float] = {}
+        self._last_wall_s: dict[str, float] = {}
         self.address = self._address()
 
     @property
@@ -156,16 +157,25 @@ class SimPort:
             return False  # a udpin port with no peer yet, or a peer that went away
         return True
 
-    def due(self, name: str, now_s: float) -> bool:
-        """Whether ``name`` is asked on this port and its interval has passed (``now_s``: simulated seconds)."""
+    def due(self, name: str, now_s: float, wall_s: float = 0.0, min_wall_s: float = 0.0) -> bool:
+        """Whether ``name`` is asked on this port and its interval has passed (``now_s``: simulated seconds), and
+        ``min_wall_s`` wall seconds since it last went (``wall_s``: the wall clock)."""
         interval = self.rates_s.get(name)
         if interval is None or interval <= 0:
             return False
         last = self.last_sent_s.get(name)
         if last is not None and now_s - last < interval and now_s >= last:
             return False
+        if min_wall_s > 0 and wall_s - self._last_wall_s.get(name, -1e9) < min_wall_s:
+            return False
         self.last_sent_s[name] = now_s
+        self._last_wall_s[name] = wall_s
         return True
+
+    def drop_client(self) -> None:
+        """A TCP port lets its client go (the vehicle restarted); the next connection is accepted afresh."""
+        if isinstance(self.conn, _OneClientTcp) and self.conn.port is not None:
+            self.conn._drop_client()
 
     def close(self) -> None:
         try:

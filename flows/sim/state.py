@@ -39,3 +39,7 @@ class SimState:
     mission_seq: int = 0
     mission_total: int = 0
     mission_state: int = _M.MISSION_STATE_NO_MISSION
+    voltage_v: float = 0.0  # the pack as the battery monitor measures it (0: not measured)
+    current_a: float = 0.0
+    consumed_mah: float = 0.0
+    velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)  # north, east, up m/s

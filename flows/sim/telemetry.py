@@ -56,17 +56,28 @@ def heartbeat(s: SimState, dialect: str, *, booting: bool = False) -> Build:
     return lambda m: m.heartbeat_send(_M.MAV_TYPE_QUADROTOR, AUTOPILOT[dialect], base, cm, status)
 
 
+def _millivolts(s: SimState) -> int:
+    return int(round(s.voltage_v * 1000)) if s.voltage_v > 0 else 4 * _VOLTS_MV
+
+
+def _centiamps(s: SimState) -> int:
+    return max(-1, min(32767, int(round(s.current_a * 100))))  # int16 on the wire (-1: not measured)
+
+
 def _sys_status(s: SimState, prearm_ok: bool) -> Build:
+    """SYS_STATUS: sensors, load, the battery's voltage (mV), current (cA) and remaining % (``GCS_MAVLINK::send_sys_status``)."""
     health = _SENSORS if (prearm_ok or s.armed) else _SENSORS & ~_NOT_READY
     remaining = int(round(s.battery_pct))
-    return lambda m: m.sys_status_send(_SENSORS, _SENSORS, health, 250, 4 * _VOLTS_MV, -1, remaining, 0, 0, 0, 0, 0, 0)
+    mv, ca = _millivolts(s), _centiamps(s)
+    return lambda m: m.sys_status_send(_SENSORS, _SENSORS, health, 250, mv, ca, remaining, 0, 0, 0, 0, 0, 0)
 
 
 def _position(s: SimState, boot_ms: int) -> Build:
     lat, lon = int(round(s.lat * 1e7)), int(round(s.lon * 1e7))
     rel = int(round(s.alt_m * 1000))
     amsl = int(round((s.home[2] + s.alt_m) * 1000))
-    return lambda m: m.global_position_int_send(boot_ms, lat, lon, amsl, rel, 0, 0, 0, 65535)
+    vn, ve, vd = (int(round(v * 100)) for v in (s.velocity[0], s.velocity[1], -s.velocity[2]))
+    return lambda m: m.global_position_int_send(boot_ms, lat, lon, amsl, rel, vn, ve, vd, 65535)
 
 
 def _gps(s: SimState, fix_type: int) -> Build:
@@ -77,11 +88,14 @@ def _gps(s: SimState, fix_type: int) -> Build:
 
 
 def _battery(s: SimState) -> Build:
+    """BATTERY_STATUS as ArduPilot sends it for a monitor without cell voltages (``GCS_MAVLINK::send_battery_status``:
+    the pack voltage in the first cell, the others UINT16_MAX), current in cA, consumed mAh, energy in hJ."""
     remaining = int(round(s.battery_pct))
     hj = int(s.energy_j / 100.0)
-    volts = [_VOLTS_MV] * 4 + [65535] * 6
-    return lambda m: m.battery_status_send(0, _M.MAV_BATTERY_FUNCTION_ALL, _M.MAV_BATTERY_TYPE_LIPO, 32767, volts, -1,
-                                           -1, hj, remaining)
+    volts = [_millivolts(s)] + [65535] * 9
+    ca, mah = _centiamps(s), int(round(s.consumed_mah))
+    return lambda m: m.battery_status_send(0, _M.MAV_BATTERY_FUNCTION_ALL, _M.MAV_BATTERY_TYPE_LIPO, 32767, volts, ca,
+                                           mah, hj, remaining)
 
 
 def _home(s: SimState) -> Build:

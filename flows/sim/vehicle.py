@@ -1,50 +1,37 @@
-"""The vehicle simulator: a MAVLink 2 vehicle that answers the mission protocol, with faults.
+"""The vehicle simulator: a MAVLink 2 vehicle that boots, answers the mission protocol, flies, and fails on demand.
 
-``sortie sim-vehicle`` and ``sortie demo`` run it as the drone at the other
-end of a link; the dispatch tests fly their fault matrix against it over real
-UDP or TCP. It speaks for one vehicle (system 1, component 1 by default) on
-one or more ports (``listen``: a connection string or a list of them; the first
-is SERIAL0), and behaves as ArduCopter was observed to (FACTS.md, "ArduCopter
-4.6.3 SITL, observed"), each habit with its source:
+``sortie sim-vehicle``, ``sortie sim-fleet``, ``sortie demo`` and the tests talk to it over real UDP or TCP. It
+speaks for one vehicle on one or more ports (``listen``; the first is SERIAL0) and behaves as ArduCopter 4.6.3 SITL
+was observed to (FACTS.md), **realistic by default** — a test that is not about a delay says so
+(``tests/testkit.py``: ``sim_vehicle``). ``docs/simulator.md`` has the whole behaviour table with sources; here:
 
-- **boot**: nothing is sent before the vehicle boots (a ``tcpin:`` SERIAL0 boots
-  when its first client connects, as SITL does); during the first ``boot_s``
-  seconds its HEARTBEAT says MAV_STATE_BOOT and a MISSION_COUNT is answered
-  MAV_MISSION_NO_SPACE with "Only 0 items are supported", then it says
-  "ArduPilot Ready" (observed on SITL built from ArduPilot master: BOOT for
-  ~2.5 s; an upload at 1 s refused NO_SPACE, at 4 s accepted); TIMESYNC every
-  10 s carries its clock
-  (``MissionItemProtocol::handle_mission_count``: ``packet.count > max_items()``,
-  and ``max_items()`` is 0 until ``AP_Mission::init`` has run; observed);
-  the pre-arm checks pass ``prearm_s`` seconds after boot (None: never), shown
-  by SYS_STATUS's PREARM_CHECK bit (``flows.sim.telemetry``). ``up_s`` starts
-  the vehicle's clock (``time_boot_ms``) as if it had booted that long ago.
-- **telemetry only on request** (``flows.sim.streams``): HEARTBEAT to every
-  port; once per port the boot messages; anything else only after
-  MAV_CMD_SET_MESSAGE_INTERVAL (``GCS_MAVLINK::handle_command_set_message_interval``,
-  DENIED for a message it has no ``ap_message`` for) or REQUEST_DATA_STREAM
-  (``GCS_MAVLINK::handle_request_data_stream``), rates kept per port
-  (``flows.sim.ports``). PX4 streams its defaults on every port.
-- **signing** (``signing_key``, or SETUP_SIGNING): every frame signed on every
-  port; unsigned messages dropped silently except on SERIAL0 (``flows.sim.ports``).
-- **one client per TCP port** (``tcpin:`` ports, ``flows.sim.ports``).
-- **the mission protocol** of ArduPilot or PX4 (``flows.sim.mission_protocol``
-  has the behaviour table with sources), replies on the port the request came
-  from; ArduPilot returns its home as mission seq 0, DO_ commands with frame 0
-  and NAV_LAND with param4 = 1 (``planner.output.mission_wire.normalise_as_vehicle``).
-- PARAM_SET / PARAM_REQUEST_READ of the dialect's own parameters (``flows.sim.sim_params``).
-- faults (parsed by ``flows.sim.sim_faults``): ``drop`` drops that fraction of incoming and outgoing messages
-  (seeded RNG); ``lose`` names single messages to lose once each (``count:fence``,
-  ``item:mission:3``, ``request:rally:0``, ``ack:mission``; ``*`` for every
-  type); ``lose_final_ack`` never delivers the ACCEPTED ack that ends an upload;
-  ``reject`` answers every upload of ``reject_types`` with that MAV_MISSION_RESULT,
-  at its COUNT or, with ``reject_at_seq``, at that item.
+- **its clock** runs ``speedup`` times the wall clock from boot (SITL's ``--speedup``): ``time_boot_ms``, the boot
+  and pre-arm delays, the heartbeat and the flight follow it; timers a ground station races against (the mission
+  protocol's, the auto-disarm, the GCS failsafe, link faults) stay on the wall clock. A loop turn advances it by
+  at most ``MAX_TURN_SIM_S`` and ``MAX_TURN_WALL_S``: an overloaded loop slows the vehicle, never makes it jump.
+- **boot**: nothing sent before it boots (a ``tcpin:`` SERIAL0 boots when its first client connects); for
+  ``boot_s`` (10 s) HEARTBEAT says MAV_STATE_BOOT and a MISSION_COUNT is answered NO_SPACE ("Only 0 items are
+  supported": ``MissionItemProtocol::handle_mission_count`` before ``AP_Mission::init``), then "ArduPilot Ready".
+- **pre-arm** passes ``prearm_s`` (35 s) after boot (``flows.sim.prearm``); **heartbeat** every ``heartbeat_s`` of
+  its clock, at most every ``MIN_WALL_S`` (on the ground ``GROUND_MIN_WALL_S``, streams too: an accelerated fleet
+  on its docks would flood its ground station).
+- **the link**: telemetry only on request, per port (``flows.sim.link_messages``, ``flows.sim.streams``); signing
+  and one client per TCP port (``flows.sim.ports``); the mission protocol (``flows.sim.mission_protocol``) storing
+  what the autopilot stores (``flows.sim.ardupilot_mission``, ``flows.sim.px4_mission``); parameters
+  (``flows.sim.sim_params``).
+- **a reboot** (MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN on the ground, or ``reboot()``): silent ``REBOOT_WALL_S``, TCP
+  clients dropped, then a new session — clock at 0, boot and pre-arm again, streams forgotten, home where it
+  stands, the battery read afresh; mission and parameters kept (EEPROM).
+- faults (``flows.sim.sim_faults``): ``drop``, ``lose``, ``lose_final_ack``, ``reject``; the flight's own
+  (``flows.sim.flight_options.FlightFaults``): link stall and loss, drain, abort, reboot.
 
-Flying is a ``VehicleBehaviour`` passed as ``flight`` (``flows.sim.flight``): it
-sees every message first (``on_message``), is told when a mission is stored,
-is ticked from the vehicle's one thread (its ``tick`` may return the simulated
-seconds it advanced, which then drive the vehicle's clock), and hands the
-vehicle its ``snapshot()`` for telemetry. All sends happen on that one thread.
+Flying is a ``VehicleBehaviour`` (``flows.sim.flight.SimFlight`` unless a test plugs in another): it sees every
+message first, is told when a mission is stored, is ticked from the vehicle's one thread after the clock moved,
+and hands the vehicle its ``snapshot()`` for telemetry.
+
+Over 500 lines on purpose: the constructor takes every option the CLI and the tests set (~30, each defaulting to
+the realistic value), and the loop, the fault model and the answers share that one vehicle's state; the parts
+that stand alone are their own modules (session, pre-arm, ports, streams, protocol, storage, parameters).
 """
 
 from __future__ import annotations
@@ -55,30 +42,39 @@ import select
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Callable, Literal, Mapping, Protocol
 
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from flows.sim import telemetry  # noqa: E402
-from flows.sim.mission_protocol import MissionProtocol, protocol_for  # noqa: E402
+from flows.sim.ardupilot_mission import StoredCommand, hand_back, home_item  # noqa: E402
+from flows.sim.link_messages import handle_link_message  # noqa: E402
+from flows.sim.mission_protocol import Entry, MissionProtocol, protocol_for  # noqa: E402
 from flows.sim.ports import SimPort  # noqa: E402
+from flows.sim.prearm import PREARM_REASON, PreArm  # noqa: E402
+from flows.sim.session import Session  # noqa: E402
 from flows.sim.sim_faults import SimStats, parse_loss, result_code  # noqa: E402
 from flows.sim.sim_params import SimParams  # noqa: E402
 from flows.sim.state import SimState  # noqa: E402
-from flows.sim.streams import PRODUCED, PX4_DEFAULT_RATES_HZ, group_messages, interval_s_for  # noqa: E402
+from flows.sim.streams import PRODUCED, PX4_DEFAULT_RATES_HZ  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
-from planner.output.mission_items import FENCE, FRAME_GLOBAL, MISSION, RALLY, MissionItem  # noqa: E402
-from planner.output.mission_wire import normalise_as_vehicle  # noqa: E402
+from planner.output.mission_items import FENCE, MISSION, RALLY, MissionItem  # noqa: E402
 
-__all__ = ["SimVehicle", "SimStats", "VehicleBehaviour", "result_code", "parse_loss"]
+__all__ = ["SimVehicle", "SimStats", "VehicleBehaviour", "result_code", "parse_loss", "BOOT_S", "PREARM_S"]
 
 _M = mavutil.mavlink
 
+BOOT_S = 10.0  # uploads answered NO_SPACE (FACTS.md: "wait ~10 s or retry")
+PREARM_S = 35.0  # pre-arm checks pass (FACTS.md: ~20–60 s after boot in SITL)
+MAX_TURN_WALL_S = 0.25  # a loop turn advances the vehicle's clock by at most this much wall time …
+MAX_TURN_SIM_S = 1.0  # … and by at most this much of its own (each turn then streams what is due)
+MIN_WALL_S = 0.02  # in flight, the heartbeat at most 50 times a wall second, whatever the speed-up
+GROUND_MIN_WALL_S = 0.1  # on the ground (nothing moves), the heartbeat and each stream at most 10 times a wall second
+REBOOT_WALL_S = 1.0  # silent while it restarts
 _REREQUEST_S = {"ardupilot": 1.0, "px4": 0.25}  # MissionItemProtocol::update; MAVLINK_MISSION_RETRY_TIMEOUT_DEFAULT
 _TRANSFER_TIMEOUT_S = {"ardupilot": 8.0, "px4": 5.0}  # upload_timeout_ms; MAVLINK_MISSION_PROTOCOL_TIMEOUT_DEFAULT
 _BOOT_MODE = {"ardupilot": "STABILIZE", "px4": "LOITER"}  # Copter::init_ardupilot → STABILIZE; PX4 boots in Hold
-_SET_MESSAGE_INTERVAL = 511  # MAV_CMD_SET_MESSAGE_INTERVAL
 
 
 class VehicleBehaviour(Protocol):
@@ -89,18 +85,18 @@ class VehicleBehaviour(Protocol):
         ...
 
     def on_mission_stored(self, vehicle: "SimVehicle", mission_type: int, items: tuple[MissionItem, ...]) -> None:
-        """A complete upload of ``mission_type`` was stored."""
+        """A complete upload of ``mission_type`` was stored (``items`` as a download would return them)."""
         ...
 
-    def tick(self, vehicle: "SimVehicle", now_s: float) -> float | None:
-        """Called every loop turn (about every 10 ms) with the monotonic clock; may return simulated seconds."""
+    def tick(self, vehicle: "SimVehicle", now_s: float) -> Any:
+        """Called every loop turn (about every 10 ms) with the monotonic clock, after ``vehicle.clock_s`` moved."""
         ...
 
 
 class SimVehicle:
     """A simulated vehicle on one or more pymavlink ports; ``start()`` runs it on a thread.
 
-    ``listen`` is a connection string (``udpin:127.0.0.1:PORT``, ``tcpin:127.0.0.1:PORT``;
+    ``listen`` is a connection string (``tcpin:127.0.0.1:PORT`` as ArduPilot SITL, ``udpin:127.0.0.1:PORT``;
     port 0 picks a free one: read ``address``) or a list of them, SERIAL0 first.
     """
 
@@ -109,6 +105,11 @@ class SimVehicle:
         listen: str | Sequence[str],
         dialect: Literal["ardupilot", "px4"] = "ardupilot",
         *,
+        speedup: float = 1.0,
+        boot_s: float = BOOT_S,
+        prearm_s: float | None = PREARM_S,
+        prearm_reason: str = PREARM_REASON,
+        heartbeat_s: float = 1.0,
         drop: float = 0.0,
         lose_final_ack: bool = False,
         reject: str | None = None,
@@ -119,15 +120,13 @@ class SimVehicle:
         seed: int = 0,
         system_id: int = 1,
         component_id: int = 1,
-        heartbeat_s: float = 1.0,
         rerequest_s: float | None = None,
         transfer_timeout_s: float | None = None,
         home: tuple[float, float, float] | None = None,
-        boot_s: float = 0.0,
-        prearm_s: float | None = 0.0,
         gps_fix_type: int = 3,
         battery_pct: float = 96.0,
         up_s: float = 0.0,
+        params: Mapping[str, float] | None = None,
         flight: VehicleBehaviour | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
@@ -137,12 +136,15 @@ class SimVehicle:
             raise InvalidArgument(f"drop {drop!r} must be in [0, 1)")
         if boot_s < 0 or (prearm_s is not None and prearm_s < 0):
             raise InvalidArgument("boot_s and prearm_s must be >= 0")
+        if not 1.0 <= speedup <= 10_000.0:
+            raise InvalidArgument(f"speedup {speedup} must be within 1..10000")
         if signing_key is not None and len(signing_key) != 32:
             raise InvalidArgument("a MAVLink 2 signing key is 32 bytes")
         self.listen = [listen] if isinstance(listen, str) else list(listen)
         if not self.listen:
             raise InvalidArgument("a vehicle needs at least one port to listen on")
         self.dialect = dialect
+        self._speedup = float(speedup)
         self.drop = drop
         self.lose_final_ack = lose_final_ack
         self.reject_result = result_code(reject) if reject else None
@@ -155,26 +157,25 @@ class SimVehicle:
         self.heartbeat_s = heartbeat_s
         self.rerequest_s = rerequest_s if rerequest_s is not None else _REREQUEST_S[dialect]
         self.transfer_timeout_s = transfer_timeout_s if transfer_timeout_s is not None else _TRANSFER_TIMEOUT_S[dialect]
-        self.home = home
         self.boot_s = boot_s
         self.prearm_s = prearm_s
+        self._prearm = PreArm(prearm_reason)
         self.gps_fix_type = gps_fix_type
-        self.flight = flight
         self.stats = SimStats()
+        self.reboots = 0
         self._log = log
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
-        self._missions: dict[int, tuple[MissionItem, ...]] = {MISSION: (), FENCE: (), RALLY: ()}
-        self._params = SimParams(dialect)
+        self._missions: dict[int, tuple[Entry, ...]] = {MISSION: (), FENCE: (), RALLY: ()}
+        self._params = SimParams(dialect, params)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         lat, lon, alt = home if home is not None else (0.0, 0.0, 0.0)
+        self.home: tuple[float, float, float] = (lat, lon, alt)
         self.ground = SimState(mode=_BOOT_MODE[dialect], lat=lat, lon=lon, home=(lat, lon, alt), battery_pct=battery_pct)
-        self.clock_s = float(up_s)  # simulated seconds since boot (time_boot_ms); ``up_s``: booted that long ago
-        self._booted_wall: float | None = None
-        self._last_wall: float | None = None
-        self._last_hb_wall = 0.0
-        self._last_hb_clock = -1.0
+        self.session = Session(up_s)  # the clock (time_boot_ms); ``up_s``: booted that long ago
+        self._last_hb_wall = -1.0
+        self._last_hb_clock = -1e9
         self._last_timesync_clock = -10.0
         self._ready_said = False
         self.ports = [SimPort(i, spec, system_id=system_id, component_id=component_id)
@@ -182,13 +183,28 @@ class SimVehicle:
         self.signing_key: bytes | None = None
         self.set_signing_key(signing_key)
         self._greeted: set[int] = set()
-        if dialect == "px4":  # Mavlink::configure_streams_to_default: PX4 streams without being asked
-            for port in self.ports:
-                port.rates_s.update({n: 1.0 / hz for n, hz in PX4_DEFAULT_RATES_HZ.items()})
+        self._default_rates()
         self.reply_port: SimPort = self.ports[0]
         self._protocol: MissionProtocol = protocol_for(self)
+        self.flight: Any = None
+        if flight is None:
+            from flows.sim.flight import SimFlight
+
+            flight = SimFlight()
+        self.use_flight(flight)
 
     # --- public surface -------------------------------------------------------------------
+
+    @property
+    def speedup(self) -> float:
+        """Simulated seconds per wall second: the flight's, if it sets one, else the vehicle's own."""
+        options = getattr(self.flight, "options", None)
+        flight_speedup = getattr(options, "speedup", None)
+        return float(flight_speedup) if flight_speedup else self._speedup
+
+    @speedup.setter
+    def speedup(self, value: float) -> None:
+        self._speedup = float(value)
 
     @property
     def address(self) -> str:
@@ -212,6 +228,33 @@ class SimVehicle:
         """The vehicle's parameters as it holds them (float32 values)."""
         return self._params.values()
 
+    def set_param(self, name: str, value: float) -> None:
+        """Set a parameter from inside (a flight's configuration, a test): as if loaded at boot."""
+        self._params.set(name, value)
+
+    def stored_mission(self) -> tuple[MissionItem, ...]:
+        """The mission as a download returns it."""
+        return self.missions[MISSION]
+
+    def stored_commands(self) -> tuple[StoredCommand, ...]:
+        """ArduPilot: the mission as AP_Mission keeps it (seq 0 included)."""
+        with self._lock:
+            return tuple(e for e in self._missions[MISSION] if isinstance(e, StoredCommand))
+
+    def stored_rally(self) -> tuple[MissionItem, ...]:
+        return self.missions[RALLY]
+
+    def set_home(self, lat: float, lon: float, alt_amsl_m: float) -> None:
+        """Home moves (``Copter::set_home_to_current_location`` at arming; a reboot sets it where the vehicle is)."""
+        self.home = (lat, lon, alt_amsl_m)
+
+    def use_flight(self, flight: VehicleBehaviour) -> None:
+        """Plug in the flight (or a test's behaviour); a ``SimFlight`` joins the vehicle's state."""
+        self.flight = flight
+        attach = getattr(flight, "attach", None)
+        if callable(attach):
+            attach(self)
+
     def set_signing_key(self, key: bytes | None) -> None:
         """Sign on every port with ``key`` (None or all zeros: signing off), as SETUP_SIGNING does."""
         if key is not None and not any(key):
@@ -221,21 +264,41 @@ class SimVehicle:
             port.sign(key)
 
     def uptime_s(self) -> float:
-        """Wall seconds since the vehicle booted (0 before it did)."""
-        return 0.0 if self._booted_wall is None else time.monotonic() - self._booted_wall
+        """The vehicle's seconds since boot (its clock)."""
+        return self.clock_s if self.session.booted else 0.0
+
+    @property
+    def booted(self) -> bool:
+        return self.session.booted
+
+    @property
+    def clock_s(self) -> float:
+        """The vehicle's seconds since boot (``flows.sim.session``)."""
+        return self.session.clock_s
+
+    @property
+    def boot_clock_s(self) -> float:
+        return self.session.boot_clock_s
 
     def booting(self) -> bool:
         """Within ``boot_s`` of boot: the mission storage is not initialised yet (ArduPilot)."""
-        return self.dialect == "ardupilot" and self.uptime_s() < self.boot_s
+        return self.dialect == "ardupilot" and self.clock_s - self.boot_clock_s < self.boot_s
+
+    def prearm_failure(self) -> str | None:
+        """Why arming is refused now ("PreArm: …" without the prefix), or None when the checks pass."""
+        return self._prearm.failure(self)
 
     def prearm_ok(self) -> bool:
-        """Whether the pre-arm checks pass now (``prearm_s`` after boot; never with ``prearm_s=None``)."""
-        return self._booted_wall is not None and self.prearm_s is not None and self.uptime_s() >= self.prearm_s
+        """Whether the pre-arm checks pass now (SYS_STATUS PREARM_CHECK)."""
+        return self.prearm_failure() is None
 
     def snapshot(self) -> SimState:
         """What the vehicle says about itself now: its flight's state, or on the ground at home."""
         snap = getattr(self.flight, "snapshot", None)
-        return snap(self) if callable(snap) else self.ground
+        if callable(snap):
+            return snap(self)
+        g = self.ground
+        return SimState(mode=g.mode, lat=g.lat, lon=g.lon, home=self.home, battery_pct=g.battery_pct)
 
     def start(self) -> "SimVehicle":
         """Run the vehicle on a daemon thread until ``stop()``."""
@@ -265,17 +328,21 @@ class SimVehicle:
         if not self.ports[0].listen.startswith("tcpin:"):
             self._boot(time.monotonic())
         while not self._stop.is_set() and (end is None or time.monotonic() < end):
+            now = time.monotonic()
             got = 0
+            silent = now < self.session.silent_until or self._link_down(now)
             for port in self.ports:
                 for _ in range(50):
                     msg = port.recv()
                     if msg is None:
                         break
                     got += 1
-                    self._receive(msg, time.monotonic(), port)
-            if self._booted_wall is None and self.ports[0].has_client:
+                    if not silent:
+                        self._receive(msg, time.monotonic(), port)
+            if not self.session.booted and self.ports[0].has_client:
                 self._boot(time.monotonic())  # SITL boots once SERIAL0's first client connects
-            self._periodic(time.monotonic())
+            if self.session.running(now):
+                self._periodic(time.monotonic())
             if not got:
                 self._wait_readable(0.01)
 
@@ -286,9 +353,39 @@ class SimVehicle:
             time.sleep(timeout_s)
 
     def _boot(self, now: float) -> None:
-        self._booted_wall = now
-        self._last_wall = now
-        self.log(f"booted ({self.dialect}); ports {', '.join(self.addresses)}")
+        self.session.boot(now)
+        self.log(f"booted ({self.dialect}, {self.speedup:g}×); ports {', '.join(self.addresses)}")
+
+    def reboot(self, why: str = "reboot", *, battery_pct: float | None = None) -> None:
+        """A new session (MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN, a watchdog): silent for a moment, then booting again
+        with the clock at 0; the mission and parameters stay, what was streamed and armed does not. ``battery_pct``:
+        the pack it boots with (a swap while it was off); None: the pack it had."""
+        self.reboots += 1
+        self.log(f"rebooting ({why})")
+        now = time.monotonic()
+        self.session.restart(now, REBOOT_WALL_S)
+        self._last_hb_clock, self._last_timesync_clock = -1e9, -10.0
+        self._prearm.last_text_s = 0.0
+        self._ready_said = False
+        self._greeted.clear()
+        for port in self.ports:
+            port.rates_s.clear()
+            port.last_sent_s.clear()
+            port.drop_client()
+        self._default_rates()
+        self._protocol = protocol_for(self)
+        restart = getattr(self.flight, "rebooted", None)
+        if callable(restart):
+            restart(self, battery_pct)
+
+    def _default_rates(self) -> None:
+        if self.dialect == "px4":  # Mavlink::configure_streams_to_default: PX4 streams without being asked
+            for port in self.ports:
+                port.rates_s.update({n: 1.0 / hz for n, hz in PX4_DEFAULT_RATES_HZ.items()})
+
+    def _link_down(self, now: float) -> bool:
+        down = getattr(self.flight, "link_down", None)
+        return bool(down(now)) if callable(down) else False
 
     def send(self, build: Callable[[Any], None], loss: tuple[str, int, int] | None = None,
              port: SimPort | None = None) -> bool:
@@ -297,7 +394,8 @@ class SimVehicle:
         ``loss`` names the message as a loss point (kind, mission type, seq) so a
         ``lose`` entry can drop it. Returns whether it went out.
         """
-        if self._booted_wall is None or getattr(self.flight, "link_lost", False):
+        now = time.monotonic()
+        if not self.session.running(now) or self._link_down(now):
             return False
         if loss is not None and self._loses(*loss):
             self.stats.dropped_out += 1
@@ -342,12 +440,9 @@ class SimVehicle:
     # --- the loop ---------------------------------------------------------------------------
 
     def _periodic(self, now: float) -> None:
-        if self._booted_wall is None:
-            return
-        wall_dt = now - (self._last_wall if self._last_wall is not None else now)
-        self._last_wall = now
-        advanced = self.flight.tick(self, now) if self.flight is not None else None
-        self.clock_s += advanced if isinstance(advanced, (int, float)) else wall_dt
+        self.session.advance(now, self.speedup, MAX_TURN_SIM_S, MAX_TURN_WALL_S)
+        if self.flight is not None:
+            self.flight.tick(self, now)
         self._protocol.tick(now)
         self._heartbeat(now)
         if self.dialect == "ardupilot" and self.clock_s - self._last_timesync_clock >= 10.0:
@@ -357,34 +452,42 @@ class SimVehicle:
             self._ready_said = True  # observed on SITL once its initialisation is done
             if self.dialect == "ardupilot":
                 self.broadcast(lambda m: m.statustext_send(_M.MAV_SEVERITY_INFO, b"ArduPilot Ready"))
-        self._stream()
+        self._prearm.report(self)
+        self._stream(now)
+
+    def say_prearm(self, reason: str) -> None:
+        """A "PreArm: …" STATUSTEXT (``AP_Arming::check_failed``)."""
+        self._prearm.say(self, reason)
 
     def _heartbeat(self, now: float) -> None:
-        """1 Hz of simulated time (``GCS_MAVLINK::update_send``: MSG_HEARTBEAT every second), at least every
-        ``heartbeat_s`` wall seconds and at most every 20 ms."""
-        wall = now - self._last_hb_wall
-        due = wall >= self.heartbeat_s or (self.clock_s - self._last_hb_clock >= 1.0 and wall >= 0.02)
-        if not due:
+        """Every ``heartbeat_s`` of the vehicle's clock (``GCS_MAVLINK::update_send``: MSG_HEARTBEAT at 1 Hz), at most
+        every ``MIN_WALL_S`` of wall time."""
+        min_wall = MIN_WALL_S if self._flying() else GROUND_MIN_WALL_S
+        if self.clock_s - self._last_hb_clock < self.heartbeat_s or now - self._last_hb_wall < min_wall:
             return
         self._last_hb_wall, self._last_hb_clock = now, self.clock_s
         self.broadcast(telemetry.heartbeat(self.snapshot(), self.dialect, booting=self.booting()))
 
-    def _stream(self) -> None:
-        """Each port's asked-for telemetry that is due (intervals in simulated time)."""
+    def _stream(self, now: float) -> None:
+        """Each port's asked-for telemetry that is due (intervals in the vehicle's time)."""
         state: SimState | None = None
+        min_wall = 0.0 if self._flying() else GROUND_MIN_WALL_S
         for port in self.ports:
             if not port.rates_s or not port.has_client:
                 continue
             for name in PRODUCED.values():
-                if port.due(name, self.clock_s):
+                if port.due(name, self.clock_s, now, min_wall):
                     state = state or self.snapshot()
                     build = telemetry.message(name, state, boot_ms=self.boot_ms(), prearm_ok=self.prearm_ok(),
                                               fix_type=self.gps_fix_type)
                     if build is not None:
                         self.send(build, port=port)
 
+    def _flying(self) -> bool:
+        return getattr(self.flight, "phase", "") == "FLYING"
+
     def boot_ms(self) -> int:
-        return int(self.clock_s * 1000.0) & 0xFFFFFFFF
+        return self.session.boot_ms()
 
     def _receive(self, msg: Any, now: float, port: SimPort) -> None:
         if msg.get_type() == "BAD_DATA":
@@ -412,52 +515,20 @@ class SimVehicle:
             return
         if not mine:
             return
-        handler = getattr(self, "_on_" + msg.get_type().lower(), None)
+        handler = self._mission_handler(msg.get_type())
         if handler is not None:
             handler(msg, now)
         elif msg.get_type() in ("COMMAND_LONG", "COMMAND_INT"):
-            self._ack(msg, _M.MAV_RESULT_UNSUPPORTED)  # GCS_MAVLINK::handle_command_*: unknown command
-
-    def _ack(self, msg: Any, result: int) -> None:
-        cmd, src = int(msg.command), (msg.get_srcSystem(), msg.get_srcComponent())
-        self.send(lambda m: m.command_ack_send(cmd, result, 0, 0, src[0], src[1]))
-
-    # --- streams and signing (per port) -------------------------------------------------------
+            self.ack(msg, _M.MAV_RESULT_UNSUPPORTED)  # GCS_MAVLINK::handle_command_*: unknown command
 
     def _link_message(self, msg: Any) -> bool:
-        """Stream requests and SETUP_SIGNING, handled for the port they came on; True when handled."""
-        kind = msg.get_type()
-        port = self.reply_port
-        if kind in ("COMMAND_LONG", "COMMAND_INT") and int(msg.command) == _SET_MESSAGE_INTERVAL:
-            name = PRODUCED.get(int(msg.param1))
-            if name is None:
-                self._ack(msg, _M.MAV_RESULT_DENIED)  # "No ap_message for mavlink id"
-                return True
-            interval_us = float(msg.param2)
-            if interval_us < 0:
-                port.rates_s.pop(name, None)
-            elif interval_us > 0:
-                port.rates_s[name] = interval_us / 1e6
-            port.last_sent_s.pop(name, None)
-            self._ack(msg, _M.MAV_RESULT_ACCEPTED)
-            return True
-        if kind == "REQUEST_DATA_STREAM":
-            if self.dialect == "px4":
-                return True  # PX4's receiver ignores the legacy request (it streams its defaults)
-            rate = float(msg.req_message_rate) if int(msg.start_stop) else 0.0
-            for name in group_messages(int(msg.req_stream_id)):
-                interval = interval_s_for(rate)
-                if interval is None:
-                    port.rates_s.pop(name, None)
-                else:
-                    port.rates_s[name] = interval
-                port.last_sent_s.pop(name, None)
-            return True
-        if kind == "SETUP_SIGNING":
-            self.set_signing_key(bytes(msg.secret_key))  # GCS_MAVLINK::handle_setup_signing: active at once
-            self.log("signing key set by SETUP_SIGNING")
-            return True
-        return False
+        """A stream request or SETUP_SIGNING, for the port it came on (``flows.sim.link_messages``)."""
+        return handle_link_message(self, msg, self.reply_port)
+
+    def ack(self, msg: Any, result: int) -> None:
+        """COMMAND_ACK to the sender of ``msg``."""
+        cmd, src = int(msg.command), (msg.get_srcSystem(), msg.get_srcComponent())
+        self.send(lambda m: m.command_ack_send(cmd, result, 0, 0, src[0], src[1]))
 
     # --- mission protocol (flows.sim.mission_protocol, per autopilot) --------------------------
 
@@ -471,28 +542,16 @@ class SimVehicle:
             return
         self._protocol.on_count(msg, now)
 
-    def _on_mission_item_int(self, msg: Any, now: float) -> None:
-        self._protocol.on_item(msg, now)
+    def _mission_handler(self, kind: str) -> Callable[[Any, float], None] | None:
+        """The mission protocol's handler for a message type (``flows.sim.mission_protocol``)."""
+        p = self._protocol
+        return {"MISSION_COUNT": self._on_mission_count, "MISSION_ITEM_INT": p.on_item, "MISSION_ITEM": p.on_item,
+                "MISSION_REQUEST_LIST": p.on_request_list, "MISSION_REQUEST_INT": p.on_request,
+                "MISSION_REQUEST": p.on_request, "MISSION_CLEAR_ALL": p.on_clear_all, "MISSION_ACK": p.on_ack,
+                "PARAM_SET": lambda msg, now: self._params.on_set(self, msg),
+                "PARAM_REQUEST_READ": lambda msg, now: self._params.on_read(self, msg)}.get(kind)
 
-    def _on_mission_item(self, msg: Any, now: float) -> None:
-        self._protocol.on_item(msg, now)
-
-    def _on_mission_request_list(self, msg: Any, now: float) -> None:
-        self._protocol.on_request_list(msg, now)
-
-    def _on_mission_request_int(self, msg: Any, now: float) -> None:
-        self._protocol.on_request(msg, now)
-
-    def _on_mission_request(self, msg: Any, now: float) -> None:
-        self._protocol.on_request(msg, now)
-
-    def _on_mission_clear_all(self, msg: Any, now: float) -> None:
-        self._protocol.on_clear_all(msg, now)
-
-    def _on_mission_ack(self, msg: Any, now: float) -> None:
-        self._protocol.on_ack(msg, now)
-
-    def _store(self, mtype: int, items: tuple[MissionItem, ...]) -> None:
+    def _store(self, mtype: int, items: tuple[Entry, ...]) -> None:
         with self._lock:
             self._missions[mtype] = items
             if mtype == MISSION:
@@ -502,18 +561,9 @@ class SimVehicle:
                 self.ground.mission_total = len(items) - home
         self.log(f"stored {len(items)} items of mission type {mtype}")
 
-    def _as_downloaded(self, mtype: int, items: tuple[MissionItem, ...]) -> tuple[MissionItem, ...]:
-        if self.dialect != "ardupilot" or mtype != MISSION or not items:
-            return items
-        first = items[0]
-        lat, lon, alt = self.home if self.home is not None else (first.lat, first.lon, 0.0)
-        home = MissionItem(seq=0, command=_M.MAV_CMD_NAV_WAYPOINT, frame=FRAME_GLOBAL, lat=lat, lon=lon, alt_m=alt)
-        return (normalise_as_vehicle(home, "ardupilot"),) + items[1:]
-
-    # --- parameters (``flows.sim.sim_params``) ---------------------------------------------
-
-    def _on_param_set(self, msg: Any, now: float) -> None:
-        self._params.on_set(self, msg)
-
-    def _on_param_request_read(self, msg: Any, now: float) -> None:
-        self._params.on_read(self, msg)
+    def _as_downloaded(self, mtype: int, items: tuple[Entry, ...]) -> tuple[MissionItem, ...]:
+        """What a download returns: ArduPilot's mission through ``mission_cmd_to_mavlink_int``, seq 0 its home."""
+        out = [hand_back(e) if isinstance(e, StoredCommand) else e for e in items]
+        if self.dialect == "ardupilot" and mtype == MISSION and out:
+            out[0] = home_item(*self.home)
+        return tuple(out)

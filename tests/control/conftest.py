@@ -22,7 +22,7 @@ from control.controlkit import KEY, LAUNCH, MONITOR, NOW, OPERATOR, Flight, Temp
 from flows.context import DEMO_WORLD_DIR  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
 from flows.sim.flight import FlightFaults, FlightOptions, SimFlight  # noqa: E402
-from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from flows.usecases import dispatching  # noqa: E402
 from flows.usecases.common import load_world_at  # noqa: E402
 from flows.vehicle.monitor import monitor_mission  # noqa: E402
@@ -89,7 +89,7 @@ def fly(templates: dict[str, Template], tmp_path: Path,
         dock = world.dock(drone.dock_id)
         options = FlightOptions(speedup=speedup, default_speed_mps=drone.cruise_speed_mps, climb_mps=climb_mps)
         flight = SimFlight(options)
-        sim = SimVehicle(["udpin:127.0.0.1:0", "udpin:127.0.0.1:0"], drone.autopilot,
+        sim = sim_vehicle(["udpin:127.0.0.1:0", "udpin:127.0.0.1:0"], drone.autopilot,
                          home=(dock.lat, dock.lon, dock.ground_alt_m), heartbeat_s=0.1, rerequest_s=0.1, flight=flight,
                          signing_key=KEY if t.signing else None).start()
         f = Flight(t.draft_id, t.version, dialect, sim, flight, open_ledger(), (dock.lat, dock.lon),

@@ -62,7 +62,7 @@ def sims(room: Room) -> Iterator[dict[str, Any]]:
     each waits on the ground with what it was sent until a ground station launches it."""
     from flows.server.links import LinkStore
     from flows.sim.flight import FlightOptions, SimFlight
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
     from flows.usecases.common import load_world_at
 
     world = load_world_at(room.world)
@@ -74,7 +74,7 @@ def sims(room: Room) -> Iterator[dict[str, Any]]:
         drone = world.drone(drone_id)
         dock = world.dock(drone.dock_id)
         flight = SimFlight(FlightOptions(speedup=speedup, default_speed_mps=drone.cruise_speed_mps))
-        out[drone_id] = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
+        out[drone_id] = sim_vehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
                                    heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
         LinkStore(room.home).set(drone_id, out[drone_id].address)  # `sortie admin link set`
     yield out

@@ -90,7 +90,7 @@ def test_a_recall_through_the_server_of_a_mission_that_never_took_off_says_not_s
     from flows.cli import app
     from flows.ledger import open_ledger
     from flows.sim.flight import FlightOptions, SimFlight
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
     from flows.usecases.common import load_world_at
 
     authority.end_flights()
@@ -106,7 +106,7 @@ def test_a_recall_through_the_server_of_a_mission_that_never_took_off_says_not_s
     drone = world.drone("M3TD-01")
     dock = world.dock(drone.dock_id)
     flight = SimFlight(FlightOptions(speedup=20.0, default_speed_mps=drone.cruise_speed_mps))
-    sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
+    sim = sim_vehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
                      heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
     try:
         admin = CliRunner().invoke(app, ["admin", "link", "set", "M3TD-01", sim.address, "--home", str(authority.home),

@@ -25,14 +25,14 @@ from flows.fleet.live import Freshness, LiveDrone  # noqa: E402
 from flows.fleet.records import LedgerRecords  # noqa: E402
 from flows.fleet.watch import HoldTimes  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
-from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from flows.vehicle.keys import write_signing_key  # noqa: E402
 from flows.vehicle.link import VehicleLink, open_link  # noqa: E402
 from flows.vehicle.mission_client import MissionClient  # noqa: E402
 from planner.errors import DeviceUnavailable  # noqa: E402
 from planner.output.mission_items import FRAME_GLOBAL_RELATIVE_ALT, MISSION, MissionItem  # noqa: E402
 from fleet.rawpeer import RawVehicle, forge_flight, forger  # noqa: E402
-from testkit import bare_world, drone  # noqa: E402
+from testkit import bare_world, drone, free_port  # noqa: E402
 
 M = mavutil.mavlink
 HOME = (60.1700, 24.9410, 12.0)
@@ -93,7 +93,7 @@ def hub_socket(hub: VehicleHub, drone_id: str = "D1") -> tuple[str, int]:
 
 def test_forged_telemetry_from_another_source_is_counted_never_read(make_hub: Callable[..., VehicleHub],
                                                                     feed: Feed) -> None:
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=77.0, home=HOME) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=77.0, home=HOME) as sim:
         hub = make_hub()
         hub.follow(bare_world(drones=[drone("D1", link=sim.address)]))
         assert until(lambda: live(hub).battery_pct == 77.0 and live(hub).position() is not None, 10)
@@ -210,7 +210,7 @@ def test_a_battery_older_than_its_limit_is_not_read(make_hub: Callable[..., Vehi
 
 
 def test_the_hub_reads_the_vehicles_parameters(make_hub: Callable[..., VehicleHub]) -> None:
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, home=HOME) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, home=HOME) as sim:
         hub = make_hub()
         hub.follow(bare_world(drones=[drone("D1", link=sim.address)]))
         assert until(lambda: "RTL_ALT" in live(hub).view.params, 8), live(hub).view.params
@@ -222,7 +222,7 @@ def test_a_mission_uploaded_by_another_client_holds_the_drone_until_cleared(
         make_hub: Callable[..., VehicleHub], feed: Feed, tmp_path: Path) -> None:
     ledger = open_ledger(tmp_path / "home")
     records = LedgerRecords(ledger, lambda: datetime.now(timezone.utc))
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, home=HOME) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, home=HOME) as sim:
         hub = make_hub(records=records)
         world = bare_world(drones=[drone("D1", link=sim.address, tenant="city-fire")])
         hub.follow(world)
@@ -288,3 +288,33 @@ def test_a_tcp_peer_that_accepts_and_closes_is_retried_with_backoff_and_nothing_
     with pytest.raises(DeviceUnavailable) as nobody:
         open_link(f"tcp:127.0.0.1:{port}", heartbeat_timeout_s=1.0)
     assert "nothing listens" in nobody.value.message and "held by another client" not in nobody.value.message
+
+
+def test_one_holder_per_link_another_drone_or_process_is_told_who_holds_it(make_hub: Callable[..., VehicleHub],
+                                                                         tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=70.0) as sim:
+        hub = make_hub()
+        hub.follow(bare_world(drones=[drone("D1", link=sim.address), drone("D2", link=sim.address)]))
+        assert until(lambda: live(hub, "D1").status == "ONLINE" and live(hub, "D2").fault is not None, 8)
+        d2 = live(hub, "D2")
+        assert d2.status == "OFFLINE" and d2.fault is not None and d2.fault.code == "LINK_HELD"
+        assert "another drone of this authority for D1" in d2.fault.message
+    other = f"udpout:127.0.0.1:{free_port('udp')}"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from flows.fleet.link_claim import claim_link; "
+        f"c = claim_link({other!r}, drone_id='M3TD-02', owner='sortie server, home /srv/other'); "
+        "print('held', flush=True); time.sleep(60)")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        hub2 = make_hub()
+        hub2.follow(bare_world(drones=[drone("M3TD-02", link=other)]))
+        assert until(lambda: live(hub2, "M3TD-02").fault is not None, 5)
+        fault = live(hub2, "M3TD-02").fault
+        assert fault is not None and fault.code == "LINK_HELD" and f"pid {holder.pid}" in fault.message
+        assert "/srv/other" in fault.message
+    finally:
+        holder.kill()
+        holder.wait(5)

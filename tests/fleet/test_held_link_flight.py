@@ -26,6 +26,7 @@ import pytest
 from fleet.fleetkit import DOCK_B, HYDRANTS, Server, day_old_world, start_server, until
 from flows.sim.flight import FlightOptions, SimFlight
 from flows.sim.vehicle import SimVehicle
+from testkit import sim_vehicle
 from flows.usecases.common import load_world_at
 from flows.vehicle.keys import write_signing_key
 from pymavlink.dialects.v20 import common as M
@@ -47,7 +48,7 @@ def signed(tmp_path: Path) -> Iterator[tuple[Server, SimVehicle, SimFlight]]:
     write_signing_key(tmp_path / "home" / "keys", "m3td-01", KEY)  # the server's key store
     drone = load_world_at(tmp_path / "world").drone("M3TD-01")
     flight = SimFlight(FlightOptions(speedup=10.0, default_speed_mps=drone.cruise_speed_mps))
-    sim = SimVehicle([f"udpin:127.0.0.1:{free_port('udp')}", f"tcpin:127.0.0.1:{port}"], "px4", signing_key=KEY,
+    sim = sim_vehicle([f"udpin:127.0.0.1:{free_port('udp')}", f"tcpin:127.0.0.1:{port}"], "px4", signing_key=KEY,
                      home=DOCK_B, heartbeat_s=0.2, rerequest_s=0.1, flight=flight).start()
     try:
         with start_server(tmp_path) as s:

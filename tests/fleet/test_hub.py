@@ -15,7 +15,7 @@ from flows.fleet.hub import VehicleHub
 from flows.fleet.live import LiveDrone
 from flows.fleet.watch import HoldTimes
 from flows.sim.state import IN_AIR
-from flows.sim.vehicle import SimVehicle
+from testkit import sim_vehicle
 from flows.vehicle.keys import write_signing_key
 from testkit import bare_world, drone, free_port
 
@@ -68,7 +68,7 @@ def live_of(hub: VehicleHub, drone_id: str) -> LiveDrone:
 
 def test_a_talking_vehicle_is_online_with_its_own_battery_and_position_then_offline_when_it_stops(
         make_hub: Callable[..., VehicleHub], feed: Feed) -> None:
-    sim = SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=77.0, home=HOME).start()
+    sim = sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=77.0, home=HOME).start()
     try:
         hub = make_hub()
         world = bare_world(drones=[drone("D1", link=sim.address, battery_pct=10.0, status="OFFLINE")])
@@ -100,11 +100,11 @@ def test_a_vehicle_that_comes_back_on_its_port_is_online_again(make_hub: Callabl
     port = free_port("udp")
     hub = make_hub()
     world = bare_world(drones=[drone("D1", link=f"udpout:127.0.0.1:{port}")])
-    with SimVehicle(f"udpin:127.0.0.1:{port}", "ardupilot", heartbeat_s=0.2, battery_pct=60.0):
+    with sim_vehicle(f"udpin:127.0.0.1:{port}", "ardupilot", heartbeat_s=0.2, battery_pct=60.0):
         hub.follow(world)
         assert until(lambda: live_of(hub, "D1").battery_pct == 60.0, 10)
     assert until(lambda: live_of(hub, "D1").status == "OFFLINE", 6)
-    with SimVehicle(f"udpin:127.0.0.1:{port}", "ardupilot", heartbeat_s=0.2, battery_pct=58.0):
+    with sim_vehicle(f"udpin:127.0.0.1:{port}", "ardupilot", heartbeat_s=0.2, battery_pct=58.0):
         # the same held link hears it again and asks for its streams again (rates are kept per port and process)
         assert until(lambda: live_of(hub, "D1").status == "ONLINE" and live_of(hub, "D1").battery_pct == 58.0, 10)
     assert feed.kinds("D1")[:3] == ["fleet.online", "fleet.offline", "fleet.online"]
@@ -112,7 +112,7 @@ def test_a_vehicle_that_comes_back_on_its_port_is_online_again(make_hub: Callabl
 
 def test_a_vehicle_silent_while_armed_is_offline_as_silent_in_flight(make_hub: Callable[..., VehicleHub],
                                                                    feed: Feed) -> None:
-    sim = SimVehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.2, battery_pct=50.0, home=HOME).start()
+    sim = sim_vehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.2, battery_pct=50.0, home=HOME).start()
     sim.ground.armed, sim.ground.landed_state, sim.ground.alt_m = True, IN_AIR, 30.0
     hub = make_hub()
     try:
@@ -146,7 +146,7 @@ def test_each_fault_of_a_link_is_named_and_the_drone_is_offline(case: str, make_
     ports = ["udpin:127.0.0.1:0"]
     if case == "signed_vehicle":  # the drone's link on a second port: unsigned requests are dropped there (FACTS.md)
         sim_kw["signing_key"], ports = bytes(range(1, 33)), ["udpin:127.0.0.1:0", "udpin:127.0.0.1:0"]
-    with SimVehicle(ports, "ardupilot", **sim_kw) as sim:
+    with sim_vehicle(ports, "ardupilot", **sim_kw) as sim:
         link = f"udpout:127.0.0.1:{free_port('udp')}" if case == "nobody" else sim.addresses[-1]
         hub = make_hub()
         hub.follow(bare_world(drones=[drone("D1", link=link, **drone_kw)]))
@@ -160,7 +160,7 @@ def test_each_fault_of_a_link_is_named_and_the_drone_is_offline(case: str, make_
 
 def test_a_changed_link_replaces_the_watch_without_waiting_for_the_old_one(
         make_hub: Callable[..., VehicleHub]) -> None:
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=55.0) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=55.0) as sim:
         hub = make_hub()
         hub.follow(bare_world(drones=[drone("D1", link=f"udpout:127.0.0.1:{free_port('udp')}")]))
         t0 = time.perf_counter()
@@ -171,7 +171,7 @@ def test_a_changed_link_replaces_the_watch_without_waiting_for_the_old_one(
 
 
 def test_a_low_battery_is_an_event_once(make_hub: Callable[..., VehicleHub], feed: Feed) -> None:
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=18.0) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=18.0) as sim:
         hub = make_hub()
         hub.follow(bare_world(drones=[drone("D1", link=sim.address, tenant="city-fire")]))
         assert until(lambda: "fleet.battery_low" in feed.kinds("D1"), 10)

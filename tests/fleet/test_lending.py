@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from flows.fleet.hub import VehicleHub
-from flows.sim.vehicle import SimVehicle
+from testkit import sim_vehicle
 from flows.vehicle import lending
 from flows.vehicle.binding import VehicleBinding
 from flows.vehicle.read_back import read_back
@@ -27,7 +27,7 @@ from testkit import bare_world, drone, free_port
 @pytest.fixture
 def held(tmp_path: Path) -> Iterator[tuple[VehicleHub, str]]:
     port = free_port()
-    sim = SimVehicle(f"tcpin:127.0.0.1:{port}", "ardupilot", heartbeat_s=0.2, rerequest_s=0.1).start()
+    sim = sim_vehicle(f"tcpin:127.0.0.1:{port}", "ardupilot", heartbeat_s=0.2, rerequest_s=0.1).start()
     hub = VehicleHub(now=lambda: datetime.now(timezone.utc), links=dict, key_store=tmp_path / "keys",
                      silent_after_s=5.0)
     link = f"tcp:127.0.0.1:{port}"

@@ -29,6 +29,7 @@ import pytest
 
 from fleet.fleetkit import DOCK_B, ROOT, SORTIE, Server, clean_env, day_old_world, start_server, until
 from flows.sim.vehicle import SimVehicle
+from testkit import sim_vehicle
 
 
 @pytest.fixture
@@ -49,7 +50,7 @@ def drones_of(plan: dict[str, Any]) -> set[str]:
 
 def test_the_server_plans_with_the_talking_vehicle_and_its_battery_and_drops_it_when_it_stops(
         server: Server, talking: dict[str, int]) -> None:
-    one = SimVehicle(f"udpin:127.0.0.1:{talking['M3TD-01']}", "px4", battery_pct=90.0, home=DOCK_B).start()
+    one = sim_vehicle(f"udpin:127.0.0.1:{talking['M3TD-01']}", "px4", battery_pct=90.0, home=DOCK_B).start()
     two: SimVehicle | None = None
     events: list[dict[str, Any]] = []
     try:
@@ -82,7 +83,7 @@ def test_the_server_plans_with_the_talking_vehicle_and_its_battery_and_drops_it_
         assert (cli["M3TD-01"]["status"], cli["M3TD-01"]["battery_pct"], cli["M3TD-01"]["source"]) == \
             ("ONLINE", 90.0, "live")
 
-        two = SimVehicle(f"udpin:127.0.0.1:{talking['M3TD-02']}", "px4", battery_pct=85.0, home=DOCK_B).start()
+        two = sim_vehicle(f"udpin:127.0.0.1:{talking['M3TD-02']}", "px4", battery_pct=85.0, home=DOCK_B).start()
         assert until(lambda: server.fleet()["M3TD-02"]["status"] == "ONLINE", 30), server.fleet()["M3TD-02"]
 
         def listen() -> None:

@@ -22,7 +22,7 @@ from pymavlink import mavutil  # noqa: E402
 from fleet.fleetkit import DOCK_B, PATROL, ROOT, SORTIE, clean_env, day_old_world, start_server, until  # noqa: E402
 from fleet.rawpeer import forge_flight, forger  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
-from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from flows.vehicle.keys import load_signing_key  # noqa: E402
 from flows.vehicle.link import VehicleLink  # noqa: E402
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
@@ -72,7 +72,7 @@ class Events:
 def test_only_bound_vehicles_forged_traffic_is_refused_and_foreign_control_holds_the_drone(tmp_path: Path) -> None:
     ports = two_drone_world(tmp_path / "world")
     home = tmp_path / "home"
-    sims = {d: SimVehicle(f"udpin:127.0.0.1:{ports[d]}", "px4", battery_pct=90.0, home=DOCK_B).start() for d in DRONES}
+    sims = {d: sim_vehicle(f"udpin:127.0.0.1:{ports[d]}", "px4", battery_pct=90.0, home=DOCK_B).start() for d in DRONES}
     try:
         refused = sortie("server", "--world", str(tmp_path / "world"), "--home", str(home), "--listen",
                          "127.0.0.1:9")

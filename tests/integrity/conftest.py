@@ -46,12 +46,12 @@ def home(approved: tuple[Path, Path, str], tmp_path: Path, monkeypatch: pytest.M
 
 @pytest.fixture
 def sim(approved: tuple[Path, Path, str]) -> Iterator[Any]:
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
     from flows.usecases.common import load_world_at
 
     _, world, draft = approved
     drone_id = open_ledger(approved[0]).get_draft(draft).plan["sorties"][0]["drone_id"]
-    vehicle = SimVehicle("udpin:127.0.0.1:0", load_world_at(world).drone(drone_id).autopilot).start()
+    vehicle = sim_vehicle("udpin:127.0.0.1:0", load_world_at(world).drone(drone_id).autopilot).start()
     try:
         yield vehicle
     finally:

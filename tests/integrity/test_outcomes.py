@@ -54,12 +54,12 @@ def _clone(home: Path, draft: str, new_id: str, *, approve: bool = True) -> str:
 
 def _vehicle(approved: tuple[Path, Path, str], **faults: Any) -> Any:
     """A simulator speaking the planned drone's autopilot dialect, on a free UDP port of 127.0.0.1."""
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
     from flows.usecases.common import load_world_at
 
     home, world, draft = approved
     drone_id = open_ledger(home).get_draft(draft).plan["sorties"][0]["drone_id"]
-    return SimVehicle("udpin:127.0.0.1:0", load_world_at(world).drone(drone_id).autopilot, **faults)
+    return sim_vehicle("udpin:127.0.0.1:0", load_world_at(world).drone(drone_id).autopilot, **faults)
 
 
 def test_failed_dispatch_exits_2_every_time_and_replan_works(home: Path, approved: tuple[Path, Path, str]) -> None:

@@ -277,12 +277,12 @@ decisions.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_
 
 def _sim(world: Path, draft: str, home: Path):
     from flows.usecases.common import load_world_at
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
 
     rec = Ledger(home / "ledger.duckdb").get_draft(draft, 1)
     drone = load_world_at(world).drone(rec.plan["sorties"][0]["drone_id"])
     port = free_port("udp")
-    return SimVehicle(f"udpin:127.0.0.1:{port}", drone.autopilot).start(), f"udpout:127.0.0.1:{port}"
+    return sim_vehicle(f"udpin:127.0.0.1:{port}", drone.autopilot).start(), f"udpout:127.0.0.1:{port}"
 
 
 RECONCILE = """

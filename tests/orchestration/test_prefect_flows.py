@@ -118,6 +118,7 @@ def vehicles(world: str) -> Iterator[Callable[[list[str]], dict[str, Any]]]:
     """Simulated vehicles, one per drone of a plan; ``make(drones)`` → {drone_id: SimVehicle}."""
     from flows.usecases.common import load_world_at
     from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
 
     loaded = load_world_at(world)
     started: list[Any] = []
@@ -125,7 +126,7 @@ def vehicles(world: str) -> Iterator[Callable[[list[str]], dict[str, Any]]]:
     def make(drones: list[str]) -> dict[str, Any]:
         out = {}
         for drone_id in sorted(set(drones)):
-            sim = SimVehicle("udpin:127.0.0.1:0", loaded.drone(drone_id).autopilot).start()
+            sim = sim_vehicle("udpin:127.0.0.1:0", loaded.drone(drone_id).autopilot).start()
             started.append(sim)
             out[drone_id] = sim
         return out

@@ -93,7 +93,7 @@ def _approved_with_vehicle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> t
     folder, and a simulator of that drone at its dock on a free 127.0.0.1 UDP port (started; the caller stops it)."""
     from flows.context import DEMO_WORLD_DIR
     from flows.ledger import open_ledger
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
     from flows.usecases import decisions, planning
     from flows.usecases.common import load_world_at
 
@@ -108,7 +108,7 @@ def _approved_with_vehicle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> t
     loaded = load_world_at(str(world))
     drone = loaded.drone(d.sorties[0].drone)
     dock = loaded.dock(drone.dock_id)
-    sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
+    sim = sim_vehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
                      heartbeat_s=0.1, rerequest_s=0.1).start()
     return d, drone, world, sim
 

@@ -122,7 +122,7 @@ def test_two_workers_and_the_cli_race_on_one_server_and_every_race_settles_once(
 
     from flows.ledger import open_ledger
     from flows.server.links import LinkStore
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
     from flows.usecases.common import load_world_at
 
     url, home, kit = stage["url"], stage["home"], stage["kit"]
@@ -167,7 +167,7 @@ def test_two_workers_and_the_cli_race_on_one_server_and_every_race_settles_once(
     sims = {}
     for drone_id in ("M30T-01", "M3TD-01"):
         dock = world.dock(world.drone(drone_id).dock_id)
-        sims[drone_id] = SimVehicle("udpin:127.0.0.1:0", world.drone(drone_id).autopilot,
+        sims[drone_id] = sim_vehicle("udpin:127.0.0.1:0", world.drone(drone_id).autopilot,
                                     home=(dock.lat, dock.lon, dock.ground_alt_m)).start()
         LinkStore(home).set(drone_id, sims[drone_id].address)  # the server's record (sortie admin link set)
     try:

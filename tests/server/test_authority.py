@@ -236,7 +236,7 @@ def test_openapi_is_published(authority: Any) -> None:
 
 
 def test_racing_clients_settle_to_one_decision_and_one_dispatch(authority: Any) -> None:
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
     from flows.usecases.common import load_world_at
 
     events: list[dict[str, Any]] = []
@@ -273,7 +273,7 @@ def test_racing_clients_settle_to_one_decision_and_one_dispatch(authority: Any) 
     sims, links = [], {}
     for drone_id in sorted({s["drone"] for s in draft["sorties"]}):
         dock = world.dock(world.drone(drone_id).dock_id)
-        sim = SimVehicle("udpin:127.0.0.1:0", world.drone(drone_id).autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m))
+        sim = sim_vehicle("udpin:127.0.0.1:0", world.drone(drone_id).autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m))
         sims.append(sim.start())
         links[drone_id] = sim.address
     try:

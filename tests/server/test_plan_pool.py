@@ -98,3 +98,50 @@ def test_a_refusal_in_the_planning_process_is_raised_here_as_its_own_class(world
     with pytest.raises(InvalidArgument) as exc:
         raise_refusal(*out[1:])
     assert "does not exist" in exc.value.message
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="ascii")
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            out.append(int(entry.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_the_planning_process_and_its_resource_tracker_die_with_the_server(tmp_path: Path, sig: str) -> None:
+    import os
+    import signal
+
+    from server.conftest import start_authority
+
+    with start_authority(tmp_path) as a:
+        a.plan()  # the planning process has decided a plan: it runs
+        children = _children(a.proc.pid)
+        assert children, "the server has no planning process"
+        os.kill(a.proc.pid, getattr(signal, sig))  # the server alone, not its process group
+        a.proc.wait(30)
+        end = time.monotonic() + 5.0
+        while time.monotonic() < end and any(_alive(c) for c in children):
+            time.sleep(0.1)
+        left = [c for c in children if _alive(c)]
+        try:
+            assert left == [], f"outlived the server: {[Path(f'/proc/{c}/cmdline').read_bytes() for c in left]}"
+        finally:
+            for c in left:
+                os.kill(c, signal.SIGKILL)

@@ -123,7 +123,7 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
 ) -> None:
     from flows.client.http import SortieClient
     from flows.sim.flight import FlightOptions, SimFlight
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
     from flows.usecases.common import load_world_at
 
     d, v = approved["draft_id"], approved["version"]
@@ -134,7 +134,7 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
     # 20×: the server's launch and its follower reach the vehicle one after the other (the vehicle hub that will
     # share one link between them is issue 26's), so the flight must outlast the handover
     flight = SimFlight(FlightOptions(speedup=20.0, default_speed_mps=drone.cruise_speed_mps))
-    sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
+    sim = sim_vehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
                      heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
     events: list[dict[str, Any]] = []
     feed = threading.Thread(target=lambda: events.extend(

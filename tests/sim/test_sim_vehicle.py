@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
 from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from planner.output.mission_items import (  # noqa: E402
     FENCE,
     FRAME_GLOBAL_RELATIVE_ALT,
@@ -32,6 +34,8 @@ ITEMS = tuple(
     MissionItem(seq=i, command=M.MAV_CMD_NAV_WAYPOINT, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=60.17 + i * 1e-4, lon=24.94, alt_m=30.0)
     for i in range(3)
 )
+# a fence is made of fence items (MissionItemProtocol_Fence refuses a waypoint: MAV_MISSION_UNSUPPORTED)
+FENCE_POINTS = tuple(replace(i, command=M.MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION, param1=3.0) for i in ITEMS)
 
 
 class Station:
@@ -52,20 +56,20 @@ class Station:
         return None
 
     def item(self, seq: int, mission_type: int = MISSION) -> None:
-        wire = to_wire(ITEMS[seq])
+        wire = to_wire(ITEMS[seq] if mission_type != FENCE else FENCE_POINTS[seq])
         wire["mission_type"] = mission_type
         self.mav.mission_item_int_send(1, 1, **wire)
 
 
 @pytest.fixture
 def px4() -> Iterator[SimVehicle]:
-    with SimVehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.05, rerequest_s=0.1, transfer_timeout_s=0.6) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.05, rerequest_s=0.1, transfer_timeout_s=0.6) as sim:
         yield sim
 
 
 @pytest.fixture
 def ardupilot() -> Iterator[SimVehicle]:
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.05, rerequest_s=0.1, transfer_timeout_s=0.6) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.05, rerequest_s=0.1, transfer_timeout_s=0.6) as sim:
         yield sim
 
 
@@ -164,7 +168,7 @@ def test_ardupilot_writes_the_fence_whole_and_px4_in_place(ardupilot: SimVehicle
         assert gs.expect("MISSION_ACK", type=M.MAV_MISSION_ACCEPTED, mission_type=FENCE) is not None
         gs.mav.mission_count_send(1, 1, 3, FENCE)  # a second, longer fence that stops after one point
         gs.expect(request, seq=0, mission_type=FENCE)
-        moved = to_wire(ITEMS[2])
+        moved = to_wire(FENCE_POINTS[2])
         moved["seq"], moved["mission_type"] = 0, FENCE
         gs.mav.mission_item_int_send(1, 1, **moved)
         assert gs.expect(request, seq=1, mission_type=FENCE) is not None
@@ -195,7 +199,7 @@ def test_px4_ignores_an_item_out_of_order_and_is_busy_after_a_download_without_a
 
 
 def test_reject_is_sticky_for_its_type_only_and_lost_acks_still_store() -> None:
-    with SimVehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.05, reject="NO_SPACE", lose_final_ack=True) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.05, reject="NO_SPACE", lose_final_ack=True) as sim:
         gs = Station(sim.address)
         for _ in range(2):
             gs.mav.mission_count_send(1, 1, 3, MISSION)
@@ -227,7 +231,7 @@ def test_params_and_clear_all(ardupilot: SimVehicle) -> None:
 def test_ardupilot_says_boot_refuses_a_count_until_ready_then_accepts_it() -> None:
     # observed on SITL (ArduPilot master, Sep 2025): HEARTBEAT system_status 1 (BOOT) until "ArduPilot Ready";
     # a MISSION_COUNT at 1 s answered NO_SPACE with "Only 0 items are supported", at 4 s accepted
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.05, boot_s=0.8) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", boot_s=10.0, speedup=12.5) as sim:  # 0.8 s wall
         gs = Station(sim.address)
         assert gs.expect("HEARTBEAT", system_status=M.MAV_STATE_BOOT) is not None
         gs.mav.mission_count_send(1, 1, 3, MISSION)
@@ -252,7 +256,7 @@ def test_ardupilot_hands_a_mission_back_as_it_stores_it() -> None:
                     alt_m=30.0),
         MissionItem(seq=3, command=M.MAV_CMD_NAV_LAND, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=60.1701, lon=24.9401),
     )
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.05, home=home) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.05, home=home) as sim:
         gs = Station(sim.address)
         gs.mav.mission_count_send(1, 1, len(items), MISSION)
         for item in items:

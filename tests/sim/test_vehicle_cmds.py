@@ -80,13 +80,14 @@ def test_sim_vehicle_command_takes_a_dispatch_and_reports_it() -> None:
 
 
 def test_bad_simulator_options_are_invalid_arguments() -> None:
-    from flows.sim.vehicle import SimVehicle, result_code
+    from flows.sim.vehicle import result_code
+    from testkit import sim_vehicle
     from planner.errors import InvalidArgument
 
     with pytest.raises(InvalidArgument):
-        SimVehicle("udpin:127.0.0.1:0", "inav")  # type: ignore[arg-type]
+        sim_vehicle("udpin:127.0.0.1:0", "inav")  # type: ignore[arg-type]
     with pytest.raises(InvalidArgument):
-        SimVehicle("udpin:127.0.0.1:0", "px4", drop=1.0)
+        sim_vehicle("udpin:127.0.0.1:0", "px4", drop=1.0)
     with pytest.raises(InvalidArgument, match="MAV_MISSION_DENIED"):
         result_code("NOT_A_RESULT")
     assert result_code("no_space") == result_code("MAV_MISSION_NO_SPACE") == 4
@@ -98,9 +99,9 @@ def test_read_mission_command_prints_what_the_vehicle_holds() -> None:
     from typer.testing import CliRunner
 
     from flows.cli import app
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
 
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.1, home=(60.1, 24.9, 5.0)) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.1, home=(60.1, 24.9, 5.0)) as sim:
         upload_plan(_plan(), replace(_world(sim.address), drones=(replace(_world(sim.address).drones[0], autopilot="ardupilot"),)),
                     timeout_s=20.0, retry_s=0.2)
         result = CliRunner().invoke(app, ["read-mission", "--link", sim.address, "--json", "--timeout", "20"])

@@ -18,6 +18,7 @@ import pytest
 os.environ.setdefault("MAVLINK20", "1")
 
 from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from flows.vehicle.keys import load_signing_key, write_signing_key  # noqa: E402
 from flows.vehicle.upload import read_back, binding_for, upload_plan  # noqa: E402
 from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument, NotFound  # noqa: E402
@@ -62,7 +63,7 @@ def _sim(dialect: str = "px4", **kwargs: Any) -> tuple[SimVehicle, Recorder]:
     drops them once a key is set: ``accept_unsigned_callback``, GCS_Signing.cpp); the signing cases use SERIAL1."""
     rec = Recorder()
     ports = ["udpin:127.0.0.1:0", "udpin:127.0.0.1:0"]
-    return SimVehicle(ports, dialect, flight=rec, **{**SIM_FAST, **kwargs}), rec  # type: ignore[arg-type]
+    return sim_vehicle(ports, dialect, flight=rec, **{**SIM_FAST, **kwargs}), rec  # type: ignore[arg-type]
 
 
 @pytest.mark.timeout(20)

@@ -27,7 +27,7 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from flows.cli import app  # noqa: E402
 from flows.vehicle.linkspec import parse_links  # noqa: E402
-from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from integrity import kit  # noqa: E402  (tests/ is on the path)
 from planner.errors import InvalidArgument  # noqa: E402
 from planner.output.mission_items import FENCE, MISSION, RALLY  # noqa: E402
@@ -98,7 +98,7 @@ def test_five_racing_dispatches_upload_once_to_each_drone_s_own_simulator(setup:
 
     assert open_ledger().dispatches(draft["draft_id"]) == [], "a refused --link claims nothing"
 
-    sims = {d: SimVehicle("udpin:127.0.0.1:0", "px4", system_id=sid, heartbeat_s=0.2).start() for d, sid in SYSIDS.items()}
+    sims = {d: sim_vehicle("udpin:127.0.0.1:0", "px4", system_id=sid, heartbeat_s=0.2).start() for d, sid in SYSIDS.items()}
     try:
         link_args = [x for d, sim in sims.items() for x in ("--link", f"{d}={sim.address}")]
         cmd = [str(SORTIE), "dispatch", draft["draft_id"], "--version", "1", "--as", "chen.jing", "--json", *link_args]

@@ -26,6 +26,7 @@ import pytest
 os.environ.setdefault("MAVLINK20", "1")
 
 from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from flows.vehicle.upload import UploadResult, upload_plan  # noqa: E402
 from planner.errors import DispatchFailed, DispatchUncertain  # noqa: E402
 from planner.output.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, mission_set  # noqa: E402
@@ -70,7 +71,7 @@ def _held(sim: SimVehicle, dialect: str) -> dict[str, Any]:
 def _dispatch(dialect: str, **sim_kwargs: Any) -> tuple[SimVehicle, UploadResult | None, Exception | None]:
     world, plan = wire_world(dialect), wire_plan()
     # up_s: up for ten minutes, so a NO_SPACE is a refusal, not a vehicle still booting (which is asked again)
-    sim = SimVehicle("udpin:127.0.0.1:0", dialect, home=HOME if dialect == "ardupilot" else None,  # type: ignore[arg-type]
+    sim = sim_vehicle("udpin:127.0.0.1:0", dialect, home=HOME if dialect == "ardupilot" else None,  # type: ignore[arg-type]
                      up_s=600.0, **{**SIM_FAST, **sim_kwargs})
     with sim:
         try:

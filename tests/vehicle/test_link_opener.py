@@ -25,6 +25,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from flows.context import resolve_now  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from flows.usecases import dispatching  # noqa: E402
 from flows.vehicle.link import TELEMETRY, open_link  # noqa: E402
 from flows.vehicle.upload import upload_plan  # noqa: E402
@@ -40,7 +41,7 @@ NOW = resolve_now("2026-11-29T06:58:00+02:00")
 
 def _tcp_sim(**kwargs: Any) -> tuple[SimVehicle, int]:
     port = free_port()
-    return SimVehicle(f"tcpin:127.0.0.1:{port}", "ardupilot", heartbeat_s=0.1, rerequest_s=0.05, **kwargs), port
+    return sim_vehicle(f"tcpin:127.0.0.1:{port}", "ardupilot", heartbeat_s=0.1, rerequest_s=0.05, **kwargs), port
 
 
 def test_a_tcp_link_uploads_and_streams_only_what_it_asked_for() -> None:
@@ -88,7 +89,7 @@ def test_without_a_set_message_interval_answer_the_legacy_stream_request_is_used
         def tick(self, vehicle: SimVehicle, now_s: float) -> None:
             return None
 
-    sim = SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.1, flight=NoIntervals())
+    sim = sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.1, flight=NoIntervals())
     sim._link_message = lambda msg: (msg.get_type() in ("COMMAND_LONG",) and int(msg.command) == 511) or \
         SimVehicle._link_message(sim, msg)  # type: ignore[method-assign]
     with sim:
@@ -100,7 +101,7 @@ def test_without_a_set_message_interval_answer_the_legacy_stream_request_is_used
 
 
 def test_an_upload_refused_with_no_space_while_the_vehicle_boots_is_asked_again() -> None:
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.1, rerequest_s=0.05, boot_s=1.5) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", rerequest_s=0.05, boot_s=10.0, speedup=6.67) as sim:  # 1.5 s wall
         outcome = upload_plan(wire_plan(), wire_world("ardupilot"), link=sim.address, **FAST)
     assert outcome.status == "ACCEPTED" and sim.stats.booting_refusals >= 1
     fence = next(a for a in outcome.uploads[0].attempts if a["kind"] == "upload")
@@ -120,7 +121,7 @@ def test_a_dispatch_to_a_busy_port_claims_nothing_and_the_draft_stays_dispatchab
     shutil.copytree(template, tmp_path / "home")
     monkeypatch.setenv("SORTIE_HOME", str(tmp_path / "home"))
     port = free_port()
-    with SimVehicle(f"tcpin:127.0.0.1:{port}", "px4", heartbeat_s=0.1, rerequest_s=0.05) as sim:
+    with sim_vehicle(f"tcpin:127.0.0.1:{port}", "px4", heartbeat_s=0.1, rerequest_s=0.05) as sim:
         holder = socket.create_connection(("127.0.0.1", port))  # another ground station holds the port
         try:
             time.sleep(0.2)

@@ -121,10 +121,10 @@ def test_a_nack_ends_the_upload_at_once_with_its_name() -> None:
 
 def test_a_px4_still_busy_with_an_unacked_download_is_waited_for_not_taken_as_a_refusal() -> None:
     """PX4 ``handle_mission_count``: ERROR (in the busy transfer's type) until its protocol timeout; then it accepts."""
-    from flows.sim.vehicle import SimVehicle
+    from testkit import sim_vehicle
 
     # busy for 0.6 s; six silent retries (0.3 s) would give up, the busy budget (24 × 50 ms) does not
-    with SimVehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.05, rerequest_s=0.05, transfer_timeout_s=0.6) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "px4", heartbeat_s=0.05, rerequest_s=0.05, transfer_timeout_s=0.6) as sim:
         station = mavutil.mavlink_connection(sim.address, source_system=255, source_component=190)
         station.mav.heartbeat_send(M.MAV_TYPE_GCS, M.MAV_AUTOPILOT_INVALID, 0, 0, 0)
         station.mav.mission_request_list_send(1, 1, 1)  # a fence download that is never acked: PX4 stays in SENDLIST

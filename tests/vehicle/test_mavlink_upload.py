@@ -19,6 +19,7 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from flows.vehicle.upload import upload_plan  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from planner.errors import (  # noqa: E402
     DeviceMismatch,
     DeviceUnavailable,
@@ -46,7 +47,7 @@ def _differences(sim: SimVehicle, plan: Plan, world: World, dialect: str) -> dic
 
 def test_ardupilot_home_slot_is_seq0_and_comes_back_as_home() -> None:
     world, plan = wire_world("ardupilot"), wire_plan()
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", home=ARDUPILOT_HOME, **SIM_FAST) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", home=ARDUPILOT_HOME, **SIM_FAST) as sim:
         upload_plan(plan, world, link=sim.address, **FAST)
         held = sim.missions[MISSION]
     planned = mission_set(plan, 0, world).mission
@@ -90,7 +91,7 @@ class SwallowLastItem:
 def test_an_incomplete_upload_is_read_back_and_reported_uncertain() -> None:
     world, plan = wire_world("px4"), wire_plan()
     part = SwallowLastItem()
-    with SimVehicle("udpin:127.0.0.1:0", "px4", flight=part, **SIM_FAST) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "px4", flight=part, **SIM_FAST) as sim:
         t0 = time.monotonic()
         with pytest.raises(DispatchUncertain) as info:
             upload_plan(plan, world, link=sim.address, **{**FAST, "timeout_s": 3.0})
@@ -109,7 +110,7 @@ def test_an_incomplete_upload_is_read_back_and_reported_uncertain() -> None:
 
 def test_no_vehicle_is_device_unavailable_quickly() -> None:
     world, plan = wire_world("px4"), wire_plan()
-    with SimVehicle("udpin:127.0.0.1:0", "px4") as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "px4") as sim:
         dead = sim.address
     seen: list[dict[str, Any]] = []
     t0 = time.monotonic()
@@ -122,7 +123,7 @@ def test_no_vehicle_is_device_unavailable_quickly() -> None:
 
 def test_wrong_autopilot_uploads_nothing() -> None:
     world, plan = wire_world("ardupilot"), wire_plan()
-    with SimVehicle("udpin:127.0.0.1:0", "px4", **SIM_FAST) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "px4", **SIM_FAST) as sim:
         with pytest.raises(DeviceMismatch, match="MAV_AUTOPILOT_PX4"):
             upload_plan(plan, world, link=sim.address, **FAST)
         assert sim.stats.uploads_completed == 0
@@ -130,7 +131,7 @@ def test_wrong_autopilot_uploads_nothing() -> None:
 
 def test_link_defaults_to_the_drone_and_a_single_link_needs_a_single_drone() -> None:
     plan = wire_plan()
-    with SimVehicle("udpin:127.0.0.1:0", "px4", **SIM_FAST) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "px4", **SIM_FAST) as sim:
         world = wire_world("px4", link=sim.address)
         outcome = upload_plan(plan, world, **FAST)
     assert outcome.uploads[0].link == world.drones[0].link
@@ -154,7 +155,7 @@ class IgnoreParamSet:
 
 def test_an_unconfirmed_ceiling_stops_the_dispatch_and_clears_the_fence() -> None:
     world, plan = wire_world("px4"), wire_plan()
-    with SimVehicle("udpin:127.0.0.1:0", "px4", flight=IgnoreParamSet(), **SIM_FAST) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "px4", flight=IgnoreParamSet(), **SIM_FAST) as sim:
         with pytest.raises(DispatchFailed, match="ceiling") as info:
             upload_plan(plan, world, link=sim.address, **{**FAST, "max_retries": 3})
         assert sim.missions[MISSION] == (), "no mission goes up over a fence without its ceiling"
@@ -167,7 +168,7 @@ def test_verify_plan_settles_by_reading_back_and_uploads_nothing() -> None:
     from flows.vehicle.upload import verify_plan
 
     world, plan = wire_world("ardupilot"), wire_plan()
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", home=ARDUPILOT_HOME, **SIM_FAST) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", home=ARDUPILOT_HOME, **SIM_FAST) as sim:
         before = verify_plan(plan, world, link=sim.address, **FAST)
         assert not before.matches and before.vehicles[0]["counts"] == {"fence": 0, "mission": 0, "rally": 0}
         upload_plan(plan, world, link=sim.address, **FAST)

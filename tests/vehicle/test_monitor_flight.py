@@ -34,6 +34,7 @@ from flows.vehicle.monitor import MonitorOptions, monitor_mission  # noqa: E402
 from flows.usecases.report import build_report, markdown_for_artifact, report_artifact_key  # noqa: E402
 from flows.sim.flight import FlightFaults  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from planner.errors import Conflict  # noqa: E402
 from testkit import approved_draft_home  # noqa: E402
 
@@ -56,7 +57,7 @@ def approved_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pa
 
 
 def _fly(approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-         faults: FlightFaults | None) -> tuple[dict[str, Any], SimVehicle, str, int]:
+         faults: FlightFaults | None, params: dict[str, float] | None = None) -> tuple[dict[str, Any], SimVehicle, str, int]:
     template, draft_id, version = approved_home
     home = tmp_path / "home"
     shutil.copytree(template, home)
@@ -64,8 +65,8 @@ def _fly(approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pyte
     world = load_world_at(None)
     drone = world.drone(reading.show_draft(draft_id, version, ledger=open_ledger()).sorties[0].drone)
     dock = world.dock(drone.dock_id)
-    sim = SimVehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
-                     heartbeat_s=0.1, rerequest_s=0.1).start()
+    sim = sim_vehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
+                      rerequest_s=0.1, params=params).start()
     try:
         disp = dispatching.dispatch(draft_id, version, actor=APPROVER, now=NOW, link=sim.address, timeout_s=15.0,
                                     ledger=open_ledger())
@@ -170,19 +171,20 @@ def test_injected_statustext_changes_nothing_but_the_log(
 
 
 @pytest.mark.parametrize(
-    ("faults", "reason_words", "alert_kind"),
+    ("faults", "params", "reason_words", "alert_kind"),
     [
-        (FlightFaults(drain_factor=20.0), ("RTL", "battery"), "battery_low"),
-        (FlightFaults(link_loss_after_s=60.0), ("link lost",), "link_lost"),
-        (FlightFaults(abort_at_seq=5), ("RTL", "item 5"), "mode_change"),
+        # the vehicle's battery failsafe returns it (PX4 COM_LOW_BAT_ACT 3: return at the critical level)
+        (FlightFaults(drain_factor=20.0), {"COM_LOW_BAT_ACT": 3.0}, ("RTL", "battery"), "battery_low"),
+        (FlightFaults(link_loss_after_s=60.0), None, ("link lost",), "link_lost"),
+        (FlightFaults(abort_at_seq=5), None, ("RTL", "item 5"), "mode_change"),
     ],
     ids=["battery-drain", "link-loss", "abort-rtl"],
 )
 def test_faults_abort_with_the_reason_and_the_report_says_so(
     approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    faults: FlightFaults, reason_words: tuple[str, ...], alert_kind: str,
+    faults: FlightFaults, params: dict[str, float] | None, reason_words: tuple[str, ...], alert_kind: str,
 ) -> None:
-    out, sim, draft_id, version = _fly(approved_home, tmp_path, monkeypatch, faults)
+    out, sim, draft_id, version = _fly(approved_home, tmp_path, monkeypatch, faults, params)
     mon = out["monitor"]
     assert mon["outcome"] == "ABORTED" and mon["state"] == "ABORTED"
     events = _states(draft_id, version)

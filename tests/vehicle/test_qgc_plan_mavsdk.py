@@ -20,7 +20,7 @@ os.environ.setdefault("MAVLINK20", "1")
 
 mavsdk = pytest.importorskip("mavsdk_grpc")
 
-from flows.sim.vehicle import SimVehicle  # noqa: E402
+from testkit import sim_vehicle  # noqa: E402
 from planner.output.export_files import qgc_plan  # noqa: E402
 from planner.output.mission_items import FENCE, MISSION, RALLY, MissionItem, mission_set  # noqa: E402
 from planner.output.mission_wire import compare_items  # noqa: E402
@@ -62,7 +62,7 @@ def test_mavsdk_imports_our_plan_file_as_the_rows_we_upload(dialect: str, tmp_pa
     world, plan = wire_world(dialect, name="mavsdk-test", docks=2), wire_plan()
     path = tmp_path / "mission.plan"
     path.write_text(qgc_plan(plan, world))
-    with SimVehicle("udpin:127.0.0.1:0", dialect, heartbeat_s=0.2) as sim:  # type: ignore[arg-type]
+    with sim_vehicle("udpin:127.0.0.1:0", dialect, heartbeat_s=0.2) as sim:  # type: ignore[arg-type]
         data = asyncio.run(_import_with_mavsdk(path, sim.address))
     ms = mission_set(plan, 0, world)
     mission = tuple(_row(i, MISSION) for i in data.mission_items)  # type: ignore[attr-defined]

@@ -5,6 +5,7 @@
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
+from fastapi.responses import JSONResponse
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
@@ -16,13 +17,15 @@ def router(kit: "Kit") -> APIRouter:
     r = APIRouter()
 
     @r.get("/v1/health")
-    async def health() -> dict[str, Any]:
+    async def health() -> Any:
         """Liveness (no data of anyone's): the server runs, and where its full walk of the ledger stands. Answered
         on the event loop, through no lane: it answers however busy the workers are. ``event_streams``: how many
         screens are subscribed to the events now (a count, nobody's data); ``safety_gate``: whether reads step aside
         for a recall or an approval now, and how often they did (``flows.server.gate``)."""
-        return {"ok": True, **kit.integrity.to_dict(), "event_streams": kit.bus.count(),
-                "safety_gate": kit.gate.to_dict(), "vehicles": kit.vehicles()}
+        ledger = kit.ledger_problem()  # the file at the path is not the one held: 503, every transaction refused
+        body = {"ok": ledger is None, **kit.integrity.to_dict(), "ledger": ledger or "ok",
+                "event_streams": kit.bus.count(), "safety_gate": kit.gate.to_dict(), "vehicles": kit.vehicles()}
+        return body if ledger is None else JSONResponse(body, status_code=503)
 
     @r.get("/v1/whoami")
     def whoami(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]

@@ -7,7 +7,9 @@ comments while nothing happens. A stream holds no worker thread: the
 caller's user is looked up on a worker thread once (the world cache), then
 the stream waits on its asyncio queue; a token holds at most its share of
 streams (``flows.server.token_quotas``: ``TOO_MANY_REQUESTS`` beyond it). Opening a
-stream is audited (``server.events``, batched like every read).
+stream is audited (``server.events``, batched like every read). A stream whose
+token is revoked or expires ends within a second with a ``session.ended``
+event naming why (``flows.server.sessions``).
 """
 
 # No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations (``kit.Who``).
@@ -22,13 +24,16 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
-from flows.server.events import sse
+from flows.server.events import Event, sse
 from planner.errors import Forbidden
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit
 
-__all__ = ["router", "KEEPALIVE_S"]
+__all__ = ["router", "KEEPALIVE_S", "SESSION_ENDED"]
+
+#: The last event of a stream whose token was revoked or expired while it was open (``flows.server.sessions``).
+SESSION_ENDED = "session.ended"
 
 #: A comment line this often while nothing happens (proxies close idle connections; a client sees the server lives).
 KEEPALIVE_S = 10.0
@@ -54,10 +59,13 @@ def router(kit: "Kit") -> APIRouter:
                   "OK", time.perf_counter(), datetime.now(timezone.utc), "token", token_id=token_id,
                   client_addr=c.caller.client_addr, batch=True)
         held = [True]
+        # the token revoked or expired while the stream is open: its end is the stream's next event
+        forget = kit.sessions.hold(token_id, lambda why: sub.offer(Event(0, SESSION_ENDED, None, {"reason": why})))
 
         def release() -> None:  # once, whichever comes first: the stream's end, or a client gone before it began
             if held[0]:
                 held[0] = False
+                forget()
                 kit.bus.unsubscribe(sub)
                 kit.limits.release(kit.limits.stream, token_id)
 
@@ -75,6 +83,9 @@ def router(kit: "Kit") -> APIRouter:
                     except TimeoutError:
                         yield ": keep-alive\n\n"
                         continue
+                    if ev.type == SESSION_ENDED:
+                        yield sse(ev)  # said, then closed: the token holds nothing open any more
+                        return
                     if ev.tenant is None or ev.tenant in u.tenants or "*" in u.tenants:
                         sent += 1
                         yield sse(ev)

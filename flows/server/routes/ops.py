@@ -16,7 +16,7 @@ or does goes through the authority with that person's identity:
 Approvals, rejections and stops are the API's own routes (``/v1/pending``, ``/v1/drafts/{id}/approve`` with the
 person's one-time code, ``/reject``, ``/recall``, ``/pause``, ``/resume``), called by the page with the
 person's token: nothing here acts. The stream is bounded like ``/v1/events`` (the token's share of streams, a
-time limit) and ends within a second of its token being revoked or expiring (it checks the token on every tick).
+time limit) and ends within a second of its token being revoked or expiring (``flows.server.sessions``).
 """
 
 # No ``from __future__ import annotations`` here: FastAPI resolves the handlers' annotations (``kit.Who``).
@@ -29,15 +29,15 @@ from importlib import resources
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio.to_thread
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import Response, StreamingResponse
 from starlette.background import BackgroundTask
 
-from flows.server.events import sse
+from flows.server.events import Event, sse
 from flows.server.ops.live import Tracks, drone_row
 from flows.server.ops.map import ops_map
-from flows.server.tokens import TokenStore
-from planner.errors import Forbidden, NotFound, SortieError
+from flows.server.routes.events import SESSION_ENDED
+from planner.errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
@@ -77,7 +77,6 @@ def _flight(d: dict[str, Any], tracks: dict[str, list[list[float]]]) -> dict[str
 def router(kit: "Kit") -> APIRouter:
     r = APIRouter()
     tracks = Tracks()
-    tokens = TokenStore(kit.config.home)
 
     @r.get("/ops", include_in_schema=False)
     def page() -> Response:
@@ -117,10 +116,10 @@ def router(kit: "Kit") -> APIRouter:
 
     @r.get("/v1/ops/stream")
     async def stream(c: kit.Who,  # type: ignore[name-defined]
-                     authorization: Annotated[str | None, Header()] = None,
                      timeout_s: Annotated[float, Query(gt=0, le=86400)] = 43200) -> StreamingResponse:
         """The page's live stream: ``hello``, then ``fleet`` every second and the feed's events of the caller's
-        tenants; it ends when ``timeout_s`` passes or the token is revoked or expires (``signed_out``)."""
+        tenants; it ends when ``timeout_s`` passes, or within a second of the token being revoked or expiring
+        (``session.ended``, ``flows.server.sessions``)."""
         if "read" not in c.caller.token.scopes:
             raise Forbidden("this token may not read")
 
@@ -130,7 +129,6 @@ def router(kit: "Kit") -> APIRouter:
 
         u, drones = await anyio.to_thread.run_sync(who)
         token_id = c.caller.token.token_id
-        raw = (authorization or "")[7:].strip()
         kit.limits.acquire(kit.limits.stream, token_id)
         sub = kit.bus.subscribe()
         c.audited = True
@@ -138,10 +136,12 @@ def router(kit: "Kit") -> APIRouter:
                   time.perf_counter(), datetime.now(timezone.utc), "token", token_id=token_id,
                   client_addr=c.caller.client_addr, batch=True)
         held = [True]
+        forget = kit.sessions.hold(token_id, lambda why: sub.offer(Event(0, SESSION_ENDED, None, {"reason": why})))
 
         def release() -> None:
             if held[0]:
                 held[0] = False
+                forget()
                 kit.bus.unsubscribe(sub)
                 kit.limits.release(kit.limits.stream, token_id)
 
@@ -151,13 +151,6 @@ def router(kit: "Kit") -> APIRouter:
             rows = [drone_row(d, live.get(i)) for i, d in sorted(drones.items())]
             return _message("fleet", {"server_time": kit.config.clock.now().isoformat(), "drones": rows})
 
-        def signed_in() -> str | None:
-            try:
-                tokens.verify(raw)
-                return None
-            except SortieError as exc:
-                return exc.message
-
         async def body() -> Any:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout_s
@@ -165,9 +158,6 @@ def router(kit: "Kit") -> APIRouter:
                 yield _message("hello", {"user": u.id, "name": u.name, "roles": sorted(u.roles),
                                          "tenants": sorted(u.tenants), "drones": sorted(drones)})
                 while loop.time() < deadline:
-                    if (why := signed_in()) is not None:
-                        yield _message("signed_out", {"message": why})
-                        return
                     yield fleet_event()
                     tick_end = min(deadline, loop.time() + TICK_S)
                     while (left := tick_end - loop.time()) > 0:
@@ -175,6 +165,9 @@ def router(kit: "Kit") -> APIRouter:
                             ev = await asyncio.wait_for(sub.queue.get(), left)
                         except TimeoutError:
                             break
+                        if ev.type == SESSION_ENDED:
+                            yield sse(ev)  # said, then closed
+                            return
                         if ev.tenant is None or ev.tenant in u.tenants or "*" in u.tenants:
                             yield sse(ev)
             finally:

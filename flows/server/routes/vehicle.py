@@ -27,7 +27,7 @@ from flows.authority.interface import MonitorRequest
 from flows.server.models import DispatchBody, HoldBody, LaunchBody, MonitorBody, RecallBody, ReconcileBody, Totp
 from flows.server.relay import refuse_unproven_service, relayed_actor
 from flows.usecases.common import pinned_world
-from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError
+from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError, Unauthenticated
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
@@ -38,13 +38,14 @@ __all__ = ["router", "await_follower"]
 POLL_S = 0.2
 
 
-async def await_follower(done: Any, wait_s: float) -> bool:
-    """Wait up to ``wait_s`` for ``done`` (a ``threading.Event`` a follower sets) without holding a thread."""
+async def await_follower(done: Any, wait_s: float, ended: list[str] | None = None) -> bool:
+    """Wait up to ``wait_s`` for ``done`` (a ``threading.Event`` a follower sets) without holding a thread; stop at
+    once when ``ended`` gets a reason (the caller's token ended: ``flows.server.sessions``)."""
     import asyncio
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_s
-    while not done.is_set() and loop.time() < deadline:
+    while not done.is_set() and loop.time() < deadline and not ended:
         await asyncio.sleep(min(POLL_S, max(0.0, deadline - loop.time())))
     return bool(done.is_set())
 
@@ -153,8 +154,15 @@ def router(kit: "Kit") -> APIRouter:
         with kit.limits.holding(kit.limits.poll, c.caller.token.token_id):
             out = await kit.in_lane("general", lambda: kit.call(
                 c, "monitor", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id))
-            follower = box["follower"]
-            if await await_follower(follower.done, body.wait_s) and follower.error is not None:
+            follower, ended = box["follower"], []  # the token revoked or expired meanwhile: the poll ends at once
+            forget = kit.sessions.hold(c.caller.token.token_id, ended.append)
+            try:
+                finished = await await_follower(follower.done, body.wait_s, ended)
+            finally:
+                forget()
+            if ended:
+                raise Unauthenticated(f"{ended[0]}: this long poll ended (the flight is still followed)")
+            if finished and follower.error is not None:
                 c.audited = False  # the follower's refusal, as itself (audited by the error handler)
                 cls = ERROR_CODES.get(str(follower.error.get("code")), SortieError)
                 raise cls(str(follower.error.get("message", "")), details=follower.error.get("details"))

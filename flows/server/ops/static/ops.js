@@ -153,7 +153,7 @@ function later(name, fn, ms) {
 
 function onEvent(kind, d) {
   if (kind === "hello") return;
-  if (kind === "signed_out") { signOut(`signed out: ${d.message}`); return; }
+  if (kind === "session.ended") { signOut(`signed out: ${d.reason}`); return; }
   if (kind === "fleet") { onFleet(d); return; }
   if (kind.startsWith("approval.") || kind.startsWith("draft.") || kind.startsWith("request.")) {
     later("pending", refreshPending, 300);
