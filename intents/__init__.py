@@ -18,7 +18,7 @@ from intents.intent import (
     Target,
     TimeSpec,
 )
-from intents.limits import Limits
+from intents.stated_limits import Limits
 from intents.llm import LlmSettings, extract_with_llm
 from intents.grammar.reader import parse_offline, read_offline
 from intents.time.resolve import PART_OF_DAY_CLOCK, planned_start, resolve_clock, resolve_date, resolve_start

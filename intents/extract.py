@@ -19,7 +19,7 @@ from typing import Any, Literal
 from intents.dialogue.turn import Answered, Read, Request, understand
 from intents.grammar.reader import EXTRACTOR_NAME, read_offline
 from intents.intent import AreaRef, Intent
-from intents.limits import Limits
+from intents.stated_limits import Limits
 from intents.llm import LlmSettings, extract_with_llm
 from intents.questions import Question, QuestionKind
 from intents.time.resolve import day_start, local_zone, pinned, resolve_clock, resolve_date, resolve_start

@@ -132,9 +132,10 @@ class AreaRef(_Strict):
 class TimeSpec(_Strict):
     """When, relative: a day, and a clock time or a part of the day, or as soon as possible."""
 
-    day: RelativeDay = Field(
+    day: RelativeDay | None = Field(
         default=RelativeDay.TODAY,
-        description="TODAY when no day is named; NEXT_<DAY> for 下周X / next X, THIS_<DAY> for 周X / on X",
+        description="TODAY when no day is named; NEXT_<DAY> for 下周X / next X, THIS_<DAY> for 周X / on X; null when "
+        "the request names an absolute date instead (then date holds it)",
     )
     date: Date | None = Field(
         default=None,

@@ -69,22 +69,27 @@ them: copy them verbatim into instructions and extract the inspection the user
 asks for from the rest of the text.
 
 Fields:
-- mission_type: FIRE_LANE_PATROL (patrol fire lanes / roads, emergency access
-  roads, 巡一遍, 巡查, 巡检, 消防通道); AREA_SURVEY (map or survey a whole area,
-  "thermal mapping of the tank farm", 测绘, 航测, 扫一遍);
+- mission_type: FIRE_LANE_PATROL (patrol the fire lanes, emergency access
+  roads, 巡一遍消防通道, 巡查消防通道); AREA_SURVEY (map or survey a whole area,
+  "thermal mapping of the tank farm", 测绘, 航测, 扫一遍这片地);
   POINT_INSPECTION (inspect points: hydrants 消防栓, roofs 屋顶, masts, gates,
-  检查, inspect). Named points win: "巡检消防栓" is POINT_INSPECTION. If no
-  mission is named, mission_type is null, missing is ["mission type"] and
-  clarification_questions holds one short question.
+  检查屋顶, inspect the hydrants). Named points win: "巡检消防栓" is
+  POINT_INSPECTION. A verb alone names no mission ("下午两点巡一下", "patrol at
+  15:30", 检查一下: patrol or check what?), and a survey of points ("a thermal
+  survey of the roofs") is an inspection or a survey: then mission_type is null,
+  missing is ["mission type"] and clarification_questions holds one short question.
 - when.day: TODAY unless a day is named; TOMORROW, DAY_AFTER_TOMORROW;
-  NEXT_<WEEKDAY> for 下周X / "next X"; THIS_<WEEKDAY> for 周X / "on X".
+  NEXT_<WEEKDAY> for 下周X / "next X"; THIS_<WEEKDAY> for 周X / "on X"; null
+  when the request names a date instead (12月10日, "the Monday after next", 下下周一).
 - when.date: "YYYY-MM-DD" when the request names a date (12月5日, 2026-12-06,
   December 5, 5 Dec), 大后天 or "in three days", or an exact offset ("in 2
   hours", 两小时后: the date of the user's local time plus the offset); else null.
 - when.clock: 24-hour "HH:MM" only if a clock time or an exact offset is named
   (下午3点 → "15:00", "9am" → "09:00", "fri 1400" → "14:00", "in 30 minutes" →
   local time + 30 min); else null. A 12-hour time with no am/pm (三点半, "at 3",
-  "quarter to five") is null with a question, unless one reading has passed today.
+  "quarter to five") is null with a question, unless the request names today and
+  one reading has passed. A speed ("速度每秒6米", "8 m/s") or a duration ("for 20
+  minutes", 续航20分钟) is no height and no time: missing, with a question.
 - when.part_of_day: MORNING (上午, 早上), NOON (中午), AFTERNOON (下午),
   EVENING (晚上, 今晚, tonight), NIGHT (夜里) when named; otherwise null.
 - when.asap: true for now / asap / 马上 / 立刻 / 尽快.

@@ -62,6 +62,11 @@ class Question(BaseModel):
     start: int | None = Field(default=None, ge=0, description="offset of the quote in the request as written")
     end: int | None = Field(default=None, ge=0)
     mission: str | None = Field(default=None, description="MISSION_SPLIT: the mission type this question keeps")
+    choices: dict[str, str] = Field(
+        default_factory=dict,
+        description="short answers a client may offer ('am', 'pm', 'yes'), each with the words it puts in place of "
+        "the quote (\"16:45 today or 04:45 tomorrow?\" — 'am': \"quarter to five am tomorrow\")",
+    )
 
 
 def question_id(kind: QuestionKind, start: int | None) -> str:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from intents.intent import Intent, Sensor, Target
-from intents.limits import Limits
+from intents.intent import Intent, RelativeDay, Sensor, Target
+from intents.stated_limits import Limits
 from intents.grammar.reader import Reading
 from intents.time.resolve import resolve_relative
 from intents.time.resolve import resolve_clock
@@ -25,7 +25,7 @@ __all__ = ["check_against_text"]
 
 
 def _day(intent: Intent, today: date) -> date:
-    return intent.when.date if intent.when.date is not None else resolve_relative(intent.when.day, today)
+    return intent.when.date if intent.when.date is not None else resolve_relative(intent.when.day or RelativeDay.TODAY, today)
 
 
 def _names(sensors: list[Sensor]) -> str:

@@ -30,7 +30,7 @@ def test_world_show_json_counts_zones_and_telemetry_age() -> None:
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
     assert r["counts"] == {"drones": 6, "docks": 3, "zones": 3, "lanes": 182, "regions": 5, "pois": 37,
-                           "users": 7, "weather_hours": 216}
+                           "users": 8, "weather_hours": 216}
     assert r["root"] == str(DEMO) and len(r["snapshot_hash"]) == 64
     assert {z["id"]: z["applies_now"] for z in r["zones"]} == {"HELX001": True, "HELX002": True, "HELX003": False}
     ages = {d["id"]: d["telemetry_age_s"] for d in r["drones"]}

@@ -135,7 +135,7 @@ def plan_cmd(
             who = as_user or os.environ.get("SORTIE_USER")
             if not who:
                 raise InvalidArgument("who would plan it? give --as USER (a what-if records nothing)")
-            area_doc = None if area is None else Path(area).read_text(encoding="utf-8") if Path(area).is_file() else area
+            area_doc = None if area is None else _area_doc(area)
             with _spinner("planning (what-if)…", as_json):
                 return plan_what_if(text=text, region_id=region, area=area_doc, requested_by=who, world=world,
                                     now=resolve_now(now), rules=rules, coverage_target=coverage_target)
@@ -185,12 +185,21 @@ def request_cmd(
         world=world, now=now)
 
 
-def _area_doc(area: Path) -> str:
-    """The area file's text (read here, so a server client sends the GeoJSON, not a path on this machine)."""
+def _area_doc(area: Path) -> dict[str, Any]:
+    """The area file's GeoJSON object (read here, so a server client sends the GeoJSON, not a path on this machine);
+    a file that is not JSON is named as such, never taken for the name of another file."""
+    import json
+
     p = Path(area).expanduser()
     if not p.is_file():
         raise InvalidArgument(f"area file {str(p)!r} does not exist")
-    return p.read_text(encoding="utf-8")
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidArgument(f"area file {str(p)!r} is not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise InvalidArgument(f"area file {str(p)!r} holds a JSON {type(doc).__name__}, not a GeoJSON object")
+    return doc
 
 
 @app.command("drafts")

@@ -30,7 +30,7 @@ __all__ = ["intent_limits", "extract_request", "with_coverage_target", "record_d
 
 def intent_limits(world: World, rules_path: str | Path | None) -> Any:
     """The altitudes a request may state: the planning limits of the rule set and the site (``rules.derived_limits``)."""
-    from intents.limits import Limits
+    from intents.stated_limits import Limits
     from rules.derived_limits import planning_limits
 
     limits = planning_limits(load_rules(rules_path), world)

@@ -62,6 +62,8 @@ def read_area(area_geojson: Any) -> BaseGeometry:
     """The area as given: a GeoJSON dict or text, or a path to a GeoJSON file (read here, at the edge)."""
     data = area_geojson
     if isinstance(data, Path) or (isinstance(data, str) and not data.lstrip().startswith("{")):
+        if isinstance(data, str) and ("\n" in data or len(data) > 1024):  # text that is no GeoJSON, not a file name
+            raise InvalidArgument("the area is not valid GeoJSON (a GeoJSON object, or the path of a file holding one)")
         path = Path(data).expanduser()
         if not path.is_file():
             raise InvalidArgument(f"area file {str(path)!r} does not exist")

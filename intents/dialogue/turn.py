@@ -31,7 +31,7 @@ from datetime import datetime
 from intents.dialogue.answers import DISMISS, YES, Edit, edit_for
 from intents.grammar.reader import Reading, read_offline
 from intents.intent import Intent
-from intents.limits import Limits
+from intents.stated_limits import Limits
 from intents.questions import Question, QuestionKind
 from intents.time.resolve import local_zone
 from planner.errors import InvalidArgument
@@ -125,8 +125,26 @@ def _renamed(questions: list[Question], pieces: list[_Piece], answered: set[str]
     return out
 
 
+def _word(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+def _spaced(text: str, edit: Edit) -> Edit:
+    """The edit with a space wherever its words would otherwise run into a letter or digit beside them, and only
+    there: "region 1001 between 2 and 4pm" without "between 2 and" is "region 1001 4pm", never "region 10014pm";
+    明天上午9点到11点巡查 answered 上午9点开始 is 明天上午9点开始巡查, with no space in it."""
+    before, after = text[edit.start - 1 : edit.start], text[edit.end : edit.end + 1]
+    words = (edit.words or "").strip()
+    if not words:
+        return Edit(edit.start, edit.end, " " if _word(before) and _word(after) else None, edit.read_as)
+    left = " " if _word(before) and _word(words[0]) else ""
+    right = " " if _word(after) and _word(words[-1]) else ""
+    return Edit(edit.start, edit.end, left + words + right, edit.read_as)
+
+
 def _apply(pieces: list[_Piece], edit: Edit, answer_to: str) -> list[_Piece]:
     """``pieces`` with ``[edit.start, edit.end)`` of their joined text replaced by the edit's words."""
+    edit = _spaced("".join(p.text for p in pieces), edit)
     out: list[_Piece] = []
     pos = 0
     inserted = False

@@ -67,7 +67,7 @@ def compose(
     questions: list[Question] = []
     if split:
         questions.extend(_split_questions(scan, split, chinese))
-    elif mission is None:
+    elif mission is None and not any(p.kind == QuestionKind.MISSION.value for p in problems):
         text = V.QUESTION_MISSION_ZH if chinese else V.QUESTION_MISSION_EN
         questions.append(Question(id=question_id(QuestionKind.MISSION, None), kind=QuestionKind.MISSION, text=text))
     if not split:
@@ -76,7 +76,7 @@ def compose(
             start, end = scan.written_span(p.start, p.end)
             text = f"“{quote}”：{p.why_zh}" if chinese else f'"{quote}": {p.why_en}'
             questions.append(Question(id=question_id(QuestionKind(p.kind), start), kind=QuestionKind(p.kind),
-                                      quote=quote[:500], text=text[:400], start=start, end=end))
+                                      quote=quote[:500], text=text[:400], start=start, end=end, choices=dict(p.choices)))
     for start_n, end_n, quote in instructions:  # one each, so each can be answered (or dropped) on its own
         start, end = scan.written_span(start_n, end_n)
         text = (f"请求中含有指令“{quote}”，不会被执行，需要人确认：去掉它（回答“去掉”）还是重新说明？" if chinese

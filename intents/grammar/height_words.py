@@ -24,6 +24,7 @@ __all__ = [
     "CLAUSE_END_AFTER",
     "GROUND",
     "GROUND_NOUN",
+    "HEIGHT_LEAD_IN",
     "HEIGHT_REF_AFTER",
     "HEIGHT_REF_BEFORE",
     "KILOMETRES",
@@ -108,6 +109,13 @@ _REF_GROUND_BEFORE = r"(?:above\s+(?:the\s+)?ground(?:\s+level)?|离地面?|对�
 HEIGHT_REF_BEFORE = _rx(
     r"(?P<ref>" + _REF_SEA + "|" + _REF_GROUND_BEFORE + "|" + _REF_OTHER_BEFORE + "|" + _REF_OTHER_ZH + r")\s*(?:高度|的高度)?\s*(?:为|是|在|:)?\s*(?:约|大约)?\s*"
     + _LENGTH
+)
+# The words that say a height before a height said against something ("fly at altitude 120 m AMSL", 高度海拔120米 is
+# read by HEIGHT_REF_BEFORE): part of the height, read or quoted with it, never left for the residual step to ask about.
+HEIGHT_LEAD_IN = _rx(
+    r"(?:(?:\b(?:fly(?:ing)?|stay(?:ing)?|keep(?:ing)?(?:\s+it)?|hold(?:ing)?)\s+)?(?:\bat\s+|@\s*)?(?:an?\s+|the\s+)?"
+    r"(?:flight\s+|flying\s+)?\b(?:altitude|height|alt\.?|elevation)\s*(?:of\s+|:\s*|=\s*|is\s+)?"
+    r"|(?:飞行高度|高度|航高)\s*(?:设为|设成|为|是|在|保持在?|定在|:|=)?\s*)$"
 )
 SEA_LEVEL = _rx(_REF_SEA)
 GROUND = _rx(_REF_GROUND)

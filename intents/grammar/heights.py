@@ -26,7 +26,7 @@ import re
 import intents.grammar.height_words as H
 import intents.grammar.vocabulary as V
 from intents.intent import MissionType
-from intents.limits import FEET_TO_M, Limits
+from intents.stated_limits import FEET_TO_M, Limits
 from intents.text.numbers import number
 from intents.text.scan import Scan
 
@@ -35,6 +35,9 @@ __all__ = ["HeightReading"]
 _CLAUSE_START = re.compile(r"[，,。;；!！?？\n]|\.(?:\s|$)")
 _VERB = re.compile("|".join(p.pattern for p in (V.MAPPING, V.SURVEY, V.INSPECT, V.PATROL)) + r"|飞到|飞|到|在", re.ASCII)
 _TARGET_BEFORE = re.compile("(?:" + "|".join(p for _, p in V.TARGET_PATTERNS) + r")\s*$", re.ASCII)
+_VERB_BEFORE = re.compile("(?:" + "|".join(p.pattern for p in (V.MAPPING, V.SURVEY, V.INSPECT, V.PATROL)) + r")\s*(?:把|the\s+)?$",
+                          re.ASCII)
+_TARGET_IN = re.compile("|".join(f"(?:{p})" for t, p in V.TARGET_PATTERNS if t is not None), re.ASCII)
 _TARGET_AFTER = re.compile(r"\s*(?:" + "|".join(p for _, p in V.TARGET_PATTERNS) + ")", re.ASCII)
 _SAID_AS_HEIGHT = re.compile(r"(?:altitude|agl|above ground(?: level)?|height|\bup|\balt|高度|航高|高空)$", re.ASCII)
 _REFERENCE_QUESTION = (
@@ -78,6 +81,15 @@ class HeightReading:
         what_zh = "是海拔高度" if sea else "是相对某物量的，不是离地高度" if away else "不是离地高度"
         self.ask("height_reference", start, end, en.format(what=what), zh.format(what_zh=what_zh))
 
+    def _lead_in(self, start: int) -> int:
+        """Where a height said against something starts with the open words before it that say "height" ("at
+        altitude 120 m AMSL", 高度海拔120米): read or quoted with it, so no "altitude" is left to ask about alone."""
+        view = self.scan.view()[max(0, start - 40) : start]
+        lead = H.HEIGHT_LEAD_IN.search(view)
+        if lead is None or not lead.group(0).strip():
+            return start
+        return start - (len(view) - lead.start()) + (len(lead.group(0)) - len(lead.group(0).lstrip()))
+
     def height_references(self) -> list[tuple[int, int, float]]:
         """Heights said against something: ground read, sea level converted or asked, anything else asked."""
         read: list[tuple[int, int, float]] = []
@@ -93,6 +105,7 @@ class HeightReading:
                     stop = m.start("ref") + len(m.group("ref"))
                     verbs = [v.end() for v in _VERB.finditer(self.scan.text, max(0, m.start() - 3), stop) if v.end() > start]
                     start = max([start, *verbs])  # 检查铁塔顶上方15米: the mission word is no part of the reference
+                start = self._lead_in(start)
                 raw = number(m.group("v"))
                 if raw is None:
                     self.ask("altitude", start, m.end(), "which altitude exactly?", "具体飞多高？")
@@ -112,6 +125,10 @@ class HeightReading:
                     read.append((start, m.end(), agl))
                     continue
                 self._ask_reference(start, m.end(), sea, away=ref.startswith(("离", "距", "clear")))
+                if _VERB_BEFORE.search(self.scan.text[max(0, start - 12) : start]):
+                    # 检查铁塔顶上方15米: the mast is what is inspected, as well as what the height is said against
+                    for target in _TARGET_IN.finditer(self.scan.text, start, m.end()):
+                        self.scan.release(target.start(), target.end())
         return read
 
     def _not_a_height(self, m: re.Match[str], leading_number: bool) -> tuple[str, int, int] | None:

@@ -19,7 +19,9 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
 3. heights said against something (``intents.grammar.heights``): ground read, sea
    level converted or asked, anything else (比塔顶高15米, "over the treetops") asked;
 4. targets and mission words (消防通道, emergency access roads, hydrants, roofs,
-   survey, mapping, 测绘, inspect, patrol, 巡查 …);
+   survey, mapping, 测绘, inspect, patrol, 巡查 …; a verb alone, "巡一下", names no
+   mission, and a survey of points, "a thermal survey of the roofs", is asked:
+   ``intents.grammar.missions``);
 5. priority (紧急/urgent, 尽快/asap, 不急/no rush);
 6. altitude with its unit (m, metres, 米, ft, feet, 英尺, km, 公里), checked against
    the caller's ``Limits``; then a coverage target ("cover at least 99.5 %", 覆盖率不低于
@@ -43,15 +45,12 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
 
 and then looks at what is left. Anything there that looks like a parameter —
 a number, a unit, a date or time word, a place or scope word, a sensor word, a
-speed or overlap, an instruction word — makes the Intent ask a question that
-quotes the span. Nothing the request says is ever replaced by a default.
+speed or overlap, an instruction word, a slip of a word that matters ("nxet":
+``intents.grammar.slips``) — makes the Intent ask a question that quotes the span.
+Speeds and durations are claimed whole and asked before (``intents.grammar.rates``).
+Nothing the request says is ever replaced by a default.
 
-Mission precedence: mapping words (mapping, orthophoto, 测绘, 航测, 建模) →
-AREA_SURVEY; point targets (消防栓, 屋顶, 铁塔, 大门; hydrants, roofs, masts,
-gates) → POINT_INSPECTION, so "巡检消防栓" inspects hydrants; fire lanes (消防通道,
-fire lanes, emergency access roads) → FIRE_LANE_PATROL; then survey, inspect
-and patrol words in that order; a request that names both points and lanes,
-or nothing at all, is a question.
+Mission precedence: ``intents.grammar.missions``.
 """
 
 from __future__ import annotations
@@ -59,18 +58,20 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 import intents.grammar.vocabulary as V
 from intents.grammar.asking import compose, missing_items
 from intents.grammar.equipment import equipment_items
 from intents.grammar.heights import HeightReading
 from intents.grammar.lists import ListItem, list_items, short_items
-from intents.grammar.missions import MissionSpan, read_missions
+from intents.grammar.missions import MissionSpan, read_missions, survey_questions
 from intents.grammar.quantifiers import claim_quantifiers
+from intents.grammar.rates import DURATION, DURATION_QUESTION, SPEED, SPEED_QUESTION, rates
+from intents.grammar.slips import slips
 from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
-from intents.limits import Limits
+from intents.stated_limits import Limits
 from intents.questions import Question
 from intents.text.scan import CLAIMED, Scan
 from intents.time.parse import Problem, TimeReading, read_time
@@ -81,6 +82,7 @@ EXTRACTOR_NAME = "offline-grammar"
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _MISSION_VERB = re.compile("|".join(p.pattern for p in (V.MAPPING, V.SURVEY, V.INSPECT, V.PATROL)), re.ASCII)
+_TARGET = re.compile("|".join(f"(?:{p})" for t, p in V.TARGET_PATTERNS if t is not None), re.ASCII)
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -118,13 +120,17 @@ class _Reader(HeightReading):
         self.chinese = bool(_CJK.search(text))
         self.area: AreaRef | None = None
 
+    def _today(self) -> date | None:
+        return None if self.now is None else self.now.date()
+
     @staticmethod
     def _key(name: str) -> str:
         return re.sub(r"\s+", " ", name.strip().lower())
 
-    def ask(self, kind: str, start: int, end: int, why_en: str, why_zh: str) -> None:
+    def ask(self, kind: str, start: int, end: int, why_en: str, why_zh: str,
+            choices: tuple[tuple[str, str], ...] = ()) -> None:
         self.scan.claim(start, end)
-        self.problems.append(Problem(kind, start, end, why_en, why_zh))
+        self.problems.append(Problem(kind, start, end, why_en, why_zh, choices))
 
     # ------------------------------------------------------------------ 1. instructions
 
@@ -146,7 +152,8 @@ class _Reader(HeightReading):
     def focus(self) -> None:
         """"重点看3号消防栓", "especially the north gate", "先看北门那个", "start with the ones near the gate": claimed
         to the end of the clause and asked about. Its targets are no targets of the mission ("重点看3号消防栓" on a
-        patrol is no hydrant inspection), but a mission word in it is still read ("first check the hydrant by …")."""
+        patrol is no hydrant inspection), but a mission word in it is still read, and with it its object ("first
+        check the hydrant by …", 重点检查一下变压器: a verb alone names no mission)."""
         for m in self.scan.finditer(V.FOCUS):
             if not self.scan.is_open(m.start(), m.end()):
                 continue
@@ -160,8 +167,12 @@ class _Reader(HeightReading):
             ):  # "北门的先看", "3号楼那段优先", "东侧多拍点": the focus is (also) what comes before the marker
                 start = lead_start
             self.ask("focus", start, end, *V.FOCUS_QUESTION)
-            for verb in _MISSION_VERB.finditer(self.scan.text, m.start(), end):
+            verbs = list(_MISSION_VERB.finditer(self.scan.text, m.start(), end))
+            for verb in verbs:
                 self.scan.release(verb.start(), verb.end())
+            if verbs:  # "first check the hydrant by …": the verb's own object is read with it (a verb alone is none)
+                for target in _TARGET.finditer(self.scan.text, m.start(), end):
+                    self.scan.release(target.start(), target.end())
 
     def region_named(self) -> None:
         """"region 1001" when region-1001 is selected is read; another region named is asked about."""
@@ -388,6 +399,9 @@ class _Reader(HeightReading):
                         self.instructions.append((start, end, quote[:500]))
                     continue
                 self.ask(kind, start, end, en, zh)
+        for start, end, meant, kind in slips(self.scan.view()):  # "nxet monday": asked, never dropped
+            self.ask(kind, start, end, f'is this "{meant}"? it was not read; what is meant?',
+                     f"这是“{meant}”吗？没有读懂，指的是什么？", choices=(("yes", meant),))
 
     # ------------------------------------------------------------------ the Intent
 
@@ -395,13 +409,17 @@ class _Reader(HeightReading):
         self.instructions_()
         self.focus()
         self.region_named()
+        self.problems.extend(rates(self.scan, SPEED, SPEED_QUESTION))  # "速度每秒6米": a speed, never a height
         heights = self.height_references()
         missions = read_missions(self.scan)
         mission, targets = missions.mission, missions.targets
+        for problem in survey_questions(self.scan, missions.asked, self.chinese):  # "a thermal survey of the roofs"
+            self.ask(problem.kind, problem.start, problem.end, problem.why_en, problem.why_zh, problem.choices)
         priority, priority_found = self.priority()
         self.altitude(heights)
         coverage, coverage_found = self.coverage(mission)
         time = read_time(self.scan, self.now)
+        self.problems.extend(rates(self.scan, DURATION, DURATION_QUESTION))  # "for 20 minutes": no clock, no offset
         self.problems.extend(time.problems)
         self.notes.extend(time.notes)
         sensors, excluded, sensor_spans = self.sensors()
@@ -419,7 +437,7 @@ class _Reader(HeightReading):
         if len(texts) > 8:
             texts = texts[:7] + [texts[7][:300] + " …"]
         when = TimeSpec(
-            day=time.day or RelativeDay.TODAY,
+            day=time.day if time.day is not None else RelativeDay.TODAY if time.date in (None, self._today()) else None,
             date=time.date,
             clock=time.clock,
             part_of_day=time.part,
@@ -452,7 +470,8 @@ def _summary(
     coverage: float | None = None, said_in: str | None = None,
 ) -> str:
     """A one-line restatement built from the fields only (never echoes the user's text)."""
-    bits = [mission.value if mission else "UNSPECIFIED_MISSION", when.date.isoformat() if when.date else when.day.value]
+    bits = [mission.value if mission else "UNSPECIFIED_MISSION",
+            when.date.isoformat() if when.date else (when.day or RelativeDay.TODAY).value]
     if when.clock:
         bits.append(when.clock + (f" (said {said_in})" if said_in else ""))
     elif when.part_of_day:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from intents.intent import Sensor
+from intents.text.typos import distance
 
 __all__ = ["ABBREVIATIONS", "sensor_meant"]
 
@@ -47,29 +48,13 @@ _SUFFIX_EN = re.compile(r"\s+(?:cameras?|cams?|sensors?|imag(?:ing|er|ery)|paylo
 _SUFFIX_ZH = re.compile(r"(?:相机|摄像头|摄像机|镜头|传感器|模块|设备)$")
 
 
-def _distance(a: str, b: str, bound: int) -> int:
-    """Optimal string alignment distance (insert, delete, change, swap of neighbours), cut off above ``bound``."""
-    if abs(len(a) - len(b)) > bound:
-        return bound + 1
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        row = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                row[j] = min(row[j], prev2[j - 2] + 1)
-        prev2, prev = prev, row
-    return prev[-1]
-
-
 def _bound(word: str) -> int:
     """Edits allowed from a sensor word: one for short words (a swap only for three letters), two from seven letters."""
     return 2 if len(word) >= 7 else 1
 
 
 def _nearest(item: str, words: dict[str, Sensor], bound_of: Callable[[str], int]) -> Sensor | None:
-    hits = {sensor for word, sensor in words.items() if _distance(item, word, bound_of(word)) <= bound_of(word)}
+    hits = {sensor for word, sensor in words.items() if distance(item, word, bound_of(word)) <= bound_of(word)}
     return hits.pop() if len(hits) == 1 else None
 
 
@@ -84,7 +69,7 @@ def sensor_meant(item: str) -> tuple[int, Sensor] | None:
         if word in ABBREVIATIONS:
             return 0, ABBREVIATIONS[word]
         if len(word) == 3:  # "rbg", "grb": a swap only; any other three-letter word is too near too much
-            return (0, Sensor.RGB_CAMERA) if sorted(word) == sorted("rgb") and _distance(word, "rgb", 1) == 1 else None
+            return (0, Sensor.RGB_CAMERA) if sorted(word) == sorted("rgb") and distance(word, "rgb", 1) == 1 else None
         meant = _nearest(word, _EN_WORDS, _bound) if len(word) >= 4 else None
         return None if meant is None else (0, meant)
     if re.fullmatch(r"[\u4e00-\u9fff]+", item):

@@ -74,6 +74,7 @@ __all__ = [
     "SENTENCE_END",
     "STRONG",
     "SURVEY",
+    "SURVEY_OF_POINTS_QUESTION",
     "TARGET_PATTERNS",
 ]
 
@@ -120,12 +121,13 @@ TARGET_PATTERNS: list[tuple[Target | None, str]] = [
         r"消防通道|消防车道|消防道|消防通路|消防通到|消防车通道|生命通道|疏散通道|应急通道|救援通道|消防登高面"
         r"|\bfire[- ]?(?:lanes?|lnaes?|roads?|access(?: roads?| routes?| lanes?| ways?)?|routes?|apparatus (?:access )?roads?)\b"
         r"|\bemergency (?:vehicle )?(?:access )?(?:lanes?|roads?|routes?|access(?: roads?| routes?| ways?)?)\b|\bfirelanes?\b"
-        r"|\bevacuation (?:routes?|lanes?|roads?)\b|\baccess roads?\b",
+        r"|\bevacuation (?:routes?|lanes?|roads?)\b|\baccess roads?\b"
+        r"|\blanes\b|(?<=\bthe )lane\b",  # "patrol the lanes": the site's lanes are its fire lanes
     ),
     (Target.HYDRANTS, r"消防栓|消火栓|消防拴|消防桩|\bhydr[ae]nts?\b|\bhydrnts?\b|\bfire plugs?\b"),
     (Target.ROOFS, r"屋顶|楼顶|房顶|天台|屋面|顶棚|\broof(?:s|tops?)?\b|\broves\b"),
     (Target.MASTS, r"铁塔|通信塔|信号塔|基站|桅杆|电塔|\bmasts?\b|\btowers?\b|\bantennas?\b"),
-    (Target.GATES, r"大门|门口|闸口|出入口|\bgates?\b|\bentrances?\b"),
+    (Target.GATES, r"大门|门口|闸口|出入口|(?<![部专热厂])[东南西北正侧后前]门|\bgates?\b|\bentrances?\b"),
     (Target.ASSETS, r"变压器|光伏板|太阳能板|储罐|\btransformers?\b|\bsolar panels?\b|\btanks?\b"),
 ]
 POINT_TARGETS = {Target.HYDRANTS, Target.ROOFS, Target.MASTS, Target.GATES, Target.ASSETS}
@@ -203,7 +205,7 @@ FOCUS = _rx(
     r"(?!\w*\s+(?:of\s+the\s+(?:day|morning|week|month|night|shift|year)|today|tomorrow|tonight|this\s+(?:morning|week|month)))"
     rf"|(?:start|begin)(?:s|ning|ing)?\s+(?:with|from|at|by)\s+{_FOCUS_EN_OBJECT}"
     r"|(?:most|more)\s+important(?:ly)?|the\s+important\s+(?:thing|part|one|ones|bit)|what\s+matters\s+most"
-    r"|(?:(?:the|top|first|main|highest|key|biggest|my|our)\s+)?priorit(?:y|ies)\s+(?:is|are|should\s+be|goes\s+to|will\s+be|on|for|to|being)"
+    r"|(?:(?:the|top|first|main|highest|key|biggest|my|our)\s+)?priorit(?:y|ies)\s+(?:is|are|should\s+be|goes\s+to|will\s+be|on|for(?!\s+(?:us|me|them|everyone)\s*(?:$|[,.;!?]))|to|being)"  # "a priority for us.": the job's
     r"|give\s+priority|with\s+priority|priority\s+(?:areas?|targets?|zones?)|then\s+(?:the\s+)?(?:rest|others|remaining|remainder))\b"
     rf"|(?:{_PREDICATE})\b"
     r"|\besp\.?(?=\s)"
@@ -213,7 +215,7 @@ FOCUS = _rx(
     r"|最重要|最关键|关键是|重中之重|第一个(?:看|查|拍|检查)|以[^，,。;；]{1,12}(?:为主|为重点|为先)"
     r"|(?<![不么没])(?:最)?(?:要紧|紧要)|最主要|(?<=[\u4e00-\u9fff])(?:为主|为重|为先|打头)|首要(?:的)?(?:是|目标|关注)|是首要"
     r"|(?:排|放|摆)(?:在)?(?:第一|首位|最前)|是(?:关键|第一位)|最急|先来"
-    r"|(?<=[，,;；。])\s*(?:请)?\s*(?:首先|先|第一步)(?:从)?"
+    r"|(?<=[，,;；。])\s*(?:请)?\s*(?:首先|先|第一步)(?!\s*(?:确保|保证|记得|别忘))(?:从)?"
     r"|先(?:看|查|拍|检查|巡|测|扫|飞)(?=\s*(?:$|[，,。;；]))"
     r"|从(?!明|今|后天|下|这|本|现在|早|晚|上午|下午|中午|凌晨|[0-9一二三四五六七八九十两])[^，,。;；]{1,10}?(?:开始|查起|看起|拍起|巡起|入手)"
 )
@@ -394,6 +396,7 @@ ORDINAL_MISSION = _rx(
 FILLER = _rx(
     r"\b(?:quick|this|that|which|no|each) one\b|\b(?:for\s+the\s+|the\s+|our\s+)?first\s+time\b"
     r"|快一点|早一点|一点儿|一下|一遍|一圈|一趟|一次|一个|一片|一块|一带(?=的)|一样|一起|\bquick(?:ly)?\b|\bone more time\b"
+    r"|(?:首先|先)(?=\s*(?:确保|保证|记得|别忘))"  # 首先确保热成像开着: "first make sure", no order inside the area
 )
 RESIDUAL: list[tuple[str, str, str, str]] = [
     (
@@ -480,6 +483,10 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
 ]
 RESIDUAL_RX = [(kind, _rx(pattern), en, zh) for kind, pattern, en, zh in RESIDUAL]
 
+SURVEY_OF_POINTS_QUESTION = (
+    "a survey of these points: inspect each of them (answer \"inspection\"), or survey the whole area (answer \"survey\")?",
+    "对这些点位：逐个检查（回答“检查”），还是测绘整个区域（回答“测绘”）？",
+)
 QUESTION_MISSION_ZH = "请说明任务：巡查消防通道、区域测绘，还是检查消防栓/屋顶等点位？"
 QUESTION_MISSION_EN = "What should the drone do: patrol the fire lanes, survey the area, or inspect points (hydrants, roofs)?"
 MISSING = {

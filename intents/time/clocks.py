@@ -20,6 +20,7 @@ from intents.time.words import (
     ASAP,
     BARE_HOUR,
     BEFORE_MOD,
+    BETWEEN_AND,
     CN_CLOCK,
     CN_DIFF,
     EN_AMPM,
@@ -33,10 +34,12 @@ from intents.time.words import (
     PART_WORDS,
     PM_PARTS,
     QUAL_PART,
+    RANGE_AFTER,
+    RANGE_BEFORE,
     rx,
 )
 
-__all__ = ["ClockReading", "to_24h", "clock_text", "cn_minutes"]
+__all__ = ["ClockReading", "to_24h", "clock_text", "cn_minutes", "twelve_hours_later", "with_part"]
 
 
 def to_24h(hour: int, part: PartOfDay | None) -> int:
@@ -51,6 +54,23 @@ def to_24h(hour: int, part: PartOfDay | None) -> int:
 def _twelve(value: str | None, part: PartOfDay | None) -> bool:
     """A time said without any part of the day whose hour is 1–11: a.m. and p.m. are both possible."""
     return part is None and value is not None and 1 <= int(value[:2]) <= 11
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def twelve_hours_later(value: str) -> str:
+    """"03:45" → "15:45": the afternoon reading of a time said without a part of the day."""
+    return f"{int(value[:2]) + 12:02d}:{value[3:]}"
+
+
+def with_part(said: str, *, pm: bool, tomorrow: bool = False) -> str:
+    """A time as said, with the part of the day an answer gives it (and "tomorrow" when that reading is then):
+    "at 3" → "at 3 pm", 两点 → 下午两点, "quarter to five" → "quarter to five am tomorrow", 三点 → 明天上午三点."""
+    said = said.strip()
+    if _CJK.search(said):
+        return ("明天" if tomorrow else "") + ("下午" if pm else "上午") + said
+    return f"{said} {'pm' if pm else 'am'}" + (" tomorrow" if tomorrow else "")
 
 
 def clock_text(hour: int | float | None, minute: int | float | None) -> str | None:
@@ -81,16 +101,29 @@ class ClockReading(ReaderState):
         return next(iter(kinds)) if len(kinds) == 1 else None
 
     def _add_clock(self, start: int, end: int, value: str | None, twelve_hour: bool = False) -> None:
+        if not self.scan.is_open(start, end):
+            return  # the other end of a window asked about whole already ("9点到11点": "11点")
         if value is None:
             self.problem(start, end, "this is not a clock time", "这不是一个有效的时间")
             return
-        after = AFTER_MOD.match(self.scan.text, end)
-        before = BEFORE_MOD.search(self.scan.text[max(0, start - 16) : start])
+        text = self.scan.text
+        window = RANGE_AFTER.match(text, end) or (RANGE_BEFORE.search(text[max(0, start - 40) : start]) and None)
+        opening = RANGE_BEFORE.search(text[max(0, start - 40) : start])
+        after = window or AFTER_MOD.match(text, end)
+        before = opening or BEFORE_MOD.search(text[max(0, start - 16) : start])
+        if before is not None and after is None and before.group(0).lstrip().startswith("between"):
+            after = BETWEEN_AND.match(text, end)  # "between 14:00 and 16:00": both ends
         if after or before:
-            # "about 9", "9点左右", "before 10", "9点前", "9-11": a window or an estimate, not a start time.
-            s = start - (len(self.scan.text[max(0, start - 16) : start]) - before.start()) if before else start
+            # "about 9", "9点左右", "before 10", "9点前", "9-11", "9点到11点": an estimate or a window, not a start time;
+            # a window is quoted whole, both its ends.
+            lead = text[max(0, start - (40 if opening else 16)) : start]
+            s = start - (len(lead) - before.start()) if before else start
             e = after.end() if after else end
-            self.problem(s, e, "is this an exact start time?", "这是确切的开始时间吗？")
+            if window or opening or (after and before and before.group(0).lstrip().startswith("between")):
+                self.problem(s, e, "this is a window, not a start time; when should the flight start?",
+                             "这是一个时间段，不是开始时间；几点开始？")
+            else:
+                self.problem(s, e, "is this an exact start time?", "这是确切的开始时间吗？")
             return
         self.scan.claim(start, end)
         self.out.found = True

@@ -12,7 +12,9 @@ from datetime import date, timedelta
 
 from intents.intent import RelativeDay
 from intents.text.numbers import number
+from intents.text.typos import distance
 from intents.time.reading import ReaderState
+from intents.time.resolve import resolve_relative
 from intents.time.words import (
     CLOCK_AFTER,
     CLOCK_BEFORE,
@@ -64,6 +66,12 @@ def day_of_month(today: date, day: int) -> date | None:
             return candidate
         month, year = (1, year + 1) if month == 12 else (month + 1, year)
     return None
+
+
+_PAST_WEEK = rx(r"(?<![早晚马路头身])(?:上个?|上一个?)\s*(?:周|星期|礼拜)?\s*$|\b(?:last|past|previous)\s+(?:week\s+)?$")
+_NOT_A_MODIFIER = frozenset({"on", "by", "the", "to", "at", "of", "for", "and", "or", "from", "until", "till", "before",
+                             "after", "each", "every", "since", "is", "was", "it", "its", "as", "so", "then", "this",
+                             "next", "coming", "upcoming"})
 
 
 class DateReading(ReaderState):
@@ -170,11 +178,52 @@ class DateReading(ReaderState):
         self.out.found = True
         self.days.append((m.start(), m.end(), value))
 
-    def day_words(self) -> None:
-        text = self.scan.view()
-        for m in rx(r"下下个?(?:周|星期|礼拜)\s*[一二三四五六日天七]?|\bthe week after next\b").finditer(text):
+    def _after_next(self, found: list[tuple[int, int, RelativeDay | date]]) -> None:
+        """下下周一, "the Monday after next", "Tuesday of the week after next": that weekday a week after the one
+        下周一 / "next Monday" names (``resolve.resolve_relative``). The week after next without a day is asked."""
+        weekly = [(CN_WEEKDAY[ch], rf"下下个?(?:周|星期|礼拜)\s*{ch}") for ch in CN_WEEKDAY]
+        for index, full, abbr in EN_WEEKDAY:
+            day = rf"(?:{full}|{abbr})"
+            weekly.append((index, rf"\b(?:on\s+)?(?:the\s+)?{day}\s+(?:after\s+next|(?:of\s+|in\s+)?the\s+week\s+after\s+next)\b"
+                                  rf"|\b(?:on\s+)?the\s+week\s+after\s+next\s*,?\s+on\s+{day}\b"))
+        for index, pattern in weekly:
+            for m in self.scan.finditer(rx(pattern)):
+                if self.today is None:
+                    self.problem(m.start(), m.end(), "a date needs today's date to be read", "需要知道今天的日期", "day")
+                    continue
+                self.scan.claim(m.start(), m.end())
+                found.append((m.start(), m.end(), resolve_relative(weekday_day("NEXT", index), self.today) + timedelta(days=7)))
+        for m in self.scan.finditer(rx(r"下下个?(?:周|星期|礼拜)|\b(?:the\s+)?week\s+after\s+next\b")):
             self.problem(m.start(), m.end(), "which day exactly?", "具体是哪一天？", "day")
+
+    def _said_before(self, day: tuple[int, int, RelativeDay | date]) -> bool:
+        """Whether the word right before a weekday read as this week's makes it another day: a past week (上周一,
+        "last monday"), or a slip of next / this / coming ("nest monday", "thsi friday"). Asked, quoting both; the
+        slip's "yes" puts the word meant in its place. ``True``: the weekday is not read."""
+        start, end, value = day
+        if not (isinstance(value, RelativeDay) and value.value.startswith("THIS_")):
+            return False
+        text = self.scan.text
+        past = _PAST_WEEK.search(text[max(0, start - 12) : start])
+        if past is not None:
+            s = start - (len(text[max(0, start - 12) : start]) - past.start())
+            self.problem(s, end, "this day has already passed; which day is meant?", "这一天已经过去了，是哪一天？", "day")
+            return True
+        word = re.search(r"(?<![a-z])([a-z]{2,9})\s+$", text[max(0, start - 12) : start])
+        if word is None or word.group(1) in _NOT_A_MODIFIER:
+            return False
+        meant = next((w for w in ("next", "this", "coming") if distance(word.group(1), w, 1) == 1), None)
+        if meant is None:
+            return False
+        s = start - len(word.group(0))
+        quote = self.scan.quote(s, end)
+        self.problem(s, end, f'is this "{meant}"? it was not read; which day?', f"这是“{meant}”吗？没有读懂，是哪一天？", "day",
+                     (("yes", f"{meant} {self.scan.quote(start, end)}"),))
+        return True
+
+    def day_words(self) -> None:
         found: list[tuple[int, int, RelativeDay | date]] = []
+        self._after_next(found)
         for m in self.scan.finditer(rx(r"(?:下个?|下一个?)\s*(?:周|星期|礼拜)\s*([一二三四五六日天七])")):
             found.append((m.start(), m.end(), weekday_day("NEXT", CN_WEEKDAY[m.group(1)])))
             self.scan.claim(m.start(), m.end())
@@ -192,6 +241,7 @@ class DateReading(ReaderState):
             ):
                 found.append((m.start(), m.end(), weekday_day("THIS", index)))
                 self.scan.claim(m.start(), m.end())
+        found[:] = [f for f in found if not self._said_before(f)]
         for pattern, day, part in DAY_WORDS:
             for m in self.scan.finditer(rx(pattern)):
                 self.scan.claim(m.start(), m.end())

@@ -45,7 +45,7 @@ from datetime import date, datetime, time
 
 from intents.intent import PartOfDay, RelativeDay
 from intents.text.scan import Scan
-from intents.time.clocks import ClockReading
+from intents.time.clocks import ClockReading, twelve_hours_later, with_part
 from intents.time.dates import DateReading
 from intents.time.reading import Clock, Problem, TimeReading
 from intents.time.recurrence import recurrences
@@ -70,9 +70,10 @@ class _Reader(DateReading, ClockReading):
         self.offset: tuple[int, int, datetime] | None = None
         self.zones: list[tuple[int, int, NamedZone]] = []
 
-    def problem(self, start: int, end: int, why_en: str, why_zh: str, kind: str = "time") -> None:
+    def problem(self, start: int, end: int, why_en: str, why_zh: str, kind: str = "time",
+                choices: tuple[tuple[str, str], ...] = ()) -> None:
         self.scan.claim(start, end)
-        self.out.problems.append(Problem(kind, start, end, why_en, why_zh))
+        self.out.problems.append(Problem(kind, start, end, why_en, why_zh, choices))
 
     def zones_(self) -> None:
         """Claim every zone or offset first, so "+08:00" is never read as a clock and "UTC" never left open."""
@@ -115,6 +116,8 @@ class _Reader(DateReading, ClockReading):
         elif clocks:
             clock = self.clocks[0]
             out.clock = clock.value
+        # a part of the day inside a span asked about ("上午9点到11点") is part of that question, not read on its own
+        self.parts = [p for p in self.parts if not any(q.start <= p[0] and p[1] <= q.end for q in out.problems)]
         parts = {p for _, _, p in self.parts}
         if len(parts) > 1 and out.clock is None:
             s, e = min(x[0] for x in self.parts), max(x[1] for x in self.parts)
@@ -141,20 +144,43 @@ class _Reader(DateReading, ClockReading):
         out = self.out
         return out.date if out.date is not None else resolve_relative(out.day or RelativeDay.TODAY, today)
 
+    def _day_named(self) -> bool:
+        """Whether the request names its day (a day word, a date, an offset): else the next 24 hours are its window."""
+        return bool(self.days) or self.offset is not None
+
     def _twelve_hour(self, clock: Clock) -> None:
-        """a.m. or p.m.: the window decides when one reading has already passed today, else ask."""
+        """a.m. or p.m.: asked, unless the day is named as today and one reading has already passed (then the other,
+        with a note). With no day named, a bare time is its next occurrence, and both readings occur within the next
+        24 hours ("quarter to five" at 07:30: 16:45 today or 04:45 tomorrow): asked, saying which day each is."""
         out = self.out
-        quote = self.scan.quote(clock.start, clock.end)
-        hh, mm = int(clock.value[:2]), clock.value[3:]
-        late = f"{hh + 12:02d}:{mm}"
-        if self.now is not None and self.today is not None and self._day(self.today) == self.today:
-            now_hm = self.now.strftime("%H:%M")
-            if clock.value <= now_hm < late:
-                out.clock = late
-                out.notes.append(f'"{quote}": {clock.value} has already passed today ({now_hm}), so {late}')
-                return
         out.clock = None
-        self.problem(clock.start, clock.end, f"{clock.value} or {late}?", f"是{clock.value}还是{late}？", "part_of_day")
+        early, late = clock.value, twelve_hours_later(clock.value)
+        if self.now is None or self.today is None:
+            self._ask_twelve_hour(clock, (early, None), (late, None))
+            return
+        now_hm = self.now.strftime("%H:%M")
+        if self._day_named():
+            if self._day(self.today) == self.today and early <= now_hm < late:
+                out.clock = late
+                quote = self.scan.quote(clock.start, clock.end)
+                out.notes.append(f'"{quote}": {early} has already passed today ({now_hm}), so {late}')
+                return
+            self._ask_twelve_hour(clock, (early, None), (late, None))
+            return
+        self._ask_twelve_hour(clock, (early, early <= now_hm), (late, late <= now_hm))
+
+    def _ask_twelve_hour(self, clock: Clock, early: tuple[str, bool | None], late: tuple[str, bool | None]) -> None:
+        """The part_of_day question; each reading with its day when no day is named (``True``: tomorrow), and the
+        words an answer "am"/"pm" puts in place of the time (``intents.time.clocks.with_part``)."""
+        quote = self.scan.quote(clock.start, clock.end)
+        day_en = {None: "", False: " today", True: " tomorrow"}
+        day_zh = {None: "", False: "今天", True: "明天"}
+        (e, e_tomorrow), (l, l_tomorrow) = early, late
+        choices = (("am", with_part(quote, pm=False, tomorrow=bool(e_tomorrow))),
+                   ("pm", with_part(quote, pm=True, tomorrow=bool(l_tomorrow))))
+        first, second = ((l, l_tomorrow), (e, e_tomorrow)) if e_tomorrow and not l_tomorrow else (early, late)
+        self.problem(clock.start, clock.end, f"{first[0]}{day_en[first[1]]} or {second[0]}{day_en[second[1]]}?",
+                     f"是{day_zh[first[1]]}{first[0]}还是{day_zh[second[1]]}{second[0]}？", "part_of_day", choices)
 
     def _in_zone(self, clock: Clock | None) -> None:
         """The day and clock were said in another zone: convert them to the world's (``now``'s) zone."""
@@ -174,8 +200,7 @@ class _Reader(DateReading, ClockReading):
             return
         if clock.twelve_hour:
             out.clock = None
-            late = f"{int(clock.value[:2]) + 12:02d}:{clock.value[3:]}"
-            self.problem(clock.start, clock.end, f"{clock.value} or {late}?", f"是{clock.value}还是{late}？", "part_of_day")
+            self._ask_twelve_hour(clock, (clock.value, None), (twelve_hours_later(clock.value), None))
             return
         world = self.now.tzinfo
         tz = zone.tz or world

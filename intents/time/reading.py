@@ -18,13 +18,19 @@ __all__ = ["Clock", "Problem", "ReaderState", "TimeReading"]
 
 @dataclass(frozen=True)
 class Problem:
-    """A span the reader recognised as a parameter but could not read exactly."""
+    """A span the reader recognised as a parameter but could not read exactly.
+
+    ``choices``: for a question whose short answers need more words than themselves to be read exactly, each
+    short answer ("am", "yes") with the words it puts in place of the span ("quarter to five am tomorrow"): "am"
+    to "16:45 today or 04:45 tomorrow?" means the morning *and* tomorrow (``intents.dialogue.answers``).
+    """
 
     kind: str  # an ``intents.questions.QuestionKind`` value: time, day, part_of_day, altitude, …
     start: int
     end: int
     why_en: str
     why_zh: str
+    choices: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -64,5 +70,6 @@ class ReaderState:
     offset: tuple[int, int, datetime] | None
     zones: list[tuple[int, int, NamedZone]]
 
-    def problem(self, start: int, end: int, why_en: str, why_zh: str, kind: str = "time") -> None:
+    def problem(self, start: int, end: int, why_en: str, why_zh: str, kind: str = "time",
+                choices: tuple[tuple[str, str], ...] = ()) -> None:
         raise NotImplementedError

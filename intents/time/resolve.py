@@ -103,7 +103,7 @@ def resolve_date(when: TimeSpec, now: datetime, tz: str) -> date:
     today = _local_now(now, tz).date()
     if when.date is not None:
         return when.date
-    return resolve_relative(when.day, today)
+    return resolve_relative(when.day or RelativeDay.TODAY, today)
 
 
 def resolve_clock(when: TimeSpec) -> str | None:
@@ -153,5 +153,9 @@ def planned_start(when: TimeSpec, now: datetime, tz: str) -> datetime:
 
 
 def pinned(when: TimeSpec, now: datetime, tz: str) -> TimeSpec:
-    """``when`` with its resolved date made absolute, so resolving it again later gives the same day."""
-    return when.model_copy(update={"date": resolve_date(when, now, tz)})
+    """``when`` with its resolved date made absolute, so resolving it again later gives the same day. A relative
+    day that is not the date named beside it (TODAY beside next week's date) is dropped: the date says the day."""
+    day = when.day
+    if when.date is not None and day is not None and resolve_relative(day, _local_now(now, tz).date()) != when.date:
+        day = None
+    return when.model_copy(update={"date": resolve_date(when, now, tz), "day": day})

@@ -53,6 +53,9 @@ __all__ = [
     "EN_HOUR_PART",
     "AFTER_MOD",
     "BEFORE_MOD",
+    "BETWEEN_AND",
+    "RANGE_AFTER",
+    "RANGE_BEFORE",
     "BARE_HOUR",
     "NOON",
     "ASAP",
@@ -156,7 +159,7 @@ EN_AMPM = rx(r"(?<![\d.:])(?P<h>\d{1,2})(?:[:.](?P<m>[0-5]\d))?\s*(?P<ampm>a\.?m
 # A number with a length unit is never a time ("@ 0.06km", "1500m"): the heights are read before the clock.
 NOT_LENGTH = r"(?!\s*(?:m\b|km\b|ft\b|meters?\b|metres?\b|kilomet|feet\b|foot\b|米|公里|千米|公尺|英尺|呎))"
 HHMM = rx(
-    r"(?<![\d.:/-])(?P<h>[01]?\d|2[0-3])\s*:\s*(?P<m>[0-5]\d)(?![\d:])" + NOT_LENGTH + r"(?:\s*(?:h|hrs|hours)\b)?"
+    r"(?<![\d.:/-])(?P<h>[01]?\d|2[0-3])\s*:\s*(?P<m>[0-5]\d)(?!\d|:\d)" + NOT_LENGTH + r"(?:\s*(?:h|hrs|hours)\b)?"
     r"|(?:(?<=\bat )|(?<=@)|(?<=@ )|(?<=klo )|(?<=\bkl ))\s*(?P<h2>[01]?\d|2[0-3])\.(?P<m2>[0-5]\d)(?![\d.])" + NOT_LENGTH
 )
 H24 = rx(
@@ -183,6 +186,20 @@ EN_HOUR_PART = rx(
 AFTER_MOD = rx(
     r"\s*(?:以后|之后|过后|后|以前|之前|前|左右|前后|上下|光景|ish\b|or so\b|or later\b|or earlier\b|at the latest\b|latest\b"
     r"|(?:-|–|~|to|till|until|through|到|至)\s*(?:\d|[一二两三四五六七八九十]|noon|midnight|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
+)
+# The other end of a window ("9点到11点", "14:00-16:00", "from 10 to 12", "between 2 and 4pm", "9-11am", 下午1点到3点之间):
+# a window is asked as a whole, quoting both ends, so that an answer ("上午9点开始", "14:00") takes the place of the
+# whole window and leaves no end behind ("到1" quoted, "1点" left over, was a follow-up about a fragment).
+_TIME_END = (
+    rf"(?:(?:{CN_QUAL})\s*)?(?:\d{{1,2}}(?:\s*[:.]\s*[0-5]\d)?|{CN_NUM}|noon|midnight|{EN_NUM})"
+    r"(?:\s*(?:a\.?m\.?|p\.?m\.?)(?![a-z])|\s*(?:h|hrs?|hours)\b|\s*o'?clock\b)?"
+    rf"(?:\s*(?:点|时)(?:钟)?\s*(?:半|一刻|三刻|\d{{1,2}}\s*分?|{CN_NUM}\s*分)?)?(?:\s*(?:之间|间))?"
+)
+RANGE_AFTER = rx(r"\s*(?:-|–|—|~|～|\bto\b|\btill\b|\btil\b|\buntil\b|\bthrough\b|\bthru\b|到|至)\s*" + _TIME_END)
+BETWEEN_AND = rx(r"\s*(?:\band\b|-|–|~|\bto\b|和|与)\s*" + _TIME_END)
+RANGE_BEFORE = rx(
+    rf"(?:\bbetween\s+{_TIME_END}\s*(?:\band\b|-|–|~|\bto\b)|(?<![\d.:]){_TIME_END}\s*(?:-|–|—|~|～|\bto\b|\btill\b"
+    r"|\btil\b|\buntil\b|到|至)|(?:在|从)\s*\S{1,8}?(?:到|至))\s*$"
 )
 BEFORE_MOD = rx(
     r"(?:大概|大约|约|差不多|估计|最晚|最迟|不晚于|不早于|\b(?:around|about|approx\.?|approximately|roughly|circa|ca\.?|before|after|by"

@@ -221,6 +221,19 @@ def test_bad_input_is_code_colon_message_exit_2(args: list[str], code: str, worl
     assert "Traceback" not in r.output + r.stderr
 
 
+@pytest.mark.parametrize(("content", "said"), [("not json at all\n", "is not JSON"), ("[1, 2]", "holds a JSON list, not a GeoJSON object")])
+def test_an_area_file_that_is_not_geojson_is_named_as_such(content: str, said: str, world: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41: a non-JSON area file was reported as "area file '<its contents>' does not exist"."""
+    for k, v in _env(tmp_path, world).items():
+        monkeypatch.setenv(k, v)
+    area = tmp_path / "area.geojson"
+    area.write_text(content, encoding="utf-8")
+    r = CliRunner().invoke(app, ["plan", TEXT, "--area", str(area), "--as", "li.wei"])
+    assert r.exit_code == 2 and r.stderr.startswith("INVALID_ARGUMENT:"), r.stderr
+    assert f"area file {str(area)!r} {said}" in r.stderr and "does not exist" not in r.stderr, r.stderr
+
+
 def test_bad_input_through_the_script_has_no_traceback(world: Path, tmp_path: Path) -> None:
     bad_area = tmp_path / "area.geojson"
     bad_area.write_text('{"type": "Polygon", "coordinates": [[[24.94, 60.17], [24.95, 60.17]]]}')

@@ -8,8 +8,8 @@ import pytest
 
 from intents import extract_intent
 from intents.dialogue.turn import Read, Request, Unclear, understand
-from intents.intent import MissionType
-from intents.limits import Limits
+from intents.intent import MissionType, RelativeDay
+from intents.stated_limits import Limits
 from intents.questions import QuestionKind
 from planner.errors import InvalidArgument
 
@@ -45,10 +45,25 @@ def test_a_twelve_hour_time_is_asked_and_answered_with_a_part_of_the_day() -> No
 
 
 def test_the_window_decides_when_only_one_reading_is_still_ahead_and_says_so() -> None:
-    result = ask("patrol the fire lanes at 3")  # 03:00 passed at 07:30
+    result = ask("patrol the fire lanes today at 3")  # 03:00 passed at 07:30
     assert isinstance(result, Read) and result.intent.when.clock == "15:00"
     assert any("03:00 has already passed today" in n for n in result.notes)
-    assert isinstance(ask("patrol the fire lanes at 9"), Unclear)  # 09:00 and 21:00 are both ahead
+    assert isinstance(ask("patrol the fire lanes today at 9"), Unclear)  # 09:00 and 21:00 are both ahead
+
+
+def test_a_bare_time_with_no_day_is_asked_with_the_day_of_each_reading_and_am_means_tomorrow() -> None:
+    """Issue 41: "inspect the roofs at quarter to five" at 07:30 was read as 16:45 without a question. With no day
+    named the next 24 hours are the window, and both readings fall in it: asked, and "am" is tomorrow's 04:45."""
+    text = "inspect the roofs at quarter to five"
+    qid = only(ask(text), QuestionKind.PART_OF_DAY)
+    assert ask(text).questions[0].text == '"quarter to five": 16:45 today or 04:45 tomorrow?'
+    am, pm = ask(text, {qid: "am"}), ask(text, {qid: "in the afternoon"})
+    assert isinstance(am, Read) and (am.intent.when.day, am.intent.when.clock) == (RelativeDay.TOMORROW, "04:45")
+    assert isinstance(pm, Read) and (pm.intent.when.day, pm.intent.when.clock) == (RelativeDay.TODAY, "16:45")
+    zh = "巡查消防通道，三点出发"
+    zid = only(ask(zh), QuestionKind.PART_OF_DAY)
+    morning = ask(zh, {zid: "上午"})
+    assert isinstance(morning, Read) and (morning.intent.when.day, morning.intent.when.clock) == (RelativeDay.TOMORROW, "03:00")
 
 
 def test_an_unclear_answer_is_asked_about_under_the_question_it_answered() -> None:
@@ -141,7 +156,7 @@ def test_read_what_is_clear_zones_km_region_and_typos() -> None:
     assert isinstance(mine, Read) and mine.intent.when.clock == "10:00"  # "1001" is no clock time
     other = ask("survey region 1002 tomorrow at 10am", region="region-1001")
     assert only(other, QuestionKind.REGION)
-    typo = ask("patrl teh east block w/ thermal")
+    typo = ask("patrl teh fire lanes w/ thermal")
     assert isinstance(typo, Read) and typo.intent.mission_type is MissionType.FIRE_LANE_PATROL
 
 

@@ -47,6 +47,8 @@ def quotes(text: str) -> list[str]:
         ("inspect the mast 15 m higher than the tower top", "15 m higher than the tower top"),
         ("patrol the fire lanes 25 m above the dock", "25 m above the dock"),
         ("stay 10 m above the canopy, survey the orchard", "10 m above the canopy"),
+        ("survey at altitude 120 m AMSL", "at altitude 120 m AMSL"),  # the words saying "height" go with it
+        ("高度海拔120米航测", "高度海拔120米"),
     ],
 )
 def test_a_height_against_anything_but_the_ground_is_asked_quoting_the_reference(text: str, quote: str) -> None:

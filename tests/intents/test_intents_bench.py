@@ -24,10 +24,11 @@ FRESH = Path(__file__).with_name("fresh_issue30.jsonl")  # written after issue 3
 FRESH_B = Path(__file__).with_name("fresh_issue30b.jsonl")  # written after issue 30 part 2's fixes, scored once
 FRESH_C = Path(__file__).with_name("fresh_issue30c.jsonl")  # written after the fixes for the lead's batch c, scored once
 FRESH_D = Path(__file__).with_name("fresh_issue30d.jsonl")  # written after the fixes for the lead's batch d, scored once
+FRESH_41 = Path(__file__).with_name("fresh_issue41.jsonl")  # written after issue 41's reader, scored once, not tuned on
 KEYS = {"corpus", "extractor", "n", "exact", "asked", "silent_wrong", "fields", "failures", "seconds"}
 
 
-@pytest.mark.parametrize("path", [CORPUS, FROZEN, FRESH, FRESH_B, FRESH_C, FRESH_D])
+@pytest.mark.parametrize("path", [CORPUS, FROZEN, FRESH, FRESH_B, FRESH_C, FRESH_D, FRESH_41])
 def test_the_shipped_corpora_are_varied_and_well_formed(path: Path) -> None:
     rows = load_corpus(path)
     texts = [r["text"] for r in rows]
@@ -110,7 +111,7 @@ def test_exact_asked_and_silent_wrong_are_told_apart(tmp_path: Path) -> None:
         _row("明天上午9点巡查消防通道", **dict(good, mission_type="AREA_SURVEY")),  # silent-wrong: a wrong field
         _row("明天上午9点巡查消防通道", needs_clarification=True),                  # silent-wrong: should have asked
         _row("明天上午9点巡查消防通道，高度500米", **good),                          # asked
-        _row("patrol at 100 ft", mission_type="FIRE_LANE_PATROL", date="2026-12-02", start_time=None, sensors=[],
+        _row("patrol the fire lanes at 100 ft", mission_type="FIRE_LANE_PATROL", date="2026-12-02", start_time=None, sensors=[],
              altitude_m=30.48, needs_clarification=False),                       # exact, altitude in feet
         _row("巡一遍消防通道，高度5000米", needs_clarification=True),                 # exact: asked when it must
     ]
@@ -155,3 +156,13 @@ def test_llm_errors_count_as_wrong_rows_but_not_as_silent(tmp_path: Path, monkey
         [k for k in FIELDS if k != "altitude_m"], 0.0
     )
     assert [(f["kind"], f["got"]["error"]) for f in result["failures"]] == [("error", "LLM_UNAVAILABLE")] * 2
+
+
+def test_offline_reader_on_the_batch_written_after_issue_41_meets_its_targets() -> None:
+    """Issue 41: exact at least 0.95 and no silent-wrong on requests written after the change (52, 20 must-ask, 17 zh;
+    scored once at exact 0.981, 1 needless question — "nxet friday", a swap of a four-letter word, asked — nothing
+    fixed after; main before the change: exact 0.789, 8 silent-wrong)."""
+    result = _bench(FRESH_41)
+    assert result["n"] == len(load_corpus(FRESH_41)) >= 40
+    assert result["silent_wrong"] == 0, json.dumps(result["failures"], ensure_ascii=False, indent=1)
+    assert result["exact"] >= 0.95 and result["asked"] <= 0.05 * result["n"]

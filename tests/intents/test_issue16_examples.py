@@ -50,8 +50,9 @@ def test_the_limits_are_the_callers() -> None:
 
 @pytest.mark.parametrize(
     ("text", "altitude_m"),
-    [("patrol at 100 ft", 30.48), ("patrol at 60 m", 60), ("patrol at 60 metres", 60), ("patrol at 300 feet", 91.44),
-     ("巡查消防通道，高度60米", 60), ("巡查消防通道，高度三百英尺", 91.44), ("patrol at 60 meters altitude", 60)],
+    [("patrol the lanes at 100 ft", 30.48), ("patrol the lanes at 60 m", 60), ("patrol the lanes at 60 metres", 60),
+     ("patrol the lanes at 300 feet", 91.44), ("巡查消防通道，高度60米", 60), ("巡查消防通道，高度三百英尺", 91.44),
+     ("patrol the lanes at 60 meters altitude", 60)],
 )
 def test_units(text: str, altitude_m: float) -> None:
     e = read(text)
@@ -70,17 +71,17 @@ def test_units(text: str, altitude_m: float) -> None:
         ("on December 5 at 10:00 survey the yard", "2026-12-05", "10:00"),
         ("survey the yard on 5 Dec", "2026-12-05", None),
         ("2026-12-06 08:15 patrol the fire lanes", "2026-12-06", "08:15"),
-        ("patrol the fire lanes at quarter to five", "2026-12-02", "16:45"),
+        ("patrol the fire lanes today at quarter to five", "2026-12-02", "16:45"),  # today: 04:45 has passed
         ("half past nine in the morning, inspect the hydrants", "2026-12-02", "09:30"),
-        ("quarter past 3 patrol the fire lanes", "2026-12-02", "15:15"),
+        ("quarter past 3 today patrol the fire lanes", "2026-12-02", "15:15"),
         ("0900 patrol the fire lanes", "2026-12-02", "09:00"),
         ("patrol the fire lanes at 21h", "2026-12-02", "21:00"),
         ("两小时后巡查消防通道", "2026-12-02", "09:30"),
         ("一个半小时后巡查消防通道", "2026-12-02", "09:00"),
         ("in 30 minutes patrol the fire lanes", "2026-12-02", "08:00"),
         ("patrol the fire lanes in 2 h", "2026-12-02", "09:30"),
-        ("四点一刻巡查消防通道", "2026-12-02", "16:15"),
-        ("差五分五点巡查消防通道", "2026-12-02", "16:55"),
+        ("今天四点一刻巡查消防通道", "2026-12-02", "16:15"),
+        ("今天差五分五点巡查消防通道", "2026-12-02", "16:55"),
         ("next Friday patrol the fire lanes", "2026-12-11", None),
         ("下周二上午巡查消防通道", "2026-12-08", "09:00"),
         ("今晚巡查消防通道", "2026-12-02", "19:00"),  # a part of the day: its documented default

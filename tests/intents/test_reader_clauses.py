@@ -37,7 +37,7 @@ TZ = "Europe/Helsinki"
         ("inspect the hydrants, start with the ones near the gate", "start with the ones near the gate"),
         ("survey the yard, begin with the car park", "begin with the car park"),
         ("survey the campus, mostly the new buildings", "mostly the new buildings"),
-        ("survey the roofs, esp. the north ones", "esp. the north ones"),
+        ("inspect the roofs, esp. the north ones", "esp. the north ones"),
         ("survey the site, the main thing is the car park", "the main thing is the car park"),
         ("巡查消防通道，优先考虑东侧", "优先考虑东侧"),
         ("航测厂区，东侧多拍点", "东侧多拍点"),
@@ -134,5 +134,5 @@ def test_another_region_named_is_asked(text: str, quote: str) -> None:
 
 
 def test_a_district_word_before_a_clock_time_is_no_region() -> None:
-    reading = read_offline("巡查厂区 10:30", now=NOW, region="region-1002")
+    reading = read_offline("巡查厂区消防通道 10:30", now=NOW, region="region-1002")
     assert not reading.intent.needs_clarification and reading.intent.when.clock == "10:30"

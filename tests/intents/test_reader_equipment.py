@@ -55,7 +55,7 @@ def test_an_unknown_word_in_the_place_of_equipment_is_asked(text: str, quote: st
         ("patrol the lanes tonight with the spotlght", {S}),
         ("survey the lot with hd zoom", {Z}),  # a word before a sensor says which of it: no item of its own
         ("survey the lot with EO", {R}),
-        ("patrol w/thermal", {T}),  # "w/" with no space was normalised to "withthermal" and the sensor lost
+        ("patrol the lanes w/thermal", {T}),  # "w/" with no space was normalised to "withthermal" and the sensor lost
         ("巡查消防通道，带上热成像", {T}),
         ("配热成像巡查消防通道", {T}),
         ("带着喊话器巡逻消防通道", {Sensor.SPEAKER}),

@@ -66,7 +66,7 @@ def test_an_unknown_word_in_a_list_of_sensors_is_asked_never_dropped(text: str, 
 
 @pytest.mark.parametrize(
     "text",
-    ["patrol with thermal and then come back", "survey the yard and thermal", "thermal and zoom, survey the lot"],
+    ["patrol the lanes with thermal and then come back", "survey the yard and thermal", "thermal and zoom, survey the lot"],
 )
 def test_what_follows_a_list_but_is_no_item_of_it_is_not_asked(text: str) -> None:
     assert not read_offline(text, now=NOW).intent.needs_clarification

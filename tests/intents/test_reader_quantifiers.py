@@ -34,7 +34,7 @@ H, F, R, M = Target.HYDRANTS, Target.FIRE_LANES, Target.ROOFS, Target.MASTS
         ("inspect each one of the roofs today at 09:00", "09:00", {R}),
         ("inspect each of the hydrants today at 09:00", "09:00", {H}),
         ("inspect every fire hydrant today at 09:00", "09:00", {H}),
-        ("inspect every building today at 09:00", "09:00", set()),  # as "inspect the buildings": no target, no question
+        ("inspect the roofs of every building today at 09:00", "09:00", {R}),  # every building: no time
         ("check every roof and every mast today at 11:00", "11:00", {R, M}),
         ("patrol every fire access road today at 10:00", "10:00", {F}),
         ("inspect every tower at 14:00 tomorrow", "14:00", {M}),

@@ -115,12 +115,12 @@ def test_a_start_beside_the_interval_is_still_read(text: str, quote: str, clock:
         ("patrol the fire lanes an hour and a half from now", "08:30", []),
         ("一个半小时后巡查消防通道", "08:30", []),
         ("patrol the fire lanes today at 10:00, an hour and a half flight", "10:00", ["number"]),
-        ("patrol the fire lanes today at 10:00 for an hour and a half", "10:00", ["number"]),
-        ("patrol every fire lane today at 10:00 for one and a half hours", "10:00", ["number"]),
+        ("patrol the fire lanes today at 10:00 for an hour and a half", "10:00", ["parameter"]),  # a duration
+        ("patrol every fire lane today at 10:00 for one and a half hours", "10:00", ["parameter"]),
         ("survey the area tomorrow at 09:00, 1.5 h of flight time", "09:00", ["number"]),
         ("inspect every hydrant today at 09:00, half an hour each", "09:00", ["number"]),
         ("半小时内巡查消防通道", None, ["number"]),
-        ("今天上午十点巡查消防通道，飞一个半小时", "10:00", ["number"]),
+        ("今天上午十点巡查消防通道，飞一个半小时", "10:00", ["parameter"]),
     ],
 )
 def test_no_repetition_is_asked_where_none_is_said(text: str, clock: str | None, asked: list[str]) -> None:

@@ -45,14 +45,15 @@ def when(text: str, now: datetime = NOW) -> tuple[str | None, str | None, bool]:
         ("in 3 days", ("2026-12-05", None, False)),
         ("half past nine", (None, None, True)),  # 09:30 and 21:30 are both ahead: asked
         ("half past nine in the morning", (None, "09:30", False)),
-        ("quarter past three", (None, "15:15", False)),  # 03:15 has passed at 07:30: the window decides
-        ("twenty past four", (None, "16:20", False)),
-        ("ten to five", (None, "16:50", False)),
+        ("quarter past three", (None, None, True)),  # no day: 15:15 today or 03:15 tomorrow, both ahead: asked
+        ("quarter past three today", ("TODAY", "15:15", False)),  # today: 03:15 has passed, the window decides
+        ("twenty past four today", ("TODAY", "16:20", False)),
+        ("ten to five", (None, None, True)),
         ("quarter to 11 am", (None, "10:45", False)),
         ("九点差一刻", (None, None, True)),
         ("上午九点差一刻", (None, "08:45", False)),
         ("早上差一刻八点", (None, "07:45", False)),
-        ("三点三刻", (None, "15:45", False)),
+        ("今天三点三刻", ("TODAY", "15:45", False)),
         ("凌晨三点", (None, "03:00", False)),
         ("at 08.30", (None, "08:30", False)),
         ("1600 hrs", (None, "16:00", False)),

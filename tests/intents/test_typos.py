@@ -23,10 +23,10 @@ NOW = datetime.fromisoformat("2026-12-02T07:30:00+02:00")
         ("suvey the lot", MissionType.AREA_SURVEY),
         ("surey the yard this afternoon", MissionType.AREA_SURVEY),
         ("survying the car park", MissionType.AREA_SURVEY),
-        ("patol the site tonight", MissionType.FIRE_LANE_PATROL),
+        ("patol the fire lanes tonight", MissionType.FIRE_LANE_PATROL),
         ("inspcet the gate", MissionType.POINT_INSPECTION),
         ("航侧这片区域", MissionType.AREA_SURVEY),
-        ("寻查一下这片", MissionType.FIRE_LANE_PATROL),
+        ("寻查一下这片的消防通道", MissionType.FIRE_LANE_PATROL),
         ("捡查大门", MissionType.POINT_INSPECTION),
     ],
 )

@@ -155,3 +155,32 @@ def test_a_run_nobody_answers_ends_expired_and_so_does_its_request(home: Path, w
     turn = open_ledger().latest_request(result["request_id"])
     assert (turn.state, turn.actor) == ("EXPIRED", DEADLINE_ACTOR)
     assert all(d.intent.get("request_id") != turn.request_id for d in open_ledger().list_drafts())  # nothing planned
+
+
+def test_every_kind_of_answer_in_one_form_plans_the_request(home: Path, world: str) -> None:
+    """Issue 41: one form with every question answered fully plans the request — a height answered "60 m above
+    ground" drew "fly altitude: this parameter cannot be set from the request" and a second wait."""
+    from prefect import get_client
+
+    from flows.ledger import open_ledger
+
+    text = "patrol the fire lanes tomorrow at 9, fly altitude 300 m, speed 8 m/s, especially the north gate"
+    thread, box = _started(text=text, requested_by="li.wei", region_id="region-1001", world=world,
+                           now="2026-11-29T06:58:30+02:00")
+    rid = _open_request()
+    run = _paused_run(rid)
+    said = {"part_of_day": "am", "altitude": "60 m above ground", "parameter": "drop", "focus": "evenly"}
+    asked = open_ledger().latest_request(rid).questions
+    assert [q["kind"] for q in asked] == list(said)
+    fields = {f"answer_{i}": said[q["kind"]] for i, q in enumerate(asked, start=1)}
+    with get_client(sync_client=True) as client:
+        client.resume_flow_run(run.id, run_input={"request_id": rid, "answerer": "li.wei", **fields})
+    thread.join(120)
+    assert not thread.is_alive() and "error" not in box, box.get("error")
+    result = box["state"].result(raise_on_failure=False)
+    assert box["state"].type.value == "COMPLETED" and result["status"] == "DRAFT", result
+    rec = open_ledger().get_draft(result["draft_id"])
+    assert (rec.intent["intent"]["altitude_m"], rec.intent["start_time"]) == (60, "09:00")
+    assert [c["read_as"] for c in rec.intent["clarifications_answered"]] == [
+        "at 9 am", "altitude 60 m", "dropped", "dropped"]
+    assert [t.state for t in open_ledger().request_turns(rid)] == ["OPEN", "PLANNED"]  # one turn, no follow-up

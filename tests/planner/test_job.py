@@ -81,7 +81,7 @@ def test_max_area_is_configurable() -> None:
 
 def test_the_request_reader_and_the_planner_agree_on_the_coverage_range() -> None:
     """A target the offline reader accepts is one ``Job`` accepts, and the ends are the planner's."""
-    from intents.limits import Limits
+    from intents.stated_limits import Limits
 
     from planner.job import MAX_COVERAGE_TARGET, MIN_COVERAGE_TARGET, check_coverage_target
 

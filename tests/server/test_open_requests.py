@@ -21,6 +21,7 @@ import pytest
 from flows.client.http import SortieClient
 
 TEXT = "patrol the fire lanes now at 40 m above the roofs, especially the north gate"
+KINDS = "巡查消防通道，明天9点，海拔120米，速度每秒8米，重点看北门"
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +118,23 @@ def test_a_worker_relays_an_operators_answers_with_their_code_and_the_cli_answer
     assert out["mode"] == "server" and out["request_id"] == rid and len(out["clarifications"]) == 2
     p = server.sortie(["plan", "--continue", rid, "--answer", "evenly", "--now", "2026-11-29T08:00:00+02:00"], **env)
     assert p.returncode == 2 and p.stderr.startswith("OVERRIDE_REFUSED"), p.stderr
+
+
+def test_every_kind_of_answer_continues_the_request_in_one_turn_over_the_api(server: Any) -> None:
+    """Issue 41: answers that answer every question fully plan the request in one ``POST …/answers``."""
+    from flows.ledger import open_ledger
+
+    server.report_in()
+    r = server.call("li.wei", "POST", "/v1/plan", json={"text": KINDS, "region_id": "region-1001"})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "NEEDS_CLARIFICATION", r.text
+    details = r.json()["error"]["details"]
+    ids = {q["kind"]: q["id"] for q in details["asked"]}
+    said = {"part_of_day": "上午", "height_reference": "离地60米", "parameter": "去掉", "focus": "均匀"}
+    assert set(ids) == set(said), details["asked"]
+    r = server.call("li.wei", "POST", f"/v1/requests/{details['request_id']}/answers",
+                    json={"answers": [f"{ids[kind]}={text}" for kind, text in said.items()]})
+    assert r.status_code == 200, r.text
+    draft = r.json()
+    assert [c["read_as"] for c in draft["clarifications"]] == ["上午9点", "高度60米", "dropped", "dropped"]
+    read = open_ledger(server.home).get_draft(draft["draft_id"]).intent
+    assert (read["intent"]["altitude_m"], read["start_time"]) == (60, "09:00")

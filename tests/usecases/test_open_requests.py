@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SORTIE = Path(sys.executable).parent / "sortie"
 NOW = "2026-11-29T07:00:00+02:00"
 TEXT = "patrol the fire lanes now at 40 m above the roofs, especially the north gate"
+KINDS = "patrol the fire lanes tomorrow at 9 at altitude 120 m AMSL, speed 8 m/s, especially the north gate"
 
 
 @pytest.fixture(scope="module")
@@ -184,3 +185,28 @@ def test_an_answered_request_is_planned_to_the_operators_budget(tmp_path: Path, 
     planned = requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"), world_dir=world, now=now,
                               ledger=led)
     assert planned.status == "DRAFT" and [r.draft_id for r in led.list_drafts()] == [planned.draft_id]
+
+
+@pytest.mark.parametrize(
+    ("text", "answers", "clock"),
+    [
+        (KINDS, {"part_of_day": "am", "height_reference": "60 m above ground", "parameter": "drop", "focus": "evenly"},
+         "09:00"),
+        ("下午两点巡一下，高度300米", {"mission": "巡查消防通道", "altitude": "60米"}, "14:00"),
+    ],
+)
+def test_every_kind_of_answer_continues_the_request_in_one_turn(text: str, answers: dict[str, str], clock: str,
+                                                                tmp_path: Path, world: Path) -> None:
+    """Issue 41: answers that answer every question fully plan the request with ``--continue`` once, no follow-up
+    (a height answered "60 m above ground" drew a question about "fly altitude")."""
+    details = _asked(tmp_path, world, text)
+    ids = {q["kind"]: q["id"] for q in details["asked"]}
+    assert set(ids) == set(answers), details["asked"]
+    named = [arg for kind, said in answers.items() for arg in ("--answer", f"{ids[kind]}={said}")]
+    code, draft, shown = _sortie(["plan", "--continue", details["request_id"], *named, "--as", "li.wei", "--json"],
+                                 tmp_path, world)
+    assert code == 0, shown
+    assert draft["request_id"] == details["request_id"] and len(draft["clarifications"]) == len(answers)
+    read = open_ledger(tmp_path).get_draft(draft["draft_id"]).intent
+    assert (read["intent"]["altitude_m"], read["start_time"], read["intent"]["mission_type"]) == (
+        60, clock, "FIRE_LANE_PATROL")
