@@ -156,8 +156,9 @@ class Chromium:
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
 
     def type(self, selector: str, text: str) -> None:
-        """Focus the field and type ``text`` as keyboard input."""
+        """Click into the field, select what it holds, and type ``text`` over it as keyboard input."""
         self.click(selector)
+        self.js(f"document.querySelector({json.dumps(selector)}).select()")
         self.call("Input.insertText", text=text)
 
     def screenshot(self, path: Path) -> Path:

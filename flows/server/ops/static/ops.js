@@ -49,13 +49,19 @@ class Refused extends Error {
   }
 }
 
+async function tokenStillGood() {
+  try { return (await fetch("/v1/whoami", {headers: {"Authorization": `Bearer ${S.token}`}})).ok; } catch (e) { return false; }
+}
+
 async function api(method, path, body) {
   const opts = {method, headers: {"Authorization": `Bearer ${S.token}`}};
   if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
   const res = await fetch(path, opts);
   let data = null;
   try { data = await res.json(); } catch (e) { data = null; }
-  if (res.status === 401) { signOut("your token was refused: sign in again"); throw new Refused(401, data); }
+  if (res.status === 401 && !(body && body.totp && await tokenStillGood())) {
+    signOut("your token was refused: sign in again");  // (a refused one-time code is a 401 too: said where typed)
+  }
   if (!res.ok) throw new Refused(res.status, data);
   return data;
 }
@@ -448,7 +454,7 @@ function renderFlights() {
   for (const [id, f] of S.flights) {
     const end = S.ended.get(id);
     const state = end ? end.state : f.state;
-    const p = progressOf(f);
+    const p = end ? null : progressOf(f);  // an ended flight shows its end, not its last progress
     const card = el("div", {class: `flight st-${state}`, "data-draft": id},
       el("div", {class: "title"}, `${id} v${f.version}`, el("span", {class: "state"}, state)),
       el("div", {class: "what"}, `${f.region_id || "area"} · ${f.drones.join(", ")} · ${f.mission_type || ""}`));
@@ -491,11 +497,19 @@ function stopControls(f, state) {
 }
 
 function confirmStop(wrap, f, label, action, body) {
-  const yes = el("button", {type: "button", class: "stop confirm", "data-action": `confirm-${action}`,
-    onclick: () => stop(f, label, action, body)}, `${label}: confirm`);
+  // The stop is made as the signed-in person, proven by their token and their one-time code (typed here, then
+  // Enter or the confirm button): a stolen browser tab alone cannot stop or hold someone's flight.
+  const code = el("input", {class: "code stop-code", inputmode: "numeric", pattern: "[0-9]{6}", maxlength: 6,
+    placeholder: "one-time code", "aria-label": "your one-time code", autocomplete: "one-time-code"});
+  const said = el("span", {class: "result bad", role: "status"});
+  const go = () => stop(f, label, action, body, code.value, said);
+  code.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); go(); } });
+  const yes = el("button", {type: "button", class: "stop confirm", "data-action": `confirm-${action}`, onclick: go},
+    `${label}: confirm`);
   const no = el("button", {type: "button", class: "cancel", onclick: () => renderFlightsNow()}, "Cancel");
-  wrap.replaceChildren(el("span", {class: "ask"}, `${label} ${f.draft_id} (${f.drones.join(", ")})?`), yes, no);
-  yes.focus();
+  wrap.replaceChildren(el("span", {class: "ask"}, `${label} ${f.draft_id} (${f.drones.join(", ")})?`), code, yes, no,
+    said);
+  code.focus();
 }
 
 function renderFlightsNow() {
@@ -503,19 +517,27 @@ function renderFlightsNow() {
   renderFlights();
 }
 
-async function stop(f, label, action, body) {
+async function stop(f, label, action, body, code, said) {
+  code = (code || "").trim();
+  if (!/^[0-9]{6}$/.test(code)) { said.textContent = "type your 6-digit one-time code"; return; }
   const path = action === "land" ? "recall" : action;
   const t0 = performance.now();
   const reason = `${label.toLowerCase()} from the operations page by ${S.me ? S.me.user : "?"}`;
-  let said;
+  let out;
   try {
-    const out = await api("POST", `/v1/drafts/${encodeURIComponent(f.draft_id)}/${path}`,
-      {version: f.version, reason, ...body});
-    said = {ok: true, text: `${label}: ${out.state || out.outcome || "sent"} — answered in ${((performance.now() - t0) / 1000).toFixed(1)} s`};
+    out = await api("POST", `/v1/drafts/${encodeURIComponent(f.draft_id)}/${path}`,
+      {version: f.version, reason, totp: {user: S.me.user, code}, ...body});
   } catch (e) {
-    said = {ok: false, text: `${label} refused: ${e.code} — ${e.message}`};
+    if (e.code === "UNAUTHENTICATED" || e.code === "TOO_MANY_ATTEMPTS") {  // the code: say so where it was typed
+      said.textContent = `${e.code}: ${e.message}`;
+      return;
+    }
+    S.said.set(f.draft_id, {ok: false, text: `${label} refused: ${e.code} — ${e.message}`});
+    renderFlightsNow();
+    return;
   }
-  S.said.set(f.draft_id, said);
+  const ms = performance.now() - t0;
+  S.said.set(f.draft_id, {ok: true, text: `${label}: ${out.state || out.outcome || "sent"} — answered in ${(ms / 1000).toFixed(1)} s`});
   renderFlightsNow();
   later("flights", refreshFlights, 200);
 }
