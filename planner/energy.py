@@ -46,6 +46,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from planner.errors import InvalidArgument
 from planner.world.model import Drone, WeatherHour
 
@@ -55,6 +57,8 @@ __all__ = [
     "LegCost",
     "EnergyModel",
     "INDUCED_VELOCITY_MPS",
+    "CLIMB_POWER_FACTOR",
+    "DESCENT_POWER_FACTOR",
     "CLIMB_SPEED_MPS",
     "DESCENT_SPEED_MPS",
     "wind_at_altitude",
@@ -183,6 +187,12 @@ class EnergyModel:
         """Electrical power at ``airspeed_mps`` in level flight."""
         v = max(0.0, float(airspeed_mps))
         return self.hover_power_w * _induced_ratio(v) + self.parasite_coeff * v**3
+
+    def powers_w(self, airspeeds_mps: np.ndarray) -> np.ndarray:
+        """``power_w`` for an array of airspeeds (``planner.flight.power`` integrates over a whole flight)."""
+        v = np.maximum(0.0, np.asarray(airspeeds_mps, dtype=float))
+        r = v * v / (2.0 * INDUCED_VELOCITY_MPS**2)
+        return self.hover_power_w * np.sqrt(np.maximum(0.0, np.sqrt(1.0 + r * r) - r)) + self.parasite_coeff * v**3
 
     def airspeed_mps(self, ground_speed_mps: float, heading_deg: float | None) -> float:
         """Airspeed when flying ``ground_speed_mps`` towards ``heading_deg`` (clockwise from north).

@@ -19,6 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from shapely.geometry import LineString
+from shapely.geometry.base import BaseGeometry
+
 from planner.energy import EnergyModel, LegCost
 from planner.errors import InvalidArgument
 from planner.plan import Leg, LegKind, Waypoint, WaypointAction
@@ -32,6 +35,7 @@ __all__ = [
     "lane_leg",
     "inspect_leg",
     "polyline_leg",
+    "simplify_within",
     "sortie_totals",
 ]
 
@@ -134,6 +138,26 @@ def sweep_leg(
     return polyline_leg("sweep", pts, altitude_m, frame, model, speed_mps, actions=actions, target_id=target_id)
 
 
+def simplify_within(points: Sequence[XY], tolerance_m: float, keep_out: BaseGeometry | None = None) -> list[XY]:
+    """``points`` with the vertices that lie within ``tolerance_m`` of a straighter line dropped
+    (Douglas-Peucker), unless the straighter line would enter ``keep_out`` (then ``points`` as they are).
+
+    A lane mapped with a vertex every few metres is flown as a few long legs: every vertex is a
+    corner the autopilot slows for (``planner.flight``), and a line within a few metres of the lane
+    films the same lane.
+    """
+    pts = _dedupe(points)
+    if len(pts) < 3 or tolerance_m <= 0:
+        return pts
+    simple = LineString(pts).simplify(tolerance_m, preserve_topology=False)
+    out = _dedupe(list(simple.coords))
+    if len(out) < 2 or out[0] != pts[0] or out[-1] != pts[-1]:
+        return pts
+    if keep_out is not None and not keep_out.is_empty and LineString(out).intersects(keep_out):
+        return pts
+    return out
+
+
 def lane_leg(
     coords_local: Sequence[XY],
     altitude_m: float,
@@ -143,9 +167,12 @@ def lane_leg(
     *,
     lane_edge_id: str,
     reverse: bool = False,
+    tolerance_m: float = 0.0,
+    keep_out: BaseGeometry | None = None,
 ) -> Leg:
-    """Fly along a lane piece with the camera on (CAMERA_ON first point, CAMERA_OFF last)."""
-    pts = _dedupe(list(coords_local)[::-1] if reverse else coords_local)
+    """Fly along a lane piece with the camera on (CAMERA_ON first point, CAMERA_OFF last), its vertices
+    merged within ``tolerance_m`` where that stays out of ``keep_out`` (``simplify_within``)."""
+    pts = simplify_within(list(coords_local)[::-1] if reverse else coords_local, tolerance_m, keep_out)
     if len(pts) < 2:
         raise InvalidArgument(f"lane piece {lane_edge_id} has no length")
     actions: list[WaypointAction] = ["CAMERA_ON"] + ["WAYPOINT"] * (len(pts) - 2) + ["CAMERA_OFF"]

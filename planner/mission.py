@@ -27,16 +27,18 @@ planning rates, sortie pieces and the builder — is ``planner.sortie_parts``.
   ``planner.routing.vrp`` (multi-depot routing on an energy matrix; each drone may
   fly up to ``MAX_SORTIES_PER_DRONE`` sorties).
 
-Timing: a drone's first sortie starts at ``job.start_at``; each later sortie of
-the same drone starts ``BATTERY_SWAP_S`` after the previous one lands (the dock
-swaps or charges the battery; a swapped battery is assumed at least as charged
-as the reported one).
+Timing: a sortie's time and energy are its vehicle's flight of its mission
+(``planner.output.sortie_flight``). A drone's first sortie starts at ``job.start_at``;
+each later sortie of the same drone starts its dock's turnaround after the previous
+one lands (``Dock.turnaround_s`` of docks.json, the battery swap or charge, else
+``BATTERY_SWAP_S``; a swapped battery is assumed at least as charged as the reported
+one): these are the planned starts a flight follower launches at.
 
 Airspace: the rules judge every leg over its own time window, so a zone that
 opens while a sortie is up must already be avoided. The flight window is
 ``airspace_window``: from ``job.start_at`` for ``MAX_SORTIES_PER_DRONE`` back-to-back
-sorties of the longest endurance among ``drones`` with ``BATTERY_SWAP_S`` between
-them (3 × (3240 s + 600 s) = 3.2 h for the demo fleet). Every zone that blocks
+sorties of the longest endurance among ``drones`` with the longest of their docks'
+turnarounds between them (3 × (3240 s + 600 s) = 3.2 h for the demo fleet). Every zone that blocks
 at some instant of it is an obstacle for every sortie (simple and safe; a zone
 that only opens late costs the early sorties a detour). Surveys and patrols
 may give one drone more sorties than that: when the plan's last landing falls
@@ -66,12 +68,22 @@ from planner.geo.airspace import blocking_zones, flight_window, no_fly_polygons
 from planner.energy import wind_level_mps
 from planner.errors import AirspaceBlocked, InvalidArgument
 from planner.inspection.pipeline import ROUTING_BUDGET_S, plan_points
+from planner.output.sortie_flight import TIMING
 from planner.job import Job
 from planner.planning_limits import PlanningLimits
 from planner.patrol.pipeline import plan_patrol
 from planner.plan import Plan
 from planner.routing.budget import Budget
-from planner.sortie_parts import BATTERY_SWAP_S, MAX_SORTIES_PER_DRONE, XY, Rates, SortieBuilder, rates
+from planner.sortie_parts import (
+    BATTERY_SWAP_S,
+    MAX_SORTIES_PER_DRONE,
+    XY,
+    Rates,
+    SortieBuilder,
+    after_turnaround,
+    rates,
+    turnaround_s,
+)
 from planner.survey.pipeline import plan_survey
 from planner.geo.transit import TransitGraph
 from planner.world.model import Drone, WeatherHour, World
@@ -89,13 +101,20 @@ __all__ = [
 #: (world, job, usable drones as (drone, rates, dock xy), transit graph, builder, *, budget) → (sorties, unserved, extra)
 Pipeline = Callable[..., tuple[list[Any], list[Any], dict[str, Any]]]
 
-def airspace_window(job: Job, drones: Sequence[Drone]) -> tuple[datetime, datetime]:
+# Routing prices work by the metre; a sortie's flown figures (corners, stops) may cost more. A drone
+# whose flown sortie needs more than it may spend is routed again with its energy scaled down, at most
+# this many times; what still does not fit is the battery rule's to block.
+ENERGY_REROUTES = 2
+
+
+def airspace_window(job: Job, drones: Sequence[Drone], world: World) -> tuple[datetime, datetime]:
     """``(job.start_at, until)``: the window whose zones the plan keeps clear of (module docstring).
 
-    ``until`` is ``MAX_SORTIES_PER_DRONE`` × (longest endurance of ``drones`` +
-    ``BATTERY_SWAP_S``) after the start (``planner.geo.airspace.flight_window``).
+    ``until`` is ``MAX_SORTIES_PER_DRONE`` × (longest endurance of ``drones`` + the longest
+    turnaround of their docks) after the start (``planner.geo.airspace.flight_window``).
     """
-    return flight_window(job.start_at, drones, sorties=MAX_SORTIES_PER_DRONE, turnaround_s=BATTERY_SWAP_S)
+    turnaround = max((turnaround_s(world, d.dock_id) for d in drones), default=BATTERY_SWAP_S)
+    return flight_window(job.start_at, drones, sorties=MAX_SORTIES_PER_DRONE, turnaround_s=turnaround)
 
 
 def _too_windy(drone: Drone, world: World, hours: Sequence[WeatherHour], altitude_m: float, limits: PlanningLimits) -> bool:
@@ -137,7 +156,7 @@ def plan_mission(
     limits.check_altitude(job.altitude_m)
     zone_ids = frozenset(job.authorised_zone_ids) | frozenset(authorised_zone_ids)
     drones = sorted(drones, key=lambda d: d.id)
-    start, until = airspace_window(job, drones)
+    start, until = airspace_window(job, drones, world)
 
     def conditions(end: datetime) -> tuple[frozenset[str], tuple[float, ...], frozenset[str]]:
         """What the window up to ``end`` decides: blocking zones, usable energy per drone, windy drones."""
@@ -199,9 +218,11 @@ def _plan_in_window(
             skipped.append(d.id)
             continue
         usable.append((d, r, (float(xy[0]), float(xy[1]))))
-    builder = SortieBuilder(job)
+    builder = SortieBuilder(job, world, transit.obstacles_local)
     params: dict = {
+        "timing": TIMING,  # the figures are the vehicle's flight (planner.output.sortie_flight)
         "battery_swap_s": BATTERY_SWAP_S,
+        "dock_turnaround_s": {dk: turnaround_s(world, dk) for dk in sorted({d.dock_id for d, _, _ in usable})},
         "reserve_fraction": limits.reserve_fraction,
         "energy_derating": limits.derating(temps),
         "safety_margin_m": limits.safety_margin_m,
@@ -214,11 +235,17 @@ def _plan_in_window(
     pipeline = PIPELINES.get(job.mission_type)
     if pipeline is None:  # Job validates this; kept for a clear message
         raise InvalidArgument(f"unknown mission type {job.mission_type!r}")
-    sorties, unserved, extra = pipeline(world, job, usable, transit, builder, budget=budget)
+    allowed = {d.id: r.usable_wh for d, r, _ in usable}
+    for attempt in range(ENERGY_REROUTES + 1):
+        sorties, unserved, extra = pipeline(world, job, usable, transit, builder, budget=budget)
+        scale = _dearer_than_routed(sorties, usable, allowed)
+        if not scale or attempt == ENERGY_REROUTES:
+            break
+        usable = [(d, replace(r, usable_wh=r.usable_wh * scale.get(d.id, 1.0)), xy) for d, r, xy in usable]
     coverage = extra.pop("coverage_fraction", None)
     dark = extra.pop("unimaged_local", None)  # surveys: where the sweeps leave the area dark
     params.update(extra)
-    sorties = sorted(sorties, key=lambda s: (s.start_at, s.drone_id))
+    sorties = sorted(after_turnaround(sorties, world), key=lambda s: (s.start_at, s.drone_id))
     sorties = [replace(s, index=i) for i, s in enumerate(sorties)]
     return Plan(
         mission_type=job.mission_type,
@@ -231,6 +258,27 @@ def _plan_in_window(
         parameters=params,
         unimaged_wgs84=None if dark is None else job.frame.to_wgs84(dark),
     )
+
+
+def _dearer_than_routed(sorties: Sequence[Any], usable: Sequence[tuple[Drone, Rates, XY]], allowed: dict[str, float]) -> dict[str, float]:
+    """Per drone whose flown sortie needs more than ``allowed``: the factor on the energy it is routed with
+    (what the router's per-metre rates said that sortie costs over what its flight costs, with a 2 % margin)."""
+    by_id = {d.id: r for d, r, _ in usable}
+    out: dict[str, float] = {}
+    for s in sorties:
+        r = by_id.get(s.drone_id)
+        if r is None or s.energy_wh <= allowed[s.drone_id] + 1e-9:
+            continue
+        routed = r.fixed_wh
+        for leg in s.legs:
+            if leg.kind == "transit":
+                routed += r.transit_wh_per_m * leg.distance_m
+            elif leg.kind in ("lane", "sweep"):
+                routed += r.work_wh_per_m * leg.distance_m
+            elif leg.kind == "inspect":
+                routed += r.hover_w * sum(w.hold_s for w in leg.waypoints) / 3600.0
+        out[s.drone_id] = min(out.get(s.drone_id, 1.0), 0.98 * routed / s.energy_wh)
+    return out
 
 
 #: ``extra["coverage_fraction"]``, when a pipeline measures one, becomes ``Plan.coverage_fraction``.

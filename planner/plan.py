@@ -95,7 +95,16 @@ class Sortie:
     @property
     def waypoints(self) -> tuple[Waypoint, ...]:
         """All waypoints in flight order, consecutive duplicates between legs removed."""
+        return self._joined()[0]
+
+    @property
+    def leg_ends(self) -> tuple[int, ...]:
+        """Per leg, the index in ``waypoints`` of its last waypoint (where the leg's figures end)."""
+        return self._joined()[1]
+
+    def _joined(self) -> tuple[tuple[Waypoint, ...], tuple[int, ...]]:
         out: list[Waypoint] = []
+        ends: list[int] = []
         for leg in self.legs:
             for wp in leg.waypoints:
                 if out and (out[-1].lon, out[-1].lat, out[-1].alt_m, out[-1].action) == (
@@ -106,7 +115,8 @@ class Sortie:
                 ):
                     continue
                 out.append(wp)
-        return tuple(out)
+            ends.append(len(out) - 1)
+        return tuple(out), tuple(ends)
 
 
 @dataclass(frozen=True)

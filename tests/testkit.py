@@ -28,6 +28,7 @@ from pathlib import Path
 
 from shapely.geometry import Polygon, box
 
+from planner.output.sortie_flight import TIMING
 from planner.plan import Leg, Plan, Sortie, Waypoint
 from planner.geo.projection import LocalFrame
 from planner.world.model import (
@@ -170,8 +171,9 @@ def plan(sorties: list[Sortie], area: Polygon | None = None) -> Plan:
         lo, la = at(-2000, -2000)
         hi_lo, hi_la = at(2000, 2000)
         area = box(lo, la, hi_lo, hi_la)
+    # the figures are the test's own: marked as timed by the planner's model, so the rules read them as given
     return Plan(mission_type="AREA_SURVEY", planned_for=sorties[0].start_at if sorties else T0, area_wgs84=area,
-                altitude_m=50.0, sorties=tuple(sorties))
+                altitude_m=50.0, sorties=tuple(sorties), parameters={"timing": TIMING})
 
 
 def simple_plan(points: list[tuple[float, float, float]], **kw: object) -> Plan:

@@ -9,7 +9,11 @@ re-check (``rules.eligibility``, the ``drone_available`` and
 whatever fleet.json says, its battery is the one the vehicle reports (unknown
 → 0 %, so an unreported battery never flies), its telemetry time is its last
 heartbeat on the server's clock. A MAINTENANCE drone in the file stays in
-maintenance: that is an operator's hold, not telemetry. Everything else of the
+maintenance: that is an operator's hold, not telemetry. The navigation
+parameters the vehicle reported (``NAV_PARAM_NAMES``: WPNAV_*, MPC_*, …) are laid
+over the drone's ``nav_params``, so a live plan's time and energy are the ones this
+vehicle flies (issue 43); a name it did not report keeps the file's value, then the
+autopilot's default. Everything else of the
 file (identity, dock, capabilities, energy model, binding) is kept, and so is
 the world's ``snapshot_hash`` (the hash of the folder's files an approval is
 bound to: live state is not a file).
@@ -23,16 +27,19 @@ from typing import Any
 
 from flows.fleet.live import LiveDrone
 from planner.world.model import Drone, World
+from planner.world.nav_params import NAV_PARAM_NAMES
 
 __all__ = ["live_world", "live_drone_of", "fleet_rows", "file_row"]
 
 
 def live_drone_of(drone: Drone, live: LiveDrone) -> Drone:
-    """``drone`` with the status, battery and telemetry time its vehicle reports."""
+    """``drone`` with the status, battery, telemetry time and navigation parameters its vehicle reports."""
     status = "MAINTENANCE" if drone.status == "MAINTENANCE" else live.status
     battery = live.battery_pct if live.battery_pct is not None else 0.0
     seen = live.last_seen if live.last_seen is not None else drone.last_telemetry_at
-    return replace(drone, status=status, battery_pct=float(battery), last_telemetry_at=seen)
+    read = {n: live.view.params[n] for n in NAV_PARAM_NAMES.get(drone.autopilot, ()) if n in live.view.params}
+    nav = drone.nav_params.merged(read) if read else drone.nav_params
+    return replace(drone, status=status, battery_pct=float(battery), last_telemetry_at=seen, nav_params=nav)
 
 
 def live_world(world: World, live: Mapping[str, LiveDrone]) -> World:

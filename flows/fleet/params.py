@@ -13,15 +13,14 @@ Names, by autopilot (each is the vehicle's own parameter name):
   (ArduCopter/Parameters.cpp), ``BATT_FS_LOW_ACT``, ``BATT_FS_CRT_ACT``,
   ``BATT_LOW_VOLT``, ``BATT_LOW_MAH``, ``BATT_CRT_VOLT``, ``BATT_CRT_MAH``
   (libraries/AP_BattMonitor/AP_BattMonitor_Params.cpp), ``RTL_ALT``;
-- ArduCopter navigation — ``WPNAV_SPEED``, ``WPNAV_RADIUS``, ``WPNAV_SPEED_UP``,
-  ``WPNAV_SPEED_DN``, ``WPNAV_ACCEL``, ``WPNAV_ACCEL_Z``, ``WPNAV_JERK``,
-  ``WPNAV_ACCEL_C`` (libraries/AC_WPNav/AC_WPNav.cpp ``var_info``);
+- navigation (both autopilots) — every name the planner's flight model reads,
+  ``planner.world.nav_params.NAV_PARAM_NAMES``: ArduCopter ``WPNAV_*``, ``ATC_*``
+  limits, ``PSC_JERK_Z``, ``LAND_*``, ``RTL_*``; PX4 ``MPC_*``, ``NAV_ACC_RAD``.
+  ``flows.fleet.overlay`` lays them over the drone's ``nav_params`` so a live plan
+  is timed with the vehicle's own values;
 - PX4 failsafes — ``NAV_DLL_ACT``, ``COM_DL_LOSS_T``, ``COM_LOW_BAT_ACT``,
   ``BAT_LOW_THR``, ``BAT_CRIT_THR``, ``BAT_EMERGEN_THR``, ``RTL_RETURN_ALT``
-  (src/modules/commander, src/modules/navigator);
-- PX4 navigation — ``MPC_XY_CRUISE``, ``MPC_XY_VEL_MAX``, ``MPC_ACC_HOR``,
-  ``MPC_JERK_AUTO``, ``MPC_XY_TRAJ_P``, ``NAV_ACC_RAD``
-  (src/modules/mc_pos_control, src/modules/navigator).
+  (src/modules/commander, src/modules/navigator).
 
 ``ParamReads`` asks for the names not yet answered this session, one round at a
 time ``ROUND_S`` apart and at most ``ROUNDS`` rounds per session (a name the
@@ -34,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from planner.world.nav_params import NAV_PARAM_NAMES
+
 __all__ = ["FAILSAFE_PARAMS", "NAV_PARAMS", "wanted", "ParamReads", "request_read", "ROUND_S", "ROUNDS"]
 
 FAILSAFE_PARAMS: Mapping[str, tuple[str, ...]] = {
@@ -42,11 +43,7 @@ FAILSAFE_PARAMS: Mapping[str, tuple[str, ...]] = {
     "px4": ("NAV_DLL_ACT", "COM_DL_LOSS_T", "COM_LOW_BAT_ACT", "BAT_LOW_THR", "BAT_CRIT_THR", "BAT_EMERGEN_THR",
             "RTL_RETURN_ALT"),
 }
-NAV_PARAMS: Mapping[str, tuple[str, ...]] = {
-    "ardupilot": ("WPNAV_SPEED", "WPNAV_RADIUS", "WPNAV_SPEED_UP", "WPNAV_SPEED_DN", "WPNAV_ACCEL", "WPNAV_ACCEL_Z",
-                  "WPNAV_JERK", "WPNAV_ACCEL_C"),
-    "px4": ("MPC_XY_CRUISE", "MPC_XY_VEL_MAX", "MPC_ACC_HOR", "MPC_JERK_AUTO", "MPC_XY_TRAJ_P", "NAV_ACC_RAD"),
-}
+NAV_PARAMS: Mapping[str, tuple[str, ...]] = NAV_PARAM_NAMES
 #: Seconds between two rounds of requests for the names still unanswered.
 ROUND_S = 3.0
 #: Rounds per vehicle session: a name still unanswered after them is one the vehicle does not have.
@@ -55,7 +52,8 @@ ROUNDS = 4
 
 def wanted(dialect: str) -> tuple[str, ...]:
     """Every parameter the authority reads from a vehicle of ``dialect`` (failsafes first)."""
-    return FAILSAFE_PARAMS.get(dialect, ()) + NAV_PARAMS.get(dialect, ())
+    failsafes = FAILSAFE_PARAMS.get(dialect, ())
+    return failsafes + tuple(n for n in NAV_PARAMS.get(dialect, ()) if n not in failsafes)
 
 
 class ParamReads:

@@ -96,7 +96,7 @@ _NP = (
 _ZH_NP = r"[^，,。;；!！?？\s\d\x00]{1,12}?"
 _REF_OTHER_EN = rf"(?:above|over|higher\s+than|taller\s+than|on\s+top\s+of|atop|clear\s+of|up\s+from|relative\s+to)\s+{_NP}"
 _REF_OTHER_ZH = (
-    rf"比{_ZH_NP}(?:还要?|再)?高(?:出)?|高出(?:{_ZH_NP})?|高于{_ZH_NP}|超出{_ZH_NP}|(?:离(?!地)|距(?!离?地)){_ZH_NP}(?:还要?|再)?高?"
+    rf"比{_ZH_NP}(?:还要?|再)?高(?:出)?|高出(?:{_ZH_NP})?|高于{_ZH_NP}|超出{_ZH_NP}|(?:离(?!地)|(?<![间相])距(?!离?地)){_ZH_NP}(?:还要?|再)?高?"
     rf"|相对(?!于?地)(?:于)?{_ZH_NP}|在?[^，,。;；!！?？\s\d\x00]{{1,4}}?(?:顶部|顶端|顶上)?(?:以上|上方|之上|上空|上面)(?:约)?"
 )
 _REF_OTHER_BEFORE = (
@@ -146,7 +146,7 @@ NOT_HEIGHT_BEFORE = _rx(
     r"|半径|方圆|间隔|间距|每隔|每|相距|距离|宽|长|深|宽度|长度|深度)\s*(?:为|是|约|:)?\s*$"
 )
 RELATIVE_BEFORE = _rx(
-    r"(?:比(?!较|如)|高出|高于|超出|离(?!地)|距(?!地|离地)|距离(?!地)|相对(?!地)|相距)[^，,。;；!！?？]{0,12}$|\b(?:than|relative\s+to)\b[^,;.!?]{0,30}$"
+    r"(?:比(?!较|如)|高出|高于|超出|离(?!地)|(?<![间相])距(?!地|离地)|(?<!间)距离(?!地)|相对(?!地)|相距)[^，,。;；!！?？]{0,12}$|\b(?:than|relative\s+to)\b[^,;.!?]{0,30}$"
 )
 # "the 40 m high tower", 30米高的铁塔: the size of a thing, not the height to fly
 OBJECT_SIZE_AFTER = _rx(

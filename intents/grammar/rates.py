@@ -1,4 +1,4 @@
-"""Speeds and durations: told apart from heights and clock times by their units and words, and asked.
+"""Speeds, durations and line spacings: told apart from heights and clock times by their units and words, and asked.
 
 "速度每秒6米" is a speed: its "6米" is no height (read as one, it was asked as "6 m is
 outside 10–120 m", a question about something the operator never said). "fly for about 20
@@ -8,7 +8,8 @@ at its own cruise speed, and how long a flight lasts follows from the area, the 
 the fleet — so each is claimed whole, before the heights and the residual numbers can take a
 piece of it, and asked once as a ``parameter`` the operator can answer away ("drop", 去掉).
 
-Speeds run before the heights (``intents.grammar.heights``); durations after the time reader,
+A spacing between survey lines ("间距10米", "10 m apart") is a length but no height either: claimed and asked
+the same way. Speeds and spacings run before the heights (``intents.grammar.heights``); durations after the time reader,
 which reads offsets ("两小时后", "in 2 hours") first.
 """
 
@@ -20,7 +21,7 @@ from intents.text.scan import Scan
 from intents.time.reading import Problem
 from intents.time.words import rx
 
-__all__ = ["DURATION", "DURATION_QUESTION", "SPEED", "SPEED_QUESTION", "rates"]
+__all__ = ["DURATION", "DURATION_QUESTION", "SPACING", "SPACING_QUESTION", "SPEED", "SPEED_QUESTION", "rates"]
 
 _N = rf"(?:\d+(?:\.\d+)?|{CN_NUM}|{EN_NUM}|半)"
 _HEDGE_EN = r"(?:(?:about|around|approx\.?|approximately|roughly|max(?:imum)?|at\s+most|at\s+least|up\s+to|no\s+more\s+than|under|over)\s+)?"
@@ -43,6 +44,18 @@ SPEED_QUESTION = (
     "the plan flies each drone at its own cruise speed and cannot set a speed; plan without it (answer \"drop\"), "
     "or restate?",
     "规划按各无人机自己的巡航速度飞行，无法设定速度；不按它规划（回答“去掉”），还是重新说明？",
+)
+_LENGTH_UNIT = r"(?:米|公尺|m\b|meters?\b|metres?\b|ft\b|feet\b)"
+SPACING = rx(  # "间距10米", "航线间隔15米", "10 m spacing", "lines 10 m apart": a length between lines, no height
+    rf"(?:航线|航带|扫描线|测线|行|线)?(?:间距|间隔|行距|线距|相距)\s*{_HEDGE_ZH}\s*{_N}\s*{_LENGTH_UNIT}(?:\s*(?:左右|以内|以下|以上))?"
+    rf"|\b(?:(?:line|lane|track|pass|row|flight[- ]line)\s+)?(?:spacing|separation|spaced|distance\s+between\s+(?:lines|passes|tracks))"
+    rf"\s*(?:of|at|:|=|is|to)?\s*{_HEDGE_EN}{_N}\s*{_LENGTH_UNIT}"
+    rf"|\b{_HEDGE_EN}{_N}\s*{_LENGTH_UNIT}\s*(?:(?:line|lane|track|pass|row)\s+)?(?:spacing|separation|apart)\b"
+)
+SPACING_QUESTION = (
+    "the plan sets the distance between survey lines from the sensor's footprint and the coverage, and cannot set it; "
+    "plan without it (answer \"drop\"), or restate?",
+    "规划按传感器的覆盖宽度和覆盖率确定航线间距，无法设定间距；不按它规划（回答“去掉”），还是重新说明？",
 )
 _TIME_UNIT_EN = r"(?:hours?|hrs?|h|minutes?|mins?|seconds?|secs?)\b"
 DURATION = rx(

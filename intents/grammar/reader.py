@@ -67,7 +67,7 @@ from intents.grammar.heights import HeightReading
 from intents.grammar.lists import ListItem, list_items, short_items
 from intents.grammar.missions import MissionSpan, read_missions, survey_questions
 from intents.grammar.quantifiers import claim_quantifiers
-from intents.grammar.rates import DURATION, DURATION_QUESTION, SPEED, SPEED_QUESTION, rates
+from intents.grammar.rates import DURATION, DURATION_QUESTION, SPACING, SPACING_QUESTION, SPEED, SPEED_QUESTION, rates
 from intents.grammar.slips import slips
 from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
@@ -159,6 +159,8 @@ class _Reader(HeightReading):
                 continue
             end_match = V.CLAUSE_END.search(self.scan.text, m.end())
             end = len(self.scan.text) if end_match is None else end_match.start()
+            stop = V.FOCUS_STOP.search(self.scan.text, m.end(), end)  # a day, time, height or sensor after it: read
+            end = end if stop is None else stop.start()
             start = m.start()
             lead_start = self.scan.open_run(m.start(), m.end())[0]
             lead = self.scan.text[lead_start : m.start()]
@@ -410,6 +412,7 @@ class _Reader(HeightReading):
         self.focus()
         self.region_named()
         self.problems.extend(rates(self.scan, SPEED, SPEED_QUESTION))  # "速度每秒6米": a speed, never a height
+        self.problems.extend(rates(self.scan, SPACING, SPACING_QUESTION))  # "间距10米": between lines, never a height
         heights = self.height_references()
         missions = read_missions(self.scan)
         mission, targets = missions.mission, missions.targets

@@ -23,7 +23,7 @@ __all__ = ["SIGNIFICANT", "slip_of", "slips"]
 
 SIGNIFICANT: dict[str, str] = {
     **dict.fromkeys(("today", "tonight", "tomorrow", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-                     "sunday", "next", "this", "coming", "week", "weekend", "fortnight"), "day"),
+                     "sunday", "next", "this", "coming", "week", "weekend", "fortnight", "yesterday", "last"), "day"),
     **dict.fromkeys(("morning", "afternoon", "evening", "night", "noon", "midnight", "hours", "minutes", "before",
                      "after", "until", "every"), "time"),
     **dict.fromkeys(("except", "only", "excluding"), "scope"),

@@ -26,6 +26,7 @@ __all__ = [
     "FOCUS",
     "FOCUS_QUESTION",
     "REGION_NAMED",
+    "FOCUS_STOP",
     "CLAUSE_END",
     "AFFIRM_AFTER",
     "AFFIRM_BEFORE",
@@ -126,9 +127,11 @@ TARGET_PATTERNS: list[tuple[Target | None, str]] = [
     ),
     (Target.HYDRANTS, r"消防栓|消火栓|消防拴|消防桩|\bhydr[ae]nts?\b|\bhydrnts?\b|\bfire plugs?\b"),
     (Target.ROOFS, r"屋顶|楼顶|房顶|天台|屋面|顶棚|\broof(?:s|tops?)?\b|\broves\b"),
-    (Target.MASTS, r"铁塔|通信塔|信号塔|基站|桅杆|电塔|\bmasts?\b|\btowers?\b|\bantennas?\b"),
+    # the Chinese words as many as the English ones: 水塔 is a tower as "water tower" is
+    (Target.MASTS, r"铁塔|通信塔|信号塔|基站|桅杆|电塔|水塔|冷却塔|塔吊|烟囱|\bmasts?\b|\btowers?\b|\bantennas?\b|\bchimneys?\b"),
     (Target.GATES, r"大门|门口|闸口|出入口|(?<![部专热厂])[东南西北正侧后前]门|\bgates?\b|\bentrances?\b"),
-    (Target.ASSETS, r"变压器|光伏板|太阳能板|储罐|\btransformers?\b|\bsolar panels?\b|\btanks?\b"),
+    (Target.ASSETS, r"变压器|光伏板|太阳能板|储罐|配电箱|配电柜|配电房|变电箱|箱变|变电站|\btransformers?\b|\bsolar panels?\b"
+                    r"|\btanks?\b|\bsubstations?\b"),
 ]
 POINT_TARGETS = {Target.HYDRANTS, Target.ROOFS, Target.MASTS, Target.GATES, Target.ASSETS}
 
@@ -223,16 +226,24 @@ FOCUS_QUESTION = (
     "the plan covers the whole area evenly and cannot give extra attention to this; plan it evenly (answer \"evenly\"), or restate what is needed?",
     "规划会均匀覆盖整个区域，无法对这里特别关注；按均匀覆盖规划（回答“均匀”），还是重新说明需求？",
 )
+FOCUS_STOP = _rx(  # a focus ends at a day, clock, height or sensor: quoted with it, "evenly" removed them unread
+    r"\s+(?=(?:tomorrow|today|tonight|this\s+(?:morning|afternoon|evening)|next\s+(?:week|mon|tue|wed|thu|fri|sat|sun)\w*"
+    r"|(?:on\s+)?(?:mon|tue|wed|thu|fri|sat|sun)\w*day|with|using|altitude|\d{1,2}\s*(?:am|pm))\b"
+    r"|(?:at|from|by)\s+\d|\d{1,2}[:.h]\d{2}|w/)"
+    r"|(?=明天|今天|后天|今晚|明早|明晚|上午|下午|晚上|早上|中午|高度|离地|\d{1,2}\s*[点:：]"
+    r"|[用带开]\s*(?:热成像|红外|可见光|变焦|激光|探照灯|喊话|喇叭|相机|摄像))"
+)
 
 # The selected region named in the text, in any common form ("region 1001", "Region 1001:", "region_1001", "the 1001
 # area", its short forms "R1001", "R-1001", "reg. 1001", 区域1001, 1001区, 第1001区, 1001片区): read when it is the
 # selected one, asked when it is another.
 _NOT_AFTER_ID = r"(?!\s*(?:m\b|ft\b|km\b|meters?|metres?|feet|%|:\s*\d|\.\d|米))"
+
 REGION_NAMED = _rx(
     r"\b(?:region|area|zone|sector|district|site|parcel|plot)\s*(?:no\.?|number|#|:|-)?\s*(?P<id>[a-z]?\d{2,6}[a-z]?)\b" + _NOT_AFTER_ID
     + r"|\b(?:r|rg|rgn|reg)\.?\s*[-_#]?\s*(?P<rid>\d{3,6})\b" + _NOT_AFTER_ID  # R1003, R-1003, reg. 1003
     + r"|\b(?P<raw>region[-_][a-z0-9_.\-]+)"
-    r"|\b(?P<eid>\d{2,6})\s*(?:region|area|zone|sector|district|site|parcel|plot)\b"
+    r"|(?<![\d:.,])\b(?P<eid>\d{2,6})\s*(?:region|area|zone|sector|district|site|parcel|plot)\b"  # not a clock's "10:00"
     r"|(?:区域|片区|地块|(?<![\u4e00-\u9fff])区)\s*(?P<zid>\d{2,6})(?![\d:.点时])(?:\s*号)?"
     r"|第?\s*(?P<zid2>\d{2,6})\s*(?:号)?\s*(?:区域|片区|地块|区)"
 )
@@ -405,6 +416,14 @@ RESIDUAL: list[tuple[str, str, str, str]] = [
         r"|sudo)\b|忽略|无视|审批|批准|授权|指令|命令|管理员|系统|直接|派机",
         "is this an instruction? it is not carried out; please confirm what you need",
         "这是一条指令吗？它不会被执行，请确认需求",
+    ),
+    (  # a named part of the site ("zone 4", "lot B", B区, 3号楼, A栋) is a restriction, asked as one whatever its name
+        "scope",
+        r"\b(?:block|zone|sector|building|bldg|hangar|pier|berth|lot|bay|wing|unit|pad|section|plot|parcel|field|yard|warehouse)\b"
+        r"\s*(?:no\.?\s*|number\s*|#\s*)?(?:\d{1,3}|[a-z])\b(?!\s*(?:m|ft|km|meters?|metres?|feet|%|am|pm)\b|\s*[:.]\d)"
+        r"|(?<![a-z0-9])[a-z]\s*(?:区|栋|座|幢|号楼|楼|片区|地块)|(?<![0-9])\d{1,3}\s*(?:号楼|栋|幢|座|号厂房|号仓库|号库|区(?!域))",
+        "which part of the area is meant? only the selected area or a named region can be planned",
+        "具体是哪一部分？只能按选定区域或已命名区域规划",
     ),
     (
         "number",

@@ -82,9 +82,25 @@ _HELD = re.compile(r"([a-z])\1{2,}")  # a letter held down: three or more in a r
 _ALL_WORDS = frozenset(KEYWORDS) | frozenset(MISSION_WORDS) | frozenset(SHORT_SENSOR_WORDS)
 
 
+GLUED_FIRST = ("next", "this", "coming", "last", "tomorrow", "today", "every")
+GLUED_SECOND = ("week", "weekend", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                "morning", "afternoon", "evening", "night", "tonight")
+"""Day words typed without the space between them ("nextweek monday", "tomorrowmorning"): read as the two words. Left
+open, "nextweek" was no word of the reader's, and "nextweek monday" read as this week's Monday."""
+
+
+def _unglued(word: str) -> str | None:
+    for first in GLUED_FIRST:
+        if word.startswith(first) and word[len(first):] in GLUED_SECOND:
+            return f"{first} {word[len(first):]}"
+    return None
+
+
 def _meant(word: str) -> str | None:
     if word in SHORTHANDS:
         return SHORTHANDS[word]
+    if (unglued := _unglued(word)) is not None:
+        return unglued
     if word in _REAL_WORDS or word in KEYWORDS or not word.isalpha() or len(word) < 5:
         return None
     if _HELD.search(word):

@@ -20,6 +20,7 @@ from intents.time.words import (
     CLOCK_BEFORE,
     CN_MD,
     CN_WEEKDAY,
+    CN_WEEKDAY_CHAR,
     DAY_WORDS,
     DOM,
     EN_DM,
@@ -181,7 +182,7 @@ class DateReading(ReaderState):
     def _after_next(self, found: list[tuple[int, int, RelativeDay | date]]) -> None:
         """下下周一, "the Monday after next", "Tuesday of the week after next": that weekday a week after the one
         下周一 / "next Monday" names (``resolve.resolve_relative``). The week after next without a day is asked."""
-        weekly = [(CN_WEEKDAY[ch], rf"下下个?(?:周|星期|礼拜)\s*{ch}") for ch in CN_WEEKDAY]
+        weekly = [(CN_WEEKDAY[ch], rf"下下个?(?:周|星期|礼拜)\s*{ch}(?![0-9.:：点时号日次回个天遍趟])") for ch in CN_WEEKDAY]
         for index, full, abbr in EN_WEEKDAY:
             day = rf"(?:{full}|{abbr})"
             weekly.append((index, rf"\b(?:on\s+)?(?:the\s+)?{day}\s+(?:after\s+next|(?:of\s+|in\s+)?the\s+week\s+after\s+next)\b"
@@ -224,14 +225,15 @@ class DateReading(ReaderState):
     def day_words(self) -> None:
         found: list[tuple[int, int, RelativeDay | date]] = []
         self._after_next(found)
-        for m in self.scan.finditer(rx(r"(?:下个?|下一个?)\s*(?:周|星期|礼拜)\s*([一二三四五六日天七])")):
+        for m in self.scan.finditer(rx(r"(?:下个?|下一个?)\s*(?:周|星期|礼拜)\s*(" + CN_WEEKDAY_CHAR + ")")):
             found.append((m.start(), m.end(), weekday_day("NEXT", CN_WEEKDAY[m.group(1)])))
             self.scan.claim(m.start(), m.end())
-        for m in self.scan.finditer(rx(r"(?:这个?|本|这一?)?\s*(?:周|星期|礼拜)\s*([一二三四五六日天七])")):
+        for m in self.scan.finditer(rx(r"(?:这个?|本|这一?)?\s*(?:周|星期|礼拜)\s*(" + CN_WEEKDAY_CHAR + ")")):
             found.append((m.start(), m.end(), weekday_day("THIS", CN_WEEKDAY[m.group(1)])))
             self.scan.claim(m.start(), m.end())
-        for index, full, abbr in EN_WEEKDAY:
-            for m in self.scan.finditer(rx(rf"\bnext\s+(?:week\s+)?(?:{full}|{abbr})\b")):
+        for index, full, abbr in EN_WEEKDAY:  # "next monday", "next week monday", "monday next week", "next week on monday"
+            for m in self.scan.finditer(rx(rf"\bnext\s+(?:week\s*,?\s+(?:on\s+)?)?(?:{full}|{abbr})\b"
+                                           rf"|\b(?:on\s+)?(?:{full}|{abbr})\s*,?\s+(?:of\s+|in\s+)?next\s+week\b")):
                 found.append((m.start(), m.end(), weekday_day("NEXT", index)))
                 self.scan.claim(m.start(), m.end())
         for index, full, abbr in EN_WEEKDAY:

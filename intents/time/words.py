@@ -22,6 +22,7 @@ __all__ = [
     "ORD",
     "WEEKDAYS",
     "CN_WEEKDAY",
+    "CN_WEEKDAY_CHAR",
     "EN_WEEKDAY",
     "CLOCK_AFTER",
     "CLOCK_BEFORE",
@@ -77,7 +78,11 @@ MONTHS = {
 MON = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 ORD = r"(?:st|nd|rd|th)?"
 WEEKDAYS = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")
-CN_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "七": 6}
+CN_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "七": 6,
+              "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
+"""A weekday after 周/星期/礼拜: its character, or its digit (周1, 星期3: how many type it)."""
+CN_WEEKDAY_CHAR = r"(?:[一二三四五六日天七]|[1-7](?![0-9.:：点时号日次回个天遍趟]))"
+"""``CN_WEEKDAY``'s keys as a pattern: a digit only where it is no count or clock of its own (周3次, 周1点 are not)."""
 EN_WEEKDAY = [
     (0, r"monday|mondya", r"mon"),
     (1, r"tuesday|tuseday|tues", r"tue"),

@@ -73,7 +73,7 @@ def plan_points(world, job, usable, transit, builder, *, budget: Budget | None =
         dur += sum(float(D[a, b]) for a, b in zip(walk[:-1], walk[1:])) / r.cruise_mps + float(hover_s[route].sum())
         items.append((k, dur, (v, route)))
     sorties = []
-    for k, start, (v, route) in schedule(job, items):
+    for k, start, (v, route) in schedule(job, items, [r.turnaround_s for _, r, _ in usable]):
         drone, rates, xy = usable[k]
         node_dock = vehicles[v].start_node
         legs: list[Piece] = []

@@ -53,7 +53,7 @@ from typing import Any, Literal
 
 from shapely.geometry import Point, Polygon
 
-from pymavlink.dialects.v20 import common as _M
+from planner.output import mav_ids as _M
 
 from planner.errors import InvalidArgument
 from planner.plan import Plan, Sortie, Waypoint
@@ -73,6 +73,7 @@ __all__ = [
     "FRAME_GLOBAL_RELATIVE_ALT",
     "dialect_of",
     "mission_items",
+    "waypoint_rows",
     "fence_items",
     "rally_items",
     "fence_params",
@@ -160,7 +161,9 @@ class MissionSet:
 
 def command_name(command: int) -> str:
     """``MAV_CMD_NAV_WAYPOINT`` for 16, or the number as text when unknown."""
-    entry = _M.enums["MAV_CMD"].get(command)
+    from pymavlink.dialects.v20 import common  # only to name a command (the plan path never needs it)
+
+    entry = common.enums["MAV_CMD"].get(command)
     if entry is None:  # a vendor command read back from a vehicle: look in every dialect (heavy, rare)
         from pymavlink.dialects.v20 import all as every_dialect
 
@@ -217,7 +220,7 @@ def mission_items(
     end: EndAction = "land",
     trigger_m: float | None = None,
 ) -> tuple[MissionItem, ...]:
-    """The mission rows for one sortie, numbered from 0 in the dialect's layout.
+    """The mission rows for one sortie, numbered from 0 in the dialect's layout (``waypoint_rows``).
 
     TAKEOFF → NAV_TAKEOFF (added at the dock if the sortie does not start with
     one); a change of speed → DO_CHANGE_SPEED before the
@@ -228,63 +231,117 @@ def mission_items(
     """
     s = _sortie(plan, sortie)
     drone = world.drone(s.drone_id)
-    dock = world.dock(s.dock_id)
     dialect = dialect or dialect_of(drone)
     wps = s.waypoints
     if not wps:
         raise InvalidArgument(f"sortie {s.index} has no waypoints")
+    flight_alts = [w.alt_m for w in wps if w.alt_m > 0 and w.action not in ("LAND",)]
+    trig = trigger_m if trigger_m is not None else trigger_distance_m(plan, drone, max(flight_alts, default=plan.altitude_m))
+    return waypoint_rows(wps, world.dock(s.dock_id), dialect, default_alt=flight_alts[0] if flight_alts else plan.altitude_m,
+                         trigger_m=trig, end=end)[0]
+
+
+def waypoint_rows(
+    wps: tuple[Waypoint, ...], dock: Dock, dialect: Dialect, *, default_alt: float, trigger_m: float, end: EndAction = "land"
+) -> tuple[tuple[MissionItem, ...], tuple[int | None, ...]]:
+    """A sortie's mission rows from its joined waypoints (``Sortie.waypoints``) flown from ``dock``, and per
+    row the index of the waypoint it comes from (``None``: the home slot, an added take-off or waypoint).
+    The rows are the ones a vehicle flies fast:
+
+    * One nav row per place: a waypoint where the vehicle already is (the end of a transit that is the
+      start of a lane, a lane end that is the next lane's start) gets no NAV_WAYPOINT of its own — a
+      zero-length leg makes ArduCopter stop there (``planner.flight.ardupilot``) — only its commands.
+    * The "do" rows before a nav row apply to the leg to it: the speed change first, then the camera.
+      A camera switched off and on again at one place is not switched at all.
+    * The first waypoint after the take-off is where the take-off ends (one is added there if the plan's
+      first point is elsewhere), and the first speed change follows it: ArduCopter's waypoint
+      controller starts at WPNAV_SPEED with that waypoint and would drop a speed set before it
+      (``planner.output.mission_flight``).
+    """
     rows: list[dict[str, Any]] = []
+    source: list[int | None] = []
     if dialect == "ardupilot":
         rows.append(dict(command=_M.MAV_CMD_NAV_WAYPOINT, frame=FRAME_GLOBAL, lat=dock.lat, lon=dock.lon, alt_m=dock.ground_alt_m))
-    flight_alts = [w.alt_m for w in wps if w.alt_m > 0 and w.action not in ("LAND",)]
-    default_alt = flight_alts[0] if flight_alts else plan.altitude_m
-    trig = trigger_m if trigger_m is not None else trigger_distance_m(plan, drone, max(flight_alts, default=plan.altitude_m))
+        source.append(None)
     speed_now: float | None = None
+    camera_now = 0.0  # trigger distance in force (0: off)
+    pending_speed: tuple[float, int] | None = None
+    pending_camera: tuple[float, int] | None = None
+    last_nav: tuple[float, float, float] | None = None
+    waypoints_seen = 0
     landed = False
 
-    def nav(w: Waypoint, command: int, param1: float = 0.0, alt: float | None = None) -> None:
-        rows.append(
-            dict(
-                command=command,
-                frame=FRAME_GLOBAL_RELATIVE_ALT,
-                lat=round(w.lat, 7),
-                lon=round(w.lon, 7),
-                alt_m=round(w.alt_m if alt is None else alt, 2),
-                param1=param1,
-            )
-        )
+    def add(row: dict[str, Any], k: int | None) -> None:
+        rows.append(row)
+        source.append(k)
+
+    def flush() -> None:
+        nonlocal pending_speed, pending_camera, camera_now
+        if pending_speed is not None:
+            add(dict(command=_M.MAV_CMD_DO_CHANGE_SPEED, frame=FRAME_MISSION, param1=SPEED_TYPE_GROUND, param2=pending_speed[0],
+                     param3=-1.0), pending_speed[1])
+        if pending_camera is not None and pending_camera[0] != camera_now:
+            camera_now = pending_camera[0]
+            add(dict(command=_M.MAV_CMD_DO_SET_CAM_TRIGG_DIST, frame=FRAME_MISSION, param1=camera_now,
+                     param3=1.0 if camera_now > 0 else 0.0), pending_camera[1])
+        pending_speed = pending_camera = None
+
+    def nav(w: Waypoint, k: int, command: int, param1: float = 0.0, alt: float | None = None) -> None:
+        nonlocal last_nav
+        row = dict(command=command, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=round(w.lat, 7), lon=round(w.lon, 7),
+                   alt_m=round(w.alt_m if alt is None else alt, 2), param1=param1)
+        add(row, k)
+        last_nav = (row["lat"], row["lon"], row["alt_m"])
 
     if wps[0].action != "TAKEOFF":
         # A multicopter mission must start with a take-off; the plan's first point is not one.
-        rows.append(
-            dict(command=_M.MAV_CMD_NAV_TAKEOFF, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=round(dock.lat, 7), lon=round(dock.lon, 7), alt_m=round(default_alt, 2))
-        )
-    for w in wps:
+        add(dict(command=_M.MAV_CMD_NAV_TAKEOFF, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=round(dock.lat, 7),
+                 lon=round(dock.lon, 7), alt_m=round(default_alt, 2)), None)
+        last_nav = (round(dock.lat, 7), round(dock.lon, 7), round(default_alt, 2))
+    for k, w in enumerate(wps):
         if landed:
             break
         if w.action == "TAKEOFF":
-            nav(w, _M.MAV_CMD_NAV_TAKEOFF, alt=w.alt_m if w.alt_m > 0 else default_alt)
+            nav(w, k, _M.MAV_CMD_NAV_TAKEOFF, alt=w.alt_m if w.alt_m > 0 else default_alt)
             continue
         if w.action == "LAND":
+            flush()
             if end == "rtl":
-                rows.append(dict(command=_M.MAV_CMD_NAV_RETURN_TO_LAUNCH, frame=FRAME_MISSION))
+                add(dict(command=_M.MAV_CMD_NAV_RETURN_TO_LAUNCH, frame=FRAME_MISSION), k)
             else:
-                nav(w, _M.MAV_CMD_NAV_LAND, alt=0.0)
+                nav(w, k, _M.MAV_CMD_NAV_LAND, alt=0.0)
             landed = True
             continue
-        if w.speed_mps > 0 and (speed_now is None or abs(w.speed_mps - speed_now) > 1e-6):
-            speed_now = round(w.speed_mps, 2)
-            rows.append(
-                dict(command=_M.MAV_CMD_DO_CHANGE_SPEED, frame=FRAME_MISSION, param1=SPEED_TYPE_GROUND, param2=speed_now, param3=-1.0)
-            )
-        nav(w, _M.MAV_CMD_NAV_WAYPOINT, param1=_hold_s(w.hold_s, dialect))
+        hold = _hold_s(w.hold_s, dialect)
+        here = (round(w.lat, 7), round(w.lon, 7), round(w.alt_m, 2))
+        if waypoints_seen and hold == 0 and here == last_nav:
+            pass  # already there: no leg, only the waypoint's camera command below
+        else:
+            if w.speed_mps > 0 and (speed_now is None or abs(w.speed_mps - speed_now) > 1e-6):
+                speed_now = round(w.speed_mps, 2)
+                pending_speed = (speed_now, k)
+            if waypoints_seen == 0 and last_nav is not None and here[:2] != last_nav[:2]:
+                # start the waypoint controller where the take-off ends, so the first leg gets its speed
+                add(dict(command=_M.MAV_CMD_NAV_WAYPOINT, frame=FRAME_GLOBAL_RELATIVE_ALT, lat=last_nav[0], lon=last_nav[1],
+                         alt_m=last_nav[2]), None)
+                waypoints_seen += 1
+            if waypoints_seen == 0:
+                held, pending_speed = pending_speed, None  # set after the controller starts (docstring)
+                nav(w, k, _M.MAV_CMD_NAV_WAYPOINT, param1=hold)
+                pending_speed = held
+            else:
+                flush()
+                nav(w, k, _M.MAV_CMD_NAV_WAYPOINT, param1=hold)
+            waypoints_seen += 1
         if w.action == "CAMERA_ON":
-            rows.append(dict(command=_M.MAV_CMD_DO_SET_CAM_TRIGG_DIST, frame=FRAME_MISSION, param1=trig, param3=1.0))
+            pending_camera = (trigger_m, k)
         elif w.action == "CAMERA_OFF":
-            rows.append(dict(command=_M.MAV_CMD_DO_SET_CAM_TRIGG_DIST, frame=FRAME_MISSION, param1=0.0))
+            pending_camera = (0.0, k)
     if not landed:
-        rows.append(dict(command=_M.MAV_CMD_NAV_RETURN_TO_LAUNCH, frame=FRAME_MISSION))
-    return tuple(MissionItem(seq=i, mission_type=MISSION, **row) for i, row in enumerate(rows))
+        flush()
+        add(dict(command=_M.MAV_CMD_NAV_RETURN_TO_LAUNCH, frame=FRAME_MISSION), None)
+    items = tuple(MissionItem(seq=i, mission_type=MISSION, **row) for i, row in enumerate(rows))
+    return items, tuple(source)
 
 
 def _local_xy(lon: float, lat: float, dock: Dock) -> tuple[float, float]:

@@ -27,7 +27,7 @@ from planner.routing.assignment import SurveyDrone, assign_survey, connections_f
 from planner.errors import InvalidArgument
 from planner.plan import Unserved
 from planner.routing.budget import Budget
-from planner.sortie_parts import BATTERY_SWAP_S, XY, Piece
+from planner.sortie_parts import XY, Piece
 
 __all__ = ["plan_survey"]
 
@@ -85,7 +85,7 @@ def plan_survey(world, job, usable, transit, builder, *, budget: Budget | None =
     sdrones = [
         SurveyDrone(
             xy, r.usable_wh, r.transit_wh_per_m, r.work_wh_per_m, 1.0 / r.cruise_mps, 1.0 / r.work_mps,
-            r.fixed_wh, r.fixed_s, BATTERY_SWAP_S,
+            r.fixed_wh, r.fixed_s, r.turnaround_s,
         )
         for _, r, xy in usable
     ]

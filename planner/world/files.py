@@ -60,6 +60,7 @@ from planner.world.model import (
     WorldDefaults,
 )
 
+from planner.world.nav_params import NavParams
 from planner.world.schema import (
     WorldFileModel,
     DroneModel,
@@ -476,7 +477,8 @@ def _read(files: Mapping[str, bytes], root: str) -> tuple[World | None, list[Wor
     docks: list[Dock] = []
     if docks_m:
         docks = [Dock(id=d.id, name=d.name, tenant=d.tenant, lon=d.lon, lat=d.lat, ground_alt_m=d.ground_alt_m,
-                      radius_m=d.radius_m, max_wind_mps=d.max_wind_mps) for _, d in _present(docks_m.docks)]
+                      radius_m=d.radius_m, max_wind_mps=d.max_wind_mps, turnaround_s=d.turnaround_s)
+                 for _, d in _present(docks_m.docks)]
         _duplicates(reader, "docks.json", [(d.id, f"$.docks[{i}].id") for i, d in _present(docks_m.docks)], "dock")
     drones: list[Drone] = []
     if fleet_m:
@@ -498,6 +500,11 @@ def _read(files: Mapping[str, bytes], root: str) -> tuple[World | None, list[Wor
                     reader.add("fleet.json", f"$.drones[{i}].capabilities[{j}]", f"capability {cap!r} is listed twice")
                 seen_caps.add(cap)
             camera = Camera(hfov_deg=d.camera.hfov_deg, vfov_deg=d.camera.vfov_deg) if d.camera else None
+            nav = NavParams.of(d.nav_params or {})
+            try:
+                nav.check(d.autopilot)
+            except InvalidArgument as exc:
+                reader.add("fleet.json", f"$.drones[{i}].nav_params", str(exc).removeprefix("INVALID_ARGUMENT: "))
             drones.append(Drone(
                 id=d.id, model=d.model, dock_id=d.dock, tenant=d.tenant, capabilities=frozenset(d.capabilities),
                 battery_wh=d.battery_wh, battery_pct=d.battery_pct, flight_time_s=d.flight_time_s,
@@ -506,7 +513,7 @@ def _read(files: Mapping[str, bytes], root: str) -> tuple[World | None, list[Wor
                 max_temp_c=d.max_temp_c, ip_rating=d.ip_rating, camera=camera, status=d.status,
                 last_telemetry_at=d.last_telemetry_at.replace(tzinfo=timezone(d.last_telemetry_at.utcoffset() or timedelta(0))), autopilot=d.autopilot, link=d.link,
                 mavlink_system_id=d.mavlink_system_id, mavlink_component_id=d.mavlink_component_id,
-                signing_key=d.signing_key,
+                signing_key=d.signing_key, nav_params=nav,
             ))
         _duplicates(reader, "fleet.json", [(d.id, f"$.drones[{i}].id") for i, d in _present(fleet_m.drones)], "drone")
     users: list[User] = []

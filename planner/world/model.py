@@ -21,6 +21,7 @@ from shapely.geometry import LineString, Point, Polygon
 from shapely.geometry.base import BaseGeometry
 
 from planner.errors import InvalidArgument, NotFound
+from planner.world.nav_params import NavParams
 
 __all__ = [
     "CAPABILITIES",
@@ -120,6 +121,9 @@ class Drone:
     mavlink_system_id: int | None = None
     mavlink_component_id: int | None = None
     signing_key: str | None = None
+    # The vehicle's waypoint-navigation parameters (planner.world.nav_params): what fleet.json gave,
+    # overlaid by what the hub read from the vehicle; missing names take the autopilot's defaults.
+    nav_params: NavParams = NavParams()
 
     @property
     def cruise_power_w(self) -> float:
@@ -144,6 +148,10 @@ class Dock:
     ground_alt_m: float
     radius_m: float
     max_wind_mps: float
+    # Seconds from a landing to the next take-off of a drone at this dock: the battery swap or the
+    # charge (DJI Dock 2: about 32 min from 20 % to 90 %); each later sortie of a drone starts that long
+    # after its previous one lands. ``None``: the world does not say (the planner's default applies).
+    turnaround_s: float | None = None
 
     @property
     def point(self) -> Point:

@@ -116,6 +116,8 @@ class DroneModel(_Model):
     mavlink_system_id: int | None = Field(default=None, ge=1, le=255)
     mavlink_component_id: int | None = Field(default=None, ge=1, le=255)
     signing_key: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    # the vehicle's waypoint-navigation parameters by the autopilot's names and units (planner.world.nav_params)
+    nav_params: dict[NonEmpty, float] | None = None
 
     @field_validator("link")
     @classmethod
@@ -138,6 +140,8 @@ class DockModel(_Model):
     ground_alt_m: float = Field(ge=-500, le=9000)
     radius_m: float = Field(gt=0)
     max_wind_mps: float = Field(ge=0, le=60)
+    # seconds from a landing to the next take-off (battery swap or charge); absent: the planner's default
+    turnaround_s: float | None = Field(default=None, ge=0, le=86400)
 
 
 class DocksFileModel(_Model):

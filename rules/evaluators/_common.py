@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from planner.output.sortie_flight import TIMING, fly_sortie
 from planner.plan import Plan, Sortie
 from planner.geo.projection import LocalFrame
 from planner.world.model import Dock, Drone, WeatherHour, World
@@ -33,6 +34,7 @@ class Env:
     context: EvaluationContext
     frame: LocalFrame
     _segments: dict[int, SortieSegments] = field(default_factory=dict)
+    _flown: dict[int, tuple[tuple[float, ...], float]] = field(default_factory=dict)
 
     @classmethod
     def for_plan(cls, plan: Plan, world: World, context: EvaluationContext) -> Env:
@@ -55,19 +57,32 @@ class Env:
     def dock(self, sortie: Sortie) -> Dock | None:
         return next((d for d in self.world.docks if d.id == sortie.dock_id), None)
 
-    @staticmethod
-    def leg_windows(sortie: Sortie) -> list[tuple[datetime, datetime]]:
-        """[start, end] of each leg: the sortie's start plus the durations of the legs before it."""
+    def flown(self, sortie: Sortie) -> tuple[tuple[float, ...], float]:
+        """(each leg's seconds, the sortie's Wh) as its vehicle flies it: the plan's own figures when the
+        plan says it was timed by the current model (``planner.output.sortie_flight.TIMING``), else
+        flown again here (a plan made before, or elsewhere); the plan's figures if its drone is unknown."""
+        key = id(sortie)
+        hit = self._flown.get(key)
+        if hit is None:
+            hit = ((tuple(max(l.duration_s, 0.0) for l in sortie.legs), sortie.energy_wh))
+            if self.plan.parameters.get("timing") != TIMING and any(d.id == sortie.drone_id for d in self.world.drones):
+                flight = fly_sortie(self.plan, sortie, self.world)
+                hit = (flight.leg_duration_s, flight.energy_wh)
+            self._flown[key] = hit
+        return hit
+
+    def leg_windows(self, sortie: Sortie) -> list[tuple[datetime, datetime]]:
+        """[start, end] of each leg: the sortie's start plus the flown durations of the legs before it."""
         out: list[tuple[datetime, datetime]] = []
         t = sortie.start_at
-        for leg in sortie.legs:
-            end = t + timedelta(seconds=max(leg.duration_s, 0.0))
+        for seconds in self.flown(sortie)[0]:
+            end = t + timedelta(seconds=seconds)
             out.append((t, end))
             t = end
         return out
 
     def forecast(self, sortie: Sortie) -> tuple[WeatherHour, ...]:
-        end = max(sortie.end_at, sortie.start_at + timedelta(seconds=sum(max(l.duration_s, 0.0) for l in sortie.legs)))
+        end = max(sortie.end_at, sortie.start_at + timedelta(seconds=sum(self.flown(sortie)[0])))
         return self.world.weather.hours_between(sortie.start_at, end)
 
 

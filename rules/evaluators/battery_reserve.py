@@ -2,8 +2,9 @@
 
     energy_wh ≤ (1 − reserve_fraction) × battery_pct/100 × battery_wh × derating
 
-``Sortie.energy_wh`` already includes the flight back to the dock from wherever
-the sortie ends (the planner closes every sortie at its dock). ``derating`` is
+The energy is the sortie's as its vehicle flies its mission (``Env.flown``: the
+drone's waypoint controller and power over the flown speeds, ``planner.output.sortie_flight``),
+the flight back to the dock included (the planner closes every sortie at its dock). ``derating`` is
 ``cold_derating`` when the coldest forecast hour during the sortie is strictly
 below ``cold_below_c`` (lithium cells give less energy in the cold), or when the
 forecast has no temperature and ``derate_when_temperature_unknown``. Equality passes.
@@ -38,7 +39,8 @@ def evaluate(rule: BatteryReserveRule, sortie: Sortie, env: Env) -> list[Finding
     )
     cold = derating < 1.0
     limit = usable_energy_wh(drone.battery_wh, drone.battery_pct, p.reserve_fraction, derating)
-    if sortie.energy_wh <= limit:
+    needed = env.flown(sortie)[1]
+    if needed <= limit:
         return []
     parts_en = [f"{fmt(p.reserve_fraction * 100)} % reserve", f"battery at {fmt(drone.battery_pct)} %"]
     parts_zh = [f"保留 {fmt(p.reserve_fraction * 100)}%", f"电量 {fmt(drone.battery_pct)}%"]
@@ -48,7 +50,7 @@ def evaluate(rule: BatteryReserveRule, sortie: Sortie, env: Env) -> list[Finding
         parts_zh.append(f"低温折减 ×{fmt(p.cold_derating)}（{'未知' if coldest is None else fmt(coldest) + ' °C'}）")
     return [
         make_finding(
-            rule, _MSG, sortie=sortie, measured=sortie.energy_wh, limit=limit, unit="Wh",
+            rule, _MSG, sortie=sortie, measured=needed, limit=limit, unit="Wh",
             quantity="energy", quantity_zh="能量",
             detail=" (" + ", ".join(parts_en) + ")", detail_zh="（" + "，".join(parts_zh) + "）",
         )

@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from flows.vehicle.keys import write_signing_key  # noqa: E402
 from flows.vehicle.link import VehicleLink, open_link  # noqa: E402
 from flows.vehicle.mission_client import MissionClient  # noqa: E402
 from planner.errors import DeviceUnavailable  # noqa: E402
+from planner.flight.params import NavLimits  # noqa: E402
+from planner.world.nav_params import NAV_PARAM_NAMES, NavParams  # noqa: E402
 from planner.output.mission_items import FRAME_GLOBAL_RELATIVE_ALT, MISSION, MissionItem  # noqa: E402
 from fleet.rawpeer import RawVehicle, forge_flight, forger  # noqa: E402
 from testkit import bare_world, drone, free_port  # noqa: E402
@@ -216,6 +219,24 @@ def test_the_hub_reads_the_vehicles_parameters(make_hub: Callable[..., VehicleHu
         assert until(lambda: "RTL_ALT" in live(hub).view.params, 8), live(hub).view.params
         assert live(hub).view.params["RTL_ALT"] == sim.params["RTL_ALT"]
         assert live(hub).to_dict()["params"]["RTL_ALT"] == sim.params["RTL_ALT"]
+
+
+def test_a_live_plan_is_timed_with_the_vehicles_navigation_parameters(make_hub: Callable[..., VehicleHub]) -> None:
+    """The hub reads every parameter the flight model uses (PARAM_REQUEST_READ) and the live world's drone carries
+    them over the fleet file's ``nav_params`` (issue 43): the vehicle's WPNAV_SPEED 6 m/s, not the file's 12."""
+    vehicle = {"WPNAV_SPEED": 600.0, "WPNAV_ACCEL": 150.0, "RTL_LOIT_TIME": 0.0}
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, home=HOME, params=vehicle) as sim:
+        hub = make_hub()
+        filed = replace(drone("D1", link=sim.address), nav_params=NavParams.of({"WPNAV_SPEED": 1200.0, "WPNAV_RADIUS": 300.0}))
+        world = bare_world(drones=[filed])
+        hub.follow(world)
+        names = NAV_PARAM_NAMES["ardupilot"]
+        assert until(lambda: all(n in live(hub).view.params for n in names), 8), live(hub).view.params
+        flown = hub.world(world).drone("D1")
+        assert {n: flown.nav_params.given(n) for n in names} == {n: sim.params[n] for n in names}
+        lim, file_lim = NavLimits.for_drone(flown), NavLimits.for_drone(filed)
+        assert (lim.speed_mps, lim.accel_mss, lim.radius_m, lim.rtl_loiter_s) == (6.0, 1.5, sim.params["WPNAV_RADIUS"] / 100, 0.0)
+        assert (file_lim.speed_mps, file_lim.radius_m) == (12.0, 3.0)
 
 
 def test_a_mission_uploaded_by_another_client_holds_the_drone_until_cleared(

@@ -11,7 +11,8 @@ from shapely.geometry import LineString
 from flows.context import DEMO_WORLD_DIR, RULES_FILE
 from planner.energy import usable_energy_wh
 from planner.job import Job
-from planner.mission import BATTERY_SWAP_S, plan_mission as plan_within
+from planner.mission import plan_mission as plan_within
+from planner.sortie_parts import turnaround_s
 from planner.plan import canonical_json
 from flows.world_folder import load_world
 from rules.derived_limits import planning_limits
@@ -49,11 +50,11 @@ def _check_feasible(world, plan, drones) -> None:
         for wp in (s.legs[0].waypoints[0], s.legs[-1].waypoints[-1]):
             assert abs(wp.lon - dock.lon) < 1e-6 and abs(wp.lat - dock.lat) < 1e-6
         assert abs(s.distance_m - sum(l.distance_m for l in s.legs)) < 1e-6
-    # a drone's sorties never overlap and leave the swap time between them
+    # a drone's sorties never overlap and leave its dock's turnaround between them
     for d in by_id:
         mine = sorted((s for s in plan.sorties if s.drone_id == d), key=lambda s: s.start_at)
         for a, b in zip(mine, mine[1:]):
-            assert (b.start_at - a.end_at).total_seconds() >= BATTERY_SWAP_S - 1e-6
+            assert (b.start_at - a.end_at).total_seconds() >= turnaround_s(world, a.dock_id) - 1e-6
         if mine:
             assert mine[0].start_at == START
 
@@ -241,7 +242,7 @@ def test_sorties_past_the_airspace_window_widen_it(world) -> None:
 
     drone = dataclasses.replace(world.drone("M3TD-01"), battery_pct=25.0)
     job = Job("AREA_SURVEY", world.region("region-1001").area, START, altitude_m=40.0, sensors=frozenset({"THERMAL_CAMERA"}))
-    _, until = airspace_window(job, [drone])
+    _, until = airspace_window(job, [drone], world)
     zone, late = _helx003_as(world, applicability=(Applicability(permanent=False, start=until + timedelta(minutes=1)),))
     unaware = plan_in_gusts(_without_helx003(world), job, [drone])
     assert max(s.end_at for s in unaware.sorties) > until + timedelta(minutes=1)

@@ -216,6 +216,12 @@ BAD_CASES: list[tuple[str, str, Callable[[Any], Any] | str, str, str, str]] = [
     ("schedule_unknown_day", "zones/helx.json",
      lambda d: d["features"][2]["applicability"][0]["schedule"][0].update(day=["FRI", "FUNDAY"]),
      "zones/helx.json", "$.features[2].applicability[0].schedule[0].day[1]", "unknown day 'FUNDAY'"),
+    ("nav_param_of_another_autopilot", "fleet.json", lambda d: d["drones"][2].update(nav_params={"WPNAV_SPEED": 800}),
+     "fleet.json", "$.drones[2].nav_params", "not px4 navigation parameters"),
+    ("nav_param_not_a_number", "fleet.json", lambda d: d["drones"][0].update(nav_params={"WPNAV_SPEED": "fast"}),
+     "fleet.json", "$.drones[0].nav_params.WPNAV_SPEED", "valid number"),
+    ("negative_turnaround", "docks.json", lambda d: d["docks"][0].update(turnaround_s=-5),
+     "docks.json", "$.docks[0].turnaround_s", "greater than or equal to 0"),
     ("empty_file", "weather.json", "", "weather.json", "$", "file is empty"),
     ("not_json", "docks.json", "docks:\n  - id: DOCK-A\n", "docks.json", "$", "not JSON"),
     ("whitespace_only", "users.json", "  \n\t\n", "users.json", "$", "file is empty"),
@@ -243,6 +249,16 @@ def test_bad_input_is_located_and_never_half_loads(
     assert err.code == "INVALID_ARGUMENT"
     assert err.details == [p.to_dict() for p in problems]
     assert {"file": exp_file, "path": exp_path} in [{"file": d["file"], "path": d["path"]} for d in err.details]
+
+
+def test_navigation_parameters_and_the_dock_turnaround_load(tmp_path: Path) -> None:
+    root = _copy_demo(tmp_path)
+    _edit(root, "fleet.json", lambda d: d["drones"][0].update(nav_params={"WPNAV_SPEED": 1200, "WPNAV_RADIUS": 300}))
+    _edit(root, "docks.json", lambda d: d["docks"][1].update(turnaround_s=1920))
+    w = load_world(root)
+    assert w.drone("M30T-01").nav_params.as_dict() == {"WPNAV_RADIUS": 300.0, "WPNAV_SPEED": 1200.0}
+    assert w.drone("M30T-02").nav_params.as_dict() == {}
+    assert w.dock("DOCK-B").turnaround_s == 1920.0 and w.dock("DOCK-A").turnaround_s is None
 
 
 def test_missing_required_file_is_reported(tmp_path: Path) -> None:

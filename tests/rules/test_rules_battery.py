@@ -46,3 +46,19 @@ def test_unknown_temperature_without_derating_when_configured() -> None:
 def test_unknown_drone_is_left_to_drone_available() -> None:
     w = world(drones=[drone("OTHER")])
     assert evaluate(simple_plan([(0, 0, 50)], energy_wh=1e6), w, RULES, context=ctx()).findings == ()
+
+
+def test_a_plan_timed_elsewhere_is_judged_on_its_flight() -> None:
+    """A plan not timed by the planner's model (made before it, or by hand: 200 legs of 10 m claimed at
+    1 Wh) is flown again by the rules: the vehicle stops and turns at every corner, and that is what the
+    battery pays for."""
+    from dataclasses import replace
+
+    zigzag = [(10.0 * (i % 2), 10.0 * i, 50.0) for i in range(200)]
+    claimed = simple_plan(zigzag, energy_wh=1.0)
+    untimed = replace(claimed, parameters={})
+    w = world(drones=[drone(battery_pct=40.0)])  # 200 Wh × 40 % × 0.75 = 60 Wh usable
+    assert evaluate(claimed, w, RULES, context=ctx()).findings == ()
+    v = evaluate(untimed, w, RULES, context=ctx())
+    (f,) = v.findings
+    assert v.blocked and f.limit == 60.0 and 70.0 < f.measured < 90.0  # ~13 min, mostly slow

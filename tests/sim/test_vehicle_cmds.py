@@ -74,7 +74,9 @@ def test_sim_vehicle_command_takes_a_dispatch_and_reports_it() -> None:
     report = json.loads(out)
     assert report["dialect"] == "px4"
     commands = [i["command"] for i in report["missions"]["mission"]]
-    assert commands == ["MAV_CMD_NAV_TAKEOFF", "MAV_CMD_DO_CHANGE_SPEED", "MAV_CMD_NAV_WAYPOINT", "MAV_CMD_NAV_LAND"]
+    # a waypoint where the take-off ends starts the waypoint controller, then the speed (planner.output.mission_items)
+    assert commands == ["MAV_CMD_NAV_TAKEOFF", "MAV_CMD_NAV_WAYPOINT", "MAV_CMD_DO_CHANGE_SPEED", "MAV_CMD_NAV_WAYPOINT",
+                        "MAV_CMD_NAV_LAND"]
     assert len(report["missions"]["fence"]) == 1 and len(report["missions"]["rally"]) == 1
     assert report["stats"]["uploads_completed"] == 3
 
@@ -111,5 +113,6 @@ def test_read_mission_command_prints_what_the_vehicle_holds() -> None:
     assert report["vehicle"]["dialect"] == "ardupilot"
     mission = report["missions"]["mission"]
     assert mission[0]["lat"] == 60.1, "ArduPilot hands back its home as seq 0"
-    assert [m["command"] for m in mission[1:]] == ["MAV_CMD_NAV_TAKEOFF", "MAV_CMD_DO_CHANGE_SPEED", "MAV_CMD_NAV_WAYPOINT", "MAV_CMD_NAV_LAND"]
+    assert [m["command"] for m in mission[1:]] == ["MAV_CMD_NAV_TAKEOFF", "MAV_CMD_NAV_WAYPOINT", "MAV_CMD_DO_CHANGE_SPEED",
+                                                   "MAV_CMD_NAV_WAYPOINT", "MAV_CMD_NAV_LAND"]
     assert uploads == 3, "reading back uploaded nothing"

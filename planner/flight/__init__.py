@@ -1,0 +1,1 @@
+"""How the vehicle flies a mission: its waypoint controller (ArduPilot S-curves, PX4 smoothing), take-off and landing, power."""
