@@ -102,28 +102,28 @@ def test_an_operator_watches_approves_and_stops_a_flight_from_the_page(room: Ops
     patrol = room.ok("li.wei", "POST", "/v1/plan", json={"text": "巡一遍消防通道", "region_id": "region-1001"})
     other = room.ok("li.wei", "POST", "/v1/plan", json={"text": "inspect the hydrants today", "region_id": "region-1002"})
     card = f".approval[data-draft='{patrol['draft_id']}']"
-    b.wait(f"!!document.querySelector(\"{card}\")", 10, what="the request waiting on the page")
+    b.wait(f"!!document.querySelector(\"{card}\")", 30, what="the request waiting on the page")
     b.click(f"{card} button.route")
-    b.wait(f"document.querySelectorAll(\"#l-planned path[data-draft='{patrol['draft_id']}']\").length > 0", 10)
+    b.wait(f"document.querySelectorAll(\"#l-planned path[data-draft='{patrol['draft_id']}']\").length > 0", 30)
     wrong = room.wrong_code("chen.jing")
     b.type(f"{card} input.code", wrong)
     b.click(f"{card} button.approve")
-    b.wait(f"document.querySelector(\"{card} .result\").textContent.includes('UNAUTHENTICATED')", 10)
+    b.wait(f"document.querySelector(\"{card} .result\").textContent.includes('UNAUTHENTICATED')", 30)
     assert room.ok("chen.jing", "GET", f"/v1/drafts/{patrol['draft_id']}")["status"] == "DRAFT"
     shot(b, tmp_path, "ops-approval")
     b.type(f"{card} input.code", room.code("chen.jing"))
     b.click(f"{card} button.approve")
     wait_for("the approval", lambda: room.ok("chen.jing", "GET", f"/v1/drafts/{patrol['draft_id']}")["status"]
-             == "APPROVED", 10)
+             == "APPROVED", 30)
     approval = room.ok("chen.jing", "GET", f"/v1/drafts/{patrol['draft_id']}")["notes"]["approvals"][-1]
     assert approval["approver"] == "chen.jing" and approval["evidence"]["identity"] == "totp", approval
     card2 = f".approval[data-draft='{other['draft_id']}']"
-    b.wait(f"!!document.querySelector(\"{card2} input.reason\")", 10)
+    b.wait(f"!!document.querySelector(\"{card2} input.reason\")", 30)
     b.type(f"{card2} input.reason", "the hydrants were inspected yesterday")
     b.click(f"{card2} button.reject")
     wait_for("the rejection", lambda: room.ok("chen.jing", "GET", f"/v1/drafts/{other['draft_id']}")["status"]
-             == "REJECTED", 10)
-    b.wait("document.querySelectorAll('.approval').length === 0", 10, what="nothing left waiting")
+             == "REJECTED", 30)
+    b.wait("document.querySelectorAll('.approval').length === 0", 30, what="nothing left waiting")
 
     # -- 3. it flies: the drone moves on the map, its track grows, its progress shows
     draft = patrol["draft_id"]
@@ -153,21 +153,21 @@ def test_an_operator_watches_approves_and_stops_a_flight_from_the_page(room: Ops
     # -- 4. Recall → one-time code → confirm: a wrong code stops nothing (and signs no one out); the right one is
     #       recorded as the person and reaches the vehicle within 2 s of the click (the simulator logs its receipt)
     b.click(f"{flight} button.stop.recall")
-    b.wait(f"!!document.querySelector(\"{flight} input.stop-code\")", 5)
+    b.wait(f"!!document.querySelector(\"{flight} input.stop-code\")", 15)
     b.type(f"{flight} input.stop-code", room.wrong_code("chen.jing"))
     b.click(f"{flight} button.stop.confirm")
-    b.wait(f"document.querySelector(\"{flight} .actions .result\").textContent.includes('UNAUTHENTICATED')", 10)
+    b.wait(f"document.querySelector(\"{flight} .actions .result\").textContent.includes('UNAUTHENTICATED')", 30)
     assert room.fleet()[drone]["mode"] == "AUTO" and not b.js("document.querySelector('#room').hidden")
     shot(b, tmp_path, "ops-stop")
     code = room.code("chen.jing")
     b.type(f"{flight} input.stop-code", code)
     clicked, clicked_wall = time.monotonic(), time.time()
     b.click(f"{flight} button.stop.confirm")
-    answered = b.wait(f"(document.querySelector(\"{flight} > .result\") || {{}}).textContent", 5)
+    answered = b.wait(f"(document.querySelector(\"{flight} > .result\") || {{}}).textContent", 15)
     assert "RECALLING" in answered, answered
     received_s = wait_for("the vehicle's receipt of RTL", lambda: room.command_received(drone, "RTL", clicked_wall),
-                          5, every_s=0.05) - clicked_wall
-    wait_for("the hub to see RTL", lambda: room.fleet()[drone]["mode"] == "RTL", 5, every_s=0.05)
+                          15, every_s=0.05) - clicked_wall
+    wait_for("the hub to see RTL", lambda: room.fleet()[drone]["mode"] == "RTL", 15, every_s=0.05)
     seen_s = time.monotonic() - clicked
     said_s = float(answered.rsplit("answered in ", 1)[1].split(" s")[0])
     print(f"stop from the page: vehicle got RTL {received_s:.3f} s after the click; the page was answered in "
