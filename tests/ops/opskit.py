@@ -1,9 +1,10 @@
-"""A live control room for the operations page's tests: ``sortie server`` on the real clock with its vehicle hub,
-``sortie sim-fleet`` flying the world's drones, people with their own tokens and one-time codes.
+"""A live control room for the operations page's tests: ``sortie server`` with its vehicle hub (its clock running
+from the demo world's morning), ``sortie sim-fleet`` flying the world's drones, people with their own tokens and
+one-time codes.
 
 - the world: a copy of the demo world whose drones' links are free UDP ports on 127.0.0.1 (the demo's fixed
   ports may be held by another test on this machine);
-- the authority: ``sortie server --fleet live`` on the real clock (``--allow-unsigned``: these drones are not bound
+- the authority: ``sortie server --fleet live``, its clock started at the demo world's morning and running (``--allow-unsigned``: these drones are not bound
   to signing keys here; binding is the hub's tests' subject), ``--fleet-silent-s`` short so an offline vehicle is
   said within seconds;
 - the vehicles: ``sortie sim-fleet`` at ``--speedup`` (a sortie of the demo's patrol flies in about a minute of
@@ -37,6 +38,9 @@ __all__ = ["OpsRoom", "open_ops_room", "free_link_world", "wait_for", "REPO"]
 REPO = Path(__file__).resolve().parents[2]
 SORTIE = Path(sys.executable).parent / "sortie"
 PEOPLE = ("li.wei", "chen.jing", "aino.virtanen")
+#: The server's clock starts at the demo world's reference morning (its weather and daylight; as tests/control's
+#: rooms) and runs on the real clock from there: the vehicles are live, only the calendar is the world's.
+CLOCK = "2026-11-29T07:00:00+02:00"
 
 
 @dataclass
@@ -143,7 +147,7 @@ def open_ops_room(base: Path, *, server_env: dict[str, str] | None = None, silen
     with open(base / "server.log", "wb") as log:
         server = subprocess.Popen(
             [str(SORTIE), "server", "--world", str(world), "--home", str(home), "--listen", f"127.0.0.1:{port}",
-             "--sweep-s", "1", "--fleet-silent-s", str(silent_s), "--allow-unsigned"],
+             "--clock", CLOCK, "--sweep-s", "1", "--fleet-silent-s", str(silent_s), "--allow-unsigned"],
             env=clean_env(**(server_env or {})), cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
     store = TokenStore(home)

@@ -1,7 +1,7 @@
 """The live operations page (``/ops``) in a real browser: a person watches the fleet, approves, and stops a flight.
 
-All real, all on 127.0.0.1: ``sortie server`` on the real clock with its vehicle hub, ``sortie sim-fleet`` flying
-the demo world's drones at 10×, headless Chromium driven over the DevTools protocol (``tests/ops/chromium.py``),
+All real, all on 127.0.0.1: ``sortie server`` with its vehicle hub (its clock from the demo morning on),
+``sortie sim-fleet`` flying the demo world's drones at 10×, headless Chromium driven over the DevTools protocol (``tests/ops/chromium.py``),
 people signed in with their own tokens and their own one-time codes. One test walks the page end to end (the
 browser, the server and the vehicles start once; issue 39's "few and end to end"):
 
