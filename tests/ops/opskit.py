@@ -4,8 +4,8 @@ one-time codes.
 
 - the world: a copy of the demo world whose drones' links are free UDP ports on 127.0.0.1 (the demo's fixed
   ports may be held by another test on this machine);
-- the authority: ``sortie server --fleet live``, its clock started at the demo world's morning and running (``--allow-unsigned``: these drones are not bound
-  to signing keys here; binding is the hub's tests' subject), ``--fleet-silent-s`` short so an offline vehicle is
+- the authority: ``sortie server --fleet live``, its clock started at the demo world's morning and running
+  (``--allow-unsigned``: these drones are not bound to signing keys here; binding is the hub's tests' subject), ``--fleet-silent-s`` short so an offline vehicle is
   said within seconds;
 - the vehicles: ``sortie sim-fleet`` at ``--speedup`` (a sortie of the demo's patrol flies in about a minute of
   wall time), one process per group of drones so a test can silence one group;
