@@ -24,7 +24,7 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 #: the packages an editable install serves from this tree (``[tool.hatch.build.targets.wheel] packages``)
-PACKAGES = ("planner", "rules", "intents", "flows", "bench")
+PACKAGES = ("planner", "rules", "intents", "flows")
 
 
 class CompileEditable(BuildHookInterface):

@@ -60,6 +60,7 @@ def _sample_plans(scratch: Path) -> list[dict[str, Any]]:
     """Plan the demo requests once with the real planner; their records are the templates."""
     from flows.context import DEMO_WORLD_DIR
     from flows.ledger import Ledger
+    from flows.usecases.grounds import Grounds
     from flows.usecases.planning import plan_draft
 
     world = scratch / "world"
@@ -72,7 +73,8 @@ def _sample_plans(scratch: Path) -> list[dict[str, Any]]:
     os.environ["SORTIE_HOME"] = str(scratch / "home")
     out = []
     for text, region in REQUESTS:
-        s = plan_draft(text=text, region_id=region, requested_by="li.wei", world_dir=world, now=START, ledger=ledger)
+        s = plan_draft(text=text, region_id=region, requested_by="li.wei", now=START,
+                       grounds=Grounds(ledger=ledger, world_dir=world))
         rec = ledger.get_draft(s.draft_id)
         if rec.plan is not None:
             out.append({"plan": rec.plan, "intent": rec.intent, "findings": rec.findings, "notes": rec.notes,

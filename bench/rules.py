@@ -52,7 +52,8 @@ from planner.world.model import (
     ZoneVolume,
 )
 from flows.rule_file import load_rules
-from rules import EvaluationContext, evaluate
+from rules.context import EvaluationContext
+from rules.evaluate import evaluate
 from rules.spatial import ZoneIndex
 
 __all__ = ["make_plan", "make_world", "run"]

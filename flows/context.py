@@ -9,12 +9,8 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from planner.errors import InvalidArgument
-
-if TYPE_CHECKING:
-    from planner.world.model import World
 
 __all__ = [
     "DATA_DIR",
@@ -25,7 +21,6 @@ __all__ = [
     "resolve_now",
     "sortie_home",
     "draft_dir",
-    "load_world_at",
 ]
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -71,13 +66,6 @@ def sortie_home() -> Path:
     return Path(os.environ.get("SORTIE_HOME") or Path.home() / ".sortie").expanduser()
 
 
-def draft_dir(draft_id: str, version: int, home: Path | None = None) -> Path:
-    """``SORTIE_HOME/drafts/<id>/v<version>``: where a version's files live."""
-    return (home or sortie_home()) / "drafts" / draft_id / f"v{int(version)}"
-
-
-def load_world_at(world_dir: str | Path | None) -> World:
-    """Load the world folder (``--world``, ``SORTIE_WORLD``, else the demo world); a fresh snapshot each call."""
-    from flows.world_folder import load_world
-
-    return load_world(resolve_world_dir(world_dir))
+def draft_dir(draft_id: str, version: int, home: Path) -> Path:
+    """``<home>/drafts/<id>/v<version>``: where a version's files live (``home``: the authority's)."""
+    return Path(home) / "drafts" / draft_id / f"v{int(version)}"

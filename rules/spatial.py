@@ -29,7 +29,7 @@ from shapely.strtree import STRtree
 
 from planner.plan import Sortie
 from planner.geo.projection import LocalFrame
-from planner.world.model import CircleArea, Geozone, VerticalReference, ZoneVolume
+from planner.world.model import CircleArea, Geozone, VerticalReference
 
 __all__ = [
     "SortieSegments",
@@ -38,19 +38,8 @@ __all__ = [
     "segment_circle_range",
     "segment_polygon_range",
     "sortie_segments",
-    "vertical_interval_agl",
     "zone_index_for",
 ]
-
-def vertical_interval_agl(volume: ZoneVolume, ground_alt_m: float) -> tuple[float, float]:
-    """The volume's [lower, upper] in metres AGL; unbounded ends are ∓inf."""
-
-    def conv(value: float | None, ref: VerticalReference, default: float) -> float:
-        if value is None:
-            return default
-        return value if ref == VerticalReference.AGL else value - ground_alt_m
-
-    return conv(volume.lower_m, volume.lower_ref, -math.inf), conv(volume.upper_m, volume.upper_ref, math.inf)
 
 
 @dataclass(frozen=True)

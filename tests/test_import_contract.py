@@ -208,17 +208,20 @@ def test_the_purity_checker_sees_every_kind_of_access(tmp_path: Path) -> None:
     ], found
 
 
-def test_flows_choose_mavlink2_before_any_mavutil_import() -> None:
-    """``mavutil`` picks the protocol version when first imported (FACTS.md, MAVLink): every flows module
-    that imports it sets ``MAVLINK20`` at module level first. (planner/ imports the v2 dialect module
-    directly and touches no environment.)"""
-    missing = []
+def test_flows_choose_mavlink2_in_one_place() -> None:
+    """``mavutil`` picks the protocol version when first imported (FACTS.md, MAVLink): in flows it is imported by
+    ``flows.mavlink`` alone, which sets ``MAVLINK20`` at module level first, and no other flows module touches
+    ``MAVLINK20``. (planner/ imports the v2 dialect module directly and touches no environment.)"""
+    importers, setters = [], []
     for path in sorted((ROOT / "flows").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        uses = [line for line, m in imported_modules(path) if _is(m, "pymavlink.mavutil")]
-        if not uses:
-            continue
-        sets = [n.lineno for n in tree.body if "MAVLINK20" in ast.unparse(n) and "environ" in ast.unparse(n)]
-        if not sets or min(sets) > min(uses):
-            missing.append(f"{path.relative_to(ROOT)}:{min(uses)}")
-    assert missing == []
+        name = str(path.relative_to(ROOT))
+        if any(_is(m, "pymavlink.mavutil") for _, m in imported_modules(path)):
+            importers.append(name)
+        if "MAVLINK20" in path.read_text(encoding="utf-8") and name != "flows/mavlink.py":
+            setters.append(name)
+    assert importers == ["flows/mavlink.py"]
+    assert setters == []
+    tree = ast.parse((ROOT / "flows" / "mavlink.py").read_text(encoding="utf-8"))
+    sets = [n.lineno for n in tree.body if "MAVLINK20" in ast.unparse(n) and "environ" in ast.unparse(n)]
+    uses = [n.lineno for n in tree.body if "mavutil" in ast.unparse(n) and isinstance(n, ast.ImportFrom)]
+    assert sets and uses and min(sets) < min(uses)

@@ -361,24 +361,17 @@ def sim_vehicle(listen: str | list[str] | None = None, dialect: str = "ardupilot
 @contextmanager
 def approved_draft_home(home: Path, *, now: datetime, text: str = "inspect the hydrants today",
                         region_id: str = "region-1002", planner: str = "li.wei", approver: str = "chen.jing") -> Iterator[Any]:
-    """SORTIE_HOME set to ``home`` holding one planned and approved draft (yielded); the environment restored after."""
+    """``home`` holding one planned and approved draft (yielded), on the demo world."""
     from flows.ledger import open_ledger
     from flows.usecases import decisions, planning
+    from flows.usecases.grounds import Grounds
 
-    saved = os.environ.get("SORTIE_HOME")
-    os.environ["SORTIE_HOME"] = str(home)
-    try:
-        d = planning.plan_draft(text=text, region_id=region_id, requested_by=planner, world_dir=None, now=now,
-                                ledger=open_ledger())
-        assert d.status == "DRAFT" and d.verdict == "pass", (d.status, d.verdict)
-        decisions.approve(d.draft_id, d.version, approver=approver, plan_hash=d.plan_hash, comment="looks right",
-                          now=now, ledger=open_ledger())
-        yield d
-    finally:
-        if saved is None:
-            os.environ.pop("SORTIE_HOME", None)
-        else:
-            os.environ["SORTIE_HOME"] = saved
+    grounds = Grounds(ledger=open_ledger(home))
+    d = planning.plan_draft(text=text, region_id=region_id, requested_by=planner, now=now, grounds=grounds)
+    assert d.status == "DRAFT" and d.verdict == "pass", (d.status, d.verdict)
+    decisions.approve(d.draft_id, d.version, approver=approver, plan_hash=d.plan_hash, comment="looks right",
+                      now=now, grounds=grounds)
+    yield d
 
 
 __all__ = [
@@ -394,7 +387,7 @@ __all__ = [
     "free_port", "stop_process_group",
     # simulated vehicles
     "READY_AT_ONCE", "SIM_SPEEDUP", "sim_vehicle",
-    # a SORTIE_HOME with an approved draft
+    # a home with an approved draft
     "approved_draft_home",
 ]
 

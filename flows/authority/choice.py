@@ -10,7 +10,9 @@
   the identity *asserted* (``--as``/``SORTIE_USER``), the local policy
   (``SORTIE_FOUR_EYES``), waking waiting Prefect runs itself; with ``hub``
   (a ``flows.fleet.hub.VehicleHub``: ``sortie demo``'s) it judges the fleet
-  by what the vehicles report, as ``sortie server`` does.
+  by what the vehicles report and reaches them through the hub's held links,
+  as ``sortie server`` does; without one, each vehicle is reached by a link
+  opened for the call.
 
 Each branch imports what it needs when it is taken: a client of a server
 sends HTTP requests and never loads the ledger, the use cases or the planner
@@ -60,13 +62,16 @@ def authority(command: str, *, as_user: str | None = None, world: str | Path | N
         from flows.ledger import open_ledger
 
         ledger = open_ledger()
-    from flows.authority.grounds import Grounds, local_policy
     from flows.authority.local import LocalAuthority
+    from flows.authority.session import Session, local_policy
     from flows.authority.waking import Waker
     from flows.usecases.actor import Actor
+    from flows.usecases.grounds import Grounds
 
     who = as_user or os.environ.get("SORTIE_USER") or None
-    return LocalAuthority(Grounds(
-        ledger=ledger, actor=Actor(who) if who else None, now_given=now, world_dir=world, rules=rules,
-        policy=local_policy(), waker=Waker(), audit_by="command" if caller == "cli" else "use case", hub=hub,
+    grounds = Grounds(ledger=ledger, world_dir=world, rules=rules, live=hub,
+                      **({} if hub is None else {"vehicles": hub.vehicles}))
+    return LocalAuthority(grounds, Session(
+        actor=Actor(who) if who else None, now_given=now, policy=local_policy(), waker=Waker(),
+        audit_by="command" if caller == "cli" else "use case",
     ))

@@ -1,14 +1,17 @@
 """The embedded authority: the ledger and the use cases in this process.
 
-``LocalAuthority(grounds)`` runs each user action on the use cases
-(``flows.usecases``) over its ``Grounds``: the CLI's own ledger with the
-identity *asserted*, a Prefect flow's, or — per request — ``sortie server``'s
-ledger with the identity its token proved, its clock, world and policy. The
-server's routes call this same class, so what an action checks, records,
-stamps and refuses cannot drift between the embedded mode and the server.
+``LocalAuthority(grounds, session)`` runs each user action on the use cases
+(``flows.usecases``) over its ``Grounds`` (``flows.usecases.grounds``: ledger,
+world, rules, where plans are decided, how vehicles are reached) for the
+``Session`` (``flows.authority.session``: who acts, when, under which policy,
+who audits): the CLI's own ledger with the identity *asserted*, a Prefect
+flow's, or — per request — ``sortie server``'s ledger with the identity its
+token proved, its clock, world snapshot and policy. The server's routes call
+this same class, so what an action checks, records, stamps and refuses cannot
+drift between the embedded mode and the server.
 
 After it records an approval, a rejection, a cancel or an expiry it wakes the
-Prefect run waiting on that version (``Grounds.waker``;
+Prefect run waiting on that version (``Session.waker``;
 ``flows.authority.waking``): whoever decided, from whatever client. The
 flight actions (dispatch, control, monitor, reconcile) are
 ``flows.authority.local_flight``.
@@ -18,18 +21,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from flows.authority.grounds import Grounds
 from flows.authority.interface import Anchors, Relay
 from flows.authority.local_flight import FlightActions
+from flows.authority.session import Session
 from flows.usecases import decisions, planning, reading
-from flows.context import resolve_world_dir
 from flows.usecases.actor import Actor
-from flows.usecases.common import load_world_at, pinned_world, user_of
+from flows.usecases.common import user_of
+from flows.usecases.grounds import Grounds
 from planner.errors import LedgerUnavailable, ServerUnavailable, SortieError
 
 __all__ = ["LocalAuthority"]
@@ -38,36 +40,30 @@ __all__ = ["LocalAuthority"]
 class LocalAuthority(FlightActions):
     """Every action of ``flows.authority.interface.Authority`` on the use cases in this process."""
 
-    def __init__(self, grounds: Grounds) -> None:
-        self.g = grounds
+    def __init__(self, grounds: Grounds, session: Session) -> None:
+        self.grounds = grounds
+        self.s = session
 
     @property
     def mode(self) -> str:
-        return self.g.mode
+        return self.s.mode
 
     # ------------------------------------------------------------------ plumbing
 
-    @contextmanager
-    def _fleet_seen(self) -> Iterator[None]:
-        """With a vehicle hub (``Grounds.hub``), every use case of this call sees one world whose drones say what
-        their vehicles say (``VehicleHub.world``, as a server request's world does); without one, the file's."""
-        if self.g.hub is None:
-            yield
-            return
-        world = self.g.hub.world(load_world_at(self.g.world_dir, strict=self.mode == "server"))
-        with pinned_world(resolve_world_dir(self.g.world_dir), world):
-            yield
+    def _seen(self) -> Grounds:
+        """The grounds of one call: with a live vehicle hub (``Grounds.live``), every use case of the call sees one
+        world whose drones say what their vehicles say (as a server request's snapshot does); else as they are."""
+        return self.grounds.seen()
 
-    def _audited(self, command: str, args: Mapping[str, Any], work: Callable[[], dict[str, Any]],
+    def _audited(self, command: str, args: Mapping[str, Any], work: Callable[[Grounds], dict[str, Any]],
                  actor: Actor | None = None) -> dict[str, Any]:
-        """Run one action; with ``audit_by="command"`` write its audit row (mode, identity), whatever the outcome."""
-        if self.g.audit_by != "command":
-            with self._fleet_seen():
-                return self.g.stamp(work(), actor)
+        """Run one action on the call's grounds; with ``audit_by="command"`` write its audit row (mode, identity),
+        whatever the outcome."""
+        if self.s.audit_by != "command":
+            return self.s.stamp(work(self._seen()), actor)
         started, t0, code, message = datetime.now(timezone.utc), time.perf_counter(), "OK", None
         try:
-            with self._fleet_seen():
-                return self.g.stamp(work(), actor)
+            return self.s.stamp(work(self._seen()), actor)
         except SortieError as exc:
             code, message = exc.code, exc.message
             raise
@@ -76,10 +72,11 @@ class LocalAuthority(FlightActions):
             raise
         finally:
             if code not in ("LEDGER_UNAVAILABLE", "LEDGER_TAMPERED"):
-                who = actor or self.g.actor or Actor("")
-                context = {"world": _text(self.g.world_dir), "now": _text(self.g.now_given), "rules": _text(self.g.rules)}
+                who = actor or self.s.actor or Actor("")
+                context = {"world": _text(self.grounds.world_dir), "now": _text(self.s.now_given),
+                           "rules": _text(self.grounds.rules)}
                 try:
-                    self.g.ledger.audit(
+                    self.grounds.ledger.audit(
                         actor=who.id or None, command=command, args={**context, **args, **who.stamp()},
                         result_code=code, duration_s=time.perf_counter() - t0, started=started,
                         draft_id=args.get("draft_id"), message=message,
@@ -87,44 +84,41 @@ class LocalAuthority(FlightActions):
                 except (LedgerUnavailable, SortieError):
                     pass  # the ledger itself is the problem; the action's own error is what the user needs
 
-    def _seen(self, draft_id: str) -> None:
+    def _visible(self, draft_id: str, g: Grounds) -> None:
         """A named user sees only drafts of their tenants (``Forbidden`` locally, ``NotFound`` on a server)."""
-        if self.g.checks_visibility and self.g.actor_id():
-            reading.check_visible(draft_id, self.g.actor, world_dir=self.g.world_dir, ledger=self.g.ledger)
+        if self.s.checks_visibility and self.s.actor_id():
+            reading.check_visible(draft_id, self.s.actor, grounds=g)  # type: ignore[arg-type]
 
     def _wake(self, draft_id: str, version: int, *, plan_hash: str | None, actor: str, decision: str,
               comment: str) -> str | None:
-        if self.g.waker is None:
+        if self.s.waker is None:
             return None
-        return self.g.waker.wake(draft_id, version, plan_hash=plan_hash, actor=actor, decision=decision,
+        return self.s.waker.wake(draft_id, version, plan_hash=plan_hash, actor=actor, decision=decision,
                                  comment=comment)
 
     # ------------------------------------------------------------------ who, what waits
 
     def whoami(self) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            world = load_world_at(self.g.world_dir, strict=self.mode == "server")
-            u = user_of(world, self.g.actor_id(), "use sortie")
-            return {"user": u.id, "roles": sorted(u.roles), "tenants": sorted(u.tenants), "world": world.name,
-                    "policy": self.g.policy.to_dict()}
-
-        return self.g.stamp(work())
+        world = self.grounds.world()
+        u = user_of(world, self.s.actor_id(), "use sortie")
+        return self.s.stamp({"user": u.id, "roles": sorted(u.roles), "tenants": sorted(u.tenants), "world": world.name,
+                             "policy": self.s.policy.to_dict()})
 
     def pending(self) -> dict[str, Any]:
         from flows.usecases.pending import pending
 
-        return self.g.stamp(pending(user=self.g.actor if self.g.actor_id() else None, world_dir=self.g.world_dir,
-                                    now=self.g.now(), policy=self.g.policy, ledger=self.g.ledger))
+        return self.s.stamp(pending(user=self.s.actor if self.s.actor_id() else None, now=self.s.now(),
+                                    policy=self.s.policy, grounds=self.grounds))
 
     def fleet(self) -> dict[str, Any]:
         """The fleet as this authority judges it: live from its vehicle hub (``source: live``, the server route's
         rows), else as the world file says (``source: file``: the embedded mode holds no vehicle links)."""
         from flows.fleet.overlay import fleet_rows
 
-        def work() -> dict[str, Any]:
-            world = load_world_at(self.g.world_dir, strict=self.mode == "server")  # (with a hub: followed, pinned)
-            tenants = user_of(world, self.g.actor_id(), "see the fleet").tenants if self.g.actor_id() else {"*"}
-            live = None if self.g.hub is None else self.g.hub.snapshot()
+        def work(g: Grounds) -> dict[str, Any]:
+            world = g.world()  # (with a hub: followed, pinned)
+            tenants = user_of(world, self.s.actor_id(), "see the fleet").tenants if self.s.actor_id() else {"*"}
+            live = None if g.live is None else g.live.snapshot()
             return {"drones": fleet_rows(world, live, tenants), "source": "file" if live is None else "live",
                     "world": world.name}
 
@@ -138,66 +132,61 @@ class LocalAuthority(FlightActions):
                 "on_behalf_of": on_behalf_of}
 
         # Behind the server, a service token's own user bounds where it may plan for others (issue 28).
-        relayed_by = self.g.actor_id() if on_behalf_of and self.mode == "server" else None
+        relayed_by = self.s.actor_id() if on_behalf_of and self.mode == "server" else None
 
-        def work() -> dict[str, Any]:
+        def work(g: Grounds) -> dict[str, Any]:
             return planning.plan_draft(
-                text=text, region_id=region_id, area_geojson=area, requested_by=self.g.acting(on_behalf_of),
-                world_dir=self.g.world_dir, now=self.g.now(), rules_path=self.g.rules, ledger=self.g.ledger,
-                coverage_target=coverage_target, relayed_by=relayed_by,
+                text=text, region_id=region_id, area_geojson=area, requested_by=self.s.acting(on_behalf_of),
+                now=self.s.now(), grounds=g, coverage_target=coverage_target, relayed_by=relayed_by,
             ).to_dict()
 
-        return self._audited("plan", args, work, self.g.acting(on_behalf_of) if on_behalf_of else None)
+        return self._audited("plan", args, work, self.s.acting(on_behalf_of) if on_behalf_of else None)
 
     def replan(self, draft_id: str) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            return planning.replan(draft_id, requested_by=self.g.acting(), world_dir=self.g.world_dir,
-                                   now=self.g.now(), rules_path=self.g.rules, ledger=self.g.ledger).to_dict()
+        def work(g: Grounds) -> dict[str, Any]:
+            return planning.replan(draft_id, requested_by=self.s.acting(), now=self.s.now(), grounds=g).to_dict()
 
         return self._audited("replan", {"draft_id": draft_id}, work)
 
     def drafts(self, limit: int = 50) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            rows = reading.list_drafts(user=self.g.actor if self.g.actor_id() else None, world_dir=self.g.world_dir,
-                                       limit=limit, ledger=self.g.ledger)
+        def work(g: Grounds) -> dict[str, Any]:
+            rows = reading.list_drafts(user=self.s.actor if self.s.actor_id() else None, limit=limit, grounds=g)
             return {"drafts": [d.to_dict() for d in rows]}
 
         return self._audited("drafts", {"limit": limit}, work)
 
     def show(self, draft_id: str, version: int | None = None) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            self._seen(draft_id)
-            return reading.show_draft(draft_id, version, ledger=self.g.ledger).to_dict()
+        def work(g: Grounds) -> dict[str, Any]:
+            self._visible(draft_id, g)
+            return reading.show_draft(draft_id, version, ledger=g.ledger).to_dict()
 
         return self._audited("show", {"draft_id": draft_id, "version": version}, work)
 
     def diff(self, draft_id: str, v1: int, v2: int) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            self._seen(draft_id)
-            return reading.diff_versions(draft_id, v1, v2, ledger=self.g.ledger)
+        def work(g: Grounds) -> dict[str, Any]:
+            self._visible(draft_id, g)
+            return reading.diff_versions(draft_id, v1, v2, ledger=g.ledger)
 
         return self._audited("diff", {"draft_id": draft_id, "v1": v1, "v2": v2}, work)
 
     def log(self, draft_id: str) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            self._seen(draft_id)
-            return reading.draft_log(draft_id, ledger=self.g.ledger)
+        def work(g: Grounds) -> dict[str, Any]:
+            self._visible(draft_id, g)
+            return reading.draft_log(draft_id, ledger=g.ledger)
 
         return self._audited("log", {"draft_id": draft_id}, work)
 
     def export_content(self, draft_id: str, fmt: str, *, version: int | None = None,
                        sortie: int = 0) -> tuple[int, bytes, str]:
         """A version's ground-station file as (version, bytes, suffix), written nowhere (the server sends it)."""
-        self._seen(draft_id)
-        return reading.export_bytes(draft_id, version, fmt, world_dir=self.g.world_dir, sortie=sortie,
-                                    ledger=self.g.ledger)
+        self._visible(draft_id, self.grounds)
+        return reading.export_bytes(draft_id, version, fmt, sortie=sortie, grounds=self.grounds)
 
     def export(self, draft_id: str, fmt: str, *, version: int | None = None, out: Path | None = None,
                sortie: int = 0) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            self._seen(draft_id)
-            return reading.export(draft_id, version, fmt, out=out, world_dir=self.g.world_dir, sortie=sortie,
-                                  ledger=self.g.ledger)
+        def work(g: Grounds) -> dict[str, Any]:
+            self._visible(draft_id, g)
+            return reading.export(draft_id, version, fmt, out=out, sortie=sortie, grounds=g)
 
         args = {"draft_id": draft_id, "version": version, "format": fmt, "out": _text(out), "sortie": sortie}
         return self._audited("export", args, work)
@@ -208,20 +197,20 @@ class LocalAuthority(FlightActions):
 
         from flows.usecases.report import build_report, write_report
 
-        self._seen(draft_id)
-        rep = build_report(draft_id, version, ledger=self.g.ledger)
-        write_report(rep, out, home=self.g.ledger.path.parent)
+        self._visible(draft_id, self.grounds)
+        rep = build_report(draft_id, version, grounds=self.grounds)
+        write_report(rep, out, home=self.grounds.home)
         png = None if rep.map_png is None else base64.b64encode(rep.map_png).decode("ascii")
-        return self.g.stamp({**rep.to_dict(), "map_png_b64": png})
+        return self.s.stamp({**rep.to_dict(), "map_png_b64": png})
 
     # ------------------------------------------------------------------ open requests
 
     def request(self, request_id: str) -> dict[str, Any]:
         from flows.usecases import requests
 
-        def work() -> dict[str, Any]:
-            return requests.show(request_id, viewer=self.g.actor if self.g.actor_id() else None,
-                                 world_dir=self.g.world_dir, now=self.g.now(), ledger=self.g.ledger)
+        def work(g: Grounds) -> dict[str, Any]:
+            return requests.show(request_id, viewer=self.s.actor if self.s.actor_id() else None, now=self.s.now(),
+                                 grounds=g)
 
         return self._audited("request", {"request_id": request_id}, work)
 
@@ -231,10 +220,9 @@ class LocalAuthority(FlightActions):
 
         who = self._decider(relay)
 
-        def work() -> dict[str, Any]:
+        def work(g: Grounds) -> dict[str, Any]:
             try:
-                out = requests.answer(request_id, list(answers), answerer=who, world_dir=self.g.world_dir,
-                                      now=self.g.now(), rules_path=self.g.rules, ledger=self.g.ledger).to_dict()
+                out = requests.answer(request_id, list(answers), answerer=who, now=self.s.now(), grounds=g).to_dict()
             except SortieError as exc:
                 if exc.code == "NEEDS_CLARIFICATION":
                     self._wake_request(request_id, "answered")  # a run waiting on the form shows the follow-ups
@@ -246,7 +234,7 @@ class LocalAuthority(FlightActions):
 
     def _wake_request(self, request_id: str, why: str) -> None:
         """Wake the Prefect runs waiting on this request's answers (where this authority wakes runs at all)."""
-        if self.g.waker is not None:
+        if self.s.waker is not None:
             from flows.authority.waking import wake_request_runs
 
             wake_request_runs(request_id, why)
@@ -257,18 +245,18 @@ class LocalAuthority(FlightActions):
         caller is the authority — past the caller's own wall-clock ``deadline`` (a Prefect run's wait)."""
         from flows.usecases import requests
 
-        turn = requests.expire(request_id, ledger=self.g.ledger, actor=self.g.acting(on_behalf_of).id,
-                               now=self.g.now(), deadline=deadline, wall_now=datetime.now(timezone.utc))
+        turn = requests.expire(request_id, ledger=self.grounds.ledger, actor=self.s.acting(on_behalf_of).id,
+                               now=self.s.now(), deadline=deadline, wall_now=datetime.now(timezone.utc))
         if turn.state == "EXPIRED":
             self._wake_request(request_id, "expired")
-        return self.g.stamp({"request_id": request_id, "state": turn.state, "turn": turn.turn,
+        return self.s.stamp({"request_id": request_id, "state": turn.state, "turn": turn.turn,
                              "draft_id": turn.draft_id, "expires_time": turn.expires_time, "tenant": turn.tenant})
 
     def expire_overdue_requests(self) -> list[dict[str, Any]]:
         """The sweeper's part: every open request past its deadline on this authority's clock, EXPIRED."""
         from flows.usecases import requests
 
-        closed = requests.expire_due(self.g.ledger, now=self.g.now(), actor=self.g.acting().id)
+        closed = requests.expire_due(self.grounds.ledger, now=self.s.now(), actor=self.s.acting().id)
         for t in closed:
             self._wake_request(t.request_id, "expired")  # a suspended run waiting on it ends EXPIRED
         return [{"request_id": t.request_id, "state": t.state, "turn": t.turn, "tenant": t.tenant,
@@ -277,15 +265,15 @@ class LocalAuthority(FlightActions):
     # ------------------------------------------------------------------ deciding
 
     def _decider(self, relay: Relay | None) -> Actor:
-        return self.g.acting(relay.user if relay is not None else None)
+        return self.s.acting(relay.user if relay is not None else None)
 
     def _decided(self, command: str, draft_id: str, version: int, who: Actor, args: Mapping[str, Any],
-                 record: Callable[[], dict[str, Any]], plan_hash: str | None, comment: str) -> dict[str, Any]:
+                 record: Callable[[Grounds], dict[str, Any]], plan_hash: str | None, comment: str) -> dict[str, Any]:
         """Record a decision, then wake the waiting run. A decision after the version's deadline is refused and
         the ledger EXPIRED the version: the waiting run is woken too, so it ends EXPIRED at once."""
-        def work() -> dict[str, Any]:
+        def work(g: Grounds) -> dict[str, Any]:
             try:
-                out = record()
+                out = record(g)
             except SortieError as exc:
                 if isinstance(exc.details, dict) and exc.details.get("state") == "EXPIRED":
                     self._wake(draft_id, version, plan_hash=plan_hash, actor=who.id, decision="reject",
@@ -301,40 +289,38 @@ class LocalAuthority(FlightActions):
                 relay: Relay | None = None) -> dict[str, Any]:
         who = self._decider(relay)
         return self._decided("approve", draft_id, version, who, {"plan_hash": plan_hash, "comment": comment},
-                             lambda: decisions.approve(
+                             lambda g: decisions.approve(
                                  draft_id, version, approver=who, plan_hash=plan_hash, comment=comment,
-                                 now=self.g.now(), world_dir=self.g.world_dir, policy=self.g.policy,
-                                 evidence=self.g.evidence, ledger=self.g.ledger).to_dict(),
+                                 now=self.s.now(), grounds=g, policy=self.s.policy, evidence=self.s.evidence).to_dict(),
                              plan_hash, comment)
 
     def reject(self, draft_id: str, version: int, *, reason: str, relay: Relay | None = None) -> dict[str, Any]:
         who = self._decider(relay)
         return self._decided("reject", draft_id, version, who, {"reason": reason},
-                             lambda: decisions.reject(
-                                 draft_id, version, approver=who, reason=reason, now=self.g.now(),
-                                 world_dir=self.g.world_dir, policy=self.g.policy, evidence=self.g.evidence,
-                                 ledger=self.g.ledger).to_dict(),
+                             lambda g: decisions.reject(
+                                 draft_id, version, approver=who, reason=reason, now=self.s.now(), grounds=g,
+                                 policy=self.s.policy, evidence=self.s.evidence).to_dict(),
                              None, reason)
 
     def expire(self, draft_id: str, version: int, *, deadline: datetime | None = None,
                on_behalf_of: str | None = None) -> dict[str, Any]:
         """EXPIRED once the version is overdue: past the policy's window on this authority's clock, or — the
         embedded mode, where the caller is the authority — past the caller's own wall-clock ``deadline``."""
-        led, who = self.g.ledger, self.g.acting(on_behalf_of).id
+        led, who = self.grounds.ledger, self.s.acting(on_behalf_of).id
         rec = led.get_draft(draft_id, int(version))
         state = rec.state
         if deadline is not None:  # the caller's own window: only the wall clock against it counts
             if state in ("DRAFT", "WAITING_RESOURCE") and datetime.now(timezone.utc) >= deadline:
                 state = _expire_at(led, rec, who, f"not approved by {deadline.isoformat(timespec='seconds')}",
-                                   self.g.now())
+                                   self.s.now())
         else:
-            state = decisions.expire_if_due(draft_id, version, actor=Actor(who, self.mode), now=self.g.now(),
-                                            window=self.g.policy.approval_ttl, ledger=led)
+            state = decisions.expire_if_due(draft_id, version, actor=Actor(who, self.mode), now=self.s.now(),
+                                            window=self.s.policy.approval_ttl, ledger=led)
         out = {"draft_id": draft_id, "version": int(version), "status": state}
         if state == "EXPIRED" and rec.state != "EXPIRED":
             out["resumed_run"] = self._wake(draft_id, version, plan_hash=rec.plan_hash, actor=who, decision="reject",
                                             comment="the approval window closed; the draft is EXPIRED in the ledger")
-        return self.g.stamp(out)
+        return self.s.stamp(out)
 
     def cancel(self, draft_id: str, *, reason: str, version: int | None = None) -> dict[str, Any]:
         from flows.usecases import control
@@ -343,9 +329,8 @@ class LocalAuthority(FlightActions):
             return self._wake(rec.draft_id, rec.version, plan_hash=rec.plan_hash, actor=actor, decision="reject",
                               comment=f"cancelled: {why}")
 
-        return self.g.stamp(control.cancel(self.g.ledger, draft_id, version, actor=self.g.acting(), reason=reason,
-                                           now=self.g.now(), world_dir=self.g.world_dir, wake_run=wake,
-                                           audit=self.g.audit_by != "caller").to_dict())
+        return self.s.stamp(control.cancel(self.grounds, draft_id, version, actor=self.s.acting(), reason=reason,
+                                           now=self.s.now(), wake_run=wake, audit=self.s.audit_by != "caller").to_dict())
 
     def run_cancelled(self, draft_id: str, version: int, *, run_id: str) -> dict[str, Any]:
         """The Prefect run waiting on this version was cancelled (the UI's Cancel): withdraw the version —
@@ -355,38 +340,39 @@ class LocalAuthority(FlightActions):
 
         actor = f"prefect:run {run_id}"
         reason = f"the Prefect run {run_id} waiting on it was cancelled (Cancel in the Prefect UI or API)"
-        rec = self.g.ledger.get_draft(draft_id, int(version))
+        ledger = self.grounds.ledger
+        rec = ledger.get_draft(draft_id, int(version))
         out = {"draft_id": draft_id, "version": rec.version, "action": "cancel", "state": rec.state, "changed": False,
                "run_id": run_id}
         if rec.state in ("DRAFT", "APPROVED"):
             try:
-                out.update(state=self.g.ledger.withdraw_unclaimed(draft_id, rec.version, actor=actor, reason=reason,
-                                                                  now=self.g.now()).state, changed=True)
+                out.update(state=ledger.withdraw_unclaimed(draft_id, rec.version, actor=actor, reason=reason,
+                                                           now=self.s.now()).state, changed=True)
             except SortieError:  # claimed meanwhile (it flies: recall it) or decided: the ledger's state stands
-                out["state"] = self.g.ledger.get_draft(draft_id, rec.version).state
+                out["state"] = ledger.get_draft(draft_id, rec.version).state
         out["message"] = reason if out["changed"] else f"draft {draft_id} v{rec.version} is {out['state']}; unchanged"
         if out["changed"]:
             retire_expiry_runs(draft_id, rec.version)
-            if self.g.audit_by != "caller":
-                self.g.ledger.audit(actor=actor, command="prefect.run-cancelled", args=dict(out), result_code="OK",
-                                    duration_s=0.0, started=datetime.now(timezone.utc), draft_id=draft_id)
-        return self.g.stamp(out, Actor(actor, self.mode))
+            if self.s.audit_by != "caller":
+                ledger.audit(actor=actor, command="prefect.run-cancelled", args=dict(out), result_code="OK",
+                             duration_s=0.0, started=datetime.now(timezone.utc), draft_id=draft_id)
+        return self.s.stamp(out, Actor(actor, self.mode))
 
     def record_attempt(self, draft_id: str, version: int, *, command: str, actor: str, args: Mapping[str, Any],
                        code: str, message: str | None) -> None:
         """The audit row of a decision a client refused before asking (a Prefect form input)."""
         decisions.record_attempt(draft_id, version, command=command, actor=Actor(actor, self.mode), args=args,
                                  started=datetime.now(timezone.utc), code=code, message=message,
-                                 ledger=self.g.ledger)
+                                 ledger=self.grounds.ledger)
 
     def wall_deadline(self, draft_id: str, version: int) -> datetime | None:
         """The version's decision deadline (recorded + the policy's window) when this authority stamps with this
         machine's wall clock (no fixed time); else None: a deadline in another clock's time is no deadline here."""
         from flows.ledger.approvals import decide_by
 
-        if self.g.fixed_now() is not None:
+        if self.s.fixed_now() is not None:
             return None
-        return decide_by(self.g.ledger.get_draft(draft_id, int(version)), self.g.policy.approval_ttl)
+        return decide_by(self.grounds.ledger.get_draft(draft_id, int(version)), self.s.policy.approval_ttl)
 
     # ------------------------------------------------------------------ the record itself, and what happens
 
@@ -395,7 +381,7 @@ class LocalAuthority(FlightActions):
         from flows.ledger.checkpoints import parse_anchor
 
         anchors = [(name, parse_anchor(dict(anchor))) for name, anchor in against]
-        return self.g.stamp(backup(self.g.ledger, dest, against=anchors))
+        return self.s.stamp(backup(self.grounds.ledger, dest, against=anchors))
 
     def events(self, *, max_events: int | None = None, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
         raise ServerUnavailable("live events come from `sortie server`: SORTIE_SERVER is not set")

@@ -2,10 +2,11 @@
 
 A part of ``LocalAuthority`` (``flows.authority.local``) in a module of its
 own so each stays readable in one sitting; it works on the same ``Grounds``
-(``self.g``), and with a vehicle hub every action sees the fleet as its
-vehicles report it (``LocalAuthority._fleet_seen``). Every action reaches the vehicles at the link the caller gives
-(the embedded mode: ``--link`` or the dispatch's), which for ``sortie
-server`` is always its own record of each drone's address.
+and ``Session`` (``self.grounds``, ``self.s``), and with a vehicle hub every
+action sees the fleet as its vehicles report it (``LocalAuthority._seen``).
+Every action reaches the vehicles through the grounds' ``Vehicles`` port at
+the link the caller gives (the embedded mode: ``--link`` or the dispatch's),
+which for ``sortie server`` is always its own record of each drone's address.
 """
 
 from __future__ import annotations
@@ -18,23 +19,24 @@ from flows.usecases import control, dispatching
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from contextlib import AbstractContextManager
 
-    from flows.authority.grounds import Grounds
+    from flows.authority.session import Session
+    from flows.usecases.grounds import Grounds
 
 __all__ = ["FlightActions"]
 
 
 class FlightActions:
-    """Dispatch, reconcile, monitor and the flight controls on ``self.g`` (mixed into ``LocalAuthority``)."""
+    """Dispatch, reconcile, monitor and the flight controls (mixed into ``LocalAuthority``)."""
 
-    g: Grounds
+    grounds: Grounds
+    s: Session
 
     if TYPE_CHECKING:  # LocalAuthority's: one audit row per command where the caller wants one
-        def _audited(self, command: str, args: Mapping[str, Any], work: Callable[[], dict[str, Any]],
+        def _audited(self, command: str, args: Mapping[str, Any], work: Callable[[Grounds], dict[str, Any]],
                      actor: Any = None) -> dict[str, Any]: ...
 
-        def _fleet_seen(self) -> AbstractContextManager[None]: ...
+        def _seen(self) -> Grounds: ...
 
     def dispatch_refusal(self, draft_id: str, version: int, user: str | None, *,
                          approving: bool = False) -> str | None:
@@ -46,32 +48,29 @@ class FlightActions:
         """
         if not user:
             return None
-        world, ledger = self.g.world_dir, self.g.ledger
-        if dispatching.holds_role(draft_id, version, user, "dispatcher", world_dir=world, ledger=ledger):
+        g = self.grounds
+        if dispatching.holds_role(draft_id, version, user, "dispatcher", grounds=g):
             return None
-        if approving and not dispatching.holds_role(draft_id, version, user, "approver", world_dir=world,
-                                                   ledger=ledger):
+        if approving and not dispatching.holds_role(draft_id, version, user, "approver", grounds=g):
             return None
         return f"{user} does not hold the dispatcher role for draft {draft_id}"
 
     def dispatch(self, draft_id: str, version: int | None = None, *, link: Links = None, dry_run: bool = False,
                  on_behalf_of: str | None = None) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            return dispatching.dispatch(draft_id, version, actor=self.g.acting(on_behalf_of), now=self.g.now(), link=link, dry_run=dry_run,
-                                        world_dir=self.g.world_dir, rules_path=self.g.rules,
-                                        ledger=self.g.ledger).to_dict()
+        def work(g: Grounds) -> dict[str, Any]:
+            return dispatching.dispatch(draft_id, version, actor=self.s.acting(on_behalf_of), now=self.s.now(),
+                                        link=link, dry_run=dry_run, grounds=g).to_dict()
 
         return self._audited("dispatch", {"draft_id": draft_id, "version": version, "dry_run": dry_run,
                                           "link": dict(link) if isinstance(link, dict) else link}, work,
-                             self.g.acting(on_behalf_of) if on_behalf_of else None)
+                             self.s.acting(on_behalf_of) if on_behalf_of else None)
 
     def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> dict[str, Any]:
         """Read the vehicle(s) of an unsettled dispatch back and record what they hold; never re-sends."""
-        from flows.integrity.reconcile import reconcile
+        from flows.usecases.reconciling import reconcile
 
-        with self._fleet_seen():
-            return self.g.stamp(reconcile(draft_id, actor=self.g.acting().id, now=self.g.now(), link=link,
-                                          world_dir=self.g.world_dir, timeout_s=timeout_s, ledger=self.g.ledger))
+        return self.s.stamp(reconcile(draft_id, actor=self.s.acting().id, now=self.s.now(), link=link,
+                                      timeout_s=timeout_s, grounds=self._seen()))
 
     def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
                on_behalf_of: str | None = None) -> dict[str, Any]:
@@ -80,12 +79,10 @@ class FlightActions:
         from flows.usecases.launching import launch
         from flows.vehicle.launch import LaunchOptions
 
-        who = self.g.acting(on_behalf_of)
-        with self._fleet_seen():
-            return self.g.stamp(launch(draft_id, version, actor=who, now=self.g.now(), ledger=self.g.ledger,
-                                       link=link, world_dir=self.g.world_dir,
-                                       options=LaunchOptions(prearm_wait_s=prearm_wait_s),
-                                       audit=self.g.audit_by != "caller").to_dict(), who)
+        who = self.s.acting(on_behalf_of)
+        return self.s.stamp(launch(draft_id, version, actor=who, now=self.s.now(), grounds=self._seen(), link=link,
+                                   options=LaunchOptions(prearm_wait_s=prearm_wait_s),
+                                   audit=self.s.audit_by != "caller").to_dict(), who)
 
     def monitor(self, draft_id: str, version: int | None = None, *, request: MonitorRequest = MonitorRequest(),
                 link: Links = None, on_behalf_of: str | None = None,
@@ -95,34 +92,32 @@ class FlightActions:
         """Follow the dispatched version to its end here (this process holds the links) and record it; with
         ``launch_as`` (a dispatcher) launch it first through the very links the follower watches, the launch's
         answer (or ``{"error": …}``) under ``"launch"`` and given to ``on_launched`` as soon as it is known."""
-        from flows.vehicle.monitor import MonitorOptions, monitor_mission
+        from flows.usecases.monitoring import monitor_mission
+        from flows.vehicle.flight_record import MonitorOptions
 
         opts = MonitorOptions(timeout_s=request.timeout_s, link_lost_s=request.link_lost_s,
                               link_alert_s=min(2.0, request.link_lost_s), battery_margin_pct=request.battery_margin_pct,
                               start_wait_s=min(60.0, request.timeout_s))
-        who = on_behalf_of or self.g.actor_id()
-        actor = f"{who} (server monitor)" if self.g.mode == "server" else (who or "monitor")
+        who = on_behalf_of or self.s.actor_id()
+        actor = f"{who} (server monitor)" if self.s.mode == "server" else (who or "monitor")
+        g = self._seen()
         if launch_as:
             from flows.usecases.flying import launch_and_follow
 
-            with self._fleet_seen():
-                launched, result = launch_and_follow(
-                    draft_id, version, launch_as=launch_as, ledger=self.g.ledger, now=self.g.fixed_now(),
-                    actor=actor, options=opts, world_dir=self.g.world_dir, link=link, clock=self.g.clock,
-                    on_update=on_update, on_launched=on_launched)
-            return self.g.stamp(result.to_dict() | {"launch": launched})
-        result = monitor_mission(draft_id, version, link=link, actor=actor, now=self.g.fixed_now(), options=opts,
-                                 on_update=on_update, ledger=self.g.ledger, clock=self.g.clock)
-        return self.g.stamp(result.to_dict())
+            launched, result = launch_and_follow(
+                draft_id, version, launch_as=launch_as, grounds=g, now=self.s.fixed_now(), actor=actor, options=opts,
+                link=link, clock=self.s.clock, on_update=on_update, on_launched=on_launched)
+            return self.s.stamp(result.to_dict() | {"launch": launched})
+        result = monitor_mission(draft_id, version, grounds=g, link=link, actor=actor, now=self.s.fixed_now(),
+                                 options=opts, on_update=on_update, clock=self.s.clock)
+        return self.s.stamp(result.to_dict())
 
     def _control(self, action: str, draft_id: str, relay: Relay | None, **kw: Any) -> dict[str, Any]:
         """One flight control as the actor, or as the relayed operator (asserted here, like every local identity)."""
         act = getattr(control, action)
-        who = self.g.acting(relay.user if relay is not None else None)
-        with self._fleet_seen():
-            return self.g.stamp(act(self.g.ledger, draft_id, kw.pop("version"), actor=who, now=self.g.now(),
-                                    world_dir=self.g.world_dir, audit=self.g.audit_by != "caller", **kw).to_dict(),
-                                who)
+        who = self.s.acting(relay.user if relay is not None else None)
+        return self.s.stamp(act(self._seen(), draft_id, kw.pop("version"), actor=who, now=self.s.now(),
+                                audit=self.s.audit_by != "caller", **kw).to_dict(), who)
 
     def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
               link: Links = None, relay: Relay | None = None, force: bool = False) -> dict[str, Any]:

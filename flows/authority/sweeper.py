@@ -107,7 +107,7 @@ def sweep(authority: Any, *, now: datetime, window: Any, seen: set[str] | None =
         report.requests_expired.append(closed["request_id"])
         if publish is not None:
             publish("request.expired", closed)
-    ledger = authority.g.ledger
+    ledger = authority.grounds.ledger
     for rec in ledger.list_drafts(limit=100_000):
         if rec.state in _WAITING and now >= decide_by(rec, window):
             out = authority.expire(rec.draft_id, rec.version)
@@ -183,20 +183,21 @@ def embedded_sweeper(period_s: float = 10.0) -> Sweeper | None:
     machine's clock and the local policy, started; None with ``SORTIE_SERVER`` (the server keeps its own)."""
     from datetime import timezone
 
-    from flows.authority.grounds import Grounds, local_policy
     from flows.authority.local import LocalAuthority
     from flows.authority.overrides import server_url
+    from flows.authority.session import Session, local_policy
     from flows.authority.waking import Waker
     from flows.ledger import open_ledger
     from flows.usecases.actor import Actor
+    from flows.usecases.grounds import Grounds
 
     if server_url() is not None or period_s <= 0:
         return None
-    ledger, waker = open_ledger().ensure(), Waker(report_wait_s=0.0)
+    grounds, waker = Grounds(ledger=open_ledger().ensure()), Waker(report_wait_s=0.0)
 
     def make() -> tuple[Any, datetime, Any]:
         now, policy = datetime.now(timezone.utc), local_policy()
-        return LocalAuthority(Grounds(ledger=ledger, actor=Actor(SWEEPER_ACTOR), now_given=now, policy=policy,
-                                      waker=waker, audit_by="use case")), now, policy.approval_ttl
+        return LocalAuthority(grounds, Session(actor=Actor(SWEEPER_ACTOR), now_given=now, policy=policy,
+                                               waker=waker, audit_by="use case")), now, policy.approval_ttl
 
     return Sweeper(make, period_s=period_s).start()

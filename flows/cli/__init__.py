@@ -19,9 +19,6 @@ import threading
 from collections.abc import MutableMapping
 from typing import Any, NoReturn
 
-# MAVLink 2 must be chosen before pymavlink is first imported anywhere in the process.
-os.environ.setdefault("MAVLINK20", "1")
-
 # One import per command module (each registers its commands on the app).
 from flows.cli import world_cmds  # noqa: E402,F401
 from flows.cli import workflow_cmds  # noqa: E402,F401

@@ -26,7 +26,7 @@ import typer
 from flows.cli.app import AsOpt, JsonOpt, NowOpt, WorldOpt, app, console, err_console, run
 from flows.cli.demo_fleet import DemoFleet, start_demo_fleet, vehicle_options
 from flows.cli.render import render_dispatch, render_draft, render_launch, render_log
-from flows.context import DEMO_WORLD_DIR, load_world_at, resolve_now, resolve_world_dir, sortie_home
+from flows.context import DEMO_WORLD_DIR, resolve_now, resolve_world_dir, sortie_home
 from planner.errors import InvalidArgument, SortieError
 
 if TYPE_CHECKING:
@@ -47,9 +47,8 @@ class _null:
         return None
 
 
-def _demo_users(world_dir: Path, tenant: str) -> tuple[str, str]:
+def _demo_users(world: Any, tenant: str) -> tuple[str, str]:
     """The demo planner and approver: from users.json, a planner and a different approver+dispatcher."""
-    world = load_world_at(world_dir)
     planner = next((u.id for u in world.users if "planner" in u.roles and tenant in u.tenants and "*" in u.regions), None)
     approver = next(
         (
@@ -64,7 +63,7 @@ def _demo_users(world_dir: Path, tenant: str) -> tuple[str, str]:
     return planner, approver
 
 
-def _demo_fly(a: Authority, draft: dict[str, Any], fleet: DemoFleet, actor: str, when: datetime, say: Any,
+def _demo_fly(a: Authority, draft: dict[str, Any], fleet: DemoFleet, actor: str, say: Any,
               as_json: bool, recall_at: int | None = None) -> dict[str, Any]:
     """Steps 5 and 6 of the demo, asked of the authority ``a``: the launch (``sortie launch``'s use case:
     pre-flight checks from each vehicle, then its arm-and-start sequence), then the flight in simulated time
@@ -75,7 +74,7 @@ def _demo_fly(a: Authority, draft: dict[str, Any], fleet: DemoFleet, actor: str,
 
     say(f"[bold]5. launch[/] as {actor}: pre-flight checks from each vehicle, then its own arm-and-start sequence",
         highlight=False)
-    recaller = None if not recall_at else RecallAt(draft["draft_id"], recall_at, actor=actor, now=when,
+    recaller = None if not recall_at else RecallAt(recall_at, lambda why: a.recall(draft["draft_id"], reason=why),
                                                   say=lambda text: say(text, markup=False, highlight=False))
 
     def launched(result: dict[str, Any]) -> None:
@@ -89,7 +88,7 @@ def _demo_fly(a: Authority, draft: dict[str, Any], fleet: DemoFleet, actor: str,
 
     flying = {s["drone"]: fleet.sims[s["drone"]] for s in draft["sorties"] if s["drone"] in fleet.sims}
     # they wait on the ground for the launch, each from the charge its vehicle reports
-    attach_flights(draft["draft_id"], draft["version"], flying, speedup=100.0, charge_pct=fleet.charges())
+    attach_flights(flying, fleet.world, speedup=100.0, charge_pct=fleet.charges())
     with err_console.status("launching and flying…", spinner="dots") if not as_json else _null():
         mon = a.monitor(draft["draft_id"], draft["version"], launch_as=actor, on_update=recaller,
                         on_launched=launched)
@@ -120,19 +119,22 @@ def demo_cmd(
     """The whole path on the demo world in a fresh folder, its fleet live from simulated vehicles: fleet → plan →
     findings and map → approve → dispatch → launch → fly and monitor → log → report."""
 
+    demo_home: list[Path] = []  # the demo's own home, once made: its ledger records the demo command too
+
     def body() -> dict[str, Any]:
+        from flows.world_folder import load_world  # the world model: only when the demo runs (not for --help)
+
         source = resolve_world_dir(world) if world else DEMO_WORLD_DIR
         when = resolve_now(now or os.environ.get("SORTIE_NOW") or DEMO_NOW)
-        charges, off = vehicle_options(vehicle_battery, vehicle_off, load_world_at(source))
-        base = sortie_home()
+        charges, off = vehicle_options(vehicle_battery, vehicle_off, load_world(source))
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-        home = base / "demo" / f"{stamp}-{os.getpid()}"
+        home = sortie_home() / "demo" / f"{stamp}-{os.getpid()}"
         home.mkdir(parents=True, exist_ok=False)
-        os.environ["SORTIE_HOME"] = str(home)
+        demo_home.append(home)
         world_dir = home / "world"  # a private copy: the demo's ledger names it; nothing rewrites it
         shutil.copytree(source, world_dir)
-        the_world = load_world_at(world_dir)
-        planner, approver = _demo_users(world_dir, the_world.region(DEMO_REGION).tenant)
+        the_world = load_world(world_dir)
+        planner, approver = _demo_users(the_world, the_world.region(DEMO_REGION).tenant)
         say = (lambda *a, **k: None) if as_json else console.print
         # the fleet first: one simulated vehicle per drone, one held link per drone, on the authority's clock
         # (the demo's fixed time: its weather and airspace samples are for it), never the wall clock
@@ -198,7 +200,7 @@ def demo_cmd(
                 render_dispatch(result)
             steps.append({"step": "dispatch", "result": result})
             if result["status"] == "ACKED":
-                flown = _demo_fly(as_approver, draft, fleet, approver, when, say, as_json, recall_at)
+                flown = _demo_fly(as_approver, draft, fleet, approver, say, as_json, recall_at)
                 steps.append({"step": "launch", "result": flown.get("launch")})
                 if flown.get("recall") is not None:
                     steps.append({"step": "recall", "result": flown["recall"]})
@@ -231,7 +233,7 @@ def demo_cmd(
             try:
                 from flows.authority.host import audit_command
 
-                audit_command(sortie_home(), actor=as_user or os.environ.get("SORTIE_USER") or None, command="demo",
+                audit_command(demo_home[0] if demo_home else sortie_home(), actor=as_user or os.environ.get("SORTIE_USER") or None, command="demo",
                               args={"world": world, "now": now, "dry_run": dry_run, "recall_at": recall_at,
                                     "vehicle_battery": vehicle_battery, "vehicle_off": vehicle_off},
                               code=code, started=started, duration_s=time.perf_counter() - t0)

@@ -49,12 +49,14 @@ DEMO_SPEEDUP = 100.0
 
 @dataclass
 class DemoFleet:
-    """The demo's running simulators (drone → ``SimVehicle``), the links recorded for them, and the hub."""
+    """The demo's running simulators (drone → ``SimVehicle``), the links recorded for them, the hub, and the world
+    whose drones they play."""
 
     sims: dict[str, Any]
     links: dict[str, str]
     hub: Any
     off: frozenset[str]
+    world: Any = None
 
     def ready(self, wait_s: float = READY_WAIT_S) -> bool:
         """Wait (bounded) until every running vehicle is heard with its battery; False if one is not by then."""
@@ -135,7 +137,7 @@ def start_demo_fleet(world: World, home: Path, *, now: Callable[[], datetime],
         for sim in sims.values():
             sim.stop()
         raise
-    return DemoFleet(sims, links, hub, frozenset(off))
+    return DemoFleet(sims, links, hub, frozenset(off), world)
 
 
 def bind_demo_keys(world: World, store: Any, key_store: Path) -> None:

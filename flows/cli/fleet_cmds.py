@@ -94,15 +94,15 @@ def sim_fleet_cmd(
     def body() -> dict[str, Any]:
         import time
 
-        from flows.context import sortie_home
+        from flows.context import resolve_world_dir, sortie_home
         from flows.server.links import LinkStore
-        from flows.context import load_world_at
         from flows.sim.fleet import sim_fleet
+        from flows.world_folder import load_world
 
         if duration is not None and duration <= 0:
             raise InvalidArgument("--duration must be > 0")
         where = Path(home).expanduser() if home else sortie_home()
-        w = load_world_at(world)
+        w = load_world(resolve_world_dir(world))
         log = None if as_json else (lambda text: err_console.print(f"sim: {_wall_clock()} {text}", markup=False,
                                                                    highlight=False))
         sims = sim_fleet(w, where / "keys", only=only or (), links=LinkStore(where).all(), log=log, speedup=speedup)

@@ -14,13 +14,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-os.environ.setdefault("MAVLINK20", "1")
 
 from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, app, console, err_console, run  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402

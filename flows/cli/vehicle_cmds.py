@@ -14,12 +14,10 @@ UNCERTAIN dispatch: look at what the vehicle holds, never re-send blind.
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any
 
 import typer
 
-os.environ.setdefault("MAVLINK20", "1")
 
 from flows.cli.app import JsonOpt, app, console, err_console, run  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402

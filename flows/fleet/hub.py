@@ -53,6 +53,7 @@ from flows.fleet.live import Freshness, LiveDrone, live_drone
 from flows.fleet.overlay import live_world
 from flows.fleet.watch import FOREIGN_KEYS, DroneWatch, HoldTimes
 from flows.vehicle.binding import VehicleBinding, binding_for
+from flows.vehicle.vehicles import HeldLinks
 from planner.errors import NotFound
 from planner.world.model import Drone, World
 
@@ -118,6 +119,8 @@ class VehicleHub:
         self._held: dict[str, dict[str, Any]] = dict(records.holds()) if records is not None else {}
         self._forged: dict[str, tuple[dict[str, int], float, float]] = {}  # drone → (counts said, event t, record t)
         self._stopped = False
+        #: the ``Vehicles`` port of whoever judges with this hub: each held link lent to every part that opens it
+        self.vehicles = HeldLinks()
 
     # --- following the world ---------------------------------------------------------------
 
@@ -140,8 +143,9 @@ class VehicleHub:
                     continue
                 if held is not None:
                     stale.append(held[1])
-                watch = DroneWatch(drone_id, target.link, self._binder(drone), on_change=self._changed,
-                                   times=self.times, claim=self._claimer(drone_id, target.link))
+                watch = DroneWatch(drone_id, target.link, self._binder(drone), lender=self.vehicles,
+                                   on_change=self._changed, times=self.times,
+                                   claim=self._claimer(drone_id, target.link))
                 self._watches[drone_id] = (target, watch)
                 watch.start()
         for w in stale:  # on a request's thread: never wait for a watch to end

@@ -18,7 +18,7 @@ evidence, never from the words of an error:
 - another drone, or another sortie process on this host, holds the link's
   address (``flows.fleet.link_claim``) → ``LINK_HELD``: nothing is opened, and
   the claim is tried again with the backoff;
-- while the link is lent (``flows.vehicle.lending``: the upload, launch, a
+- while the link is lent (``flows.vehicle.vehicles.HeldLinks``: the upload, launch, a
   command or the follower speaks through it) the watch does not read: the
   borrower reads, and the watch keeps what the link saw — unless nothing was
   read for ``LENT_QUIET_S`` (a borrower that stopped reading);
@@ -38,9 +38,9 @@ from typing import Any
 from flows.fleet.link_claim import LinkClaim
 from flows.fleet.live import Fault
 from flows.fleet.params import ParamReads, request_read
-from flows.vehicle import lending
 from flows.vehicle.binding import VehicleBinding
 from flows.vehicle.link import TELEMETRY, VehicleLink, open_link
+from flows.vehicle.vehicles import HeldLinks
 from flows.vehicle.view import VehicleView
 from planner.errors import DeviceMismatch, DeviceUnavailable, SortieError
 
@@ -84,12 +84,13 @@ class Heard:
 class DroneWatch:
     """The held link of one drone and what its vehicle last said (thread-safe reads)."""
 
-    def __init__(self, drone_id: str, link: str, binding: Callable[[], VehicleBinding], *,
+    def __init__(self, drone_id: str, link: str, binding: Callable[[], VehicleBinding], *, lender: HeldLinks,
                  on_change: Callable[["DroneWatch"], None] | None = None, times: HoldTimes = HoldTimes(),
                  claim: Callable[[], LinkClaim] | None = None) -> None:
         self.drone_id = drone_id
         self.link = link
         self._binding = binding
+        self.lender = lender  # the hub's: lends this watch's link to every part that speaks to the drone
         self._on_change = on_change
         self.times = times
         self.opens = 0  # links opened (a reconnection counts)
@@ -153,11 +154,11 @@ class DroneWatch:
                 failures += 1
                 continue
             failures = 0
-            lending.hold(link)  # every part that opens this address now speaks through this link
+            self.lender.hold(link)  # every part that opens this address now speaks through this link
             try:
                 self._read(link)
             finally:
-                lending.release(link)  # no new borrower; one still speaking through it (a flight's follower)
+                self.lender.release(link)  # no new borrower; one still speaking through it (a flight's follower)
                 end = time.monotonic() + LEASE_WAIT_S  # keeps it until it is done (a changed link, a stopped watch)
                 while link.leases > 0 and time.monotonic() < end:
                     time.sleep(0.5)

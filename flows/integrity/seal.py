@@ -105,13 +105,19 @@ def seal_dispatch(
     now: datetime,
     plan_file: Path | None = None,
     require_mode: str | None = None,
+    approved_in: str | None = None,
 ) -> Seal:
-    """Verify ledger, approval, plan and files for dispatching ``rec``; the seal, or a typed refusal."""
+    """Verify ledger, approval, plan and files for dispatching ``rec``; the seal, or a typed refusal.
+
+    The approval is the one that covers the dispatch now (``flows.ledger.approvals.covering_approval``; with
+    ``approved_in``, one its record says was made in that mode: ``ApprovalRequired`` otherwise); its signed
+    statement must then be this authority's, made in ``require_mode`` (``ApprovalInvalid`` otherwise) — on a
+    server's home ``server`` whatever the caller said."""
     what = f"the approval of {rec.draft_id} v{rec.version}"
+    approval = ledger.valid_approval(rec.draft_id, rec.version, now=now, mode=approved_in)
     if require_mode is None and ledger.keys.mode == "server":
         require_mode = "server"  # an authority never dispatches on an approval signed in local mode
     checks: list[str] = []
-    approval = ledger.valid_approval(rec.draft_id, rec.version, now=now)
     row = _approval_row(ledger, approval.approval_id)
     problem = approval_problem(ledger.keys, row) if row else "is missing"
     if problem:

@@ -12,15 +12,20 @@ run exists; that run only makes the expiry visible sooner.
 Why a room: the policy decides inside the same transaction that writes the
 decision, so two approvers racing (or an approve racing a replan) cannot both
 win; and dispatch asks the same code whether a version is validly approved.
+
+Whether an approval covers an action now is said in one place,
+``covering_approval``: the dispatch's check and its claim (inside the claim's
+transaction), the dispatch seal (which then checks that approval's signature)
+and the launch all ask it, so a fix to what "covered" means reaches every one.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 
@@ -31,7 +36,7 @@ from flows.ledger.store import Store, kill_point
 from planner.errors import ApprovalInvalid, ApprovalRequired, ApprovalStale, Conflict, Forbidden, InvalidArgument, NotFound
 
 __all__ = ["APPROVAL_TTL", "ApprovalsRoom", "approval_statement", "IDENTITY_PROOFS", "DEADLINE_ACTOR",
-           "decide_by"]
+           "decide_by", "covering_approval", "Covered"]
 
 APPROVAL_TTL = timedelta(minutes=30)
 #: The actor of a DRAFT → EXPIRED change the ledger makes when a decision arrives after the deadline.
@@ -41,6 +46,50 @@ DEADLINE_ACTOR = "ledger:deadline"
 def decide_by(draft: DraftRecord, window: timedelta = APPROVAL_TTL) -> datetime:
     """When a version stops accepting decisions: its recording time plus the approval window."""
     return datetime.fromisoformat(draft.created_time) + window
+
+
+#: What an approval is asked to cover: sending the mission to the vehicles (the dispatch, and its claim in the
+#: ledger), or the take-off of a dispatched mission.
+Covered = Literal["dispatch", "launch"]
+
+
+def covering_approval(draft: DraftRecord, approvals: Sequence[ApprovalRecord], now: datetime, *,
+                      action: Covered, mode: str | None = None) -> ApprovalRecord:
+    """The approval of ``draft`` that covers ``action`` at ``now``, or the precise refusal.
+
+    An approval covers when it APPROVED this version's exact plan hash and has not expired at ``now``; with
+    ``mode`` ("server": the authority) it must also have been made in that mode — an approval recorded by an
+    embedded (local, asserted) sortie never satisfies the authority. Refusals: none at all → ``ApprovalRequired``;
+    the newest names another plan hash than the version's (which never changes: the row was edited) →
+    ``ApprovalInvalid``; else expired → ``ApprovalStale``; made in the wrong mode → ``ApprovalRequired``.
+    ``approvals``: the version's rows, in any order. Whether the version's state allows the action is the
+    caller's (``ApprovalsRoom.dispatchable``; the launch's own DISPATCHED check).
+    """
+    what = f"{draft.draft_id} v{draft.version}"
+    rows = sorted((a for a in approvals if a.version == draft.version and a.decision == "APPROVED"),
+                  key=lambda a: (a.created_time, a.approval_id), reverse=True)
+    covering = next((a for a in rows if a.valid_at(now, draft.plan_hash)), None)
+    if covering is not None:
+        made_in = covering.evidence.get("mode", "local")
+        if mode is not None and made_in != mode:
+            raise ApprovalRequired(
+                f"the approval of {what} by {covering.approver} was made in {made_in} mode (identity asserted); the "
+                f"{'server' if mode == 'server' else mode} accepts only its own approvals: approve it through the "
+                "server")
+        return covering
+    if not rows:
+        raise ApprovalRequired(f"draft {what} has no approval" + (": nothing is launched" if action == "launch" else ""))
+    last = rows[0]
+    if last.plan_hash != draft.plan_hash:
+        raise ApprovalInvalid(
+            f"the approval of {what} names plan hash {last.plan_hash}, but the version's plan hash is "
+            f"{draft.plan_hash}: the ledger was edited after approval; nothing was sent")
+    if action == "launch":
+        raise ApprovalStale(
+            f"the approval of {what} by {last.approver} expired at {last.expires_time} (now {now.isoformat()}): a "
+            f"launch needs an approval that covers the moment it flies; replan (`sortie replan {draft.draft_id}`) "
+            "and approve the new version")
+    raise ApprovalStale(f"the approval of {what} by {last.approver} expired at {last.expires_time}; approve it again")
 
 #: How the approver's identity was established: asserted (local mode, ``--as``), a per-user token, token + TOTP
 #: (the authority's ``evidence["identity"]``, which takes precedence, says ``totp`` for the last).
@@ -284,47 +333,33 @@ class ApprovalsRoom(Store):
         return out
 
     @staticmethod
-    def _valid_approval(
-        con: duckdb.DuckDBPyConnection, draft: DraftRecord, now: datetime
-    ) -> ApprovalRecord:
-        """The approval that lets this version be dispatched now, or the precise refusal."""
+    def dispatchable(draft: DraftRecord) -> None:
+        """Refuse unless the version's state lets it be dispatched (APPROVED): a DRAFT is approved first, a
+        SUPERSEDED version's latest is dispatched instead, anything else is a ``Conflict``."""
         if draft.state in ("DRAFT", "WAITING_RESOURCE"):
             raise ApprovalRequired(f"draft {draft.draft_id} v{draft.version} is {draft.state}: approve it first")
         if draft.state == "SUPERSEDED":
             raise ApprovalStale(f"draft {draft.draft_id} v{draft.version} is superseded; dispatch the latest version")
         if draft.state != "APPROVED":
             raise Conflict(f"draft {draft.draft_id} v{draft.version} is {draft.state}; it cannot be dispatched")
-        rows = [
-            _approval(r)
-            for r in con.execute(
-                f"SELECT {_APPROVAL_COLS} FROM approvals WHERE draft_id = ? AND version = ? AND decision = 'APPROVED' "
-                "ORDER BY created_time DESC",
-                [draft.draft_id, draft.version],
-            ).fetchall()
-        ]
-        for a in rows:
-            if a.valid_at(now, draft.plan_hash):
-                return a
-        if rows:
-            last = rows[0]
-            if last.plan_hash != draft.plan_hash:
-                # A version's plan hash never changes (a replan makes a new version): this is an edited row.
-                raise ApprovalInvalid(
-                    f"the approval of {draft.draft_id} v{draft.version} names plan hash {last.plan_hash}, "
-                    f"but the version's plan hash is {draft.plan_hash}: the ledger was edited after "
-                    "approval; nothing was sent"
-                )
-            raise ApprovalStale(
-                f"the approval of {draft.draft_id} v{draft.version} by {last.approver} expired at "
-                f"{last.expires_time}; approve it again"
-            )
-        raise ApprovalRequired(f"draft {draft.draft_id} v{draft.version} has no approval")
 
-    def valid_approval(self, draft_id: str, version: int, *, now: datetime) -> ApprovalRecord:
-        """The matching unexpired approval of a version, else ``ApprovalRequired``/``ApprovalStale``/``Conflict``."""
+    @classmethod
+    def _valid_approval(cls, con: duckdb.DuckDBPyConnection, draft: DraftRecord, now: datetime, *,
+                        mode: str | None = None) -> ApprovalRecord:
+        """The approval that lets this version be dispatched now, read in ``con``'s transaction
+        (``covering_approval``), or the precise refusal."""
+        cls.dispatchable(draft)
+        rows = [_approval(r) for r in con.execute(
+            f"SELECT {_APPROVAL_COLS} FROM approvals WHERE draft_id = ? AND version = ?",
+            [draft.draft_id, draft.version]).fetchall()]
+        return covering_approval(draft, rows, now, action="dispatch", mode=mode)
+
+    def valid_approval(self, draft_id: str, version: int, *, now: datetime, mode: str | None = None) -> ApprovalRecord:
+        """The approval that lets a version be dispatched now (``covering_approval``; with ``mode``, one made in
+        that mode), else ``ApprovalRequired``/``ApprovalStale``/``ApprovalInvalid``/``Conflict``."""
         if not self.path.exists():
             self._check_missing()
             raise NotFound(f"draft {draft_id!r} is not in the ledger")
         with self._connection() as con:
             draft = self._get(con, draft_id, version)
-            return self._valid_approval(con, draft, now)
+            return self._valid_approval(con, draft, now, mode=mode)

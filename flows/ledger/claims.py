@@ -147,6 +147,7 @@ class ClaimsRoom(ApprovalsRoom):
         now: datetime,
         items_hash: str | None = None,
         approval_id: str | None = None,
+        mode: str | None = None,
     ) -> Claim:
         """Claim the one dispatch of a draft version, or return the first claim's outcome.
 
@@ -158,7 +159,9 @@ class ClaimsRoom(ApprovalsRoom):
         (``ApprovalRequired``/``ApprovalStale``), none of its drones may be busy
         with an unfinished or unsettled dispatch (``DeviceBusy``), and a PENDING
         row is inserted, with the hash of the mission items about to be sent and
-        the approval that allowed it.
+        the approval that allowed it. The approval is asked again inside the claim's transaction
+        (``covering_approval``; with ``mode``, one made in that mode): one that expired or was withdrawn since
+        the dispatch's checks claims nothing.
         """
         key = idempotency_key(draft_id, version, plan_hash)
         p_hash = params_hash(params)
@@ -184,7 +187,7 @@ class ClaimsRoom(ApprovalsRoom):
             ).fetchone()
             if other is not None:
                 raise Conflict(f"draft {draft_id} v{version} already has a dispatch ({other[0][:12]}…)")
-            self._valid_approval(con, draft, now)
+            self._valid_approval(con, draft, now, mode=mode)
             stamp = _iso(now)
             drones = sorted({s["drone_id"] for s in (draft.plan or {}).get("sorties", [])})
             raise_if_busy(con, drones, draft_id=draft_id, version=int(version))

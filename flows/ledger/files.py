@@ -37,7 +37,6 @@ __all__ = [
     "migrate",
     "private",
     "private_dir",
-    "reset_migrated",
 ]
 
 #: One thread is plenty for a ledger; never fetch extensions (a SQLite file would trigger a download).
@@ -131,12 +130,6 @@ def connect(path: Path, deadline: float, budget_s: float) -> duckdb.DuckDBPyConn
         private_dir(path.parent)
         private(path)
     return con
-
-
-def reset_migrated() -> None:
-    """Forget which files this process has migrated (a test that rewrites a file under the same inode)."""
-    with _migrated_lock:
-        _migrated.clear()
 
 
 def migrate(

@@ -3,7 +3,7 @@ its report as an artifact.
 
 Which monitor: this is the Prefect flow a dispatch run starts
 (``after_dispatch``); following the vehicles themselves is
-``flows.vehicle.monitor``. Thin (STYLE 10): the ``monitor-flight`` task asks
+``flows.usecases.monitoring``. Thin (STYLE 10): the ``monitor-flight`` task asks
 the authority to follow the flight (embedded: over MAVLink in this process;
 with ``SORTIE_SERVER``: the server follows it with its own link record and
 publishes its ``flight.*`` events, and this waits for the end). Nothing flies

@@ -3,7 +3,7 @@
 ``sortie monitor`` (and the Prefect ``monitor-mission`` flow) through a server
 do not follow the vehicle themselves: they ask the server, which owns the
 ledger and the vehicles' link addresses, to follow it
-(``flows.vehicle.monitor.monitor_mission`` on the server's ledger, on a
+(``flows.usecases.monitoring.monitor_mission`` on the server's ledger, on a
 thread of the server). One follower per draft version: a second request joins
 the running one instead of opening a second MAVLink link, and each request
 waits for it at most its own ``wait_s`` (an HTTP call stays bounded; the

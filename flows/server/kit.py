@@ -3,12 +3,13 @@
 ``flows.server.api`` builds one ``Kit`` and the routers (``flows.server.routes``)
 add their routes with it. Every request gets one ``RequestContext``: the
 verified caller, the server's time read once, one world snapshot (loaded
-strictly, once, and pinned for every use case the request runs) and at most
-one read of the draft it names. Its ``authority()`` is the embedded
-``LocalAuthority`` over the server's ledger with the identity the token (or a
-one-time code) proved, the server's clock, world, rule set and policy, and
-the server's waker — the same class the embedded mode runs, so audit,
-stamping and refusals cannot drift between the two.
+strictly, once) and at most one read of the draft it names. Its
+``authority()`` is the embedded ``LocalAuthority`` on the request's
+``Grounds`` (the server's ledger, that one world snapshot, its rule set, its
+planning process, its vehicle hub's held links) with the identity the token
+(or a one-time code) proved, the server's clock and policy, and the server's
+waker — the same class the embedded mode runs, so audit, stamping and
+refusals cannot drift between the two.
 
 ``Kit.call`` is the one way a request runs: scope check, the work inside the
 request's world snapshot, an audit row either way (``server.<command>``), the
@@ -35,8 +36,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from flows.authority.grounds import Grounds
 from flows.authority.local import LocalAuthority
+from flows.authority.session import Session
 from flows.authority.waking import Waker
 from flows.ledger import AuditEntry, DraftRecord, Ledger
 from flows.server.audit_queue import AuditQueue
@@ -53,8 +54,9 @@ from flows.server.tokens import TokenInfo
 from flows.server.totp import TotpStore
 from flows.server.world_cache import WorldCache
 from flows.usecases.actor import Actor, Policy
-from flows.usecases.common import pinned_world, user_of
-from flows.usecases.offload import deciding_with
+from flows.usecases.common import user_of
+from flows.usecases.grounds import Grounds
+from flows.vehicle.vehicles import PER_CALL
 from planner.errors import Forbidden, NotFound, SortieError
 from planner.world.model import User, World
 
@@ -126,13 +128,17 @@ class RequestContext:
         drones = [s["drone_id"] for s in (rec.plan or {}).get("sorties", [])]
         return resolve_links(self.world, self.kit.links, drones, asked)
 
+    def grounds(self) -> Grounds:
+        """What this request's authority stands on: the server's, with this request's one world snapshot."""
+        return self.kit.grounds().pinned(self.world)
+
     def authority(self, actor: Actor | None = None, **evidence: Any) -> LocalAuthority:
-        """The embedded authority on the server's ledger, acting as ``actor`` (default the token's user)."""
+        """The embedded authority on the request's grounds, acting as ``actor`` (default the token's user)."""
         k = self.kit
-        return LocalAuthority(Grounds(
-            ledger=k.ledger, actor=actor or self.caller.actor, now_given=self.now, world_dir=k.config.world,
-            rules=k.config.rules, policy=self.policy, waker=k.waker, audit_by="caller", checks_visibility=False,
-            evidence={"clock": k.config.clock.describe(), **evidence}, clock=k.config.clock.now,
+        return LocalAuthority(self.grounds(), Session(
+            actor=actor or self.caller.actor, now_given=self.now, policy=self.policy, waker=k.waker,
+            audit_by="caller", checks_visibility=False, evidence={"clock": k.config.clock.describe(), **evidence},
+            clock=k.config.clock.now,
         ))
 
 
@@ -164,6 +170,14 @@ class Kit:
 
     def context(self, caller: Caller) -> RequestContext:
         return RequestContext(self, caller, self.config.clock.now(), self.config.policy.current())
+
+    def grounds(self) -> Grounds:
+        """What the server's authority stands on: its ledger, world (strictly), rule set, planning process and its
+        vehicle hub (the fleet's live state, and the held links every use case reaches a vehicle through)."""
+        hub = self.hub
+        return Grounds(ledger=self.ledger, world_dir=self.config.world, rules=self.config.rules, strict=True,
+                       decide=self.plans.run if self.plans else None,
+                       vehicles=PER_CALL if hub is None else hub.vehicles, live=hub)
 
     def ledger_problem(self) -> str | None:
         """Why the ledger the server holds is not the file at its path any more (``/v1/health``), or None."""
@@ -217,8 +231,7 @@ class Kit:
             reading = command in READS
             if reading:
                 self.gate.pause()  # admitted before a recall or an approval came in: let it go first
-            with pinned_world(self.config.world, ctx.world), deciding_with(self.plans.run if self.plans else None), \
-                    (self.ledger.read_session() if reading else nullcontext()):
+            with self.ledger.read_session() if reading else nullcontext():
                 out = work(ctx)
             out = out.to_dict() if hasattr(out, "to_dict") else dict(out)
             return {**out, "mode": "server", "identity": who.proof, "clock": self.config.clock.describe(),

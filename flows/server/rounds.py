@@ -13,8 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from flows.authority.grounds import Grounds
 from flows.authority.local import LocalAuthority
+from flows.authority.session import Session
 from flows.authority.sweeper import SWEEPER_ACTOR, Sweeper
 from flows.authority.waking import Waker
 from flows.usecases.actor import Actor
@@ -31,10 +31,9 @@ def start_rounds(kit: Kit) -> Sweeper:
 
     def make() -> tuple[Any, datetime, Any]:
         now, policy = kit.config.clock.now(), kit.config.policy.current()
-        authority = LocalAuthority(Grounds(
-            ledger=kit.ledger, actor=Actor(SWEEPER_ACTOR, "server"), now_given=now, world_dir=kit.config.world,
-            rules=kit.config.rules, policy=policy, waker=waker, audit_by="use case", checks_visibility=False,
-            evidence={"clock": kit.config.clock.describe()}, clock=kit.config.clock.now,
+        authority = LocalAuthority(kit.grounds(), Session(
+            actor=Actor(SWEEPER_ACTOR, "server"), now_given=now, policy=policy, waker=waker, audit_by="use case",
+            checks_visibility=False, evidence={"clock": kit.config.clock.describe()}, clock=kit.config.clock.now,
         ))
         return authority, now, policy.approval_ttl
 

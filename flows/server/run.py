@@ -9,7 +9,6 @@ it is fixed.
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime
 from pathlib import Path
 
@@ -70,8 +69,5 @@ def serve(config: ServerConfig, listen: str) -> None:
     from flows.server.api import create_app
 
     host, port = parse_listen(listen)
-    # This process is the authority of this home: every helper that falls back to SORTIE_HOME (the control lock,
-    # vehicle signing keys, draft folders) must use it, never the home of whoever started the server.
-    os.environ["SORTIE_HOME"] = str(config.home)
     uvicorn.run(create_app(config), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2,
                 access_log=False, http=timed_h11(config.header_timeout_s))  # slow headers: flows.server.timeouts

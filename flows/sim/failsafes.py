@@ -18,10 +18,8 @@ PX4 (``commander``): "Low battery level! Return advised" at BAT_LOW_THR; at BAT_
 
 from __future__ import annotations
 
-import os
 from typing import Any, Iterator
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 from flows.sim.battery import FAILSAFE_CRITICAL, FAILSAFE_LOW  # noqa: E402

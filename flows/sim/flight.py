@@ -40,12 +40,10 @@ pilot sinks and disarms still in LOITER.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections import Counter
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only; mavutil loads every dialect)
 
 from flows.sim import failsafes, flight_commands  # noqa: E402

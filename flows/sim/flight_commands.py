@@ -41,10 +41,8 @@ case (UNSUPPORTED), so a PX4 ground station holds with AUTO.LOITER.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 from flows.vehicle.modes import NAV_TAKEOFF, mode_name  # noqa: E402

@@ -15,10 +15,8 @@ request is answered and remembered on the port it arrived on (``flows.sim.ports`
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 from flows.sim.streams import PRODUCED, group_messages, interval_s_for  # noqa: E402

@@ -33,13 +33,11 @@ Behaviour table (U = upload, D = download):
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 import threading
 from typing import Any, Callable, Protocol
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 from flows.sim.ardupilot_mission import StoredCommand, store, store_fence, store_rally  # noqa: E402
 from flows.sim.px4_mission import store_px4  # noqa: E402

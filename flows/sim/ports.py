@@ -26,12 +26,10 @@ A ``udpin:`` port answers every client that has spoken to it (pymavlink's
 from __future__ import annotations
 
 import errno
-import os
 import socket
 from typing import Any, Callable
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 from flows.vehicle.udp_exclusive import mavlink_connection  # noqa: E402
 

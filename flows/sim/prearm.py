@@ -14,10 +14,8 @@ every PREARM_DISPLAY_PERIOD (30 s) while they fail, and again whenever an arm is
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 __all__ = ["PreArm", "PREARM_REASON", "PREARM_DISPLAY_S"]

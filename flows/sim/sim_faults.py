@@ -9,10 +9,8 @@ MAV_MISSION_RESULT to answer uploads with, ``parse_loss`` reads a loss point
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 from planner.errors import InvalidArgument  # noqa: E402

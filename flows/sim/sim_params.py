@@ -27,12 +27,10 @@ table persists across a reboot (EEPROM).
 
 from __future__ import annotations
 
-import os
 import struct
 import threading
 from typing import Any, Mapping
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 __all__ = ["SimParams", "DEFAULTS"]

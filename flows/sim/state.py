@@ -9,10 +9,8 @@ without a flight reports itself on the ground at home.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 __all__ = ["SimState", "ON_GROUND", "IN_AIR", "TAKEOFF", "LANDING"]

@@ -20,11 +20,9 @@ sources, as a ground station reads them:
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Callable
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 from flows.sim.state import SimState  # noqa: E402

@@ -36,7 +36,6 @@ that stand alone are their own modules (session, pre-arm, ports, streams, protoc
 
 from __future__ import annotations
 
-import os
 import random
 import select
 import threading
@@ -44,8 +43,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Callable, Literal, Mapping, Protocol
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 from flows.sim import telemetry  # noqa: E402
 from flows.sim.ardupilot_mission import StoredCommand, hand_back, home_item  # noqa: E402

@@ -1,23 +1,20 @@
 """What every use case gathers the same way: the world, the rule set, the acting user.
 
-The world is loaded fresh on each call (a new snapshot), except inside
-``pinned_world``: the authority server loads its world once per request and
-every use case the request runs sees that one snapshot (the same world for
-the visibility check, the decision and the record). In server mode it is
-loaded *strictly*: a world whose zone data cannot be read — no ``zones/``
-folder, a zone file that is not a regular file or cannot be read — is refused
-with ``WorldUnavailable`` instead of being planned on as a world without
-zones (which is what the lenient loader does, and what let an old or partial
-copy of a world dispatch past a prohibited zone).
+``load_world_at`` loads a world folder, a fresh snapshot each call; which
+folder, and whether a call's one snapshot is used instead, is the grounds'
+to say (``flows.usecases.grounds.Grounds.world``: ``sortie server`` loads its
+world once per request and every use case the request runs sees that one).
+In server mode it is loaded *strictly*: a world whose zone data cannot be
+read — no ``zones/`` folder, a zone file that is not a regular file or cannot
+be read — is refused with ``WorldUnavailable`` instead of being planned on as
+a world without zones (which is what the lenient loader does, and what let an
+old or partial copy of a world dispatch past a prohibited zone).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -26,20 +23,7 @@ from planner.errors import Forbidden, InvalidArgument, NotFound, WorldUnavailabl
 from planner.world.model import User, World
 
 __all__ = ["DEFAULT_PLAN_BUDGET_S", "PLAN_BUDGET_ENV", "load_world_at", "check_zones_readable", "load_rules",
-           "planning_budget", "user_of", "pinned_world"]
-
-#: The world snapshot of the request being served (folder, world), if one is pinned (``pinned_world``).
-_PINNED: ContextVar[tuple[Path, World] | None] = ContextVar("sortie_pinned_world", default=None)
-
-
-@contextmanager
-def pinned_world(world_dir: str | Path, world: World) -> Iterator[World]:
-    """Within the block (this thread's context), loading ``world_dir`` gives ``world``: one snapshot per request."""
-    token = _PINNED.set((Path(world_dir).resolve(), world))
-    try:
-        yield world
-    finally:
-        _PINNED.reset(token)
+           "planning_budget", "user_of"]
 
 
 def check_zones_readable(world_dir: str | Path) -> None:
@@ -78,9 +62,6 @@ def load_world_at(world_dir: str | Path | None, *, strict: bool = False) -> Worl
     from flows.world_folder import load_world
 
     root = resolve_world_dir(world_dir)
-    pinned = _PINNED.get()
-    if pinned is not None and pinned[0] == root.resolve():
-        return pinned[1]  # loaded (strictly, by the server) at the start of this request
     if strict:
         check_zones_readable(root)
     return load_world(root)

@@ -59,10 +59,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from flows.ledger import DraftRecord, Ledger
+from flows.ledger import DraftRecord
 from flows.usecases.actor import Actor
 from flows.usecases.control_kit import (
     FLIGHT_ROLES,
@@ -76,6 +75,7 @@ from flows.usecases.control_kit import (
     vehicle_lock,
     who,
 )
+from flows.usecases.grounds import Grounds
 from flows.usecases.recalling import recall
 from planner.errors import Conflict, DeviceUnavailable, InvalidArgument
 
@@ -97,14 +97,13 @@ FLYING = ("DISPATCHED", "LAUNCHED", "IN_FLIGHT")
 
 
 def cancel(
-    ledger: Ledger,
+    grounds: Grounds,
     draft_id: str,
     version: int | None = None,
     *,
     actor: str | Actor,
     reason: str,
     now: datetime,
-    world_dir: str | Path | None = None,
     wake_run: Callable[[DraftRecord, str, str], str | None] | None = None,
     audit: bool = True,
 ) -> ControlResult:
@@ -117,11 +116,12 @@ def cancel(
     """
     args = {"draft_id": draft_id, "version": version, "reason": reason}
     actor = who(actor)
+    ledger = grounds.ledger
     with audited(ledger, actor, "cancel", args, now, audit):
         if not reason or not reason.strip():
             raise InvalidArgument("a cancel needs a reason (--reason)")
         rec = ledger.get_draft(draft_id, version)
-        user = authorise(rec, actor, CANCEL_ROLES, "cancel", world_dir)
+        user = authorise(rec, actor, CANCEL_ROLES, "cancel", grounds)
         if rec.state == "CANCELLED":
             return ControlResult(draft_id, rec.version, "cancel", rec.state, False, "already cancelled; nothing changed")
         done = ledger.withdraw_unclaimed(rec.draft_id, rec.version, actor=user,
@@ -135,7 +135,7 @@ def cancel(
 
 
 def _hold_or_go(
-    ledger: Ledger,
+    grounds: Grounds,
     draft_id: str,
     version: int | None,
     *,
@@ -144,7 +144,6 @@ def _hold_or_go(
     reason: str,
     now: datetime,
     link: str | Mapping[str, str] | None,
-    world_dir: str | Path | None,
     options: Any | None,
     audit: bool = True,
     force: bool = False,
@@ -153,15 +152,16 @@ def _hold_or_go(
 
     args = {"draft_id": draft_id, "version": version, "reason": reason, "link": link, "force": force}
     actor = who(actor)
+    ledger = grounds.ledger
     with audited(ledger, actor, action, args, now, audit):
         rec = ledger.get_draft(draft_id, version)
-        user = authorise(rec, actor, FLIGHT_ROLES, action, world_dir)
+        user = authorise(rec, actor, FLIGHT_ROLES, action, grounds)
         if rec.state in ("RECALLING", "RECALLED"):
             raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}: a recall is not undone by {action}")
         if rec.state not in FLYING:
             raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a mission in flight can be {action}d")
         links = dispatched_links(ledger, rec, link)
-        bound = bindings(ledger, rec, list(links), world_dir)
+        bound = bindings(grounds, rec, list(links))
 
         def still_flying() -> str | None:
             state = ledger.get_draft(draft_id, rec.version).state
@@ -170,12 +170,12 @@ def _hold_or_go(
             return f"the draft became {state} meanwhile; the {action} was abandoned (a recall always wins)"
 
         vehicles: list[dict[str, Any]] = []
-        with vehicle_lock(draft_id):
+        with vehicle_lock(grounds.home, draft_id):
             veto = still_flying()
             if veto:
                 raise Conflict(veto)
             for drone_id, conn in links.items():
-                with VehicleController(conn, options, binding=bound.get(drone_id)) as vc:
+                with VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles) as vc:
                     view = vc.connect()
                     if not view.armed:
                         raise Conflict(f"{drone_id} is on the ground (mode {view.mode}); there is nothing to {action}")
@@ -224,20 +224,20 @@ def _hold_or_go(
         return ControlResult(draft_id, rec.version, action, rec.state, bool(acted), message, vehicles)
 
 
-def pause(ledger: Ledger, draft_id: str, version: int | None = None, *, actor: str | Actor, now: datetime,
-          reason: str = "", link: str | Mapping[str, str] | None = None, world_dir: str | Path | None = None,
-          options: Any | None = None, audit: bool = True, force: bool = False) -> ControlResult:
+def pause(grounds: Grounds, draft_id: str, version: int | None = None, *, actor: str | Actor, now: datetime,
+          reason: str = "", link: str | Mapping[str, str] | None = None, options: Any | None = None,
+          audit: bool = True, force: bool = False) -> ControlResult:
     """Hold the mission's vehicles where they are (the mission is kept); the vehicle must confirm.
 
     A refusal is reported as refused (``Conflict``, ``details["refused"]``); with ``force`` a refusing
     ArduCopter is held in BRAKE instead."""
-    return _hold_or_go(ledger, draft_id, version, action="pause", actor=actor, reason=reason, now=now, link=link,
-                       world_dir=world_dir, options=options, audit=audit, force=force)
+    return _hold_or_go(grounds, draft_id, version, action="pause", actor=actor, reason=reason, now=now, link=link,
+                       options=options, audit=audit, force=force)
 
 
-def resume(ledger: Ledger, draft_id: str, version: int | None = None, *, actor: str | Actor, now: datetime,
-           reason: str = "", link: str | Mapping[str, str] | None = None, world_dir: str | Path | None = None,
-           options: Any | None = None, audit: bool = True) -> ControlResult:
+def resume(grounds: Grounds, draft_id: str, version: int | None = None, *, actor: str | Actor, now: datetime,
+           reason: str = "", link: str | Mapping[str, str] | None = None, options: Any | None = None,
+           audit: bool = True) -> ControlResult:
     """Continue a held mission; abandoned (``Conflict``) as soon as a recall is recorded."""
-    return _hold_or_go(ledger, draft_id, version, action="resume", actor=actor, reason=reason, now=now, link=link,
-                       world_dir=world_dir, options=options, audit=audit)
+    return _hold_or_go(grounds, draft_id, version, action="resume", actor=actor, reason=reason, now=now, link=link,
+                       options=options, audit=audit)

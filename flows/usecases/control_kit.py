@@ -24,6 +24,7 @@ from typing import Any
 from flows.context import draft_dir
 from flows.ledger import DraftRecord, Ledger
 from flows.usecases.actor import Actor, as_actor
+from flows.usecases.grounds import Grounds
 from planner.errors import Conflict, Forbidden, SortieError
 
 __all__ = ["ControlResult", "FLIGHT_ROLES", "LOCK_WAIT_S", "authorise", "who", "audited", "vehicle_lock",
@@ -53,10 +54,10 @@ class ControlResult:
         return out | ({"outcome": self.outcome} if self.outcome else {})
 
 
-def authorise(rec: DraftRecord, actor: str, roles: tuple[str, ...], what: str, world_dir: str | Path | None) -> str:
-    from flows.usecases.common import load_world_at, user_of
+def authorise(rec: DraftRecord, actor: str, roles: tuple[str, ...], what: str, grounds: Grounds) -> str:
+    from flows.usecases.common import user_of
 
-    user = user_of(load_world_at(world_dir or rec.world_dir), actor, what)
+    user = user_of(grounds.world(rec.world_dir), actor, what)
     if not any(user.may(role, rec.tenant, rec.region_id) for role in roles):
         raise Forbidden(f"{user.id} may not {what} drafts of tenant {rec.tenant} (needs the {' or '.join(roles)} role)")
     return user.id
@@ -95,9 +96,10 @@ def audited(ledger: Ledger, actor: str, action: str, args: Mapping[str, Any], no
 
 
 @contextmanager
-def vehicle_lock(draft_id: str, budget_s: float = LOCK_WAIT_S) -> Iterator[None]:
-    """One commander per draft at a time (processes and threads): a resume and a recall never interleave."""
-    path = draft_dir(draft_id, 1).parent / "control.lock"
+def vehicle_lock(home: Path, draft_id: str, budget_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """One commander per draft at a time (processes and threads): a resume and a recall never interleave; the lock
+    file is in the draft's folder of the authority's ``home``."""
+    path = draft_dir(draft_id, 1, home).parent / "control.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -162,15 +164,14 @@ def take_off_seen(ledger: Ledger, rec: DraftRecord, actor: str, now: datetime) -
         raise
 
 
-def bindings(ledger: Ledger, rec: DraftRecord, drone_ids: list[str] | Any,
-             world_dir: str | Path | None) -> dict[str, Any]:
+def bindings(grounds: Grounds, rec: DraftRecord, drone_ids: list[str] | Any) -> dict[str, Any]:
     """drone id → ``VehicleBinding`` as the dispatch bound each vehicle (its record: system and component id,
-    autopilot, signing key reference), the key read from the key store beside the ledger (``SORTIE_HOME/keys``,
-    or the server's home): commands go to the vehicle the mission was uploaded to, signed as the upload was.
-    A dispatch recorded without bindings falls back to the fleet entry."""
+    autopilot, signing key reference), the key read from the authority's key store (``<home>/keys``): commands go
+    to the vehicle the mission was uploaded to, signed as the upload was. A dispatch recorded without bindings
+    falls back to the fleet entry."""
     from flows.vehicle.binding import binding_for, binding_from_record
 
-    store = ledger.path.parent / "keys"
+    ledger, store = grounds.ledger, grounds.key_store
     dispatch = next((d for d in ledger.dispatches(rec.draft_id) if d.version == rec.version), None)
     recorded = {u["drone_id"]: u.get("binding") or {} for u in ((dispatch.result or {}) if dispatch else {}).get("uploads", [])}
     out: dict[str, Any] = {}
@@ -181,9 +182,7 @@ def bindings(ledger: Ledger, rec: DraftRecord, drone_ids: list[str] | Any,
             out[drone_id] = binding_from_record(b, store)
             continue
         if world is None:
-            from flows.usecases.common import load_world_at
-
-            world = load_world_at(world_dir or rec.world_dir)
+            world = grounds.world(rec.world_dir)
         try:
             out[drone_id] = binding_for(world.drone(drone_id), store)
         except SortieError:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from flows.ledger import Ledger, kill_point
 from flows.ledger.approvals import decide_by
 from flows.usecases.actor import Actor, Policy
-from flows.usecases.common import load_world_at, user_of
+from flows.usecases.common import user_of
+from flows.usecases.grounds import Grounds
 from flows.usecases.reading import show_draft
 from flows.usecases.views import DraftSummary
 from planner.errors import Conflict
@@ -35,11 +35,10 @@ from planner.world.model import User
 __all__ = ["approve", "reject", "expire_if_due", "record_attempt"]
 
 
-def _decider(ledger: Ledger, draft_id: str, version: int, actor: Actor, world_dir: str | Path | None,
-             what: str) -> tuple[User, str]:
+def _decider(grounds: Grounds, draft_id: str, version: int, actor: Actor, what: str) -> tuple[User, str]:
     """The deciding user and the world snapshot hash they decide on."""
-    rec = ledger.get_draft(draft_id, version)
-    world = load_world_at(world_dir or rec.world_dir, strict=actor.mode == "server")
+    rec = grounds.ledger.get_draft(draft_id, version)
+    world = grounds.world(rec.world_dir)
     return user_of(world, actor.id, what), world.snapshot_hash
 
 
@@ -59,12 +58,11 @@ def approve(
     plan_hash: str | None = None,
     comment: str = "",
     now: datetime,
-    world_dir: str | Path | None = None,
+    grounds: Grounds,
     ttl: timedelta | None = None,
     four_eyes: bool | None = None,
     policy: Policy | None = None,
     evidence: Mapping[str, Any] | None = None,
-    ledger: Ledger,
 ) -> DraftSummary:
     """Approve one version, bound to its plan hash, for the policy's time to live; see ``Ledger.approve``.
 
@@ -77,7 +75,8 @@ def approve(
     if ttl is not None or four_eyes is not None:
         pol = Policy(four_eyes=pol.four_eyes if four_eyes is None else four_eyes,
                      approval_ttl=pol.approval_ttl if ttl is None else ttl)
-    user, world_hash = _decider(ledger, draft_id, int(version), actor, world_dir, "approve")
+    ledger = grounds.ledger
+    user, world_hash = _decider(grounds, draft_id, int(version), actor, "approve")
     ledger.approve(
         draft_id,
         int(version),
@@ -102,16 +101,16 @@ def reject(
     approver: str | Actor,
     reason: str,
     now: datetime,
-    world_dir: str | Path | None = None,
+    grounds: Grounds,
     evidence: Mapping[str, Any] | None = None,
     policy: Policy | None = None,
-    ledger: Ledger,
 ) -> DraftSummary:
     """Reject one version (the approver role for its tenant and region is needed; a reason is required)
     before its decision deadline (the policy's approval window)."""
     actor = approver if isinstance(approver, Actor) else Actor(approver)
     pol = policy or Policy()
-    user, world_hash = _decider(ledger, draft_id, int(version), actor, world_dir, "reject")
+    ledger = grounds.ledger
+    user, world_hash = _decider(grounds, draft_id, int(version), actor, "reject")
     ledger.reject(
         draft_id,
         int(version),

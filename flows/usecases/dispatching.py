@@ -25,29 +25,27 @@ from flows.context import draft_dir
 from flows.ledger import DispatchRecord, Ledger, idempotency_key, kill_point, params_hash
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
-from flows.usecases.common import load_rules, load_world_at, user_of
+from flows.usecases.common import user_of
 from flows.usecases.draftfiles import files_of
+from flows.usecases.grounds import Grounds
 from flows.usecases.views import DispatchSummary, dispatch_summary
 from planner.errors import (
-    ApprovalRequired,
     Conflict,
     DeviceUnavailable,
     DispatchFailed,
     DispatchUncertain,
     Forbidden,
-    InvalidArgument,
     SortieError,
 )
 
 __all__ = ["dispatch", "first_outcome", "holds_role"]
 
 
-def holds_role(draft_id: str, version: int, user_id: str, role: str, *, world_dir: str | Path | None = None,
-               ledger: Ledger) -> bool:
+def holds_role(draft_id: str, version: int, user_id: str, role: str, *, grounds: Grounds) -> bool:
     """Whether ``user_id`` holds ``role`` for this version's tenant and region (an unknown user holds none).
     Asked before an approval is recorded, so a run never holds an approval nobody can dispatch."""
-    rec = ledger.get_draft(draft_id, version)
-    world = load_world_at(world_dir or rec.world_dir)
+    rec = grounds.ledger.get_draft(draft_id, version)
+    world = grounds.world(rec.world_dir)
     try:
         user = user_of(world, user_id, role)
     except SortieError:
@@ -63,10 +61,8 @@ def dispatch(
     now: datetime,
     link: str | Mapping[str, str] | None = None,
     dry_run: bool = False,
-    world_dir: str | Path | None = None,
-    rules_path: str | Path | None = None,
     timeout_s: float = 30.0,
-    ledger: Ledger,
+    grounds: Grounds,
 ) -> DispatchSummary:
     """Dispatch one approved version (the latest when ``version`` is None), once ever.
 
@@ -85,8 +81,9 @@ def dispatch(
     and the draft stays dispatchable. The upload then uses those same links.
     """
     who = actor if isinstance(actor, Actor) else Actor(actor)
+    ledger = grounds.ledger
     rec = ledger.get_draft(draft_id, version)
-    world = load_world_at(world_dir or rec.world_dir, strict=who.mode == "server")
+    world = grounds.world(rec.world_dir)
     user = user_of(world, who.id, "dispatch")
     if not user.may("dispatcher", rec.tenant, rec.region_id):
         raise Forbidden(f"{user.id} may not dispatch drafts of tenant {rec.tenant}")
@@ -102,26 +99,20 @@ def dispatch(
                 f"({json.dumps(earlier.params)}); a version is dispatched once"
             )
         return first_outcome(ledger, earlier, now=now, wait_s=timeout_s + 15.0)
-    approval = ledger.valid_approval(draft_id, rec.version, now=now)
-    if who.mode == "server" and approval.evidence.get("mode") != "server":
-        raise ApprovalRequired(
-            f"the approval of {draft_id} v{rec.version} by {approval.approver} was made in "
-            f"{approval.evidence.get('mode', 'local')} mode (identity asserted); the server accepts only its own "
-            "approvals: approve it through the server"
-        )
-    checks = ["approval matches this version and plan hash and has not expired"]
-    from flows.integrity.seal import seal_dispatch  # integrity hook: chain, signature, plan hash, items
+    from flows.integrity.seal import seal_dispatch  # integrity hook: the approval, chain, signature, plan hash, items
 
-    seal = seal_dispatch(ledger, rec, world, now=now, require_mode="server" if who.mode == "server" else None,
-                         plan_file=draft_dir(draft_id, rec.version, ledger.path.parent) / "plan.json")
+    mode = "server" if who.mode == "server" else None  # the authority dispatches only on its own approvals
+    seal = seal_dispatch(ledger, rec, world, now=now, require_mode=mode, approved_in=mode,
+                         plan_file=draft_dir(draft_id, rec.version, grounds.home) / "plan.json")
+    checks = ["approval matches this version and plan hash and has not expired"]
     checks += list(seal.checks)
     ledger.check_drones_free(draft_id, rec.version)
-    checks += drafting.recheck(rec, world, load_rules(rules_path), now)
+    checks += drafting.recheck(rec, world, grounds.rule_set(), now)
     if dry_run:
         return DispatchSummary(
             draft_id=draft_id, version=rec.version, idempotency_key=key, status="DRY_RUN", first=True, dry_run=True,
             draft_status=rec.state, message="dry run: every check passed; nothing was claimed or sent",
-            checks=checks, files=files_of(draft_id, rec.version, ledger.path.parent),
+            checks=checks, files=files_of(draft_id, rec.version, grounds.home),
         )
     from flows.vehicle.linkspec import check_links
     from flows.vehicle.upload import open_links  # pymavlink is heavy: only a real dispatch loads it
@@ -129,13 +120,14 @@ def dispatch(
     drones = sorted({s["drone_id"] for s in (rec.plan or {}).get("sorties", [])})
     check_links(drones, link)  # before the claim: a wrong --link must not use up the dispatch
     plan = seal.plan  # the plan whose hash was recomputed and whose items were hashed
-    key_store = ledger.path.parent / "keys"
+    key_store = grounds.key_store
     with _claiming(key):  # racing requests of one process (the server's threads) hello one at a time
         earlier = ledger.get_dispatch(key)
         if earlier is not None:  # claimed meanwhile: its outcome, and this request never touches the vehicle
             return first_outcome(ledger, earlier, now=now, wait_s=timeout_s + 15.0)
         try:  # the vehicles answer before anything is claimed: a silent or wrong vehicle leaves the draft dispatchable
-            links = open_links(plan, world, link=link, key_store=key_store, heartbeat_timeout_s=min(5.0, timeout_s))
+            links = open_links(plan, world, link=link, key_store=key_store, heartbeat_timeout_s=min(5.0, timeout_s),
+                               vehicles=grounds.vehicles)
         except DeviceUnavailable as exc:  # DeviceMismatch too
             raise type(exc)(f"{exc.message}; nothing was claimed or sent: draft {draft_id} v{rec.version} stays "
                             f"{rec.state} and can be dispatched again once the vehicle answers",
@@ -143,7 +135,8 @@ def dispatch(
                                      "draft_status": rec.state, "claimed": False}) from None
         try:
             claim = ledger.claim_dispatch(draft_id, rec.version, plan_hash=rec.plan_hash, params=params, actor=user.id,
-                                          now=now, items_hash=seal.items_hash, approval_id=seal.approval_id)
+                                          now=now, items_hash=seal.items_hash, approval_id=seal.approval_id,
+                                          mode=mode)
         except BaseException:
             _close(links)
             raise

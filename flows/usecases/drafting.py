@@ -311,15 +311,14 @@ def version_rows(
 
 def draft_versions(
     req: Request, extraction: Any, area: BaseGeometry, world: World, rules: Any, now: datetime, first_version: int,
-    budget: Any = None,
+    budget: Any = None, *, decide: Any = None,
 ) -> tuple[list[NewVersion], list[str], list[Plan | None]]:
-    """The whole decision of a plan or replan: clarify-or-plan, try the alternatives, build the rows (in another
-    process when the caller set one: ``flows.usecases.offload``)."""
-    from flows.usecases.offload import runner
-
-    run = runner()
-    if run is not None:
-        return run(req, extraction, area, world, rules, now, first_version, budget)  # type: ignore[no-any-return]
+    """The whole decision of a plan or replan: clarify-or-plan, try the alternatives, build the rows — here, or by
+    ``decide`` (the grounds' decider: ``sortie server``'s planning process, ``flows.server.plan_pool``, since
+    OR-Tools holds the GIL for the whole search and a recall must not wait behind it). ``budget``: the caller's
+    ``planner.routing.budget.Budget`` or None; its deadline, seed and work cap hold wherever the plan is decided."""
+    if decide is not None:
+        return decide(req, extraction, area, world, rules, now, first_version, budget)  # type: ignore[no-any-return]
     intent = extraction.intent if hasattr(extraction, "intent") else extraction
     if intent.needs_clarification:
         # Every path (CLI, Prefect, server) plans through here: a request that asks is never recorded as a draft.

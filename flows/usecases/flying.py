@@ -3,9 +3,9 @@
 A real ArduPilot serves one client per TCP port, and a UDP port answers
 whoever spoke last: a follower and a launch on separate connections to the
 same port would take each other's answers. So, as a vehicle hub will, this
-opens one link per vehicle (``flows.vehicle.link.open_link``, bound and signed
-as the dispatch recorded it), starts the follower on those links
-(``flows.vehicle.monitor.monitor_mission``, which watches every message
+has one link per vehicle from the grounds' ``Vehicles`` port (bound and signed
+as the dispatch recorded it; a hub's held link where it holds one), starts the
+follower on those links (``flows.usecases.monitoring.monitor_mission``, which watches every message
 whoever reads it), launches through them (``flows.usecases.launching``), and
 returns both answers. The Prefect ``monitor-mission`` run uses it at the
 planned start; ``sortie demo`` and the tests use it too.
@@ -16,11 +16,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from flows.ledger import Ledger
 from flows.usecases.control_kit import bindings, dispatched_links
+from flows.usecases.grounds import Grounds
 from planner.errors import SortieError
 
 __all__ = ["launch_and_follow"]
@@ -31,12 +30,11 @@ def launch_and_follow(
     version: int | None,
     *,
     launch_as: str,
-    ledger: Ledger,
+    grounds: Grounds,
     now: datetime | None,
     actor: str = "monitor",
     options: Any | None = None,
     launch_options: Any | None = None,
-    world_dir: str | Path | None = None,
     link: str | Mapping[str, str] | None = None,
     clock: Callable[[], datetime] | None = None,
     on_update: Callable[..., None] | None = None,
@@ -50,22 +48,23 @@ def launch_and_follow(
     ``start_wait_s``, and nothing else is recorded.
     """
     from flows.usecases.launching import launch
-    from flows.vehicle.link import TELEMETRY, open_link
-    from flows.vehicle.monitor import monitor_mission
+    from flows.usecases.monitoring import monitor_mission
+    from flows.vehicle.link import TELEMETRY
 
+    ledger = grounds.ledger
     rec = ledger.get_draft(draft_id, version)
     addresses = dispatched_links(ledger, rec, link)
-    bound = bindings(ledger, rec, list(addresses), world_dir)
+    bound = bindings(grounds, rec, list(addresses))
     links: dict[str, Any] = {}
     try:
         for drone_id, conn in addresses.items():
-            links[drone_id] = open_link(conn, bound.get(drone_id), streams=TELEMETRY)
+            links[drone_id] = grounds.vehicles.open(conn, bound.get(drone_id), streams=TELEMETRY)
         box: dict[str, Any] = {}
 
         def follow() -> None:
             try:
-                box["result"] = monitor_mission(draft_id, rec.version, actor=actor, now=now, options=options,
-                                                on_update=on_update, ledger=ledger, links=links, clock=clock)
+                box["result"] = monitor_mission(draft_id, rec.version, grounds=grounds, actor=actor, now=now,
+                                                options=options, on_update=on_update, links=links, clock=clock)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
                 box["error"] = exc
 
@@ -73,8 +72,8 @@ def launch_and_follow(
         follower.start()
         try:
             at = now or (clock() if clock is not None else datetime.now().astimezone())
-            launched = launch(draft_id, rec.version, actor=launch_as, now=at, ledger=ledger, options=launch_options,
-                              links=links, world_dir=world_dir).to_dict()
+            launched = launch(draft_id, rec.version, actor=launch_as, now=at, grounds=grounds,
+                              options=launch_options, links=links).to_dict()
         except SortieError as exc:
             launched = {"error": exc.to_dict(), "state": ledger.get_draft(draft_id, rec.version).state}
         if on_launched is not None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from flows.context import draft_dir
 from flows.ledger import DraftRecord, Ledger
+from flows.ledger.approvals import covering_approval
 from flows.usecases.actor import Actor
 from flows.usecases.control_kit import (
     FLIGHT_ROLES,
@@ -40,44 +41,35 @@ from flows.usecases.control_kit import (
     vehicle_lock,
     who,
 )
-from planner.errors import ApprovalRequired, ApprovalStale, Conflict, PreflightFailed
+from flows.usecases.grounds import Grounds
+from planner.errors import Conflict, PreflightFailed
 
 __all__ = ["launch", "launch_path", "LAUNCHED_STATES"]
 
 LAUNCHED_STATES = ("LAUNCHED", "IN_FLIGHT", "RECALLING")
 
 
-def launch_path(draft_id: str, version: int, home: Path | None = None) -> Path:
+def launch_path(draft_id: str, version: int, home: Path) -> Path:
     """``drafts/<id>/v<n>/launch.json``: every vehicle's checks and answers of the recorded launch."""
     return draft_dir(draft_id, version, home) / "launch.json"
 
 
 def _approval_covers(ledger: Ledger, rec: DraftRecord, now: datetime) -> str:
-    rows = [a for a in ledger.approvals(rec.draft_id) if a.version == rec.version and a.decision == "APPROVED"]
-    for a in rows:
-        if a.valid_at(now, rec.plan_hash):
-            return f"approved by {a.approver} until {a.expires_time}"
-    if not rows:
-        raise ApprovalRequired(f"draft {rec.draft_id} v{rec.version} has no approval: nothing is launched")
-    last = rows[-1]
-    raise ApprovalStale(
-        f"the approval of {rec.draft_id} v{rec.version} by {last.approver} expired at {last.expires_time} "
-        f"(now {now.isoformat()}): a launch needs an approval that covers the moment it flies; replan "
-        f"(`sortie replan {rec.draft_id}`) and approve the new version"
-    )
+    """Who approved the flight until when, if an approval covers its take-off now (``covering_approval``)."""
+    a = covering_approval(rec, ledger.approvals(rec.draft_id, rec.version), now, action="launch")
+    return f"approved by {a.approver} until {a.expires_time}"
 
 
-def _plans(ledger: Ledger, rec: DraftRecord, world_dir: str | Path | None) -> dict[str, Any]:
+def _plans(grounds: Grounds, rec: DraftRecord) -> dict[str, Any]:
     """drone id → ``LaunchPlan`` of each accepted upload: the approved items, the battery need, the dock."""
-    from flows.usecases.common import load_world_at
     from flows.vehicle.launch import LaunchPlan, battery_needed_pct
     from planner.output.mission_items import mission_items
     from planner.plan import plan_from_dict
 
-    dispatch = next((d for d in ledger.dispatches(rec.draft_id) if d.version == rec.version), None)
+    dispatch = next((d for d in grounds.ledger.dispatches(rec.draft_id) if d.version == rec.version), None)
     uploads = [u for u in ((dispatch.result or {}) if dispatch else {}).get("uploads", []) if u.get("status") == "ACCEPTED"]
     plan = plan_from_dict(rec.plan or {})
-    world = load_world_at(world_dir or rec.world_dir)
+    world = grounds.world(rec.world_dir)
     reserve = float(plan.parameters.get("reserve_fraction", 0.0) or 0.0)
     out: dict[str, Any] = {}
     for u in uploads:
@@ -98,9 +90,8 @@ def launch(
     *,
     actor: str | Actor,
     now: datetime,
-    ledger: Ledger,
+    grounds: Grounds,
     link: str | Mapping[str, str] | None = None,
-    world_dir: str | Path | None = None,
     options: Any | None = None,
     audit: bool = True,
     links: Mapping[str, Any] | None = None,
@@ -108,16 +99,18 @@ def launch(
     """Launch a DISPATCHED version (see the module docstring); ``options``: ``flows.vehicle.launch.LaunchOptions``.
 
     ``links``: connected ``VehicleLink``s per drone, owned by the caller (a vehicle hub, or a follower watching
-    the take-off through the same link); a drone without one gets its link opened (and closed) here."""
+    the take-off through the same link); a drone without one gets its link from the grounds' ``Vehicles`` port
+    (and closes it) here."""
     from flows.vehicle.launch import LaunchOptions, launch_vehicle, preflight
-    from flows.vehicle.link import TELEMETRY, open_link
+    from flows.vehicle.link import TELEMETRY
 
     opts = options or LaunchOptions()
     args = {"draft_id": draft_id, "version": version, "link": link}
     actor = who(actor)
+    ledger = grounds.ledger
     with audited(ledger, actor, "launch", args, now, audit):
         rec = ledger.get_draft(draft_id, version)
-        user = authorise(rec, actor, FLIGHT_ROLES, "launch", world_dir)
+        user = authorise(rec, actor, FLIGHT_ROLES, "launch", grounds)
         if rec.state in LAUNCHED_STATES:
             return ControlResult(draft_id, rec.version, "launch", rec.state, False,
                                  f"already launched ({rec.state}): nothing was sent")
@@ -126,12 +119,12 @@ def launch(
                            "accepted by its vehicles) can be launched")
         covers = _approval_covers(ledger, rec, now)
         addresses = dispatched_links(ledger, rec, link)
-        plans = _plans(ledger, rec, world_dir)
-        bound = bindings(ledger, rec, list(addresses), world_dir)
+        plans = _plans(grounds, rec)
+        bound = bindings(grounds, rec, list(addresses))
         outcomes: list[Any] = []
         opened: list[Any] = []
         try:
-            with vehicle_lock(draft_id):
+            with vehicle_lock(grounds.home, draft_id):
                 rec = ledger.get_draft(draft_id, rec.version)
                 if rec.state != "DISPATCHED":
                     raise Conflict(f"draft {draft_id} v{rec.version} became {rec.state} meanwhile; nothing was sent")
@@ -139,8 +132,8 @@ def launch(
                 for drone_id, conn in addresses.items():  # every vehicle's checks before any vehicle flies
                     vl = (links or {}).get(drone_id)
                     if vl is None:
-                        vl = open_link(conn, bound.get(drone_id), streams=TELEMETRY,
-                                       heartbeat_timeout_s=opts.control.connect_timeout_s)
+                        vl = grounds.vehicles.open(conn, bound.get(drone_id), streams=TELEMETRY,
+                                                   heartbeat_timeout_s=opts.control.connect_timeout_s)
                         opened.append(vl)
                     checked.append((drone_id, vl, preflight(vl, plans[drone_id], opts)))
                 failing = [(d, c) for d, _, cs in checked for c in cs if not c.ok]

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from flows.ledger import Ledger
 from flows.ledger.records import DraftRecord
 from flows.usecases.actor import Actor, Policy
-from flows.usecases.common import load_world_at, user_of
+from flows.usecases.common import user_of
+from flows.usecases.grounds import Grounds
 
 __all__ = ["PendingItem", "pending", "decision_deadline", "pending_rows", "time_left", "APPROVER_ROLE"]
 
@@ -67,24 +66,24 @@ def _eligible(world: Any, rec: DraftRecord, four_eyes: bool) -> list[str]:
 
 
 def pending(
-    *, user: str | Actor | None = None, world_dir: str | Path | None = None, now: datetime,
-    policy: Policy | None = None, ledger: Ledger, limit: int = 1000,
+    *, user: str | Actor | None = None, now: datetime, policy: Policy | None = None, grounds: Grounds,
+    limit: int = 1000,
 ) -> dict[str, Any]:
     """Every waiting version (of the user's tenants when ``user`` is given), soonest deadline first."""
     pol = policy or Policy()
     tenants: list[str] | None = None
     if user:
         actor = user if isinstance(user, Actor) else Actor(user)
-        u = user_of(load_world_at(world_dir, strict=actor.mode == "server"), actor.id, "see drafts")
+        u = user_of(grounds.world(), actor.id, "see drafts")
         tenants = None if "*" in u.tenants else sorted(u.tenants)
     worlds: dict[str, Any] = {}
     items: list[PendingItem] = []
-    for rec in ledger.list_drafts(tenants=tenants, limit=limit):
+    for rec in grounds.ledger.list_drafts(tenants=tenants, limit=limit):
         if rec.state != "DRAFT" or not rec.plan_hash or rec.verdict == "block":
             continue
-        key = str(world_dir or rec.world_dir)
+        key = str(grounds.world_folder(rec.world_dir))
         if key not in worlds:
-            worlds[key] = load_world_at(key)
+            worlds[key] = grounds.world(rec.world_dir)
         deadline = decision_deadline(rec, pol.approval_ttl)
         items.append(PendingItem(
             tenant=rec.tenant, draft_id=rec.draft_id, version=rec.version, region_id=rec.region_id,

@@ -7,9 +7,10 @@ Each is gather → decide → apply:
     decide  ``drafting.draft_versions``: alternatives over fleets → version rows
     apply   draft files first, then one ledger transaction (``record_versions``)
 
-The ledger, the actor (``Actor``: id, mode, how it was proven) and ``now`` come
-in from the entry point (CLI, server, Prefect); nothing here reads the clock or
-opens the ledger from the environment. The same request (user, text, area,
+The grounds (``flows.usecases.grounds``: ledger, world, rules, where plans are
+decided), the actor (``Actor``: id, mode, how it was proven) and ``now`` come
+in from the authority; nothing here reads the clock or opens the ledger from
+the environment. The same request (user, text, area,
 world snapshot, ``now``) is the same draft: planning it again returns the
 recorded draft, which is what makes a killed ``sortie plan`` safe to rerun.
 
@@ -42,12 +43,13 @@ from flows.usecases.common import (  # the budget lives there: requests plans an
     planning_budget,
     user_of,
 )
-from flows.usecases.draftfiles import files_of
+from flows.usecases.draftfiles import files_of, write_files
+from flows.usecases.grounds import Grounds
 from flows.usecases.intake import extract_request as _extract
 from flows.usecases.intake import record_drafted as _apply
 from flows.usecases.intake import with_coverage_target as _with_coverage_target
 from flows.usecases.views import DraftSummary, summarize
-from planner.errors import Conflict, Forbidden, InvalidArgument, SortieError
+from planner.errors import Conflict, Forbidden, InvalidArgument
 from planner.plan import Plan, plan_from_dict
 from planner.world.model import World
 
@@ -71,23 +73,18 @@ def read_area(area_geojson: Any) -> BaseGeometry:
     return drafting.parse_area(data)
 
 
-def ensure_files(rec: DraftRecord, home: Path, world: World | None = None) -> dict[str, str]:
+def ensure_files(rec: DraftRecord, home: Path, world: World) -> dict[str, str]:
     """A version's files, rewritten from the ledger when missing (say after a crash between commit and write)."""
     files = files_of(rec.draft_id, rec.version, home)
     if "draft" in files and ("map" in files or rec.plan is None):
         return files
-    if world is None:
-        try:
-            world = load_world_at(rec.world_dir)
-        except SortieError:
-            return files
     plan = None if rec.plan is None else plan_from_dict(rec.plan)
     return write_files(rec.draft_id, rec.version, plan, world, summarize(rec, files={}).to_dict(), home)
 
 
 def _gather_request(
     *, text: str, region_id: str | None, area_geojson: Any, actor: Actor, world: World, now: datetime,
-    llm_settings: Any | None, rules_path: str | Path | None = None, coverage_target: float | None = None,
+    llm_settings: Any | None, rules_path: str | Path | None, coverage_target: float | None = None,
     relayed_by: str | None = None,
 ) -> tuple[Any, BaseGeometry, str | None, str, dict[str, Any] | None]:
     """Validate the request, extract the intent, settle the area, region and tenant, check the planner role (and,
@@ -154,11 +151,9 @@ def plan_draft(
     region_id: str | None = None,
     area_geojson: Any = None,
     requested_by: str | Actor,
-    world_dir: str | Path | None = None,
     now: datetime,
-    rules_path: str | Path | None = None,
+    grounds: Grounds,
     llm_settings: Any | None = None,
-    ledger: Ledger,
     coverage_target: float | None = None,
     relayed_by: str | None = None,
 ) -> DraftSummary:
@@ -177,13 +172,14 @@ def plan_draft(
     world returns the already recorded draft (``created=False``).
     """
     actor = requested_by if isinstance(requested_by, Actor) else Actor(requested_by)
-    wdir = resolve_world_dir(world_dir)
-    world = load_world_at(wdir, strict=actor.mode == "server")
+    ledger = grounds.ledger
+    wdir = grounds.world_folder()
+    world = grounds.world()
     extraction, area, region_id, tenant, area_doc = _gather_request(
         text=text, region_id=region_id, area_geojson=area_geojson, actor=actor, world=world, now=now,
-        llm_settings=llm_settings, rules_path=rules_path, coverage_target=coverage_target, relayed_by=relayed_by,
+        llm_settings=llm_settings, rules_path=grounds.rules, coverage_target=coverage_target, relayed_by=relayed_by,
     )
-    rule_set = load_rules(rules_path)
+    rule_set = grounds.rule_set()
     # The rule set is part of the request: the same words planned under other rules are another draft.
     key = drafting.request_key("plan", actor.id, text, region_id, area_doc, now.isoformat(), world.snapshot_hash,
                                rule_set.sha256, *_coverage_key(coverage_target))
@@ -205,7 +201,8 @@ def plan_draft(
         draft_id=draft_id, request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id, text=text,
         intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),
     )
-    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rule_set, now, 1, planning_budget())
+    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rule_set, now, 1, planning_budget(),
+                                                   decide=grounds.decide)
     try:
         recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=None)
     except Conflict:
@@ -279,10 +276,8 @@ def replan(
     draft_id: str,
     *,
     requested_by: str | Actor,
-    world_dir: str | Path | None = None,
     now: datetime,
-    rules_path: str | Path | None = None,
-    ledger: Ledger,
+    grounds: Grounds,
 ) -> DraftSummary:
     """Plan the draft's request again on a fresh world at ``now``: a new version; the old one SUPERSEDED.
 
@@ -291,11 +286,12 @@ def replan(
     ``Conflict``.
     """
     actor = requested_by if isinstance(requested_by, Actor) else Actor(requested_by)
+    ledger = grounds.ledger
     latest = ledger.get_draft(draft_id)
     if latest.state not in _REPLANNABLE:
         raise Conflict(f"draft {draft_id} v{latest.version} is {latest.state}; it can no longer be replanned")
-    wdir = resolve_world_dir(world_dir or latest.world_dir)
-    world = load_world_at(wdir, strict=actor.mode == "server")
+    wdir = grounds.world_folder(latest.world_dir)
+    world = grounds.world(latest.world_dir)
     user = user_of(world, actor.id, "replan")
     if not user.may("planner", latest.tenant, latest.region_id):
         raise Forbidden(f"{user.id} may not plan for tenant {latest.tenant}")
@@ -312,7 +308,8 @@ def replan(
         area=drafting.area_dict(area), world_dir=str(wdir),
     )
     rows, reasons, plans = drafting.draft_versions(
-        req, extraction, area, world, load_rules(rules_path), now, latest.version + 1, planning_budget()
+        req, extraction, area, world, grounds.rule_set(), now, latest.version + 1, planning_budget(),
+        decide=grounds.decide,
     )
     supersede = latest if latest.state in _SUPERSEDABLE else None
     recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=supersede)

@@ -17,7 +17,8 @@ from typing import Any
 from flows.ledger import Ledger
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
-from flows.usecases.common import load_world_at, user_of
+from flows.usecases.common import user_of
+from flows.usecases.grounds import Grounds
 from flows.usecases.draftfiles import draft_dir, files_of
 from flows.usecases.views import DraftSummary, summarize
 from planner.errors import Conflict, Forbidden, InvalidArgument, NotFound
@@ -29,11 +30,11 @@ __all__ = ["EXPORT_FORMATS", "check_visible", "list_drafts", "show_draft", "diff
 EXPORT_FORMATS = ("geojson", "qgc", "waypoints", "kml")
 
 
-def check_visible(draft_id: str, user: str | Actor, *, world_dir: str | Path | None = None, ledger: Ledger) -> None:
+def check_visible(draft_id: str, user: str | Actor, *, grounds: Grounds) -> None:
     """Refuse unless ``user`` belongs to the draft's tenant (``Forbidden`` locally, ``NotFound`` on a server)."""
     actor = user if isinstance(user, Actor) else Actor(user)
-    rec = ledger.get_draft(draft_id)
-    world = load_world_at(world_dir or rec.world_dir, strict=actor.mode == "server")
+    rec = grounds.ledger.get_draft(draft_id)
+    world = grounds.world(rec.world_dir)
     u = user_of(world, actor.id, "see drafts")
     if rec.tenant not in u.tenants and "*" not in u.tenants:
         if actor.mode == "server":
@@ -41,16 +42,14 @@ def check_visible(draft_id: str, user: str | Actor, *, world_dir: str | Path | N
         raise Forbidden(f"{u.id} does not see drafts of tenant {rec.tenant}")
 
 
-def list_drafts(*, user: str | Actor | None = None, world_dir: str | Path | None = None, limit: int = 200,
-                ledger: Ledger) -> list[DraftSummary]:
+def list_drafts(*, user: str | Actor | None = None, limit: int = 200, grounds: Grounds) -> list[DraftSummary]:
     """The latest version of each draft, newest first; only the user's tenants when ``user`` is given."""
     tenants: list[str] | None = None
     if user:
         actor = user if isinstance(user, Actor) else Actor(user)
-        world = load_world_at(world_dir, strict=actor.mode == "server")
-        u = user_of(world, actor.id, "see drafts")
+        u = user_of(grounds.world(), actor.id, "see drafts")
         tenants = None if "*" in u.tenants else sorted(u.tenants)
-    home = ledger.path.parent
+    ledger, home = grounds.ledger, grounds.home
     return [summarize(r, files=files_of(r.draft_id, r.version, home)) for r in ledger.list_drafts(tenants=tenants, limit=limit)]
 
 
@@ -93,12 +92,12 @@ def draft_log(draft_id: str, *, ledger: Ledger) -> dict[str, Any]:
     }
 
 
-def export_bytes(draft_id: str, version: int | None, fmt: str, *, world_dir: str | Path | None = None,
-                 sortie: int = 0, ledger: Ledger) -> tuple[int, bytes, str]:
+def export_bytes(draft_id: str, version: int | None, fmt: str, *, sortie: int = 0,
+                 grounds: Grounds) -> tuple[int, bytes, str]:
     """A version's plan as geojson | qgc | waypoints | kml: (version, bytes, file suffix); nothing written."""
     if fmt not in EXPORT_FORMATS:
         raise InvalidArgument(f"format {fmt!r}: expected one of {', '.join(EXPORT_FORMATS)}")
-    rec = ledger.get_draft(draft_id, version)
+    rec = grounds.ledger.get_draft(draft_id, version)
     if rec.plan is None:
         raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state} and has no plan to export")
     plan = plan_from_dict(rec.plan)
@@ -110,7 +109,7 @@ def export_bytes(draft_id: str, version: int | None, fmt: str, *, world_dir: str
     elif fmt == "kml":
         data = files.plan_kml(plan)
     else:
-        world = load_world_at(world_dir or rec.world_dir)
+        world = grounds.world(rec.world_dir)
         if sortie < 0 or sortie >= len(plan.sorties):
             raise InvalidArgument(f"sortie {sortie} is not in the plan (it has {len(plan.sorties)})")
         maker = files.qgc_plan if fmt == "qgc" else files.mission_planner_waypoints
@@ -126,14 +125,14 @@ def write_export(target: Path, data: bytes) -> None:
     os.replace(tmp, target)
 
 
-def export(draft_id: str, version: int | None, fmt: str, *, out: str | Path | None = None,
-           world_dir: str | Path | None = None, sortie: int = 0, ledger: Ledger) -> dict[str, Any]:
+def export(draft_id: str, version: int | None, fmt: str, *, out: str | Path | None = None, sortie: int = 0,
+           grounds: Grounds) -> dict[str, Any]:
     """Write a version's plan as geojson | qgc | waypoints | kml (``planner.output.export_files``); returns the path.
 
     QGroundControl ``.plan`` and Mission Planner ``.waypoints`` hold one vehicle's
     mission: ``sortie`` picks which (default the first).
     """
-    ver, data, suffix = export_bytes(draft_id, version, fmt, world_dir=world_dir, sortie=sortie, ledger=ledger)
-    target = Path(out) if out else draft_dir(draft_id, ver, ledger.path.parent) / f"mission{suffix}"
+    ver, data, suffix = export_bytes(draft_id, version, fmt, sortie=sortie, grounds=grounds)
+    target = Path(out) if out else draft_dir(draft_id, ver, grounds.home) / f"mission{suffix}"
     write_export(target, data)
     return {"draft_id": draft_id, "version": ver, "format": fmt, "path": str(target), "bytes": target.stat().st_size}

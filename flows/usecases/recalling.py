@@ -30,10 +30,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from flows.ledger import DraftRecord, Ledger
+from flows.ledger import DraftRecord
 from flows.usecases.actor import Actor
 from flows.usecases.control_kit import (
     FLIGHT_ROLES,
@@ -47,6 +46,7 @@ from flows.usecases.control_kit import (
     vehicle_lock,
     who,
 )
+from flows.usecases.grounds import Grounds
 from planner.errors import Conflict, DeviceUnavailable
 
 __all__ = ["recall", "RECALL_HOME_M"]
@@ -57,7 +57,7 @@ ENDED = ("SUCCEEDED", "ABORTED", "RECALLED")
 
 
 def recall(
-    ledger: Ledger,
+    grounds: Grounds,
     draft_id: str,
     version: int | None = None,
     *,
@@ -66,7 +66,6 @@ def recall(
     land_here: bool = False,
     reason: str = "",
     link: str | Mapping[str, str] | None = None,
-    world_dir: str | Path | None = None,
     options: Any | None = None,
     wait_s: float = 0.0,
     audit: bool = True,
@@ -83,16 +82,17 @@ def recall(
     kind = "land in place" if land_here else "return to launch"
     args = {"draft_id": draft_id, "version": version, "land_here": land_here, "reason": reason, "link": link}
     actor = who(actor)
+    ledger = grounds.ledger
     with audited(ledger, actor, "recall", args, now, audit):
         rec = ledger.get_draft(draft_id, version)
-        user = authorise(rec, actor, FLIGHT_ROLES, "recall", world_dir)
+        user = authorise(rec, actor, FLIGHT_ROLES, "recall", grounds)
         if rec.state == "RECALLED":
             return ControlResult(draft_id, rec.version, "recall", rec.state, False, "already recalled and landed")
         if rec.state not in NOT_FLOWN + ("IN_FLIGHT", "RECALLING"):
             raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a mission in flight can be recalled"
                            + (" (before dispatch: `sortie cancel`)" if rec.state in ("DRAFT", "APPROVED") else ""))
         links = dispatched_links(ledger, rec, link)
-        bound = bindings(ledger, rec, list(links), world_dir)
+        bound = bindings(grounds, rec, list(links))
         why = f"recalled by {user} ({kind})" + (f": {reason}" if reason else "")
         changed = False
         if rec.state == "IN_FLIGHT":
@@ -108,9 +108,9 @@ def recall(
         vehicles: list[dict[str, Any]] = []
         controllers: list[tuple[str, Any]] = []
         try:
-            with vehicle_lock(draft_id):
+            with vehicle_lock(grounds.home, draft_id):
                 for drone_id, conn in links.items():
-                    vc = VehicleController(conn, options, binding=bound.get(drone_id))
+                    vc = VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles)
                     controllers.append((drone_id, vc))
                     view = vc.connect()
                     if not view.armed:
@@ -153,7 +153,7 @@ def recall(
                 raise error(f"{v['drone_id']}: the recall is recorded but the vehicle does not show it: {v['detail']}; "
                             "run the recall again", details={"vehicles": vehicles, "state": rec.state})
             if wait_s > 0 and rec.state == "RECALLING":
-                rec = _follow_to_landing(ledger, rec, controllers, vehicles, user, now, wait_s, world_dir, land_here)
+                rec = _follow_to_landing(grounds, rec, controllers, vehicles, user, now, wait_s, land_here)
         finally:
             for _, vc in controllers:
                 vc.close()
@@ -186,13 +186,12 @@ def _verdict(drone_id: str, view: Any, dock: Any, land_here: bool) -> tuple[bool
     return False, f"{drone_id} landed {off:.0f} m from dock {dock.id} (limit {RECALL_HOME_M:g} m) in mode {view.mode}", off
 
 
-def _follow_to_landing(ledger: Ledger, rec: DraftRecord, controllers: list[tuple[str, Any]],
+def _follow_to_landing(grounds: Grounds, rec: DraftRecord, controllers: list[tuple[str, Any]],
                        vehicles: list[dict[str, Any]], actor: str, now: datetime, wait_s: float,
-                       world_dir: str | Path | None, land_here: bool) -> DraftRecord:
+                       land_here: bool) -> DraftRecord:
     """Follow each recalled vehicle to its landing (bounded) and record the end the vehicle shows."""
-    from flows.usecases.common import load_world_at
-
-    world = load_world_at(world_dir or rec.world_dir)
+    ledger = grounds.ledger
+    world = grounds.world(rec.world_dir)
     deadline = time.monotonic() + wait_s
     verdicts: list[tuple[bool | None, str]] = []
     for drone_id, vc in controllers:

@@ -2,7 +2,7 @@
 
 ``build_report`` gathers it from the ledger (draft, findings, approvals,
 dispatch, events, monitor alerts) and the recorded flight
-(``flows.vehicle.monitor.load_flight``) and renders one Markdown text an inspector can
+(``flows.usecases.monitoring.load_flight``) and renders one Markdown text an inspector can
 file; the same text is the Prefect artifact (``markdown_for_artifact`` embeds
 the map as a ``data:`` URI instead of a file link). ``write_report`` puts
 ``report.md`` and ``flown.png`` (the plan's map picture with the flown track
@@ -28,8 +28,8 @@ from typing import Any
 
 from shapely.geometry import LineString, Point
 
-from flows.ledger import Ledger, open_ledger
-from flows.vehicle.monitor import load_flight
+from flows.usecases.grounds import Grounds
+from flows.usecases.monitoring import load_flight
 from planner.errors import SortieError
 from planner.plan import Plan, plan_from_dict
 
@@ -156,13 +156,10 @@ def _tracks(flight: dict[str, Any] | None) -> dict[str, list[tuple[float, float]
     return {f["drone_id"]: [(p[1], p[2]) for p in f.get("track", [])] for f in flight.get("flights", [])}
 
 
-def build_report(draft_id: str, version: int | None = None, *, with_map: bool = True,
-                 ledger: Ledger | None = None) -> Report:
-    """The report of one version (the latest when ``version`` is None), from the ledger (the authority's; default
-    ``SORTIE_HOME``'s) and the flight record."""
-    from flows.usecases.common import load_world_at
-
-    ledger = ledger if ledger is not None else open_ledger()
+def build_report(draft_id: str, version: int | None = None, *, with_map: bool = True, grounds: Grounds) -> Report:
+    """The report of one version (the latest when ``version`` is None), from the authority's ledger and the flight
+    record in its home."""
+    ledger = grounds.ledger
     rec = ledger.get_draft(draft_id, version)
     version = rec.version
     plan = plan_from_dict(rec.plan) if rec.plan else None
@@ -180,7 +177,7 @@ def build_report(draft_id: str, version: int | None = None, *, with_map: bool = 
         try:
             from planner.output.mapimage import render_plan_png
 
-            png = render_plan_png(plan, load_world_at(rec.world_dir), flown_wgs84=tracks or None)
+            png = render_plan_png(plan, grounds.world(rec.world_dir), flown_wgs84=tracks or None)
         except SortieError:
             png = None
 
@@ -443,9 +440,9 @@ def markdown_for_artifact(report: Report) -> str:
     return report.markdown.replace("](flown.png)", f"]({uri})")
 
 
-def write_report(report: Report, out: str | Path | None = None, *, home: Path | None = None) -> dict[str, str]:
+def write_report(report: Report, out: str | Path | None = None, *, home: Path) -> dict[str, str]:
     """Write ``report.md`` (or ``out``) and ``flown.png`` beside it; returns the paths (also kept in ``files``).
-    ``home``: whose draft folders (default ``SORTIE_HOME``)."""
+    ``home``: whose draft folders (the authority's)."""
     from flows.context import draft_dir
 
     path = Path(out) if out is not None else draft_dir(report.draft_id, report.version, home) / "report.md"
@@ -463,7 +460,7 @@ def write_report(report: Report, out: str | Path | None = None, *, home: Path | 
     return files
 
 
-def _load_launch(draft_id: str, version: int, home: Path | None = None) -> dict[str, Any] | None:
+def _load_launch(draft_id: str, version: int, home: Path) -> dict[str, Any] | None:
     """The recorded launch of a version (``launch.json``, ``flows.usecases.launching``) in ``home``'s draft
     folders (the authority's), or None."""
     import json

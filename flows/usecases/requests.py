@@ -35,12 +35,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from flows.context import resolve_world_dir
 from flows.ledger import Ledger, RequestTurn
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
-from flows.usecases.common import load_rules, load_world_at, planning_budget, user_of
+from flows.usecases.common import planning_budget, user_of
 from flows.usecases.draftfiles import files_of
+from flows.usecases.grounds import Grounds
 from flows.usecases.views import DraftSummary, summarize
 from planner.errors import Conflict, Forbidden, InvalidArgument, NotFound, RequestExpired
 from planner.world.model import World
@@ -137,16 +137,14 @@ def _seen(world: World, who: Actor, turn: RequestTurn) -> Any:
     return user
 
 
-def show(request_id: str, *, viewer: Actor | None, world_dir: str | Path | None, now: datetime,
-         ledger: Ledger) -> dict[str, Any]:
+def show(request_id: str, *, viewer: Actor | None, now: datetime, grounds: Grounds) -> dict[str, Any]:
     """The request, its open questions (or the draft it planned), every answer and every turn."""
-    turns = ledger.request_turns(request_id)
+    turns = grounds.ledger.request_turns(request_id)
     if not turns:
         raise NotFound(f"request {request_id!r} is not in the ledger")
     latest = turns[-1]
     if viewer is not None and viewer.id:
-        _seen(load_world_at(world_dir or latest.request.get("world_dir"), strict=viewer.mode == "server"), viewer,
-              latest)
+        _seen(grounds.world(latest.request.get("world_dir")), viewer, latest)
     out = {k: v for k, v in latest.to_dict().items() if k not in ("request", "actor", "reason", "turn_time")}
     due = latest.state == "OPEN" and now >= datetime.fromisoformat(latest.expires_time)
     out.update(state="EXPIRED" if due else latest.state, read_at=latest.request.get("read_at"),
@@ -245,16 +243,17 @@ def _refuse_closed(turn: RequestTurn, who: str, now: datetime, ledger: Ledger) -
                              "request again", details={"request_id": turn.request_id, "state": "EXPIRED"})
 
 
-def answer(request_id: str, answers: Sequence[str], *, answerer: Actor, world_dir: str | Path | None, now: datetime,
-           rules_path: str | Path | None = None, llm_settings: Any | None = None, ledger: Ledger) -> DraftSummary:
+def answer(request_id: str, answers: Sequence[str], *, answerer: Actor, now: datetime, grounds: Grounds,
+           llm_settings: Any | None = None) -> DraftSummary:
     """Answer an open request and plan it as a new draft (see the module docstring); ``NEEDS_CLARIFICATION`` again
     (same request id, the follow-up questions) when an answer raised new questions."""
     from flows.usecases.intake import record_drafted, with_coverage_target
     from intents.extract import Extraction
 
+    ledger = grounds.ledger
     latest = ledger.latest_request(request_id)
-    wdir = resolve_world_dir(world_dir or latest.request.get("world_dir"))
-    world = load_world_at(wdir, strict=answerer.mode == "server")
+    wdir = grounds.world_folder(latest.request.get("world_dir"))
+    world = grounds.world(latest.request.get("world_dir"))
     user = _seen(world, answerer, latest)
     if not user.may("planner", latest.tenant, latest.region_id):
         raise Forbidden(f"{user.id} may not plan for tenant {latest.tenant}"
@@ -263,7 +262,7 @@ def answer(request_id: str, answers: Sequence[str], *, answerer: Actor, world_di
     _refuse_closed(latest, answerer.id, now, ledger)
     given = split_answers(latest, answers)
     every = {a["id"]: a["answer"] for a in latest.answers} | given
-    extraction = _extract(latest, world, rules_path, llm_settings, every)
+    extraction = _extract(latest, world, grounds.rules, llm_settings, every)
     stamped = _stamped(extraction.answered, given, latest.answers, answerer.id, now, request_id)
     if extraction.needs_clarification:
         follow = latest.next(state="OPEN", questions=[q.model_dump(mode="json") for q in extraction.questions],
@@ -278,7 +277,7 @@ def answer(request_id: str, answers: Sequence[str], *, answerer: Actor, world_di
     from shapely.geometry import shape
 
     area = shape(latest.request["area"])
-    rules = load_rules(rules_path)
+    rules = grounds.rule_set()
     key = drafting.request_key("answered", request_id, sorted(every.items()), now.isoformat(), world.snapshot_hash,
                                rules.sha256)
     draft_id = "d-" + key[:12]
@@ -286,7 +285,8 @@ def answer(request_id: str, answers: Sequence[str], *, answerer: Actor, world_di
     req = drafting.Request(draft_id=draft_id, request_key=key, tenant=latest.tenant, region_id=latest.region_id,
                            requested_by=latest.requested_by, text=latest.request_text, intent_doc=doc,
                            area=drafting.area_dict(area), world_dir=str(wdir))
-    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rules, now, 1, planning_budget())
+    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rules, now, 1, planning_budget(),
+                                                   decide=grounds.decide)
     planned = latest.next(state="PLANNED", questions=[], answers=stamped, actor=answerer.id, draft_id=draft_id,
                           reason=f"answered and planned as {draft_id}", turn_time=now.isoformat())
     try:

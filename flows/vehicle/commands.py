@@ -42,16 +42,15 @@ are ``flows.vehicle.launch``'s.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
+from flows.vehicle.vehicles import PER_CALL, Vehicles  # noqa: E402
 from flows.vehicle.view import VehicleView  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
 
@@ -225,18 +224,19 @@ class VehicleController:
     """Commands to one vehicle through a ``VehicleLink``; a context manager (closes the link it opened itself).
 
     ``link``: a connected ``VehicleLink`` (kept open: its owner closes it) or a connection string, opened here
-    with ``binding`` (``flows.vehicle.link.open_link``) and the streams that confirm commands.
+    through ``vehicles`` (the authority's port: a held link is lent) with ``binding`` and the streams that
+    confirm commands.
     """
 
     def __init__(self, link: Any, options: ControlOptions | None = None, *, binding: VehicleBinding | None = None,
-                 streams: Any = None) -> None:
-        from flows.vehicle.link import CONTROL_STREAMS, VehicleLink, open_link  # pymavlink: only when commanded
+                 streams: Any = None, vehicles: Vehicles = PER_CALL) -> None:
+        from flows.vehicle.link import CONTROL_STREAMS, VehicleLink  # pymavlink: only when commanded
 
         self.options = options or ControlOptions()
         if isinstance(link, VehicleLink):
             self.link, self._owned = link, False
         else:
-            self.link = open_link(str(link), binding, connect=False,
+            self.link = vehicles.open(str(link), binding, connect=False,
                                   streams=CONTROL_STREAMS if streams is None else streams,
                                   heartbeat_timeout_s=self.options.connect_timeout_s,
                                   stream_ack_s=self.options.stream_ack_s, component_id=CONTROL_COMPONENT_ID)

@@ -1,7 +1,7 @@
 """What following a flight records: the options, the plan's expectation, the flight seen.
 
 Shared by the per-drone follower (``flows.vehicle.follow``), the mission-level
-monitor (``flows.vehicle.monitor``), the simulators and the report; plain data
+monitor (``flows.usecases.monitoring``), the simulators and the report; plain data
 with no link, so reading a flight never loads MAVLink.
 """
 

@@ -1,6 +1,6 @@
 """Following one drone over MAVLink: telemetry in, state and alerts out.
 
-The per-drone half of ``flows.vehicle.monitor`` (which opens the ledger and moves
+The per-drone half of ``flows.usecases.monitoring`` (which opens the ledger and moves
 the mission's state): ``follow_flight`` polls each vehicle's link
 (``flows.vehicle.link``: bound to the drone, the follower's streams asked on
 every (re)connection — ArduPilot sends no position, progress or battery to a
@@ -25,17 +25,16 @@ heartbeats on a timer and the stream requests of the link.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
 from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions  # noqa: E402
 from flows.vehicle.modes import mode_name  # noqa: E402
+from flows.vehicle.vehicles import PER_CALL, Vehicles  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
 
 __all__ = [
@@ -79,8 +78,8 @@ class _Follower:
 
     def __init__(self, exp: Expectation, opts: MonitorOptions, notify: Callable[[DroneFlight, str, dict[str, Any]], None],
                  recalled: Callable[[], bool] | None = None, *, binding: VehicleBinding | None = None,
-                 link: Any = None):
-        from flows.vehicle.link import TELEMETRY, open_link  # pymavlink: only when a flight is actually followed
+                 link: Any = None, vehicles: Vehicles = PER_CALL):
+        from flows.vehicle.link import TELEMETRY  # pymavlink: only when a flight is actually followed
 
         self.exp = exp
         self.recalled = recalled or (lambda: False)
@@ -90,8 +89,8 @@ class _Follower:
         if link is not None:
             self.link, self._owned = link, False
         else:
-            self.link = open_link(exp.link, binding, connect=False, streams=TELEMETRY,
-                                  component_id=MONITOR_COMPONENT_ID)
+            self.link = vehicles.open(exp.link, binding, connect=False, streams=TELEMETRY,
+                                      component_id=MONITOR_COMPONENT_ID)
             self._owned = True
         self.started_wall = time.monotonic()
         self.waiting_said_s = 0.0  # seconds into the watch of the last "waiting" notice (before take-off)
@@ -430,6 +429,7 @@ def follow_flight(
     *,
     bindings: dict[str, VehicleBinding] | None = None,
     links: dict[str, Any] | None = None,
+    vehicles: Vehicles = PER_CALL,
 ) -> list[DroneFlight]:
     """Follow every vehicle until each has ended (or the budget runs out); bounded in time and messages.
 
@@ -440,14 +440,15 @@ def follow_flight(
     something sent. ``recalled()`` says whether an operator recalled the mission
     (asked only when the vehicle switches to RTL/LAND or lands). ``bindings``:
     each drone's ``VehicleBinding`` (its links are opened with it); ``links``:
-    already connected links to follow through instead (a long-lived owner's).
+    already connected links to follow through instead (a long-lived owner's); ``vehicles``: the authority's port
+    the others are opened through (a held link is lent).
     """
     opts = options or MonitorOptions()
     if not expectations:
         raise InvalidArgument("nothing to monitor: no dispatched vehicle")
     sink: Notify = notify or (lambda f, what, data: None)
     followers = [_Follower(e, opts, sink, recalled, binding=(bindings or {}).get(e.drone_id),
-                           link=(links or {}).get(e.drone_id)) for e in expectations]
+                           link=(links or {}).get(e.drone_id), vehicles=vehicles) for e in expectations]
     deadline = time.monotonic() + opts.timeout_s
     last_hb = 0.0
     total = 0

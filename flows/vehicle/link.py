@@ -31,21 +31,19 @@ SITL, observed"):
 Every message of the vehicle updates ``view`` (``flows.vehicle.view``), so a
 part reads the vehicle's own state, never a value it has not sent.
 
-A link held by the server's vehicle hub is lent by ``open_link`` to every part
-that opens the same address (``flows.vehicle.lending``).
+A link held by a vehicle hub is lent to every part that opens the same address
+through the hub's ``Vehicles`` port (``flows.vehicle.vehicles``), never here.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
 from flows.vehicle.peer import PeerUdpIn, busy_hint, nothing_listens, open_hint, open_peer  # noqa: E402
@@ -139,7 +137,7 @@ class VehicleLink:
         self.sessions = 0  # vehicle session restarts seen (its boot time went back: a reboot)
         self._subscribers: list[Subscriber] = []
         self._lock = threading.RLock()
-        self.leases = 0  # parts this link is lent to (``flows.vehicle.lending``); its owner does not read meanwhile
+        self.leases = 0  # parts this link is lent to (``vehicles.HeldLinks``); its owner does not read meanwhile
         self._last_hello = 0.0
         self._last_rx = 0.0
 
@@ -163,7 +161,7 @@ class VehicleLink:
             pass
 
     def lend(self) -> "VehicleLink":
-        """One more part speaks through this link (``flows.vehicle.lending``); its ``close()`` returns the lease."""
+        """One more part speaks through this link (``vehicles.HeldLinks``); its ``close()`` returns the lease."""
         with self._lock:
             self.leases += 1
         return self
@@ -484,15 +482,9 @@ def open_link(connection: str, binding: VehicleBinding | None = None, *, connect
 
     The one function that opens a MAVLink connection in sortie (see the module
     docstring). On any failure the socket is closed before the error is raised.
-    Where a long-lived owner holds a link to ``connection`` (the server's vehicle
-    hub), that link is lent instead (``flows.vehicle.lending``): no second
-    connection to a vehicle.
+    A part that speaks to a vehicle reaches it through a ``Vehicles`` port
+    (``flows.vehicle.vehicles``), which lends a held link where its owner holds one.
     """
-    from flows.vehicle.lending import borrow
-
-    lent = borrow(connection, binding, connect=connect, deadline=deadline, streams=streams)
-    if lent is not None:
-        return lent
     link = VehicleLink(connection, binding, streams=streams, heartbeat_timeout_s=heartbeat_timeout_s,
                        stream_ack_s=stream_ack_s, component_id=component_id)
     if connect:

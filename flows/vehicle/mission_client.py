@@ -40,13 +40,11 @@ up longer, or whose uptime is unknown, is a refusal.
 
 from __future__ import annotations
 
-import os
 import struct
 import time
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 from flows.vehicle.link import VehicleLink  # noqa: E402
 from flows.vehicle.transfer import Transfer, result_name  # noqa: E402

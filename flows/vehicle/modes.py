@@ -12,9 +12,7 @@ sub modes LOITER=3, MISSION=4, RTL=5, LAND=6; main POSCTL=3 ... ).
 
 from __future__ import annotations
 
-import os
 
-os.environ.setdefault("MAVLINK20", "1")
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
 from planner.output.mission_items import MissionItem  # noqa: E402

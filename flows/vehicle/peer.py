@@ -30,15 +30,13 @@ bytes from its configured peer alone, and counts what it refused
 from __future__ import annotations
 
 import errno
-import os
 import socket
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 from flows.vehicle.udp_exclusive import ExclusiveUdpIn  # noqa: E402
 

@@ -20,12 +20,10 @@ The timestamp is MAVLink's signing clock: 10 µs units since 2015-01-01 UTC.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
 
 from flows.vehicle.binding import VehicleBinding
 from flows.vehicle.link import VehicleLink

@@ -20,7 +20,8 @@ from typing import Any
 
 from flows.vehicle.binding import AUTOPILOT_DIALECT, VehicleBinding, binding_for
 from flows.vehicle.leftovers import UPLOAD_ORDER
-from flows.vehicle.link import VehicleLink, open_link
+from flows.vehicle.link import VehicleLink
+from flows.vehicle.vehicles import PER_CALL, Vehicles
 from flows.vehicle.mission_client import MissionClient
 from planner.errors import DispatchUncertain, InvalidArgument
 from planner.output.mission_items import MISSION_TYPE_NAMES, EndAction, mission_set
@@ -68,10 +69,11 @@ def read_back(
     heartbeat_timeout_s: float = 5.0,
     on_attempt: AttemptCallback | None = None,
     binding: VehicleBinding | None = None,
+    vehicles: Vehicles = PER_CALL,
 ) -> tuple[dict[int, tuple[Any, ...]], dict[str, Any]]:
     """Download fence, mission and rally from the vehicle on ``conn``; sends nothing else.
 
-    ``conn``: a connection string (opened with ``binding``) or a connected
+    ``conn``: a connection string (opened with ``binding`` through ``vehicles``) or a connected
     ``VehicleLink``. Returns the rows per mission type and the vehicle's ids.
     Raises ``DeviceUnavailable`` without a heartbeat, ``DeviceMismatch`` when
     another vehicle than ``binding`` answers, and ``DispatchUncertain`` when a
@@ -80,7 +82,7 @@ def read_back(
     deadline = time.monotonic() + timeout_s
     held: dict[int, tuple[Any, ...]] = {}
     owned = not isinstance(conn, VehicleLink)
-    link = open_link(conn, binding, streams={}, deadline=deadline, heartbeat_timeout_s=heartbeat_timeout_s) \
+    link = vehicles.open(conn, binding, streams={}, deadline=deadline, heartbeat_timeout_s=heartbeat_timeout_s) \
         if not isinstance(conn, VehicleLink) else conn
     try:
         ml = MissionClient(link, retry_s=retry_s, max_retries=max_retries)
@@ -126,6 +128,7 @@ def verify_plan(
     end: EndAction = "land",
     key_store: Path | None = None,
     links: Mapping[str, VehicleLink] | None = None,
+    vehicles: Vehicles = PER_CALL,
 ) -> VerifyResult:
     """Read every drone's fence, mission and rally back and compare them with the plan.
 
@@ -135,7 +138,7 @@ def verify_plan(
     when a vehicle cannot be read.
     """
     sorties, _ = first_sorties(plan)
-    vehicles: list[dict[str, Any]] = []
+    read: list[dict[str, Any]] = []
     for s in sorties:
         conn = link_for(s.drone_id, world, link, len(sorties))
         ms = mission_set(plan, s, world, end=end)
@@ -143,16 +146,16 @@ def verify_plan(
         held, vehicle = read_back(
             given if given is not None else conn, timeout_s=timeout_s, retry_s=retry_s, max_retries=max_retries,
             heartbeat_timeout_s=heartbeat_timeout_s, on_attempt=on_attempt,
-            binding=binding_for(world.drone(s.drone_id), key_store),
+            binding=binding_for(world.drone(s.drone_id), key_store), vehicles=vehicles,
         )
         diffs = {
             MISSION_TYPE_NAMES[t]: list(compare_items(ms.items_of(t), held[t], dialect=ms.dialect, mission_type=t))  # type: ignore[arg-type]
             for t in UPLOAD_ORDER
         }
-        vehicles.append({
+        read.append({
             "drone_id": s.drone_id, "sortie_index": s.index, "link": conn, "dialect": ms.dialect, "vehicle": vehicle,
             "matches": not any(diffs.values()), "differences": {k: v[:10] for k, v in diffs.items() if v},
             "counts": {MISSION_TYPE_NAMES[t]: len(held[t]) for t in UPLOAD_ORDER},
             "planned_counts": {MISSION_TYPE_NAMES[t]: len(ms.items_of(t)) for t in UPLOAD_ORDER},
         })
-    return VerifyResult(matches=all(v["matches"] for v in vehicles), vehicles=vehicles)
+    return VerifyResult(matches=all(v["matches"] for v in read), vehicles=read)

@@ -7,12 +7,10 @@ MAVLink definitions do.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 from planner.output.mission_items import MISSION_TYPE_NAMES, MissionItem  # noqa: E402
 

@@ -18,11 +18,9 @@ pymavlink's own.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-os.environ.setdefault("MAVLINK20", "1")
-from pymavlink import mavutil  # noqa: E402
+from flows.mavlink import mavutil  # noqa: E402
 
 __all__ = ["ExclusiveUdpIn", "mavlink_connection"]
 

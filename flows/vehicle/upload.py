@@ -56,6 +56,7 @@ from typing import Any, Literal
 from flows.vehicle.binding import AUTOPILOT_DIALECT, DIALECT_AUTOPILOT, VehicleBinding, binding_for
 from flows.vehicle.leftovers import leave_nothing_behind
 from flows.vehicle.link import UPLOAD_STREAMS, VehicleLink, open_link
+from flows.vehicle.vehicles import PER_CALL, Vehicles
 from flows.vehicle.linkspec import check_links
 from flows.vehicle.mission_client import MissionClient
 from flows.vehicle.read_back import (  # read_back / verify_plan are re-exported: callers import them from here
@@ -235,13 +236,15 @@ def open_links(
     link: str | Mapping[str, str] | None = None,
     key_store: Path | None = None,
     heartbeat_timeout_s: float = 5.0,
+    vehicles: Vehicles = PER_CALL,
 ) -> dict[str, VehicleLink]:
     """Open and connect the link of every drone the plan flies first (hello, heartbeat, binding checked), and
     send nothing else; all or none (the ones opened are closed again when one fails).
 
     The dispatch calls this *before* it claims: a vehicle that does not answer (a TCP port another client
     holds, a signing mismatch, a vehicle that is down) then leaves the draft APPROVED and dispatchable, with the
-    error naming the likely causes (``flows.vehicle.link.VehicleLink.silence_causes``).
+    error naming the likely causes (``flows.vehicle.link.VehicleLink.silence_causes``). ``vehicles``: the
+    authority's port (a held link is lent, ``flows.vehicle.vehicles``).
     """
     sorties, _ = first_sorties(plan)
     opened: dict[str, VehicleLink] = {}
@@ -249,8 +252,8 @@ def open_links(
         for s in sorties:
             conn = link_for(s.drone_id, world, link, len(sorties))
             binding = binding_for(world.drone(s.drone_id), key_store)
-            opened[s.drone_id] = open_link(conn, binding, streams=UPLOAD_STREAMS,
-                                           heartbeat_timeout_s=heartbeat_timeout_s)
+            opened[s.drone_id] = vehicles.open(conn, binding, streams=UPLOAD_STREAMS,
+                                               heartbeat_timeout_s=heartbeat_timeout_s)
     except BaseException:
         for vl in opened.values():
             vl.close()

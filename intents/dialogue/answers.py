@@ -100,7 +100,7 @@ def edit_for(question: Question, answer: str, text: str) -> Edit:
             return Edit(start, end, None, "dropped")
         return Edit(start, end, quote, f"not dropped: a {question.kind.value.replace('_', ' ')} is never dropped")
     if question.kind is QuestionKind.SENSOR and YES.match(low):  # "is this sensor wanted or not?" — "yes": wanted
-        words = f"用{quote.strip()}" if _CJK.search(quote) else f"with {quote.strip()}"
+        words = question.choices.get("yes") or (f"用{quote.strip()}" if _CJK.search(quote) else f"with {quote.strip()}")
         return Edit(start, end, words, words.strip())
     choice = ("pm" if _PM.match(low) else "am" if _AM.match(low) else "yes" if YES.match(low)
               else "inspection" if _INSPECTION.match(low) else "survey" if _SURVEY.match(low) else None)

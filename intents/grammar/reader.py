@@ -47,10 +47,9 @@ and then looks at what is left. Anything there that looks like a parameter —
 a number, a unit, a date or time word, a place or scope word, a sensor word, a
 speed or overlap, an instruction word, a slip of a word that matters ("nxet":
 ``intents.grammar.slips``) — makes the Intent ask a question that quotes the span.
-Speeds and durations are claimed whole and asked before (``intents.grammar.rates``).
-Nothing the request says is ever replaced by a default.
-
-Mission precedence: ``intents.grammar.missions``.
+Speeds, durations and spacings are claimed whole and asked before (``intents.grammar.rates``); a sensor said with
+a hedge ("thermal optional") is asked (``intents.grammar.sensor_hedges``). Nothing the request says is ever replaced
+by a default. Mission precedence: ``intents.grammar.missions``.
 """
 
 from __future__ import annotations
@@ -69,6 +68,7 @@ from intents.grammar.missions import MissionSpan, read_missions, survey_question
 from intents.grammar.quantifiers import claim_quantifiers
 from intents.grammar.rates import DURATION, DURATION_QUESTION, SPACING, SPACING_QUESTION, SPEED, SPEED_QUESTION, rates
 from intents.grammar.slips import slips
+from intents.grammar.sensor_hedges import HEDGE_AFTER, HEDGE_BEFORE, wanted
 from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
 from intents.stated_limits import Limits
@@ -243,9 +243,10 @@ class _Reader(HeightReading):
             suffix = V.SENSOR_SUFFIX.match(text[end:])
             end_all = end + (suffix.end() if suffix else 0)
             neg_after = V.NEG_AFTER.search(text[end_all : end_all + 24])
-            broken = V.SENSOR_BROKEN.match(text[end_all : end_all + 30])
-            if broken:  # "the thermal camera is broken": a sensor spoken of, neither asked for nor refused
-                self.ask("sensor", start, end_all + broken.end(), "is this sensor wanted or not?", "这个传感器要用还是不用？")
+            broken = V.SENSOR_BROKEN.match(text[end_all : end_all + 30]) or HEDGE_AFTER.match(text[end_all : end_all + 30])
+            if broken or (hedge := HEDGE_BEFORE.search(before)):  # "thermal is broken", "thermal optional": neither wanted nor not
+                self.ask("sensor", start - (0 if broken else len(before) - hedge.start()), end_all + (broken.end() if broken else 0),
+                         "is this sensor wanted or not?", "这个传感器要用还是不用？", wanted(self.scan.quote(start, end_all)))
                 prev_end, prev_negated, prev_wanted = end_all, False, None
                 continue
             negated = bool(neg_before) or bool(neg_after)

@@ -129,7 +129,7 @@ _CJK_SLIPS = [  # an input method's homophone of a day or a part of the day wher
     *((re.compile(said + _CLOCK_AHEAD), meant) for said, meant in (  # 上五9点 is 上午9点
         ("上五", "上午"), ("上无", "上午"), ("下五", "下午"), ("下无", "下午"), ("中五", "中午"), ("晚尚", "晚上"), ("早尚", "早上"))),
     *((re.compile(said + r"(?=\s*(?:[一二三四五六日天七]|[上下中早晚凌]|\d|[一二两三四五六七八九十]{1,3}\s*[点时]))"), meant)
-      for said, meant in (("明添", "明天"), ("今添", "今天"), ("后添", "后天"))),  # 明添上午 is 明天上午
+      for said, meant in (("明添", "明天"), ("今添", "今天"), ("后添", "后天"), ("名天", "明天"), ("命天", "明天"))),  # 明添上午
     *((re.compile(said + r"(?=\s*[一二三四五六日天七])"), meant)
       for said, meant in (("夏周", "下周"), ("吓周", "下周"), ("夏个周", "下个周"), ("夏星期", "下星期"), ("夏个星期", "下个星期"))),
 ]

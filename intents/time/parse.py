@@ -56,6 +56,12 @@ from intents.time.zones import ZONE, NamedZone, named_zone, offset_on
 __all__ = ["Problem", "TimeReading", "read_time", "resolve_relative"]
 
 
+_PART_HOURS = {PartOfDay.MORNING: range(0, 13), PartOfDay.NOON: range(11, 15), PartOfDay.AFTERNOON: range(12, 24),
+               PartOfDay.EVENING: range(17, 24), PartOfDay.NIGHT: range(20, 24)}
+"""The hours each part of the day holds: "1:30 in the morning", 上午12点, "9:30 pm" (pm is read as the afternoon) are
+said; 晚上3点, 夜里2点, 上午15点 are not that part."""
+
+
 class _Reader(DateReading, ClockReading):
     """Reads one scan: the day (``intents.time.dates``), the clock (``intents.time.clocks``), then settles."""
 
@@ -130,6 +136,8 @@ class _Reader(DateReading, ClockReading):
                 self.problem(s, e, "an offset and another time are both given; which one?", "同时给了时间间隔和时间，按哪个？")
             else:
                 out.date, out.clock, out.day = at.date(), at.strftime("%H:%M"), None
+        if clock is not None and out.clock is not None and not self._in_part(clock):
+            clock = None
         if self.zones:
             self._in_zone(clock)
         elif clock is not None and clock.twelve_hour:
@@ -139,6 +147,21 @@ class _Reader(DateReading, ClockReading):
         ):
             out.asap = False
         return out
+
+    def _in_part(self, clock: Clock) -> bool:
+        """Whether the clock time falls in the part of the day said with it; else asked, both quoted. 夜里2点, 今晚3点,
+        "tonight at 1" were 14:00, 15:00, 13:00 — the afternoon, read from words that say the night — and 上午15点 was
+        15:00; a part and a clock that disagree are one question, never one of them chosen."""
+        out = self.out
+        hours = _PART_HOURS.get(out.part) if out.part is not None else None
+        if hours is None or out.clock is None or int(out.clock[:2]) in hours:
+            return True
+        start = min([clock.start] + [s for s, _, _ in self.parts])
+        end = max([clock.end] + [e for _, e, _ in self.parts])
+        self.problem(start, end, f"{out.clock} is not in the {out.part.value.lower()}; which time is meant?",
+                     "所说的时段和钟点对不上，具体是几点？")
+        out.clock = None
+        return False
 
     def _day(self, today: date) -> date:
         out = self.out

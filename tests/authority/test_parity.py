@@ -20,12 +20,13 @@ from typing import Any
 import pytest
 
 from flows.authority import Authority
-from flows.authority.grounds import Grounds
 from flows.authority.local import LocalAuthority
 from flows.authority.remote import RemoteAuthority
+from flows.authority.session import Session
 from flows.client.http import SortieClient
 from flows.ledger import open_ledger
 from flows.usecases.actor import Actor
+from flows.usecases.grounds import Grounds
 from planner.errors import SortieError
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -57,7 +58,7 @@ def _remote(server: Any, user: str) -> RemoteAuthority:
 
 
 def _local(home: Path, world: Path, user: str, now: datetime) -> LocalAuthority:
-    return LocalAuthority(Grounds(ledger=open_ledger(home), actor=Actor(user), now_given=now, world_dir=world))
+    return LocalAuthority(Grounds(ledger=open_ledger(home), world_dir=world), Session(actor=Actor(user), now_given=now))
 
 
 def _code(call: Callable[[], Any]) -> str:

@@ -13,19 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from flows.authority.grounds import Grounds
 from flows.authority.local import LocalAuthority
+from flows.authority.session import Session
 from flows.authority.sweeper import SWEEPER_ACTOR, sweep
 from flows.ledger import open_ledger
 from flows.usecases.actor import Actor, Policy
+from flows.usecases.grounds import Grounds
 
 NOW = datetime.fromisoformat("2026-11-29T06:58:10+02:00")
 WINDOW = timedelta(minutes=30)
 
 
 def _authority(home: Path, actor: str | None, now: datetime) -> LocalAuthority:
-    return LocalAuthority(Grounds(ledger=open_ledger(home), actor=Actor(actor) if actor else None, now_given=now,
-                                  policy=Policy(four_eyes=True, approval_ttl=WINDOW), audit_by="use case"))
+    return LocalAuthority(Grounds(ledger=open_ledger(home)), Session(
+        actor=Actor(actor) if actor else None, now_given=now, policy=Policy(four_eyes=True, approval_ttl=WINDOW),
+        audit_by="use case"))
 
 
 def test_a_round_expires_what_is_overdue_and_nothing_else(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,7 +25,8 @@ from flows.sim.flight import FlightFaults, FlightOptions, SimFlight  # noqa: E40
 from testkit import sim_vehicle  # noqa: E402
 from flows.usecases import dispatching  # noqa: E402
 from flows.usecases.common import load_world_at  # noqa: E402
-from flows.vehicle.monitor import monitor_mission  # noqa: E402
+from flows.usecases.grounds import Grounds  # noqa: E402
+from flows.usecases.monitoring import monitor_mission  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -97,12 +98,12 @@ def fly(templates: dict[str, Template], tmp_path: Path,
         started.append(f)
         control_link = sim.addresses[1] if t.signing else sim.address  # signed: a port that drops unsigned messages
         disp = dispatching.dispatch(t.draft_id, t.version, actor=OPERATOR, now=NOW, link=control_link, timeout_s=15.0,
-                                    world_dir=t.world_dir, ledger=open_ledger())
+                                    grounds=Grounds(ledger=open_ledger(), world_dir=t.world_dir))
         assert disp.status == "ACKED", disp
         if monitor:
             def follow() -> None:
                 f.monitor_result.append(monitor_mission(
-                    t.draft_id, t.version, actor="monitor", now=NOW, options=MONITOR,
+                    t.draft_id, t.version, grounds=Grounds(ledger=f.ledger), actor="monitor", now=NOW, options=MONITOR,
                     link=sim.address if t.signing else sim.addresses[1],  # the port the operators do not use
                     on_update=lambda fl, what, data: f.updates.append((what, dict(data)))))
 

@@ -31,7 +31,8 @@ from flows.sim.vehicle import SimVehicle  # noqa: E402
 from flows.usecases import decisions, planning  # noqa: E402
 from flows.vehicle.commands import ControlOptions  # noqa: E402
 from flows.vehicle.launch import LaunchOptions  # noqa: E402
-from flows.vehicle.monitor import MonitorOptions, MonitorResult  # noqa: E402
+from flows.usecases.grounds import Grounds  # noqa: E402
+from flows.vehicle.flight_record import MonitorOptions, MonitorResult  # noqa: E402
 
 NOW = resolve_now("2026-11-29T06:58:00+02:00")  # M3TD-01 reported at 06:57:30: fresh enough to dispatch
 PLANNER, OPERATOR, APPROVER_ONLY = "li.wei", "chen.jing", "demo.approver"
@@ -56,12 +57,12 @@ def _plan_approved(home: Path, world_dir: Path | None) -> tuple[str, int]:
     saved = os.environ.get("SORTIE_HOME")
     os.environ["SORTIE_HOME"] = str(home)
     try:
-        d = planning.plan_draft(text=TEXT, region_id=REGION, requested_by=PLANNER, world_dir=world_dir, now=NOW,
-                                ledger=open_ledger())
+        d = planning.plan_draft(text=TEXT, region_id=REGION, requested_by=PLANNER,
+                                grounds=Grounds(ledger=open_ledger(), world_dir=world_dir), now=NOW)
         assert d.status == "DRAFT" and d.verdict == "pass" and len(d.sorties) == 1, d
         shutil.copytree(home, home.with_name(home.name + "-unapproved"))  # the same draft, not yet approved
         decisions.approve(d.draft_id, d.version, approver=OPERATOR, plan_hash=d.plan_hash, comment="ok", now=NOW,
-                          world_dir=world_dir, ledger=open_ledger())
+                          grounds=Grounds(ledger=open_ledger(), world_dir=world_dir))
         return d.draft_id, d.version
     finally:
         if saved is None:
@@ -92,8 +93,8 @@ class Flight:
         """``sortie launch``'s use case for this draft, as the operator (a ``ControlResult``; raises as it does)."""
         from flows.usecases import launching
 
-        return launching.launch(self.draft_id, self.version, actor=OPERATOR, now=now, ledger=self.ledger,
-                                world_dir=self.world_dir, options=options)
+        return launching.launch(self.draft_id, self.version, actor=OPERATOR, now=now,
+                                grounds=Grounds(ledger=self.ledger, world_dir=self.world_dir), options=options)
 
     @property
     def commands(self) -> list[dict[str, Any]]:

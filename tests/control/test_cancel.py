@@ -13,6 +13,7 @@ from control.controlkit import APPROVER_ONLY, NOW, OPERATOR, PLANNER, Template
 from flows.cli import app
 from flows.ledger import open_ledger
 from flows.usecases import control, dispatching
+from flows.usecases.grounds import Grounds
 from planner.errors import Conflict, Forbidden, InvalidArgument
 
 pytestmark = pytest.mark.timeout(60)
@@ -23,19 +24,21 @@ def test_cancel_withdraws_the_approval_and_a_later_dispatch_is_refused(approved_
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     ledger, d = open_ledger(), approved_home.draft_id
     with pytest.raises(Forbidden, match="approver or dispatcher"):
-        control.cancel(ledger, d, actor=PLANNER, reason="not needed", now=NOW)
+        control.cancel(Grounds(ledger=ledger), d, actor=PLANNER, reason="not needed", now=NOW)
     with pytest.raises(InvalidArgument, match="reason"):
-        control.cancel(ledger, d, actor=APPROVER_ONLY, reason=" ", now=NOW)
+        control.cancel(Grounds(ledger=ledger), d, actor=APPROVER_ONLY, reason=" ", now=NOW)
     assert ledger.get_draft(d).state == "APPROVED"
-    out = control.cancel(ledger, d, actor=APPROVER_ONLY, reason="the hydrant check was done by hand", now=NOW)
+    out = control.cancel(Grounds(ledger=ledger), d, actor=APPROVER_ONLY, reason="the hydrant check was done by hand",
+                         now=NOW)
     assert (out.state, out.changed, out.run_id) == ("CANCELLED", True, None)
     events = [(e.from_state, e.to_state, e.actor, e.reason) for e in ledger.events(d)]
     assert events[-1] == ("APPROVED", "CANCELLED", APPROVER_ONLY,
                           f"cancelled by {APPROVER_ONLY}: the hydrant check was done by hand")
-    again = control.cancel(ledger, d, actor=OPERATOR, reason="twice", now=NOW)
+    again = control.cancel(Grounds(ledger=ledger), d, actor=OPERATOR, reason="twice", now=NOW)
     assert (again.state, again.changed) == ("CANCELLED", False) and len(ledger.events(d)) == len(events)
     with pytest.raises(Conflict, match="CANCELLED"):
-        dispatching.dispatch(d, actor=OPERATOR, now=NOW, link="udpout:127.0.0.1:9", timeout_s=2.0, ledger=ledger)
+        dispatching.dispatch(d, actor=OPERATOR, now=NOW, link="udpout:127.0.0.1:9", timeout_s=2.0,
+                             grounds=Grounds(ledger=ledger))
     assert ledger.dispatches(d) == []
     audit = [(a.command, a.result_code, a.actor) for a in ledger.audit_rows(limit=10) if a.command == "control.cancel"]
     assert audit == [("control.cancel", "OK", OPERATOR), ("control.cancel", "OK", APPROVER_ONLY),
@@ -47,10 +50,10 @@ def test_a_claimed_dispatch_cannot_be_cancelled_only_recalled(approved_home: Tem
     rec = ledger.get_draft(d)
     ledger.claim_dispatch(d, rec.version, plan_hash=rec.plan_hash, params={"link": None}, actor=OPERATOR, now=NOW)
     with pytest.raises(Conflict, match="sortie recall"):
-        control.cancel(ledger, d, actor=OPERATOR, reason="too late", now=NOW)
+        control.cancel(Grounds(ledger=ledger), d, actor=OPERATOR, reason="too late", now=NOW)
     assert ledger.get_draft(d).state == "APPROVED"
     with pytest.raises(Conflict, match="only a mission in flight can be recalled"):
-        control.recall(ledger, d, actor=OPERATOR, now=NOW)
+        control.recall(Grounds(ledger=ledger), d, actor=OPERATOR, now=NOW)
 
 
 def test_the_cli_cancels_and_reports_user_errors_with_their_code(approved_home: Template,

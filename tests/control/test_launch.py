@@ -24,6 +24,7 @@ from control.controlkit import LAUNCH, NOW, OPERATOR, Flight, Template
 from flows.sim.flight import FlightFaults
 from flows.usecases import launching
 from flows.usecases.launching import launch_path
+from flows.usecases.grounds import Grounds
 from planner.errors import ApprovalStale, Conflict, DeviceBusy, PreflightFailed
 from pymavlink.dialects.v20 import common as M
 
@@ -109,8 +110,8 @@ def test_only_a_dispatched_version_whose_approval_covers_now_is_launched(
     from flows.ledger import open_ledger
 
     with pytest.raises(Conflict) as info:  # approved, never dispatched
-        launching.launch(approved_home.draft_id, approved_home.version, actor=OPERATOR, now=NOW, ledger=open_ledger(),
-                         options=LAUNCH)
+        launching.launch(approved_home.draft_id, approved_home.version, actor=OPERATOR, now=NOW,
+                         grounds=Grounds(ledger=open_ledger()), options=LAUNCH)
     assert "only a DISPATCHED version" in info.value.message
     f = fly("px4", launch=False, monitor=False)
     with pytest.raises(ApprovalStale) as stale:  # dispatched in time, launched after the approval expired
@@ -151,15 +152,15 @@ def test_a_launched_drafts_drone_cannot_be_dispatched_again(fly: Callable[..., F
     f = fly("px4", monitor=False)  # launched; nobody follows it, so the ledger keeps LAUNCHED
     assert f.ledger.get_draft(f.draft_id, f.version).state == "LAUNCHED"
     other = planning.plan_draft(text="check the hydrants today", region_id="region-1002", requested_by="li.wei",
-                                world_dir=None, now=NOW, ledger=f.ledger)
+                                grounds=Grounds(ledger=f.ledger, world_dir=None), now=NOW)
     assert other.draft_id != f.draft_id and [s.drone for s in other.sorties] == ["M3TD-01"], other
     decisions.approve(other.draft_id, other.version, approver=OPERATOR, plan_hash=other.plan_hash, comment="ok",
-                      now=NOW, ledger=f.ledger)
+                      now=NOW, grounds=Grounds(ledger=f.ledger))
     uploads = f.sim.stats.uploads_completed
     for dry_run in (True, False):
         with pytest.raises(DeviceBusy) as info:
             dispatching.dispatch(other.draft_id, other.version, actor=OPERATOR, now=NOW, link=f.sim.address,
-                                 dry_run=dry_run, timeout_s=5.0, ledger=f.ledger)
+                                 dry_run=dry_run, timeout_s=5.0, grounds=Grounds(ledger=f.ledger))
         assert f.draft_id in info.value.message and "LAUNCHED" in info.value.message, info.value.message
     assert f.ledger.dispatches(other.draft_id) == [] and f.sim.stats.uploads_completed == uploads
     assert f.ledger.get_draft(other.draft_id, other.version).state == "APPROVED"

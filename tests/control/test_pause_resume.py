@@ -22,6 +22,7 @@ import pytest
 from control.controlkit import FAST, NOW, OPERATOR, Flight
 from flows.usecases import control
 from flows.vehicle.commands import distance_m
+from flows.usecases.grounds import Grounds
 from planner.errors import Conflict, DeviceUnavailable
 from pymavlink.dialects.v20 import common as M
 
@@ -34,7 +35,8 @@ def test_pause_holds_the_vehicle_and_resume_finishes_the_mission(fly: Callable[.
     f.wait_reached(3)
     f.pace(10.0)
     f.wait_on_leg()  # then real time while the operator's link connects: still on its leg when the pause lands
-    held = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, reason="crane in the way", options=FAST)
+    held = control.pause(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, reason="crane in the way",
+                         options=FAST)
     assert held.changed and held.state == "IN_FLIGHT"
     v = held.vehicles[0]
     assert v["outcome"] == "CONFIRMED" and v["result"] == "ACCEPTED" and v["vehicle"]["paused"], v
@@ -55,9 +57,9 @@ def test_pause_holds_the_vehicle_and_resume_finishes_the_mission(fly: Callable[.
     assert f.flight.reached == reached and distance_m(*stopped_at, f.flight.lat, f.flight.lon) < 0.01
     assert f.wait_update("paused")["seq"] is not None
     # a repeated pause sends nothing: the vehicle already shows it
-    again = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    again = control.pause(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     assert not again.changed and again.vehicles[0]["outcome"] == "ALREADY" and len(f.commands) == len(sent)
-    go = control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    go = control.resume(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     assert go.changed and go.vehicles[0]["outcome"] == "CONFIRMED"
     f.wait_update("resumed")
     f.pace(200.0)
@@ -85,12 +87,17 @@ def test_a_pause_refused_during_take_off_is_reported_and_the_vehicle_keeps_climb
     assert f.flight.items[f.flight.cur].command == M.MAV_CMD_NAV_TAKEOFF
     alt = f.flight.alt_m
     with pytest.raises(Conflict) as info:
-        control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, reason="bird", options=FAST)
+        control.pause(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, reason="bird", options=FAST)
     err = info.value
     assert "refused the pause" in err.message and "FAILED" in err.message and "flies on" in err.message
     assert err.details["refused"] is True and err.details["vehicles"][0]["refused"]["result"] == "FAILED"
     assert [c["command"] for c in f.commands] == [M.MAV_CMD_DO_PAUSE_CONTINUE]  # nothing else was sent
-    time.sleep(0.5)
+    # ArduCopter spools its motors up before it leaves the ground (the simulator's take-off, as SITL's 3.1 s), so
+    # "still climbing" is read as: the altitude rises within a bounded wait, in AUTO, armed, never paused
+    deadline = time.monotonic() + 10.0
+    while f.flight.alt_m <= alt and time.monotonic() < deadline:
+        assert f.flight.mode == "AUTO" and f.flight.armed and not f.flight.paused
+        time.sleep(0.1)
     assert f.flight.mode == "AUTO" and f.flight.armed and not f.flight.paused and f.flight.alt_m > alt  # still climbing
     assert f.flight.items[f.flight.cur].command == M.MAV_CMD_NAV_TAKEOFF
     assert "Failed to pause" in f.flight.texts_sent
@@ -106,7 +113,7 @@ def test_a_pause_refused_during_take_off_is_reported_and_the_vehicle_keeps_climb
     alt = f.flight.alt_m
     time.sleep(0.3)
     assert abs(f.flight.alt_m - alt) < 0.01 and f.flight.armed  # BRAKE holds: no descent without a pilot
-    go = control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    go = control.resume(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     assert go.vehicles[0]["outcome"] == "CONFIRMED" and f.flight.mode == "AUTO"
     f.pace(300.0)
     assert f.monitored().state == "SUCCEEDED"
@@ -122,9 +129,9 @@ def test_a_signed_vehicle_is_paused_resumed_and_recalled_through_a_port_that_dro
     f.wait_on_leg()
     serial1 = f.sim.ports[1]
     refused_before = f.sim.stats.refused_unsigned
-    held = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    held = control.pause(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     assert held.vehicles[0]["outcome"] == "CONFIRMED" and f.flight.paused
-    go = control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    go = control.resume(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     assert go.vehicles[0]["outcome"] == "CONFIRMED" and not f.flight.paused
     assert serial1.conn.mav.signing.goodsig_count > 0 and f.sim.stats.refused_unsigned == refused_before
     # the same command unsigned on that port is dropped without a word, and the link says why
@@ -133,7 +140,7 @@ def test_a_signed_vehicle_is_paused_resumed_and_recalled_through_a_port_that_dro
             unsigned.connect()
     assert f.sim.stats.refused_unsigned > refused_before and f.flight.mode == "AUTO"
     assert rtl_command().command not in [c["command"] for c in f.commands]
-    back = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    back = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     assert back.state == "RECALLING" and back.vehicles[0]["outcome"] == "CONFIRMED"
     f.pace(300.0)
     assert f.monitored().state == "RECALLED"

@@ -18,6 +18,7 @@ from flows.sim.flight import FlightFaults
 from flows.usecases import control
 from flows.usecases.report import build_report
 from flows.vehicle.commands import distance_m
+from flows.usecases.grounds import Grounds
 from planner.errors import Conflict
 from pymavlink.dialects.v20 import common as M
 
@@ -29,14 +30,14 @@ def test_recall_mid_mission_lands_at_the_dock_and_the_report_lists_what_was_not_
     f = fly("px4")
     f.wait_reached(4)
     f.pace(20.0)
-    out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, reason="fire brigade needs the airspace",
-                         options=FAST)
+    out = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW,
+                         reason="fire brigade needs the airspace", options=FAST)
     assert out.changed and out.state == "RECALLING"
     assert out.vehicles[0]["outcome"] == "CONFIRMED" and out.vehicles[0]["vehicle"]["mode"] == "RTL"
     assert [c["command"] for c in f.commands] == [M.MAV_CMD_NAV_RETURN_TO_LAUNCH]
     # a second recall is idempotent: nothing sent, nothing recorded
     n_events = len([e for e in f.events() if e[2] == OPERATOR])
-    again = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    again = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     assert again.vehicles[0]["outcome"] in ("ALREADY", "ON_GROUND")  # still returning, or already down
     assert not again.changed and len(f.commands) == 1
     f.pace(150.0)
@@ -51,7 +52,7 @@ def test_recall_mid_mission_lands_at_the_dock_and_the_report_lists_what_was_not_
     assert steps[-2:] == [("IN_FLIGHT", "RECALLING"), ("RECALLING", "RECALLED")]
     recalled_by = [e for e in f.events() if e[1] == "RECALLING"][0]
     assert recalled_by[2] == OPERATOR and "fire brigade needs the airspace" in recalled_by[3]
-    report = build_report(f.draft_id, f.version, with_map=False)
+    report = build_report(f.draft_id, f.version, with_map=False, grounds=Grounds(ledger=f.ledger))
     row = report.data["flown"]["drones"][0]
     assert row["status"] == "RECALLED" and row["items_not_flown"] and row["items_flown"]
     assert set(row["items_flown"]).isdisjoint(row["items_not_flown"])
@@ -65,7 +66,8 @@ def test_recall_land_here_and_wait_records_the_end_without_a_monitor(fly: Callab
     f = fly("px4", monitor=False)
     f.wait_reached(4)
     f.pace(20.0)
-    out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, land_here=True, options=FAST, wait_s=20.0)
+    out = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, land_here=True, options=FAST,
+                         wait_s=20.0)
     assert out.state == "RECALLED", out.message
     assert [c["command"] for c in f.commands] == [M.MAV_CMD_NAV_LAND]
     assert f.flight.mode == "LAND" and not f.flight.armed
@@ -88,12 +90,13 @@ def test_a_lost_ack_is_settled_by_the_vehicle_state_and_never_sent_twice(fly: Ca
     f.wait_reached(3)
     f.pace(10.0)
     f.wait_on_leg()
-    held = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
-    go = control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    held = control.pause(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    go = control.resume(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     f.pace(10.0)
     f.wait_on_leg()  # (ArduCopter pauses only on a waypoint leg)
-    held_again = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)  # no hurry for the recall
-    back = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    held_again = control.pause(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW,
+                               options=FAST)  # no hurry for the recall
+    back = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     f.pace(150.0)
     settled = [r.vehicles[0] for r in (held, go, back)]
     assert [v["outcome"] for v in settled] == ["SETTLED"] * 3, [(v["outcome"], v["detail"]) for v in settled]
@@ -113,7 +116,7 @@ def test_a_recall_wins_over_a_pending_resume(fly: Callable[..., Flight]) -> None
     f = fly("px4", faults=FlightFaults(lose_command_of=(M.MAV_CMD_DO_SET_MODE,)))
     f.wait_reached(3)
     f.pace(20.0)
-    held = control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    held = control.pause(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     v = held.vehicles[0]
     assert v["outcome"] == "CONFIRMED" and v["attempts"] == 2 and v["vehicle"]["paused"]
     assert [s["confirmation"] for s in v["sent"]] == [0, 1]
@@ -125,7 +128,8 @@ def test_a_recall_wins_over_a_pending_resume(fly: Callable[..., Flight]) -> None
 
     def resume() -> None:
         try:
-            results["resume"] = control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=slow_link)
+            results["resume"] = control.resume(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW,
+                                               options=slow_link)
         except Conflict as exc:
             results["resume"] = exc
 
@@ -135,7 +139,7 @@ def test_a_recall_wins_over_a_pending_resume(fly: Callable[..., Flight]) -> None
     while f.flight._lost_commands[M.MAV_CMD_DO_SET_MODE] < 2:
         assert time.monotonic() < deadline, "the resume never sent its command"
         time.sleep(0.005)
-    back = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    back = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     t.join(20)
     f.pace(150.0)
     assert isinstance(results["resume"], Conflict), results["resume"]
@@ -145,7 +149,7 @@ def test_a_recall_wins_over_a_pending_resume(fly: Callable[..., Flight]) -> None
     assert [c["command"] for c in f.commands] == [M.MAV_CMD_DO_SET_MODE, M.MAV_CMD_NAV_RETURN_TO_LAUNCH]
     assert f.monitored().state == "RECALLED"
     with pytest.raises(Conflict, match="recall"):
-        control.resume(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+        control.resume(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     audit = [(a.command, a.result_code) for a in f.ledger.audit_rows(limit=5) if a.command.startswith("control.")]
     assert ("control.resume", "CONFLICT") in audit and ("control.recall", "OK") in audit
 
@@ -208,5 +212,5 @@ def test_a_take_off_the_follower_recorded_first_is_not_a_conflict_for_a_recall(f
                         to_state="IN_FLIGHT", actor="monitor", reason="airborne (follower)", now=NOW)
     fresh = take_off_seen(f.ledger, stale, OPERATOR, NOW)
     assert fresh.state == "IN_FLIGHT" and [e[1] for e in f.events()].count("IN_FLIGHT") == 1
-    out = control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, reason="storm", options=FAST)
+    out = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, reason="storm", options=FAST)
     assert out.changed and out.state == "RECALLING" and out.vehicles[0]["outcome"] == "CONFIRMED"

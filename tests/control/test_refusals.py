@@ -16,6 +16,7 @@ import pytest
 from control.controlkit import FAST, NOW, OPERATOR, Flight
 from flows.sim.flight import FlightFaults
 from flows.usecases import control
+from flows.usecases.grounds import Grounds
 from planner.errors import Conflict, PreflightFailed, SortieError
 from pymavlink.dialects.v20 import common as M
 
@@ -33,9 +34,9 @@ def test_a_refused_pause_and_recall_are_named_never_a_timeout(fly: Callable[...,
     f.wait_reached(2)
     f.pace(20.0)
     with pytest.raises(SortieError) as held:
-        control.pause(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+        control.pause(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
     with pytest.raises(SortieError) as back:
-        control.recall(f.ledger, f.draft_id, actor=OPERATOR, now=NOW, options=FAST, wait_s=0.0)
+        control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST, wait_s=0.0)
     for exc in (held.value, back.value):
         assert isinstance(exc, Conflict), (type(exc).__name__, str(exc))
         assert "refused" in str(exc) and name in str(exc), str(exc)

@@ -316,7 +316,7 @@ def test_one_holder_per_link_another_drone_or_process_is_told_who_holds_it(make_
     import subprocess
     import sys
 
-    with SimVehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=70.0) as sim:
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, battery_pct=70.0) as sim:
         hub = make_hub()
         hub.follow(bare_world(drones=[drone("D1", link=sim.address), drone("D2", link=sim.address)]))
         assert until(lambda: live(hub, "D1").status == "ONLINE" and live(hub, "D2").fault is not None, 8)

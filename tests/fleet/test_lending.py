@@ -1,9 +1,11 @@
-"""The hub's held link is lent to every part that opens the same address: no second connection to a vehicle.
+"""The hub's held link is lent to every part that opens the same address through the hub's ``Vehicles`` port
+(``VehicleHub.vehicles``, which the authority's grounds carry): no second connection to a vehicle.
 
 Against the simulator on a TCP port, which serves ONE client (a second one
 connects and hears nothing: FACTS.md, ArduCopter SITL observed): with the hub
-holding the port, a read-back through ``open_link`` succeeds only because it
+holding the port, a read-back through the port succeeds only because it
 speaks through the held link; the lease comes back and the hub keeps reading.
+A link opened per call (``OpenPerCall``) is a second client and hears nothing.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ import pytest
 
 from flows.fleet.hub import VehicleHub
 from testkit import sim_vehicle
-from flows.vehicle import lending
 from flows.vehicle.binding import VehicleBinding
 from flows.vehicle.read_back import read_back
-from planner.errors import DeviceMismatch
+from flows.vehicle.vehicles import PER_CALL
+from planner.errors import DeviceMismatch, DeviceUnavailable
 from testkit import bare_world, drone, free_port
 
 
@@ -46,8 +48,8 @@ def held(tmp_path: Path) -> Iterator[tuple[VehicleHub, str]]:
 def test_a_part_opening_a_held_address_speaks_through_the_held_link(held: tuple[VehicleHub, str]) -> None:
     hub, link = held
     watch = hub.watch_of("D1")
-    assert watch is not None and watch.held is not None and lending.held(link) is watch.held
-    rows, vehicle = read_back(link, binding=VehicleBinding(system_id=1), timeout_s=15)
+    assert watch is not None and watch.held is not None and hub.vehicles.held(link) is watch.held
+    rows, vehicle = read_back(link, binding=VehicleBinding(system_id=1), timeout_s=15, vehicles=hub.vehicles)
     assert vehicle["system"] == 1 and vehicle["dialect"] == "ardupilot" and 0 in rows  # a second TCP client hears nothing
     assert watch.held.leases == 0 and watch.opens == 1  # the lease came back; the hub never reopened
     time.sleep(2.5)
@@ -57,7 +59,7 @@ def test_a_part_opening_a_held_address_speaks_through_the_held_link(held: tuple[
 def test_a_borrower_with_another_binding_is_refused_and_nothing_is_sent(held: tuple[VehicleHub, str]) -> None:
     hub, link = held
     with pytest.raises(DeviceMismatch, match="another system id"):
-        read_back(link, binding=VehicleBinding(system_id=9), timeout_s=5)
+        read_back(link, binding=VehicleBinding(system_id=9), timeout_s=5, vehicles=hub.vehicles)
     watch = hub.watch_of("D1")
     assert watch is not None and watch.held is not None and watch.held.leases == 0
 
@@ -65,15 +67,13 @@ def test_a_borrower_with_another_binding_is_refused_and_nothing_is_sent(held: tu
 def test_nothing_is_lent_once_the_hub_stops(held: tuple[VehicleHub, str]) -> None:
     hub, link = held
     hub.stop()
-    assert lending.held(link) is None
+    assert hub.vehicles.held(link) is None
 
 
 def test_a_borrower_that_keeps_its_lease_and_stops_reading_does_not_silence_the_drone(
         held: tuple[VehicleHub, str]) -> None:
-    from flows.vehicle.link import open_link
-
     hub, link = held
-    borrowed = open_link(link, VehicleBinding(system_id=1))
+    borrowed = hub.vehicles.open(link, VehicleBinding(system_id=1))
     watch = hub.watch_of("D1")
     assert watch is not None and borrowed is watch.held and borrowed.leases == 1
     time.sleep(8.0)  # longer than the hub's silence limit (5 s): nobody reads but the hub
@@ -84,13 +84,11 @@ def test_a_borrower_that_keeps_its_lease_and_stops_reading_does_not_silence_the_
 
 def test_a_link_changed_while_lent_stays_open_for_its_borrower_until_it_is_done(
         held: tuple[VehicleHub, str]) -> None:
-    from flows.vehicle.link import open_link
-
     hub, link = held
-    borrowed = open_link(link, VehicleBinding(system_id=1))  # say, the follower of a flight
+    borrowed = hub.vehicles.open(link, VehicleBinding(system_id=1))  # say, the follower of a flight
     hub.follow(bare_world(drones=[drone("D1", link=f"udpout:127.0.0.1:{free_port('udp')}", mavlink_system_id=1)]))
     time.sleep(1.0)  # the old watch has stopped; its link is no longer lent to newcomers
-    assert lending.held(link) is None
+    assert hub.vehicles.held(link) is None
     rows, vehicle = read_back(borrowed, timeout_s=15)  # still speaks to the vehicle
     assert vehicle["system"] == 1 and 0 in rows
     borrowed.close()  # the last lease: now the old link closes
@@ -98,3 +96,12 @@ def test_a_link_changed_while_lent_stays_open_for_its_borrower_until_it_is_done(
     while time.monotonic() < end and borrowed.conn.port.fileno() != -1:
         time.sleep(0.1)
     assert borrowed.conn.port.fileno() == -1
+
+
+def test_a_link_opened_per_call_is_a_second_client_and_hears_nothing(held: tuple[VehicleHub, str]) -> None:
+    """What the port is for: outside it (the embedded mode's ``OpenPerCall``), a second TCP client of the held port
+    connects and hears no heartbeat, as a real ArduPilot's second client does."""
+    hub, link = held
+    with pytest.raises(DeviceUnavailable, match="held by another client"):
+        read_back(link, binding=VehicleBinding(system_id=1), timeout_s=3, heartbeat_timeout_s=1.5, vehicles=PER_CALL)
+    assert hub.snapshot()["D1"].status == "ONLINE"

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from flows.ledger import open_ledger
+from flows.usecases.grounds import Grounds
 from integrity import kit
 
 
@@ -25,11 +26,12 @@ def approved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]
             mp.setenv(k, v)
         from flows.usecases import decisions, planning
 
-        s = planning.plan_draft(text=kit.TEXT, region_id="region-1001", requested_by="li.wei", world_dir=str(world),
-                                now=kit.now(), ledger=open_ledger())
+        s = planning.plan_draft(text=kit.TEXT, region_id="region-1001", requested_by="li.wei",
+                                grounds=Grounds(ledger=open_ledger(), world_dir=str(world)),
+                                now=kit.now())
         assert s.status == "DRAFT" and len({x.drone for x in s.sorties}) == 1, s
         decisions.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok",
-                          now=kit.now(), ledger=open_ledger())
+                          now=kit.now(), grounds=Grounds(ledger=open_ledger()))
     return home, world, s.draft_id
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from integrity import kit
 from flows.ledger import open_ledger
+from flows.usecases.grounds import Grounds
 from planner.errors import SortieError
 
 pytestmark = pytest.mark.slow
@@ -32,7 +33,7 @@ def _dispatch(draft: str, sim: Any) -> Any:
     from flows.usecases import dispatching
 
     return dispatching.dispatch(draft, actor="chen.jing", now=kit.now(), link=sim.address, timeout_s=15,
-                                ledger=open_ledger())
+                                grounds=Grounds(ledger=open_ledger()))
 
 
 def _refused(draft: str, sim: Any, code: str) -> SortieError:
@@ -283,16 +284,17 @@ def test_a_deleted_dispatch_row_is_named_and_frees_no_drone(home: Path, approved
     first = approved[2]
     assert _dispatch(first, sim).status == "ACKED"
     later = kit.now() + timedelta(minutes=1)
-    s = planning.plan_draft(text=kit.TEXT, region_id="region-1001", requested_by="li.wei", world_dir=str(approved[1]),
-                            now=later, ledger=open_ledger())
+    s = planning.plan_draft(text=kit.TEXT, region_id="region-1001", requested_by="li.wei",
+                            grounds=Grounds(ledger=open_ledger(), world_dir=str(approved[1])),
+                            now=later)
     decisions.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok", now=later,
-                      ledger=open_ledger())
+                      grounds=Grounds(ledger=open_ledger()))
     assert {x.drone for x in s.sorties} == {open_ledger().get_draft(first).plan["sorties"][0]["drone_id"]}
 
     def dry_run() -> SortieError:
         with pytest.raises(SortieError) as err:
             dispatching.dispatch(s.draft_id, actor="chen.jing", now=later, link=sim.address, timeout_s=15,
-                                 dry_run=True, ledger=open_ledger())
+                                 dry_run=True, grounds=Grounds(ledger=open_ledger()))
         return err.value
 
     assert dry_run().code == "DEVICE_BUSY"  # the drone flies the first draft

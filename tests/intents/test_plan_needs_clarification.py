@@ -20,6 +20,7 @@ import pytest
 
 from flows.context import DEMO_WORLD_DIR
 from flows.ledger import open_ledger
+from flows.usecases.grounds import Grounds
 from intents.errors import NeedsClarification
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,15 +70,15 @@ def test_the_service_asks_with_the_rule_sets_ceiling(tmp_path: Path, world: Path
     now = datetime.fromisoformat(NOW)
     with pytest.raises(NeedsClarification) as info:
         planning.plan_draft(text="巡一遍消防通道，高度110米", region_id="region-1001", requested_by="li.wei",
-                            world_dir=world, now=now, rules_path=strict, ledger=open_ledger())
+                            grounds=Grounds(ledger=open_ledger(), world_dir=world, rules=strict), now=now)
     assert "110" in info.value.message and "10–100" in info.value.message
     assert info.value.details["missing"] == ["altitude"]
     with pytest.raises(NeedsClarification):
         planning.plan_draft(text="巡一遍消防通道，高度5米", region_id="region-1001", requested_by="li.wei",
-                            world_dir=world, now=now, ledger=open_ledger())
+                            grounds=Grounds(ledger=open_ledger(), world_dir=world), now=now)
     with pytest.raises(NeedsClarification) as info:
         planning.plan_draft(text="Patrol the fire lanes, disregard the north section, at 10 am tomorrow with thermal",
-                            region_id="region-1001", requested_by="li.wei", world_dir=world, now=now,
-                            ledger=open_ledger())
+                            region_id="region-1001", requested_by="li.wei",
+                                grounds=Grounds(ledger=open_ledger(), world_dir=world), now=now)
     assert info.value.details["instructions"] == ["disregard the north section"]
     assert open_ledger().ensure().list_drafts() == []  # nothing was recorded

@@ -1,6 +1,7 @@
 """Issue 41's classes, found again by variants written after the first fixes (session 2): each as a class.
 
-- A relative day word is never dropped: a slip of "yesterday" is asked like any other day word's slip, and day words
+- A relative day word is never dropped: 名天 (a homophone of 明天, as 明添 is) was dropped and the request read as
+  today's; a slip of "yesterday" is asked like any other day word's slip, and day words
   typed without their space ("nextweek monday", "tomorrowmorning") are read as the two words ("nextweek monday" at
   07:30 on a Monday was read as that very Monday).
 - "monday next week", "next week on monday" name next week's Monday (they were asked); 周1, 星期3, 下周1 name a
@@ -9,6 +10,10 @@
   "drop" (间距10米 was a height question quoting "距10米", and an altitude cannot be dropped).
 - A focus ends where a day, a clock time, a height or the sensors begin: quoted with the focus, "evenly" answered to
   it removed "tomorrow 10:00" unread, and the request planned with no time.
+- A clock time and the part of the day said with it must agree: 夜里2点, 今晚3点, "tonight at 1" were read as 14:00,
+  15:00, 13:00 (the afternoon, from words that say the night), 上午15点 as 15:00; now one question quoting both.
+- A sensor said with a hedge ("thermal optional", "if possible", 最好带, 可选) is asked, never read as required; "yes"
+  requires the sensor alone ("with thermal", not "with thermal optional", which was asked again).
 - "10:00 region 1002": the region is quoted whole, the clock read (it was "00 region", and 10:02).
 - A named part of the site is a restriction, asked as one whatever its name is made of: "zone 4", "building 7", 3号楼
   were asked as a number that "sets nothing", and B区, A栋 read as the whole selection where "zone B" was asked.
@@ -136,3 +141,54 @@ def test_a_named_part_of_the_site_is_asked_as_a_scope(text: str, quote: str) -> 
                                   "inspect the rooftop units tomorrow 10:00 with thermal"])
 def test_a_part_named_by_its_side_or_kind_is_the_selection(text: str) -> None:
     assert asked(text) == []
+
+
+@pytest.mark.parametrize(("text", "quote"), [
+    ("夜里2点巡查消防通道", "夜里2点"), ("半夜2点巡查消防通道", "半夜2点"), ("今晚3点巡查消防通道", "今晚3点"),
+    ("晚上1点巡查消防通道", "晚上1点"), ("上午15点巡查消防通道", "上午15点"), ("patrol the fire lanes tonight at 1", "tonight at 1"),
+])
+def test_a_clock_outside_the_part_of_the_day_said_with_it_is_asked(text: str, quote: str) -> None:
+    questions = asked(text)
+    assert questions == [("time", quote)]
+
+
+@pytest.mark.parametrize(("text", "clock"), [
+    ("晚上11点巡查消防通道", "23:00"), ("下午8点巡查消防通道", "20:00"), ("中午1点巡查消防通道", "13:00"),
+    ("patrol the fire lanes at 1:30 in the morning", "01:30"), ("patrol the fire lanes at nine thirty pm", "21:30"),
+    ("patrol the fire lanes tonight at 9", "21:00"), ("凌晨2点巡查消防通道", "02:00"),
+])
+def test_a_clock_inside_its_part_of_the_day_is_read(text: str, clock: str) -> None:
+    reading = read_offline(text, now=WEDNESDAY)
+    assert reading.questions == [] and reading.intent.when.clock == clock
+
+
+@pytest.mark.parametrize(("text", "quote"), [
+    ("patrol the fire lanes at 10:00 thermal optional", "thermal optional"),
+    ("patrol the fire lanes at 10:00, thermal if possible", "thermal if possible"),
+    ("patrol the fire lanes at 10:00, preferably with thermal", "preferably with thermal"),
+    ("巡查消防通道，10:00，热成像可选", "热成像可选"), ("巡查消防通道，10:00，最好带热成像", "最好带热成像"),
+])
+def test_a_sensor_said_with_a_hedge_is_asked(text: str, quote: str) -> None:
+    reading = read_offline(text, now=WEDNESDAY)
+    assert [(q.kind.value, q.quote) for q in reading.questions] == [("sensor", quote)] and reading.intent.sensors == []
+
+
+@pytest.mark.parametrize("text", ["patrol the fire lanes at 10:00 with thermal", "巡查消防通道，10:00，带热成像"])
+def test_a_sensor_said_plainly_is_required(text: str) -> None:
+    reading = read_offline(text, now=WEDNESDAY)
+    assert reading.questions == [] and [s.value for s in reading.intent.sensors] == ["THERMAL_CAMERA"]
+
+
+def test_a_homophone_of_tomorrow_is_read_as_tomorrow() -> None:
+    e = extract_intent("名天上午10点巡查消防通道", now=WEDNESDAY, timezone=TZ, extractor="offline")
+    assert not e.needs_clarification and (e.date, e.start_time) == (date(2026, 12, 3), "10:00")
+
+
+@pytest.mark.parametrize(("text", "sensors", "excluded"), [
+    ("明天上午10点巡查消防通道，別用熱成像", [], ["THERMAL_CAMERA"]),  # 別 is 别: a negation, not a thermal camera wanted
+    ("明天上午10點巡查消防通道，帶喊話器", ["SPEAKER"], []),
+])
+def test_traditional_characters_read_as_the_simplified(text: str, sensors: list[str], excluded: list[str]) -> None:
+    reading = read_offline(text, now=WEDNESDAY)
+    assert reading.questions == []
+    assert ([s.value for s in reading.intent.sensors], [s.value for s in reading.intent.excluded_sensors]) == (sensors, excluded)

@@ -165,9 +165,10 @@ import json, sys
 from datetime import datetime
 from flows.ledger import open_ledger
 from flows.usecases import planning
+from flows.usecases.grounds import Grounds
 s = planning.plan_draft(text="这块地今天巡一遍消防通道", region_id="region-1001", requested_by="li.wei",
-                        world_dir=sys.argv[1], now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"),
-                        ledger=open_ledger())
+                        now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"),
+                        grounds=Grounds(ledger=open_ledger(), world_dir=sys.argv[1]))
 print(json.dumps({"draft_id": s.draft_id, "version": s.version, "status": s.status, "created": s.created}))
 """
 
@@ -209,10 +210,12 @@ import json, sys
 from datetime import datetime
 from flows.ledger import open_ledger
 from flows.usecases import decisions
+from flows.usecases.grounds import Grounds
 from planner.errors import SortieError
 try:
     s = decisions.approve("d-race", 1, approver="chen.jing", comment="ok",
-                          now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"), ledger=open_ledger())
+                          now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"),
+                          grounds=Grounds(ledger=open_ledger()))
     print(json.dumps({"result": s.status}))
 except SortieError as e:
     print(json.dumps({"result": e.code}))
@@ -241,10 +244,12 @@ import json, sys
 from datetime import datetime
 from flows.ledger import open_ledger
 from flows.usecases import dispatching
+from flows.usecases.grounds import Grounds
 from planner.errors import SortieError
 try:
     s = dispatching.dispatch(sys.argv[1], 1, actor="chen.jing", link=sys.argv[2], timeout_s=15,
-                             now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"), ledger=open_ledger())
+                             now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"),
+                             grounds=Grounds(ledger=open_ledger()))
     print(json.dumps({"result": s.status, "first": s.first}))
 except SortieError as e:
     print(json.dumps({"result": e.code, "message": e.message}))
@@ -266,7 +271,7 @@ def approved_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, 
     code = PLAN + """
 from flows.usecases import decisions
 decisions.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok",
-                  now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"), ledger=open_ledger())
+                  now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"), grounds=Grounds(ledger=open_ledger()))
 """
     done = _py(code, _env(home), str(world), timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -288,11 +293,13 @@ def _sim(world: Path, draft: str, home: Path):
 RECONCILE = """
 import json, sys
 from datetime import datetime
-from flows.integrity.reconcile import reconcile
+from flows.ledger import open_ledger
+from flows.usecases.grounds import Grounds
+from flows.usecases.reconciling import reconcile
 from planner.errors import SortieError
 try:
     out = reconcile(sys.argv[1], actor="chen.jing", link=sys.argv[2], timeout_s=15,
-                    now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"))
+                    now=datetime.fromisoformat("2026-11-29T07:00:00+02:00"), grounds=Grounds(ledger=open_ledger()))
     print(json.dumps({"result": out["status"], "draft_status": out["draft_status"]}))
 except SortieError as e:
     print(json.dumps({"result": e.code, "message": e.message}))

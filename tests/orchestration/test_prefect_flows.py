@@ -25,6 +25,7 @@ from uuid import UUID
 import pytest
 import yaml
 
+from flows.usecases.grounds import Grounds
 from testkit import stop_process_group
 
 REPO = Path(__file__).resolve().parents[2]
@@ -145,8 +146,8 @@ def plan(now: str, world: str, *, text: str = "巡一遍消防通道", region_id
     from flows.usecases import planning
 
     summary = planning.plan_draft(
-        text=text, region_id=region_id, requested_by="li.wei", world_dir=world, now=datetime.fromisoformat(now),
-        ledger=open_ledger(),
+        text=text, region_id=region_id, requested_by="li.wei", grounds=Grounds(ledger=open_ledger(), world_dir=world),
+            now=datetime.fromisoformat(now),
     ).to_dict()
     assert summary["plan_hash"], f"the demo request did not plan: {summary['status']} {summary.get('missing')}"
     return summary
@@ -340,7 +341,7 @@ def test_paused_run_refuses_a_wrong_plan_hash_then_dispatches_once(home: Path, w
 
     again = dispatching.dispatch(
         draft["draft_id"], draft["version"], actor="chen.jing", now=datetime.fromisoformat(now), link=links(sims),
-        world_dir=world, ledger=open_ledger(),
+        grounds=Grounds(ledger=open_ledger(), world_dir=world),
     )
     assert again.first is False  # the ledger hands back the first outcome; nothing is sent twice
     assert len(ledger_view(draft["draft_id"], draft["version"])[2]) == 1

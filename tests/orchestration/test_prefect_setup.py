@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 import yaml
 
+from flows.usecases.grounds import Grounds
+
 REPO = Path(__file__).resolve().parents[2]
 NOW = "2026-11-29T06:58:02+02:00"  # the demo telemetry (06:57:30) is fresh enough to dispatch
 
@@ -102,9 +104,9 @@ def _approved_with_vehicle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> t
     monkeypatch.setenv("SORTIE_HOME", str(home))
     now = datetime.fromisoformat(NOW)
     d = planning.plan_draft(text="inspect the hydrants today", region_id="region-1002", requested_by="li.wei",
-                            world_dir=str(world), now=now, ledger=open_ledger())
+                            grounds=Grounds(ledger=open_ledger(), world_dir=str(world)), now=now)
     decisions.approve(d.draft_id, d.version, approver="chen.jing", plan_hash=d.plan_hash, now=now,
-                      world_dir=str(world), ledger=open_ledger())
+                      grounds=Grounds(ledger=open_ledger(), world_dir=str(world)))
     loaded = load_world_at(str(world))
     drone = loaded.drone(d.sorties[0].drone)
     dock = loaded.dock(drone.dock_id)
@@ -173,7 +175,8 @@ def test_a_monitor_run_whose_launch_is_refused_ends_named_preflight_failed(
     d, drone, world, sim = _approved_with_vehicle(tmp_path, monkeypatch)
     try:
         disp = dispatching.dispatch(d.draft_id, d.version, actor="chen.jing", now=datetime.fromisoformat(NOW),
-                                    link=sim.address, world_dir=str(world), timeout_s=15.0, ledger=open_ledger())
+                                    link=sim.address, timeout_s=15.0,
+                                    grounds=Grounds(ledger=open_ledger(), world_dir=str(world)))
         assert disp.status == "ACKED", disp
         flight = attach_flight(sim, FlightOptions(speedup=500.0, battery_pct=1.0))  # less than the sortie needs
         state = run_flow(monitor_mission, parameters={"draft_id": d.draft_id, "version": d.version, "now": NOW,

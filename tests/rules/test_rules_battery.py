@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rules import evaluate
+from rules.evaluate import evaluate
 from testkit import calm_weather, ctx, drone, one_rule, simple_plan, world
 from planner.world.model import Weather
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rules import evaluate
+from rules.evaluate import evaluate
 from testkit import ctx, dock, drone, one_rule, simple_plan, world
 
 

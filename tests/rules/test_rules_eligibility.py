@@ -10,12 +10,7 @@ from shapely.geometry import box
 from flows.context import DEMO_WORLD_DIR, RULES_FILE
 from flows.rule_file import load_rules
 from flows.world_folder import load_world
-from rules import (
-    JobRequirements,
-    candidate_fleets,
-    fleet_eligibility,
-    waiting_resource_reasons,
-)
+from rules.eligibility import JobRequirements, candidate_fleets, fleet_eligibility, waiting_resource_reasons
 from testkit import T0, at, calm_weather, dock, drone, world
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")

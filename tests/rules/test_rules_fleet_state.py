@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from rules import evaluate, parse_rules
+from rules.evaluate import evaluate
+from rules.loading import parse_rules
 from testkit import T0, ctx, drone, one_rule, simple_plan, world
 
 PLAN = simple_plan([(0, 0, 50), (100, 0, 50)])

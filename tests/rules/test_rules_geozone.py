@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from planner.world.model import Restriction, VerticalReference
-from rules import evaluate
+from rules.evaluate import evaluate
 from testkit import (
     UTC,
     box_zone,

@@ -20,7 +20,8 @@ from planner.output.sortie_flight import TIMING
 from planner.plan import Leg, Plan, Sortie, Waypoint
 from flows.world_folder import load_world
 from flows.rule_file import load_rules
-from rules import EvaluationContext, evaluate
+from rules.context import EvaluationContext
+from rules.evaluate import evaluate
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")  # the demo's reference now
 

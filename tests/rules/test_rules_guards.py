@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rules import evaluate, parse_rules
+from rules.evaluate import evaluate
+from rules.loading import parse_rules
 from rules.guards import GUARD_DEFAULTS, GUARD_SYMBOLS, GuardError, compile_guard
 from testkit import T0, ctx, simple_plan, sortie, plan, leg, world
 

@@ -9,7 +9,8 @@ import pytest
 from flows.context import RULES_FILE
 from planner.errors import InvalidArgument
 from flows.rule_file import load_rules, validate_rules_file
-from rules import RULE_KINDS, parse_rules
+from rules.loading import parse_rules
+from rules.schema import RULE_KINDS
 from rules.schema import AltitudeCeilingRule
 
 BAD = """\

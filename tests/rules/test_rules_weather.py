@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
+
 import pytest
 
 from planner.world.model import Weather
-from rules import evaluate
+from rules.evaluate import evaluate
 from rules.evaluators.weather import wind_at_altitude
 from testkit import T0, calm_weather, ctx, dock, drone, hour, one_rule, simple_plan, world
 
@@ -69,3 +72,17 @@ def test_missing_forecast_policy() -> None:
 
 def test_all_checks_pass_in_calm_weather() -> None:
     assert run("{}").findings == ()
+
+
+def test_the_forecast_hours_are_those_of_the_flight_not_of_a_claimed_time() -> None:
+    """A plan not timed by the planner's model (200 legs of 10 m claimed as 3 minutes from 10:50) is flown again by
+    the rules (``Env.flown``): it is still in the air in the windy 11:00 hour, which the claimed time never reaches."""
+    start = T0 + timedelta(minutes=50)
+    windy = Weather((hour(T0, wind_speed_80m_mps=3.0), hour(T0 + timedelta(hours=1), wind_speed_80m_mps=14.0)))
+    zigzag = [(10.0 * (i % 2), 10.0 * i, 50.0) for i in range(200)]
+    claimed = simple_plan(zigzag, start_at=start)
+    assert claimed.sorties[0].end_at < T0 + timedelta(hours=1)
+    w = world(weather=windy)
+    assert not evaluate(claimed, w, one_rule("weather", params=WIND), context=ctx()).blocked
+    v = evaluate(replace(claimed, parameters={}), w, one_rule("weather", params=WIND), context=ctx())
+    assert v.blocked and v.findings[0].measured == 14.0

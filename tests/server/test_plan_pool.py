@@ -18,7 +18,7 @@ from flows.context import DEMO_WORLD_DIR
 from flows.ledger import Ledger
 from flows.server.plan_pool import PlanPool, decide_here, raise_refusal
 from flows.usecases import planning
-from flows.usecases.offload import deciding_with
+from flows.usecases.grounds import Grounds
 from planner.errors import InvalidArgument
 from testkit import demo_world_copy
 
@@ -31,9 +31,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return demo_world_copy(tmp_path_factory.mktemp("poolworld") / "world")
 
 
-def _plan(world: Path, home: Path) -> dict[str, Any]:
-    return planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=NOW,
-                               ledger=Ledger(home / "ledger.duckdb")).to_dict()
+def _plan(world: Path, home: Path, pool: PlanPool | None = None) -> dict[str, Any]:
+    """A plan on the demo world, decided here, or in ``pool``'s planning process (the grounds' decider)."""
+    grounds = Grounds(ledger=Ledger(home / "ledger.duckdb"), world_dir=world, decide=pool.run if pool else None)
+    return planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", grounds=grounds,
+                               now=NOW).to_dict()
 
 
 def test_a_plan_decided_in_the_planning_process_is_the_plan_decided_here_and_the_server_thread_runs_meanwhile(
@@ -51,13 +53,12 @@ def test_a_plan_decided_in_the_planning_process_is_the_plan_decided_here_and_the
             time.sleep(0.002)
 
     try:
-        with deciding_with(pool.run):
-            _plan(world, tmp_path / "warm")  # the process's imports paid once
-            t = threading.Thread(target=tick, daemon=True)
-            t.start()
-            there = _plan(world, tmp_path / "there")
-            stop.set()
-            t.join(10)
+        _plan(world, tmp_path / "warm", pool)  # the process's imports paid once
+        t = threading.Thread(target=tick, daemon=True)
+        t.start()
+        there = _plan(world, tmp_path / "there", pool)
+        stop.set()
+        t.join(10)
     finally:
         pool.close()
     assert pool.decisions == 2
@@ -84,8 +85,7 @@ def test_the_planning_process_plans_to_the_operators_budget_seed_and_work_cap(
     assert here["plan_hash"] != uncapped["plan_hash"]  # the cap binds: one solution is not the searched plan
     pool = PlanPool(1)
     try:
-        with deciding_with(pool.run):
-            there = _plan(world, tmp_path / "there")
+        there = _plan(world, tmp_path / "there", pool)
     finally:
         pool.close()
     assert pool.decisions == 1

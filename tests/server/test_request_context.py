@@ -43,7 +43,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     shutil.copytree(DEMO_WORLD_DIR, world)
     fleet = json.loads((world / "fleet.json").read_text(encoding="utf-8"))
     for d in fleet["drones"]:
-        d["last_telemetry_at"] = "2026-11-29T06:59:40+02:00"
+        d["last_telemetry_at"] = CLOCK  # the server's clock starts here and runs: the dispatch rule allows 60 s (a loaded machine needs them)
     (world / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
     config = make_config(world, base / "home", CLOCK, fleet="file", allow_unsigned=True)
     tokens = {u: TokenStore(config.home).create(u)[1] for u in ("li.wei", "chen.jing")}

@@ -17,7 +17,8 @@ from flows.sim.fleet import sim_fleet
 from flows.usecases import dispatching, reading
 from flows.usecases.common import load_world_at
 from flows.usecases.flying import launch_and_follow
-from flows.vehicle.monitor import MonitorOptions
+from flows.usecases.grounds import Grounds
+from flows.vehicle.flight_record import MonitorOptions
 from flows.context import resolve_now
 from testkit import approved_draft_home
 
@@ -41,9 +42,10 @@ def test_a_sim_fleet_vehicle_boots_is_dispatched_launched_and_flies_to_success(t
     sim = sims[drone_id]
     try:
         disp = dispatching.dispatch(draft_id, version, actor=APPROVER, now=NOW, link=sim.address, timeout_s=20.0,
-                                    ledger=open_ledger())
+                                    grounds=Grounds(ledger=open_ledger()))
         assert disp.status == "ACKED", disp
-        launched, result = launch_and_follow(draft_id, version, launch_as=APPROVER, ledger=open_ledger(), now=NOW,
+        launched, result = launch_and_follow(draft_id, version, launch_as=APPROVER, grounds=Grounds(ledger=open_ledger()),
+                                             now=NOW,
                                              link=sim.address,
                                              options=MonitorOptions(timeout_s=60.0, start_wait_s=20.0))
         assert launched.get("state") == "LAUNCHED", launched

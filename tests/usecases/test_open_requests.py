@@ -26,6 +26,7 @@ from flows.integrity.verify import verify_ledger
 from flows.ledger import open_ledger
 from flows.usecases import planning, requests
 from flows.usecases.actor import Actor
+from flows.usecases.grounds import Grounds
 from intents.errors import NeedsClarification
 from planner.errors import Conflict, Forbidden, InvalidArgument, RequestExpired
 
@@ -143,8 +144,8 @@ def test_two_operators_answering_at_once_settle_to_one_draft(tmp_path: Path, wor
 def _kept_open(led: Any, world: Path, now: datetime) -> str:
     """The request's id: planned by the use case, kept open with its questions (NEEDS_CLARIFICATION)."""
     with pytest.raises(NeedsClarification) as asked:
-        planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=now,
-                            ledger=led)
+        planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei",
+                            grounds=Grounds(ledger=led, world_dir=world), now=now)
     return str(asked.value.details["request_id"])
 
 
@@ -153,10 +154,11 @@ def test_the_sweeper_expires_what_nobody_answered_and_only_a_planner_of_the_tena
     led, now = open_ledger(tmp_path), datetime.fromisoformat(NOW)
     rid = _kept_open(led, world, now)
     with pytest.raises(Forbidden, match="may not plan"):  # an approver does not decide what is planned
-        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("chen.jing"), world_dir=world, now=now,
-                        ledger=led)
+        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("chen.jing"),
+                        grounds=Grounds(ledger=led, world_dir=world), now=now)
     with pytest.raises(Forbidden, match="does not see"):  # another tenant's planner
-        requests.answer(rid, ["above ground"], answerer=Actor("aino.virtanen"), world_dir=world, now=now, ledger=led)
+        requests.answer(rid, ["above ground"], answerer=Actor("aino.virtanen"),
+                        grounds=Grounds(ledger=led, world_dir=world), now=now)
     answered = led.latest_request(rid).next(answers=[{"id": "focus-51", "answer": "evenly", "answered_by": "x"}])
     with pytest.raises(Conflict, match="answered already"):  # a question answered in an earlier turn
         requests.split_answers(answered, ["focus-51=again"])
@@ -164,8 +166,9 @@ def test_the_sweeper_expires_what_nobody_answered_and_only_a_planner_of_the_tena
     gone = requests.expire_due(led, now=now + requests.REQUEST_TTL, actor="authority:sweeper")
     assert [(t.request_id, t.state, t.actor) for t in gone] == [(rid, "EXPIRED", "authority:sweeper")]
     with pytest.raises(RequestExpired):
-        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"), world_dir=world,
-                        now=now + timedelta(minutes=1), ledger=led)
+        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"),
+                        grounds=Grounds(ledger=led, world_dir=world),
+                        now=now + timedelta(minutes=1))
     with pytest.raises(InvalidArgument, match="no answer"):
         requests.split_answers(led.latest_request(rid), [])
 
@@ -178,12 +181,12 @@ def test_an_answered_request_is_planned_to_the_operators_budget(tmp_path: Path, 
     rid = _kept_open(led, world, now)
     monkeypatch.setenv("SORTIE_PLAN_BUDGET_S", "soon")
     with pytest.raises(InvalidArgument, match="planning budget"):
-        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"), world_dir=world, now=now,
-                        ledger=led)
+        requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"),
+                        grounds=Grounds(ledger=led, world_dir=world), now=now)
     assert led.latest_request(rid).turn == 1 and led.list_drafts() == []
     monkeypatch.setenv("SORTIE_PLAN_BUDGET_S", "5")
-    planned = requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"), world_dir=world, now=now,
-                              ledger=led)
+    planned = requests.answer(rid, ["above ground", "evenly"], answerer=Actor("li.wei"),
+                              grounds=Grounds(ledger=led, world_dir=world), now=now)
     assert planned.status == "DRAFT" and [r.draft_id for r in led.list_drafts()] == [planned.draft_id]
 
 

@@ -20,6 +20,7 @@ from flows.ledger import Ledger
 from flows.usecases import decisions, planning
 from flows.usecases.actor import Policy
 from flows.usecases.pending import pending, pending_rows, time_left
+from flows.usecases.grounds import Grounds
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
 
@@ -30,18 +31,19 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     world = base / "world"
     shutil.copytree(DEMO_WORLD_DIR, world)
     ledger = Ledger(base / "home" / "ledger.duckdb").ensure()
-    waiting = planning.plan_draft(text="巡一遍消防通道", region_id="region-1001", requested_by="li.wei", world_dir=world,
-                                  now=NOW, ledger=ledger)
+    waiting = planning.plan_draft(text="巡一遍消防通道", region_id="region-1001", requested_by="li.wei",
+                                  grounds=Grounds(ledger=ledger, world_dir=world), now=NOW)
     decided = planning.plan_draft(text="inspect the hydrants today", region_id="region-1002", requested_by="li.wei",
-                                  world_dir=world, now=NOW, ledger=ledger)
+                                  grounds=Grounds(ledger=ledger, world_dir=world), now=NOW)
     assert waiting.status == decided.status == "DRAFT" and "block" not in (waiting.verdict, decided.verdict)
     decisions.reject(decided.draft_id, decided.version, approver="chen.jing", reason="not today",
-                     now=NOW + timedelta(minutes=1), world_dir=world, ledger=ledger)
+                     now=NOW + timedelta(minutes=1), grounds=Grounds(ledger=ledger, world_dir=world))
     return {"world": world, "ledger": ledger, "waiting": waiting, "decided": decided, "home": base / "home"}
 
 
 def test_a_waiting_draft_is_listed_with_its_approvers_deadline_and_time_left(setup: dict[str, Any]) -> None:
-    out = pending(user="chen.jing", world_dir=setup["world"], now=NOW + timedelta(minutes=10), ledger=setup["ledger"])
+    out = pending(user="chen.jing", grounds=Grounds(ledger=setup["ledger"], world_dir=setup["world"]),
+                  now=NOW + timedelta(minutes=10))
     w = setup["waiting"]
     assert out["count"] == 1 and out["by_tenant"] == {"city-fire": 1}
     item = out["pending"][0]
@@ -55,7 +57,7 @@ def test_a_waiting_draft_is_listed_with_its_approvers_deadline_and_time_left(set
 
 
 def test_the_list_follows_the_policy_and_the_clock(setup: dict[str, Any]) -> None:
-    late = pending(world_dir=setup["world"], now=NOW + timedelta(minutes=40), ledger=setup["ledger"],
+    late = pending(grounds=Grounds(ledger=setup["ledger"], world_dir=setup["world"]), now=NOW + timedelta(minutes=40),
                    policy=Policy(four_eyes=False, approval_ttl=timedelta(minutes=15)))
     item = late["pending"][0]
     assert item["deadline"] == "2026-11-29T07:15:00+02:00" and item["seconds_left"] == -25 * 60
@@ -66,9 +68,10 @@ def test_the_list_follows_the_policy_and_the_clock(setup: dict[str, Any]) -> Non
 def test_another_tenant_sees_nothing_and_an_unknown_user_is_refused(setup: dict[str, Any]) -> None:
     from planner.errors import Forbidden
 
-    assert pending(user="aino.virtanen", world_dir=setup["world"], now=NOW, ledger=setup["ledger"])["count"] == 0
+    assert pending(user="aino.virtanen", grounds=Grounds(ledger=setup["ledger"], world_dir=setup["world"]),
+                   now=NOW)["count"] == 0
     with pytest.raises(Forbidden):
-        pending(user="nobody", world_dir=setup["world"], now=NOW, ledger=setup["ledger"])
+        pending(user="nobody", grounds=Grounds(ledger=setup["ledger"], world_dir=setup["world"]), now=NOW)
 
 
 def test_cli_pending_prints_the_same_list(setup: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:

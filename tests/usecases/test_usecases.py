@@ -20,6 +20,7 @@ from flows.ledger import Ledger
 from flows.usecases import decisions, dispatching, drafting, planning, reading
 from flows.usecases.actor import Actor, Policy
 from flows.usecases.common import check_zones_readable, load_world_at
+from flows.usecases.grounds import Grounds
 from planner.errors import ApprovalRequired, Forbidden, InvalidArgument, NotFound, WorldUnavailable
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
@@ -40,8 +41,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def planned(tmp_path_factory: pytest.TempPathFactory, world: Path) -> tuple[Ledger, dict]:
     ledger = Ledger(tmp_path_factory.mktemp("uchome") / "ledger.duckdb")
-    s = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=NOW,
-                            ledger=ledger)
+    s = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei",
+                            grounds=Grounds(ledger=ledger, world_dir=world), now=NOW)
     return ledger, s.to_dict()
 
 
@@ -50,9 +51,26 @@ def test_plan_records_in_the_ledger_it_was_given(planned: tuple[Ledger, dict], w
     assert d["status"] == "DRAFT" and d["verdict"] != "block", d
     assert ledger.get_draft(d["draft_id"]).plan_hash == d["plan_hash"]
     assert Path(d["files"]["map"]).parent.parent.parent.parent == ledger.path.parent
-    again = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=world, now=NOW,
-                                ledger=ledger)
+    again = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei",
+                                grounds=Grounds(ledger=ledger, world_dir=world), now=NOW)
     assert again.created is False and again.draft_id == d["draft_id"]
+
+
+def test_a_recorded_draft_whose_files_are_gone_gets_them_back(world: Path, tmp_path: Path) -> None:
+    """The "already recorded" path rewrites a version's files from the ledger when a crash left them missing
+    (issue 38: ``ensure_files`` called ``write_files`` without importing it: a NameError, INTERNAL)."""
+    import shutil
+
+    ledger = Ledger(tmp_path / "home" / "ledger.duckdb")
+    d = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei",
+                            grounds=Grounds(ledger=ledger, world_dir=world), now=NOW)
+    folder = Path(d.files["draft"]).parent
+    shutil.rmtree(folder)
+    again = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei",
+                                grounds=Grounds(ledger=ledger, world_dir=world), now=NOW)
+    assert again.created is False and again.draft_id == d.draft_id
+    assert set(again.files) == {"draft", "plan", "plan_geojson", "map"}, again.files
+    assert (folder / "plan.json").read_text(encoding="utf-8") == Path(again.files["plan"]).read_text(encoding="utf-8")
 
 
 def test_what_if_records_nothing(planned: tuple[Ledger, dict], world: Path) -> None:
@@ -68,8 +86,8 @@ def test_the_operator_sets_the_coverage_target_of_a_survey(planned: tuple[Ledger
     """The option lands on the recorded intent (a replan keeps it), the job and the plan, which says what it reached."""
     ledger, _ = planned
     survey = "今天航测这块地"
-    out = planning.plan_draft(text=survey, region_id="region-1001", requested_by="li.wei", world_dir=world, now=NOW,
-                              ledger=ledger, coverage_target=0.995).to_dict()
+    out = planning.plan_draft(text=survey, region_id="region-1001", requested_by="li.wei",
+                              grounds=Grounds(ledger=ledger, world_dir=world), now=NOW, coverage_target=0.995).to_dict()
     rec = ledger.get_draft(out["draft_id"])
     assert rec.intent["intent"]["coverage_target"] == 0.995
     assert rec.plan["parameters"]["coverage_target"] == 0.995
@@ -93,32 +111,36 @@ def test_the_operator_sets_the_coverage_target_of_a_survey(planned: tuple[Ledger
 def test_visibility_local_is_forbidden_server_is_not_found(planned: tuple[Ledger, dict], world: Path) -> None:
     ledger, d = planned
     with pytest.raises(Forbidden):
-        reading.check_visible(d["draft_id"], "aino.virtanen", world_dir=world, ledger=ledger)
+        reading.check_visible(d["draft_id"], "aino.virtanen", grounds=Grounds(ledger=ledger, world_dir=world))
     with pytest.raises(NotFound):
-        reading.check_visible(d["draft_id"], Actor("aino.virtanen", "server", "token"), world_dir=world, ledger=ledger)
-    reading.check_visible(d["draft_id"], "chen.jing", world_dir=world, ledger=ledger)
-    assert [x.draft_id for x in reading.list_drafts(user="aino.virtanen", world_dir=world, ledger=ledger)] == []
-    assert d["draft_id"] in [x.draft_id for x in reading.list_drafts(user="admin", world_dir=world, ledger=ledger)]
+        reading.check_visible(d["draft_id"], Actor("aino.virtanen", "server", "token"),
+                              grounds=Grounds(ledger=ledger, world_dir=world))
+    reading.check_visible(d["draft_id"], "chen.jing", grounds=Grounds(ledger=ledger, world_dir=world))
+    assert [x.draft_id for x in reading.list_drafts(user="aino.virtanen",
+                                                    grounds=Grounds(ledger=ledger, world_dir=world))] == []
+    assert d["draft_id"] in [x.draft_id for x in reading.list_drafts(user="admin",
+                                                                     grounds=Grounds(ledger=ledger, world_dir=world))]
 
 
 def test_local_approval_records_its_mode_and_never_satisfies_a_server(planned: tuple[Ledger, dict], world: Path) -> None:
     ledger, d = planned
     with pytest.raises(Forbidden):
-        decisions.approve(d["draft_id"], d["version"], approver="li.wei", now=NOW, world_dir=world, ledger=ledger)
+        decisions.approve(d["draft_id"], d["version"], approver="li.wei", now=NOW,
+                          grounds=Grounds(ledger=ledger, world_dir=world))
     out = decisions.approve(d["draft_id"], d["version"], approver="chen.jing", plan_hash=d["plan_hash"], now=NOW,
-                            world_dir=world, policy=Policy(four_eyes=True, approval_ttl=timedelta(minutes=10)),
-                            ledger=ledger)
+                            grounds=Grounds(ledger=ledger, world_dir=world),
+                            policy=Policy(four_eyes=True, approval_ttl=timedelta(minutes=10)))
     assert out.status == "APPROVED"
     (a,) = ledger.approvals(d["draft_id"], d["version"])
     assert a.evidence["mode"] == "local" and a.evidence["identity"] == "asserted"
     assert a.evidence["policy"] == {"four_eyes": True, "approval_ttl_s": 600}
     assert a.expires_time == (NOW + timedelta(minutes=10)).isoformat()
-    ok = dispatching.dispatch(d["draft_id"], d["version"], actor="chen.jing", now=NOW, dry_run=True, world_dir=world,
-                              ledger=ledger)
+    ok = dispatching.dispatch(d["draft_id"], d["version"], actor="chen.jing", now=NOW, dry_run=True,
+                              grounds=Grounds(ledger=ledger, world_dir=world))
     assert ok.status == "DRY_RUN" and any("rules pass" in c for c in ok.checks)
     with pytest.raises(ApprovalRequired, match="local mode"):
         dispatching.dispatch(d["draft_id"], d["version"], actor=Actor("chen.jing", "server", "token"), now=NOW,
-                             dry_run=True, world_dir=world, ledger=ledger)
+                             dry_run=True, grounds=Grounds(ledger=ledger, world_dir=world))
     log = reading.draft_log(d["draft_id"], ledger=ledger)
     assert [e["to_state"] for e in log["events"]][-1] == "APPROVED"
 

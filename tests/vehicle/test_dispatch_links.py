@@ -27,6 +27,7 @@ os.environ.setdefault("MAVLINK20", "1")
 
 from flows.cli import app  # noqa: E402
 from flows.vehicle.linkspec import parse_links  # noqa: E402
+from flows.usecases.grounds import Grounds  # noqa: E402
 from testkit import sim_vehicle  # noqa: E402
 from integrity import kit  # noqa: E402  (tests/ is on the path)
 from planner.errors import InvalidArgument  # noqa: E402
@@ -59,12 +60,12 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     from flows.usecases import decisions, planning
 
     now = datetime.fromisoformat(NOW)
-    draft = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei", world_dir=str(world), now=now,
-                                ledger=open_ledger()).to_dict()
+    draft = planning.plan_draft(text=TEXT, region_id="region-1001", requested_by="li.wei",
+                                grounds=Grounds(ledger=open_ledger(), world_dir=str(world)), now=now).to_dict()
     drones = sorted({s["drone"] for s in draft["sorties"]})
     assert drones == sorted(SYSIDS), f"the low batteries should split the patrol over two drones: {draft['sorties']}"
     decisions.approve(draft["draft_id"], draft["version"], approver="chen.jing", plan_hash=draft["plan_hash"], now=now,
-                      world_dir=str(world), ledger=open_ledger())
+                      grounds=Grounds(ledger=open_ledger(), world_dir=str(world)))
     try:
         yield {"env": env, "world": world, "draft": draft}
     finally:

@@ -29,6 +29,7 @@ from testkit import sim_vehicle  # noqa: E402
 from flows.usecases import dispatching  # noqa: E402
 from flows.vehicle.link import TELEMETRY, open_link  # noqa: E402
 from flows.vehicle.upload import upload_plan  # noqa: E402
+from flows.usecases.grounds import Grounds  # noqa: E402
 from planner.errors import DeviceUnavailable  # noqa: E402
 from planner.output.mission_items import MISSION  # noqa: E402
 from testkit import approved_draft_home, free_port, wire_plan, wire_world  # noqa: E402
@@ -127,7 +128,7 @@ def test_a_dispatch_to_a_busy_port_claims_nothing_and_the_draft_stays_dispatchab
             time.sleep(0.2)
             with pytest.raises(DeviceUnavailable) as info:
                 dispatching.dispatch(draft_id, version, actor="chen.jing", now=NOW, link=f"tcp:127.0.0.1:{port}",
-                                     timeout_s=3.0, ledger=open_ledger())
+                                     timeout_s=3.0, grounds=Grounds(ledger=open_ledger()))
         finally:
             holder.close()
         msg = info.value.message
@@ -137,5 +138,5 @@ def test_a_dispatch_to_a_busy_port_claims_nothing_and_the_draft_stays_dispatchab
         assert sim.stats.uploads_completed == 0
         time.sleep(0.2)  # the vehicle notices the first client left
         again = dispatching.dispatch(draft_id, version, actor="chen.jing", now=NOW, link=f"tcp:127.0.0.1:{port}",
-                                     timeout_s=10.0, ledger=open_ledger())
+                                     timeout_s=10.0, grounds=Grounds(ledger=open_ledger()))
         assert again.status == "ACKED" and sim.stats.uploads_completed == 3

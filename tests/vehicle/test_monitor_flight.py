@@ -3,10 +3,10 @@
 The draft is planned and approved once (the use cases on the demo world,
 a real DuckDB ledger in a tmp dir); each case copies that SORTIE_HOME to its
 own folder, starts the vehicle simulator on a free 127.0.0.1 UDP port,
-dispatches over MAVLink, launches it (the launch use case: pre-flight checks,
-then the autopilot's own sequence — the simulator does not take off by
-itself), and lets ``fly_and_report`` fly the mission at 500× while the monitor
-follows it. What is checked is what an operator relies on:
+dispatches over MAVLink, gives the simulator its flight at 500× (``attach_flights``),
+launches it and follows it through one link (``launch_and_follow``: the launch use case's
+pre-flight checks, then the autopilot's own sequence — the simulator does not take off
+by itself — while the monitor follows), and builds the report. What is checked is what an operator relies on:
 the ledger state and its events, the alerts, the report's words, and that an
 injected STATUSTEXT that reads like a command changes nothing but the log.
 """
@@ -29,11 +29,14 @@ from flows.context import resolve_now  # noqa: E402
 from flows.ledger import open_ledger  # noqa: E402
 from flows.usecases import dispatching, reading  # noqa: E402
 from flows.usecases.common import load_world_at  # noqa: E402
-from flows.sim.fly import fly_and_report  # noqa: E402
-from flows.vehicle.monitor import MonitorOptions, monitor_mission  # noqa: E402
-from flows.usecases.report import build_report, markdown_for_artifact, report_artifact_key  # noqa: E402
+from flows.sim.fly import attach_flights  # noqa: E402
+from flows.usecases.flying import launch_and_follow  # noqa: E402
+from flows.usecases.monitoring import monitor_mission  # noqa: E402
+from flows.usecases.report import build_report, markdown_for_artifact, report_artifact_key, write_report  # noqa: E402
+from flows.vehicle.flight_record import MonitorOptions  # noqa: E402
 from flows.sim.flight import FlightFaults  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
+from flows.usecases.grounds import Grounds  # noqa: E402
 from testkit import sim_vehicle  # noqa: E402
 from planner.errors import Conflict  # noqa: E402
 from testkit import approved_draft_home  # noqa: E402
@@ -69,10 +72,15 @@ def _fly(approved_home: tuple[Path, str, int], tmp_path: Path, monkeypatch: pyte
                       rerequest_s=0.1, params=params).start()
     try:
         disp = dispatching.dispatch(draft_id, version, actor=APPROVER, now=NOW, link=sim.address, timeout_s=15.0,
-                                    ledger=open_ledger())
+                                    grounds=Grounds(ledger=open_ledger()))
         assert disp.status == "ACKED" and disp.draft_status == "DISPATCHED"
-        out = fly_and_report(draft_id, version, {drone.id: sim}, actor="monitor", launch_as=APPROVER, now=NOW,
-                             speedup=500.0, faults=faults, options=OPTS)
+        grounds = Grounds(ledger=open_ledger())
+        attach_flights({drone.id: sim}, world, speedup=500.0, faults=faults)
+        launched, result = launch_and_follow(draft_id, version, launch_as=APPROVER, grounds=grounds, now=NOW,
+                                             actor="monitor", options=OPTS)
+        report = build_report(draft_id, version, grounds=grounds)
+        write_report(report, home=grounds.home)
+        out = {"launch": launched, "monitor": result.to_dict(), "report": report.to_dict()}
     finally:
         sim.stop()
     return out, sim, draft_id, version
@@ -125,14 +133,15 @@ def test_nominal_flight_succeeds_and_the_report_says_what_was_flown(nominal: dic
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.name == "flown.png"
     assert Path(rep["files"]["report"]).read_text(encoding="utf-8").count("](flown.png)") == 1
     # the artifact form embeds the same picture
-    art = markdown_for_artifact(build_report(rep["draft_id"], rep["version"]))
+    grounds = Grounds(ledger=open_ledger(Path(nominal["home"])))
+    art = markdown_for_artifact(build_report(rep["draft_id"], rep["version"], grounds=grounds))
     assert "data:image/png;base64," in art and "](flown.png)" not in art
 
 
 def test_monitoring_again_returns_the_recorded_end(nominal: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SORTIE_HOME", nominal["home"])
     mon = nominal["out"]["monitor"]
-    again = monitor_mission(mon["draft_id"], mon["version"], options=OPTS)
+    again = monitor_mission(mon["draft_id"], mon["version"], grounds=Grounds(ledger=open_ledger()), options=OPTS)
     assert again.already_ended and again.state == "SUCCEEDED" and again.flights[0].reached == mon["flights"][0]["reached"]
     assert len(_states(mon["draft_id"], mon["version"])) == 6  # no new event
 
@@ -222,8 +231,8 @@ def test_a_draft_that_was_not_dispatched_cannot_be_monitored(
     shutil.copytree(template, tmp_path / "home")
     monkeypatch.setenv("SORTIE_HOME", str(tmp_path / "home"))
     with pytest.raises(Conflict, match="APPROVED"):
-        monitor_mission(draft_id, version, options=OPTS)
-    report = build_report(draft_id, version, with_map=False)
+        monitor_mission(draft_id, version, grounds=Grounds(ledger=open_ledger()), options=OPTS)
+    report = build_report(draft_id, version, with_map=False, grounds=Grounds(ledger=open_ledger()))
     assert "Not flown yet" in report.markdown and "Not dispatched." in report.markdown
 
 

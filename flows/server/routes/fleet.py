@@ -14,12 +14,12 @@ judged in this request (``RequestContext.world``).
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
-from flows.fleet.overlay import fleet_rows
+
 from flows.server.models import ClearBody
 from planner.errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
-    from flows.server.kit import Kit, RequestContext
+    from flows.server.kit import Kit
 
 __all__ = ["router"]
 
@@ -31,14 +31,7 @@ def router(kit: "Kit") -> APIRouter:
     def fleet(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
         """Each drone of the caller's tenants: id, status, battery_pct, position, mode, armed, last_seen, source,
         fault."""
-        def work(ctx: "RequestContext") -> dict[str, Any]:
-            u = ctx.user("see the fleet")
-            live = None if kit.hub is None else kit.hub.snapshot()
-            world = ctx.world  # (with the hub: follows the world first, so a drone added to the file is held)
-            return {"drones": fleet_rows(world, live, u.tenants), "source": "file" if live is None else "live",
-                    "world": world.name}
-
-        return kit.call(c, "fleet", "read", {}, work)
+        return kit.call(c, "fleet", "read", {}, lambda ctx: ctx.authority().fleet())
 
     @r.post("/v1/fleet/{drone_id}/clear")
     def clear(drone_id: str, body: ClearBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]

@@ -26,7 +26,6 @@ from fastapi import APIRouter
 from flows.authority.interface import MonitorRequest
 from flows.server.models import DispatchBody, HoldBody, LaunchBody, MonitorBody, RecallBody, ReconcileBody, Totp
 from flows.server.relay import refuse_unproven_service, relayed_actor
-from flows.usecases.common import pinned_world
 from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError, Unauthenticated
 
 if TYPE_CHECKING:
@@ -131,20 +130,19 @@ def router(kit: "Kit") -> APIRouter:
         box: dict[str, Any] = {}
 
         def work(ctx: "RequestContext") -> dict[str, Any]:
-            from flows.vehicle.monitor import ENDED_STATES, FOLLOWED_STATES
+            from flows.usecases.monitoring import ENDED_STATES, FOLLOWED_STATES
 
             ctx.visible(draft_id)
             rec = dispatcher(ctx, draft_id, body.version, "follow flights")
             if rec.state not in FOLLOWED_STATES | ENDED_STATES:
                 raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a dispatched mission can be "
                                "followed")
-            links, world, a = ctx.links(draft_id, rec.version, None), ctx.world, ctx.authority()
+            links, a = ctx.links(draft_id, rec.version, None), ctx.authority()  # the follower keeps this snapshot
             request = MonitorRequest(timeout_s=body.timeout_s, link_lost_s=body.link_lost_s,
                                      battery_margin_pct=body.battery_margin)
 
             def follow(on_update: Any) -> dict[str, Any]:
-                with pinned_world(kit.config.world, world):  # the follower's thread sees this request's snapshot
-                    return a.monitor(rec.draft_id, rec.version, request=request, link=links, on_update=on_update)
+                return a.monitor(rec.draft_id, rec.version, request=request, link=links, on_update=on_update)
 
             follower, started = kit.followers.follow(rec.draft_id, rec.version, rec.tenant, follow)
             box["follower"], box["version"] = follower, rec.version

@@ -1,13 +1,15 @@
-"""What the embedded authority stands on for a call: its ledger, who acts, its world, clock, policy and audit.
+"""Who a call of the embedded authority is for, and on what terms: the actor, the time, the policy, the audit duty.
 
 Why a value of its own: the same in-process authority (``flows.authority.local``)
 serves three callers that differ only here — the CLI on one operator's
 machine (identity asserted, every command audited by name), the Prefect
 flows (identity asserted per call, the form inputs audited by the gate) and
-``sortie server`` (identity proven by the token, the server's clock, world and
+``sortie server`` (identity proven by the token, the server's clock and
 policy, every request audited by the server). Keeping the differences in one
 value is what keeps audit, stamping and refusals from drifting between the
-embedded mode and the server.
+embedded mode and the server. What the authority stands on — its ledger,
+world, rules, planning process and vehicles — is its ``Grounds``
+(``flows.usecases.grounds``), the other half of a ``LocalAuthority``.
 """
 
 from __future__ import annotations
@@ -16,16 +18,14 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal
 
 from flows.authority.waking import Waker
 from flows.context import resolve_now
-from flows.ledger import Ledger
 from flows.usecases.actor import Actor, Policy
 from planner.errors import InvalidArgument
 
-__all__ = ["Grounds", "AuditBy", "four_eyes_default", "local_policy"]
+__all__ = ["Session", "AuditBy", "four_eyes_default", "local_policy"]
 
 #: Who writes the audit rows: ``command`` — the embedded authority, one row per CLI command (the control
 #: actions and reconcile by their use cases, as before); ``use case`` — only the use cases that audit
@@ -48,8 +48,8 @@ def local_policy() -> Policy:
 
 
 @dataclass(frozen=True)
-class Grounds:
-    """One embedded authority's ledger, actor, world, rules, clock, policy, waker and audit duty.
+class Session:
+    """One embedded authority's actor, clock, policy, waker and audit duty.
 
     ``now_given`` is the time of the call when one is fixed: the server's clock read once per request, or the
     embedded caller's ``--now`` (a flow's ``now``); else ``SORTIE_NOW``, else the system clock, read at each
@@ -58,23 +58,16 @@ class Grounds:
     flight's events — where ``now_given`` is only the moment the call arrived.
     ``checks_visibility``: whether a read checks the actor's tenants itself (the server's request context
     checked them already, on its one read of the draft).
-    ``hub``: a vehicle hub (``flows.fleet.hub.VehicleHub``) whose live state this authority judges its fleet by
-    — ``sortie demo``'s, holding one link per simulated drone; None: the world file's telemetry (``sortie
-    server``'s request context overlays the world with its own hub before the call).
     """
 
-    ledger: Ledger
     actor: Actor | None
     now_given: str | datetime | None = None
-    world_dir: str | Path | None = None
-    rules: str | Path | None = None
     policy: Policy = field(default_factory=Policy)
     waker: Waker | None = None
     audit_by: AuditBy = "command"
     checks_visibility: bool = True
     evidence: Mapping[str, Any] = field(default_factory=dict)
     clock: Callable[[], datetime] | None = None
-    hub: Any = None
 
     def now(self) -> datetime:
         """The authority's time for a stamp or a rule (a bad ``--now`` is ``INVALID_ARGUMENT`` here, audited)."""

@@ -1,9 +1,11 @@
-"""Following a dispatched mission over MAVLink: state in the ledger, progress, alerts.
+"""Following a dispatched mission: the ledger half (states, alerts, the flight record) of the monitor.
 
-``monitor_mission`` is what ``sortie monitor`` and the Prefect task call. It
-opens one link per dispatched drone (the link the dispatch used, or
-``link``), says hello with GCS heartbeats, and reads telemetry until every
-vehicle has landed, the link is lost, or the time/message budget runs out:
+``monitor_mission`` is what the authority's ``monitor`` runs (``sortie
+monitor``, the Prefect task, the server's follower). It reaches one link per
+dispatched drone through the grounds' ``Vehicles`` port (the link the dispatch
+used, or ``link``), says hello with GCS heartbeats, and reads telemetry until
+every vehicle has landed, the link is lost, or the time/message budget runs
+out (following each drone is ``flows.vehicle.follow``, which knows no ledger):
 
 - the vehicle seen airborne (armed and off the ground) moves the draft
   LAUNCHED (or DISPATCHED, when it was launched from elsewhere) → IN_FLIGHT;
@@ -30,7 +32,7 @@ vehicle has landed, the link is lost, or the time/message budget runs out:
   messages this module sends are GCS heartbeats on a fixed timer.
 
 What was seen (track, items reached, battery, texts, alerts, outcome) is
-written to ``SORTIE_HOME/drafts/<id>/v<n>/flight.json`` for the report.
+written to ``<home>/drafts/<id>/v<n>/flight.json`` for the report.
 Event times are the authority's ``clock`` when one is given (``sortie server``:
 its own clock, read at each event, with the vehicle's time since boot kept
 beside it in the reason, named as such), else the dispatch's ``now`` plus the
@@ -39,7 +41,7 @@ wall clock.
 
 This module is the mission level (the ledger, the states, the flight file); following
 each drone is ``flows.vehicle.follow``, and the records both share are
-``flows.vehicle.flight_record`` (re-exported here for the callers).
+``flows.vehicle.flight_record``.
 """
 
 from __future__ import annotations
@@ -53,24 +55,15 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from flows.ledger import TRANSITIONS, Ledger, open_ledger
+from flows.ledger import TRANSITIONS, Ledger
+from flows.usecases.grounds import Grounds
 from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions, MonitorResult
 from flows.vehicle.follow import Notify, follow_flight
 from flows.vehicle.modes import NAV_LAND, nav_seqs
 from planner.errors import Conflict, NotFound, SortieError
+from planner.world.model import World
 
-__all__ = [
-    "MonitorOptions",
-    "Expectation",
-    "DroneFlight",
-    "MonitorResult",
-    "follow_flight",
-    "expectations_for",
-    "Notify",
-    "monitor_mission",
-    "load_flight",
-    "flight_path",
-]
+__all__ = ["expectations_for", "monitor_mission", "load_flight", "flight_path", "FOLLOWED_STATES", "ENDED_STATES"]
 
 #: How long a take-off seen on a DISPATCHED draft waits for the launch's LAUNCHED record before the follower
 #: records IN_FLIGHT itself (a vehicle launched from another ground station).
@@ -80,14 +73,14 @@ FOLLOWED_STATES = frozenset({"DISPATCHED", "LAUNCHED", "IN_FLIGHT", "RECALLING"}
 ENDED_STATES = frozenset({"SUCCEEDED", "ABORTED", "RECALLED"})
 
 
-def flight_path(draft_id: str, version: int, home: Path | None = None) -> Path:
-    """``SORTIE_HOME/drafts/<id>/v<n>/flight.json`` (``home``: the ledger's folder, say the server's ``--home``)."""
+def flight_path(draft_id: str, version: int, home: Path) -> Path:
+    """``<home>/drafts/<id>/v<n>/flight.json`` (``home``: the ledger's folder, say the server's ``--home``)."""
     from flows.context import draft_dir
 
     return draft_dir(draft_id, version, home) / "flight.json"
 
 
-def load_flight(draft_id: str, version: int, home: Path | None = None) -> dict[str, Any] | None:
+def load_flight(draft_id: str, version: int, home: Path) -> dict[str, Any] | None:
     """The recorded flight of a version (what ``monitor_mission`` wrote), or None."""
     path = flight_path(draft_id, version, home)
     if not path.is_file():
@@ -95,10 +88,11 @@ def load_flight(draft_id: str, version: int, home: Path | None = None) -> dict[s
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] | None = None) -> list[Expectation]:
+def expectations_for(rec: Any, dispatch: Any, world: World | None, *,
+                     link: str | Mapping[str, str] | None = None) -> list[Expectation]:
     """One ``Expectation`` per vehicle the dispatch uploaded to, from the plan and the dispatch record: the
-    navigation items, the dock (home) and the planned landing point (the last NAV_LAND, else the dock)."""
-    from flows.context import load_world_at
+    navigation items, the dock (home) and the planned landing point (the last NAV_LAND, else the dock). Without
+    ``world`` (it no longer loads) the flight is followed without them."""
     from planner.output.mission_items import mission_items
     from planner.plan import plan_from_dict
 
@@ -107,10 +101,6 @@ def expectations_for(rec: Any, dispatch: Any, *, link: str | Mapping[str, str] |
     if not uploads:
         raise Conflict(f"draft {rec.draft_id} v{rec.version} has no accepted upload to follow")
     plan = plan_from_dict(rec.plan or {})
-    try:
-        world = load_world_at(rec.world_dir)
-    except SortieError:
-        world = None
     out: list[Expectation] = []
     for u in uploads:
         drone_id = u["drone_id"]
@@ -160,7 +150,7 @@ def _await_launch_record(ledger: Ledger, draft_id: str, version: int, current: l
         time.sleep(0.1)
 
 
-def _bindings(ledger: Ledger, rec: Any, exps: list[Expectation]) -> dict[str, Any]:
+def _bindings(ledger: Ledger, rec: Any, exps: list[Expectation], key_store: Path) -> dict[str, Any]:
     """Each followed drone's binding as its dispatch recorded it (signing key from the key store beside the
     ledger): the follower's link is bound and signed like every other (a signed vehicle drops its stream requests
     otherwise)."""
@@ -173,7 +163,7 @@ def _bindings(ledger: Ledger, rec: Any, exps: list[Expectation]) -> dict[str, An
         if not b or u["drone_id"] not in {e.drone_id for e in exps}:
             continue
         try:
-            out[u["drone_id"]] = binding_from_record(b, ledger.path.parent / "keys")
+            out[u["drone_id"]] = binding_from_record(b, key_store)
         except SortieError:  # the key is gone from the store: follow unsigned (the vehicle's frames still parse)
             out[u["drone_id"]] = VehicleBinding(system_id=b.get("system_id"), component_id=b.get("component_id"),
                                                 autopilot=b.get("autopilot"))
@@ -197,12 +187,12 @@ def monitor_mission(
     draft_id: str,
     version: int | None = None,
     *,
+    grounds: Grounds,
     link: str | Mapping[str, str] | None = None,
     actor: str = "monitor",
     now: datetime | None = None,
     options: MonitorOptions | None = None,
     on_update: Notify | None = None,
-    ledger: Ledger | None = None,
     clock: Callable[[], datetime] | None = None,
     links: Mapping[str, Any] | None = None,
 ) -> MonitorResult:
@@ -212,13 +202,12 @@ def monitor_mission(
     (no new monitoring); one not dispatched yet is a ``Conflict``. A recall or
     a pause recorded by another process while following is re-read: the
     state this run writes is always a legal step from the ledger's current one.
-    ``ledger``: where to record (the authority passes its own; default ``SORTIE_HOME``'s).
-    ``links``: connected ``VehicleLink``s per drone to follow through (a long-lived owner's, shared with a
-    launch or a command); otherwise each drone's link is opened with its binding.
+    ``grounds``: the authority's (its ledger records, its port reaches the vehicles). ``links``: connected
+    ``VehicleLink``s per drone to follow through (shared with a launch); otherwise each drone's link is had
+    from the grounds' ``Vehicles`` port with its binding.
     """
     t0 = time.monotonic()
-    ledger = ledger if ledger is not None else open_ledger()
-    home = ledger.path.parent
+    ledger, home = grounds.ledger, grounds.home
     rec = ledger.get_draft(draft_id, version)
     version = rec.version
     if rec.state in ENDED_STATES:
@@ -232,7 +221,11 @@ def monitor_mission(
     dispatch = next((d for d in ledger.dispatches(draft_id) if d.version == version), None)
     if dispatch is None:
         raise NotFound(f"draft {draft_id} v{version} has no dispatch record")
-    exps = expectations_for(rec, dispatch, link=link)
+    try:
+        world = grounds.world(rec.world_dir)
+    except SortieError:
+        world = None
+    exps = expectations_for(rec, dispatch, world, link=link)
     base = now if now is not None else None
 
     def stamp(f: DroneFlight | None, at_s: float | None = None) -> datetime:
@@ -309,8 +302,8 @@ def monitor_mission(
         if on_update is not None:
             on_update(f, what, data)
 
-    flights = follow_flight(exps, options, notify, recalled, bindings=_bindings(ledger, rec, exps),
-                            links=dict(links) if links else None)
+    flights = follow_flight(exps, options, notify, recalled, bindings=_bindings(ledger, rec, exps, grounds.key_store),
+                            links=dict(links) if links else None, vehicles=grounds.vehicles)
     outcome, reason = _overall(flights)
     last = max(flights, key=lambda f: f.last_t_s)
     ended = outcome in ENDED_STATES

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from flows.integrity.outcomes import outcome_error
-from flows.ledger import DispatchRecord, Ledger, open_ledger
+from flows.ledger import DispatchRecord, Ledger
 from flows.ledger.claims import left_on_vehicle
+from flows.usecases.grounds import Grounds
 from planner.errors import (
     Conflict,
     DeviceUnavailable,
@@ -78,14 +78,13 @@ def reconcile(
     actor: str,
     now: datetime,
     link: str | Mapping[str, str] | None = None,
-    world_dir: str | Path | None = None,
     timeout_s: float = 30.0,
-    ledger: Ledger | None = None,
+    grounds: Grounds,
 ) -> dict[str, Any]:
     """Read the vehicle(s) of the draft's unsettled dispatch back and record the truth; see the module doc."""
     from planner.plan import plan_from_dict, plan_hash
 
-    ledger = ledger or open_ledger()
+    ledger = grounds.ledger
     ledger.get_draft(draft_id)  # NotFound for an unknown id
     d = _unsettled(ledger, draft_id)
     if d is None:
@@ -95,8 +94,7 @@ def reconcile(
         last = done[-1]
         state = ledger.get_draft(draft_id, last.version).state
         if last.status == "ACKED" and state in ("DISPATCHED", "LAUNCHED"):
-            return _check_acked(ledger, last, state, actor=actor, link=link, world_dir=world_dir,
-                                timeout_s=timeout_s)
+            return _check_acked(grounds, last, state, actor=actor, link=link, timeout_s=timeout_s)
         summary = _summary(last, state, f"nothing to settle: the last dispatch is {last.status}")
         error = outcome_error(last.status, draft_id, summary["message"], summary)
         if error is not None and last.status != "FAILED":
@@ -118,8 +116,7 @@ def reconcile(
         except Conflict:
             d = ledger.get_dispatch(d.idempotency_key) or d
             if d.status not in UNSETTLED:
-                return reconcile(draft_id, actor=actor, now=now, link=link, world_dir=world_dir,
-                                 timeout_s=timeout_s, ledger=ledger)
+                return reconcile(draft_id, actor=actor, now=now, link=link, timeout_s=timeout_s, grounds=grounds)
     rec = ledger.get_draft(draft_id, d.version)
     if rec.plan is None:
         raise Conflict(f"draft {draft_id} v{d.version} has no plan to compare with")
@@ -129,7 +126,7 @@ def reconcile(
             f"the stored plan of {draft_id} v{d.version} no longer hashes to the dispatched plan hash "
             f"{d.plan_hash[:12]}…: the ledger was edited; restore a backup (`sortie ledger restore`)"
         )
-    world = _world_of_dispatcher(rec, actor, world_dir)
+    world = _world_of_dispatcher(grounds, rec, actor)
     use_link = link if link is not None else d.params.get("link")
 
     def on_attempt(entry: dict[str, Any]) -> None:
@@ -142,7 +139,7 @@ def reconcile(
 
     try:
         result = verify_plan(plan, world, link=use_link, timeout_s=timeout_s, on_attempt=on_attempt,
-                             key_store=ledger.path.parent / "keys")
+                             key_store=grounds.key_store, vehicles=grounds.vehicles)
     except (DeviceUnavailable, DispatchUncertain) as exc:
         state = ledger.get_draft(draft_id, d.version).state
         raise DispatchUncertain(
@@ -182,12 +179,9 @@ def reconcile(
     raise error
 
 
-def _world_of_dispatcher(rec: Any, actor: str, world_dir: Any) -> Any:
+def _world_of_dispatcher(grounds: Grounds, rec: Any, actor: str) -> Any:
     """The draft's world, once ``actor`` is a user of it who may dispatch for the draft's tenant (Forbidden if not)."""
-    from flows.context import resolve_world_dir
-    from flows.world_folder import load_world
-
-    world = load_world(resolve_world_dir(world_dir or rec.world_dir))
+    world = grounds.world(rec.world_dir)
     try:
         user = world.user(actor)
     except NotFound:
@@ -197,17 +191,17 @@ def _world_of_dispatcher(rec: Any, actor: str, world_dir: Any) -> Any:
     return world
 
 
-def _check_acked(ledger: Ledger, d: DispatchRecord, state: str, *, actor: str, link: str | Mapping[str, str] | None,
-                 world_dir: str | Path | None, timeout_s: float) -> dict[str, Any]:
+def _check_acked(grounds: Grounds, d: DispatchRecord, state: str, *, actor: str,
+                 link: str | Mapping[str, str] | None, timeout_s: float) -> dict[str, Any]:
     """An ACKED dispatch not flown yet: read the vehicle back and say whether it still holds the approved mission."""
     from flows.vehicle.upload import verify_plan
     from planner.plan import plan_from_dict
 
-    rec = ledger.get_draft(d.draft_id, d.version)
-    world = _world_of_dispatcher(rec, actor, world_dir)
+    rec = grounds.ledger.get_draft(d.draft_id, d.version)
+    world = _world_of_dispatcher(grounds, rec, actor)
     try:
         result = verify_plan(plan_from_dict(rec.plan or {}), world, link=link if link is not None else d.params.get("link"),
-                             timeout_s=timeout_s, key_store=ledger.path.parent / "keys")
+                             timeout_s=timeout_s, key_store=grounds.key_store, vehicles=grounds.vehicles)
     except (DeviceUnavailable, DispatchUncertain) as exc:
         raise DeviceUnavailable(f"the dispatch of {d.draft_id} v{d.version} is ACKED, but the vehicle could not be "
                                 f"read back to check it: {exc.message}", details=_summary(d, state, exc.message)) from None
