@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from control.roomkit import wait_for
+from control.roomkit import Room, wait_for
 from fleet.fleetkit import clean_env
 from testkit import free_port, stop_process_group
 
@@ -56,14 +56,8 @@ class OpsRoom:
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     used: dict[str, int] = field(default_factory=dict)  # the last one-time code step handed out, per person
 
-    def http(self, user: str, method: str, path: str, **kw: Any) -> httpx.Response:
-        return httpx.request(method, self.url + path, headers={"Authorization": f"Bearer {self.tokens[user]}"},
-                             timeout=150, **kw)
-
-    def ok(self, user: str, method: str, path: str, **kw: Any) -> dict[str, Any]:
-        r = self.http(user, method, path, **kw)
-        assert r.status_code == 200, r.text
-        return dict(r.json())
+    http = Room.http  # the same calls as a person over HTTP as tests/control's rooms
+    ok = Room.ok
 
     def fleet(self, user: str = "chen.jing") -> dict[str, dict[str, Any]]:
         return {d["id"]: d for d in self.ok(user, "GET", "/v1/fleet")["drones"]}
