@@ -10,10 +10,11 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from flows.context import resolve_rules_file
 from planner.errors import InvalidArgument
 from rules.loading import RuleProblem, RuleSet, parse_rules
 
-__all__ = ["load_rules", "validate_rules_file"]
+__all__ = ["load_rules", "rule_set", "validate_rules_file"]
 
 
 def _read(path: str | Path) -> tuple[str, str]:
@@ -39,6 +40,15 @@ def load_rules(path: str | Path) -> RuleSet:
     """Read and validate a rule file; ``InvalidArgument`` lists every problem (also in ``details``)."""
     text, source = _read(path)
     return _parsed(text, source)
+
+
+def rule_set(rules_path: str | Path | None) -> RuleSet:
+    """The rule set (``--rules``, ``SORTIE_RULES``, else the bundled ``data/rules.yaml``); a missing file is an
+    error, never a skip."""
+    path = resolve_rules_file(rules_path)
+    if not path.is_file():
+        raise InvalidArgument(f"rule file {str(path)!r} does not exist; sortie does not plan or dispatch without rules")
+    return load_rules(path)
 
 
 def validate_rules_file(path: str | Path) -> list[RuleProblem]:

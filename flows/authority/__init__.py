@@ -21,7 +21,8 @@ import-linter contract in pyproject.toml checks it.
 
 from __future__ import annotations
 
-from flows.authority.interface import Authority, Links, MonitorRequest, Relay
+from flows.authority.interface import Actor, Authority, Links, MonitorRequest, Policy, Relay, parse_links
 from flows.authority.overrides import LOCAL_ENV, refuse_overrides
 
-__all__ = ["Authority", "Links", "LOCAL_ENV", "MonitorRequest", "Relay", "refuse_overrides"]
+__all__ = ["Actor", "Authority", "Links", "LOCAL_ENV", "MonitorRequest", "Policy", "Relay", "parse_links",
+           "refuse_overrides"]

@@ -65,7 +65,7 @@ def authority(command: str, *, as_user: str | None = None, world: str | Path | N
     from flows.authority.local import LocalAuthority
     from flows.authority.session import Session, local_policy
     from flows.authority.waking import Waker
-    from flows.usecases.actor import Actor
+    from flows.actor import Actor
     from flows.usecases.grounds import Grounds
 
     who = as_user or os.environ.get("SORTIE_USER") or None

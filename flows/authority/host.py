@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from flows.context import resolve_world_dir
+from flows.integrity.backup import MANIFEST
 from flows.ledger import LEDGER_FILE, Ledger, open_ledger
+from flows.ledger.checkpoints import ANCHOR_FILE, parse_anchor
+from flows.ledger.checkpoints import read_anchor as _read_anchor
 from planner.errors import InvalidArgument
 from planner.world.model import World
 
 __all__ = ["host_ledger", "verify_ledger", "restore_ledger", "admin_audit", "audit_command", "server_world",
-           "known_user"]
+           "known_user", "MANIFEST", "ANCHOR_FILE", "read_anchor", "checked_anchor"]
 
 
 def host_ledger(home: Path | None) -> Ledger:
@@ -89,3 +92,14 @@ def known_user(user: str, world: str | None, home: Path) -> None:
     from flows.usecases.common import user_of
 
     user_of(server_world(world, home), user, "hold a token")
+
+
+def read_anchor(path: Any) -> dict[str, Any]:
+    """An anchor file (or a backup folder's ``ANCHOR.json``, ``ANCHOR_FILE``; a finished backup folder holds
+    ``MANIFEST``) as its checked JSON: what ``--against`` and the backup flow compare a ledger with."""
+    return _read_anchor(path).to_anchor()
+
+
+def checked_anchor(data: Any) -> dict[str, Any]:
+    """Published anchor JSON (an artifact's, a request's), checked to be a signed checkpoint statement."""
+    return parse_anchor(data).to_anchor()

@@ -63,9 +63,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Authority", "Relay", "MonitorRequest", "Links"]
+from flows.actor import Actor, Policy
+from flows.vehicle.linkspec import parse_links
 
-#: A drone's MAVLink connection string, or one per drone id.
+__all__ = ["Authority", "Relay", "MonitorRequest", "Links", "Actor", "Policy", "parse_links"]
+
+#: A drone's MAVLink connection string, or one per drone id (``parse_links`` reads ``--link`` values). Who acts
+#: (``Actor``: id, mode, how it was proven) and the approval ``Policy`` are the authority's terms, re-exported here
+#: for its callers (the server, the CLI), which reach nothing of the use cases themselves.
 Links = str | Mapping[str, str] | None
 #: Published ledger anchors a backup must still hold: (where it came from, the signed checkpoint's JSON).
 Anchors = Sequence[tuple[str, Mapping[str, Any]]]
@@ -140,6 +145,9 @@ class Authority(Protocol):
     def dispatch(self, draft_id: str, version: int | None = None, *, link: Links = None, dry_run: bool = False,
                  on_behalf_of: str | None = None) -> dict[str, Any]: ...
     def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> dict[str, Any]: ...
+    def read_vehicle(self, drone_id: str | None = None, *, link: str | None = None,
+                     timeout_s: float = 30.0) -> dict[str, Any]: ...
+    def clear_held(self, drone_id: str, *, reason: str) -> dict[str, Any]: ...
     def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
                on_behalf_of: str | None = None) -> dict[str, Any]: ...
     def monitor(self, draft_id: str, version: int | None = None, *, request: MonitorRequest = MonitorRequest(),

@@ -29,7 +29,7 @@ from flows.authority.interface import Anchors, Relay
 from flows.authority.local_flight import FlightActions
 from flows.authority.session import Session
 from flows.usecases import decisions, planning, reading
-from flows.usecases.actor import Actor
+from flows.actor import Actor
 from flows.usecases.common import user_of
 from flows.usecases.grounds import Grounds
 from planner.errors import LedgerUnavailable, ServerUnavailable, SortieError
@@ -85,9 +85,14 @@ class LocalAuthority(FlightActions):
                     pass  # the ledger itself is the problem; the action's own error is what the user needs
 
     def _visible(self, draft_id: str, g: Grounds) -> None:
-        """A named user sees only drafts of their tenants (``Forbidden`` locally, ``NotFound`` on a server)."""
+        """A named user sees only drafts of their tenants, where this session checks it itself."""
         if self.s.checks_visibility and self.s.actor_id():
             reading.check_visible(draft_id, self.s.actor, grounds=g)  # type: ignore[arg-type]
+
+    def visible(self, draft_id: str) -> Any:
+        """The draft, if the acting user may see it (``reading.seen_by``, the one rule: ``NotFound`` on a server,
+        ``Forbidden`` locally); what ``sortie server`` asks first of every request about a draft."""
+        return reading.check_visible(draft_id, self.s.acting(), grounds=self.grounds)
 
     def _wake(self, draft_id: str, version: int, *, plan_hash: str | None, actor: str, decision: str,
               comment: str) -> str | None:

@@ -38,6 +38,31 @@ class FlightActions:
 
         def _seen(self) -> Grounds: ...
 
+    def followable(self, draft_id: str, version: int | None = None) -> Any:
+        """The version, if the acting user may follow its flight (the dispatcher role for its tenant and region)
+        and it was dispatched (followed, or ended: its recorded end is the answer); else ``Forbidden`` /
+        ``Conflict``. What ``sortie server`` asks before it starts (or joins) the follower of a flight."""
+        from flows.usecases.monitoring import ENDED_STATES, FOLLOWED_STATES
+        from planner.errors import Conflict
+
+        rec = self._dispatcher(draft_id, version, "follow flights")
+        if rec.state not in FOLLOWED_STATES | ENDED_STATES:
+            raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a dispatched mission can be followed")
+        return rec
+
+    def _dispatcher(self, draft_id: str, version: int | None, what: str) -> Any:
+        """The version, if the acting user holds the dispatcher role for its tenant and region (``Forbidden``
+        otherwise: even "nothing to do" is theirs to hear)."""
+        from flows.usecases.common import user_of
+        from planner.errors import Forbidden
+
+        g = self.grounds
+        rec = g.ledger.get_draft(draft_id, version)
+        user = user_of(g.world(rec.world_dir), self.s.acting().id, what)
+        if not user.may("dispatcher", rec.tenant, rec.region_id):
+            raise Forbidden(f"{user.id} may not {what} of tenant {rec.tenant} (the dispatcher role)")
+        return rec
+
     def dispatch_refusal(self, draft_id: str, version: int, user: str | None, *,
                          approving: bool = False) -> str | None:
         """Why a dispatch by ``user`` after an approval would be refused for lack of the dispatcher role, or None.
@@ -66,11 +91,35 @@ class FlightActions:
                              self.s.acting(on_behalf_of) if on_behalf_of else None)
 
     def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> dict[str, Any]:
-        """Read the vehicle(s) of an unsettled dispatch back and record what they hold; never re-sends."""
+        """Read the vehicle(s) of an unsettled dispatch back and record what they hold; never re-sends (the
+        dispatcher role first: what a dispatch left on a vehicle is theirs to hear)."""
         from flows.usecases.reconciling import reconcile
 
+        self._dispatcher(draft_id, None, "reconcile dispatches")
         return self.s.stamp(reconcile(draft_id, actor=self.s.acting().id, now=self.s.now(), link=link,
                                       timeout_s=timeout_s, grounds=self._seen()))
+
+    def read_vehicle(self, drone_id: str | None = None, *, link: str | None = None,
+                     timeout_s: float = 30.0) -> dict[str, Any]:
+        """What a vehicle holds, read back through the grounds' port (``flows.usecases.reconciling.vehicle_holds``);
+        a named drone is bound as its fleet entry says and needs the dispatcher role."""
+        from flows.usecases.reconciling import vehicle_holds
+
+        def work(g: Grounds) -> dict[str, Any]:
+            return vehicle_holds(grounds=g, actor=self.s.actor_id(), drone_id=drone_id, link=link,
+                                 timeout_s=timeout_s)
+
+        return self._audited("read-vehicle", {"drone_id": drone_id, "link": link, "timeout_s": timeout_s}, work)
+
+    def clear_held(self, drone_id: str, *, reason: str) -> dict[str, Any]:
+        """Release a drone the hub holds after foreign control (``flows.usecases.reconciling.clear_held``: a
+        dispatcher or admin of its tenant, the reason recorded)."""
+        from flows.usecases.reconciling import clear_held
+
+        def work(g: Grounds) -> dict[str, Any]:
+            return clear_held(grounds=g, actor=self.s.acting().id, drone_id=drone_id, reason=reason)
+
+        return self._audited("fleet.clear", {"drone_id": drone_id, "reason": reason}, work)
 
     def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
                on_behalf_of: str | None = None) -> dict[str, Any]:

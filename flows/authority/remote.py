@@ -182,6 +182,16 @@ class RemoteAuthority:
         refuse_overrides("sortie reconcile", {"--link": link})
         return self.client.reconcile(draft_id, timeout_s=min(timeout_s, 120.0))
 
+    def read_vehicle(self, drone_id: str | None = None, *, link: str | None = None,
+                     timeout_s: float = 30.0) -> dict[str, Any]:
+        """The server reads the drone at its own link record, through its hub (a ``link`` must equal the record)."""
+        if drone_id is None:
+            raise InvalidArgument("through the server, name a drone of its fleet (the server owns the vehicles' links)")
+        return self.client.read_vehicle(drone_id, link=link, timeout_s=min(timeout_s, 120.0))
+
+    def clear_held(self, drone_id: str, *, reason: str) -> dict[str, Any]:
+        return self.client.clear_held(drone_id, reason=reason)
+
     def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
                on_behalf_of: str | None = None) -> dict[str, Any]:
         """The server launches as the token's user (a dispatcher), at its own link record (a ``link`` is refused)."""

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from flows.authority.waking import Waker
 from flows.context import resolve_now
-from flows.usecases.actor import Actor, Policy
+from flows.actor import Actor, Policy
 from planner.errors import InvalidArgument
 
 __all__ = ["Session", "AuditBy", "four_eyes_default", "local_policy"]
@@ -56,8 +56,9 @@ class Session:
     use. ``evidence`` is added to every approval row (the server's clock, token and relay). ``clock``: the
     authority's running clock (the server's), which stamps what happens later than the call — a followed
     flight's events — where ``now_given`` is only the moment the call arrived.
-    ``checks_visibility``: whether a read checks the actor's tenants itself (the server's request context
-    checked them already, on its one read of the draft).
+    ``checks_visibility``: whether a read checks the actor's tenants itself (the server's routes ask
+    ``LocalAuthority.visible`` first, before anything else of the request). ``stamps``: what the authority adds to
+    every result beyond mode and identity (the server: its clock and the request's time).
     """
 
     actor: Actor | None
@@ -68,6 +69,7 @@ class Session:
     checks_visibility: bool = True
     evidence: Mapping[str, Any] = field(default_factory=dict)
     clock: Callable[[], datetime] | None = None
+    stamps: Mapping[str, Any] = field(default_factory=dict)
 
     def now(self) -> datetime:
         """The authority's time for a stamp or a rule (a bad ``--now`` is ``INVALID_ARGUMENT`` here, audited)."""
@@ -93,8 +95,12 @@ class Session:
         return self.actor.id if self.actor is not None and self.actor.id else None
 
     def stamp(self, out: dict[str, Any], actor: Actor | None = None) -> dict[str, Any]:
-        """``mode`` and ``identity`` on a result (a server adds its clock)."""
+        """``mode`` and ``identity`` on a result (who acted, how proven); with ``stamps`` (a server) those say it
+        whatever the result held, and its clock and time are added. The one place a result is stamped."""
         who = actor or self.actor or Actor("")
-        out.setdefault("mode", who.mode)
-        out.setdefault("identity", who.proof)
+        if not self.stamps:
+            out.setdefault("mode", who.mode)
+            out.setdefault("identity", who.proof)
+            return out
+        out.update({"mode": who.mode, "identity": who.proof, **self.stamps})
         return out

@@ -188,7 +188,7 @@ def embedded_sweeper(period_s: float = 10.0) -> Sweeper | None:
     from flows.authority.session import Session, local_policy
     from flows.authority.waking import Waker
     from flows.ledger import open_ledger
-    from flows.usecases.actor import Actor
+    from flows.actor import Actor
     from flows.usecases.grounds import Grounds
 
     if server_url() is not None or period_s <= 0:

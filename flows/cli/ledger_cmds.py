@@ -68,7 +68,7 @@ AgainstOpt = Annotated[
 
 def _anchors(values: list[str] | None) -> list[tuple[str, dict[str, Any]]]:
     """Each ``--against`` value read as an anchor (``prefect:KEY`` from the Prefect API)."""
-    from flows.authority.views import read_anchor
+    from flows.authority.host import read_anchor
 
     out = []
     for value in values or []:

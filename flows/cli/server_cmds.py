@@ -181,6 +181,21 @@ def token_list(home: HomeOpt = None, as_json: JsonOpt = False) -> None:
     run(body, as_json, show)
 
 
+@totp_app.command("locks")
+def totp_locks(home: HomeOpt = None, as_json: JsonOpt = False) -> None:
+    """The (person, caller) pairs whose one-time codes are locked out now, and for how long (each lock is also an
+    audit row ``server.<action>.totp.lockout``)."""
+
+    def body() -> dict[str, Any]:
+        from flows.server.totp import TotpStore
+
+        return {"locks": TotpStore(str(_home(home))).locks()}
+
+    run(body, as_json, lambda d: [console.print(f"{x['user']} from {x['caller']}: locked {x['left_s']} s more",
+                                                markup=False, highlight=False) for x in d["locks"]]
+        or console.print("no lock in force", markup=False, highlight=False))
+
+
 @totp_app.command("enroll")
 def totp_enroll(
     user: Annotated[str, typer.Argument(help="The approver's user id.")],

@@ -7,9 +7,12 @@ the mission protocol, and flies what it was sent once a ground station launches 
 battery and the flight, parameters with ``--param``. It runs until Ctrl-C or ``--duration``
 seconds, then prints what it holds and what it flew (``sim-flight`` is the same command).
 
-``read-mission`` downloads the fence, mission and rally from any vehicle on a
-link and prints them; it uploads nothing. It is the first step after an
-UNCERTAIN dispatch: look at what the vehicle holds, never re-send blind.
+``read-mission`` asks the authority what a vehicle holds — a drone of its
+fleet (bound and signed as its fleet entry says; through the server, at its own
+link record and its hub's held link), or, embedded, the vehicle on ``--link`` —
+and prints the fence, mission and rally; nothing is uploaded. It is the first
+step after an UNCERTAIN dispatch: look at what the vehicle holds, never re-send
+blind.
 """
 
 from __future__ import annotations
@@ -18,30 +21,17 @@ from typing import Annotated, Any
 
 import typer
 
+from flows.cli.app import AsOpt, JsonOpt, app, console, err_console, run
+from planner.errors import InvalidArgument
 
-from flows.cli.app import JsonOpt, app, console, err_console, run  # noqa: E402
-from planner.errors import InvalidArgument  # noqa: E402
-
-__all__ = ["sim_vehicle_cmd", "sim_summary", "read_mission_cmd", "held_summary", "check_dialect", "open_sim", "serve_sim",
+__all__ = ["sim_vehicle_cmd", "sim_summary", "read_mission_cmd", "check_dialect", "open_sim", "serve_sim",
            "parse_params"]
-
-
-def held_summary(held: dict[int, tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
-    """Rows per mission type as JSON-able dicts (command names, not numbers)."""
-    from planner.output.mission_items import MISSION_TYPE_NAMES, command_name  # pymavlink: only when a command runs
-
-    return {
-        MISSION_TYPE_NAMES[t]: [
-            {"seq": i.seq, "command": command_name(i.command), "frame": i.frame, "lat": i.lat, "lon": i.lon,
-             "alt_m": i.alt_m, "params": list(i.params)}
-            for i in items
-        ]
-        for t, items in sorted(held.items())
-    }
 
 
 def sim_summary(sim: Any) -> dict[str, Any]:
     """What the simulator holds and counted: JSON-able, for the command's output."""
+    from planner.output.mission_items import held_rows  # pymavlink: only when a command runs
+
     return {
         "listen": sim.listen,
         "address": sim.address,
@@ -49,7 +39,7 @@ def sim_summary(sim: Any) -> dict[str, Any]:
         "dialect": sim.dialect,
         "stats": dict(vars(sim.stats)),
         "params": sim.params,
-        "missions": held_summary(sim.missions),
+        "missions": held_rows(sim.missions),
     }
 
 
@@ -228,19 +218,21 @@ def _home(text: str | None) -> tuple[float, float, float] | None:
 
 @app.command("read-mission")
 def read_mission_cmd(
-    link: Annotated[str, typer.Option("--link", help="pymavlink connection string of the vehicle, e.g. udpout:127.0.0.1:14560.")],
+    drone: Annotated[str | None, typer.Argument(help="A drone of the fleet (its link and binding are the fleet's).")] = None,
+    link: Annotated[str | None, typer.Option(
+        "--link", help="pymavlink connection string of the vehicle, e.g. udpout:127.0.0.1:14560.")] = None,
     timeout_s: Annotated[float, typer.Option("--timeout", help="Seconds for the whole read-back.")] = 30.0,
     as_json: JsonOpt = False,
+    as_user: AsOpt = None,
 ) -> None:
     """Download and print the fence, mission and rally a vehicle holds (uploads nothing)."""
 
     def body() -> dict[str, Any]:
-        from flows.vehicle.upload import read_back
+        from flows.authority.choice import authority
 
         if timeout_s <= 0:
             raise InvalidArgument("--timeout must be > 0")
-        held, vehicle = read_back(link, timeout_s=timeout_s)
-        return {"link": link, "vehicle": vehicle, "missions": held_summary(held)}
+        return authority("sortie read-mission", as_user=as_user).read_vehicle(drone, link=link, timeout_s=timeout_s)
 
     def render(result: dict[str, Any]) -> None:
         from rich.table import Table

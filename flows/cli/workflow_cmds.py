@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from flows.authority.interface import parse_links
 from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, RulesOpt, WorldOpt, app, console, err_console, run
 from flows.cli.render import render_diff, render_dispatch, render_draft, render_list, render_log, render_request
 from flows.context import resolve_now
-from flows.vehicle.linkspec import parse_links
 from planner.errors import InvalidArgument
 
 if TYPE_CHECKING:

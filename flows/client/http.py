@@ -217,6 +217,12 @@ class SortieClient:
     def reconcile(self, draft_id: str, *, timeout_s: float = 30.0) -> dict[str, Any]:
         return self.request("POST", f"/v1/drafts/{draft_id}/reconcile", body={"timeout_s": timeout_s})
 
+    def read_vehicle(self, drone_id: str, *, link: str | None = None, timeout_s: float = 30.0) -> dict[str, Any]:
+        return self.request("POST", f"/v1/fleet/{drone_id}/read", body={"link": link, "timeout_s": timeout_s})
+
+    def clear_held(self, drone_id: str, *, reason: str) -> dict[str, Any]:
+        return self.request("POST", f"/v1/fleet/{drone_id}/clear", body={"reason": reason})
+
     def ledger_backup(self, *, include_files: bool = False, against: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         return self.request("POST", "/v1/ledger/backup", body={"include_files": include_files, "against": against or []})
 

@@ -42,11 +42,11 @@ _JSON_FENCE = "```json\n"
 
 def _previous_anchor(root: Path) -> list[tuple[str, dict[str, Any]]]:
     """The anchor of the newest earlier backup under ``root`` (none before the first backup)."""
-    from flows.authority.views import anchor_file, backup_manifest, read_anchor
+    from flows.authority.host import ANCHOR_FILE, MANIFEST, read_anchor
 
     if not root.is_dir():
         return []
-    manifest, anchor = backup_manifest(), anchor_file()
+    manifest, anchor = MANIFEST, ANCHOR_FILE
     done = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith(PREFIX) and (p / manifest).is_file()
                   and (p / anchor).is_file())
     return [(f"previous backup {done[-1]}", read_anchor(done[-1]))] if done else []
@@ -61,7 +61,7 @@ def run_backup(
 ) -> dict[str, Any]:
     """One backup into a new folder under ``dest_root`` (default ``SORTIE_HOME/backups``), checked against the
     previous backup's anchor (and ``against``), then prune to ``keep``."""
-    from flows.authority.views import backup_manifest
+    from flows.authority.host import MANIFEST
     from flows.context import sortie_home
     from flows.orchestration.mission_tasks import authority_for
     from planner.errors import InvalidArgument
@@ -72,7 +72,7 @@ def run_backup(
     stamp = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     result = authority_for("backup-ledger").ledger_backup(root / f"{PREFIX}{stamp}",
                                                           against=[*_previous_anchor(root), *against])
-    manifest = backup_manifest()
+    manifest = MANIFEST
     done = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith(PREFIX) and (p / manifest).is_file())
     pruned = [str(p) for p in done[:-keep]]
     for p in done[:-keep]:
@@ -99,7 +99,7 @@ def read_anchor_artifact(key: str = ANCHOR_ARTIFACT_KEY) -> dict[str, Any]:
     """The newest anchor published as artifact ``key`` on the Prefect server (``InvalidArgument`` if none)."""
     from prefect.artifacts import Artifact
 
-    from flows.authority.views import checked_anchor
+    from flows.authority.host import checked_anchor
     from planner.errors import InvalidArgument
 
     artifact = Artifact.get(key)

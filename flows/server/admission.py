@@ -7,7 +7,8 @@ over a minute). This ASGI middleware admits each request into a lane before
 the app sees it; a lane is a bounded number of requests in progress (an
 asyncio semaphore: waiting for it holds no thread) and a bounded queue:
 
-    safety   approve, reject, cancel, dispatch, launch, pause, resume, recall  — reserved, never shared
+    stop     recall (return or land)                                            — reserved, never refused
+    safety   approve, reject, cancel, dispatch, launch, pause, resume           — reserved, never shared
     heavy    plan, replan, report, ledger backup, reconcile                    — CPU-bound: a few at a time
     general  every other request (reads, whoami, expire, attempts, …)
     open     opening an event stream: held until its headers are sent, then the stream holds no lane
@@ -22,6 +23,11 @@ that finds its lane's queue full, or waits longer than ``wait_s``, is refused
 at once with ``TOO_MANY_REQUESTS`` (HTTP 429, ``Retry-After``) — a busy
 server says so, it never hangs. Each such refusal is reported to
 ``on_refused`` (the server audits it).
+
+**A stop is never refused** (issue 38): a recall has a lane of its own
+(``stop``) that no approval, dispatch or launch shares, with no queue limit and
+no wait limit — a full server makes a recall wait its turn among recalls,
+never answers it 429 — and it closes the safety gate like a safety request.
 """
 
 from __future__ import annotations
@@ -39,7 +45,10 @@ from planner.errors import TooManyRequests
 __all__ = ["Lane", "Lanes", "LaneSizes", "lane_of", "SAFETY_ACTIONS"]
 
 SAFETY_ACTIONS = ("approve", "reject", "cancel", "dispatch", "launch", "pause", "resume", "recall")
+_STOP = re.compile(r"^/v1/drafts/[^/]+/recall$")
 _SAFETY = re.compile(r"^/v1/drafts/[^/]+/(?:" + "|".join(SAFETY_ACTIONS) + r")$")
+#: The lanes that close the safety gate while a request of theirs is in progress.
+CLOSING = ("safety", "stop")
 _HEAVY = re.compile(r"^(?:/v1/plan|/v1/drafts/[^/]+/(?:replan|report|reconcile)|/v1/ledger/backup)$")
 _MONITOR = re.compile(r"^/v1/drafts/[^/]+/monitor$")
 #: The lanes whose requests wait at the safety gate before they are admitted.
@@ -52,6 +61,8 @@ def lane_of(method: str, path: str) -> str | None:
         return None
     if path in ("/v1/events", "/v1/ops/stream"):
         return "open"
+    if method == "POST" and _STOP.match(path):
+        return "stop"
     if method == "POST" and _SAFETY.match(path):
         return "safety"
     if (method == "POST" and _HEAVY.match(path)) or (method == "GET" and path.endswith("/report")):
@@ -63,7 +74,8 @@ def lane_of(method: str, path: str) -> str | None:
 class LaneSizes:
     """Requests in progress per lane, requests that may wait for each, and for how long."""
 
-    safety: int = 16  # a recall that follows its vehicle down holds its request up to 120 s: room for many
+    stop: int = 8  # recalls only; a recall that follows its vehicle down holds its request up to 120 s
+    safety: int = 16
     heavy: int = 2
     general: int = 4  # DuckDB releases the GIL: a few in progress keep both cores busy; more only queue for the GIL
     open: int = 8
@@ -72,7 +84,7 @@ class LaneSizes:
 
     def thread_tokens(self) -> int:
         """Worker threads enough for every lane at once, plus a few for the long polls' short thread work."""
-        return self.safety + self.heavy + self.general + self.open + 4
+        return self.stop + self.safety + self.heavy + self.general + self.open + 4
 
 
 @dataclass
@@ -81,8 +93,8 @@ class Lane:
 
     name: str
     size: int
-    queue: int
-    wait_s: float
+    queue: int | None  # None: no limit (the stop lane)
+    wait_s: float | None  # None: no limit
     waiting: int = 0
     busy: int = 0
     admitted: int = 0
@@ -92,13 +104,13 @@ class Lane:
     async def enter(self) -> None:
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.size)
-        if self.waiting >= self.queue:
+        if self.queue is not None and self.waiting >= self.queue:
             self.refused += 1
             raise TooManyRequests(f"{self.waiting} requests already wait for the {self.name} lane: try again shortly",
                                   details={"lane": self.name, "retry_after_s": 2})
         self.waiting += 1
         try:
-            async with asyncio.timeout(self.wait_s):
+            async with asyncio.timeout(self.wait_s):  # (None: no timeout)
                 await self._sem.acquire()
         except TimeoutError:
             self.refused += 1
@@ -131,6 +143,7 @@ class Lanes:
         self.gate = gate if gate is not None else SafetyGate()
         self.lanes = {name: Lane(name, getattr(sizes, name), sizes.queue, sizes.wait_s)
                       for name in ("safety", "heavy", "general", "open")}
+        self.lanes["stop"] = Lane("stop", sizes.stop, None, None)  # never refused
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -151,7 +164,7 @@ class Lanes:
             await _refuse(send, exc)
             return
         held = True
-        if name == "safety":
+        if name in CLOSING:
             self.gate.close()
 
         def release() -> None:
@@ -159,7 +172,7 @@ class Lanes:
             if held:
                 held = False
                 lane.leave()
-                if name == "safety":
+                if name in CLOSING:
                     self.gate.open()
 
         async def sending(message: dict[str, Any]) -> None:

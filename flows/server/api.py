@@ -59,7 +59,7 @@ from flows.server.sessions import Sessions
 from flows.server.routes import admin, decisions, drafts, events, fleet, ledger, ops, requests, vehicle
 from flows.server.tokens import TokenStore, claimed_token_id
 from flows.server.totp import TotpStore
-from flows.usecases.actor import Actor
+from flows.authority.interface import Actor
 from planner.errors import SortieError, TooManyRequests
 
 __all__ = ["create_app", "Caller", "Kit"]  # Caller and Kit: re-exported from flows.server.kit

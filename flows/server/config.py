@@ -23,7 +23,7 @@ from flows.server.filestore import locked_json, read_json_current
 from flows.server.admission import LaneSizes
 from flows.server.timeouts import BODY_TIMEOUT_S, HEADER_TIMEOUT_S
 from flows.server.token_quotas import POLLS_PER_TOKEN, STREAMS_PER_TOKEN
-from flows.usecases.actor import Policy
+from flows.authority.interface import Policy
 from planner.errors import InvalidArgument
 
 __all__ = ["ServerClock", "PolicyStore", "ServerConfig"]

@@ -11,11 +11,14 @@ planning process, its vehicle hub's held links) with the identity the token
 waker — the same class the embedded mode runs, so audit, stamping and
 refusals cannot drift between the two.
 
-``Kit.call`` is the one way a request runs: scope check, the work inside the
-request's world snapshot, an audit row either way (``server.<command>``), the
-result stamped with the mode, identity and clock. The world comes from the
-server's ``WorldCache`` (one snapshot per content, shared by every request in
-flight); an audit row names the token's id, the client's address and, when
+``Kit.call`` is the one way a request runs: scope check, the work, an audit
+row either way (``server.<command>``). The routes decide nothing the
+authority decides: whether the caller sees a draft (``RequestContext.visible``
+asks ``LocalAuthority.visible``), whether they may follow a flight, what a
+result is stamped with (the session's ``stamps``: mode, identity, the server's
+clock and time), the fleet's live state over the world (``Grounds.seen``).
+The world comes from the server's ``WorldCache`` (one snapshot per content,
+shared by every request in flight); an audit row names the token's id, the client's address and, when
 someone acted for someone else, the caller; a read that succeeded is audited
 in a batch (``flows.server.audit_queue``), everything else at once; a refusal
 raised before ``Kit.call`` ran is audited by the error handlers
@@ -53,11 +56,10 @@ from flows.server.plan_pool import PlanPool
 from flows.server.tokens import TokenInfo
 from flows.server.totp import TotpStore
 from flows.server.world_cache import WorldCache
-from flows.usecases.actor import Actor, Policy
+from flows.authority.interface import Actor, Policy
 from flows.usecases.common import user_of
 from flows.usecases.grounds import Grounds
-from flows.vehicle.vehicles import PER_CALL
-from planner.errors import Forbidden, NotFound, SortieError
+from planner.errors import Forbidden, SortieError
 from planner.world.model import User, World
 
 __all__ = ["Caller", "Kit", "RequestContext", "EVENT_FIELDS", "READS"]
@@ -88,19 +90,23 @@ class RequestContext:
     caller: Caller
     now: datetime
     policy: Policy
-    _world: World | None = None
+    _grounds: Grounds | None = None
     _drafts: dict[tuple[str, int | None], DraftRecord] = field(default_factory=dict)
     audited: bool = False  # whether this request's audit row was written (else the error handlers write it)
 
+    def grounds(self) -> Grounds:
+        """What this request's authority stands on: the server's grounds with one world snapshot for the whole
+        request — the cache's, taken once (``WORLD_UNAVAILABLE`` if the folder does not load strictly), its drones as
+        the vehicle hub hears them (``Grounds.seen``)."""
+        if self._grounds is None:
+            self._grounds = self.kit.grounds().seen(pin=True)
+        return self._grounds
+
     @property
     def world(self) -> World:
-        """The server's world for this request: the cache's snapshot, taken once (``WORLD_UNAVAILABLE`` if the folder
-        does not load strictly); with the vehicle hub its drones' status, battery and telemetry time are their
-        vehicles'."""
-        if self._world is None:
-            world = self.kit.links.apply(self.kit.worlds.current())  # the admin's links and bindings
-            self._world = world if self.kit.hub is None else self.kit.hub.world(world)  # live state is the truth
-        return self._world
+        """This request's one world (``grounds``): the cache's, with the admin's links and bindings and, with the
+        vehicle hub, its drones' status, battery and telemetry time as their vehicles say."""
+        return self.grounds().world()
 
     def user(self, what: str) -> User:
         return user_of(self.world, self.caller.actor.id, what)
@@ -115,11 +121,10 @@ class RequestContext:
         return self._drafts[key]
 
     def visible(self, draft_id: str) -> DraftRecord:
-        """The draft, if the caller's tenants see it; another tenant's is ``NOT_FOUND`` (not even its id leaks)."""
-        rec = self.draft(draft_id)
-        u = self.user("see drafts")
-        if rec.tenant not in u.tenants and "*" not in u.tenants:
-            raise NotFound(f"draft {draft_id!r} is not in the ledger")
+        """The draft, if the caller sees it: the authority's rule (another tenant's is ``NOT_FOUND``), asked first."""
+        rec = self.authority().visible(draft_id)
+        self._drafts.setdefault((draft_id, None), rec)
+        self._drafts.setdefault((draft_id, rec.version), rec)
         return rec
 
     def links(self, draft_id: str, version: int | None, asked: str | Mapping[str, str] | None) -> dict[str, str]:
@@ -128,18 +133,24 @@ class RequestContext:
         drones = [s["drone_id"] for s in (rec.plan or {}).get("sorties", [])]
         return resolve_links(self.world, self.kit.links, drones, asked)
 
-    def grounds(self) -> Grounds:
-        """What this request's authority stands on: the server's, with this request's one world snapshot."""
-        return self.kit.grounds().pinned(self.world)
+    def session(self, actor: Actor | None = None, **evidence: Any) -> Session:
+        """The authority's terms for this request: ``actor`` (default the token's user), the server's clock read
+        once, its policy and waker; the server audits every request itself, and stamps with its clock."""
+        k = self.kit
+        clock = k.config.clock.describe()
+        return Session(
+            actor=actor or self.caller.actor, now_given=self.now, policy=self.policy, waker=k.waker,
+            audit_by="caller", checks_visibility=False, evidence={"clock": clock, **evidence},
+            clock=k.config.clock.now, stamps={"clock": clock, "server_time": self.now.isoformat()},
+        )
 
     def authority(self, actor: Actor | None = None, **evidence: Any) -> LocalAuthority:
         """The embedded authority on the request's grounds, acting as ``actor`` (default the token's user)."""
-        k = self.kit
-        return LocalAuthority(self.grounds(), Session(
-            actor=actor or self.caller.actor, now_given=self.now, policy=self.policy, waker=k.waker,
-            audit_by="caller", checks_visibility=False, evidence={"clock": k.config.clock.describe(), **evidence},
-            clock=k.config.clock.now,
-        ))
+        return LocalAuthority(self.grounds(), self.session(actor, **evidence))
+
+    def stamp(self, out: dict[str, Any], actor: Actor | None = None) -> dict[str, Any]:
+        """A result a route put together itself, stamped as the authority stamps its own (``Session.stamp``)."""
+        return self.session().stamp(out, actor)
 
 
 @dataclass
@@ -175,9 +186,13 @@ class Kit:
         """What the server's authority stands on: its ledger, world (strictly), rule set, planning process and its
         vehicle hub (the fleet's live state, and the held links every use case reaches a vehicle through)."""
         hub = self.hub
+        held = {} if hub is None else {"vehicles": hub.vehicles}  # else a link per call (``--fleet file``)
         return Grounds(ledger=self.ledger, world_dir=self.config.world, rules=self.config.rules, strict=True,
-                       decide=self.plans.run if self.plans else None,
-                       vehicles=PER_CALL if hub is None else hub.vehicles, live=hub)
+                       source=self._world, decide=self.plans.run if self.plans else None, live=hub, **held)
+
+    def _world(self) -> World:
+        """The server's own world: the cache's snapshot with the admin's links and bindings (``flows.server.links``)."""
+        return self.links.apply(self.worlds.current())
 
     def ledger_problem(self) -> str | None:
         """Why the ledger the server holds is not the file at its path any more (``/v1/health``), or None."""
@@ -192,7 +207,7 @@ class Kit:
         from flows.server.links import unbound_drones
 
         try:
-            unbound = unbound_drones(self.links.apply(self.worlds.current()), self.config.home / "keys")
+            unbound = unbound_drones(self._world(), self.config.home / "keys")
         except SortieError:
             unbound = None  # the world does not load now: every request says so
         return {"allow_unsigned": self.config.allow_unsigned,
@@ -221,7 +236,7 @@ class Kit:
     def call(self, ctx: RequestContext, command: str, scope: str, args: Mapping[str, Any],
              work: Callable[[RequestContext], Any], *, draft_id: str | None = None,
              actor: Actor | None = None) -> dict[str, Any]:
-        """Scope check, the work in the request's world snapshot, an audit row either way, the stamped result."""
+        """Scope check, the work (an authority's action: its result comes stamped), an audit row either way."""
         started, t0, code, message = datetime.now(timezone.utc), time.perf_counter(), "OK", None
         c, who = ctx.caller, actor or ctx.caller.actor
         try:
@@ -233,9 +248,7 @@ class Kit:
                 self.gate.pause()  # admitted before a recall or an approval came in: let it go first
             with self.ledger.read_session() if reading else nullcontext():
                 out = work(ctx)
-            out = out.to_dict() if hasattr(out, "to_dict") else dict(out)
-            return {**out, "mode": "server", "identity": who.proof, "clock": self.config.clock.describe(),
-                    "server_time": ctx.now.isoformat()}
+            return out.to_dict() if hasattr(out, "to_dict") else dict(out)
         except SortieError as exc:
             code, message = exc.code, exc.message
             raise

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["PlanBody", "Totp", "ApproveBody", "RejectBody", "AttemptBody", "AnswersBody", "ExpireRequestBody", "DispatchBody", "ReplanBody", "ExpireBody", "CancelBody",
-           "HoldBody", "RecallBody", "MonitorBody", "ReconcileBody", "BackupBody", "ClearBody"]
+           "HoldBody", "RecallBody", "MonitorBody", "ReconcileBody", "ReadVehicleBody", "BackupBody", "ClearBody"]
 
 _CLOSED = ConfigDict(extra="forbid", strict=True)
 
@@ -155,6 +155,14 @@ class MonitorBody(BaseModel):
     link_lost_s: float = Field(default=5.0, gt=0.0, le=600.0)
     battery_margin: float = Field(default=10.0, ge=0.0, le=100.0)
     wait_s: float = Field(default=0.0, ge=0.0, le=120.0)
+
+
+class ReadVehicleBody(BaseModel):
+    """Read what a drone's vehicle holds (fence, mission, rally) at the server's record of its address."""
+
+    model_config = _CLOSED
+    link: str | None = Field(default=None, max_length=500, description="if given, must equal the server's record")
+    timeout_s: float = Field(default=30.0, gt=0.0, le=120.0)
 
 
 class ReconcileBody(BaseModel):

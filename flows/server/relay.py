@@ -10,10 +10,14 @@ server's clock), never at the moment the worker got round to it. A refused
 code is audited as ``server.<action>.totp`` under the caller who presented it
 (the token's user: a guesser is named, not the person the code was for), with
 the user the code was for (``code_for``), the token's id and the client's
-address; a caller or a user with too many wrong codes is locked out
-(``TOO_MANY_ATTEMPTS``, ``flows.server.totp``). A service token that names no
-one (no code) is refused for the actions that need a person
-(``refuse_unproven_service``).
+address; a caller with too many wrong codes for one person is locked out for
+that person (``TOO_MANY_ATTEMPTS``, ``flows.server.totp``; the lock is audited
+as ``server.<action>.totp.lockout``). A code is judged — and a wrong one
+counted — only for a person who holds the action's role for the draft's tenant
+(``claimed_may``: else ``FORBIDDEN``, nothing counted), so nobody can lock
+out a person of another tenant; a recall (or a landing) with the right code
+goes through any lock. A service token that names no one (no code) is refused
+for the actions that need a person (``refuse_unproven_service``).
 """
 
 from __future__ import annotations
@@ -23,14 +27,20 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from flows.server.totp import judged_at
-from flows.usecases.actor import Actor
+from flows.authority.interface import Actor
 from planner.errors import Forbidden, InvalidArgument, SortieError
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
     from flows.server.models import Totp
 
-__all__ = ["relayed_actor", "submitted_time", "refuse_unproven_service"]
+__all__ = ["relayed_actor", "submitted_time", "refuse_unproven_service", "claimed_may", "ROLE_OF", "STOPS"]
+
+#: The role a relayed person must hold for each action, for the draft's (or the request's) tenant.
+ROLE_OF = {"approve": "approver", "reject": "approver", "pause": "dispatcher", "resume": "dispatcher",
+           "recall": "dispatcher", "answer": "planner"}
+#: The actions no lockout refuses with the right code: stopping a flight.
+STOPS = frozenset({"recall"})
 
 
 def submitted_time(text: str | None) -> datetime | None:
@@ -47,19 +57,40 @@ def submitted_time(text: str | None) -> datetime | None:
 
 
 def relayed_actor(kit: Kit, c: RequestContext, totp: Totp, what: str, draft_id: str) -> Actor:
-    """The user ``totp`` proves, judged at its submission time; every refusal audited (``server.<what>.totp``)."""
+    """The user ``totp`` proves, judged at its submission time, after ``claimed_may``; every refusal audited
+    (``server.<what>.totp``, and ``server.<what>.totp.lockout`` when it set a lock)."""
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
     token, caller = c.caller.token, c.caller.actor.id
+    args = {"code_for": totp.user, "caller": caller, "token_id": token.token_id, "submitted_at": totp.submitted_at}
     try:
+        claimed_may(c, totp.user, what, draft_id)  # before any code is judged: nothing counted for a stranger
         at = judged_at(submitted_time(totp.submitted_at))
-        kit.totps.verify(totp.user, totp.code, at=at, caller=caller)
+        kit.totps.verify(totp.user, totp.code, at=at, caller=caller, stop=what in STOPS)
     except SortieError as exc:
         c.audited = True
-        kit.audit(caller, f"{what}.totp", {"code_for": totp.user, "caller": caller, "token_id": token.token_id,
-                                           "submitted_at": totp.submitted_at}, exc.code, t0, started, "token",
-                  draft_id, exc.message, token_id=token.token_id, client_addr=c.caller.client_addr)
+        kit.audit(caller, f"{what}.totp", args, exc.code, t0, started, "token", draft_id, exc.message,
+                  token_id=token.token_id, client_addr=c.caller.client_addr)
+        if isinstance(exc.details, dict) and exc.details.get("locked_now"):  # a lock is an event of its own
+            kit.audit(caller, f"{what}.totp.lockout", {**args, "retry_after_s": exc.details.get("retry_after_s")},
+                      exc.code, t0, started, "token", draft_id, f"one-time codes for {totp.user} from {caller} "
+                      f"locked for {exc.details.get('retry_after_s')} s", token_id=token.token_id,
+                      client_addr=c.caller.client_addr)
         raise
     return Actor(totp.user, "server", "totp")
+
+
+def claimed_may(c: RequestContext, user_id: str, what: str, subject: str) -> None:
+    """``FORBIDDEN`` unless ``user_id`` is a user of the server's world holding ``what``'s role for the tenant of
+    the draft ``subject`` (a request's: one of the caller's own tenants)."""
+    role = ROLE_OF.get(what, "admin")
+    user = next((u for u in c.world.users if u.id == user_id), None)
+    if what == "answer":
+        tenants, region = sorted(c.user("answer for someone").tenants), None
+    else:
+        rec = c.draft(subject)
+        tenants, region = [rec.tenant], rec.region_id
+    if user is None or not any(user.may(role, t, region) for t in tenants if t != "*"):
+        raise Forbidden(f"{user_id} may not {what} here (the {role} role for this tenant): no code was judged")
 
 
 def refuse_unproven_service(c: RequestContext, what: str) -> None:

@@ -17,7 +17,7 @@ from flows.authority.local import LocalAuthority
 from flows.authority.session import Session
 from flows.authority.sweeper import SWEEPER_ACTOR, Sweeper
 from flows.authority.waking import Waker
-from flows.usecases.actor import Actor
+from flows.authority.interface import Actor
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit
@@ -47,7 +47,7 @@ def start_hub(kit: Kit) -> Any:
         return None
     from flows.fleet.hub import VehicleHub
     from flows.fleet.records import LedgerRecords
-    from flows.usecases.common import load_world_at
+    from flows.world_folder import load_world_at
     from planner.errors import SortieError
 
     hub = VehicleHub(now=kit.config.clock.now, links=kit.links.all, key_store=kit.config.home / "keys",

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from flows.ledger import claim_home
 from flows.server.config import ServerClock, ServerConfig
+from flows.rule_file import rule_set
 from flows.server.links import LinkStore, require_bound
 from flows.server.timeouts import timed_h11
-from flows.usecases.common import load_rules, load_world_at
+from flows.world_folder import load_world_at
 from planner.errors import InvalidArgument
 
 __all__ = ["parse_listen", "make_config", "serve"]
@@ -47,7 +48,7 @@ def make_config(world: str | Path, home: str | Path, clock: str | None = None,
                   allow_unsigned=allow_unsigned)
     rules_file = None if rules is None else Path(rules).expanduser().resolve()
     if rules_file is not None:
-        load_rules(rules_file)  # a rule file that does not load stops the server here, not at the first plan
+        rule_set(rules_file)  # a rule file that does not load stops the server here, not at the first plan
     if sweep_s < 0:
         raise InvalidArgument(f"--sweep-s {sweep_s}: give a period in seconds, or 0 to turn the sweeper off")
     if fleet not in ("live", "file"):

@@ -25,18 +25,27 @@ one function every path judges a code with.
 **Attempts are limited** (issue 28: 150 wrong codes, then a right one,
 approved). A code has a million values and is valid for about 90 s, so each
 wrong attempt is evidence of guessing (a late or a replayed code is a real one,
-and is not counted): after ``USER_FAILURES`` wrong codes for
-one user within ``WINDOW_S``, or ``CALLER_FAILURES`` from one caller (the
-authenticated user relaying or typing them, whoever the codes were for), that
-user, or that caller, is locked out for ``LOCKOUT_S``: every code is then
-refused with ``TOO_MANY_ATTEMPTS`` — the right one too, so a guesser learns
-nothing from a lockout — and the lock is judged on this host's wall clock,
-never on a relayed submission time. A right code clears the user's count. The
-answer is the same whether or not the user has a code enrolled ("wrong"), and
-an unenrolled user's attempts are counted and locked alike, so no answer says
-who is enrolled. The counts live in ``totp.json`` under the same file lock as
+and is not counted): after ``PAIR_FAILURES`` wrong codes for one person
+presented by one caller (the authenticated user relaying or typing them)
+within ``WINDOW_S``, that pair is locked out for ``LOCKOUT_S``: every code the
+caller presents for that person is then refused with ``TOO_MANY_ATTEMPTS`` —
+the right one too, so a guesser learns nothing from a lockout — judged on this
+host's wall clock, never on a relayed submission time. A right code clears
+the pair's count. The counts live in ``totp.json`` under the same file lock as
 the secrets: they survive a restart and two racing requests cannot both slip
 under a limit.
+
+**Nobody can lock anyone else out, and nothing locks a stop** (issue 38: wrong
+codes naming chen.jing, sent by another tenant's planner or through the
+Prefect worker's service token, locked chen.jing out — and then locked the
+worker itself, so every form approval, pause and recall of everyone failed for
+15 minutes). So: a lock is per (person, caller) — never a person as a whole,
+never a relaying service as a whole; codes are judged (and counted) only for
+a person who holds the role for the draft's tenant (``flows.server.relay``
+checks before it asks); and ``verify(..., stop=True)`` — a recall or a
+landing — accepts a right code even while the pair is locked (a wrong one is
+refused and counted as ever). Each lock set is reported to the caller
+(``locked_now``), which audits it; ``locks`` lists the locks in force.
 """
 
 from __future__ import annotations
@@ -50,8 +59,8 @@ import pyotp
 from flows.server.filestore import locked_json
 from planner.errors import InvalidArgument, SortieError, TooManyAttempts, Unauthenticated
 
-__all__ = ["TotpStore", "ISSUER", "judged_at", "RELAY_MAX_AGE_S", "RELAY_SKEW_S", "LATE_STEPS", "USER_FAILURES",
-           "CALLER_FAILURES", "WINDOW_S", "LOCKOUT_S"]
+__all__ = ["TotpStore", "ISSUER", "judged_at", "RELAY_MAX_AGE_S", "RELAY_SKEW_S", "LATE_STEPS", "PAIR_FAILURES",
+           "WINDOW_S", "LOCKOUT_S"]
 
 ISSUER = "sortie"
 _STEP_S = 30
@@ -62,10 +71,8 @@ RELAY_MAX_AGE_S = 300.0
 RELAY_SKEW_S = 5.0
 #: Steps before the drift window still recognised, so a late code is named "expired" rather than "wrong" (5 min).
 LATE_STEPS = 10
-#: Wrong codes for one user within ``WINDOW_S`` before that user's codes are locked out (a person mistypes a few).
-USER_FAILURES = 5
-#: Wrong codes from one caller within ``WINDOW_S``, whoever they were for (a worker relays many people's typos).
-CALLER_FAILURES = 20
+#: Wrong codes for one person from one caller within ``WINDOW_S`` before that pair is locked (a person mistypes a few).
+PAIR_FAILURES = 5
 WINDOW_S = 900.0
 LOCKOUT_S = 900.0
 
@@ -113,35 +120,54 @@ class TotpStore:
         return user in read_json(self.path, {"users": {}})["users"]
 
     def verify(self, user: str, code: str, *, at: float | None = None, caller: str | None = None,
-               now_s: float | None = None) -> int:
+               now_s: float | None = None, stop: bool = False) -> int:
         """The step the code belongs to at ``at`` (epoch seconds; default now), once; ``Unauthenticated`` for a wrong,
-        expired (late when ``at`` is its submission) or replayed code; ``TooManyAttempts`` while ``user`` or
-        ``caller`` (who presented it) is locked out. ``now_s``: this host's wall clock (tests give it)."""
+        expired (late when ``at`` is its submission) or replayed code; ``TooManyAttempts`` while the pair (``user``,
+        ``caller`` who presented it) is locked out — unless ``stop`` (a recall or a landing) and the code is right.
+        A refusal that set a lock says so in its details (``locked_now``). ``now_s``: this host's wall clock."""
         code = (code or "").strip()
         if not (code.isdigit() and len(code) == 6):
             raise InvalidArgument("a one-time code is 6 digits")
         wall = time.time() if now_s is None else now_s
         t = wall if at is None else at
-        keys = [f"user:{user}"] + ([f"caller:{caller}"] if caller else [])
+        key = _pair(user, caller)
         refusal: SortieError | None = None
         step = 0
         with locked_json(self.path, {"users": {}}) as data:  # what is left in ``data`` is written back on leaving
             attempts = data.setdefault("attempts", {})
-            refusal = _locked_out(attempts, keys, user, caller, wall)
-            if refusal is None:
+            locked = _locked_out(attempts, key, user, caller, wall)
+            if locked is not None and not stop:
+                refusal = locked
+            else:
                 try:
                     step = self._match(data["users"].get(user), user, code, t)
                 except SortieError as exc:
                     refusal = exc
                     if isinstance(exc, _Wrong):  # a guess (a late or replayed code is a real one: no guess)
-                        for key, most in zip(keys, (USER_FAILURES, CALLER_FAILURES)):
-                            _count_failure(attempts, key, most, wall)
+                        locked_now = _count_failure(attempts, key, PAIR_FAILURES, wall)
+                        if locked is not None or locked_now:
+                            refusal = _locked_out(attempts, key, user, caller, wall) or refusal
+                            if locked_now and refusal.details is not None:
+                                refusal.details["locked_now"] = True
                 else:
-                    attempts.pop(f"user:{user}", None)  # a right code: the person is who they say
+                    attempts.pop(key, None)  # a right code: the person is who they say
                     data["users"][user]["last_step"] = step
         if refusal is not None:
             raise refusal
         return step
+
+    def locks(self, now_s: float | None = None) -> list[dict[str, object]]:
+        """The (person, caller) pairs locked out now, and until when (epoch seconds)."""
+        from flows.server.filestore import read_json
+
+        wall = time.time() if now_s is None else now_s
+        out = []
+        for key, rec in read_json(self.path, {"users": {}}).get("attempts", {}).items():
+            until = float(rec.get("locked_until", 0.0) or 0.0)
+            if until > wall and key.startswith("pair:"):
+                user, _, caller = key[5:].partition("|")
+                out.append({"user": user, "caller": caller or None, "until": until, "left_s": round(until - wall)})
+        return sorted(out, key=lambda r: (str(r["user"]), str(r["caller"])))
 
     @staticmethod
     def _match(rec: dict[str, object] | None, user: str, code: str, t: float) -> int:
@@ -170,20 +196,25 @@ class _Wrong(Unauthenticated):
     """A code that is no code of the user's secret near the time (or a user without one): what a guesser gets."""
 
 
-def _locked_out(attempts: dict[str, dict[str, object]], keys: list[str], user: str, caller: str | None,
+def _pair(user: str, caller: str | None) -> str:
+    return f"pair:{user}|{caller or ''}"
+
+
+def _locked_out(attempts: dict[str, dict[str, object]], key: str, user: str, caller: str | None,
                 wall: float) -> TooManyAttempts | None:
-    """``TooManyAttempts`` while the user or the caller is locked out (whatever the code), else None."""
-    for key in keys:
-        left = float(attempts.get(key, {}).get("locked_until", 0.0)) - wall  # type: ignore[arg-type]
-        if left > 0:
-            whose = f"for {user}" if key.startswith("user:") else f"from {caller}"
-            return TooManyAttempts(f"too many wrong one-time codes {whose}: every code is refused for {left:.0f} s "
-                                   "more", details={"retry_after_s": int(left) + 1, "locked": key.split(":")[0]})
-    return None
+    """``TooManyAttempts`` while the pair is locked out (whatever the code), else None."""
+    left = float(attempts.get(key, {}).get("locked_until", 0.0)) - wall  # type: ignore[arg-type]
+    if left <= 0:
+        return None
+    return TooManyAttempts(f"too many wrong one-time codes for {user} from {caller or 'this caller'}: every code it "
+                           f"presents for {user} is refused for {left:.0f} s more (a recall or a landing with the "
+                           "right code still goes through)",
+                           details={"retry_after_s": int(left) + 1, "locked": "pair", "user": user, "caller": caller})
 
 
-def _count_failure(attempts: dict[str, dict[str, object]], key: str, most: int, wall: float) -> None:
-    """One more wrong code for ``key`` (the failures of the last ``WINDOW_S`` kept); the ``most``-th locks it."""
+def _count_failure(attempts: dict[str, dict[str, object]], key: str, most: int, wall: float) -> bool:
+    """One more wrong code for ``key`` (the failures of the last ``WINDOW_S`` kept); the ``most``-th locks it (True
+    when this one did)."""
     rec = attempts.setdefault(key, {})
     recent = [float(x) for x in rec.get("failures", []) if wall - float(x) < WINDOW_S]  # type: ignore[union-attr]
     recent.append(wall)
@@ -191,3 +222,5 @@ def _count_failure(attempts: dict[str, dict[str, object]], key: str, most: int, 
     if len(recent) >= most:
         rec["locked_until"] = wall + LOCKOUT_S
         rec["failures"] = []
+        return True
+    return False

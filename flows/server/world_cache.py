@@ -120,7 +120,7 @@ class WorldCache:
 
     def _load(self) -> _Seen:
         """Read the folder (again while it changes under the read), then reuse or parse its content."""
-        from flows.usecases.common import check_zones_readable
+        from flows.world_folder import check_zones_readable
         from flows.world_folder import read_world_folder
 
         fp = fingerprint(self.root)

@@ -1,81 +1,23 @@
-"""What every use case gathers the same way: the world, the rule set, the acting user.
+"""What every use case gathers the same way: the acting user, the planning budget; the world and the rule set.
 
-``load_world_at`` loads a world folder, a fresh snapshot each call; which
-folder, and whether a call's one snapshot is used instead, is the grounds'
-to say (``flows.usecases.grounds.Grounds.world``: ``sortie server`` loads its
-world once per request and every use case the request runs sees that one).
-In server mode it is loaded *strictly*: a world whose zone data cannot be
-read — no ``zones/`` folder, a zone file that is not a regular file or cannot
-be read — is refused with ``WorldUnavailable`` instead of being planned on as
-a world without zones (which is what the lenient loader does, and what let an
-old or partial copy of a world dispatch past a prohibited zone).
+The world and the rule file are read at the edge (``flows.world_folder.load_world_at``,
+``flows.rule_file.rule_set``, re-exported here for the use cases); which folder, and whether
+a call's one snapshot is used instead, is the grounds' to say
+(``flows.usecases.grounds.Grounds.world``: ``sortie server`` takes its world once per
+request and every use case the request runs sees that one).
 """
 
 from __future__ import annotations
 
-import os
-import stat
-from pathlib import Path
 from typing import Any
 
-from flows.context import resolve_rules_file, resolve_world_dir
-from planner.errors import Forbidden, InvalidArgument, NotFound, WorldUnavailable
+from flows.rule_file import rule_set as load_rules
+from flows.world_folder import check_zones_readable, load_world_at
+from planner.errors import Forbidden, InvalidArgument, NotFound
 from planner.world.model import User, World
 
 __all__ = ["DEFAULT_PLAN_BUDGET_S", "PLAN_BUDGET_ENV", "load_world_at", "check_zones_readable", "load_rules",
            "planning_budget", "user_of"]
-
-
-def check_zones_readable(world_dir: str | Path) -> None:
-    """Fail closed unless ``world_dir/zones`` is a folder whose entries are regular, readable files."""
-    root = Path(world_dir)
-    zones = root / "zones"
-    try:
-        st = os.lstat(zones)
-    except OSError:
-        raise WorldUnavailable(f"the world {str(root)!r} has no zones/ folder: nothing is planned, approved or "
-                               "dispatched until its zone data is back") from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise WorldUnavailable(f"{str(zones)!r} is not a folder: the world's zone data cannot be read")
-    try:
-        entries = sorted(zones.iterdir())
-    except OSError as exc:
-        raise WorldUnavailable(f"the zone folder {str(zones)!r} cannot be listed: {exc.strerror}") from None
-    for p in entries:
-        if p.name.startswith("."):
-            continue
-        mode = os.lstat(p).st_mode
-        if not stat.S_ISREG(mode):
-            raise WorldUnavailable(f"zone entry {p.name!r} is not a regular file: the zone data cannot be trusted")
-        try:
-            with open(p, "rb") as fh:
-                fh.read(1)
-        except OSError as exc:
-            raise WorldUnavailable(f"zone file {p.name!r} cannot be read: {exc.strerror}") from None
-
-
-def load_world_at(world_dir: str | Path | None, *, strict: bool = False) -> World:
-    """Load the world folder (``--world``, ``SORTIE_WORLD``, else the demo world); a fresh snapshot each call.
-
-    ``strict`` (the server) checks the zone data first and refuses a world without it.
-    """
-    from flows.world_folder import load_world
-
-    root = resolve_world_dir(world_dir)
-    if strict:
-        check_zones_readable(root)
-    return load_world(root)
-
-
-def load_rules(rules_path: str | Path | None) -> Any:
-    """The rule set (``--rules``, ``SORTIE_RULES``, else the bundled ``data/rules.yaml``); a missing file is an
-    error, never a skip."""
-    from flows.rule_file import load_rules as _load
-
-    path = resolve_rules_file(rules_path)
-    if not path.is_file():
-        raise InvalidArgument(f"rule file {str(path)!r} does not exist; sortie does not plan or dispatch without rules")
-    return _load(path)
 
 
 def user_of(world: World, user_id: str | None, what: str) -> User:

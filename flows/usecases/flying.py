@@ -49,7 +49,7 @@ def launch_and_follow(
     """
     from flows.usecases.launching import launch
     from flows.usecases.monitoring import monitor_mission
-    from flows.vehicle.link import TELEMETRY
+    from flows.vehicle.stream_rates import TELEMETRY
 
     ledger = grounds.ledger
     rec = ledger.get_draft(draft_id, version)

@@ -16,9 +16,12 @@ use case receives it:
   key and the vehicles' MAVLink keys);
 - ``world_dir``: the authority's world folder; ``None`` (the embedded mode
   without ``--world``) means each draft's own recorded world;
-- ``snapshot``: the one world this call judges by — ``sortie server`` loads
+- ``snapshot``: the one world this call judges by — ``sortie server`` takes
   its world once per request, strictly, with the drones as their vehicles
-  report them (``pinned``); without one, each use is a fresh load;
+  report them (``seen(pin=True)``); without one, each use is a fresh load;
+- ``source``: how the authority's own world is had when no snapshot is
+  pinned (the server's ``WorldCache``: one parse per content); ``None``: loaded
+  from its folder;
 - ``strict``: a world whose zone data cannot be read is refused
   (``WORLD_UNAVAILABLE``) instead of read as a world without zones (the server);
 - ``rules``: the rule file;
@@ -66,6 +69,7 @@ class Grounds:
     rules: str | Path | None = None
     strict: bool = False
     snapshot: tuple[Path, World] | None = None
+    source: Callable[[], World] | None = None
     decide: Decide | None = None
     vehicles: Vehicles = field(default_factory=_per_call)
     live: Any = None
@@ -85,25 +89,29 @@ class Grounds:
         return resolve_world_dir(self.world_dir or recorded)
 
     def world(self, recorded: str | Path | None = None) -> World:
-        """The world of ``world_folder(recorded)``: this call's snapshot when it is that folder's, else loaded now
-        (strictly when ``strict``)."""
+        """The world of ``world_folder(recorded)``: this call's snapshot when it is that folder's, else the
+        authority's ``source`` for its own folder, else loaded now (strictly when ``strict``)."""
         from flows.usecases.common import load_world_at
 
         root = self.world_folder(recorded)
         if self.snapshot is not None and self.snapshot[0] == root.resolve():
             return self.snapshot[1]
+        if self.source is not None and root.resolve() == self.world_folder().resolve():
+            return self.source()
         return load_world_at(root, strict=self.strict)
 
     def pinned(self, world: World) -> Grounds:
         """These grounds with ``world`` as the one snapshot of the authority's own folder."""
         return replace(self, snapshot=(self.world_folder().resolve(), world))
 
-    def seen(self) -> Grounds:
-        """These grounds as the call sees them: with a live hub (and no snapshot yet), the world whose drones say
-        what their vehicles say, pinned for the whole call."""
-        if self.live is None or self.snapshot is not None:
+    def seen(self, *, pin: bool = False) -> Grounds:
+        """These grounds as one call sees them: with a live hub (and no snapshot yet), pinned to the world whose
+        drones say what their vehicles say — the one place the fleet's live state is laid over the world; with
+        ``pin`` (a server request: one world for everything it does) pinned even without a hub."""
+        if self.snapshot is not None or (self.live is None and not pin):
             return self
-        return self.pinned(self.live.world(self.world()))
+        world = self.world()
+        return self.pinned(world if self.live is None else self.live.world(world))
 
     def rule_set(self) -> RuleSet:
         """The rule set (``rules``, ``SORTIE_RULES``, else the bundled file); a missing file is an error."""

@@ -102,7 +102,7 @@ def launch(
     the take-off through the same link); a drone without one gets its link from the grounds' ``Vehicles`` port
     (and closes it) here."""
     from flows.vehicle.launch import LaunchOptions, launch_vehicle, preflight
-    from flows.vehicle.link import TELEMETRY
+    from flows.vehicle.stream_rates import TELEMETRY
 
     opts = options or LaunchOptions()
     args = {"draft_id": draft_id, "version": version, "link": link}

@@ -26,7 +26,7 @@ from flows.usecases.actor import Actor, Policy
 from flows.usecases.common import user_of
 from flows.usecases.grounds import Grounds
 
-__all__ = ["PendingItem", "pending", "decision_deadline", "pending_rows", "time_left", "APPROVER_ROLE"]
+__all__ = ["PendingItem", "pending", "decision_deadline", "APPROVER_ROLE"]
 
 APPROVER_ROLE = "approver"
 
@@ -97,32 +97,3 @@ def pending(
     for i in items:
         by_tenant[i.tenant] = by_tenant.get(i.tenant, 0) + 1
     return {"now": now.isoformat(), "count": len(items), "by_tenant": by_tenant, "pending": [asdict(i) for i in items]}
-
-
-def time_left(seconds: int) -> str:
-    """``25 min``, ``1 h 05 min`` or ``overdue 3 min``: what an operator reads at a glance."""
-    s = abs(int(seconds))
-    text = f"{s // 3600} h {s % 3600 // 60:02d} min" if s >= 3600 else (f"{s // 60} min" if s >= 60 else f"{s} s")
-    return text if seconds >= 0 else f"overdue {text}"
-
-
-def _short_time(iso: str) -> str:
-    """``2026-11-29 07:28+02:00``: the minute and the offset, what a table column has room for."""
-    t = datetime.fromisoformat(iso)
-    return t.strftime("%Y-%m-%d %H:%M") + (t.isoformat(timespec="seconds")[19:] or "")
-
-
-def pending_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """One table row per waiting version, in the list's order (tenant, then soonest deadline)."""
-    return [
-        {
-            "tenant": p["tenant"],
-            "draft": f"{p['draft_id']} v{p['version']}",
-            "region": p.get("region_id") or "area",
-            "requested by": p["requested_by"],
-            "who may approve": ", ".join(p["approvers"]) or f"nobody holds {p['approver_role']}",
-            "time left": time_left(p["seconds_left"]),
-            "deadline": _short_time(p["deadline"]),
-        }
-        for p in data.get("pending", [])
-    ]

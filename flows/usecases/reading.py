@@ -14,7 +14,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from flows.ledger import Ledger
+from flows.ledger import DraftRecord, Ledger
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
 from flows.usecases.common import user_of
@@ -23,23 +23,32 @@ from flows.usecases.draftfiles import draft_dir, files_of
 from flows.usecases.views import DraftSummary, summarize
 from planner.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from planner.plan import plan_from_dict, plan_to_geojson
+from planner.world.model import User, World
 
-__all__ = ["EXPORT_FORMATS", "check_visible", "list_drafts", "show_draft", "diff_versions", "draft_log", "export",
-           "export_bytes"]
+__all__ = ["EXPORT_FORMATS", "seen_by", "check_visible", "list_drafts", "show_draft", "diff_versions", "draft_log",
+           "export", "export_bytes"]
 
 EXPORT_FORMATS = ("geojson", "qgc", "waypoints", "kml")
 
 
-def check_visible(draft_id: str, user: str | Actor, *, grounds: Grounds) -> None:
-    """Refuse unless ``user`` belongs to the draft's tenant (``Forbidden`` locally, ``NotFound`` on a server)."""
+def seen_by(world: World, actor: Actor, tenant: str, kind: str, ident: str) -> User:
+    """The one visibility rule: ``actor`` (a user of ``world``) sees the ``kind`` (draft, request) ``ident`` of
+    ``tenant`` only if it is one of theirs. Behind a server another tenant's is ``NotFound`` — not even its id
+    leaks; locally ``Forbidden`` (the operator asserted who they are and is told why)."""
+    u = user_of(world, actor.id, f"see {kind}s")
+    if tenant not in u.tenants and "*" not in u.tenants:
+        if actor.mode == "server":
+            raise NotFound(f"{kind} {ident!r} is not in the ledger")
+        raise Forbidden(f"{u.id} does not see {kind}s of tenant {tenant}")
+    return u
+
+
+def check_visible(draft_id: str, user: str | Actor, *, grounds: Grounds) -> DraftRecord:
+    """The draft (latest version), unless ``user`` may not see it (``seen_by``)."""
     actor = user if isinstance(user, Actor) else Actor(user)
     rec = grounds.ledger.get_draft(draft_id)
-    world = grounds.world(rec.world_dir)
-    u = user_of(world, actor.id, "see drafts")
-    if rec.tenant not in u.tenants and "*" not in u.tenants:
-        if actor.mode == "server":
-            raise NotFound(f"draft {draft_id!r} is not in the ledger")
-        raise Forbidden(f"{u.id} does not see drafts of tenant {rec.tenant}")
+    seen_by(grounds.world(rec.world_dir), actor, rec.tenant, "draft", draft_id)
+    return rec
 
 
 def list_drafts(*, user: str | Actor | None = None, limit: int = 200, grounds: Grounds) -> list[DraftSummary]:

@@ -50,7 +50,7 @@ from planner.errors import (
     SortieError,
 )
 
-__all__ = ["reconcile", "UNSETTLED"]
+__all__ = ["reconcile", "vehicle_holds", "clear_held", "UNSETTLED"]
 
 UNSETTLED = ("UNCERTAIN", "PENDING")
 
@@ -216,3 +216,55 @@ def _check_acked(grounds: Grounds, d: DispatchRecord, state: str, *, actor: str,
     raise Conflict(f"the dispatch of {d.draft_id} v{d.version} is ACKED but the vehicle no longer holds the approved "
                    f"mission ({diffs}); do not launch it: dispatch a new version", details=_summary(d, state,
                                                                                                     diffs, verify))
+
+
+def vehicle_holds(*, grounds: Grounds, actor: str | None, drone_id: str | None = None, link: str | None = None,
+                  timeout_s: float = 30.0) -> dict[str, Any]:
+    """What a vehicle holds — its fence, mission and rally, read back; nothing is uploaded (``sortie read-mission``,
+    the first step after an UNCERTAIN dispatch: look, never re-send blind).
+
+    ``drone_id``: a drone of the authority's fleet, read at its link (``link`` overrides it) and bound as its fleet
+    entry says (system id, autopilot, signing key from the key store); ``actor`` must then hold the dispatcher role
+    for its tenant. Without a drone, the vehicle at ``link``, unbound. Either way the link is had from the grounds'
+    ``Vehicles`` port: a hub's held link where it holds one."""
+    from flows.usecases.common import user_of
+    from flows.vehicle.binding import binding_for
+    from flows.vehicle.read_back import read_back
+    from planner.errors import InvalidArgument
+    from planner.output.mission_items import held_rows
+
+    if timeout_s <= 0:
+        raise InvalidArgument("--timeout must be > 0")
+    binding = None
+    if drone_id is not None:
+        world = grounds.world()
+        drone = world.drone(drone_id)
+        if actor is not None:
+            user = user_of(world, actor, "read a vehicle")
+            if not user.may("dispatcher", drone.tenant):
+                raise Forbidden(f"{user.id} may not read the vehicles of tenant {drone.tenant} (the dispatcher role)")
+        binding = binding_for(drone, grounds.key_store)
+        link = link or drone.link
+    if not link:
+        raise InvalidArgument("which vehicle? name a drone of the fleet, or give --link CONN")
+    held, vehicle = read_back(link, timeout_s=timeout_s, binding=binding, vehicles=grounds.vehicles)
+    return {"drone_id": drone_id, "link": link, "vehicle": vehicle, "missions": held_rows(held)}
+
+
+def clear_held(*, grounds: Grounds, actor: str, drone_id: str, reason: str) -> dict[str, Any]:
+    """Release a drone its vehicle hub holds after foreign control (``HELD``, fault INTRUSION): an operator looked and
+    says why (``reason``, recorded in the ledger, ``fleet.cleared`` on the feed). A dispatcher or admin of the drone's
+    tenant may; another tenant's drone is ``NOT_FOUND``; without a hub (the embedded mode, ``--fleet file``) nothing
+    is held."""
+    from flows.usecases.common import user_of
+
+    world = grounds.world()
+    user = user_of(world, actor, "clear a held drone")
+    drone = world.drone(drone_id)
+    if drone.tenant not in user.tenants and "*" not in user.tenants:
+        raise NotFound(f"drone {drone_id!r} is not in the fleet")
+    if not user.may("dispatcher", drone.tenant):
+        raise Forbidden(f"{user.id} may not clear {drone_id}: a dispatcher or admin of {drone.tenant} may")
+    if grounds.live is None:
+        raise NotFound("this authority holds no vehicle links (--fleet file, or embedded): nothing is held")
+    return grounds.live.clear(drone_id, by=user.id, reason=reason)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,6 @@ __all__ = [
     "write_report",
     "coverage_reached",
     "markdown_for_artifact",
-    "report_artifact_key",
 ]
 
 REACH_TOLERANCE_M = 5.0
@@ -421,15 +419,6 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
     add("")
     add("Map data © OpenStreetMap contributors.")
     return "\n".join(out) + "\n"
-
-
-_KEY_BAD = re.compile(r"[^a-z0-9-]+")
-
-
-def report_artifact_key(draft_id: str, version: int) -> str:
-    """``report-<id>-v<version>`` in Prefect's artifact key alphabet (lowercase letters, digits, dashes)."""
-    folded = re.sub(r"-{2,}", "-", _KEY_BAD.sub("-", str(draft_id).lower())).strip("-") or "unnamed"
-    return f"report-{folded}-v{int(version)}"
 
 
 def markdown_for_artifact(report: Report) -> str:

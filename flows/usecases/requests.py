@@ -38,7 +38,7 @@ from typing import Any
 from flows.ledger import Ledger, RequestTurn
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
-from flows.usecases.common import planning_budget, user_of
+from flows.usecases.common import planning_budget
 from flows.usecases.draftfiles import files_of
 from flows.usecases.grounds import Grounds
 from flows.usecases.views import DraftSummary, summarize
@@ -128,13 +128,10 @@ def ask(*, key: str, actor: Actor, text: str, region_id: str | None, area: Any, 
 
 
 def _seen(world: World, who: Actor, turn: RequestTurn) -> Any:
-    """The user, if they see the request's tenant (``NotFound`` behind a server, ``Forbidden`` locally)."""
-    user = user_of(world, who.id, "see requests")
-    if turn.tenant not in user.tenants and "*" not in user.tenants:
-        if who.mode == "server":
-            raise NotFound(f"request {turn.request_id!r} is not in the ledger")
-        raise Forbidden(f"{user.id} does not see requests of tenant {turn.tenant}")
-    return user
+    """The user, if they see the request's tenant (``reading.seen_by``, the one visibility rule)."""
+    from flows.usecases.reading import seen_by
+
+    return seen_by(world, who, turn.tenant, "request", turn.request_id)
 
 
 def show(request_id: str, *, viewer: Actor | None, now: datetime, grounds: Grounds) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from flows.mavlink import mavutil  # noqa: E402
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
 from flows.vehicle.peer import PeerUdpIn, busy_hint, nothing_listens, open_hint, open_peer  # noqa: E402
+from flows.vehicle.stream_rates import CONTROL_STREAMS, TELEMETRY, UPLOAD_STREAMS  # noqa: E402,F401  (re-exported)
 from flows.vehicle.view import VehicleView, apply  # noqa: E402
 from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument  # noqa: E402
 
@@ -67,17 +68,6 @@ GCS_SYSTEM_ID = 255
 GCS_COMPONENT_ID = _M.MAV_COMP_ID_MISSIONPLANNER  # 190
 RECONNECT_SILENCE_S = 3.0  # a heartbeat after this much silence is a reconnection: ask for the streams again
 
-#: What the follower and the launch read (Hz): FACTS.md's list, plus GPS_RAW_INT (fix) and SYSTEM_TIME (uptime).
-TELEMETRY: Mapping[str, float] = {
-    "GLOBAL_POSITION_INT": 5.0, "SYS_STATUS": 1.0, "BATTERY_STATUS": 1.0, "MISSION_CURRENT": 2.0,
-    "HOME_POSITION": 0.5, "EXTENDED_SYS_STATE": 1.0, "GPS_RAW_INT": 1.0, "SYSTEM_TIME": 1.0,
-}
-#: What confirms a command: the mission state (ArduPilot's pause), the position (land here), landed or not.
-CONTROL_STREAMS: Mapping[str, float] = {
-    "MISSION_CURRENT": 4.0, "GLOBAL_POSITION_INT": 4.0, "EXTENDED_SYS_STATE": 2.0, "SYS_STATUS": 1.0,
-}
-#: The upload needs only the vehicle's uptime (a MISSION_COUNT refused with NO_SPACE during boot).
-UPLOAD_STREAMS: Mapping[str, float] = {"SYSTEM_TIME": 1.0}
 
 _MESSAGE_ID = {"SYS_STATUS": 1, "SYSTEM_TIME": 2, "GPS_RAW_INT": 24, "GLOBAL_POSITION_INT": 33,
                "MISSION_CURRENT": 42, "BATTERY_STATUS": 147, "HOME_POSITION": 242, "EXTENDED_SYS_STATE": 245}

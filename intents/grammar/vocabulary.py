@@ -358,7 +358,7 @@ SENSOR_ONLY = _rx(
     r"|\bremember (?:the\s+|to (?:bring|use) (?:the\s+)?)|只用|仅用|光用|只要|只开|记得带上?|别忘了带上?|别忘了)\s*$"
 )
 NEG_BEFORE = _rx(
-    r"(?:不要|不用|别|甭|不需要|不需|无需|不必|不带|不开|别开|关掉|关闭|不使用|禁用|勿|除了|不准|不许)"
+    r"(?:不要|不用|别|甭|不需要|不需|无需|不必|没必要|不必要|没有必要|用不着|毋须|无须|免|不带|不开|别开|关掉|关闭|不使用|禁用|勿|除了|不准|不许)"
     r"\s*(?:再)?\s*(?:用|使用|开|带|上|开启|启用|要)?\s*(?:的)?\s*$"
     r"|\b(?:no|neither|without|not|don'?t|dont|do not|never|skip|except|minus|w/o|exclude|excluding|no need for|leave (?:off|out)"
     r"|don'?t bother with|don'?t need|no use of)\b"
@@ -368,7 +368,7 @@ NEG_AFTER = _rx(
     r"^\s*(?:相机|摄像头|镜头|camera|cameras|sensor)?\s*[:：=\-]?\s*(?:就|也|可以)?\s*"
     r"(?:不用了?|不要了?|不需要了?|不必了?|免了|关掉|别开|不开|\boff\b|\bnot needed\b|\bis not needed\b|\bisn'?t needed\b"
     r"|\b(?:no|nope|not|none|disabled|unnecessary|not wanted)\b(?=\s*(?:$|[,.;!?，。；]))"
-    r"|\bnot required\b|\bnot necessary\b)"
+    r"|\bnot required\b|\bnot necessary\b|\b(?:at\s+home|behind)\b)"  # "leave the thermal at home"
 )
 SENSOR_BROKEN = _rx(
     r"^\s*(?:相机|摄像头|镜头|cameras?|cams?|sensors?)?\s*(?:is|are|was|seems)?\s*"

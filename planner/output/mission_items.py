@@ -48,6 +48,7 @@ first (FACTS.md, MAVLink).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -79,6 +80,7 @@ __all__ = [
     "fence_params",
     "mission_set",
     "command_name",
+    "held_rows",
     "trigger_distance_m",
 ]
 
@@ -169,6 +171,19 @@ def command_name(command: int) -> str:
 
         entry = every_dialect.enums["MAV_CMD"].get(command)
     return entry.name if entry is not None else str(command)
+
+
+def held_rows(held: Mapping[int, Sequence[MissionItem]]) -> dict[str, list[dict[str, Any]]]:
+    """What a vehicle holds (items per mission type) as JSON-able rows, named: ``{"fence": [...], "mission": [...]}``,
+    each item with its command's name (what ``sortie read-mission`` and ``sortie sim-vehicle`` print)."""
+    return {
+        MISSION_TYPE_NAMES[t]: [
+            {"seq": i.seq, "command": command_name(i.command), "frame": i.frame, "lat": i.lat, "lon": i.lon,
+             "alt_m": i.alt_m, "params": list(i.params)}
+            for i in items
+        ]
+        for t, items in sorted(held.items())
+    }
 
 
 def dialect_of(drone: Drone) -> Dialect:

@@ -40,8 +40,9 @@ class Teardown:
 witness = Teardown()
 atexit.register(mark, "atexit")
 if thread:
-    def late():
-        time.sleep(1.0)
+    def late():  # still running when the command ends, whatever the machine's load: it waits for the main thread
+        threading.main_thread().join()
+        time.sleep(0.2)
         mark("thread")
     threading.Thread(target=late).start()
 from flows.cli import console

@@ -14,6 +14,7 @@
   15:00, 13:00 (the afternoon, from words that say the night), 上午15点 as 15:00; now one question quoting both.
 - A sensor said with a hedge ("thermal optional", "if possible", 最好带, 可选) is asked, never read as required; "yes"
   requires the sensor alone ("with thermal", not "with thermal optional", which was asked again).
+- A sensor refused in other words is refused: 没必要带热成像, 用不着热成像, "leave the thermal at home" required it.
 - "10:00 region 1002": the region is quoted whole, the clock read (it was "00 region", and 10:02).
 - A named part of the site is a restriction, asked as one whatever its name is made of: "zone 4", "building 7", 3号楼
   were asked as a number that "sets nothing", and B区, A栋 read as the whole selection where "zone B" was asked.
@@ -192,3 +193,14 @@ def test_traditional_characters_read_as_the_simplified(text: str, sensors: list[
     reading = read_offline(text, now=WEDNESDAY)
     assert reading.questions == []
     assert ([s.value for s in reading.intent.sensors], [s.value for s in reading.intent.excluded_sensors]) == (sensors, excluded)
+
+
+@pytest.mark.parametrize(("text", "excluded"), [
+    ("巡查消防通道，上午10点，没必要带热成像", True), ("巡查消防通道，上午10点，用不着热成像", True),
+    ("patrol the fire lanes at 10:00, leave the thermal at home", True), ("patrol the fire lanes at 10:00, leave thermal behind", True),
+    ("patrol the fire lanes at 10:00, leave the thermal on", False), ("巡查消防通道，上午10点，免费热成像", False),
+])
+def test_a_sensor_refused_in_other_words_is_refused(text: str, excluded: bool) -> None:
+    intent = read_offline(text, now=WEDNESDAY).intent
+    assert ([s.value for s in intent.excluded_sensors], [s.value for s in intent.sensors]) == (
+        (["THERMAL_CAMERA"], []) if excluded else ([], ["THERMAL_CAMERA"]))

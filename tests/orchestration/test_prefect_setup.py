@@ -129,7 +129,7 @@ def test_a_dispatch_starts_monitor_mission_which_records_the_end_and_publishes_t
     from flows.orchestration.monitor_flow import monitor_mission
     from flows.sim.flight import attach_flight
     from flows.sim.flight_options import FlightOptions
-    from flows.usecases.report import report_artifact_key
+    from flows.authority.views import report_artifact_key
 
     next(d for d in build_deployments(name="mon", regions=[]) if d.flow_name == "monitor-mission").apply()
     d, drone, world, sim = _approved_with_vehicle(tmp_path, monkeypatch)

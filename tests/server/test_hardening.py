@@ -63,7 +63,7 @@ def test_a_service_token_plans_only_for_its_own_tenant_and_both_identities_are_r
 
 def test_wrong_codes_lock_the_user_out_the_right_code_too_and_an_unenrolled_user_gets_the_same_answer(
         a: Any, draft: dict[str, Any]) -> None:
-    from flows.server.totp import USER_FAILURES
+    from flows.server.totp import PAIR_FAILURES
 
     p = a.sortie(["admin", "totp", "enroll", "demo.approver", "--home", str(a.home), "--world", str(a.world),
                   "--json"])
@@ -73,15 +73,16 @@ def test_wrong_codes_lock_the_user_out_the_right_code_too_and_an_unenrolled_user
     body = {"version": draft["version"], "plan_hash": draft["plan_hash"]}
     wrong = f"{(int(totp.now()) + 7) % 1_000_000:06d}"
     answers = []
-    for user in ("demo.approver", "jussi.koski"):  # enrolled, and not enrolled
+    for user in ("demo.approver", "chen.jing"):  # both approvers of the tenant: enrolled, and not enrolled
         r = a.call("worker", "POST", url, json={**body, "totp": {"user": user, "code": wrong}})
         answers.append((r.status_code, _code(r), r.json()["error"]["message"].replace(user, "<user>")))
     assert answers[0] == answers[1] and answers[0][:2] == (401, "UNAUTHENTICATED"), answers
-    for _ in range(USER_FAILURES - 1):
+    for _ in range(PAIR_FAILURES - 1):
         a.call("worker", "POST", url, json={**body, "totp": {"user": "demo.approver", "code": wrong}})
     r = a.call("worker", "POST", url, json={**body, "totp": {"user": "demo.approver", "code": totp.now()}})
     assert r.status_code == 429 and _code(r) == "TOO_MANY_ATTEMPTS", r.text  # the right code, locked out
     assert r.json()["error"]["details"]["retry_after_s"] > 0
+    assert _audit(a, "server.approve.totp.lockout")[0].args_redacted["code_for"] == "demo.approver"  # the lock itself
     rows = _audit(a, "server.approve.totp")
     assert rows[0].result_code == "TOO_MANY_ATTEMPTS"
     assert rows[0].args_redacted["code_for"] == "demo.approver" and rows[0].args_redacted["caller"] == "chen.jing"

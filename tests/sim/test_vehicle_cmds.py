@@ -97,7 +97,7 @@ def test_bad_simulator_options_are_invalid_arguments() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(90)
-def test_read_mission_command_prints_what_the_vehicle_holds() -> None:
+def test_read_mission_command_prints_what_the_vehicle_holds(sortie_home: Path) -> None:
     from typer.testing import CliRunner
 
     from flows.cli import app

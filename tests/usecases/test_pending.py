@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +18,8 @@ from flows.context import DEMO_WORLD_DIR
 from flows.ledger import Ledger
 from flows.usecases import decisions, planning
 from flows.usecases.actor import Policy
-from flows.usecases.pending import pending, pending_rows, time_left
+from flows.authority.views import pending_rows, time_left
+from flows.usecases.pending import pending
 from flows.usecases.grounds import Grounds
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")

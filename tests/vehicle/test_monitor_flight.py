@@ -32,7 +32,8 @@ from flows.usecases.common import load_world_at  # noqa: E402
 from flows.sim.fly import attach_flights  # noqa: E402
 from flows.usecases.flying import launch_and_follow  # noqa: E402
 from flows.usecases.monitoring import monitor_mission  # noqa: E402
-from flows.usecases.report import build_report, markdown_for_artifact, report_artifact_key, write_report  # noqa: E402
+from flows.authority.views import report_artifact_key  # noqa: E402
+from flows.usecases.report import build_report, markdown_for_artifact, write_report  # noqa: E402
 from flows.vehicle.flight_record import MonitorOptions  # noqa: E402
 from flows.sim.flight import FlightFaults  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402

@@ -19,7 +19,7 @@ from fastapi import APIRouter
 
 from flows.server.models import ApproveBody, AttemptBody, CancelBody, ExpireBody, RejectBody, Totp
 from flows.server.relay import relayed_actor
-from flows.usecases.actor import Actor
+from flows.authority.interface import Actor
 from planner.errors import Forbidden
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, Query
 
 from flows.server.models import PlanBody, ReplanBody
-from flows.usecases.actor import Actor
+from flows.authority.interface import Actor
 from planner.errors import Forbidden, SortieError
 
 if TYPE_CHECKING:
@@ -106,8 +106,8 @@ def router(kit: "Kit") -> APIRouter:
                version: Version = None, sortie: Annotated[int, Query(ge=0, le=1000)] = 0) -> dict[str, Any]:
         def read(a: Any) -> dict[str, Any]:
             ver, data, suffix = a.export_content(draft_id, format, version=version, sortie=sortie)
-            return {"draft_id": draft_id, "version": ver, "format": format, "suffix": suffix, "bytes": len(data),
-                    "content_b64": base64.b64encode(data).decode("ascii")}
+            return a.s.stamp({"draft_id": draft_id, "version": ver, "format": format, "suffix": suffix,
+                              "bytes": len(data), "content_b64": base64.b64encode(data).decode("ascii")})
 
         return reading("export", draft_id, c, {"format": format, "version": version}, read)
 

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
-from flows.server.models import ClearBody
-from planner.errors import Forbidden, NotFound
+from flows.server.links import resolve_links
+from flows.server.models import ClearBody, ReadVehicleBody
 
 if TYPE_CHECKING:
-    from flows.server.kit import Kit
+    from flows.server.kit import Kit, RequestContext
 
 __all__ = ["router"]
 
@@ -33,21 +33,21 @@ def router(kit: "Kit") -> APIRouter:
         fault."""
         return kit.call(c, "fleet", "read", {}, lambda ctx: ctx.authority().fleet())
 
+    @r.post("/v1/fleet/{drone_id}/read")
+    def read_vehicle(drone_id: str, body: ReadVehicleBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+        """What the drone's vehicle holds (fence, mission, rally), read back through the server's own link (the hub's,
+        when it holds one); uploads nothing. The dispatcher role for the drone's tenant."""
+        def work(ctx: "RequestContext") -> dict[str, Any]:
+            link = resolve_links(ctx.world, kit.links, [drone_id], body.link)[drone_id]
+            return ctx.authority().read_vehicle(drone_id, link=link, timeout_s=body.timeout_s)
+
+        return kit.call(c, "read-vehicle", "dispatch", {"drone_id": drone_id, **body.model_dump()}, work)
+
     @r.post("/v1/fleet/{drone_id}/clear")
     def clear(drone_id: str, body: ClearBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
         """Release a drone held after foreign control (``HELD``, fault INTRUSION): an operator looked and says why
         (a dispatcher or admin of its tenant; scope dispatch). Recorded in the ledger; ``fleet.cleared`` event."""
-        def work(ctx: "RequestContext") -> dict[str, Any]:
-            u = ctx.user("clear a held drone")
-            drone = ctx.world.drone(drone_id)
-            if drone.tenant not in u.tenants and "*" not in u.tenants:
-                raise NotFound(f"drone {drone_id!r} is not in the fleet")
-            if not u.may("dispatcher", drone.tenant):
-                raise Forbidden(f"{u.id} may not clear {drone_id}: a dispatcher or admin of {drone.tenant} may")
-            if kit.hub is None:
-                raise NotFound("this server holds no vehicle links (--fleet file): nothing is held")
-            return kit.hub.clear(drone_id, by=u.id, reason=body.reason)
-
-        return kit.call(c, "fleet.clear", "dispatch", {"drone_id": drone_id, "reason": body.reason}, work)
+        return kit.call(c, "fleet.clear", "dispatch", {"drone_id": drone_id, "reason": body.reason},
+                        lambda ctx: ctx.authority().clear_held(drone_id, reason=body.reason))
 
     return r

@@ -26,7 +26,7 @@ from fastapi import APIRouter
 from flows.authority.interface import MonitorRequest
 from flows.server.models import DispatchBody, HoldBody, LaunchBody, MonitorBody, RecallBody, ReconcileBody, Totp
 from flows.server.relay import refuse_unproven_service, relayed_actor
-from planner.errors import ERROR_CODES, Conflict, Forbidden, SortieError, Unauthenticated
+from planner.errors import ERROR_CODES, SortieError, Unauthenticated
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
@@ -51,14 +51,6 @@ async def await_follower(done: Any, wait_s: float, ended: list[str] | None = Non
 
 def router(kit: "Kit") -> APIRouter:
     r = APIRouter()
-
-    def dispatcher(ctx: "RequestContext", draft_id: str, version: int | None, what: str) -> Any:
-        """The version, if the caller holds the dispatcher role for its tenant (even "nothing to do" is theirs)."""
-        rec = ctx.draft(draft_id, version)
-        user = ctx.user(what)
-        if not user.may("dispatcher", rec.tenant, rec.region_id):
-            raise Forbidden(f"{user.id} may not {what} of tenant {rec.tenant} (the dispatcher role)")
-        return rec
 
     # ------------------------------------------------------------------ dispatch
 
@@ -130,14 +122,10 @@ def router(kit: "Kit") -> APIRouter:
         box: dict[str, Any] = {}
 
         def work(ctx: "RequestContext") -> dict[str, Any]:
-            from flows.usecases.monitoring import ENDED_STATES, FOLLOWED_STATES
-
             ctx.visible(draft_id)
-            rec = dispatcher(ctx, draft_id, body.version, "follow flights")
-            if rec.state not in FOLLOWED_STATES | ENDED_STATES:
-                raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a dispatched mission can be "
-                               "followed")
-            links, a = ctx.links(draft_id, rec.version, None), ctx.authority()  # the follower keeps this snapshot
+            a = ctx.authority()  # the follower keeps this request's grounds (its world snapshot)
+            rec = a.followable(draft_id, body.version)
+            links = ctx.links(draft_id, rec.version, None)
             request = MonitorRequest(timeout_s=body.timeout_s, link_lost_s=body.link_lost_s,
                                      battery_margin_pct=body.battery_margin)
 
@@ -146,8 +134,8 @@ def router(kit: "Kit") -> APIRouter:
 
             follower, started = kit.followers.follow(rec.draft_id, rec.version, rec.tenant, follow)
             box["follower"], box["version"] = follower, rec.version
-            return {"draft_id": rec.draft_id, "version": rec.version, "started": started, "following": True,
-                    "result": None, "error": None, "state": rec.state}
+            return ctx.stamp({"draft_id": rec.draft_id, "version": rec.version, "started": started, "following": True,
+                              "result": None, "error": None, "state": rec.state})
 
         with kit.limits.holding(kit.limits.poll, c.caller.token.token_id):
             out = await kit.in_lane("general", lambda: kit.call(
@@ -176,7 +164,6 @@ def router(kit: "Kit") -> APIRouter:
 
         def work(ctx: "RequestContext") -> dict[str, Any]:
             ctx.visible(draft_id)
-            dispatcher(ctx, draft_id, None, "reconcile dispatches")
             done = kit.ledger.dispatches(draft_id)
             links = ctx.links(draft_id, done[-1].version if done else None, None)
             return ctx.authority().reconcile(draft_id, link=links, timeout_s=body.timeout_s)
