@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
+from flows.authority.results import WhoAmI
+
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
 
@@ -28,7 +30,7 @@ def router(kit: "Kit") -> APIRouter:
         return body if ledger is None else JSONResponse(body, status_code=503)
 
     @r.get("/v1/whoami")
-    def whoami(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def whoami(c: kit.Who) -> WhoAmI:  # type: ignore[name-defined]
         def work(ctx: "RequestContext") -> dict[str, Any]:
             tok = ctx.caller.token
             return {**ctx.authority().whoami(), "scopes": sorted(tok.scopes), "token_id": tok.token_id,
