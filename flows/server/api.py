@@ -56,7 +56,7 @@ from flows.server.token_quotas import TokenLimits
 from flows.server.links import LinkStore
 from flows.server.plan_pool import PlanPool
 from flows.server.sessions import Sessions
-from flows.server.routes import admin, decisions, drafts, events, fleet, ledger, requests, vehicle
+from flows.server.routes import admin, decisions, drafts, events, fleet, ledger, ops, requests, vehicle
 from flows.server.tokens import TokenStore, claimed_token_id
 from flows.server.totp import TotpStore
 from flows.authority.interface import Actor
@@ -147,7 +147,7 @@ def create_app(config: ServerConfig) -> Any:
         return ctx
 
     kit.Who = Annotated[RequestContext, Depends(context)]
-    for area in (admin, drafts, requests, decisions, vehicle, fleet, ledger, events):
+    for area in (admin, drafts, requests, decisions, vehicle, fleet, ledger, events, ops):
         app.include_router(area.router(kit))
 
     def lane_refused(scope: dict[str, Any], exc: TooManyRequests) -> None:

@@ -66,7 +66,8 @@ from planner.world.model import User, World
 __all__ = ["Caller", "Kit", "RequestContext", "EVENT_FIELDS", "READS"]
 
 #: The commands that only read: their audit rows, when they succeeded, are written in batches (``audit_queue``).
-READS = frozenset({"whoami", "drafts", "pending", "show", "diff", "log", "export", "report", "events"})
+READS = frozenset({"whoami", "drafts", "pending", "show", "diff", "log", "export", "report", "events", "ops.map",
+                   "ops.flights", "ops.stream"})
 
 #: The fields of a result that an event carries (never a plan, a path or a token).
 EVENT_FIELDS = ("draft_id", "version", "status", "verdict", "plan_hash", "requested_by", "draft_status", "state",
