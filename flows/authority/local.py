@@ -270,6 +270,14 @@ class LocalAuthority(FlightActions):
         return [{"request_id": t.request_id, "state": t.state, "turn": t.turn, "tenant": t.tenant,
                  "reason": t.reason} for t in closed]
 
+    def settle_vehicle_commands(self, publish: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """The settler's part: the vehicle commands a crashed process sent and never recorded an answer for, settled
+        from each vehicle's state (``flows.usecases.settling``); what was settled and how many are left."""
+        from flows.usecases import settling
+
+        done = settling.settle_commands(self.grounds, now=self.s.now(), publish=publish)
+        return {"settled": [x.to_dict() for x in done], "unsettled": settling.orphaned(self.grounds)}
+
     # ------------------------------------------------------------------ deciding
 
     def _decider(self, relay: Relay | None) -> Actor:

@@ -151,6 +151,7 @@ def _hold_or_go(
     audit: bool = True,
     force: bool = False,
 ) -> ControlResult:
+    from flows.usecases.command_journal import LedgerJournal
     from flows.vehicle.commands import VehicleController, brake_command, pause_command, resume_command
 
     args = {"draft_id": draft_id, "version": version, "reason": reason, "link": link, "force": force}
@@ -179,7 +180,9 @@ def _hold_or_go(
             if veto:
                 raise Conflict(veto)
             for drone_id, conn in links.items():
-                with VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles) as vc:
+                with VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles,
+                                       journal=LedgerJournal(ledger, drone_id, action, user, now, draft_id,
+                                                             rec.version)) as vc:
                     view = vc.connect()
                     if not view.armed:
                         raise Conflict(f"{drone_id} is on the ground (mode {view.mode}); there is nothing to {action}")

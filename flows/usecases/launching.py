@@ -30,6 +30,7 @@ from flows.context import draft_dir
 from flows.ledger import DraftRecord, Ledger
 from flows.ledger.approvals import covering_approval
 from flows.usecases.actor import Actor
+from flows.usecases.command_journal import LedgerJournal
 from flows.usecases.control_kit import (
     FLIGHT_ROLES,
     ControlResult,
@@ -140,8 +141,9 @@ def launch(
                                           f"draft {draft_id} v{rec.version} stays DISPATCHED",
                                           details={"check": c.name, "drone_id": d,
                                                    "vehicles": [o.to_dict() for o in outcomes]})
-                for drone_id, vl, cs in checked:
-                    out = launch_vehicle(vl, plans[drone_id], opts, checks=cs)
+                for drone_id, vl, cs in checked:  # each step journaled before it is sent (flows.usecases.settling)
+                    out = launch_vehicle(vl, plans[drone_id], opts, checks=cs, journal=LedgerJournal(
+                        ledger, drone_id, "launch", user, now, draft_id, rec.version))
                     outcomes.append(out)
                     if out.status != "LAUNCHED":
                         break

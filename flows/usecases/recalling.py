@@ -111,6 +111,7 @@ def recall_by_authority(grounds: Grounds, draft_id: str, version: int, *, who: s
 def _recall_as(grounds: Grounds, rec: DraftRecord, user: str, why: str, *, now: datetime, land_here: bool,
                link: str | Mapping[str, str] | None, options: Any | None, wait_s: float) -> ControlResult:
     """The recall itself, by ``user`` for ``why`` (see the module docstring)."""
+    from flows.usecases.command_journal import LedgerJournal
     from flows.vehicle.commands import VehicleController, land_command, rtl_command
 
     kind = "land in place" if land_here else "return to launch"
@@ -139,7 +140,9 @@ def _recall_as(grounds: Grounds, rec: DraftRecord, user: str, why: str, *, now: 
     try:
         with vehicle_lock(grounds.home, draft_id):
             for drone_id, conn in links.items():
-                vc = VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles)
+                vc = VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles,
+                                       journal=LedgerJournal(ledger, drone_id, "land" if land_here else "recall",
+                                                             user, now, draft_id, rec.version, required=False))
                 controllers.append((drone_id, vc))
                 view = vc.connect()
                 if not view.armed:

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from flows.vehicle.commands import (
+    CommandJournal,
     ControlOptions,
     VehicleController,
     arm_command,
@@ -238,9 +239,10 @@ def _sequence(dialect: str) -> list[Any]:
 
 
 def launch_vehicle(link: VehicleLink, plan: LaunchPlan, options: LaunchOptions | None = None, *,
-                   checks: list[Check] | None = None) -> LaunchOutcome:
+                   checks: list[Check] | None = None, journal: CommandJournal | None = None) -> LaunchOutcome:
     """Check (unless ``checks`` were already made on this link) and launch one vehicle; never raises for the
-    vehicle's answers — the outcome says LAUNCHED, PREFLIGHT_FAILED (a check) or REFUSED (a step)."""
+    vehicle's answers — the outcome says LAUNCHED, PREFLIGHT_FAILED (a check) or REFUSED (a step). ``journal``:
+    where each step (and a disarm after a refusal) is written before it is sent."""
     opts = options or LaunchOptions()
     out = LaunchOutcome(plan.drone_id, link.connection, plan.dialect)
     out.checks = checks if checks is not None else preflight(link, plan, opts)
@@ -250,7 +252,7 @@ def launch_vehicle(link: VehicleLink, plan: LaunchPlan, options: LaunchOptions |
         out.detail = f"{plan.drone_id}: pre-flight check {bad[0].name} failed: {bad[0].detail}; nothing was sent"
         out.vehicle = link.view.to_dict()
         return out
-    vc = VehicleController(link, opts.control)
+    vc = VehicleController(link, opts.control, journal=journal)
     try:
         for cmd in _sequence(plan.dialect):
             step = vc.execute(cmd)

@@ -20,6 +20,7 @@ from fastapi import APIRouter, Query
 from flows.authority.results import DraftList, DraftView, PendingView
 from flows.server.models import PlanBody, ReplanBody
 from flows.authority.interface import Actor
+from flows.server.relay import refuse_administrator
 from planner.errors import Forbidden, SortieError
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ def router(kit: "Kit") -> APIRouter:
             requester = Actor(body.on_behalf_of, "server", "asserted")  # the service says who asked; audited with it
 
         def work(ctx: "RequestContext") -> Any:
+            if body.on_behalf_of is not None:  # refused inside the call: audited under the claimed name, with the caller
+                refuse_administrator(ctx, body.on_behalf_of, "plan")
             return ctx.authority().plan(body.text, region_id=body.region_id, area=body.area,
                                         coverage_target=body.coverage_target, on_behalf_of=body.on_behalf_of)
 

@@ -170,7 +170,7 @@ def router(kit: "Kit") -> APIRouter:
             return ctx.authority().reconcile(draft_id, link=links, timeout_s=body.timeout_s)
 
         out = kit.call(c, "reconcile", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
-        if out.get("verify") is not None:  # the vehicle was read back and the record settled (not "nothing to settle")
+        if out.get("verify") is not None or out.get("released"):  # settled or released (not "nothing to settle")
             kit.publish("dispatch.reconciled", out)
         return out
 
