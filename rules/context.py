@@ -1,7 +1,9 @@
 """What an evaluation needs besides the plan and the world: time and the draft's facts.
 
-``now`` is the plan time (``phase="plan"``) or the dispatch time
-(``phase="dispatch"``); dispatch re-evaluates with a fresh world and a new now.
+``now`` is the plan time (``phase="plan"``), the dispatch time
+(``phase="dispatch"``) or the launch time (``phase="launch"``: the vehicle's own
+state, read on its link just before it flies); dispatch and launch re-evaluate
+with a fresh world and a new now.
 ``authorisations`` maps a REQ_AUTHORISATION zone id to the reference the draft
 carries for it (for example an ANSP permit number).
 """
@@ -18,7 +20,7 @@ from planner.errors import InvalidArgument
 
 __all__ = ["EvaluationContext", "Phase"]
 
-Phase = Literal["plan", "dispatch"]
+Phase = Literal["plan", "dispatch", "launch"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class EvaluationContext:
     def __post_init__(self) -> None:
         if self.now.tzinfo is None or self.now.utcoffset() is None:
             raise InvalidArgument(f"EvaluationContext.now {self.now.isoformat()!r} must be timezone-aware")
-        if self.phase not in ("plan", "dispatch"):
-            raise InvalidArgument(f"phase must be 'plan' or 'dispatch', got {self.phase!r}")
+        if self.phase not in ("plan", "dispatch", "launch"):
+            raise InvalidArgument(f"phase must be 'plan', 'dispatch' or 'launch', got {self.phase!r}")
         object.__setattr__(self, "required_sensors", frozenset(str(getattr(s, "value", s)) for s in self.required_sensors))
         object.__setattr__(self, "authorisations", MappingProxyType(dict(self.authorisations)))

@@ -29,7 +29,8 @@ SEVERITY_RANK = {"block": 0, "warn": 1}
 
 #: Kinds whose blocking findings mean "this drone/dock cannot do it", so another
 #: dock or drone set may; airspace, altitude and weather are not fixed that way.
-CAPACITY_KINDS = frozenset({"battery_reserve", "capability_required", "drone_available", "dock_range"})
+CAPACITY_KINDS = frozenset({"battery_reserve", "capability_required", "drone_available", "dock_range", "vehicle_at_dock",
+                            "vehicle_failsafes"})
 
 MEASURE_DECIMALS = 3
 

@@ -57,7 +57,7 @@ def _guard_symbols() -> dict[str, Any]:
 
     _T = rule_engine.DataType
     return {
-        "phase": _T.STRING,  # "plan" or "dispatch"
+        "phase": _T.STRING,  # "plan", "dispatch" or "launch"
         "mission_type": _T.STRING,  # FIRE_LANE_PATROL | AREA_SURVEY | POINT_INSPECTION | ...
         "sortie_index": _T.FLOAT,
         "drone_id": _T.STRING,

@@ -46,6 +46,11 @@ __all__ = [
     "Severity",
     "WeatherParams",
     "WeatherRule",
+    "VehicleAtDockParams",
+    "VehicleAtDockRule",
+    "VehicleFailsafesParams",
+    "VehicleFailsafesRule",
+    "FailsafeAction",
 ]
 
 Severity = Literal["block", "warn"]
@@ -59,6 +64,8 @@ RULE_KINDS = (
     "drone_available",
     "dock_range",
     "weather",
+    "vehicle_at_dock",
+    "vehicle_failsafes",
 )
 
 #: Placeholders a message template may use; every evaluator fills all of them.
@@ -190,6 +197,39 @@ class WeatherParams(_Strict):
     missing_forecast: Literal["block", "warn", "ignore"] = "warn"
 
 
+class VehicleAtDockParams(_Strict):
+    """The vehicle's own live position (GLOBAL_POSITION_INT, no older than its freshness limit) within
+    ``max_distance_m`` of its sortie's dock (equality passes). ArduCopter sets home where it arms, so a vehicle
+    launched elsewhere takes off there and returns there (issue 42). A vehicle whose state comes from its link and
+    whose position is not known blocks; a drone known only from the fleet file is judged at launch."""
+
+    max_distance_m: float = Field(default=30.0, gt=0.0, le=10_000.0)
+
+
+#: What a vehicle does alone when a failsafe triggers, by class: return to its home, land where it is, nothing.
+FailsafeAction = Literal["RTL", "LAND", "NONE", "TERMINATE"]
+
+
+class VehicleFailsafesParams(_Strict):
+    """The vehicle's own failsafe parameters (read from it) meet the mission's needs, each named when not:
+
+    - ``battery_actions``: the class of the low-battery action (ArduPilot BATT_FS_LOW_ACT, PX4 COM_LOW_BAT_ACT),
+      with a trigger set (BATT_LOW_VOLT or BATT_LOW_MAH above 0; PX4 BAT_LOW_THR);
+    - ``critical_actions``: the class of the critical-battery action (BATT_FS_CRT_ACT; PX4: COM_LOW_BAT_ACT);
+    - ``gcs_failsafe``: a ground-station (data link) failsafe is enabled (FS_GCS_ENABLE; PX4 NAV_DLL_ACT);
+    - ``rtl_alt_margin_m``: the return altitude (RTL_ALT in cm; PX4 RTL_RETURN_ALT in m) at least the sortie's
+      highest waypoint above ground plus this margin — the plan flies above the obstacles on its way, and a
+      vehicle returning lower may meet them.
+
+    A parameter the vehicle did not report blocks (named) when its state comes from its link; a drone known only
+    from the fleet file is judged at launch."""
+
+    battery_actions: tuple[FailsafeAction, ...] = ("RTL", "LAND")
+    critical_actions: tuple[FailsafeAction, ...] = ("RTL", "LAND")
+    gcs_failsafe: bool = True
+    rtl_alt_margin_m: float | None = Field(default=0.0, ge=-1000.0, le=1000.0)
+
+
 # --------------------------------------------------------------------------- rules
 
 
@@ -236,6 +276,16 @@ class WeatherRule(_RuleBase):
     params: WeatherParams = Field(default_factory=WeatherParams)
 
 
+class VehicleAtDockRule(_RuleBase):
+    kind: Literal["vehicle_at_dock"]
+    params: VehicleAtDockParams = Field(default_factory=VehicleAtDockParams)
+
+
+class VehicleFailsafesRule(_RuleBase):
+    kind: Literal["vehicle_failsafes"]
+    params: VehicleFailsafesParams = Field(default_factory=VehicleFailsafesParams)
+
+
 Rule = Annotated[
     Union[
         GeozoneClearanceRule,
@@ -245,6 +295,8 @@ Rule = Annotated[
         DroneAvailableRule,
         DockRangeRule,
         WeatherRule,
+        VehicleAtDockRule,
+        VehicleFailsafesRule,
     ],
     Field(discriminator="kind"),
 ]

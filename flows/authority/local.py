@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flows.authority.interface import Anchors, Relay
 from flows.authority.local_flight import FlightActions
@@ -32,7 +32,10 @@ from flows.usecases import decisions, planning, reading
 from flows.actor import Actor
 from flows.usecases.common import user_of
 from flows.usecases.grounds import Grounds
-from planner.errors import LedgerUnavailable, ServerUnavailable, SortieError
+from planner.errors import Forbidden, LedgerUnavailable, ServerUnavailable, SortieError
+
+if TYPE_CHECKING:
+    from flows.authority.results import DraftList, DraftView, FleetView, PendingView, WhoAmI
 
 __all__ = ["LocalAuthority"]
 
@@ -103,19 +106,19 @@ class LocalAuthority(FlightActions):
 
     # ------------------------------------------------------------------ who, what waits
 
-    def whoami(self) -> dict[str, Any]:
+    def whoami(self) -> WhoAmI:
         world = self.grounds.world()
         u = user_of(world, self.s.actor_id(), "use sortie")
         return self.s.stamp({"user": u.id, "roles": sorted(u.roles), "tenants": sorted(u.tenants), "world": world.name,
                              "policy": self.s.policy.to_dict()})
 
-    def pending(self) -> dict[str, Any]:
+    def pending(self) -> PendingView:
         from flows.usecases.pending import pending
 
         return self.s.stamp(pending(user=self.s.actor if self.s.actor_id() else None, now=self.s.now(),
                                     policy=self.s.policy, grounds=self.grounds))
 
-    def fleet(self) -> dict[str, Any]:
+    def fleet(self) -> FleetView:
         """The fleet as this authority judges it: live from its vehicle hub (``source: live``, the server route's
         rows), else as the world file says (``source: file``: the embedded mode holds no vehicle links)."""
         from flows.fleet.overlay import fleet_rows
@@ -132,7 +135,7 @@ class LocalAuthority(FlightActions):
     # ------------------------------------------------------------------ planning and reading
 
     def plan(self, text: str, *, region_id: str | None = None, area: Any = None,
-             coverage_target: float | None = None, on_behalf_of: str | None = None) -> dict[str, Any]:
+             coverage_target: float | None = None, on_behalf_of: str | None = None) -> DraftView:
         args = {"text": text, "region": region_id, "area": area is not None, "coverage_target": coverage_target,
                 "on_behalf_of": on_behalf_of}
 
@@ -147,20 +150,20 @@ class LocalAuthority(FlightActions):
 
         return self._audited("plan", args, work, self.s.acting(on_behalf_of) if on_behalf_of else None)
 
-    def replan(self, draft_id: str) -> dict[str, Any]:
+    def replan(self, draft_id: str) -> DraftView:
         def work(g: Grounds) -> dict[str, Any]:
             return planning.replan(draft_id, requested_by=self.s.acting(), now=self.s.now(), grounds=g).to_dict()
 
         return self._audited("replan", {"draft_id": draft_id}, work)
 
-    def drafts(self, limit: int = 50) -> dict[str, Any]:
+    def drafts(self, limit: int = 50) -> DraftList:
         def work(g: Grounds) -> dict[str, Any]:
             rows = reading.list_drafts(user=self.s.actor if self.s.actor_id() else None, limit=limit, grounds=g)
             return {"drafts": [d.to_dict() for d in rows]}
 
         return self._audited("drafts", {"limit": limit}, work)
 
-    def show(self, draft_id: str, version: int | None = None) -> dict[str, Any]:
+    def show(self, draft_id: str, version: int | None = None) -> DraftView:
         def work(g: Grounds) -> dict[str, Any]:
             self._visible(draft_id, g)
             return reading.show_draft(draft_id, version, ledger=g.ledger).to_dict()
@@ -267,6 +270,14 @@ class LocalAuthority(FlightActions):
         return [{"request_id": t.request_id, "state": t.state, "turn": t.turn, "tenant": t.tenant,
                  "reason": t.reason} for t in closed]
 
+    def settle_vehicle_commands(self, publish: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """The settler's part: the vehicle commands a crashed process sent and never recorded an answer for, settled
+        from each vehicle's state (``flows.usecases.settling``); what was settled and how many are left."""
+        from flows.usecases import settling
+
+        done = settling.settle_commands(self.grounds, now=self.s.now(), publish=publish)
+        return {"settled": [x.to_dict() for x in done], "unsettled": settling.orphaned(self.grounds)}
+
     # ------------------------------------------------------------------ deciding
 
     def _decider(self, relay: Relay | None) -> Actor:
@@ -291,7 +302,7 @@ class LocalAuthority(FlightActions):
         return self._audited(command, {"draft_id": draft_id, "version": version, **args}, work, who)
 
     def approve(self, draft_id: str, version: int, *, plan_hash: str | None = None, comment: str = "",
-                relay: Relay | None = None) -> dict[str, Any]:
+                relay: Relay | None = None) -> DraftView:
         who = self._decider(relay)
         return self._decided("approve", draft_id, version, who, {"plan_hash": plan_hash, "comment": comment},
                              lambda g: decisions.approve(
@@ -299,7 +310,7 @@ class LocalAuthority(FlightActions):
                                  now=self.s.now(), grounds=g, policy=self.s.policy, evidence=self.s.evidence).to_dict(),
                              plan_hash, comment)
 
-    def reject(self, draft_id: str, version: int, *, reason: str, relay: Relay | None = None) -> dict[str, Any]:
+    def reject(self, draft_id: str, version: int, *, reason: str, relay: Relay | None = None) -> DraftView:
         who = self._decider(relay)
         return self._decided("reject", draft_id, version, who, {"reason": reason},
                              lambda g: decisions.reject(
@@ -382,8 +393,15 @@ class LocalAuthority(FlightActions):
     # ------------------------------------------------------------------ the record itself, and what happens
 
     def ledger_backup(self, dest: Path, against: Anchors = ()) -> dict[str, Any]:
+        """A copy of the ledger at ``dest``, checked against the published ``against`` anchors. Behind a server only an
+        admin may (the home is the server's, not the caller's); embedded, whoever holds the home does."""
         from flows.integrity.backup import backup
         from flows.ledger.checkpoints import parse_anchor
+
+        if self.mode == "server":
+            user = user_of(self.grounds.world(), self.s.acting().id, "back up the ledger")
+            if "admin" not in user.roles:
+                raise Forbidden(f"{user.id} may not back up the ledger (the admin role is needed)")
 
         anchors = [(name, parse_anchor(dict(anchor))) for name, anchor in against]
         return self.s.stamp(backup(self.grounds.ledger, dest, against=anchors))

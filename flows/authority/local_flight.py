@@ -20,6 +20,8 @@ from flows.usecases import control, dispatching
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from flows.authority.results import DispatchView
+
     from flows.authority.session import Session
     from flows.usecases.grounds import Grounds
 
@@ -81,7 +83,7 @@ class FlightActions:
         return f"{user} does not hold the dispatcher role for draft {draft_id}"
 
     def dispatch(self, draft_id: str, version: int | None = None, *, link: Links = None, dry_run: bool = False,
-                 on_behalf_of: str | None = None) -> dict[str, Any]:
+                 on_behalf_of: str | None = None) -> DispatchView:
         def work(g: Grounds) -> dict[str, Any]:
             return dispatching.dispatch(draft_id, version, actor=self.s.acting(on_behalf_of), now=self.s.now(),
                                         link=link, dry_run=dry_run, grounds=g).to_dict()

@@ -16,12 +16,15 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flows.authority.interface import Anchors, Links, MonitorRequest, Relay
 from flows.authority.overrides import refuse_overrides
 from flows.client.http import SortieClient
 from planner.errors import InvalidArgument, SortieError
+
+if TYPE_CHECKING:
+    from flows.authority.results import DispatchView, DraftList, DraftView, FleetView, PendingView, WhoAmI
 
 __all__ = ["RemoteAuthority"]
 
@@ -43,29 +46,29 @@ class RemoteAuthority:
 
     # -- who, what waits
 
-    def whoami(self) -> dict[str, Any]:
+    def whoami(self) -> WhoAmI:
         return self.client.whoami()
 
-    def pending(self) -> dict[str, Any]:
+    def pending(self) -> PendingView:
         return self.client.pending()
 
-    def fleet(self) -> dict[str, Any]:
+    def fleet(self) -> FleetView:
         return self.client.fleet()
 
     # -- planning and reading
 
     def plan(self, text: str, *, region_id: str | None = None, area: Any = None,
-             coverage_target: float | None = None, on_behalf_of: str | None = None) -> dict[str, Any]:
+             coverage_target: float | None = None, on_behalf_of: str | None = None) -> DraftView:
         doc = json.loads(area) if isinstance(area, str) else area
         return self.client.plan(text, region_id, doc, on_behalf_of=on_behalf_of, coverage_target=coverage_target)
 
-    def replan(self, draft_id: str) -> dict[str, Any]:
+    def replan(self, draft_id: str) -> DraftView:
         return self.client.replan(draft_id)
 
-    def drafts(self, limit: int = 50) -> dict[str, Any]:
+    def drafts(self, limit: int = 50) -> DraftList:
         return self.client.drafts(limit)
 
-    def show(self, draft_id: str, version: int | None = None) -> dict[str, Any]:
+    def show(self, draft_id: str, version: int | None = None) -> DraftView:
         return self.client.show(draft_id, version)
 
     def diff(self, draft_id: str, v1: int, v2: int) -> dict[str, Any]:
@@ -132,10 +135,10 @@ class RemoteAuthority:
         return out
 
     def approve(self, draft_id: str, version: int, *, plan_hash: str | None = None, comment: str = "",
-                relay: Relay | None = None) -> dict[str, Any]:
+                relay: Relay | None = None) -> DraftView:
         return self.client.approve(draft_id, version, plan_hash, comment, totp=self._totp(relay))
 
-    def reject(self, draft_id: str, version: int, *, reason: str, relay: Relay | None = None) -> dict[str, Any]:
+    def reject(self, draft_id: str, version: int, *, reason: str, relay: Relay | None = None) -> DraftView:
         return self.client.reject(draft_id, version, reason, totp=self._totp(relay))
 
     def expire(self, draft_id: str, version: int, *, deadline: datetime | None = None,
@@ -175,7 +178,7 @@ class RemoteAuthority:
         return None
 
     def dispatch(self, draft_id: str, version: int | None = None, *, link: Links = None, dry_run: bool = False,
-                 on_behalf_of: str | None = None) -> dict[str, Any]:
+                 on_behalf_of: str | None = None) -> DispatchView:
         return self.client.dispatch(draft_id, version, dry_run=dry_run, link=_links(link))
 
     def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> dict[str, Any]:

@@ -67,6 +67,14 @@ def fleet_cmd(
     run(body, as_json, render_fleet)
 
 
+def _wall_clock() -> str:
+    """The wall clock (UTC, milliseconds) each simulator log line starts with: when a vehicle got a command, to set
+    against when a person sent it (the operations page's stop is measured that way)."""
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+
+
 @app.command("sim-fleet")
 def sim_fleet_cmd(
     world: WorldOpt = None,
@@ -98,7 +106,8 @@ def sim_fleet_cmd(
             raise InvalidArgument("--duration must be > 0")
         where = Path(home).expanduser() if home else sortie_home()
         w = load_world(resolve_world_dir(world))
-        log = None if as_json else (lambda text: err_console.print(f"sim: {text}", markup=False, highlight=False))
+        log = None if as_json else (lambda text: err_console.print(f"sim: {_wall_clock()} {text}", markup=False,
+                                                                   highlight=False))
         sims = sim_fleet(w, where / "keys", only=only or (), links=LinkStore(where).all(), log=log, speedup=speedup,
                          failsafes=failsafes)
         if not as_json:

@@ -62,6 +62,7 @@ def build_deployments(
     from flows.orchestration.deploy_spec import DEFAULT_TIMEZONE, PatrolSpec, Schedule, backup_schedule, patrols
     from flows.orchestration.expiry_flow import expire_draft
     from flows.orchestration.mission_flows import daily_patrol, dispatch_mission, plan_mission
+    from flows.orchestration.mission_run import mission
     from flows.orchestration.monitor_flow import monitor_mission
     from flows.orchestration.control_flows import pause_mission, recall_mission, resume_mission
 
@@ -72,6 +73,9 @@ def build_deployments(
     if poll_interval_s is not None:
         gate["poll_interval_s"] = poll_interval_s
     deployments = [
+        mission.to_deployment(name=name, parameters=gate, tags=["sortie", "mission"],
+                              description="One run per mission: plan, clarify, approve, dispatch, launch, follow, "
+                                          "report."),
         plan_mission.to_deployment(name=name, parameters=common, tags=["sortie"]),
         dispatch_mission.to_deployment(name=name, parameters=gate, tags=["sortie"]),
         expire_draft.to_deployment(name=name, tags=["sortie"]),

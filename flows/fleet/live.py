@@ -135,7 +135,7 @@ def fresh_view(view: VehicleView, ages: Mapping[str, float], freshness: Freshnes
     if "battery" in stale:
         view = replace(view, battery_pct=None, energy_wh=None)
     if "position" in stale:
-        view = replace(view, lat=None, lon=None, alt_m=None)
+        view = replace(view, lat=None, lon=None, alt_m=None, heading_deg=None, speed_mps=None)
     return view, tuple(stale)
 
 

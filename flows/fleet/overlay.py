@@ -33,13 +33,18 @@ __all__ = ["live_world", "live_drone_of", "fleet_rows", "file_row"]
 
 
 def live_drone_of(drone: Drone, live: LiveDrone) -> Drone:
-    """``drone`` with the status, battery, telemetry time and navigation parameters its vehicle reports."""
+    """``drone`` with the status, battery, telemetry time, position, parameters and navigation parameters its vehicle
+    reports (a value past its freshness limit is already None in ``live.view``: the vehicle rules then name it
+    unknown)."""
     status = "MAINTENANCE" if drone.status == "MAINTENANCE" else live.status
     battery = live.battery_pct if live.battery_pct is not None else 0.0
     seen = live.last_seen if live.last_seen is not None else drone.last_telemetry_at
-    read = {n: live.view.params[n] for n in NAV_PARAM_NAMES.get(drone.autopilot, ()) if n in live.view.params}
+    v = live.view
+    read = {n: v.params[n] for n in NAV_PARAM_NAMES.get(drone.autopilot, ()) if n in v.params}
     nav = drone.nav_params.merged(read) if read else drone.nav_params
-    return replace(drone, status=status, battery_pct=float(battery), last_telemetry_at=seen, nav_params=nav)
+    return replace(drone, status=status, battery_pct=float(battery), last_telemetry_at=seen, nav_params=nav, live=True,
+                   position=(v.lat, v.lon) if v.lat is not None and v.lon is not None else None,
+                   vehicle_params=dict(v.params))
 
 
 def live_world(world: World, live: Mapping[str, LiveDrone]) -> World:

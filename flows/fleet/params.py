@@ -31,7 +31,8 @@ vehicle does not have is never answered: ArduPilot's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from flows.vehicle.param_read import request_read  # one PARAM_REQUEST_READ for the hub and the launch
 
 from planner.world.nav_params import NAV_PARAM_NAMES
 
@@ -79,9 +80,3 @@ class ParamReads:
         """A new link to the vehicle: ask again from the first round."""
         self.session, self.rounds, self.last_round = None, 0, 0.0
 
-
-def request_read(link: Any, names: tuple[str, ...]) -> None:
-    """PARAM_REQUEST_READ of each of ``names`` (by name: index -1) from the link's vehicle."""
-    for name in names:
-        link.send(lambda m, n=name: m.param_request_read_send(link.target_system, link.target_component,
-                                                               n.encode("ascii"), -1))

@@ -8,7 +8,10 @@ evidence, never from the words of an error:
 
 - the socket cannot be opened, or no heartbeat comes → ``LINK_UNAVAILABLE``;
 - another system id, component or autopilot answers → ``DEVICE_MISMATCH``
-  (``VehicleLink.wait_vehicle``: nothing is sent to it);
+  (``VehicleLink.wait_vehicle``: nothing is sent to it); so does a vehicle that
+  signs its frames on the link of a drone bound to no key (a signing vehicle is
+  bound to a key: another drone's vehicle, reached on a port that answers
+  unsigned — issue 38's unbound drone repointed onto another's vehicle);
 - the vehicle answers but pymavlink refused its frames as not signed with the
   drone's key (``signing.reject_count``), or it signs and ignores this
   unsigned link's requests (``signing.sig_count`` with no answer) →
@@ -201,6 +204,14 @@ class DroneWatch:
             return None
         except Exception as exc:  # noqa: BLE001 - a socket error of any kind: the thread lives on, the fault is named
             self._set_fault(Fault("LINK_UNAVAILABLE", f"{type(exc).__name__}: {exc}"))
+            link.close(force=True)
+            return None
+        if binding.signing_key is None and link.conn.mav.signing.sig_count > 0:
+            # a vehicle that signs its frames is bound to a key: not this unbound entry's vehicle (another drone's,
+            # reached on a port that answers unsigned, e.g. its SERIAL0): never ONLINE on it, nothing read from it
+            self._set_fault(Fault("DEVICE_MISMATCH", f"the vehicle on {self.link!r} (system {link.target_system}) "
+                                  "signs its messages with a key, and this drone's fleet entry names none: it is "
+                                  "another drone's vehicle, or this one must be bound (`sortie admin vehicle bind`)"))
             link.close(force=True)
             return None
         self.opens += 1

@@ -59,6 +59,8 @@ __all__ = [
     "dispatch_log_content",
     "request_content",
     "REQUEST_HASHED",
+    "command_content",
+    "COMMAND_HASHED",
     "entry_hash",
     "head_row",
     "head_statement",
@@ -76,7 +78,7 @@ HEAD_SUFFIX = ".head"
 HEAD_FORMAT = "sortie-ledger-head/1"
 
 #: Every table whose rows are entries of the chain, and those whose rows also form each draft's own chain.
-CHAINED_TABLES = ("events", "approvals", "dispatch_log", "audit", "request_turns")
+CHAINED_TABLES = ("events", "approvals", "dispatch_log", "audit", "request_turns", "vehicle_commands")
 DRAFT_TABLES = ("events", "approvals", "dispatch_log")
 
 
@@ -165,6 +167,18 @@ def request_content(row: Mapping[str, Any]) -> dict[str, Any]:
     """What a request turn's hash covers: the request as written and read, its questions, every answer with who gave
     it and when, who made the turn and why, the draft it planned, its times."""
     return {"kind": "request", **{k: row[k] for k in REQUEST_HASHED}, "turn": int(row["turn"])}
+
+
+#: The columns of a vehicle command journal entry its hash covers (every column but the chain's own).
+COMMAND_HASHED = ("command_id", "change", "draft_id", "drone_id", "action", "command", "params_json", "actor", "outcome",
+                  "detail_json", "owner_host", "change_time")
+
+
+def command_content(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a vehicle command entry's hash covers: which command to which vehicle for which mission, by whom, from
+    which process, and what was known of it at this change (sent, answered, settled)."""
+    return {"kind": "command", **{k: row[k] for k in COMMAND_HASHED},
+            "version": None if row["version"] is None else int(row["version"]), "owner_pid": int(row["owner_pid"])}
 
 
 def entry_hash(prev: str, draft_prev: str | None, content: Mapping[str, Any]) -> str:

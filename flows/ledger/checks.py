@@ -55,11 +55,12 @@ __all__ = [
     "DISPATCH_LOG_SELECT",
     "AUDIT_SELECT",
     "REQUEST_SELECT",
+    "COMMAND_SELECT",
     "GLOBAL_KINDS",
 ]
 
 #: The kinds of entry that belong to the global chain only (no draft's own chain).
-GLOBAL_KINDS = frozenset({"audit", "request"})
+GLOBAL_KINDS = frozenset({"audit", "request", "command"})
 
 DISPATCH_LOG_SELECT = (
     "SELECT log_id, idempotency_key, draft_id, version, change, status, row_json, change_time, chain_seq, prev_hash, "
@@ -69,6 +70,10 @@ REQUEST_SELECT = (
     "SELECT request_id, turn, state, tenant, region_id, requested_by, request_text, request_json, questions_json, "
     "answers_json, actor, reason, draft_id, created_time, expires_time, turn_time, chain_seq, prev_hash, "
     "NULL AS draft_prev_hash, entry_hash FROM request_turns"
+)
+COMMAND_SELECT = (
+    "SELECT command_id, change, draft_id, version, drone_id, action, command, params_json, actor, outcome, detail_json, "
+    "owner_host, owner_pid, change_time, chain_seq, prev_hash, NULL AS draft_prev_hash, entry_hash FROM vehicle_commands"
 )
 AUDIT_SELECT = (
     "SELECT audit_id, actor, command, args_sha256, args_redacted, result_code, duration_ms, started_time, draft_id, "
@@ -148,14 +153,18 @@ def entry_name(kind: str, row: Mapping[str, Any]) -> str:
     if kind == "dispatch":
         return (f"dispatch change {row['log_id']} ({row['change']}, {row['status']}) of {row['draft_id']} "
                 f"v{row['version']}")
+    if kind == "command":
+        return f"vehicle command {str(row['command_id'])[:12]} {row['command']} to {row['drone_id']} {row['change']}"
     if kind == "request":
         return f"request {row['request_id']} turn {row['turn']} {row['state']} by {row['actor']}"
     return f"audit {row['audit_id']} {row['command']} by {row['actor']} ({row['result_code']})"
 
 
 def content(kind: str, row: Mapping[str, Any]) -> dict[str, Any]:
-    from flows.ledger.chain import audit_content, request_content
+    from flows.ledger.chain import audit_content, command_content, request_content
 
+    if kind == "command":
+        return command_content(row)
     if kind == "request":
         return request_content(row)
     if kind == "event":

@@ -40,7 +40,7 @@ __all__ = ["ClaimsRoom", "BUSY_STATUSES", "BUSY_STATES", "busy_with", "raise_if_
 BUSY_STATUSES = ("PENDING", "UNCERTAIN")
 #: An accepted dispatch holds its drones while its draft is in one of these states (not yet landed/ended):
 #: LAUNCHED too — armed and starting, before the follower records the take-off (DISPATCHED → LAUNCHED → IN_FLIGHT).
-BUSY_STATES = ("DISPATCHED", "LAUNCHED", "IN_FLIGHT", "RECALLING")
+BUSY_STATES = ("DISPATCHED", "LAUNCHED", "IN_FLIGHT", "RECALLING", "LINK_LOST")  # LINK_LOST: it may still fly
 
 
 def left_on_vehicle(status: str, result: Mapping[str, Any] | None) -> bool:
@@ -251,7 +251,9 @@ class ClaimsRoom(ApprovalsRoom):
         def work(con: duckdb.DuckDBPyConnection) -> DraftRecord:
             draft = self._get(con, draft_id, version)
             if draft.state not in from_states:
-                hint = " (it is in the air: `sortie recall`)" if draft.state in BUSY_STATES else ""
+                hint = (" (uploaded to its vehicle, not launched: `sortie recall` ends it before take-off)"
+                        if draft.state == "DISPATCHED" else
+                        " (it may be in the air: `sortie recall`)" if draft.state in BUSY_STATES else "")
                 raise Conflict(f"draft {draft.draft_id} v{draft.version} is {draft.state}; only a "
                                f"{' or '.join(from_states)} version can become {to_state}{hint}")
             claimed = con.execute("SELECT status FROM dispatches WHERE draft_id = ? AND version = ?",

@@ -12,6 +12,7 @@ from pathlib import Path
 from flows.context import sortie_home
 from flows.ledger.audit import AuditRoom
 from flows.ledger.claims import ClaimsRoom
+from flows.ledger.command_journal import JournalRoom
 from flows.ledger.drafts import DraftsRoom
 from flows.ledger.requests import RequestsRoom
 from flows.ledger.store import LEDGER_FILE
@@ -20,7 +21,7 @@ from flows.ledger.verifying import VerifyRoom
 __all__ = ["Ledger", "open_ledger"]
 
 
-class Ledger(RequestsRoom, DraftsRoom, ClaimsRoom, AuditRoom, VerifyRoom):
+class Ledger(RequestsRoom, DraftsRoom, ClaimsRoom, JournalRoom, AuditRoom, VerifyRoom):
     """The ledger file at ``path``; every method works in one transaction (a read: one snapshot).
 
     Cheap to construct and safe to share: it holds no connection between calls

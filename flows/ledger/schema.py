@@ -14,6 +14,10 @@ Migration 6 adds the open requests (``flows.ledger.requests``): one row per turn
 of a request's clarification dialogue, each an entry of the chain; a file
 written before it has none, so nothing is adopted.
 
+Migration 7 adds the vehicle command journal (``flows.ledger.command_journal``):
+one row per change of a command (sent, answered, settled), each an entry of the
+chain; a file written before it has none, so nothing is adopted.
+
 The audit has no index on ``draft_id``: the one query that reads a draft's audit rows (its refused
 decision attempts) has more conditions than DuckDB 2.0.1 uses an index for, and its scan costs 2–3 ms
 of CPU a draft at 3 million audit rows (``AuditRoom.refusals``); an index would only cost every write.
@@ -224,6 +228,33 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             prev_hash      VARCHAR,
             entry_hash     VARCHAR,
             PRIMARY KEY (request_id, turn)
+        );
+        """,
+    ),
+    (
+        7,
+        "the vehicle command journal: every command to a vehicle written before it is sent, its answer after, and "
+        "a crash's unanswered command settled from the vehicle's state; each change an entry of the hash chain",
+        """
+        CREATE TABLE vehicle_commands (
+            command_id     VARCHAR NOT NULL,
+            change         VARCHAR NOT NULL,
+            draft_id       VARCHAR,
+            version        INTEGER,
+            drone_id       VARCHAR NOT NULL,
+            action         VARCHAR NOT NULL,
+            command        VARCHAR NOT NULL,
+            params_json    VARCHAR NOT NULL,
+            actor          VARCHAR NOT NULL,
+            outcome        VARCHAR,
+            detail_json    VARCHAR NOT NULL,
+            owner_host     VARCHAR NOT NULL,
+            owner_pid      INTEGER NOT NULL,
+            change_time    VARCHAR NOT NULL,
+            chain_seq      BIGINT,
+            prev_hash      VARCHAR,
+            entry_hash     VARCHAR,
+            PRIMARY KEY (command_id, change)
         );
         """,
     ),

@@ -6,10 +6,11 @@ it, and it is made only by ``apply_transition`` — a conditional update on
 transaction. Everything that moves a draft (drafts, approvals, claims, the
 flight monitor) goes through it, so the event log is a complete replay.
 
-    (new) ─► DRAFT ─► APPROVED ─► DISPATCHED ─► LAUNCHED ─► IN_FLIGHT ─► SUCCEEDED | ABORTED
+    (new) ─► DRAFT ─► APPROVED ─► DISPATCHED ─► LAUNCHED ─► IN_FLIGHT ─► SUCCEEDED | INCOMPLETE | ABORTED
     (new) ─► WAITING_RESOURCE        plus REJECTED, EXPIRED, SUPERSEDED
     DRAFT | APPROVED ─► CANCELLED    (withdrawn before dispatch)
-    IN_FLIGHT ─► RECALLING ─► RECALLED | ABORTED | SUCCEEDED   (an operator's recall)
+    IN_FLIGHT ─► RECALLING ─► RECALLED | ABORTED | SUCCEEDED   (an operator's recall, or the energy guard's)
+    LAUNCHED | IN_FLIGHT | RECALLING ─► LINK_LOST ─► IN_FLIGHT | RECALLING | an end   (telemetry stopped)
 
 LAUNCHED is recorded when the vehicle answered the launch sequence (pre-flight
 checks passed, armed, mission started); the follower moves it to IN_FLIGHT once
@@ -18,7 +19,18 @@ airborne without sortie's launch (launched from another ground station).
 
 A pause is not a state: the mission is still in flight and ends the same ways;
 it is an IN_FLIGHT → IN_FLIGHT event (actor, reason) and the vehicle's own
-telemetry shows it (``flows.usecases.control`` says why).
+telemetry shows it (``flows.usecases.control`` says why). So is each step of a
+mission of several sorties between its launch and its end (a sortie landed, the
+dock's turnaround, the next sortie uploaded and launched): the mission is under
+way and its drones are committed to it.
+
+LINK_LOST is a state, not an end (issue 42): the telemetry stopped, and the
+vehicle may still be flying its mission. Pause, recall and land stay allowed;
+telemetry that returns takes the flight back to IN_FLIGHT (or RECALLING) where
+the vehicle is; it ends only from the vehicle's own evidence (landed and
+disarmed, seen when telemetry returns) or ABORTED after a named timeout longer
+than the vehicle's remaining endurance. INCOMPLETE is a landed mission whose
+planned work was not all flown (measured from the track), naming what was not.
 """
 
 from __future__ import annotations
@@ -51,6 +63,8 @@ STATES = frozenset(
         "CANCELLED",
         "RECALLING",
         "RECALLED",
+        "LINK_LOST",
+        "INCOMPLETE",
     }
 )
 
@@ -79,7 +93,20 @@ TRANSITIONS: Mapping[tuple[str | None, str], str] = {
     ("IN_FLIGHT", "ABORTED"): "the mission was aborted in flight",
     ("DRAFT", "CANCELLED"): "withdrawn before approval by an approver or dispatcher",
     ("APPROVED", "CANCELLED"): "the approval was withdrawn before dispatch; this version can no longer be dispatched",
-    ("IN_FLIGHT", "IN_FLIGHT"): "held or resumed in flight by an operator, as the vehicle confirmed",
+    ("IN_FLIGHT", "IN_FLIGHT"): "held or resumed in flight by an operator, as the vehicle confirmed; or a sortie of "
+                                "the mission landed, was uploaded or launched (the mission is under way)",
+    ("IN_FLIGHT", "INCOMPLETE"): "the vehicles landed with planned work not flown (named, measured from the track)",
+    ("LAUNCHED", "LINK_LOST"): "the launched vehicle's telemetry stopped: it may be flying",
+    ("IN_FLIGHT", "LINK_LOST"): "the vehicle's telemetry stopped: it may still be flying its mission",
+    ("RECALLING", "LINK_LOST"): "the recalled vehicle's telemetry stopped: it may still be returning",
+    ("LINK_LOST", "LINK_LOST"): "a command was sent to a vehicle whose telemetry is lost",
+    ("LINK_LOST", "IN_FLIGHT"): "the telemetry is back: the flight goes on where the vehicle is",
+    ("LINK_LOST", "RECALLING"): "recalled while its telemetry is lost, or the telemetry of a recalled vehicle is back",
+    ("LINK_LOST", "SUCCEEDED"): "the telemetry is back and shows the mission flown, landed and disarmed",
+    ("LINK_LOST", "INCOMPLETE"): "the telemetry is back and shows the vehicle landed with planned work not flown",
+    ("LINK_LOST", "RECALLED"): "the telemetry is back and shows the recalled vehicle landed where it was sent",
+    ("LINK_LOST", "ABORTED"): "the telemetry is back and shows the vehicle landed elsewhere, or none came back "
+                              "within the vehicle's endurance (named)",
     ("IN_FLIGHT", "RECALLING"): "an operator recalled the vehicle (return to launch or land in place)",
     ("RECALLING", "RECALLING"): "the recall was changed (return to launch → land in place)",
     ("RECALLING", "RECALLED"): "the recalled vehicle landed where it was sent",

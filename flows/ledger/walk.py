@@ -32,6 +32,7 @@ from flows.ledger.adopt import APPROVAL_SELECT, EVENT_SELECT
 from flows.ledger.chain import CHAINED_TABLES, DRAFT_TABLES, GENESIS, entry_hash, head_row, union_of
 from flows.ledger.checks import (
     AUDIT_SELECT,
+    COMMAND_SELECT,
     DISPATCH_LOG_SELECT,
     GLOBAL_KINDS,
     REQUEST_SELECT,
@@ -55,7 +56,7 @@ WINDOW = 20_000
 
 _SELECTS = (("event", EVENT_SELECT, "e.chain_seq"), ("approval", APPROVAL_SELECT, "chain_seq"),
             ("dispatch", DISPATCH_LOG_SELECT, "chain_seq"), ("audit", AUDIT_SELECT, "chain_seq"),
-            ("request", REQUEST_SELECT, "chain_seq"))
+            ("request", REQUEST_SELECT, "chain_seq"), ("command", COMMAND_SELECT, "chain_seq"))
 
 
 def _window(con: duckdb.DuckDBPyConnection, lo: int, hi: int) -> list[tuple[str, dict[str, Any]]]:

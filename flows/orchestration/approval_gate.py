@@ -176,8 +176,10 @@ def gate_and_dispatch(
     poll_interval_s: int,
     max_refused_inputs: int = MAX_REFUSED_INPUTS,
     busy_retry_s: float = BUSY_RETRY_S,
+    follow_here: bool = False,
 ) -> dict[str, Any]:
-    """Wait for a valid decision on this draft version, have it recorded, dispatch if approved.
+    """Wait for a valid decision on this draft version, have it recorded, dispatch if approved (``follow_here``:
+    the caller follows the flight; ``flows.orchestration.dispatch_step``).
 
     Every end is an outcome dict (``outcome``/``state``, a ``message``), never an exception a user caused: a
     refusal of the authority ends the run named by its code (``flows.orchestration.named_end``)."""
@@ -185,7 +187,8 @@ def gate_and_dispatch(
         return _gate_and_dispatch(draft_id, version, world=world, now=now, approval_window_s=approval_window_s,
                                   dry_run=dry_run, link=link, dispatched_by=dispatched_by,
                                   expiry_deployment=expiry_deployment, poll_interval_s=poll_interval_s,
-                                  max_refused_inputs=max_refused_inputs, busy_retry_s=busy_retry_s)
+                                  max_refused_inputs=max_refused_inputs, busy_retry_s=busy_retry_s,
+                                  follow_here=follow_here)
     except SortieError as exc:
         get_run_logger().warning("%s: %s", exc.code, exc.message)
         return {"draft_id": draft_id, "version": version, "outcome": exc.code, "message": exc.message}
@@ -194,7 +197,7 @@ def gate_and_dispatch(
 def _gate_and_dispatch(draft_id: str, version: int, *, world: str | None, now: str | None, approval_window_s: int,
                        dry_run: bool, link: str | dict[str, str] | None, dispatched_by: str | None,
                        expiry_deployment: str, poll_interval_s: int, max_refused_inputs: int,
-                       busy_retry_s: float) -> dict[str, Any]:
+                       busy_retry_s: float, follow_here: bool = False) -> dict[str, Any]:
     logger = get_run_logger()
     state = read_draft_task(draft_id, version)
     outcome: dict[str, Any] = {"draft_id": draft_id, "version": version, "plan_hash": state["plan_hash"]}
@@ -221,5 +224,5 @@ def _gate_and_dispatch(draft_id: str, version: int, *, world: str | None, now: s
     if state["state"] == "APPROVED" or state["state"] in DISPATCHED_STATES:
         return outcome | dispatch_approved(draft_id, version, state["state"], dispatched_by or approver, world=world,
                                            now=now, dry_run=dry_run, link=link, expiry_deployment=expiry_deployment,
-                                           busy_retry_s=busy_retry_s)
+                                           busy_retry_s=busy_retry_s, follow_here=follow_here)
     return outcome | {"outcome": state["state"], "state": state["state"]}

@@ -63,8 +63,12 @@ def _busy_wait(draft_id: str, version: int, attempt: Any, first: dict[str, Any],
 
 def dispatch_approved(draft_id: str, version: int, state: str, actor: str | None, *, world: str | None,
                       now: str | None, dry_run: bool, link: str | dict[str, str] | None, expiry_deployment: str,
-                      busy_retry_s: float = BUSY_RETRY_S, busy_wait_s: float = BUSY_WAIT_S) -> dict[str, Any]:
-    """Dispatch an approved version once (the authority's claim), then start following the flight; the outcome."""
+                      busy_retry_s: float = BUSY_RETRY_S, busy_wait_s: float = BUSY_WAIT_S,
+                      follow_here: bool = False) -> dict[str, Any]:
+    """Dispatch an approved version once (the authority's claim), then start following the flight; the outcome.
+
+    ``follow_here``: the calling run follows the flight itself (the one-run ``mission`` flow): no monitor run is
+    started, and the outcome names who launches it (``launch_as``)."""
     a = authority_for("approval-gate")
     actor = actor or last_approver(a.show(draft_id, version))
     if state == "APPROVED" and (refusal := a.dispatch_refusal(draft_id, version, actor)) is not None:
@@ -86,7 +90,10 @@ def dispatch_approved(draft_id: str, version: int, state: str, actor: str | None
         if final == "CANCELLED":
             return {"outcome": "CANCELLED", "state": final}  # cancelled between the gate and the claim
         return {"outcome": _NAMED.get(code, code), "state": final, "code": code, "message": out["message"]}
-    if final in DISPATCHED_STATES:  # monitor-mission launches it at the planned start and follows the flight
+    if final in DISPATCHED_STATES and follow_here:
+        out = out | {"launch_as": actor if final == "DISPATCHED" else None}
+    elif final in DISPATCHED_STATES:  # monitor-mission launches it at the planned start and follows the flight
         start_monitor_task(draft_id, version, deployment=monitor_deployment_for(expiry_deployment), now=now,
                            dry_run=dry_run, launch_as=actor if final == "DISPATCHED" else None)
-    return {"outcome": "DISPATCHED" if final in DISPATCHED_STATES else final, "state": final, "dispatch": out}
+    return {"outcome": "DISPATCHED" if final in DISPATCHED_STATES else final, "state": final, "dispatch": out,
+            "launch_as": out.get("launch_as")}

@@ -17,6 +17,7 @@ database only knows about runs.
                      cancelled meanwhile (``sortie cancel``) ends the run CANCELLED
     daily_patrol     plan today's patrol of a region + artifact + the same gate;
                      never dispatches without an approval
+    (``mission_run.mission``: all of it and the flight as one run; these stay for a CLI-first user)
     expire_draft     (``expiry_flow``) scheduled at a draft's deadline: the
                      authority expires it and wakes the waiting run
 
@@ -43,7 +44,8 @@ from flows.orchestration.mission_tasks import plan_draft_task, publish_artifact_
 from flows.orchestration.named_end import ended, name_the_end
 from planner.errors import InvalidArgument
 
-__all__ = ["plan_mission", "dispatch_mission", "daily_patrol", "DEFAULT_APPROVAL_WINDOW_S", "DEFAULT_PATROL_TEXT"]
+__all__ = ["plan_mission", "dispatch_mission", "daily_patrol", "planned_request", "check_request", "unplanned_end",
+           "DEFAULT_APPROVAL_WINDOW_S", "DEFAULT_PATROL_TEXT"]
 
 #: How long an unapproved draft waits before it expires (the ledger's approval TTL, 30 min).
 DEFAULT_APPROVAL_WINDOW_S = 1800
@@ -53,7 +55,7 @@ DEFAULT_PATROL_TEXT = "巡一遍消防通道"
 # --------------------------------------------------------------------------- flows
 
 
-def _planned(text: str, region_id: str | None, area_geojson: dict[str, Any] | None, requested_by: str,
+def planned_request(text: str, region_id: str | None, area_geojson: dict[str, Any] | None, requested_by: str,
              world: str | None, now: str | None, coverage_target: float | None, *, window_s: int,
              poll_interval_s: int, max_refused: int) -> dict[str, Any]:
     """The recorded draft of a request; a request kept open for clarification waits for its answers first
@@ -65,6 +67,24 @@ def _planned(text: str, region_id: str | None, area_geojson: dict[str, Any] | No
 
     return clarify(summary["needs_clarification"], world=world, now=now, window_s=window_s,
                    poll_interval_s=poll_interval_s, max_refused=max_refused)
+
+
+def check_request(region_id: str | None, area_geojson: dict[str, Any] | None, coverage_target: float | None) -> None:
+    """A run's request parameters, checked before any task: exactly one of region and area, a valid coverage."""
+    if (region_id is None) == (area_geojson is None):
+        raise InvalidArgument("give exactly one of region_id and area_geojson")
+    if coverage_target is not None:
+        from planner.job import check_coverage_target
+
+        check_coverage_target(coverage_target)
+
+
+def unplanned_end(summary: dict[str, Any], key: str | None) -> dict[str, Any] | None:
+    """The outcome of a draft recorded without a plan (nothing to approve: its status names why), else None."""
+    if summary.get("plan_hash") is not None:
+        return None
+    return ({k: summary.get(k) for k in ("draft_id", "version", "status")}
+            | {"artifact_key": key, "outcome": summary.get("status")})
 
 
 @flow(name="plan-mission", log_prints=True, persist_result=True, on_completion=[name_the_end])
@@ -86,13 +106,8 @@ def plan_mission(
     that needs clarification waits on a form with its questions (``clarification_window_s``, wall clock) and is
     planned with the answers; unanswered, the run ends EXPIRED (REFUSED after ``max_refused_inputs`` refused inputs).
     """
-    if (region_id is None) == (area_geojson is None):
-        raise InvalidArgument("give exactly one of region_id and area_geojson")
-    if coverage_target is not None:
-        from planner.job import check_coverage_target
-
-        check_coverage_target(coverage_target)  # a bad parameter fails the run before any task
-    summary = _planned(text, region_id, area_geojson, requested_by, world, now, coverage_target,
+    check_request(region_id, area_geojson, coverage_target)
+    summary = planned_request(text, region_id, area_geojson, requested_by, world, now, coverage_target,
                        window_s=clarification_window_s, poll_interval_s=poll_interval_s, max_refused=max_refused_inputs)
     if summary.get("outcome"):
         return ended(summary)
@@ -160,14 +175,13 @@ def daily_patrol(
     without one, the approver dispatches and an approval from someone without the dispatcher role is refused.
     A patrol text that needs clarification waits for its answers first (``clarification_window_s``).
     """
-    summary = _planned(text, region_id, None, requested_by, world, now, None, window_s=clarification_window_s,
+    summary = planned_request(text, region_id, None, requested_by, world, now, None, window_s=clarification_window_s,
                        poll_interval_s=poll_interval_s, max_refused=max_refused_inputs)
     if summary.get("outcome"):
         return ended(summary)
     key = publish_artifact_task(summary)
-    if summary.get("plan_hash") is None:
-        return ended({k: summary.get(k) for k in ("draft_id", "version", "status")}
-                     | {"artifact_key": key, "outcome": summary.get("status")})
+    if (unplanned := unplanned_end(summary, key)) is not None:
+        return ended(unplanned)
     result = gate_and_dispatch(
         summary["draft_id"], int(summary["version"]), world=world, now=now, approval_window_s=approval_window_s,
         dry_run=dry_run, link=link, dispatched_by=dispatcher, expiry_deployment=expiry_deployment,

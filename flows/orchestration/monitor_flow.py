@@ -48,7 +48,8 @@ from flows.orchestration.mission_tasks import authority_for, refusal
 from flows.orchestration.named_end import ended, name_the_end
 from planner.errors import SortieError
 
-__all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", "monitor_mission"]
+__all__ = ["report_artifact_key", "monitor_flight_task", "publish_report_task", "monitor_mission",
+           "follow_and_report"]
 
 
 #: The longest a monitor run waits for a planned start before it gives up launching (the operator then runs
@@ -58,7 +59,7 @@ MAX_LAUNCH_WAIT_S = 12 * 3600.0
 
 @task(name="monitor-flight", cache_policy=NO_CACHE)
 def monitor_flight_task(
-    draft_id: str, version: int | None, link: str | None, actor: str, now: datetime | None, timeout_s: float,
+    draft_id: str, version: int | None, link: str | dict[str, str] | None, actor: str, now: datetime | None, timeout_s: float,
     launch_as: str | None = None, launch_at: str | None = None,
 ) -> dict[str, Any]:
     """Follow the flight through the authority — with ``launch_as``, launch it at the planned start first; a
@@ -134,21 +135,29 @@ def monitor_mission(
 ) -> dict[str, Any]:
     """Launch at the planned start (when ``launch_as`` names the dispatcher), follow the dispatched version to its
     end (ledger state and alerts), then publish the report."""
+    return ended(follow_and_report(draft_id, version, link=link, actor=actor, now=now, timeout_s=timeout_s,
+                                   launch_as=launch_as, launch_at=launch_at))
+
+
+def follow_and_report(draft_id: str, version: int | None, *, link: str | dict[str, str] | None, actor: str,
+                      now: datetime | None, timeout_s: float, launch_as: str | None,
+                      launch_at: str | None = None) -> dict[str, Any]:
+    """The flight's outcome dict (for ``ended``): launched at the planned start as ``launch_as``, followed to its end,
+    its report published; a refusal (of the watch or of the launch) named by its code."""
     result = monitor_flight_task(draft_id, version, link, actor, now, timeout_s, launch_as, launch_at)
     if "refused" in result:
         print(f"{draft_id}: {result['refused']} — {result['message']}")
-        return ended({"draft_id": draft_id, "version": version, "outcome": result["refused"],
-                      "message": result["message"]})
+        return {"draft_id": draft_id, "version": version, "outcome": result["refused"], "message": result["message"]}
     refused = (result.get("launch") or {}).get("error")
     if refused:  # the launch was refused: nothing took off, the mission stays on the vehicle (DISPATCHED)
         print(f"{draft_id}: launch refused: {refused['code']} — {refused['message']}")
-        return ended({"draft_id": draft_id, "version": result["version"], "outcome": refused["code"],
-                      "state": result.get("state"), "launch": result["launch"],
-                      "message": f"launch refused: {refused['message']}"})
+        return {"draft_id": draft_id, "version": result["version"], "outcome": refused["code"],
+                "state": result.get("state"), "launch": result["launch"],
+                "message": f"launch refused: {refused['message']}"}
     key = publish_report_task(draft_id, result["version"])
     state = str(result["state"])
     outcome = "NOT_STARTED" if state == "DISPATCHED" else state  # never launched (or never seen to take off)
     print(f"{draft_id} v{result['version']}: {state} — {result['reason']} (artifact {key})")
-    return ended({"draft_id": draft_id, "version": result["version"], "outcome": outcome, "state": state,
-                  "reason": result["reason"], "launch": result.get("launch"),
-                  "message": f"{outcome}: {result['reason']} (report: artifact {key})", "artifact_key": key})
+    return {"draft_id": draft_id, "version": result["version"], "outcome": outcome, "state": state,
+            "reason": result["reason"], "launch": result.get("launch"),
+            "message": f"{outcome}: {result['reason']} (report: artifact {key})", "artifact_key": key}

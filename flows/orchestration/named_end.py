@@ -16,7 +16,9 @@ Completed for that instant; its final state is the named one.
 The names, by what happened (Prefect's state type in brackets):
 
 - flown: DISPATCHED, DRY_RUN (Completed); a monitored flight SUCCEEDED
-  (Completed), RECALLED (Cancelled: an operator's order), ABORTED (Failed);
+  (Completed), RECALLED (Cancelled: an operator's order, or the energy guard's),
+  ABORTED (Failed) or what named it (FAILSAFE_BATTERY, LOST: Failed), INCOMPLETE
+  (Failed: planned work was not flown), LINK_LOST (Failed: it may still be flying);
   launched but its end not seen within the watch: LAUNCHED, IN_FLIGHT (Failed:
   someone must look); a launch refused: PREFLIGHT_FAILED (Failed: the mission
   stays on the vehicle, which is left disarmed); a dispatched vehicle that
@@ -39,7 +41,7 @@ COMPLETED_ENDS = frozenset({"DISPATCHED", "DRY_RUN", "SUCCEEDED", "RECALLING", "
 CANCELLED_ENDS = frozenset({"REJECTED", "EXPIRED", "CANCELLED", "SUPERSEDED", "RECALLED"})
 #: Failed ends after which something may be on (or in the air with) the vehicle: never "nothing was sent".
 _SENT = frozenset({"ABORTED", "DISPATCH_FAILED", "DISPATCH_UNCERTAIN", "LAUNCHED", "IN_FLIGHT", "PREFLIGHT_FAILED",
-                   "NOT_STARTED"})
+                   "NOT_STARTED", "INCOMPLETE", "LINK_LOST", "LOST"})  # + FAILSAFE_* (a flight's named end)
 _KEY = "sortie_end"
 _pending: dict[str, Any] = {}  # flow run id → the named state to put on the run (set by ``ended``, taken by the hook)
 _lock = threading.Lock()
@@ -65,7 +67,7 @@ def end_state(result: dict[str, Any]) -> Any:
     if outcome in CANCELLED_ENDS:
         return Cancelled(name=outcome, message=told or f"{where} is {outcome} in the ledger; nothing was sent")
     message = f"{where}: {told or outcome}"
-    if outcome not in _SENT and "nothing was sent" not in message:
+    if outcome not in _SENT and not outcome.startswith("FAILSAFE_") and "nothing was sent" not in message:
         message += "; nothing was sent"
     return Failed(name=outcome[:40], message=message)
 

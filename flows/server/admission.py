@@ -59,7 +59,7 @@ def lane_of(method: str, path: str) -> str | None:
     """The lane a request goes through (None: not admitted through a lane)."""
     if path == "/v1/health" or _MONITOR.match(path):
         return None
-    if path == "/v1/events":
+    if path in ("/v1/events", "/v1/ops/stream"):
         return "open"
     if method == "POST" and _STOP.match(path):
         return "stop"

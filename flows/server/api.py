@@ -56,7 +56,7 @@ from flows.server.token_quotas import TokenLimits
 from flows.server.links import LinkStore
 from flows.server.plan_pool import PlanPool
 from flows.server.sessions import Sessions
-from flows.server.routes import admin, decisions, drafts, events, fleet, ledger, requests, vehicle
+from flows.server.routes import admin, decisions, drafts, events, fleet, ledger, ops, requests, vehicle
 from flows.server.tokens import TokenStore, claimed_token_id
 from flows.server.totp import TotpStore
 from flows.authority.interface import Actor
@@ -71,13 +71,14 @@ async def _serving(app: FastAPI) -> AsyncIterator[None]:
     (``flows.server.rounds``: the sweeper; the vehicle hub), the full walk of the ledger, the batched audit of reads."""
     import anyio.to_thread
 
-    from flows.server.rounds import start_hub, start_rounds
+    from flows.server.rounds import Settler, start_hub, start_rounds
 
     kit: Kit = app.state.kit
     anyio.to_thread.current_default_thread_limiter().total_tokens = kit.lanes.sizes.thread_tokens()
     sweeper = start_rounds(kit)
     watching = asyncio.get_running_loop().create_task(kit.sessions.watch())  # streams end with their token
     kit.hub = start_hub(kit)  # None with --fleet file
+    kit.settler = settler = Settler(kit).start()  # a crash's unanswered vehicle commands, settled from the vehicles
     unsigned = kit.vehicles()["unsigned"]
     if kit.config.allow_unsigned and unsigned:  # said in the ledger, not only in a log
         kit.ledger.audit(actor="authority", command="server.allow_unsigned", args={"drones": unsigned},
@@ -92,6 +93,7 @@ async def _serving(app: FastAPI) -> AsyncIterator[None]:
     finally:
         watching.cancel()
         sweeper.stop()
+        settler.stop()
         if kit.hub is not None:
             kit.hub.stop()
         if kit.audits is not None:
@@ -145,7 +147,7 @@ def create_app(config: ServerConfig) -> Any:
         return ctx
 
     kit.Who = Annotated[RequestContext, Depends(context)]
-    for area in (admin, drafts, requests, decisions, vehicle, fleet, ledger, events):
+    for area in (admin, drafts, requests, decisions, vehicle, fleet, ledger, events, ops):
         app.include_router(area.router(kit))
 
     def lane_refused(scope: dict[str, Any], exc: TooManyRequests) -> None:

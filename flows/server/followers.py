@@ -12,20 +12,30 @@ client asks again while the flight goes on).
 What the follower sees is published on ``GET /v1/events`` like every other
 change: ``flight.in_flight`` when the first vehicle is airborne (the ledger's
 DISPATCHED → IN_FLIGHT), ``flight.finished`` with the state it ended in
-(SUCCEEDED, ABORTED, RECALLED) — once per version, whoever saw the end first
-(the follower, or a recall that followed the vehicles down).
+(SUCCEEDED, INCOMPLETE, ABORTED, RECALLED) — once per version, whoever saw the
+end first (the follower, or a recall that followed the vehicles down). While a
+draft flies, ``flight.progress`` at most once a second per drone (``PROGRESS_KEYS``:
+the sortie and item, time flown and left, the battery now and projected at
+landing against the reserve, the ledger state; the /ops page renders them), and
+``flight.link_lost`` / ``flight.link_back`` when a vehicle's telemetry stops or
+returns (the flight is LINK_LOST meanwhile: it may still be flying).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Followers", "Follower", "ENDED"]
+__all__ = ["Followers", "Follower", "ENDED", "PROGRESS_KEYS", "PROGRESS_EVERY_S"]
 
-ENDED = frozenset({"SUCCEEDED", "ABORTED", "RECALLED"})
+ENDED = frozenset({"SUCCEEDED", "ABORTED", "RECALLED", "INCOMPLETE"})
+#: What ``flight.progress`` carries (``flows.usecases.monitoring.Mission.progress``); ``link_lost_s`` while lost.
+PROGRESS_KEYS = ("draft_id", "version", "drone_id", "sortie", "sorties", "item", "items", "pct", "elapsed_s",
+                 "time_left_s", "battery_pct", "projected_landing_pct", "reserve_pct", "state")
+PROGRESS_EVERY_S = 1.0  # at most this often per drone (the follower ticks every ``progress_every_s``)
 
 
 @dataclass
@@ -72,10 +82,25 @@ class Followers:
             f = Follower(draft_id, int(version))
             self._running[key] = f
 
+        said: dict[str, float] = {}  # drone id -> monotonic time of its last flight.progress
+
         def on_update(flight: Any, what: str, data: dict[str, Any]) -> None:
             if what == "armed":
                 self.announce("in_flight", tenant, draft_id, version,
                               {"state": "IN_FLIGHT", "drone_id": flight.drone_id, "mode": data.get("mode")})
+            elif what == "progress" and "sorties" in data:
+                now = time.monotonic()
+                if now - said.get(flight.drone_id, -PROGRESS_EVERY_S) >= PROGRESS_EVERY_S:
+                    said[flight.drone_id] = now
+                    body = {k: data.get(k) for k in PROGRESS_KEYS}
+                    if data.get("link_lost_s") is not None:
+                        body["link_lost_s"] = data["link_lost_s"]
+                    self._publish("flight.progress", tenant, body | {"draft_id": draft_id, "version": int(version)})
+            elif what in ("link_lost", "link_back"):
+                self._publish(f"flight.{what}", tenant, {"draft_id": draft_id, "version": int(version),
+                                                         "drone_id": flight.drone_id, "sortie": flight.sortie_index,
+                                                         **{k: v for k, v in data.items() if k != "message"},
+                                                         "message": data.get("message", "")})
 
         def body() -> None:
             from planner.errors import SortieError

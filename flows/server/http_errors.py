@@ -28,6 +28,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
@@ -82,13 +83,11 @@ class RequestTimeout(SortieError):
 
 #: An absolute path of two parts or more (not an API path, not inside a URL): what ``scrub`` shortens.
 _ABS_PATH = re.compile(r"(?<![\w:/.~-])(?!/v1/)(?:/[\w.@+~-]+){2,}/?")
-_ROOTS: dict[str, str] = {}
 
 
-def scrub(value: Any, roots: Mapping[str, str] | None = None) -> Any:
-    """``value`` (a message, or details) with no path of the server host: each root by its name (``<home>``), any
-    other absolute path by ``…/`` and its last part."""
-    roots = _ROOTS if roots is None else roots
+def scrub(value: Any, roots: Mapping[str, str] = MappingProxyType({})) -> Any:
+    """``value`` (a message, or details) with no path of the server host: each root by its name (``<home>``, the
+    app's own: ``install``), any other absolute path by ``…/`` and its last part."""
     if isinstance(value, str):
         for root in sorted(roots, key=len, reverse=True):
             if root and root != "/":
@@ -101,10 +100,11 @@ def scrub(value: Any, roots: Mapping[str, str] | None = None) -> Any:
     return value
 
 
-def error_response(code: str, message: str, details: Any = None, status: int | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"code": code, "message": scrub(message)}
+def error_response(code: str, message: str, details: Any = None, status: int | None = None, *,
+                   roots: Mapping[str, str] = MappingProxyType({})) -> JSONResponse:
+    body: dict[str, Any] = {"code": code, "message": scrub(message, roots)}
     if details is not None:
-        body["details"] = scrub(details)
+        body["details"] = scrub(details, roots)
     headers = None
     if isinstance(details, Mapping) and "retry_after_s" in details:
         headers = {"Retry-After": str(int(details["retry_after_s"]))}
@@ -112,8 +112,9 @@ def error_response(code: str, message: str, details: Any = None, status: int | N
 
 
 def install(app: FastAPI, kit: "Kit | None" = None, scrub_roots: Mapping[str, str] | None = None) -> None:
-    """Register the handlers that turn every refusal into the error body (and audit it through ``kit``)."""
-    _ROOTS.update(scrub_roots or {})
+    """Register the handlers that turn every refusal into the error body (and audit it through ``kit``); the paths
+    ``scrub_roots`` names (this server's home and world) are shown by their names, never the host's paths."""
+    roots = MappingProxyType(dict(scrub_roots or {}))
 
     async def audited(request: Request, exc: SortieError) -> None:
         if kit is None or getattr(request.state, "sortie_audited", False):
@@ -139,7 +140,7 @@ def install(app: FastAPI, kit: "Kit | None" = None, scrub_roots: Mapping[str, st
     @app.exception_handler(SortieError)
     async def _sortie(request: Request, exc: SortieError) -> JSONResponse:
         await audited(request, exc)
-        return error_response(exc.code, exc.message, exc.details)
+        return error_response(exc.code, exc.message, exc.details, roots=roots)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -147,12 +148,12 @@ def install(app: FastAPI, kit: "Kit | None" = None, scrub_roots: Mapping[str, st
         if any(e.get("type") == "json_invalid" for e in errs):
             refusal = InvalidArgument("the request body is not valid JSON")
             await audited(request, refusal)
-            return error_response(refusal.code, refusal.message, status=400)
+            return error_response(refusal.code, refusal.message, status=400, roots=roots)
         problems = [{"where": ".".join(str(x) for x in e.get("loc", ())), "problem": e.get("msg", "")} for e in errs]
         text = "; ".join(f"{p['where']}: {p['problem']}" for p in problems[:5])
         refusal = InvalidArgument(f"the request is not valid: {text}", details=problems)
         await audited(request, refusal)
-        return error_response(refusal.code, refusal.message, problems)
+        return error_response(refusal.code, refusal.message, problems, roots=roots)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -161,7 +162,7 @@ def install(app: FastAPI, kit: "Kit | None" = None, scrub_roots: Mapping[str, st
         refusal = SortieError(str(exc.detail))
         refusal.code = code
         await audited(request, refusal)
-        return error_response(code, str(exc.detail), status=exc.status_code)
+        return error_response(code, str(exc.detail), status=exc.status_code, roots=roots)
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception) -> JSONResponse:
@@ -169,7 +170,7 @@ def install(app: FastAPI, kit: "Kit | None" = None, scrub_roots: Mapping[str, st
         refusal = SortieError(f"{type(exc).__name__} (the server's log has the details)")
         refusal.code = "INTERNAL"
         await audited(request, refusal)
-        return error_response("INTERNAL", refusal.message, status=500)
+        return error_response("INTERNAL", refusal.message, status=500, roots=roots)
 
 
 OnRefused = Callable[..., None]

@@ -53,6 +53,7 @@ from flows.server.integrity import IntegrityWatch
 from flows.server.token_quotas import TokenLimits
 from flows.server.links import LinkStore, resolve_links
 from flows.server.plan_pool import PlanPool
+from flows.server.references import relative_files
 from flows.server.tokens import TokenInfo
 from flows.server.totp import TotpStore
 from flows.server.world_cache import WorldCache
@@ -65,7 +66,8 @@ from planner.world.model import User, World
 __all__ = ["Caller", "Kit", "RequestContext", "EVENT_FIELDS", "READS"]
 
 #: The commands that only read: their audit rows, when they succeeded, are written in batches (``audit_queue``).
-READS = frozenset({"whoami", "drafts", "pending", "show", "diff", "log", "export", "report", "events"})
+READS = frozenset({"whoami", "drafts", "pending", "show", "diff", "log", "export", "report", "events", "ops.map",
+                   "ops.flights", "ops.stream"})
 
 #: The fields of a result that an event carries (never a plan, a path or a token).
 EVENT_FIELDS = ("draft_id", "version", "status", "verdict", "plan_hash", "requested_by", "draft_status", "state",
@@ -172,6 +174,7 @@ class Kit:
     lanes: Any = None  # flows.server.admission.Lanes, for the routes that take a lane only around their thread work
     plans: PlanPool | None = None  # where plans are decided (a process of their own); None: in this process
     hub: Any = None  # the vehicle hub (flows.fleet.hub.VehicleHub) while the server serves with --fleet live
+    settler: Any = None  # settles a crash's unanswered vehicle commands (flows.server.rounds.Settler) while serving
     Who: Any = None  # the Annotated dependency that yields the request's ``RequestContext`` (set by ``api``)
 
     def __post_init__(self) -> None:
@@ -247,7 +250,7 @@ class Kit:
                 self.gate.pause()  # admitted before a recall or an approval came in: let it go first
             with self.ledger.read_session() if reading else nullcontext():
                 out = work(ctx)
-            return out.to_dict() if hasattr(out, "to_dict") else dict(out)
+            return relative_files(out.to_dict() if hasattr(out, "to_dict") else dict(out), self.config.home)
         except SortieError as exc:
             code, message = exc.code, exc.message
             raise

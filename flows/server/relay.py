@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
     from flows.server.models import Totp
 
-__all__ = ["relayed_actor", "submitted_time", "refuse_unproven_service", "claimed_may", "ROLE_OF", "STOPS"]
+__all__ = ["refuse_administrator", "relayed_actor", "submitted_time", "refuse_unproven_service", "claimed_may",
+           "ROLE_OF", "STOPS"]
 
 #: The role a relayed person must hold for each action, for the draft's (or the request's) tenant.
 ROLE_OF = {"approve": "approver", "reject": "approver", "pause": "dispatcher", "resume": "dispatcher",
@@ -79,9 +80,19 @@ def relayed_actor(kit: Kit, c: RequestContext, totp: Totp, what: str, draft_id: 
     return Actor(totp.user, "server", "totp")
 
 
+def refuse_administrator(c: RequestContext, user_id: str, what: str) -> None:
+    """``FORBIDDEN`` when a service names an administrator to act for (issue 38): ``admin`` holds every role in
+    every tenant, so acting on their behalf would reach them all; an administrator acts with a token of their own."""
+    user = next((u for u in c.world.users if u.id == user_id), None)
+    if user is not None and "admin" in user.roles:
+        raise Forbidden(f"a service token may not {what} on behalf of {user_id}: an administrator's authority is never "
+                        "relayed (they act with a token of their own)")
+
+
 def claimed_may(c: RequestContext, user_id: str, what: str, subject: str) -> None:
     """``FORBIDDEN`` unless ``user_id`` is a user of the server's world holding ``what``'s role for the tenant of
-    the draft ``subject`` (a request's: one of the caller's own tenants)."""
+    the draft ``subject`` (a request's: one of the caller's own tenants), and is no administrator."""
+    refuse_administrator(c, user_id, what)
     role = ROLE_OF.get(what, "admin")
     user = next((u for u in c.world.users if u.id == user_id), None)
     if what == "answer":

@@ -1,5 +1,6 @@
 """The server's own rounds: the sweeper (``flows.authority.sweeper``) on the server's clock, ledger and policy,
-and the vehicle hub (``flows.fleet.hub``) that holds one link per drone while the server serves.
+the vehicle hub (``flows.fleet.hub``) that holds one link per drone while the server serves, and the settler
+(``LocalAuthority.settle_vehicle_commands``) that settles the vehicle commands a crashed authority left unanswered.
 
 Why here: the sweeper acts as the authority itself — no caller, no token — so
 it gets the same embedded authority a request gets (``flows.server.kit``),
@@ -10,6 +11,8 @@ it at shutdown (``ServerConfig.sweep_s``; 0 turns it off).
 
 from __future__ import annotations
 
+import logging
+import threading
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +25,11 @@ from flows.authority.interface import Actor
 if TYPE_CHECKING:
     from flows.server.kit import Kit
 
-__all__ = ["start_rounds", "start_hub"]
+__all__ = ["start_rounds", "start_hub", "Settler"]
+
+log = logging.getLogger(__name__)
+
+SETTLER_ACTOR = "authority:settler"  # flows.usecases.settling.SETTLER: who settles what a crash left unsaid
 
 
 def start_rounds(kit: Kit) -> Sweeper:
@@ -59,3 +66,45 @@ def start_hub(kit: Kit) -> Any:
     except SortieError:
         pass  # a world that does not load now is refused per request; the hub follows it once it loads
     return hub
+
+
+class Settler:
+    """``settle_commands`` at the server's start and then every ``period_s`` (the sweeper may be off: a crash's
+    unanswered launch is settled regardless), on the server's grounds and clock; its settlements go on the feed."""
+
+    def __init__(self, kit: Kit, period_s: float = 5.0) -> None:
+        self.kit, self.period_s = kit, period_s
+        self.settled: list[Any] = []
+        self.unsettled = 0  # commands of gone processes still unsettled after the last round (their vehicle silent)
+        self.rounds = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="sortie-settler", daemon=True)
+
+    def start(self) -> Settler:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        """For ``/v1/health``: rounds made, commands settled, commands still unsettled (counts only)."""
+        return {"rounds": self.rounds, "settled": len(self.settled), "unsettled": self.unsettled}
+
+    def _loop(self) -> None:
+        kit = self.kit
+        while True:
+            try:
+                authority = LocalAuthority(kit.grounds(), Session(
+                    actor=Actor(SETTLER_ACTOR, "server"), now_given=kit.config.clock.now(),
+                    policy=kit.config.policy.current(), waker=Waker(report_wait_s=0.0), audit_by="use case",
+                    checks_visibility=False, evidence={"clock": kit.config.clock.describe()}, clock=kit.config.clock.now))
+                out = authority.settle_vehicle_commands(publish=kit.publish)
+                self.settled += out["settled"]
+                self.unsettled = out["unsettled"]
+                self.rounds += 1
+            except Exception as exc:  # noqa: BLE001 - one bad round (a busy ledger) must not end the rounds
+                log.warning("settling unanswered vehicle commands failed: %s", exc)
+            if self._stop.wait(self.period_s):
+                return

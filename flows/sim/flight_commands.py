@@ -127,6 +127,7 @@ def set_mode(flight: Any, vehicle: Any, mode: str) -> int:
             return _M.MAV_RESULT_FAILED
     if mode == flight.mode:
         return _M.MAV_RESULT_ACCEPTED
+    vehicle.log(f"mode {mode} on a ground station's command")  # when the vehicle got it: the stop's latency
     if flying and mode == "RTL":
         flight.start_rtl(vehicle, "RTL: returning home (GCS command)", _M.MAV_SEVERITY_INFO)
         return _M.MAV_RESULT_ACCEPTED

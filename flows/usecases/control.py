@@ -90,7 +90,10 @@ __all__ = [
 ]
 
 CANCEL_ROLES = ("approver", "dispatcher")
-FLYING = ("DISPATCHED", "LAUNCHED", "IN_FLIGHT")
+FLYING = ("DISPATCHED", "LAUNCHED", "IN_FLIGHT", "LINK_LOST")
+#: Ends the ledger may have recorded while the vehicle still flies (issue 42: an ABORTED draft whose drone flew on
+#: and could not be stopped): a hold or a recall is still sent to a vehicle that is armed, the ledger unchanged.
+ENDED_YET_MAYBE_FLYING = ("SUCCEEDED", "ABORTED", "INCOMPLETE")
 
 
 # --------------------------------------------------------------------------- cancel
@@ -148,6 +151,7 @@ def _hold_or_go(
     audit: bool = True,
     force: bool = False,
 ) -> ControlResult:
+    from flows.usecases.command_journal import LedgerJournal
     from flows.vehicle.commands import VehicleController, brake_command, pause_command, resume_command
 
     args = {"draft_id": draft_id, "version": version, "reason": reason, "link": link, "force": force}
@@ -158,14 +162,15 @@ def _hold_or_go(
         user = authorise(rec, actor, FLIGHT_ROLES, action, grounds)
         if rec.state in ("RECALLING", "RECALLED"):
             raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}: a recall is not undone by {action}")
-        if rec.state not in FLYING:
+        if rec.state not in FLYING + ENDED_YET_MAYBE_FLYING:
             raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a mission in flight can be {action}d")
         links = dispatched_links(ledger, rec, link)
         bound = bindings(grounds, rec, list(links))
+        ended = rec.state if rec.state in ENDED_YET_MAYBE_FLYING else None
 
         def still_flying() -> str | None:
             state = ledger.get_draft(draft_id, rec.version).state
-            if state in FLYING:
+            if state in FLYING or state == ended:
                 return None
             return f"the draft became {state} meanwhile; the {action} was abandoned (a recall always wins)"
 
@@ -175,7 +180,9 @@ def _hold_or_go(
             if veto:
                 raise Conflict(veto)
             for drone_id, conn in links.items():
-                with VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles) as vc:
+                with VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles,
+                                       journal=LedgerJournal(ledger, drone_id, action, user, now, draft_id,
+                                                             rec.version)) as vc:
                     view = vc.connect()
                     if not view.armed:
                         raise Conflict(f"{drone_id} is on the ground (mode {view.mode}); there is nothing to {action}")
@@ -203,7 +210,7 @@ def _hold_or_go(
             said = "; ".join(f"{v['drone_id']} {v['outcome']} at item {v['vehicle']['seq']}"
                              + (" (forced hold in BRAKE after the pause was refused)" if v.get("forced_hold") else "")
                              for v in acted)
-            rec = transition(ledger, rec, "IN_FLIGHT", actor=user, now=now,
+            rec = transition(ledger, rec, "LINK_LOST" if rec.state == "LINK_LOST" else "IN_FLIGHT", actor=user, now=now,
                              reason=f"{action}d by {user}" + (f": {reason}" if reason else "") + f" ({said})")
         if failed:
             v = failed[0]
@@ -221,6 +228,9 @@ def _hold_or_go(
         message = f"{verb} by {user}" if acted else f"already {verb}: nothing was sent"
         if any(v.get("forced_hold") for v in acted):
             message += " (the pause was refused; held in BRAKE instead, as forced)"
+        if ended and acted:
+            message += (f"; the ledger says {ended} but the vehicle was in the air, so it was sent (the ledger is "
+                        "unchanged; the audit row records it)")
         return ControlResult(draft_id, rec.version, action, rec.state, bool(acted), message, vehicles)
 
 

@@ -64,7 +64,8 @@ def launch_and_follow(
         def follow() -> None:
             try:
                 box["result"] = monitor_mission(draft_id, rec.version, grounds=grounds, actor=actor, now=now,
-                                                options=options, on_update=on_update, links=links, clock=clock)
+                                                options=options, on_update=on_update, links=links, clock=clock,
+                                                launch_as=launch_as)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
                 box["error"] = exc
 

@@ -30,6 +30,7 @@ from flows.context import draft_dir
 from flows.ledger import DraftRecord, Ledger
 from flows.ledger.approvals import covering_approval
 from flows.usecases.actor import Actor
+from flows.usecases.command_journal import LedgerJournal
 from flows.usecases.control_kit import (
     FLIGHT_ROLES,
     ControlResult,
@@ -60,27 +61,21 @@ def _approval_covers(ledger: Ledger, rec: DraftRecord, now: datetime) -> str:
     return f"approved by {a.approver} until {a.expires_time}"
 
 
-def _plans(grounds: Grounds, rec: DraftRecord) -> dict[str, Any]:
-    """drone id → ``LaunchPlan`` of each accepted upload: the approved items, the battery need, the dock."""
-    from flows.vehicle.launch import LaunchPlan, battery_needed_pct
-    from planner.output.mission_items import mission_items
+def _plans(grounds: Grounds, rec: DraftRecord, now: datetime) -> dict[str, Any]:
+    """drone id → ``LaunchPlan`` of each accepted upload: the approved items, the battery need, the dock, the rule
+    set's vehicle checks (``flows.usecases.launch_plan``)."""
+    from flows.usecases.launch_plan import launch_plan
     from planner.plan import plan_from_dict
 
     dispatch = next((d for d in grounds.ledger.dispatches(rec.draft_id) if d.version == rec.version), None)
     uploads = [u for u in ((dispatch.result or {}) if dispatch else {}).get("uploads", []) if u.get("status") == "ACCEPTED"]
     plan = plan_from_dict(rec.plan or {})
     world = grounds.world(rec.world_dir)
-    reserve = float(plan.parameters.get("reserve_fraction", 0.0) or 0.0)
+    rules = grounds.rule_set()
     out: dict[str, Any] = {}
     for u in uploads:
         sortie = next(s for s in plan.sorties if s.index == u["sortie_index"])
-        dock = world.dock(sortie.dock_id)
-        out[u["drone_id"]] = LaunchPlan(
-            drone_id=u["drone_id"], dialect=u["dialect"],
-            mission=mission_items(plan, sortie, world, dialect=u["dialect"]),
-            battery_needed_pct=battery_needed_pct(sortie.battery_fraction, reserve),
-            dock_lat=dock.lat, dock_lon=dock.lon,
-        )
+        out[u["drone_id"]] = launch_plan(rules, plan, sortie, world, now, u["dialect"])
     return out
 
 
@@ -119,7 +114,7 @@ def launch(
                            "accepted by its vehicles) can be launched")
         covers = _approval_covers(ledger, rec, now)
         addresses = dispatched_links(ledger, rec, link)
-        plans = _plans(grounds, rec)
+        plans = _plans(grounds, rec, now)
         bound = bindings(grounds, rec, list(addresses))
         outcomes: list[Any] = []
         opened: list[Any] = []
@@ -146,8 +141,9 @@ def launch(
                                           f"draft {draft_id} v{rec.version} stays DISPATCHED",
                                           details={"check": c.name, "drone_id": d,
                                                    "vehicles": [o.to_dict() for o in outcomes]})
-                for drone_id, vl, cs in checked:
-                    out = launch_vehicle(vl, plans[drone_id], opts, checks=cs)
+                for drone_id, vl, cs in checked:  # each step journaled before it is sent (flows.usecases.settling)
+                    out = launch_vehicle(vl, plans[drone_id], opts, checks=cs, journal=LedgerJournal(
+                        ledger, drone_id, "launch", user, now, draft_id, rec.version))
                     outcomes.append(out)
                     if out.status != "LAUNCHED":
                         break

@@ -1,53 +1,52 @@
-"""Following a dispatched mission: the ledger half (states, alerts, the flight record) of the monitor.
+"""Following a dispatched mission to its end: the ledger half (states, alerts, the flight record) of the monitor.
 
 ``monitor_mission`` is what the authority's ``monitor`` runs (``sortie
-monitor``, the Prefect task, the server's follower). It reaches one link per
-dispatched drone through the grounds' ``Vehicles`` port (the link the dispatch
-used, or ``link``), says hello with GCS heartbeats, and reads telemetry until
-every vehicle has landed, the link is lost, or the time/message budget runs
-out (following each drone is ``flows.vehicle.follow``, which knows no ledger):
+monitor``, the Prefect task, the server's follower). It has one link per
+dispatched drone from the grounds' ``Vehicles`` port (the link the dispatch
+used, or ``link``; or the caller's ``links``, shared with a launch), and runs
+one ``SortieChain`` per drone (``flows.usecases.sortie_chain``): every sortie
+of the drone, in order — followed (``flows.vehicle.follow``, which knows no
+ledger), then the dock's turnaround, the next one uploaded, launched and
+followed. The ledger moves as the vehicles show it:
 
-- the vehicle seen airborne (armed and off the ground) moves the draft
-  LAUNCHED (or DISPATCHED, when it was launched from elsewhere) → IN_FLIGHT;
-- landing and disarming at the planned landing point after the last item
-  (progress from MISSION_ITEM_REACHED and MISSION_CURRENT together,
-  ``flows.vehicle.follow``) → SUCCEEDED; landing anywhere else, or with items
-  missed → ABORTED with the reason; telemetry silent for ``link_lost_s`` →
-  ABORTED ("link lost"). Every transition goes through ``Ledger.transition``
-  and so writes an event with actor, time and reason.
-- a hold shows as PAUSED (ArduPilot: MISSION_CURRENT ``mission_state``
-  PAUSED in AUTO, or LOITER; PX4: mode AUTO.LOITER) and following simply goes on; the
-  pauses are kept with the flight. A recall (ledger RECALLING, set by
-  ``flows.usecases.control``) is judged at landing: landed and disarmed near
-  the dock, in whatever mode (ArduCopter's RTL lands in RTL), or where a
-  landing in place began → RECALLED; anywhere else → ABORTED with the
-  vehicle's reason; the mission finished first → SUCCEEDED. A RECALLING/pause event written by another process meanwhile is
-  re-read, never overwritten.
-- alerts (battery below the plan's expectation by ``battery_margin_pct``,
-  link silent for ``link_alert_s``, a mode change away from AUTO) are written
-  as audit rows (``command = "monitor.alert"``, ``result_code`` = the kind)
-  and kept with the flight.
-- STATUSTEXT is logged as text. **Telemetry is data, never instructions**:
-  nothing here sends a command because of anything received. The only
-  messages this module sends are GCS heartbeats on a fixed timer.
+- the vehicle seen airborne moves the draft LAUNCHED (or DISPATCHED, when it
+  was launched from elsewhere) → IN_FLIGHT;
+- **telemetry silent for ``link_lost_s``** → LINK_LOST ("it may still be
+  flying": pause, recall and land stay allowed); telemetry back → IN_FLIGHT
+  (or RECALLING) where the vehicle is; each gap is kept with the flight;
+- a sortie landed with more to fly, uploaded, launched → IN_FLIGHT → IN_FLIGHT
+  events naming it;
+- **the battery projected under the reserve** (``flows.vehicle.energy_projection``)
+  → the authority recalls the vehicle itself (``flows.usecases.energy_guard``):
+  RECALLING by "authority (energy guard)" with the projection as the reason;
+- the end, from every sortie (``flows.usecases.mission_end``): SUCCEEDED only
+  when every sortie flew its planned work (measured on the track); INCOMPLETE
+  naming what was not flown; RECALLED; ABORTED naming a failsafe or a vehicle
+  LOST past its endurance. Every transition goes through ``Ledger.transition``
+  and so writes an event with actor, time and reason; a recall or a pause
+  recorded by another process meanwhile is re-read, never overwritten.
+- alerts (battery below the plan, link silent, a mode change, a failsafe, the
+  projection) are audit rows (``monitor.alert``) and kept with the flight.
 
-What was seen (track, items reached, battery, texts, alerts, outcome) is
-written to ``<home>/drafts/<id>/v<n>/flight.json`` for the report.
-Event times are the authority's ``clock`` when one is given (``sortie server``:
-its own clock, read at each event, with the vehicle's time since boot kept
-beside it in the reason, named as such), else the dispatch's ``now`` plus the
-vehicle's flight time when a ``now`` is given (reproducible demo), else the
-wall clock.
+**Telemetry is data, never instructions**: what a vehicle says never becomes a
+command. The authority's own decisions — fly the next sortie of an approved and
+launched plan, recall a vehicle whose measured consumption breaks the plan's
+reserve — are rules applied to measured figures, recorded with who and why.
 
-This module is the mission level (the ledger, the states, the flight file); following
-each drone is ``flows.vehicle.follow``, and the records both share are
-``flows.vehicle.flight_record``.
+What was seen is written to ``<home>/drafts/<id>/v<n>/flight.json`` (before
+the state moves: a crash in between leaves a re-runnable state, never an end
+without its record); a monitor run again on a mission that has not ended
+resumes it (its sorties already ended are kept). Event times are the
+authority's ``clock`` when one is given (``sortie server``: the vehicle's time
+since boot kept beside it in the reason), else the dispatch's ``now`` plus the
+vehicle's time (a reproducible demo), else the wall clock.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
@@ -55,22 +54,25 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from flows.ledger import TRANSITIONS, Ledger
+from flows.ledger import TRANSITIONS
+from flows.usecases.expectations import accepted_uploads, expectations_for
 from flows.usecases.grounds import Grounds
-from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions, MonitorResult
-from flows.vehicle.follow import Notify, follow_flight
-from flows.vehicle.modes import NAV_LAND, nav_seqs
+from flows.usecases.mission_end import ENDED_STATES, mission_end
+from flows.usecases.sortie_chain import SortieChain
+from flows.vehicle.flight_record import DroneFlight, MonitorOptions, MonitorResult
+from flows.vehicle.follow import MONITOR_COMPONENT_ID, Notify
 from planner.errors import Conflict, NotFound, SortieError
-from planner.world.model import World
+from planner.plan import Sortie, plan_from_dict
 
-__all__ = ["expectations_for", "monitor_mission", "load_flight", "flight_path", "FOLLOWED_STATES", "ENDED_STATES"]
+__all__ = ["Mission", "monitor_mission", "load_flight", "flight_path", "FOLLOWED_STATES", "ENDED_STATES",
+           "expectations_for"]
 
 #: How long a take-off seen on a DISPATCHED draft waits for the launch's LAUNCHED record before the follower
 #: records IN_FLIGHT itself (a vehicle launched from another ground station).
 LAUNCH_GRACE_S = 10.0
-#: Ledger states in which a flight is followed, and those in which it has ended.
-FOLLOWED_STATES = frozenset({"DISPATCHED", "LAUNCHED", "IN_FLIGHT", "RECALLING"})
-ENDED_STATES = frozenset({"SUCCEEDED", "ABORTED", "RECALLED"})
+#: Ledger states in which a flight is followed.
+FOLLOWED_STATES = frozenset({"DISPATCHED", "LAUNCHED", "IN_FLIGHT", "RECALLING", "LINK_LOST"})
+GUARD_ACTOR = "authority (energy guard)"
 
 
 def flight_path(draft_id: str, version: int, home: Path) -> Path:
@@ -88,99 +90,264 @@ def load_flight(draft_id: str, version: int, home: Path) -> dict[str, Any] | Non
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def expectations_for(rec: Any, dispatch: Any, world: World | None, *,
-                     link: str | Mapping[str, str] | None = None) -> list[Expectation]:
-    """One ``Expectation`` per vehicle the dispatch uploaded to, from the plan and the dispatch record: the
-    navigation items, the dock (home) and the planned landing point (the last NAV_LAND, else the dock). Without
-    ``world`` (it no longer loads) the flight is followed without them."""
-    from planner.output.mission_items import mission_items
-    from planner.plan import plan_from_dict
-
-    result = (dispatch.result or {}) if dispatch is not None else {}
-    uploads = [u for u in result.get("uploads", []) if u.get("status") == "ACCEPTED"]
-    if not uploads:
-        raise Conflict(f"draft {rec.draft_id} v{rec.version} has no accepted upload to follow")
-    plan = plan_from_dict(rec.plan or {})
-    out: list[Expectation] = []
-    for u in uploads:
-        drone_id = u["drone_id"]
-        sortie = next(s for s in plan.sorties if s.index == u["sortie_index"])
-        conn = u["link"]
-        if isinstance(link, str):
-            conn = link
-        elif isinstance(link, Mapping) and drone_id in link:
-            conn = link[drone_id]
-        seqs: tuple[int, ...] = ()
-        battery_wh = 0.0
-        dock: Any = None
-        landing: tuple[float, float] | None = None
-        if world is not None:
-            items = mission_items(plan, sortie, world, dialect=u["dialect"])
-            seqs = tuple(nav_seqs(items, u["dialect"]))
-            battery_wh = world.drone(drone_id).battery_wh
-            dock = world.dock(sortie.dock_id)
-            lands = [i for i in items if i.command == NAV_LAND]
-            landing = (lands[-1].lat, lands[-1].lon) if lands else (dock.lat, dock.lon)
-        out.append(
-            Expectation(
-                drone_id=drone_id, sortie_index=sortie.index, link=conn, dialect=u["dialect"], nav_seqs=seqs,
-                distance_m=sortie.distance_m, duration_s=sortie.duration_s, energy_wh=sortie.energy_wh,
-                battery_fraction=sortie.battery_fraction, battery_wh=battery_wh,
-                dock_lat=None if dock is None else dock.lat, dock_lon=None if dock is None else dock.lon,
-                landing_lat=None if landing is None else landing[0], landing_lon=None if landing is None else landing[1],
-            )
-        )
-    return out
+def _flight_of(d: Mapping[str, Any]) -> DroneFlight:
+    return DroneFlight(**{k: v for k, v in d.items() if k in DroneFlight.__dataclass_fields__})
 
 
-def _await_launch_record(ledger: Ledger, draft_id: str, version: int, current: list[Any],
-                         airborne: dict[str, Any]) -> None:
-    """A flight that ended while the draft is still DISPATCHED, soon after its take-off, may have been launched by
-    a launch that has not recorded LAUNCHED yet: give it ``LAUNCH_GRACE_S`` from the take-off (bounded) so the
-    ledger keeps DISPATCHED → LAUNCHED → IN_FLIGHT → end in order."""
-    if "t" not in airborne:
-        return
-    while time.monotonic() - airborne["t"] < LAUNCH_GRACE_S:
+class Mission:
+    """One following of one dispatched version: the ledger's moves, the chains' shared state, the record."""
+
+    def __init__(self, grounds: Grounds, rec: Any, *, actor: str, now: datetime | None,
+                 clock: Callable[[], datetime] | None, options: MonitorOptions, on_update: Notify | None,
+                 launch_as: str | None) -> None:
+        self.grounds, self.ledger = grounds, grounds.ledger
+        self.draft_id, self.version = rec.draft_id, rec.version
+        self.actor, self.base, self.clock, self.opts, self.on_update = actor, now, clock, options, on_update
+        self.current = rec
+        self.plan = plan_from_dict(rec.plan or {})
         try:
-            current[0] = ledger.get_draft(draft_id, version)
+            self.world = grounds.world(rec.world_dir)
         except SortieError:
-            return
-        if current[0].state != "DISPATCHED":
-            return
-        time.sleep(0.1)
+            self.world = None
+        self.dispatch = next((d for d in self.ledger.dispatches(rec.draft_id) if d.version == rec.version), None)
+        self.launcher = launch_as or self._recorded_launcher()
+        self.deadline = time.monotonic() + options.timeout_s
+        self.flights: list[DroneFlight] = []
+        self.not_flown_: dict[int, str] = {}
+        self.pending: dict[int, str] = {}
+        self.live: dict[str, DroneFlight] = {}  # each drone's flight being followed now
+        self.landed_clock: dict[tuple[str, int], float] = {}
+        self.recall_seen = rec.state == "RECALLING" or self._recall_recorded()
+        self.guard: dict[str, Any] = {}
+        self.links: dict[str, Any] = {}
+        self._expectations: list[Any] = []  # the first sorties' (the profile of a later one is its chain's)
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._airborne: dict[str, Any] = {}
 
+    # --- the record ------------------------------------------------------------------
 
-def _bindings(ledger: Ledger, rec: Any, exps: list[Expectation], key_store: Path) -> dict[str, Any]:
-    """Each followed drone's binding as its dispatch recorded it (signing key from the key store beside the
-    ledger): the follower's link is bound and signed like every other (a signed vehicle drops its stream requests
-    otherwise)."""
-    from flows.vehicle.binding import VehicleBinding, binding_from_record
+    def _recorded_launcher(self) -> str | None:
+        """Who launched the mission's first sortie (the LAUNCHED event's actor), if sortie launched it."""
+        return next((e.actor for e in self.ledger.events(self.draft_id)
+                     if e.version == self.version and e.to_state == "LAUNCHED"), None)
 
-    dispatch = next((d for d in ledger.dispatches(rec.draft_id) if d.version == rec.version), None)
-    out: dict[str, Any] = {}
-    for u in ((dispatch.result or {}) if dispatch else {}).get("uploads", []):
-        b = u.get("binding") or {}
-        if not b or u["drone_id"] not in {e.drone_id for e in exps}:
-            continue
+    def _recall_recorded(self) -> bool:
+        return any(e.version == self.version and e.to_state == "RECALLING" for e in self.ledger.events(self.draft_id))
+
+    def stamp(self, f: DroneFlight | None = None, at_s: float | None = None) -> datetime:
+        if self.clock is not None:
+            return self.clock()
+        if self.base is None:
+            return datetime.now(timezone.utc)
+        return self.base + timedelta(seconds=at_s if at_s is not None else (f.last_t_s if f is not None else 0.0))
+
+    def move(self, to_state: str, reason: str, f: DroneFlight | None = None, at_s: float | None = None) -> None:
+        """A legal step from the ledger's state now to ``to_state`` (re-read on a conflict; a step that is not legal
+        from where another process left the row is not made: theirs stands)."""
+        if self.clock is not None and f is not None:  # the authority's clock stamps it; the vehicle's goes beside
+            reason = f"{reason} [vehicle time {(at_s if at_s is not None else f.last_t_s):.1f} s since boot]"
+        with self._lock:
+            for _ in range(4):
+                cur = self.current
+                if cur.state == to_state and to_state not in ("IN_FLIGHT", "LINK_LOST"):
+                    return
+                if (cur.state, to_state) not in TRANSITIONS and cur.state in ("DISPATCHED", "LAUNCHED") \
+                        and ("IN_FLIGHT", to_state) in TRANSITIONS:
+                    self.move("IN_FLIGHT", "the vehicle took off (seen late)", f)
+                    continue
+                if (cur.state, to_state) not in TRANSITIONS:
+                    return
+                try:
+                    self.current = self.ledger.transition(
+                        self.draft_id, self.version, expected_state=cur.state, expected_row_version=cur.row_version,
+                        to_state=to_state, actor=self.actor, reason=reason, now=self.stamp(f, at_s))
+                    return
+                except Conflict:
+                    self.current = self.ledger.get_draft(self.draft_id, self.version)
+
+    def note(self, reason: str, f: DroneFlight | None = None) -> None:
+        """An event on the mission under way (IN_FLIGHT → IN_FLIGHT, or LINK_LOST → LINK_LOST)."""
+        with self._lock:
+            self.refresh()
+            if self.current.state in ("IN_FLIGHT", "LINK_LOST"):
+                self.move(self.current.state, reason, f)
+
+    def refresh(self) -> str:
         try:
-            out[u["drone_id"]] = binding_from_record(b, key_store)
-        except SortieError:  # the key is gone from the store: follow unsigned (the vehicle's frames still parse)
-            out[u["drone_id"]] = VehicleBinding(system_id=b.get("system_id"), component_id=b.get("component_id"),
-                                                autopilot=b.get("autopilot"))
-    return out
+            self.current = self.ledger.get_draft(self.draft_id, self.version)
+        except SortieError:
+            pass
+        if self.current.state == "RECALLING":
+            self.recall_seen = True
+        return self.current.state
 
+    def recalled(self) -> bool:
+        """A recall is recorded (RECALLING now, or before a telemetry loss): asked at a mode change and a landing."""
+        self.refresh()
+        return self.recall_seen
 
-def _overall(flights: list[DroneFlight]) -> tuple[str, str]:
-    """SUCCEEDED when every vehicle succeeded; ABORTED when one aborted or was lost; RECALLED when every vehicle
-    ended and at least one came home on a recall; else not ended."""
-    bad = [f for f in flights if f.status in ("ABORTED", "LINK_LOST")]
-    if bad:
-        return "ABORTED", "; ".join(f"{f.drone_id}: {f.reason}" for f in bad)
-    if all(f.status == "SUCCEEDED" for f in flights):
-        return "SUCCEEDED", "; ".join(f"{f.drone_id}: {f.reason}" for f in flights)
-    if all(f.status in ("SUCCEEDED", "RECALLED") for f in flights):
-        return "RECALLED", "; ".join(f"{f.drone_id}: {f.reason}" for f in flights)
-    return "OPEN", "; ".join(f"{f.drone_id}: {f.status} ({f.reason})" for f in flights)
+    # --- what the followers say ---------------------------------------------------------
+
+    def notify(self, f: DroneFlight, what: str, data: dict[str, Any]) -> None:
+        self.live[f.drone_id] = f
+        if what == "armed":
+            self._airborne.setdefault("t", time.monotonic())
+            self._airborne.setdefault("mode", data.get("mode"))
+            self._take_off(f, force=True)
+        elif "t" in self._airborne and self.current.state in ("DISPATCHED", "LAUNCHED"):
+            self._take_off(f)
+        if what == "link_lost":
+            self.refresh()
+            self.move("LINK_LOST", f"{f.drone_id} sortie {f.sortie_index}: {data['message']}", f)
+        elif what == "link_back":
+            self._link_back(f, data)
+        elif what == "energy_breach":
+            self._energy_guard(f, data)
+        elif what == "alert":
+            try:
+                self.ledger.audit(actor=self.actor, command="monitor.alert", args=dict(data),
+                                  result_code=str(data["kind"]).upper(), duration_s=0.0, started=self.stamp(f),
+                                  draft_id=self.draft_id)
+            except SortieError:
+                pass  # the alert stays in the flight record; a busy ledger must not stop the monitor
+        if what == "progress" and data.get("tick"):
+            data = {**data, **self.progress(f)}
+        if self.on_update is not None:
+            self.on_update(f, what, data)
+
+    def _take_off(self, f: DroneFlight, force: bool = False) -> None:
+        """LAUNCHED → IN_FLIGHT once seen airborne. DISPATCHED → IN_FLIGHT only after ``LAUNCH_GRACE_S``: the
+        launch records LAUNCHED right after the take-off it commanded, and its record must not be pre-empted."""
+        now_wall = time.monotonic()
+        if not force and now_wall - self._airborne.get("read", 0.0) < 0.2:
+            return
+        self._airborne["read"] = now_wall
+        state = self.refresh()
+        if state == "LAUNCHED":  # stamped with the vehicle's own time of the take-off
+            self.move("IN_FLIGHT", f"{f.drone_id} is airborne in mode {self._airborne.get('mode')}", f, f.takeoff_t_s)
+        elif state == "DISPATCHED" and now_wall - self._airborne["t"] >= LAUNCH_GRACE_S:
+            self.move("IN_FLIGHT", f"{f.drone_id} armed and took off in mode {self._airborne.get('mode')} (no launch "
+                      "recorded by sortie: launched from another ground station)", f, f.takeoff_t_s)
+
+    def _link_back(self, f: DroneFlight, data: dict[str, Any]) -> None:
+        still = [d for d, x in self.live.items() if d != f.drone_id and x.status == "LINK_LOST"]
+        if still or self.refresh() != "LINK_LOST":
+            return
+        gap = f.gaps[-1] if f.gaps else {}
+        why = (f"{f.drone_id} sortie {f.sortie_index}: telemetry back after {data['silent_s']:g} s (from t="
+               f"{data['from_t_s']:g} s to t={data['back_t_s']:g} s of the vehicle's clock), mode {data['mode']}, "
+               f"{gap.get('before', {}).get('reached', '?')} items reached before the gap")
+        self.move("RECALLING" if self.recall_seen else "IN_FLIGHT", why, f)
+
+    def _energy_guard(self, f: DroneFlight, data: dict[str, Any]) -> None:
+        """The projection broke the reserve: the authority recalls the vehicle itself, once (on its own thread: the
+        follower goes on reading the same link meanwhile)."""
+        with self._lock:
+            if self.guard or self.recall_seen:
+                return
+            self.guard = {"drone_id": f.drone_id, "sortie": f.sortie_index, "projection": dict(data)}
+        reason = f"energy guard: {f.drone_id} sortie {f.sortie_index}: {data['sentence']}"
+
+        def run() -> None:
+            from flows.usecases.energy_guard import recall_for_energy
+
+            try:
+                out = recall_for_energy(self.grounds, self.draft_id, self.version, drone_id=f.drone_id, reason=reason,
+                                        now=self.stamp(f), links=self.links, actor=GUARD_ACTOR)
+                self.guard["result"] = out
+            except SortieError as exc:
+                self.guard["error"] = exc.to_dict()
+            self.refresh()
+
+        threading.Thread(target=run, name=f"energy-guard-{self.draft_id}", daemon=True).start()
+
+    def progress(self, f: DroneFlight) -> dict[str, Any]:
+        """Where a flight is, for an operator's screen (``flight.progress``)."""
+        exp_profile = None
+        for e in self._expectations:
+            if e.drone_id == f.drone_id and e.sortie_index == f.sortie_index:
+                exp_profile = e.profile
+        reached = len(set(f.reached))
+        elapsed = f.duration_s
+        time_left = None
+        if exp_profile is not None and elapsed is not None:
+            top = max(f.reached) if f.reached else None
+            done = exp_profile.planned_s(top)
+            pace = elapsed / done if done > 60.0 else 1.0
+            time_left = round(max(0.0, exp_profile.total_s - done) * pace, 0)
+        p = f.projection or {}
+        return {"draft_id": self.draft_id, "version": self.version, "drone_id": f.drone_id, "sortie": f.sortie_index,
+                "sorties": len(self.plan.sorties), "item": f.current_seq, "items": f.nav_total,
+                "pct": round(100.0 * reached / f.nav_total, 1) if f.nav_total else None, "elapsed_s": elapsed,
+                "time_left_s": time_left, "battery_pct": f.battery_pct,
+                "projected_landing_pct": p.get("landing_pct"), "reserve_pct": p.get("reserve_pct"),
+                "state": self.current.state}
+
+    # --- what the chains need -------------------------------------------------------------
+
+    def expecting(self, exp: Any) -> None:
+        """A later sortie's expectation (its profile for ``progress``)."""
+        with self._lock:
+            self._expectations.append(exp)
+
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def add_flight(self, f: DroneFlight) -> None:
+        with self._lock:
+            self.flights.append(f)
+            link = self.links.get(f.drone_id)
+            if link is not None:
+                self.landed_clock[(f.drone_id, f.sortie_index)] = self.clock_s(link)
+
+    def not_flown(self, sortie: Sortie, why: str) -> None:
+        with self._lock:
+            if why.startswith("the watch ended"):
+                self.pending[sortie.index] = why
+            else:
+                self.not_flown_[sortie.index] = why
+
+    def dialect_of(self, drone_id: str) -> str:
+        return next((u["dialect"] for u in accepted_uploads(self.current, self.dispatch) if u["drone_id"] == drone_id),
+                    "ardupilot")
+
+    def clock_s(self, link: Any) -> float:
+        """The mission's clock (s): the authority's; with a fixed ``now``, that plus the vehicle's own time; else
+        the wall clock."""
+        if self.clock is not None:
+            return self.clock().timestamp()
+        if self.base is not None:
+            boot = link.view.boot_ms
+            return self.base.timestamp() + (boot / 1000.0 if boot is not None else 0.0)
+        return time.time()
+
+    def landing_clock_s(self, drone_id: str, before: Sortie | None) -> float | None:
+        return None if before is None else self.landed_clock.get((drone_id, before.index))
+
+    def planned_clock_s(self, sortie: Sortie) -> float:
+        """The sortie's planned start on the mission's clock (a fixed ``now`` has no running clock to wait on)."""
+        return float("-inf") if self.clock is None and self.base is not None else sortie.start_at.timestamp()
+
+    def turnaround_s(self, sortie: Sortie) -> float:
+        """The dock's turnaround (battery swap or charge) before ``sortie``: the plan's, else the world's dock's,
+        else the plan's battery swap."""
+        per_dock = self.plan.parameters.get("dock_turnaround_s") or {}
+        if sortie.dock_id in per_dock:
+            return float(per_dock[sortie.dock_id])
+        dock = None if self.world is None else next((d for d in self.world.docks if d.id == sortie.dock_id), None)
+        value = getattr(dock, "turnaround_s", None)
+        return float(value if value is not None else self.plan.parameters.get("battery_swap_s", 0.0) or 0.0)
+
+    def upload(self, sortie: Sortie, link: Any) -> str:
+        from flows.usecases.sortie_launch import upload_sortie
+
+        return upload_sortie(self, sortie, link)
+
+    def launch(self, sortie: Sortie, link: Any) -> str:
+        from flows.usecases.sortie_launch import launch_sortie
+
+        return launch_sortie(self, sortie, link)
 
 
 def monitor_mission(
@@ -195,16 +362,15 @@ def monitor_mission(
     on_update: Notify | None = None,
     clock: Callable[[], datetime] | None = None,
     links: Mapping[str, Any] | None = None,
+    launch_as: str | None = None,
 ) -> MonitorResult:
-    """Follow a dispatched version to its end and record it; the function the CLI and Prefect call.
+    """Follow a dispatched version to its end — every sortie — and record it; the function the CLI and Prefect
+    call (see the module docstring).
 
-    A version already SUCCEEDED, ABORTED or RECALLED returns what was recorded
-    (no new monitoring); one not dispatched yet is a ``Conflict``. A recall or
-    a pause recorded by another process while following is re-read: the
-    state this run writes is always a legal step from the ledger's current one.
-    ``grounds``: the authority's (its ledger records, its port reaches the vehicles). ``links``: connected
-    ``VehicleLink``s per drone to follow through (shared with a launch); otherwise each drone's link is had
-    from the grounds' ``Vehicles`` port with its binding.
+    A version already ended returns what was recorded (no new monitoring); one not dispatched yet is a
+    ``Conflict``. ``links``: connected ``VehicleLink``s per drone (shared with a launch); otherwise each drone's
+    link is had from the grounds' ``Vehicles`` port with its binding. ``launch_as``: who launches the later
+    sorties (default: whoever launched the first).
     """
     t0 = time.monotonic()
     ledger, home = grounds.ledger, grounds.home
@@ -212,118 +378,102 @@ def monitor_mission(
     version = rec.version
     if rec.state in ENDED_STATES:
         stored = load_flight(draft_id, version, home) or {}
-        flights = [DroneFlight(**{k: v for k, v in f.items() if k in DroneFlight.__dataclass_fields__})
-                   for f in stored.get("flights", [])]
-        return MonitorResult(draft_id, version, rec.state, rec.state, stored.get("reason", ""), flights,
-                             already_ended=True, flight_file=str(flight_path(draft_id, version, home)))
+        return MonitorResult(draft_id, version, stored.get("outcome", rec.state), rec.state, stored.get("reason", ""),
+                             [_flight_of(f) for f in stored.get("flights", [])], already_ended=True,
+                             flight_file=str(flight_path(draft_id, version, home)))
     if rec.state not in FOLLOWED_STATES:
         raise Conflict(f"draft {draft_id} v{version} is {rec.state}; only a dispatched mission can be monitored")
-    dispatch = next((d for d in ledger.dispatches(draft_id) if d.version == version), None)
-    if dispatch is None:
+    opts = options or MonitorOptions()
+    m = Mission(grounds, rec, actor=actor, now=now, clock=clock, options=opts, on_update=on_update,
+                launch_as=launch_as)
+    if m.dispatch is None:
         raise NotFound(f"draft {draft_id} v{version} has no dispatch record")
+    firsts = expectations_for(rec, m.dispatch, m.world, link=link)
+    previous = [_flight_of(f) for f in (load_flight(draft_id, version, home) or {}).get("flights", [])]
+    ended_before = {(f.drone_id, f.sortie_index) for f in previous if f.terminal}
+    m.flights = [f for f in previous if (f.drone_id, f.sortie_index) in ended_before]
+    m._expectations = list(firsts)
+    opened: list[Any] = []
+    chains: list[SortieChain] = []
     try:
-        world = grounds.world(rec.world_dir)
-    except SortieError:
-        world = None
-    exps = expectations_for(rec, dispatch, world, link=link)
-    base = now if now is not None else None
+        for e in firsts:
+            given = (links or {}).get(e.drone_id)
+            if given is None:
+                given = grounds.vehicles.open(e.link, _binding(grounds, rec, e.drone_id), connect=False,
+                                              streams=_telemetry(), component_id=MONITOR_COMPONENT_ID)
+                opened.append(given)
+            m.links[e.drone_id] = given
+            mine = sorted((s for s in m.plan.sorties if s.drone_id == e.drone_id), key=lambda s: (s.start_at, s.index))
+            todo = [s for s in mine if (e.drone_id, s.index) not in ended_before]
+            first = e if todo and todo[0].index == e.sortie_index else None
+            if todo:
+                chains.append(SortieChain(m, e.drone_id, todo, first, given))
+        threads = [threading.Thread(target=c.run, name=f"sorties-{draft_id}-{c.drone_id}", daemon=True) for c in chains]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(max(1.0, m.deadline - time.monotonic()) + 30.0)
+        m._stop.set()
+    finally:
+        for vl in opened:
+            vl.close()
+    return _record(m, firsts, t0)
 
-    def stamp(f: DroneFlight | None, at_s: float | None = None) -> datetime:
-        if clock is not None:
-            return clock()
-        if base is None:
-            return datetime.now(timezone.utc)
-        return base + timedelta(seconds=at_s if at_s is not None else (f.last_t_s if f is not None else 0.0))
 
-    current = [rec]  # the last record this run read or wrote: saves a ledger open per step
-
-    def move(to_state: str, reason: str, f: DroneFlight | None, at_s: float | None = None) -> None:
-        if clock is not None and f is not None:  # the authority's clock stamps the event; the vehicle's goes beside
-            reason = f"{reason} [vehicle time {(at_s if at_s is not None else f.last_t_s):.1f} s since boot]"
-        for _ in range(4):  # another process (a pause, a recall) may move the row between our read and write
-            cur = current[0]
-            if cur.state == to_state:
-                return
-            if cur.state in ("DISPATCHED", "LAUNCHED") and to_state != "IN_FLIGHT" \
-                    and ("IN_FLIGHT", to_state) in TRANSITIONS:
-                move("IN_FLIGHT", "the vehicle took off (seen late)", f)
-                continue
-            if cur.state == "RECALLING" and to_state == "RECALLED" or (cur.state, to_state) in TRANSITIONS:
-                try:
-                    current[0] = ledger.transition(draft_id, version, expected_state=cur.state,
-                                                   expected_row_version=cur.row_version, to_state=to_state,
-                                                   actor=actor, reason=reason, now=stamp(f, at_s))
-                    return
-                except Conflict:
-                    current[0] = ledger.get_draft(draft_id, version)
-                    continue
-            return  # not a step from where the ledger is now (say the recall already recorded RECALLED): theirs stands
-
-    def recalled() -> bool:
-        try:
-            current[0] = ledger.get_draft(draft_id, version)
-        except SortieError:
-            return False
-        return current[0].state == "RECALLING"
-
-    airborne: dict[str, Any] = {}  # the first take-off seen: when, by whom; and when the ledger was last read
-
-    def take_off(f: DroneFlight, force: bool = False) -> None:
-        """LAUNCHED → IN_FLIGHT once seen airborne. DISPATCHED → IN_FLIGHT only after ``LAUNCH_GRACE_S``: the
-        launch records LAUNCHED right after the take-off it commanded, and its record must not be pre-empted."""
-        now_wall = time.monotonic()
-        if not force and now_wall - airborne.get("read", 0.0) < 0.2:
-            return
-        airborne["read"] = now_wall
-        try:
-            current[0] = ledger.get_draft(draft_id, version)
-        except SortieError:
-            return
-        state = current[0].state
-        if state == "LAUNCHED":  # stamped with the vehicle's own time of the take-off
-            move("IN_FLIGHT", f"{f.drone_id} is airborne in mode {airborne.get('mode')}", f, f.takeoff_t_s)
-        elif state == "DISPATCHED" and now_wall - airborne["t"] >= LAUNCH_GRACE_S:
-            move("IN_FLIGHT", f"{f.drone_id} armed and took off in mode {airborne.get('mode')} (no launch recorded "
-                 "by sortie: launched from another ground station)", f, f.takeoff_t_s)
-
-    def notify(f: DroneFlight, what: str, data: dict[str, Any]) -> None:
-        if what == "armed":
-            airborne.setdefault("t", time.monotonic())
-            airborne.setdefault("mode", data.get("mode"))
-            take_off(f, force=True)
-        elif "t" in airborne and current[0].state in ("DISPATCHED", "LAUNCHED"):
-            take_off(f)
-        if what == "alert":
-            try:
-                ledger.audit(actor=actor, command="monitor.alert", args=dict(data), result_code=str(data["kind"]).upper(),
-                             duration_s=0.0, started=stamp(f), draft_id=draft_id)
-            except SortieError:
-                pass  # the alert stays in the flight record; a busy ledger must not stop the monitor
-        if on_update is not None:
-            on_update(f, what, data)
-
-    flights = follow_flight(exps, options, notify, recalled, bindings=_bindings(ledger, rec, exps, grounds.key_store),
-                            links=dict(links) if links else None, vehicles=grounds.vehicles)
-    outcome, reason = _overall(flights)
-    last = max(flights, key=lambda f: f.last_t_s)
-    ended = outcome in ENDED_STATES
-    # the flight record first, then the state: a crash in between leaves a re-runnable IN_FLIGHT, never an end
-    # without its record
-    state = outcome if ended else current[0].state
-    named = "NOT_STARTED" if not ended and all(f.status == "NOT_STARTED" for f in flights) else state
-    result = MonitorResult(draft_id, version, named, state, reason, flights, wall_s=time.monotonic() - t0)
-    path = flight_path(draft_id, version, home)
+def _record(m: Mission, firsts: list[Any], t0: float) -> MonitorResult:
+    """The flight record, then the state (an end without its record never happens)."""
+    flights = sorted(m.flights, key=lambda f: (f.sortie_index, f.drone_id))
+    end = mission_end(m.plan, flights, m.not_flown_, m.pending)
+    guard = m.guard
+    reason = end.reason
+    if end.state == "RECALLED" and guard.get("result") is not None:
+        reason = f"recalled by the authority's energy guard ({guard['projection'].get('sentence', '')}): {reason}"
+    m.refresh()
+    state = end.state if end.state is not None else m.current.state
+    outcome = state if end.outcome == "OPEN" else end.outcome
+    result = MonitorResult(m.draft_id, m.version, outcome, state, reason, flights, wall_s=time.monotonic() - t0)
+    path = flight_path(m.draft_id, m.version, m.grounds.home)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = result.to_dict()
-    payload["expectations"] = [asdict(e) for e in exps]
-    payload["recorded_time"] = stamp(last).isoformat()
+    payload["expectations"] = [asdict(e) for e in firsts]
+    payload["not_flown"] = {str(k): v for k, v in sorted(m.not_flown_.items())}
+    payload["pending"] = {str(k): v for k, v in sorted(m.pending.items())}
+    payload["work"] = end.work
+    payload["energy_guard"] = guard or None
+    last = max(flights, key=lambda f: f.last_t_s) if flights else None
+    payload["recorded_time"] = m.stamp(last).isoformat()
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
+    tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1, sort_keys=True, default=str), encoding="utf-8")
     os.replace(tmp, path)
-    if ended:
-        _await_launch_record(ledger, draft_id, version, current, airborne)
-        move(outcome, reason, last)
-    result.state = current[0].state
+    if end.state is not None:
+        _await_launch_record(m)
+        m.move(end.state, reason, last)
+    result.state = m.current.state
     result.wall_s = time.monotonic() - t0
     result.flight_file = str(path)
     return result
+
+
+def _await_launch_record(m: Mission) -> None:
+    """A flight that ended while the draft is still DISPATCHED, soon after its take-off, may have been launched by
+    a launch that has not recorded LAUNCHED yet: give it ``LAUNCH_GRACE_S`` from the take-off (bounded) so the
+    ledger keeps DISPATCHED → LAUNCHED → IN_FLIGHT → end in order."""
+    if "t" not in m._airborne:
+        return
+    while time.monotonic() - m._airborne["t"] < LAUNCH_GRACE_S:
+        if m.refresh() != "DISPATCHED":
+            return
+        time.sleep(0.1)
+
+
+def _telemetry() -> Mapping[str, float]:
+    from flows.vehicle.stream_rates import TELEMETRY
+
+    return TELEMETRY
+
+
+def _binding(grounds: Grounds, rec: Any, drone_id: str) -> Any:
+    from flows.usecases.control_kit import bindings
+
+    return bindings(grounds, rec, [drone_id]).get(drone_id)
+

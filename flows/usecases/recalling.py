@@ -21,8 +21,14 @@ recall needs is that the mission does not fly, so the draft is ABORTED before
 take-off (``DISPATCHED``/``LAUNCHED`` → ``ABORTED``, the ledger's "cancelled
 before take-off"): sortie will not launch it, the drone is free for another
 dispatch — and the message says the mission items are still loaded on the
-vehicle (nothing was sent; the next dispatch replaces them). A second recall is
-then a ``CONFLICT`` (the draft is ABORTED).
+vehicle (nothing was sent; the next dispatch replaces them). A second recall asks the vehicle again and, finding it
+on the ground, sends nothing.
+
+Whatever end the ledger recorded (SUCCEEDED, INCOMPLETE, ABORTED), a recall is
+still sent to a vehicle that is armed — the ledger left as it is, the audit row
+recording it (issue 42: a drone flew on while the ledger said ABORTED and
+could not be stopped); in LINK_LOST it is recorded (LINK_LOST → RECALLING) and
+sent as in flight.
 """
 
 from __future__ import annotations
@@ -49,11 +55,13 @@ from flows.usecases.control_kit import (
 from flows.usecases.grounds import Grounds
 from planner.errors import Conflict, DeviceUnavailable
 
-__all__ = ["recall", "RECALL_HOME_M"]
+__all__ = ["recall", "recall_by_authority", "RECALL_HOME_M"]
 
 RECALL_HOME_M = 25.0  # how far from its dock a vehicle recalled home may land and still count as home
 NOT_FLOWN = ("DISPATCHED", "LAUNCHED")
-ENDED = ("SUCCEEDED", "ABORTED", "RECALLED")
+ENDED = ("SUCCEEDED", "ABORTED", "RECALLED", "INCOMPLETE")
+#: Ends the ledger may have recorded while the vehicle still flies: a recall is still sent to an armed vehicle.
+ENDED_YET_MAYBE_FLYING = ("SUCCEEDED", "ABORTED", "INCOMPLETE")
 
 
 def recall(
@@ -77,96 +85,123 @@ def recall(
     sends nothing the vehicle already shows; ``land_here`` after an RTL recall
     escalates it to a landing in place.
     """
-    from flows.vehicle.commands import VehicleController, land_command, rtl_command
-
     kind = "land in place" if land_here else "return to launch"
     args = {"draft_id": draft_id, "version": version, "land_here": land_here, "reason": reason, "link": link}
     actor = who(actor)
-    ledger = grounds.ledger
-    with audited(ledger, actor, "recall", args, now, audit):
-        rec = ledger.get_draft(draft_id, version)
+    with audited(grounds.ledger, actor, "recall", args, now, audit):
+        rec = grounds.ledger.get_draft(draft_id, version)
         user = authorise(rec, actor, FLIGHT_ROLES, "recall", grounds)
-        if rec.state == "RECALLED":
-            return ControlResult(draft_id, rec.version, "recall", rec.state, False, "already recalled and landed")
-        if rec.state not in NOT_FLOWN + ("IN_FLIGHT", "RECALLING"):
-            raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a mission in flight can be recalled"
-                           + (" (before dispatch: `sortie cancel`)" if rec.state in ("DRAFT", "APPROVED") else ""))
-        links = dispatched_links(ledger, rec, link)
-        bound = bindings(grounds, rec, list(links))
         why = f"recalled by {user} ({kind})" + (f": {reason}" if reason else "")
-        changed = False
-        if rec.state == "IN_FLIGHT":
-            try:
-                rec = transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)  # first: a resume yields
-            except Conflict:
-                rec = ledger.get_draft(draft_id, rec.version)
-                if rec.state not in ENDED:
-                    raise
-                return ControlResult(draft_id, rec.version, "recall", rec.state, False,
-                                     f"the mission ended {rec.state} before the recall; nothing was sent")
-            changed = True
-        vehicles: list[dict[str, Any]] = []
-        controllers: list[tuple[str, Any]] = []
+        return _recall_as(grounds, rec, user, why, now=now, land_here=land_here, link=link, options=options,
+                          wait_s=wait_s)
+
+
+def recall_by_authority(grounds: Grounds, draft_id: str, version: int, *, who: str, reason: str,
+                        now: datetime) -> ControlResult:
+    """The authority's own recall home (the energy guard: ``flows.usecases.energy_guard``): no user's role is
+    asked — a rule applied to measured figures decided it — and ``who`` and ``reason`` name that, in the event
+    and the audit row."""
+    args = {"draft_id": draft_id, "version": version, "land_here": False, "reason": reason, "link": None}
+    with audited(grounds.ledger, who, "recall", args, now):
+        rec = grounds.ledger.get_draft(draft_id, version)
+        return _recall_as(grounds, rec, who, f"recalled by {who} (return to launch): {reason}", now=now,
+                          land_here=False, link=None, options=None, wait_s=0.0)
+
+
+def _recall_as(grounds: Grounds, rec: DraftRecord, user: str, why: str, *, now: datetime, land_here: bool,
+               link: str | Mapping[str, str] | None, options: Any | None, wait_s: float) -> ControlResult:
+    """The recall itself, by ``user`` for ``why`` (see the module docstring)."""
+    from flows.usecases.command_journal import LedgerJournal
+    from flows.vehicle.commands import VehicleController, land_command, rtl_command
+
+    kind = "land in place" if land_here else "return to launch"
+    ledger, draft_id = grounds.ledger, rec.draft_id
+    if rec.state == "RECALLED":
+        return ControlResult(draft_id, rec.version, "recall", rec.state, False, "already recalled and landed")
+    if rec.state not in NOT_FLOWN + ("IN_FLIGHT", "RECALLING", "LINK_LOST") + ENDED_YET_MAYBE_FLYING:
+        raise Conflict(f"draft {draft_id} v{rec.version} is {rec.state}; only a mission in flight can be recalled"
+                       + (" (before dispatch: `sortie cancel`)" if rec.state in ("DRAFT", "APPROVED") else ""))
+    ended = rec.state if rec.state in ENDED_YET_MAYBE_FLYING else None
+    links = dispatched_links(ledger, rec, link)
+    bound = bindings(grounds, rec, list(links))
+    changed = False
+    if rec.state in ("IN_FLIGHT", "LINK_LOST"):
         try:
-            with vehicle_lock(grounds.home, draft_id):
-                for drone_id, conn in links.items():
-                    vc = VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles)
-                    controllers.append((drone_id, vc))
-                    view = vc.connect()
-                    if not view.armed:
-                        vehicles.append({"drone_id": drone_id, "link": conn, "outcome": "ON_GROUND", "in_effect": True,
-                                         "detail": f"on the ground, disarmed (mode {view.mode}): nothing was sent",
-                                         "vehicle": view.to_dict(), "sent": []})
-                        continue
-                    if rec.state in NOT_FLOWN:
-                        rec = take_off_seen(ledger, rec, user, now)
-                        rec = transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)
-                        changed = True
-                    out = vc.execute(land_command() if land_here else rtl_command())
-                    vehicles.append({"drone_id": drone_id, "link": conn, **out.to_dict(), "sent": vc.sent})
-            grounded = all(v["outcome"] == "ON_GROUND" for v in vehicles)
-            if rec.state in NOT_FLOWN and grounded:
-                was = rec.state
-                seen = ", ".join(f"{v['drone_id']} on the ground, disarmed, mode {v['vehicle'].get('mode') or '?'}"
-                                 for v in vehicles)
-                reason_text = (f"{why}: the mission never took off ({seen}); nothing was sent to the vehicles; "
-                               "ended before take-off")
-                rec = transition(ledger, rec, "ABORTED", actor=user, reason=reason_text, now=now)
-                return ControlResult(draft_id, rec.version, "recall", rec.state, True,
-                                     f"nothing to recall: the mission never took off ({seen}); nothing "
-                                     f"was sent. The draft was {was} and is now ABORTED before take-off, so it will not "
-                                     "be launched; its mission items are still loaded on the vehicle (the next "
-                                     "dispatch replaces them)", vehicles, outcome="NOT_STARTED")
-            if rec.state == "RECALLING" and land_here and not changed and any(
-                    v.get("outcome") not in ("ALREADY", "ON_GROUND") for v in vehicles):
-                rec = transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)
-                changed = True
-            failed = [v for v in vehicles if not v["in_effect"]]
-            if failed:
-                v = failed[0]
-                if v["outcome"] == "REFUSED":  # the vehicle's answer, named: never a silent link
-                    raise Conflict(f"{v['drone_id']}: the vehicle refused the {kind} ({v['result']}): {v['detail']}; "
-                                   f"the recall is recorded ({rec.state}), the vehicle flies on; run the recall "
-                                   "again" + ("" if land_here else " or `--land-here`"),
-                                   details={"vehicles": vehicles, "state": rec.state, "refused": True})
-                error = DeviceUnavailable if v["outcome"] == "NO_ANSWER" else Conflict
-                raise error(f"{v['drone_id']}: the recall is recorded but the vehicle does not show it: {v['detail']}; "
-                            "run the recall again", details={"vehicles": vehicles, "state": rec.state})
-            if wait_s > 0 and rec.state == "RECALLING":
-                rec = _follow_to_landing(grounds, rec, controllers, vehicles, user, now, wait_s, land_here)
-        finally:
-            for _, vc in controllers:
-                vc.close()
-        sent = any(v.get("outcome") not in ("ALREADY", "ON_GROUND") for v in vehicles)
-        if sent:
-            message = f"{why}: the vehicle confirmed"
-        elif grounded:
-            message = "the vehicles are already on the ground, disarmed: nothing was sent"
-        else:
-            message = "already recalled: the vehicle shows it; nothing was sent"
-        if rec.state in ENDED:
-            message += f"; the mission ended {rec.state}"
-        return ControlResult(draft_id, rec.version, "recall", rec.state, changed or sent, message, vehicles)
+            rec = transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)  # first: a resume yields
+        except Conflict:
+            rec = ledger.get_draft(draft_id, rec.version)
+            if rec.state not in ENDED:
+                raise
+            return ControlResult(draft_id, rec.version, "recall", rec.state, False,
+                                 f"the mission ended {rec.state} before the recall; nothing was sent")
+        changed = True
+    vehicles: list[dict[str, Any]] = []
+    controllers: list[tuple[str, Any]] = []
+    try:
+        with vehicle_lock(grounds.home, draft_id):
+            for drone_id, conn in links.items():
+                vc = VehicleController(conn, options, binding=bound.get(drone_id), vehicles=grounds.vehicles,
+                                       journal=LedgerJournal(ledger, drone_id, "land" if land_here else "recall",
+                                                             user, now, draft_id, rec.version, required=False))
+                controllers.append((drone_id, vc))
+                view = vc.connect()
+                if not view.armed:
+                    vehicles.append({"drone_id": drone_id, "link": conn, "outcome": "ON_GROUND", "in_effect": True,
+                                     "detail": f"on the ground, disarmed (mode {view.mode}): nothing was sent",
+                                     "vehicle": view.to_dict(), "sent": []})
+                    continue
+                if rec.state in NOT_FLOWN:
+                    rec = take_off_seen(ledger, rec, user, now)
+                    rec = transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)
+                    changed = True
+                out = vc.execute(land_command() if land_here else rtl_command())
+                vehicles.append({"drone_id": drone_id, "link": conn, **out.to_dict(), "sent": vc.sent})
+        grounded = all(v["outcome"] == "ON_GROUND" for v in vehicles)
+        if rec.state in NOT_FLOWN and grounded:
+            was = rec.state
+            seen = ", ".join(f"{v['drone_id']} on the ground, disarmed, mode {v['vehicle'].get('mode') or '?'}"
+                             for v in vehicles)
+            reason_text = (f"{why}: the mission never took off ({seen}); nothing was sent to the vehicles; "
+                           "ended before take-off")
+            rec = transition(ledger, rec, "ABORTED", actor=user, reason=reason_text, now=now)
+            return ControlResult(draft_id, rec.version, "recall", rec.state, True,
+                                 f"nothing to recall: the mission never took off ({seen}); nothing "
+                                 f"was sent. The draft was {was} and is now ABORTED before take-off, so it will not "
+                                 "be launched; its mission items are still loaded on the vehicle (the next "
+                                 "dispatch replaces them)", vehicles, outcome="NOT_STARTED")
+        if rec.state == "RECALLING" and land_here and not changed and any(
+                v.get("outcome") not in ("ALREADY", "ON_GROUND") for v in vehicles):
+            rec = transition(ledger, rec, "RECALLING", actor=user, reason=why, now=now)
+            changed = True
+        failed = [v for v in vehicles if not v["in_effect"]]
+        if failed:
+            v = failed[0]
+            if v["outcome"] == "REFUSED":  # the vehicle's answer, named: never a silent link
+                raise Conflict(f"{v['drone_id']}: the vehicle refused the {kind} ({v['result']}): {v['detail']}; "
+                               f"the recall is recorded ({rec.state}), the vehicle flies on; run the recall "
+                               "again" + ("" if land_here else " or `--land-here`"),
+                               details={"vehicles": vehicles, "state": rec.state, "refused": True})
+            error = DeviceUnavailable if v["outcome"] == "NO_ANSWER" else Conflict
+            raise error(f"{v['drone_id']}: the recall is recorded but the vehicle does not show it: {v['detail']}; "
+                        "run the recall again", details={"vehicles": vehicles, "state": rec.state})
+        if wait_s > 0 and rec.state == "RECALLING":
+            rec = _follow_to_landing(grounds, rec, controllers, vehicles, user, now, wait_s, land_here)
+    finally:
+        for _, vc in controllers:
+            vc.close()
+    sent = any(v.get("outcome") not in ("ALREADY", "ON_GROUND") for v in vehicles)
+    if sent:
+        message = f"{why}: the vehicle confirmed"
+    elif grounded:
+        message = "the vehicles are already on the ground, disarmed: nothing was sent"
+    else:
+        message = "already recalled: the vehicle shows it; nothing was sent"
+    if ended and sent:
+        message += (f"; the ledger says {ended} but the vehicle was in the air, so the {kind} was sent (the ledger "
+                    "is unchanged; the audit row records it)")
+    elif rec.state in ENDED:
+        message += f"; the mission ended {rec.state}"
+    return ControlResult(draft_id, rec.version, "recall", rec.state, changed or sent, message, vehicles)
 
 
 def _verdict(drone_id: str, view: Any, dock: Any, land_here: bool) -> tuple[bool | None, str, float | None]:

@@ -15,6 +15,13 @@ every new dispatch, see ``flows.ledger.claims``) until this runs:
 - a FAILED dispatch that may have left part of its upload on the vehicle
   (``flows.ledger.claims.left_on_vehicle``) also holds its drone: reconcile
   reads it back and records what it holds (it stays FAILED);
+- an ACKED dispatch not launched yet (DISPATCHED) whose vehicle was bound anew
+  since (another system id, component, autopilot or key than the dispatch
+  recorded: every launch, recall and monitor of it is DEVICE_MISMATCH, every
+  new dispatch of the drone DEVICE_BUSY) is released when the vehicle, asked
+  under its binding of now, is on the ground and disarmed: the draft becomes
+  ABORTED, the reason naming both bindings and the vehicle's state
+  (``flows.usecases.rebinding``); an armed vehicle is not released;
 - an ACKED dispatch whose mission has not flown yet (DISPATCHED, LAUNCHED) is
   checked: the vehicle is read back and the answer says whether it still holds
   exactly the approved mission (nothing is recorded; a vehicle that no longer
@@ -40,6 +47,7 @@ from flows.integrity.outcomes import outcome_error
 from flows.ledger import DispatchRecord, Ledger
 from flows.ledger.claims import left_on_vehicle
 from flows.usecases.grounds import Grounds
+from flows.usecases.rebinding import binding_changes, release_rebound
 from planner.errors import (
     Conflict,
     DeviceUnavailable,
@@ -93,6 +101,12 @@ def reconcile(
             raise NotFound(f"draft {draft_id} has no dispatch to reconcile")
         last = done[-1]
         state = ledger.get_draft(draft_id, last.version).state
+        if last.status == "ACKED" and state == "DISPATCHED":
+            rec = ledger.get_draft(draft_id, last.version)
+            changed = binding_changes(grounds, rec)
+            if changed:  # its vehicle was bound anew since: no command of this dispatch reaches it any more
+                _world_of_dispatcher(grounds, rec, actor)
+                return release_rebound(grounds, last, changed, actor=actor, now=now)
         if last.status == "ACKED" and state in ("DISPATCHED", "LAUNCHED"):
             return _check_acked(grounds, last, state, actor=actor, link=link, timeout_s=timeout_s)
         summary = _summary(last, state, f"nothing to settle: the last dispatch is {last.status}")

@@ -212,7 +212,9 @@ def build_report(draft_id: str, version: int | None = None, *, with_map: bool = 
             for e in events
         ],
         "flown": None if flight is None else {
-            "outcome": flight.get("outcome"), "reason": flight.get("reason"),
+            "outcome": flight.get("outcome"), "state": flight.get("state"), "reason": flight.get("reason"),
+            "work": flight.get("work"), "not_flown": flight.get("not_flown") or {},
+            "energy_guard": flight.get("energy_guard"),
             "drones": [_flown_row(f, plan, _planned_seqs(flight, f)) for f in flights],
         },
         "operator_stops": [
@@ -277,12 +279,12 @@ def _render(d: dict[str, Any], plan: Plan | None, *, image: str = "flown.png") -
     add("")
     add(f"- **State:** {d['state']}")
     flown = d.get("flown")
-    if flown and flown.get("outcome") in ("ABORTED",):
-        add(f"- **Aborted:** {_md(flown.get('reason', ''))}")
-    elif flown and flown.get("outcome") == "SUCCEEDED":
-        add(f"- **Completed:** {_md(flown.get('reason', ''))}")
-    elif flown and flown.get("outcome") == "RECALLED":
-        add(f"- **Recalled:** {_md(flown.get('reason', ''))}")
+    ended = (flown or {}).get("state") or (flown or {}).get("outcome")
+    label = {"ABORTED": "Aborted", "SUCCEEDED": "Completed", "RECALLED": "Recalled", "INCOMPLETE": "Incomplete",
+             "LINK_LOST": "Link lost"}.get(str(ended))
+    if flown and label:
+        named = flown.get("outcome")
+        add(f"- **{label}:** " + (f"{named}: " if named not in (None, ended) else "") + _md(flown.get("reason", "")))
     add(f"- **Request:** {_md(d['request_text'])} (by {_md(d['requested_by'])}, tenant {_md(d['tenant'])}, "
         f"region {_md(d['region_id'] or '–')})")
     add(f"- **Plan hash:** `{d['plan_hash'] or '–'}`")

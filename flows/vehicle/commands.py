@@ -25,6 +25,11 @@ runs one ``Command`` at a time:
    most ``max_attempts`` times.
 4. Before every send ``may_send()`` is asked (a resume checks the ledger: a
    recall recorded meanwhile wins, and the resume is abandoned).
+5. **Journaled.** With a ``journal`` (``CommandJournal``: the ledger's vehicle
+   command journal, ``flows.usecases.command_journal``), a command that is
+   going to be sent is written there first and its outcome after; a process
+   that dies in between leaves a ``sent`` entry that the authority settles
+   from the vehicle's state (``flows.usecases.settling``).
 
 Telemetry is data: nothing received is ever turned into a command here.
 
@@ -45,7 +50,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
 
@@ -60,6 +65,7 @@ __all__ = [
     "CommandOutcome",
     "ControlOptions",
     "VehicleController",
+    "CommandJournal",
     "pause_command",
     "brake_command",
     "resume_command",
@@ -220,19 +226,28 @@ class ControlOptions:
             raise InvalidArgument("max_attempts must be within 1..10")
 
 
+class CommandJournal(Protocol):
+    """Where a controller writes a command before it sends it (``sending``: returns the entry) and its outcome."""
+
+    def sending(self, cmd: Command) -> Any: ...
+
+    def answered(self, entry: Any, out: CommandOutcome) -> None: ...
+
+
 class VehicleController:
     """Commands to one vehicle through a ``VehicleLink``; a context manager (closes the link it opened itself).
 
     ``link``: a connected ``VehicleLink`` (kept open: its owner closes it) or a connection string, opened here
     through ``vehicles`` (the authority's port: a held link is lent) with ``binding`` and the streams that
-    confirm commands.
+    confirm commands. ``journal``: where each command is written before it is sent (module docstring, 5).
     """
 
     def __init__(self, link: Any, options: ControlOptions | None = None, *, binding: VehicleBinding | None = None,
-                 streams: Any = None, vehicles: Vehicles = PER_CALL) -> None:
+                 streams: Any = None, vehicles: Vehicles = PER_CALL, journal: CommandJournal | None = None) -> None:
         from flows.vehicle.link import CONTROL_STREAMS, VehicleLink  # pymavlink: only when commanded
 
         self.options = options or ControlOptions()
+        self.journal = journal
         if isinstance(link, VehicleLink):
             self.link, self._owned = link, False
         else:
@@ -303,15 +318,20 @@ class VehicleController:
         if not self.connected:
             self.connect()
         out = CommandOutcome(cmd.name, cmd.command, "NO_ANSWER")
+        entry: list[Any] = []  # the journal's entry once the command is written there
 
         def done(outcome: Outcome, detail: str, result: str | None = None) -> CommandOutcome:
             out.outcome, out.detail, out.view, out.duration_s = outcome, detail, self.view, time.monotonic() - t0
             if result is not None:
                 out.result = result
+            if entry and self.journal is not None:
+                self.journal.answered(entry[0], out)
             return out
 
         if cmd.in_effect(self.view):
             return done("ALREADY", f"the vehicle already shows it ({self.view.mode}); nothing was sent")
+        if self.journal is not None:
+            entry.append(self.journal.sending(cmd))  # written before anything goes out; raises: nothing is sent
         confirmation = 0
         while out.attempts < opts.max_attempts:
             veto = may_send() if may_send is not None else None

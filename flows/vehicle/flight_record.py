@@ -11,6 +11,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from flows.vehicle.energy_projection import EnergyProfile
 from planner.errors import InvalidArgument
 
 __all__ = [
@@ -21,7 +22,10 @@ __all__ = [
     "MonitorResult",
 ]
 
-TERMINAL = frozenset({"SUCCEEDED", "ABORTED", "RECALLED", "LINK_LOST", "NO_CONTACT", "NOT_STARTED", "TIMEOUT"})
+#: How one vehicle's following can end. LINK_LOST is not among them: a vehicle whose telemetry stopped may still be
+#: flying, and its flight ends from its own evidence (landed and disarmed, seen when telemetry returns), or LOST
+#: once silent for longer than its remaining endurance (``Expectation.endurance_s``).
+TERMINAL = frozenset({"SUCCEEDED", "ABORTED", "RECALLED", "LOST", "NO_CONTACT", "NOT_STARTED", "TIMEOUT"})
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,9 @@ class MonitorOptions:
     heartbeat_period_s: float = 0.5
     max_messages: int = 1_000_000
     waiting_every_s: float = 10.0  # before take-off, say what the watch waits for this often (never silent)
+    progress_every_s: float = 1.0  # in flight, say where it is (``progress``: item, battery, projection) this often
+    endurance_margin: float = 1.25  # LOST after the remaining endurance × this (+ ``lost_grace_s``) of silence
+    lost_grace_s: float = 120.0  # vehicle seconds added to that (a landing, a slow descent)
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0 or self.start_wait_s <= 0:
@@ -44,8 +51,10 @@ class MonitorOptions:
             raise InvalidArgument("need 0 < link_alert_s <= link_lost_s")
         if self.max_messages < 1:
             raise InvalidArgument("max_messages must be >= 1")
-        if self.waiting_every_s <= 0:
-            raise InvalidArgument("waiting_every_s must be > 0")
+        if self.waiting_every_s <= 0 or self.progress_every_s <= 0:
+            raise InvalidArgument("waiting_every_s and progress_every_s must be > 0")
+        if self.endurance_margin < 1.0 or self.lost_grace_s < 0:
+            raise InvalidArgument("endurance_margin must be >= 1 and lost_grace_s >= 0")
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,8 @@ class Expectation:
     dock_lon: float | None = None
     landing_lat: float | None = None  # where the plan lands it (the final NAV_LAND, or the dock after an RTL item)
     landing_lon: float | None = None
+    endurance_s: float = 0.0  # the drone's longest endurance on a full battery (0: unknown; never declared LOST)
+    profile: EnergyProfile | None = None  # planned time and energy per nav item (the in-flight energy projection)
 
 
 @dataclass
@@ -75,7 +86,7 @@ class DroneFlight:
     drone_id: str
     link: str
     sortie_index: int
-    status: str = "WAITING"  # WAITING | IN_FLIGHT | PAUSED | SUCCEEDED | ABORTED | RECALLED | LINK_LOST | NO_CONTACT | NOT_STARTED | TIMEOUT
+    status: str = "WAITING"  # WAITING | IN_FLIGHT | PAUSED | LINK_LOST, then one of ``TERMINAL``
     reason: str = ""
     mode: str = ""
     armed: bool = False
@@ -94,12 +105,18 @@ class DroneFlight:
     battery_pct: float | None = None
     battery_min_pct: float | None = None
     energy_wh: float | None = None
-    takeoff_t_s: float | None = None
+    takeoff_t_s: float | None = None  # the vehicle's time of its take-off (seen), or of the first sight airborne
+    takeoff_seen: bool | None = None  # False: the follower attached in flight, so the flight is counted from then
     landing_t_s: float | None = None
     last_t_s: float = 0.0
     texts: list[dict[str, Any]] = field(default_factory=list)
     alerts: list[dict[str, Any]] = field(default_factory=list)
     messages: int = 0
+    gaps: list[dict[str, Any]] = field(default_factory=list)  # telemetry losses: when, how long, what changed meanwhile
+    failsafes: list[dict[str, Any]] = field(default_factory=list)  # {"name", "t_s", "evidence"}: what the vehicle said
+    failsafe: str | None = None  # the failsafe that ended the flight (FAILSAFE_BATTERY, …), when one did
+    energy_start_wh: float | None = None  # the battery's consumed-energy counter at take-off
+    projection: dict[str, Any] | None = None  # the latest battery-at-landing projection (energy_projection.Projection)
 
     @property
     def terminal(self) -> bool:
@@ -112,10 +129,15 @@ class DroneFlight:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["flown_distance_m"] = round(self.flown_distance_m, 1)
-        out["duration_s"] = (
-            None if self.takeoff_t_s is None else round((self.landing_t_s or self.last_t_s) - self.takeoff_t_s, 1)
-        )
+        out["duration_s"] = self.duration_s
         return out
+
+    @property
+    def duration_s(self) -> float | None:
+        """Take-off (or first sight airborne) to landing, on the vehicle's clock; None before take-off."""
+        if self.takeoff_t_s is None:
+            return None
+        return round(max(0.0, (self.landing_t_s if self.landing_t_s is not None else self.last_t_s) - self.takeoff_t_s), 1)
 
 
 @dataclass
@@ -124,7 +146,7 @@ class MonitorResult:
 
     draft_id: str
     version: int
-    outcome: str  # SUCCEEDED | ABORTED | IN_FLIGHT (timed out) | DISPATCHED (nothing seen)
+    outcome: str  # the state, or what names it better: FAILSAFE_BATTERY …, LOST, LINK_LOST, NOT_STARTED
     state: str
     reason: str
     flights: list[DroneFlight]

@@ -11,20 +11,30 @@ its landing the way an autopilot reports a flight (FACTS.md):
   reached item implies every earlier one (ArduPilot coalesces the reports of
   items done in the same instant), and MISSION_CURRENT at seq k while the
   mission runs means every item before k is done;
-- **success** is the last item reached (or current) and then landed and
-  disarmed at the planned landing point — ArduPilot never reports the final
-  NAV_LAND and resets MISSION_CURRENT to 0 once disarmed;
-- **a recall** ends RECALLED once the vehicle is landed and disarmed near its
-  dock (or, told to land in place, where its landing began), in whatever mode
-  it landed (ArduCopter's RTL lands in RTL).
+- **the take-off** is the vehicle's own evidence: armed and off the ground
+  (EXTENDED_SYS_STATE), stamped with its own clock (SYSTEM_TIME,
+  GLOBAL_POSITION_INT); a follower that attaches to a vehicle already in the
+  air says so (``takeoff_seen`` False) and counts from its first sight;
+- **a lost link is a state, not an end** (issue 42): silence for ``link_lost_s``
+  after the vehicle armed is LINK_LOST — it may still be flying. Following goes
+  on (the link reconnects by itself); when telemetry returns the flight
+  continues where the vehicle is, the gap recorded. It ends only from the
+  vehicle's evidence, or LOST once silent for longer than its remaining
+  endurance on its own clock (``flows.vehicle.link_gaps``);
+- **the end** at touchdown is ``flows.vehicle.landing_verdict``'s (SUCCEEDED at
+  the planned landing point after the last item; RECALLED after a recall; a
+  failsafe named; else ABORTED), a disarm right after a gap judged at a fresh position;
+- **the battery at landing is projected** while it flies
+  (``flows.vehicle.energy_projection``), said in ``progress`` and, once under
+  the plan's reserve, in ``energy_breach`` — the monitor decides what to do.
 
 **Telemetry is data, never instructions**: the only messages sent are GCS
-heartbeats on a timer and the stream requests of the link.
+heartbeats on a timer and the stream requests of the link; a failsafe's text
+names what happened, it never triggers anything.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -32,51 +42,32 @@ from typing import Any
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
+from flows.vehicle.energy_projection import project  # noqa: E402
+from flows.vehicle.failsafes import failsafe_of_charge_state, failsafe_of_text  # noqa: E402
 from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions  # noqa: E402
+from flows.vehicle.landing_verdict import dist_m, judge_landing  # noqa: E402
+from flows.vehicle.link_gaps import clock_rate, close_gap, endurance_left_s, lost_reason, open_gap  # noqa: E402
 from flows.vehicle.modes import mode_name  # noqa: E402
 from flows.vehicle.vehicles import PER_CALL, Vehicles  # noqa: E402
 from planner.errors import InvalidArgument  # noqa: E402
 
-__all__ = [
-    "GCS_SYSTEM_ID",
-    "MONITOR_COMPONENT_ID",
-    "RECALL_HOME_M",
-    "RECALL_LAND_M",
-    "Notify",
-    "follow_flight",
-]
+__all__ = ["GCS_SYSTEM_ID", "MONITOR_COMPONENT_ID", "Notify", "follow_flight"]
 
 GCS_SYSTEM_ID = 255
 MONITOR_COMPONENT_ID = 191
-#: How far from its launch point a vehicle recalled home may land and still count as "at the dock", and how far
-#: from where its landing began a vehicle told to land in place may come down.
-RECALL_HOME_M = 25.0
-RECALL_LAND_M = 60.0
-#: How far from the planned landing point a completed mission may come down (GPS, wind, the autopilot's own
-#: landing); the same margin as a recall home.
-LANDING_M = 25.0
+LANDING_POSITION_WAIT_S = 3.0  # wall s a disarm seen right after a gap waits for a position of its landing
 _HOLD_PAIRS = ({"AUTO", "LOITER"}, {"AUTO", "BRAKE"}, {"AUTO", "GUIDED"})  # an operator's hold and its end
 _RUNNING = (_M.MISSION_STATE_ACTIVE, _M.MISSION_STATE_PAUSED)
 _SEVERITY = {v.name.replace("MAV_SEVERITY_", ""): k for k, v in _M.enums["MAV_SEVERITY"].items()}
 _SEVERITY_NAME = {k: n for n, k in _SEVERITY.items()}
 
-
-def _seqs(seqs: list[int], most: int = 8) -> str:
-    """``1, 2, 3`` or, for a long list, ``90, 92, 94, 96, 98, 99 … 353`` (the report lists them all)."""
-    if len(seqs) <= most:
-        return ", ".join(map(str, seqs))
-    return ", ".join(map(str, seqs[: most - 2])) + f" … {seqs[-1]}"
-
-
-def _dist_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    kx = math.cos(math.radians((lat1 + lat2) / 2.0)) * 111_320.0
-    return math.hypot((lon2 - lon1) * kx, (lat2 - lat1) * 111_320.0)
+Notify = Callable[[DroneFlight, str, dict[str, Any]], None]
 
 
 class _Follower:
     """One link, one vehicle: turns received messages into a ``DroneFlight``. Never sends a command."""
 
-    def __init__(self, exp: Expectation, opts: MonitorOptions, notify: Callable[[DroneFlight, str, dict[str, Any]], None],
+    def __init__(self, exp: Expectation, opts: MonitorOptions, notify: Notify,
                  recalled: Callable[[], bool] | None = None, *, binding: VehicleBinding | None = None,
                  link: Any = None, vehicles: Vehicles = PER_CALL):
         from flows.vehicle.link import TELEMETRY  # pymavlink: only when a flight is actually followed
@@ -97,6 +88,13 @@ class _Follower:
         self.last_rx_wall: float | None = None
         self.link_alerted = False
         self.battery_alerted = False
+        self.breach_said = False
+        self.progress_said_wall = 0.0
+        self.seen_on_ground_armed_or_not = False  # the follower saw the vehicle on the ground: its take-off is seen
+        self.takeoff_pending = False  # airborne seen before any timestamp of the vehicle: stamp it at the next one
+        self.landing_pending: float | None = None  # wall time of a disarm waiting for the position of its landing
+        self.clock_first: tuple[float, float] | None = None  # (vehicle s, wall s) when first seen airborne
+        self.clock_last: tuple[float, float] | None = None
         self.not_ours: str | None = None  # why a heard vehicle is not the bound one
         self.autopilot = _M.MAV_AUTOPILOT_ARDUPILOTMEGA if exp.dialect != "px4" else _M.MAV_AUTOPILOT_PX4
         # every message of the vehicle, whoever reads the link (this follower, or a launch or a command through
@@ -149,8 +147,19 @@ class _Follower:
             return
         f = self.flight
         f.messages += 1
-        self.last_rx_wall = time.monotonic()
+        now = time.monotonic()
+        self.last_rx_wall = now
         self.link_alerted = False
+        boot_ms = self.link.view.boot_ms
+        if boot_ms is not None and boot_ms / 1000.0 > f.last_t_s:
+            f.last_t_s = boot_ms / 1000.0
+            if f.ever_armed:
+                self.clock_last = (f.last_t_s, now)
+            if self.takeoff_pending:
+                self.takeoff_pending = False
+                f.takeoff_t_s = f.last_t_s
+        if f.status == "LINK_LOST":
+            self._link_back(now)
         handler = getattr(self, "_on_" + kind.lower(), None)
         if handler is not None:
             handler(msg)
@@ -161,12 +170,21 @@ class _Follower:
     def _check_airborne(self) -> None:
         """The take-off: armed *and* off the ground (an armed vehicle on the ground has not flown yet)."""
         f = self.flight
-        if f.ever_armed or f.terminal or not f.armed or not self.link.view.airborne:
+        view = self.link.view
+        if not f.ever_armed and view.mode and not view.airborne:
+            self.seen_on_ground_armed_or_not = True
+        if f.ever_armed or f.terminal or not f.armed or not view.airborne:
             return
         f.ever_armed = True
-        f.takeoff_t_s = f.last_t_s
+        f.takeoff_seen = self.seen_on_ground_armed_or_not
+        if view.boot_ms is None:
+            self.takeoff_pending = True
+        else:
+            f.takeoff_t_s = view.boot_ms / 1000.0
+            self.clock_first = self.clock_last = (f.takeoff_t_s, time.monotonic())
+        f.energy_start_wh = view.energy_wh
         f.status = "IN_FLIGHT"
-        self.notify(f, "armed", {"mode": f.mode})
+        self.notify(f, "armed", {"mode": f.mode, "takeoff_seen": f.takeoff_seen})
 
     def _on_heartbeat(self, msg: Any) -> None:
         f = self.flight
@@ -182,21 +200,27 @@ class _Follower:
                             "lat": here[2] if here else None, "lon": here[1] if here else None}
                 self.notify(f, "recall", dict(f.recall))
             elif not hold:
+                fs = f.failsafes[0]["name"] if f.failsafes else None
                 self.alert("mode_change", f"vehicle switched from {f.mode} to {mode} at item {f.current_seq} "
-                           f"({reached} of {f.nav_total} items reached)", from_mode=f.mode, to_mode=mode)
+                           f"({reached} of {f.nav_total} items reached)" + (f"; {fs} announced" if fs else ""),
+                           from_mode=f.mode, to_mode=mode)
         f.mode = mode
         self._check_pause()
         was_armed = f.armed
         f.armed = armed
         if f.ever_armed and was_armed and not armed:
             f.landing_t_s = f.last_t_s
+            gap_end = f.gaps[-1].get("back_t_s") if f.gaps else None
+            if gap_end is not None and (not f.track or f.track[-1][0] < gap_end):
+                self.landing_pending = time.monotonic()  # its last position is from before the gap: wait for one
+                return
             self._landed()
 
     def _check_pause(self) -> None:
         """PAUSED while the vehicle holds in its mission (ArduPilot: AUTO + mission_state PAUSED, or a forced
         BRAKE; PX4: AUTO.LOITER), as the link's view of it says."""
         f = self.flight
-        if not f.ever_armed or f.terminal:
+        if not f.ever_armed or f.terminal or f.status == "LINK_LOST":
             return
         paused = self.link.view.paused
         if paused == f.paused:
@@ -221,99 +245,44 @@ class _Follower:
         f.reached.extend(new)
         self.notify(f, "progress", {"seq": max(new), "items": new})
 
-    def _planned_landing(self) -> tuple[float, float] | None:
-        e = self.exp
-        if e.landing_lat is not None and e.landing_lon is not None:
-            return e.landing_lat, e.landing_lon
-        if e.dock_lat is not None and e.dock_lon is not None:
-            return e.dock_lat, e.dock_lon
-        return None
-
     def _landed(self) -> None:
         f = self.flight
         f.paused = False
-        reached = set(f.reached)
-        here = f.track[-1] if f.track else None
-        last = self.exp.nav_seqs[-1] if self.exp.nav_seqs else None
-        done = last is not None and (last in reached or (f.highest_current is not None and f.highest_current >= last))
-        recalled = f.recall is not None or self.recalled()
-        if recalled and not (done and f.mode == "AUTO"):
-            self._landed_after_recall(reached)
-            return
-        if done:
-            target = self._planned_landing()
-            if here is None:
-                self.finish("ABORTED", f"landed after the last item (item {last}), but the vehicle sent no position: "
-                            "where it came down is unknown")
-                return
-            off = 0.0 if target is None else _dist_m(here[2], here[1], target[0], target[1])
-            if off <= LANDING_M:
-                self._reach(last, inclusive=True)  # the final landing: ArduPilot never reports it, the touchdown does
-                self.finish("SUCCEEDED", f"landed and disarmed {off:.0f} m from the planned landing point after the "
-                            f"last item (item {last}); all {f.nav_total} items flown (mode {f.mode})")
-                return
-            self.finish("ABORTED", f"the last item (item {last}) was reached but the vehicle came down {off:.0f} m "
-                        f"from the planned landing point (limit {LANDING_M:g} m), in mode {f.mode}")
-            return
-        done_now = set(f.reached)
-        top = max(done_now) if done_now else None
-        why = [f"landed in mode {f.mode} with {len(done_now)} of {f.nav_total} items reached"
-               + (f" (last item {top})" if top is not None else "")]
-        for a in f.alerts:
-            if a["kind"] in ("battery_low", "mode_change"):
-                why.append(a["message"])
-        self.finish("ABORTED", "; ".join(why))
-
-    def _landed_after_recall(self, reached: set[int]) -> None:
-        """Landed after an operator's recall: RECALLED near its dock (or where a landing in place began), in any
-        mode; else ABORTED with the vehicle's figures. Nothing unknown is formatted or compared."""
-        f = self.flight
-        missing = [s for s in self.exp.nav_seqs if s not in reached]
-        top = max(reached) if reached else None
-        flown = f"{len(reached)} of {f.nav_total} items reached" + (f" (last item {top})" if top is not None else "")
-        not_flown = f"{len(missing)} not flown: items {_seqs(missing)}" if missing else "nothing left unflown"
-        here = f.track[-1] if f.track else None
-        in_place = (f.recall or {}).get("mode") == "LAND" or (f.recall is None and f.mode == "LAND")
-        if here is None:
-            self.finish("ABORTED", f"recalled and landed in mode {f.mode}, but the vehicle sent no position: where "
-                        f"it came down is unknown; {flown}; {not_flown}")
-            return
-        if in_place:
-            start = f.recall or {}
-            lat, lon = start.get("lat"), start.get("lon")
-            off = None if lat is None or lon is None else _dist_m(here[2], here[1], lat, lon)
-            if off is None or off <= RECALL_LAND_M:
-                self.finish("RECALLED", f"recalled: landed in place at {here[2]:.6f},{here[1]:.6f} in mode {f.mode}; "
-                            f"{flown}; {not_flown}")
-                return
-            self.finish("ABORTED", f"told to land in place but came down {off:.0f} m away; {flown}; {not_flown}")
-            return
-        home = (self.exp.dock_lat, self.exp.dock_lon) if self.exp.dock_lat is not None else \
-            ((f.track[0][2], f.track[0][1]) if f.track else None)
-        off = None if home is None or home[1] is None else _dist_m(here[2], here[1], home[0], home[1])
-        if off is not None and off <= RECALL_HOME_M:
-            self.finish("RECALLED", f"recalled: returned and landed {off:.0f} m from the dock, in mode {f.mode}; "
-                        f"{flown}; {not_flown}")
-            return
-        where = "at an unknown distance from the dock" if off is None else f"{off:.0f} m from the dock"
-        self.finish("ABORTED", f"recalled to its dock but landed {where} (limit {RECALL_HOME_M:g} m), in mode "
-                    f"{f.mode}; {flown}; {not_flown}")
+        self.landing_pending = None
+        status, reason = judge_landing(f, self.exp, recalled=f.recall is not None or self.recalled())
+        if status == "ABORTED" and f.failsafes and reason.startswith(f.failsafes[0]["name"]):
+            f.failsafe = f.failsafes[0]["name"]
+        if status == "SUCCEEDED":
+            self._reach(self.exp.nav_seqs[-1], inclusive=True)  # the final landing: never reported, the touchdown is
+        self.finish(status, reason)
 
     def _on_global_position_int(self, msg: Any) -> None:
         f = self.flight
-        f.last_t_s = msg.time_boot_ms / 1000.0
-        point = [round(f.last_t_s, 2), msg.lon / 1e7, msg.lat / 1e7, round(msg.relative_alt / 1000.0, 2)]
+        t_s = msg.time_boot_ms / 1000.0
+        point = [round(t_s, 2), msg.lon / 1e7, msg.lat / 1e7, round(msg.relative_alt / 1000.0, 2)]
         if not f.track or f.track[-1][1:] != point[1:]:
             f.track.append(point)
+        gap = f.gaps[-1] if f.gaps else None
+        if gap is not None and gap.get("back_t_s") is not None and gap.get("after") is None:
+            gap["after"] = self._where()
+            gap["moved_m"] = None if gap["before"].get("lat") is None else round(dist_m(
+                gap["before"]["lat"], gap["before"]["lon"], point[2], point[1]), 1)
+        if self.landing_pending is not None:
+            self._landed()
+            return
         self._check_battery()
 
     def _on_battery_status(self, msg: Any) -> None:
         f = self.flight
+        named = failsafe_of_charge_state(int(getattr(msg, "charge_state", 0) or 0))
+        if named is not None and f.ever_armed and not any(x["evidence"].startswith("BATTERY_STATUS") for x in f.failsafes):
+            self._failsafe_seen(named, "BATTERY_STATUS charge_state "
+                                + _M.enums["MAV_BATTERY_CHARGE_STATE"][int(msg.charge_state)].name.split("_")[-1])
         if msg.battery_remaining < 0:
             return
         pct = float(msg.battery_remaining)
-        if f.battery_start_pct is None:
-            f.battery_start_pct = pct
+        if f.battery_start_pct is None or not f.ever_armed:
+            f.battery_start_pct = pct  # the charge at take-off (the last reading on the ground)
         f.battery_pct = pct
         f.battery_min_pct = pct if f.battery_min_pct is None else min(f.battery_min_pct, pct)
         if msg.energy_consumed >= 0:
@@ -327,7 +296,10 @@ class _Follower:
 
     def _check_battery(self) -> None:
         f = self.flight
-        if self.battery_alerted or f.battery_start_pct is None or f.battery_pct is None or not f.ever_armed:
+        if f.battery_start_pct is None or f.battery_pct is None or not f.ever_armed:
+            return
+        self._project()
+        if self.battery_alerted:
             return
         used = f.battery_start_pct - f.battery_pct
         expected = self.expected_used_pct()
@@ -339,6 +311,23 @@ class _Follower:
                 f"(margin {self.opts.battery_margin_pct:g} %)",
                 battery_pct=f.battery_pct, used_pct=round(used, 1), expected_used_pct=round(expected, 1),
             )
+
+    def _project(self) -> None:
+        """The battery at landing from the consumption so far (``energy_projection``); ``energy_breach`` once under
+        the reserve while the vehicle flies its mission (a vehicle already returning is not projected)."""
+        f, profile = self.flight, self.exp.profile
+        if profile is None or f.battery_start_pct is None or f.battery_pct is None or self.link.view.returning:
+            return
+        top = max(f.reached) if f.reached else None
+        used_wh = None
+        if f.energy_wh is not None and f.energy_start_wh is not None:
+            used_wh = f.energy_wh - f.energy_start_wh
+        p = project(profile, start_pct=f.battery_start_pct, now_pct=f.battery_pct, reached_seq=top, used_wh=used_wh)
+        f.projection = {"t_s": round(f.last_t_s, 1), **p.to_dict()}
+        if p.breached and p.evidence and not self.breach_said and f.recall is None:
+            self.breach_said = True
+            self.alert("energy_projection", p.sentence(), **p.to_dict())
+            self.notify(f, "energy_breach", {**p.to_dict(), "sentence": p.sentence()})
 
     def _on_mission_current(self, msg: Any) -> None:
         f = self.flight
@@ -367,6 +356,41 @@ class _Follower:
                  "text": text}
         self.flight.texts.append(entry)  # logged as text; never parsed for instructions
         self.notify(self.flight, "text", entry)
+        named = failsafe_of_text(text)  # a name for what happened, never a reason to send anything
+        if named is not None and self.flight.ever_armed:
+            self._failsafe_seen(named, f"the vehicle said {text!r}")
+
+    def _failsafe_seen(self, name: str, evidence: str) -> None:
+        f = self.flight
+        entry = {"name": name, "t_s": round(f.last_t_s, 1), "evidence": evidence, "mode": f.mode, "seq": f.current_seq}
+        f.failsafes.append(entry)
+        self.alert("failsafe", f"{name}: {evidence} at item {f.current_seq} (mode {f.mode})", failsafe=name)
+
+    # --- the link lost and back ------------------------------------------------------------
+
+    def _where(self) -> dict[str, Any]:
+        f, v = self.flight, self.link.view
+        here = f.track[-1] if f.track else None
+        return {"t_s": round(f.last_t_s, 1), "seq": f.current_seq, "mode": f.mode, "armed": f.armed,
+                "battery_pct": f.battery_pct, "reached": len(set(f.reached)), "airborne": v.airborne,
+                "lat": here[2] if here else None, "lon": here[1] if here else None, "alt_m": here[3] if here else None}
+
+    def _link_lost(self, silent: float, now: float) -> None:
+        f = self.flight
+        left = endurance_left_s(f.battery_pct, self.exp.endurance_s, self.opts.endurance_margin, self.opts.lost_grace_s)
+        gap, message = open_gap(self._where(), t_s=f.last_t_s, silent_s=silent, lost_wall=now - silent,
+                                rate=clock_rate(self.clock_first, self.clock_last), left_s=left, nav_total=f.nav_total)
+        f.gaps.append(gap)
+        f.status = "LINK_LOST"
+        self.notify(f, "link_lost", {"message": message, "silent_s": round(silent, 1), **gap["before"]})
+
+    def _link_back(self, now: float) -> None:
+        f = self.flight
+        gap = f.gaps[-1]
+        close_gap(gap, now_wall=now, t_s=f.last_t_s)
+        f.status = "PAUSED" if f.paused else "IN_FLIGHT"
+        self.notify(f, "link_back", {"silent_s": gap["silent_s"], "from_t_s": gap["from_t_s"],
+                                     "back_t_s": gap["back_t_s"], "mode": self.link.view.mode})
 
     # --- timers --------------------------------------------------------------------------
 
@@ -379,9 +403,22 @@ class _Follower:
                 f"{'armed' if f.armed else 'disarmed'}, mode {f.mode or '?'}, heard {now_wall - self.last_rx_wall:.0f} "
                 "s ago; nothing flies until it is launched (`sortie launch`)")
 
+    def progress(self, now_wall: float) -> None:
+        """Say where the flight is (``progress_every_s``): item, battery, the projection, the link."""
+        f = self.flight
+        if not f.ever_armed or now_wall - self.progress_said_wall < self.opts.progress_every_s:
+            return
+        self.progress_said_wall = now_wall
+        silent = None if self.last_rx_wall is None else now_wall - self.last_rx_wall
+        self.notify(f, "progress", {"seq": f.current_seq, "items": [], "tick": True,
+                                    "link_lost_s": round(silent, 1) if f.status == "LINK_LOST" and silent else None})
+
     def check_timers(self, now_wall: float) -> None:
         f = self.flight
         if f.terminal:
+            return
+        if self.landing_pending is not None and now_wall - self.landing_pending > LANDING_POSITION_WAIT_S:
+            self._landed()  # no position of the landing came: judged on what is known
             return
         waited = now_wall - self.started_wall
         if not f.ever_armed and waited >= (self.waiting_said_s + self.opts.waiting_every_s):
@@ -398,27 +435,24 @@ class _Follower:
                 self.finish("NO_CONTACT", f"no telemetry from {self.exp.link} within {self.opts.start_wait_s:g} s{why}")
             return
         silent = now_wall - self.last_rx_wall
-        if not f.ever_armed:
+        if not f.ever_armed and not f.armed:
             if now_wall - self.started_wall > self.opts.start_wait_s:
                 self.finish("NOT_STARTED", f"the vehicle answered but did not take off within "
                             f"{self.opts.start_wait_s:g} s: {self.seen_on_ground(now_wall)}")
             elif silent > self.opts.link_lost_s:
-                self.finish("NO_CONTACT", f"telemetry stopped for {silent:.1f} s before take-off")
+                self.finish("NO_CONTACT", f"telemetry stopped for {silent:.1f} s before take-off, the vehicle on "
+                            "the ground and disarmed")
             return
+        self.progress(now_wall)
         if silent > self.opts.link_alert_s and not self.link_alerted:
             self.link_alerted = True
             self.alert("link_lost", f"no telemetry for {silent:.1f} s at item {f.current_seq}", silent_s=round(silent, 1))
-        if silent > self.opts.link_lost_s:
-            reached = len(set(f.reached))
-            self.finish(
-                "LINK_LOST",
-                f"telemetry link lost for more than {self.opts.link_lost_s:g} s at item {f.current_seq} "
-                f"({reached} of {f.nav_total} items reached); last position "
-                + (f"{f.track[-1][2]:.6f},{f.track[-1][1]:.6f}" if f.track else "unknown"),
-            )
-
-
-Notify = Callable[[DroneFlight, str, dict[str, Any]], None]
+        if silent > self.opts.link_lost_s and f.status != "LINK_LOST":
+            self._link_lost(silent, now_wall)
+        if f.status == "LINK_LOST":
+            why = lost_reason(f.gaps[-1], silent)
+            if why is not None:
+                self.finish("LOST", why)
 
 
 def follow_flight(
@@ -429,19 +463,19 @@ def follow_flight(
     *,
     bindings: dict[str, VehicleBinding] | None = None,
     links: dict[str, Any] | None = None,
+    stop: Callable[[], bool] | None = None,
     vehicles: Vehicles = PER_CALL,
 ) -> list[DroneFlight]:
     """Follow every vehicle until each has ended (or the budget runs out); bounded in time and messages.
 
-    ``notify(flight, what, data)`` is called on "armed" (airborne), "progress",
-    "alert", "text", "paused", "resumed", "recall", "end" and, before take-off,
-    "waiting" every ``waiting_every_s`` (what the watch waits for, never silent); it may record
-    things but its return value is ignored: nothing received ever turns into
-    something sent. ``recalled()`` says whether an operator recalled the mission
-    (asked only when the vehicle switches to RTL/LAND or lands). ``bindings``:
-    each drone's ``VehicleBinding`` (its links are opened with it); ``links``:
-    already connected links to follow through instead (a long-lived owner's); ``vehicles``: the authority's port
-    the others are opened through (a held link is lent).
+    ``notify(flight, what, data)`` is called on "armed" (airborne), "progress"
+    (items reached, and every ``progress_every_s`` in flight), "alert", "text",
+    "paused", "resumed", "recall", "link_lost", "link_back", "energy_breach", "end"
+    and, before take-off, "waiting" every ``waiting_every_s``; its return value is
+    ignored: nothing received turns into something sent. ``recalled()``: is a recall
+    recorded. ``bindings``: each drone's ``VehicleBinding``; ``links``: connected
+    links to follow through (a long-lived owner's), others opened through
+    ``vehicles``, the authority's port. ``stop()``: end the watch early.
     """
     opts = options or MonitorOptions()
     if not expectations:
@@ -453,7 +487,7 @@ def follow_flight(
     last_hb = 0.0
     total = 0
     try:
-        while time.monotonic() < deadline and total < opts.max_messages:
+        while time.monotonic() < deadline and total < opts.max_messages and not (stop is not None and stop()):
             now = time.monotonic()
             if now - last_hb >= opts.heartbeat_period_s:  # a fixed timer, whatever was received
                 last_hb = now
@@ -472,11 +506,11 @@ def follow_flight(
             if got == 0:
                 time.sleep(0.005)
         for fo in followers:
-            if not fo.flight.terminal and not fo.flight.ever_armed:  # the watch ended before any take-off
+            if not fo.flight.terminal and not fo.flight.ever_armed and not fo.flight.armed:
                 fo.finish("NOT_STARTED" if fo.last_rx_wall is not None else "NO_CONTACT",
                           f"the vehicle did not take off within the watch's {opts.timeout_s:g} s: "
                           + fo.seen_on_ground(time.monotonic()))
-            elif not fo.flight.terminal:
+            elif not fo.flight.terminal and fo.flight.status != "LINK_LOST":
                 fo.finish("TIMEOUT", f"monitoring stopped after {opts.timeout_s:g} s / {total} messages; "
                           f"the vehicle was {fo.flight.status}")
     finally:

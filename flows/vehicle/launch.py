@@ -18,9 +18,16 @@ SITL, observed"), and a launch is where a mistake costs an aircraft, so:
      share of the battery with the plan's reserve kept);
    - ``home`` — HOME_POSITION at the planned dock (mission altitudes are
      relative to home, and RTL goes there);
+   - the rule set's **vehicle rules** (``LaunchPlan.rule_checks``, one check per
+     rule, named by its id): the vehicle's own live position at its dock — not
+     its home, which ArduCopter moves to wherever it arms — and its failsafe
+     parameters (read from it first with PARAM_REQUEST_READ: ``params_wanted``);
    - ``mission`` — the mission read back over the same link has the approved
      item count and hash (``mission_hash``: what the dialect preserves,
      ``planner.output.mission_wire``).
+
+   A failing ``prearm`` check, and a refused arm, show the vehicle's own reasons
+   (its "PreArm: …" / "Arm: …" STATUSTEXTs, ``VehicleView.prearm``).
 
 2. **The dialect's sequence**, every step acknowledged or settled by the next
    message that shows it (``flows.vehicle.commands.VehicleController``):
@@ -46,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from flows.vehicle.commands import (
+    CommandJournal,
     ControlOptions,
     VehicleController,
     arm_command,
@@ -56,17 +64,25 @@ from flows.vehicle.commands import (
 )
 from flows.vehicle.link import VehicleLink
 from flows.vehicle.mission_client import MissionClient
+from flows.vehicle.param_read import read_params
+from flows.vehicle.view import VehicleView
 from planner.output.mission_items import MISSION, MissionItem
 from planner.output.mission_wire import compare_items, normalise_as_vehicle
 
-__all__ = ["LaunchPlan", "LaunchOptions", "Check", "LaunchOutcome", "preflight", "launch_vehicle", "mission_hash"]
+__all__ = ["LaunchPlan", "LaunchOptions", "Check", "LaunchOutcome", "RuleChecks", "preflight", "launch_vehicle",
+           "mission_hash", "prearm_reasons", "battery_needed_pct"]
 
 Status = Literal["LAUNCHED", "PREFLIGHT_FAILED", "REFUSED"]
 
 
+#: ``rule_checks(view, position_age_s)``: the rule set's checks of the vehicle's own state (``Check`` per rule).
+RuleChecks = Callable[[VehicleView, "float | None"], "list[Check]"]
+
+
 @dataclass(frozen=True)
 class LaunchPlan:
-    """What one vehicle must hold and have before it may fly: from the approved plan and the fleet entry."""
+    """What one vehicle must hold and have before it may fly: from the approved plan, the fleet entry and the
+    rule set (``rule_checks`` judges the vehicle's live state; ``params_wanted`` are read from it first)."""
 
     drone_id: str
     dialect: str
@@ -74,6 +90,8 @@ class LaunchPlan:
     battery_needed_pct: float
     dock_lat: float
     dock_lon: float
+    params_wanted: tuple[str, ...] = ()
+    rule_checks: RuleChecks | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,8 @@ class LaunchOptions:
     heartbeat_fresh_s: float = 3.0
     home_tolerance_m: float = 30.0
     readback_timeout_s: float = 20.0
+    params_wait_s: float = 4.0  # for the parameters the rules read (PARAM_REQUEST_READ, asked twice)
+    arm_reason_wait_s: float = 1.0  # after a refused arm, for the vehicle's "Arm: …" / "PreArm: …" text
     control: ControlOptions = field(default_factory=ControlOptions)
 
 
@@ -161,8 +181,8 @@ def preflight(link: VehicleLink, plan: LaunchPlan, options: LaunchOptions | None
     else:
         checks.append(Check("prearm", v.prearm_ok, "pre-arm checks pass (SYS_STATUS PREARM_CHECK healthy)"
                             if v.prearm_ok else f"pre-arm checks fail after {opts.prearm_wait_s:g} s "
-                            "(SYS_STATUS PREARM_CHECK unhealthy); the vehicle's STATUSTEXT says why",
-                            measured=v.prearm_ok, limit=True))
+                            f"(SYS_STATUS PREARM_CHECK unhealthy): {prearm_reasons(v)}",
+                            measured=v.prearm_ok if v.prearm_ok else list(v.prearm), limit=True))
     checks.append(Check("ekf", v.ahrs_ok is not False, "AHRS/EKF healthy" if v.ahrs_ok else
                         ("AHRS/EKF unhealthy (SYS_STATUS)" if v.ahrs_ok is False else "AHRS/EKF state not reported"),
                         measured=v.ahrs_ok))
@@ -182,6 +202,13 @@ def preflight(link: VehicleLink, plan: LaunchPlan, options: LaunchOptions | None
         checks.append(Check("home", off <= opts.home_tolerance_m,
                             f"home is {off:.1f} m from the planned dock", measured=round(off, 1),
                             limit=opts.home_tolerance_m))
+    if plan.rule_checks is not None:
+        if plan.params_wanted:
+            read_params(link, plan.params_wanted, opts.params_wait_s)
+        # the vehicle's position now (GLOBAL_POSITION_INT, a stream the link asked for): wait for a fresh one
+        link.pump(opts.params_wait_s, lambda: time.monotonic() - link.seen.get("GLOBAL_POSITION_INT", -1e9) < 2.0)
+        seen = link.seen.get("GLOBAL_POSITION_INT")
+        checks.extend(plan.rule_checks(link.view, None if seen is None else time.monotonic() - seen))
     checks.append(_mission_check(link, plan, opts))
     checks.append(Check("mode", True, f"mode {link.view.mode or '?'} (the sequence sets its own)",
                         measured=link.view.mode))
@@ -212,9 +239,10 @@ def _sequence(dialect: str) -> list[Any]:
 
 
 def launch_vehicle(link: VehicleLink, plan: LaunchPlan, options: LaunchOptions | None = None, *,
-                   checks: list[Check] | None = None) -> LaunchOutcome:
+                   checks: list[Check] | None = None, journal: CommandJournal | None = None) -> LaunchOutcome:
     """Check (unless ``checks`` were already made on this link) and launch one vehicle; never raises for the
-    vehicle's answers — the outcome says LAUNCHED, PREFLIGHT_FAILED (a check) or REFUSED (a step)."""
+    vehicle's answers — the outcome says LAUNCHED, PREFLIGHT_FAILED (a check) or REFUSED (a step). ``journal``:
+    where each step (and a disarm after a refusal) is written before it is sent."""
     opts = options or LaunchOptions()
     out = LaunchOutcome(plan.drone_id, link.connection, plan.dialect)
     out.checks = checks if checks is not None else preflight(link, plan, opts)
@@ -224,7 +252,7 @@ def launch_vehicle(link: VehicleLink, plan: LaunchPlan, options: LaunchOptions |
         out.detail = f"{plan.drone_id}: pre-flight check {bad[0].name} failed: {bad[0].detail}; nothing was sent"
         out.vehicle = link.view.to_dict()
         return out
-    vc = VehicleController(link, opts.control)
+    vc = VehicleController(link, opts.control, journal=journal)
     try:
         for cmd in _sequence(plan.dialect):
             step = vc.execute(cmd)
@@ -234,6 +262,9 @@ def launch_vehicle(link: VehicleLink, plan: LaunchPlan, options: LaunchOptions |
                 continue
             out.status, out.failed = "REFUSED", cmd.name
             out.detail = f"{plan.drone_id}: the launch stopped at {cmd.name}: {step.detail}"
+            if cmd.name == "arm":  # the vehicle says why it will not arm in a STATUSTEXT right after its answer
+                link.pump(opts.arm_reason_wait_s, lambda: bool(link.view.prearm))
+                out.detail += f"; the vehicle says: {prearm_reasons(link.view)}"
             if link.view.armed:
                 down = vc.execute(disarm_command())
                 out.steps.append(down.to_dict())
@@ -250,6 +281,14 @@ def launch_vehicle(link: VehicleLink, plan: LaunchPlan, options: LaunchOptions |
         vc.close()
     out.vehicle = link.view.to_dict()
     return out
+
+
+def prearm_reasons(view: VehicleView) -> str:
+    """The vehicle's own reasons for refusing to arm, as it said them this session (its latest "PreArm: …" /
+    "Arm: …" texts), or that it gave none."""
+    if not view.prearm:
+        return "it sent no PreArm/Arm text this session"
+    return "; ".join(repr(t) for t in view.prearm)
 
 
 def battery_needed_pct(battery_fraction: float, reserve_fraction: float) -> float:

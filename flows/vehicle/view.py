@@ -48,6 +48,8 @@ class VehicleView:
     lat: float | None = None
     lon: float | None = None
     alt_m: float | None = None  # above home
+    heading_deg: float | None = None  # where it points (GLOBAL_POSITION_INT hdg; else where it moves, 0 = north)
+    speed_mps: float | None = None  # ground speed (GLOBAL_POSITION_INT vx, vy)
     home_lat: float | None = None
     home_lon: float | None = None
     home_alt_m: float | None = None  # AMSL
@@ -132,6 +134,24 @@ def apply(view: VehicleView, msg: Any) -> VehicleView:
     return _fold(view, msg)
 
 
+#: Below this ground speed a heading from the velocity is noise: the last one stands.
+_MOVING_MPS = 0.5
+
+
+def _motion(msg: Any, last_heading: float | None) -> tuple[float, float | None]:
+    """Ground speed and heading of a GLOBAL_POSITION_INT: ``hdg`` (centidegrees; UINT16_MAX when the vehicle
+    does not know it) or, without it, the direction of the velocity (vx north, vy east, cm/s)."""
+    import math
+
+    vn, ve = msg.vx / 100.0, msg.vy / 100.0
+    speed = math.hypot(vn, ve)
+    if int(msg.hdg) != 65535:
+        return speed, int(msg.hdg) / 100.0
+    if speed >= _MOVING_MPS:
+        return speed, math.degrees(math.atan2(ve, vn)) % 360.0
+    return speed, last_heading
+
+
 def _fold(view: VehicleView, msg: Any) -> VehicleView:
     kind = msg.get_type()
     if kind == "HEARTBEAT":
@@ -150,8 +170,9 @@ def _fold(view: VehicleView, msg: Any) -> VehicleView:
         return replace(view, battery_pct=pct if pct is not None else view.battery_pct,
                        energy_wh=wh if wh is not None else view.energy_wh)
     if kind == "GLOBAL_POSITION_INT":
+        speed, heading = _motion(msg, view.heading_deg)
         return replace(view, lat=msg.lat / 1e7, lon=msg.lon / 1e7, alt_m=msg.relative_alt / 1000.0,
-                       boot_ms=int(msg.time_boot_ms))
+                       boot_ms=int(msg.time_boot_ms), speed_mps=speed, heading_deg=heading)
     if kind == "GPS_RAW_INT":
         return replace(view, gps_fix_type=int(msg.fix_type), satellites=int(msg.satellites_visible))
     if kind == "HOME_POSITION":

@@ -12,7 +12,7 @@ Times are timezone-aware ``datetime``s. "Now" is never read here: callers pass i
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta, timezone
 from typing import Literal
@@ -124,6 +124,13 @@ class Drone:
     # The vehicle's waypoint-navigation parameters (planner.world.nav_params): what fleet.json gave,
     # overlaid by what the hub read from the vehicle; missing names take the autopilot's defaults.
     nav_params: NavParams = NavParams()
+    # What the vehicle itself reports, when the drone's state comes from its link (``live``: the authority's hub,
+    # or the launch reading the vehicle): its position now (lat, lon; None when not reported or older than its
+    # freshness limit) and the parameters read from it (failsafes, navigation). A drone known only from the fleet
+    # file has neither; rules on them judge it when it is live (rules.evaluators.vehicle_*).
+    live: bool = False
+    position: tuple[float, float] | None = None
+    vehicle_params: Mapping[str, float] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def cruise_power_w(self) -> float:

@@ -14,6 +14,8 @@ from rules.evaluators import (
     dock_range,
     drone_available,
     geozone_clearance,
+    vehicle_at_dock,
+    vehicle_failsafes,
     weather,
 )
 from rules.evaluators._common import Env, Evaluator
@@ -28,4 +30,6 @@ EVALUATORS: dict[str, Evaluator] = {
     "drone_available": drone_available.evaluate,
     "dock_range": dock_range.evaluate,
     "weather": weather.evaluate,
+    "vehicle_at_dock": vehicle_at_dock.evaluate,
+    "vehicle_failsafes": vehicle_failsafes.evaluate,
 }

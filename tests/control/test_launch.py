@@ -30,7 +30,8 @@ from pymavlink.dialects.v20 import common as M
 
 pytestmark = pytest.mark.timeout(90)
 
-CHECKS = ["heartbeat", "disarmed", "prearm", "ekf", "gps", "battery", "home", "mission", "mode"]
+# + the rule set's vehicle rules (data/rules.yaml: at-the-dock, failsafes), judged from the vehicle's own state
+CHECKS = ["heartbeat", "disarmed", "prearm", "ekf", "gps", "battery", "home", "at-the-dock", "failsafes", "mission", "mode"]
 SEQUENCE = {
     "ardupilot": [M.MAV_CMD_DO_SET_MODE, M.MAV_CMD_COMPONENT_ARM_DISARM, M.MAV_CMD_DO_SET_MODE, M.MAV_CMD_MISSION_START],
     "px4": [M.MAV_CMD_MISSION_START],

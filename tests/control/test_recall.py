@@ -175,9 +175,12 @@ def test_a_recall_of_a_mission_that_never_took_off_says_not_started_and_sends_no
     steps = [(a, b) for a, b, _, _ in f.events()]
     assert steps[-1] == ("DISPATCHED", "ABORTED") and "never took off" in f.events()[-1][3]
     assert f.events()[-1][2] == OPERATOR and "weather" in f.events()[-1][3]
-    # the draft ended before take-off: a second recall, and a launch, are refused (nothing is sent)
+    # the draft ended before take-off: a second recall asks the vehicle (whatever the ledger says, issue 42), finds
+    # it on the ground and sends nothing; a launch is refused
     again = CliRunner().invoke(app, ["recall", f.draft_id, "--as", OPERATOR, "--now", NOW.isoformat(), "--json"])
-    assert again.exit_code == 2 and '"CONFLICT"' in again.output, again.output
+    said = " ".join(again.output.split())
+    assert '"ON_GROUND"' in said and "nothing was sent; the mission ended ABORTED" in said, again.output
+    assert f.flight.commands == []
     with pytest.raises(Conflict):
         f.launch_with()
     assert f.flight.commands == [] and not f.flight.armed

@@ -114,17 +114,18 @@ class Server:
 
 
 @contextlib.contextmanager
-def start_server(base: Path, *extra: str, unsigned: bool = True) -> Iterator[Server]:
+def start_server(base: Path, *extra: str, unsigned: bool = True, env: dict[str, str] | None = None) -> Iterator[Server]:
     """``sortie server`` on ``base/world`` (made by ``day_old_world``) and ``base/home``; real clock, live fleet;
     ``unsigned``: with ``--allow-unsigned`` (the demo world's drones are bound to no signing key until an admin
-    binds them: ``tests/fleet/test_server_bindings.py``)."""
+    binds them: ``tests/fleet/test_server_bindings.py``); ``env``: more of the server's environment (a crash
+    test's ``SORTIE_TEST_KILL_AT``)."""
     port = free_port()
     s = Server(f"http://127.0.0.1:{port}", base / "world", base / "home")
     log = base / "server.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([str(SORTIE), "server", "--world", str(s.world), "--home", str(s.home), "--listen",
                                  f"127.0.0.1:{port}", "--sweep-s", "0", *extra,
-                                 *(["--allow-unsigned"] if unsigned else [])], env=clean_env(), cwd=ROOT,
+                                 *(["--allow-unsigned"] if unsigned else [])], env=clean_env(**(env or {})), cwd=ROOT,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         def up() -> bool:

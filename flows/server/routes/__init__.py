@@ -8,4 +8,5 @@
     fleet      the fleet as its vehicles report it (the hub's live state) or as the file says
     ledger     backup (an admin's)
     events     the live feed (Server-Sent Events)
+    ops        the live operations page (/ops): its map, flights and live stream
 """

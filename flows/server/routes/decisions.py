@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
+from flows.authority.results import DraftView
 from flows.server.models import ApproveBody, AttemptBody, CancelBody, ExpireBody, RejectBody, Totp
 from flows.server.relay import relayed_actor
 from flows.authority.interface import Actor
@@ -58,13 +59,13 @@ def router(kit: "Kit") -> APIRouter:
         return out
 
     @r.post("/v1/drafts/{draft_id}/approve")
-    def approve(draft_id: str, body: ApproveBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def approve(draft_id: str, body: ApproveBody, c: kit.Who) -> DraftView:  # type: ignore[name-defined]
         return decide("approve", draft_id, c, body.totp,
                       {"version": body.version, "plan_hash": body.plan_hash, "comment": body.comment},
                       lambda a: a.approve(draft_id, body.version, plan_hash=body.plan_hash, comment=body.comment))
 
     @r.post("/v1/drafts/{draft_id}/reject")
-    def reject(draft_id: str, body: RejectBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def reject(draft_id: str, body: RejectBody, c: kit.Who) -> DraftView:  # type: ignore[name-defined]
         return decide("reject", draft_id, c, body.totp, {"version": body.version, "reason": body.reason},
                       lambda a: a.reject(draft_id, body.version, reason=body.reason))
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
+from flows.authority.results import FleetView
 from flows.server.links import resolve_links
 from flows.server.models import ClearBody, ReadVehicleBody
 
@@ -28,7 +29,7 @@ def router(kit: "Kit") -> APIRouter:
     r = APIRouter()
 
     @r.get("/v1/fleet")
-    def fleet(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def fleet(c: kit.Who) -> FleetView:  # type: ignore[name-defined]
         """Each drone of the caller's tenants: id, status, battery_pct, position, mode, armed, last_seen, source,
         fault."""
         return kit.call(c, "fleet", "read", {}, lambda ctx: ctx.authority().fleet())

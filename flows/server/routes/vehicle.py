@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
+from flows.authority.results import DispatchView
 from flows.authority.interface import MonitorRequest
 from flows.server.models import DispatchBody, HoldBody, LaunchBody, MonitorBody, RecallBody, ReconcileBody, Totp
 from flows.server.relay import refuse_unproven_service, relayed_actor
@@ -55,7 +56,7 @@ def router(kit: "Kit") -> APIRouter:
     # ------------------------------------------------------------------ dispatch
 
     @r.post("/v1/drafts/{draft_id}/dispatch")
-    def dispatch(draft_id: str, body: DispatchBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def dispatch(draft_id: str, body: DispatchBody, c: kit.Who) -> DispatchView:  # type: ignore[name-defined]
         def work(ctx: "RequestContext") -> Any:
             ctx.visible(draft_id)
             return ctx.authority().dispatch(draft_id, body.version, link=ctx.links(draft_id, body.version, body.link),
@@ -169,7 +170,7 @@ def router(kit: "Kit") -> APIRouter:
             return ctx.authority().reconcile(draft_id, link=links, timeout_s=body.timeout_s)
 
         out = kit.call(c, "reconcile", "dispatch", {"draft_id": draft_id, **body.model_dump()}, work, draft_id=draft_id)
-        if out.get("verify") is not None:  # the vehicle was read back and the record settled (not "nothing to settle")
+        if out.get("verify") is not None or out.get("released"):  # settled or released (not "nothing to settle")
             kit.publish("dispatch.reconciled", out)
         return out
 

@@ -1,0 +1,55 @@
+"""Issue 42: an 8 s telemetry gap leaves the flight LINK_LOST ("it may still be flying"), never an end, and a recall
+during it reaches the vehicle.
+
+The simulated vehicle stalls its link for 8 wall seconds in flight (nothing in or out on any port, the vehicle
+flies on: the stall a real telemetry radio shows). The follower notices after ``link_lost_s`` and the ledger says
+LINK_LOST; an operator's recall then is allowed (LINK_LOST → RECALLING recorded first), waits for the vehicle on
+its own link, and is confirmed by the vehicle once the stall ends; the follower, hearing the vehicle again, follows
+it home and the draft ends RECALLED — the gap kept with the flight.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from control.controlkit import FAST, NOW, OPERATOR, Flight
+from flows.sim.flight import FlightFaults
+from flows.usecases import control
+from flows.usecases.grounds import Grounds
+from pymavlink.dialects.v20 import common as M
+
+pytestmark = pytest.mark.timeout(120)
+
+#: The recall waits for the vehicle longer than the stall (a real radio's gap): it reaches it when the link is back.
+PATIENT = replace(FAST, connect_timeout_s=15.0)
+
+
+def _state(f: Flight) -> str:
+    return f.ledger.get_draft(f.draft_id, f.version).state
+
+
+def test_a_telemetry_gap_is_link_lost_and_a_recall_during_it_reaches_the_vehicle(fly: Callable[..., Flight]) -> None:
+    f = fly("ardupilot", speedup=20.0, faults=FlightFaults(stall_after_s=20.0, stall_s=8.0))
+    deadline = time.monotonic() + 30.0
+    while _state(f) != "LINK_LOST":
+        assert time.monotonic() < deadline, f"never LINK_LOST: {f.events()[-3:]}"
+        time.sleep(0.05)
+    assert f.flight.armed and f.flight.stall_until is not None and f.flight.stall_until > time.monotonic()
+    out = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW,
+                         reason="telemetry lost over the lake", options=PATIENT)
+    assert out.state == "RECALLING" and out.vehicles[0]["outcome"] == "CONFIRMED", out
+    assert [c["command"] for c in f.commands] == [M.MAV_CMD_NAV_RETURN_TO_LAUNCH]
+    f.pace(150.0)
+    result = f.monitored()
+    assert result.state == "RECALLED", result.reason
+    steps = [(a, b) for a, b, _, _ in f.events()]
+    assert ("IN_FLIGHT", "LINK_LOST") in steps and ("LINK_LOST", "RECALLING") in steps
+    assert steps[-1] == ("RECALLING", "RECALLED") and ("LINK_LOST", "ABORTED") not in steps
+    lost = [e for e in f.events() if e[1] == "LINK_LOST"][0]
+    assert "it may still be flying" in lost[3]
+    gap = result.flights[0].gaps[0]
+    assert gap["silent_s"] is not None and gap["silent_s"] >= 4.0 and gap["back_t_s"] >= gap["from_t_s"]
