@@ -82,7 +82,11 @@ SORTIE_FAILSAFES: dict[str, dict[str, float]] = {
     "ardupilot": {"FS_GCS_ENABLE": 1.0, "FS_GCS_TIMEOUT": 30.0, "BATT_FS_LOW_ACT": 2.0, "BATT_FS_CRT_ACT": 1.0,
                   "RTL_ALT": 12000.0},
     "px4": {"NAV_DLL_ACT": 2.0, "COM_DL_LOSS_T": 30.0, "COM_LOW_BAT_ACT": 3.0, "BAT_LOW_THR": 0.20,
-            "BAT_CRIT_THR": 0.10},
+            "BAT_CRIT_THR": 0.10,
+            # the acceptance radius of a vehicle that patrols lanes: PX4's default 10 m switches to the next waypoint
+            # 10 m early and cuts every corner by up to that much (MissionBlock::is_mission_item_reached_or_completed,
+            # computeXYSpeedAtWaypoint), wider than the 5 m within which sortie counts a lane flown (flown_work)
+            "NAV_ACC_RAD": 2.0},
 }
 #: ArduCopter's reserves of the "sortie" preset, as fractions of BATT_CAPACITY (set when the pack is known).
 SORTIE_RESERVES: dict[str, float] = {"BATT_LOW_MAH": 0.20, "BATT_CRT_MAH": 0.10}
