@@ -360,8 +360,11 @@ def link_list(home: HomeOpt = None, world: WorldOpt = None, as_json: JsonOpt = F
 
 @app.command("watch")
 def watch_cmd(
-    count: Annotated[int | None, typer.Option("--count", help="Stop after this many events.")] = None,
+    count: Annotated[int | None, typer.Option("--count", help="Stop after this many events (of the --progress "
+                                                                "choice).")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Stop after this many seconds.")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show each flight's progress "
+                                                                          "(flight.progress, about 1 a second).")] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the server's live events (SORTIE_SERVER, SORTIE_TOKEN): drafts, approvals, dispatches, flights."""
@@ -375,7 +378,9 @@ def watch_cmd(
         t0 = time.monotonic()
         from flows.safe_text import clean_tree, escape_json_text
 
-        for ev in authority("sortie watch").events(max_events=count, timeout_s=timeout):
+        for ev in authority("sortie watch").events(timeout_s=timeout):
+            if not progress and ev.get("type") == "flight.progress":
+                continue  # the flight's 1 Hz figures: the ops page and `sortie monitor` show them
             seen += 1
             if as_json:
                 print(escape_json_text(json.dumps(ev, ensure_ascii=False, sort_keys=True)), flush=True)
@@ -384,6 +389,8 @@ def watch_cmd(
                 what = " ".join(f"{k}={ev[k]}" for k in ("draft_id", "version", "status", "draft_status", "state",
                                                            "drone_id", "reason") if k in ev)
                 console.print(f"{ev['type']:<20} {what}", markup=False, highlight=False)
+            if count is not None and seen >= count:
+                break
         return {"events": seen, "seconds": round(time.monotonic() - t0, 1)}
 
     run(body, False, lambda d: None)

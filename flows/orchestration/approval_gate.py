@@ -68,7 +68,7 @@ __all__ = ["gate_and_dispatch", "TERMINAL_STATES", "DISPATCHED_STATES", "SAFETY_
 
 #: Prefect's own pause timeout = our window + this; only fires if our expiry machinery is gone.
 SAFETY_MARGIN_S = 600
-TERMINAL_STATES = frozenset({"REJECTED", "EXPIRED", "SUPERSEDED", "WAITING_RESOURCE", "ABORTED", "SUCCEEDED",
+TERMINAL_STATES = frozenset({"REJECTED", "EXPIRED", "SUPERSEDED", "WAITING_RESOURCE", "ABORTED", "SUCCEEDED", "INCOMPLETE",
                              "CANCELLED", "RECALLED"})
 
 

@@ -31,7 +31,7 @@ from planner.errors import (
 )
 
 NOW = datetime(2026, 11, 29, 7, 0, tzinfo=timezone(timedelta(hours=2)))
-TERMINAL = {"SUCCEEDED", "ABORTED", "REJECTED", "EXPIRED", "SUPERSEDED", "CANCELLED", "RECALLED"}
+TERMINAL = {"SUCCEEDED", "INCOMPLETE", "ABORTED", "REJECTED", "EXPIRED", "SUPERSEDED", "CANCELLED", "RECALLED"}
 
 
 def yes(tenant: str, region: str | None) -> bool:

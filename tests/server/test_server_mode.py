@@ -137,8 +137,15 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
     sim = sim_vehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
                      heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
     events: list[dict[str, Any]] = []
-    feed = threading.Thread(target=lambda: events.extend(
-        SortieClient(authority.url, authority.tokens["li.wei"]).events(max_events=4, timeout_s=150)), daemon=True)
+
+    def follow() -> None:  # the feed's events of record, until the flight's end (its 1 Hz progress aside)
+        for e in SortieClient(authority.url, authority.tokens["li.wei"]).events(timeout_s=150):
+            if e["type"] != "flight.progress":
+                events.append(e)
+            if e["type"] == "flight.finished":
+                return
+
+    feed = threading.Thread(target=follow, daemon=True)
     feed.start()
     other: list[dict[str, Any]] = []  # another tenant's screen: none of city-fire's dispatch or flight events
     other_feed = threading.Thread(target=lambda: other.extend(
@@ -146,7 +153,7 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
         daemon=True)
     other_feed.start()
     env = authority.env(SORTIE_SERVER=authority.url, SORTIE_TOKEN=authority.tokens["li.wei"])
-    watch = subprocess.Popen([str(authority.sortie_bin), "watch", "--count", "4", "--timeout", "150"], env=env,
+    watch = subprocess.Popen([str(authority.sortie_bin), "watch", "--count", "4", "--no-progress", "--timeout", "150"], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # the link is the server's record: a caller's own address is refused, and nothing is claimed
