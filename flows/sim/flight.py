@@ -1,5 +1,9 @@
 """The simulated vehicle's flight: launch, modes, battery, failsafes and faults, stepped on the vehicle's clock.
 
+Long on purpose (~530 lines): one vehicle's flight is one state machine, stepped in one place so that launch,
+modes, battery, failsafes and faults act in the order the autopilot's loop gives them; its parts (modes,
+failsafe rules, command handling, telemetry, the battery) already live in modules of their own.
+
 ``SimFlight`` is a ``flows.sim.vehicle.VehicleBehaviour``. Every vehicle has one
 unless a test plugs in another behaviour: it holds the stored mission and
 **waits on the ground until a ground station launches it** (FACTS.md: "Nothing
