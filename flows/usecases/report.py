@@ -20,13 +20,12 @@ they say, they were logged and not acted on.
 from __future__ import annotations
 
 import base64
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shapely.geometry import LineString, Point
 
+from flows.usecases.flown_work import REACH_TOLERANCE_M, work_flown
 from flows.usecases.grounds import Grounds
 from flows.usecases.monitoring import load_flight
 from planner.errors import SortieError
@@ -41,8 +40,6 @@ __all__ = [
     "markdown_for_artifact",
 ]
 
-REACH_TOLERANCE_M = 5.0
-_M_PER_DEG = 111_320.0
 
 
 @dataclass
@@ -74,78 +71,16 @@ def _num(x: Any, fmt: str = ".0f", unit: str = "") -> str:
     return f"{x:{fmt}}{unit}"
 
 
-class _Frame:
-    """Equirectangular metres about a reference point (fine at the scale of one sortie)."""
-
-    def __init__(self, lon0: float, lat0: float) -> None:
-        self.lon0, self.lat0 = lon0, lat0
-        self.kx = math.cos(math.radians(lat0)) * _M_PER_DEG
-
-    def xy(self, lon: float, lat: float) -> tuple[float, float]:
-        return ((lon - self.lon0) * self.kx, (lat - self.lat0) * _M_PER_DEG)
-
-
 def coverage_reached(plan: Plan, tracks: dict[str, list[tuple[float, float]]], *,
                      tolerance_m: float = REACH_TOLERANCE_M) -> dict[str, Any]:
     """Per kind of target (lanes, survey sweeps, inspection points): planned vs reached on the flown tracks.
 
-    ``tracks`` maps drone id → (lon, lat) points. Returns counts and lengths,
-    and the ids of the lanes/points reached and missed.
+    ``tracks`` maps drone id → (lon, lat) points; each sortie is measured on its drone's track by the one
+    measure the end of a flight is judged with (``flows.usecases.flown_work``).
     """
-    lanes: dict[str, list[float]] = {}  # id -> [planned m, reached m]
-    points: dict[str, bool] = {}
-    sweep = [0.0, 0.0]
-    for s in plan.sorties:
-        track = tracks.get(s.drone_id, [])
-        first = s.waypoints[0] if s.waypoints else None
-        frame = _Frame(first.lon, first.lat) if first else _Frame(0.0, 0.0)
-        zone = None
-        if len(track) >= 2:
-            zone = LineString([frame.xy(*p) for p in track]).buffer(tolerance_m)
-        elif len(track) == 1:
-            zone = Point(frame.xy(*track[0])).buffer(tolerance_m)
-        prev = None
-        for leg in s.legs:
-            pts = [frame.xy(w.lon, w.lat) for w in leg.waypoints]
-            # a lane or sweep leg starts at its own first waypoint (the transit before it ends there)
-            line_pts = pts if len(pts) >= 2 else ([prev] if prev is not None else []) + pts
-            if leg.kind in ("lane", "sweep") and len(line_pts) >= 2:
-                line = LineString(line_pts)
-                got = 0.0 if zone is None else line.intersection(zone).length
-                if leg.kind == "lane":
-                    key = leg.target_id or f"lane@{s.index}"
-                    acc = lanes.setdefault(key, [0.0, 0.0])
-                    acc[0] += line.length
-                    acc[1] += got
-                else:
-                    sweep[0] += line.length
-                    sweep[1] += got
-            elif leg.kind == "inspect":
-                for w, p in zip(leg.waypoints, pts):
-                    if w.action != "INSPECT" and len(leg.waypoints) > 1:
-                        continue
-                    key = w.target_id or leg.target_id or f"point@{w.lon:.6f},{w.lat:.6f}"
-                    hit = zone is not None and zone.contains(Point(p))
-                    points[key] = points.get(key, False) or hit
-            if pts:
-                prev = pts[-1]
-    lanes_done = sorted(k for k, (planned, got) in lanes.items() if planned > 0 and got / planned >= 0.95)
-    return {
-        "tolerance_m": tolerance_m,
-        "lanes": {
-            "planned": len(lanes),
-            "reached": len(lanes_done),
-            "planned_m": round(sum(v[0] for v in lanes.values()), 1),
-            "reached_m": round(sum(v[1] for v in lanes.values()), 1),
-            "missed": sorted(set(lanes) - set(lanes_done)),
-        },
-        "sweeps": {"planned_m": round(sweep[0], 1), "reached_m": round(sweep[1], 1)},
-        "points": {
-            "planned": len(points),
-            "reached": sum(1 for v in points.values() if v),
-            "missed": sorted(k for k, v in points.items() if not v),
-        },
-    }
+    work = work_flown(plan, {s.index: tracks.get(s.drone_id, []) for s in plan.sorties}, tolerance_m=tolerance_m)
+    work.pop("sorties")
+    return work
 
 
 def _tracks(flight: dict[str, Any] | None) -> dict[str, list[tuple[float, float]]]:
