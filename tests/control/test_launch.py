@@ -70,13 +70,15 @@ def test_a_dispatched_vehicle_waits_on_the_ground_until_launched_then_flies_the_
     assert f.monitored().state == "SUCCEEDED"
 
 
-@pytest.mark.parametrize("check", ["prearm", "battery"])
+@pytest.mark.parametrize("check", ["prearm", "battery", "failsafes"])
 def test_a_failing_preflight_check_is_named_and_nothing_is_sent(fly: Callable[..., Flight], check: str) -> None:
     f = fly("ardupilot", launch=False, monitor=False)
     if check == "prearm":
         f.sim.prearm_s = None  # its pre-arm checks never pass (SYS_STATUS PREARM_CHECK unhealthy)
-    else:
+    elif check == "battery":
         f.flight.battery_pct = 1.0  # less than the sortie needs with its reserve
+    else:  # SITL's defaults for the GCS failsafe (none) on an otherwise configured vehicle: the rule blocks
+        f.sim.set_param("FS_GCS_ENABLE", 0.0)
     with pytest.raises(PreflightFailed) as info:
         f.launch_with(options=replace(LAUNCH, prearm_wait_s=1.0))
     err = info.value
@@ -85,7 +87,12 @@ def test_a_failing_preflight_check_is_named_and_nothing_is_sent(fly: Callable[..
     assert f.flight.commands == [] and not f.flight.armed and f.flight.phase == "READY"
     assert f.ledger.get_draft(f.draft_id, f.version).state == "DISPATCHED"
     failed = [c["name"] for c in err.details["vehicles"][0]["checks"] if not c["ok"]]
-    assert failed == (["prearm", "ekf"] if check == "prearm" else ["battery"])  # the sim's EKF is not ready either
+    assert failed == {"prearm": ["prearm", "ekf"], "battery": ["battery"], "failsafes": ["failsafes"]}[check]  # the
+    # sim's EKF is not ready either while pre-arm fails
+    if check == "failsafes":  # refused by the parameter's name, its value and what the mission needs
+        detail = next(c["detail"] for c in err.details["vehicles"][0]["checks"] if c["name"] == "failsafes")
+        assert "FS_GCS_ENABLE = 0" in detail and "a ground-station failsafe" in detail, detail
+        assert "FS_GCS_ENABLE" in err.message, err.message
     record = json.loads(launch_path(f.draft_id, f.version, f.ledger.path.parent).read_text(encoding="utf-8"))
     assert record["vehicles"][0]["status"] == "PREFLIGHT_FAILED" and record["vehicles"][0]["failed"] == check
 
