@@ -32,6 +32,7 @@ from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
 from flows.context import resolve_world_dir
+from flows.usecases.commitments import with_commitments
 from flows.ledger import DraftRecord, Ledger
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
@@ -201,8 +202,8 @@ def plan_draft(
         draft_id=draft_id, request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id, text=text,
         intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),
     )
-    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rule_set, now, 1, planning_budget(),
-                                                   decide=grounds.decide)
+    rows, reasons, plans = drafting.draft_versions(req, extraction, area, with_commitments(world, ledger), rule_set, now,
+                                                   1, planning_budget(), decide=grounds.decide)
     try:
         recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=None)
     except Conflict:
@@ -308,8 +309,8 @@ def replan(
         area=drafting.area_dict(area), world_dir=str(wdir),
     )
     rows, reasons, plans = drafting.draft_versions(
-        req, extraction, area, world, grounds.rule_set(), now, latest.version + 1, planning_budget(),
-        decide=grounds.decide,
+        req, extraction, area, with_commitments(world, ledger, draft_id=draft_id), grounds.rule_set(), now,
+        latest.version + 1, planning_budget(), decide=grounds.decide,
     )
     supersede = latest if latest.state in _SUPERSEDABLE else None
     recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=supersede)
