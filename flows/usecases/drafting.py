@@ -29,9 +29,10 @@ from typing import Any
 from shapely.geometry import mapping, shape
 from shapely.geometry.base import BaseGeometry
 
+from flows.errors import DeviceUnavailable
 from flows.ledger import DraftRecord, NewVersion
 from flows.usecases.views import DraftSummary
-from planner.errors import AirspaceBlocked, DeviceUnavailable, InvalidArgument, NotFound, PlanInfeasible, SortieError
+from planner.errors import AirspaceBlocked, InvalidArgument, NotFound, PlanInfeasible, SortieError
 from planner.plan import Plan, plan_from_dict, plan_hash, plan_to_dict
 from planner.world.model import Drone, User, World
 
