@@ -32,9 +32,10 @@ from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
 from flows.context import resolve_world_dir
-from flows.usecases.commitments import with_commitments
+from flows.errors import Conflict, Forbidden
 from flows.ledger import DraftRecord, Ledger
 from flows.usecases import drafting
+from flows.usecases.commitments import with_commitments
 from flows.usecases.actor import Actor
 from flows.usecases.common import (  # the budget lives there: requests plans answered requests with it too
     DEFAULT_PLAN_BUDGET_S,
@@ -50,7 +51,7 @@ from flows.usecases.intake import extract_request as _extract
 from flows.usecases.intake import record_drafted as _apply
 from flows.usecases.intake import with_coverage_target as _with_coverage_target
 from flows.usecases.views import DraftSummary, summarize
-from planner.errors import Conflict, Forbidden, InvalidArgument
+from planner.errors import InvalidArgument
 from planner.plan import Plan, plan_from_dict
 from planner.world.model import World
 

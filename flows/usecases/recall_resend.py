@@ -37,7 +37,7 @@ from flows.ledger import Ledger
 from flows.usecases.control_kit import audited, transition, vehicle_lock
 from flows.usecases.grounds import Grounds
 from flows.usecases.recalling import KIND
-from planner.errors import Conflict
+from flows.errors import Conflict
 
 __all__ = ["RESEND_ACTOR", "HEARTBEAT_WAIT_S", "recorded_recall", "resend_recall"]
 

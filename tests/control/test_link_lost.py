@@ -26,7 +26,7 @@ from flows.usecases import control
 from flows.usecases.grounds import Grounds
 from flows.usecases.monitoring import load_flight
 from flows.usecases.recall_resend import RESEND_ACTOR
-from planner.errors import DeviceUnavailable
+from flows.errors import DeviceUnavailable
 from pymavlink.dialects.v20 import common as M
 
 pytestmark = pytest.mark.timeout(120)
