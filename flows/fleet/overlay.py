@@ -63,9 +63,10 @@ def file_row(drone: Drone) -> dict[str, Any]:
 
 def refused_row(refused: RefusedDrone) -> dict[str, Any]:
     """A drone whose fleet.json entry was refused (``World.refused_drones``): listed, unusable, and why."""
-    return {"id": refused.id, "tenant": refused.tenant, "status": "REFUSED", "battery_pct": None, "position": None,
-            "mode": None, "armed": None, "last_seen": None, "source": "file", "fault": refused.reason, "dock": None,
-            "autopilot": None, "signed": False}
+    return {"id": refused.id, "tenant": refused.tenant or "", "status": "REFUSED", "battery_pct": None,
+            "position": None, "mode": None, "armed": None, "last_seen": None, "source": "file",
+            "fault": {"code": "FLEET_ENTRY_REFUSED", "message": refused.reason}, "dock": None, "autopilot": "",
+            "signed": False}
 
 
 def fleet_rows(world: World, live: Mapping[str, LiveDrone] | None, tenants: Iterable[str]) -> list[dict[str, Any]]:

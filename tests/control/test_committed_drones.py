@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def _drones(d: object) -> set[str]:
-    return {s.drone_id for s in d.sorties}  # type: ignore[attr-defined]
+    return {s.drone for s in d.sorties}  # type: ignore[attr-defined]
 
 
 def test_a_drone_dispatched_for_another_draft_is_left_out_of_a_plan_and_a_replan(fly: Callable[..., Flight]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from typing import Any
 from dataclasses import replace
 from datetime import timedelta
 
@@ -157,13 +158,21 @@ def test_a_launched_drafts_drone_cannot_be_dispatched_again(fly: Callable[..., F
     follower records, a second mission for the same drone is refused, and nothing is claimed or sent."""
     from flows.usecases import decisions, dispatching, planning
 
-    f = fly("px4", monitor=False)  # launched; nobody follows it, so the ledger keeps LAUNCHED
+    planned: list[Any] = []
+
+    def plan_other() -> None:  # approved while the drone was free (once it is committed, planning leaves it out)
+        from flows.ledger import open_ledger
+
+        other = planning.plan_draft(text="check the hydrants today", region_id="region-1002", requested_by="li.wei",
+                                    grounds=Grounds(ledger=open_ledger(), world_dir=None), now=NOW)
+        decisions.approve(other.draft_id, other.version, approver=OPERATOR, plan_hash=other.plan_hash, comment="ok",
+                          now=NOW, grounds=Grounds(ledger=open_ledger()))
+        planned.append(other)
+
+    f = fly("px4", monitor=False, before_dispatch=plan_other)  # launched; nobody follows it: the ledger keeps LAUNCHED
     assert f.ledger.get_draft(f.draft_id, f.version).state == "LAUNCHED"
-    other = planning.plan_draft(text="check the hydrants today", region_id="region-1002", requested_by="li.wei",
-                                grounds=Grounds(ledger=f.ledger, world_dir=None), now=NOW)
+    (other,) = planned
     assert other.draft_id != f.draft_id and [s.drone for s in other.sorties] == ["M3TD-01"], other
-    decisions.approve(other.draft_id, other.version, approver=OPERATOR, plan_hash=other.plan_hash, comment="ok",
-                      now=NOW, grounds=Grounds(ledger=f.ledger))
     uploads = f.sim.stats.uploads_completed
     for dry_run in (True, False):
         with pytest.raises(DeviceBusy) as info:

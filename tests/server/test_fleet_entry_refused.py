@@ -28,10 +28,12 @@ def test_an_unknown_key_refuses_its_drone_alone(own_authority: Authority) -> Non
     os.replace(tmp, path)
 
     d = a.plan()  # the rest of the world plans (no WORLD_UNAVAILABLE)
-    assert d["status"] == "DRAFT" and "M3TD-02" not in {s["drone_id"] for s in d["sorties"]}, d
+    assert d["status"] == "DRAFT" and "M3TD-02" not in {s["drone"] for s in d["sorties"]}, d
     rows = a.call("chen.jing", "GET", "/v1/fleet")
     assert rows.status_code == 200, rows.text
     by_id = {r["id"]: r for r in rows.json()["drones"]}
     row = by_id["M3TD-02"]
-    assert row["status"] == "REFUSED" and "unknown key 'colour'" in row["fault"] and "$.drones[" in row["fault"], row
+    fault = row["fault"]
+    assert row["status"] == "REFUSED" and fault["code"] == "FLEET_ENTRY_REFUSED", row
+    assert "unknown key 'colour'" in fault["message"] and "$.drones[" in fault["message"], row
     assert {r["status"] for i, r in by_id.items() if i != "M3TD-02"} != {"REFUSED"}
