@@ -68,6 +68,7 @@ from intents.grammar.missions import MissionSpan, read_missions, survey_question
 from intents.grammar.quantifiers import claim_quantifiers
 from intents.grammar.rates import DURATION, DURATION_QUESTION, SPACING, SPACING_QUESTION, SPEED, SPEED_QUESTION, rates
 from intents.grammar.slips import slips
+from intents.grammar.sensor_exceptions import sensor_exceptions
 from intents.grammar.sensor_hedges import HEDGE_AFTER, HEDGE_BEFORE, wanted
 from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
@@ -82,6 +83,16 @@ EXTRACTOR_NAME = "offline-grammar"
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _MISSION_VERB = re.compile("|".join(p.pattern for p in (V.MAPPING, V.SURVEY, V.INSPECT, V.PATROL)), re.ASCII)
+_LEAD_WORD = re.compile(
+    r"the|a|an|on|at|by|in|of|to|for|with|from|using|via|around|about|approx|roughly|some|sometime|any|all|no|not|and|or"
+    r"|but|this|that|these|those|our|my|your|its|it|is|are|be|so",
+    re.IGNORECASE,
+)
+"""Words that lead into the phrase after them: a residual question's quote starts at them, not at the place before."""
+_OBJECT_START = re.compile(r"the|a|an|our|this|that|these|those|of", re.IGNORECASE)
+_CLAUSE_STOPS = "，,。;；!！?？\n()（）"
+_TRIMMED = frozenset({"time", "number", "sensor", "parameter"})
+"""Residual kinds whose quote leaves out the mission's object before it (a scope or a focus names a place itself)."""
 _TARGET = re.compile("|".join(f"(?:{p})" for t, p in V.TARGET_PATTERNS if t is not None), re.ASCII)
 
 
@@ -395,6 +406,9 @@ class _Reader(HeightReading):
                 if not self.scan.is_open(m.start(), m.end()) or not m.group(0).strip():
                     continue
                 start, end = self.scan.open_run(m.start(), m.end())
+                if kind in _TRIMMED:
+                    start = self._phrase_start(start, m.start())
+                    end = self._phrase_end(m.end(), end)
                 if kind == "instruction":
                     self.scan.claim(start, end)
                     quote = self.scan.quote(start, end)
@@ -405,6 +419,49 @@ class _Reader(HeightReading):
         for start, end, meant, kind in slips(self.scan.view()):  # "nxet monday": asked, never dropped
             self.ask(kind, start, end, f'is this "{meant}"? it was not read; what is meant?',
                      f"这是“{meant}”吗？没有读懂，指的是什么？", choices=(("yes", meant),))
+
+    def _phrase_start(self, run_start: int, start: int) -> int:
+        """Where a residual question's quote begins when the open words before it are the object of the mission verb:
+        after that object ("survey the yard yesterday at 10": "the yard" is what is surveyed, "yesterday" is asked —
+        the quote was "the yard yesterday", and an answer put in its place took "the yard" away). The object is an
+        article or "of" and the words up to the first that leads into the asked phrase (a preposition, "sometime", a
+        word the residual step asks about). English only: a CJK run has no spaces to tell its words apart."""
+        text = self.scan.text
+        lead = text[run_start:start]
+        before = text[max(0, run_start - 24) : run_start].rstrip()
+        if _CJK.search(lead) or not any(m.end() == len(before) for m in _MISSION_VERB.finditer(before)):
+            return run_start
+        words = [(run_start + w.start(), w.group(0)) for w in re.finditer(r"[^\s]+", lead)]
+        if words and words[-1][0] + len(words[-1][1]) == start:  # "M30T": the asked word is the whole token
+            start = words.pop()[0]
+        i = 0
+        while i < len(words) and _OBJECT_START.fullmatch(words[i][1]):
+            i += 1
+        while i < len(words) and re.fullmatch(r"[a-z][a-z-]*", words[i][1]) and not self._leads(words[i][1]):
+            i += 1
+        if i == 0:
+            return run_start
+        return words[i][0] if i < len(words) else start
+
+    def _phrase_end(self, end: int, run_end: int) -> int:
+        """Where a residual question's quote ends: before the words that lead into a phrase read after it ("yesterday
+        at 10:00": "at" goes with the clock read, the quote is "yesterday"); to the end of its clause, words and all,
+        otherwise (what follows "after" or "with" is the phrase asked about)."""
+        text = self.scan.text
+        if run_end >= len(text) or text[run_end] in _CLAUSE_STOPS:
+            return run_end
+        tail = text[end:run_end]
+        words = list(re.finditer(r"\S+", tail))
+        while words and _OBJECT_START.fullmatch(words[-1].group(0)) is None and _LEAD_WORD.fullmatch(words[-1].group(0)):
+            words.pop()
+        while words and _OBJECT_START.fullmatch(words[-1].group(0)):
+            words.pop()
+        return end + words[-1].end() if words else end
+
+    @staticmethod
+    def _leads(word: str) -> bool:
+        return bool(_LEAD_WORD.fullmatch(word) or any(rx.search(word) for kind, rx, _, _ in V.RESIDUAL_RX
+                                                      if kind != "instruction"))
 
     # ------------------------------------------------------------------ the Intent
 
@@ -426,6 +483,8 @@ class _Reader(HeightReading):
         self.problems.extend(rates(self.scan, DURATION, DURATION_QUESTION))  # "for 20 minutes": no clock, no offset
         self.problems.extend(time.problems)
         self.notes.extend(time.notes)
+        for phrase in sensor_exceptions(self.scan):  # "all sensors except thermal", 除了热成像都带上: asked whole
+            self.ask("sensor", phrase.start, phrase.end, *V.SENSOR_ALL_BUT_QUESTION)
         sensors, excluded, sensor_spans = self.sensors()
         self.scope()
         self.bare_lengths(heights)

@@ -54,6 +54,7 @@ __all__ = [
     "RESIDUAL",
     "RESIDUAL_RX",
     "SCOPE",
+    "SENSOR_ALL_BUT_QUESTION",
     "SENSOR_ONLY",
     "SENSOR_AMBIGUOUS",
     "SENSOR_AMBIGUOUS_QUESTION",
@@ -353,9 +354,13 @@ LIST_STOP = _rx(
     r"|whatever|something|anything|better|whichever|both|neither"
     r"|也|还|再|都|然后|一起|一下|同时|请|吧|的|之后|以后|回来|返回)$"
 )
+SENSOR_ALL_BUT_QUESTION = (
+    "all the sensors but these: a plan requires each sensor it names; which sensors are wanted?",
+    "除这些以外的所有传感器：规划会要求所列的每一种传感器，具体要带哪几种？",
+)
 SENSOR_ONLY = _rx(
     r"(?:\b(?:only|just)\s+(?:use\s+|with\s+|the\s+)?|\b(?:don'?t|do not) forget (?:the\s+|to (?:bring|use) (?:the\s+)?)?"
-    r"|\bremember (?:the\s+|to (?:bring|use) (?:the\s+)?)|只用|仅用|光用|只要|只开|记得带上?|别忘了带上?|别忘了)\s*$"
+    r"|\bremember (?:the\s+|to (?:bring|use) (?:the\s+)?)|只用|仅用|光用|只要|只开|只带上?|仅带上?|就带上?|只装|记得带上?|别忘了带上?|别忘了)\s*$"
 )
 NEG_BEFORE = _rx(
     r"(?:不要|不用|别|甭|不需要|不需|无需|不必|没必要|不必要|没有必要|用不着|毋须|无须|免|不带|不开|别开|关掉|关闭|不使用|禁用|勿|除了|不准|不许)"
