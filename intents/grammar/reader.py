@@ -23,30 +23,25 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
    mission, and a survey of points, "a thermal survey of the roofs", is asked:
    ``intents.grammar.missions``);
 5. priority (紧急/urgent, 尽快/asap, 不急/no rush);
-6. altitude with its unit (m, metres, 米, ft, feet, 英尺, km, 公里), checked against
-   the caller's ``Limits``; then a coverage target ("cover at least 99.5 %", 覆盖率不低于
-   99.5%), for area surveys only, checked against the caller's ``Limits``;
+6. altitude with its unit (m, metres, 米, ft, feet, 英尺, km, 公里), checked against the caller's ``Limits``; then a
+   coverage target ("cover at least 99.5 %", 覆盖率不低于99.5%), for area surveys only, checked against them too;
 7. time (``intents.time.parse``);
-8. sensors and their negation (不要用热成像, no thermal, don't bother with IR): a
-   negation covers its own item and those listed with it by or/nor/和/、; an item
-   said to be wanted ("thermal yes", "with zoom", 开热成像) is required; an item after a
-   negated one and a bare comma or "and" is asked; an item listed with a sensor is read
-   as the one sensor it certainly means ("lidr and rgb cam", 热成橡跟变焦:
-   ``intents.grammar.lists``, ``intents.grammar.sensor_slips``) or asked, never dropped;
-   a word that means two of the fleet's sensors (激光, "laser": lidar or rangefinder),
-   an infrared word that is not the thermal camera (近红外, NIR, "IR illuminator") and
-   a short token in a list that is no sensor abbreviation ("rgb, zm and tmr") are asked; so is a word in the place
-   of equipment with no list around it ("w/ LR", 用LR: ``intents.grammar.equipment``) unless it is a sensor or a slip;
+8. sensors and their negation (不要用热成像, no thermal, don't bother with IR): a negation covers its own item and
+   those listed with it by or/nor/和/、; an item said to be wanted ("thermal yes", "with zoom", 开热成像) is required;
+   an item after a negated one and a bare comma or "and" is asked; an item listed with a sensor is read as the one
+   sensor it certainly means ("lidr and rgb cam": ``intents.grammar.lists``, ``.sensor_slips``) or asked; a word
+   that means two sensors (激光), an infrared word not the thermal camera (近红外), a short token in a list that is no
+   sensor ("rgb, zm and tmr"), a word in the place of equipment ("w/ LR": ``.equipment``) and "all sensors except
+   X" are asked, "none but X" is X (``intents.grammar.sensor_exceptions``);
 9. scope: "only X" becomes the caller's named region when ``places`` names X;
    any other restriction ("except the north section", 跳过…那段) is a question,
    because an area cannot be expressed as "the selection minus something";
 10. a length left alone at the end of its clause ("…with thermal, 40 m."): the
     height, unless another is given (then the heights are settled: two are asked);
 
-and then looks at what is left. Anything there that looks like a parameter —
-a number, a unit, a date or time word, a place or scope word, a sensor word, a
-speed or overlap, an instruction word, a slip of a word that matters ("nxet":
-``intents.grammar.slips``) — makes the Intent ask a question that quotes the span.
+and then looks at what is left. Anything there that looks like a parameter — a number, a unit, a date or time word,
+a place or scope word, a sensor word, a speed or overlap, an instruction word, a slip of a word that matters ("nxet":
+``intents.grammar.slips``) — makes the Intent ask a question that quotes its words (``intents.grammar.quotes``).
 Speeds, durations and spacings are claimed whole and asked before (``intents.grammar.rates``); a sensor said with
 a hedge ("thermal optional") is asked (``intents.grammar.sensor_hedges``). Nothing the request says is ever replaced
 by a default. Mission precedence: ``intents.grammar.missions``.
@@ -68,7 +63,8 @@ from intents.grammar.missions import MissionSpan, read_missions, survey_question
 from intents.grammar.quantifiers import claim_quantifiers
 from intents.grammar.rates import DURATION, DURATION_QUESTION, SPACING, SPACING_QUESTION, SPEED, SPEED_QUESTION, rates
 from intents.grammar.slips import slips
-from intents.grammar.sensor_exceptions import sensor_exceptions
+from intents.grammar.quotes import MISSION_VERB, TRIMMED, quote_span
+from intents.grammar.sensor_exceptions import ALL_BUT_QUESTION, sensor_exceptions
 from intents.grammar.sensor_hedges import HEDGE_AFTER, HEDGE_BEFORE, wanted
 from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
@@ -82,17 +78,6 @@ __all__ = ["EXTRACTOR_NAME", "Reading", "parse_offline", "read_offline"]
 EXTRACTOR_NAME = "offline-grammar"
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_MISSION_VERB = re.compile("|".join(p.pattern for p in (V.MAPPING, V.SURVEY, V.INSPECT, V.PATROL)), re.ASCII)
-_LEAD_WORD = re.compile(
-    r"the|a|an|on|at|by|in|of|to|for|with|from|using|via|around|about|approx|roughly|some|sometime|any|all|no|not|and|or"
-    r"|but|this|that|these|those|our|my|your|its|it|is|are|be|so",
-    re.IGNORECASE,
-)
-"""Words that lead into the phrase after them: a residual question's quote starts at them, not at the place before."""
-_OBJECT_START = re.compile(r"the|a|an|our|this|that|these|those|of", re.IGNORECASE)
-_CLAUSE_STOPS = "，,。;；!！?？\n()（）"
-_TRIMMED = frozenset({"time", "number", "sensor", "parameter"})
-"""Residual kinds whose quote leaves out the mission's object before it (a scope or a focus names a place itself)."""
 _TARGET = re.compile("|".join(f"(?:{p})" for t, p in V.TARGET_PATTERNS if t is not None), re.ASCII)
 
 
@@ -175,12 +160,12 @@ class _Reader(HeightReading):
             start = m.start()
             lead_start = self.scan.open_run(m.start(), m.end())[0]
             lead = self.scan.text[lead_start : m.start()]
-            if lead.strip() and not _MISSION_VERB.search(lead) and (
+            if lead.strip() and not MISSION_VERB.search(lead) and (
                 not self.scan.text[m.end() : end].strip() or _CJK.match(m.group(0))
             ):  # "北门的先看", "3号楼那段优先", "东侧多拍点": the focus is (also) what comes before the marker
                 start = lead_start
             self.ask("focus", start, end, *V.FOCUS_QUESTION)
-            verbs = list(_MISSION_VERB.finditer(self.scan.text, m.start(), end))
+            verbs = list(MISSION_VERB.finditer(self.scan.text, m.start(), end))
             for verb in verbs:
                 self.scan.release(verb.start(), verb.end())
             if verbs:  # "first check the hydrant by …": the verb's own object is read with it (a verb alone is none)
@@ -406,9 +391,8 @@ class _Reader(HeightReading):
                 if not self.scan.is_open(m.start(), m.end()) or not m.group(0).strip():
                     continue
                 start, end = self.scan.open_run(m.start(), m.end())
-                if kind in _TRIMMED:
-                    start = self._phrase_start(start, m.start())
-                    end = self._phrase_end(m.end(), end)
+                if kind in TRIMMED:
+                    start, end = quote_span(self.scan.text, (start, end), (m.start(), m.end()))
                 if kind == "instruction":
                     self.scan.claim(start, end)
                     quote = self.scan.quote(start, end)
@@ -419,49 +403,6 @@ class _Reader(HeightReading):
         for start, end, meant, kind in slips(self.scan.view()):  # "nxet monday": asked, never dropped
             self.ask(kind, start, end, f'is this "{meant}"? it was not read; what is meant?',
                      f"这是“{meant}”吗？没有读懂，指的是什么？", choices=(("yes", meant),))
-
-    def _phrase_start(self, run_start: int, start: int) -> int:
-        """Where a residual question's quote begins when the open words before it are the object of the mission verb:
-        after that object ("survey the yard yesterday at 10": "the yard" is what is surveyed, "yesterday" is asked —
-        the quote was "the yard yesterday", and an answer put in its place took "the yard" away). The object is an
-        article or "of" and the words up to the first that leads into the asked phrase (a preposition, "sometime", a
-        word the residual step asks about). English only: a CJK run has no spaces to tell its words apart."""
-        text = self.scan.text
-        lead = text[run_start:start]
-        before = text[max(0, run_start - 24) : run_start].rstrip()
-        if _CJK.search(lead) or not any(m.end() == len(before) for m in _MISSION_VERB.finditer(before)):
-            return run_start
-        words = [(run_start + w.start(), w.group(0)) for w in re.finditer(r"[^\s]+", lead)]
-        if words and words[-1][0] + len(words[-1][1]) == start:  # "M30T": the asked word is the whole token
-            start = words.pop()[0]
-        i = 0
-        while i < len(words) and _OBJECT_START.fullmatch(words[i][1]):
-            i += 1
-        while i < len(words) and re.fullmatch(r"[a-z][a-z-]*", words[i][1]) and not self._leads(words[i][1]):
-            i += 1
-        if i == 0:
-            return run_start
-        return words[i][0] if i < len(words) else start
-
-    def _phrase_end(self, end: int, run_end: int) -> int:
-        """Where a residual question's quote ends: before the words that lead into a phrase read after it ("yesterday
-        at 10:00": "at" goes with the clock read, the quote is "yesterday"); to the end of its clause, words and all,
-        otherwise (what follows "after" or "with" is the phrase asked about)."""
-        text = self.scan.text
-        if run_end >= len(text) or text[run_end] in _CLAUSE_STOPS:
-            return run_end
-        tail = text[end:run_end]
-        words = list(re.finditer(r"\S+", tail))
-        while words and _OBJECT_START.fullmatch(words[-1].group(0)) is None and _LEAD_WORD.fullmatch(words[-1].group(0)):
-            words.pop()
-        while words and _OBJECT_START.fullmatch(words[-1].group(0)):
-            words.pop()
-        return end + words[-1].end() if words else end
-
-    @staticmethod
-    def _leads(word: str) -> bool:
-        return bool(_LEAD_WORD.fullmatch(word) or any(rx.search(word) for kind, rx, _, _ in V.RESIDUAL_RX
-                                                      if kind != "instruction"))
 
     # ------------------------------------------------------------------ the Intent
 
@@ -484,7 +425,7 @@ class _Reader(HeightReading):
         self.problems.extend(time.problems)
         self.notes.extend(time.notes)
         for phrase in sensor_exceptions(self.scan):  # "all sensors except thermal", 除了热成像都带上: asked whole
-            self.ask("sensor", phrase.start, phrase.end, *V.SENSOR_ALL_BUT_QUESTION)
+            self.ask("sensor", phrase.start, phrase.end, *ALL_BUT_QUESTION)
         sensors, excluded, sensor_spans = self.sensors()
         self.scope()
         self.bare_lengths(heights)

@@ -19,7 +19,12 @@ from intents.grammar.vocabulary import SENSOR_PATTERNS
 from intents.text.patterns import LazyPattern
 from intents.text.scan import Scan
 
-__all__ = ["SensorException", "sensor_exceptions"]
+__all__ = ["ALL_BUT_QUESTION", "SensorException", "sensor_exceptions"]
+
+ALL_BUT_QUESTION = (
+    "all the sensors but these: a plan requires each sensor it names; which sensors are wanted?",
+    "除这些以外的所有传感器：规划会要求所列的每一种传感器，具体要带哪几种？",
+)
 
 _ONE = "(?:" + "|".join(f"(?:{pattern})" for _, pattern in SENSOR_PATTERNS) + r")(?:\s*(?:cameras?|cams?|sensors?|相机|镜头))?"
 _LIST = rf"(?:the\s+)?{_ONE}(?:\s*(?:,|\band\b|\bor\b|&|\+|/|和|、|跟|及|或|以及)\s*(?:the\s+)?{_ONE})*"

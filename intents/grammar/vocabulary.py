@@ -54,7 +54,6 @@ __all__ = [
     "RESIDUAL",
     "RESIDUAL_RX",
     "SCOPE",
-    "SENSOR_ALL_BUT_QUESTION",
     "SENSOR_ONLY",
     "SENSOR_AMBIGUOUS",
     "SENSOR_AMBIGUOUS_QUESTION",
@@ -353,10 +352,6 @@ LIST_STOP = _rx(
     r"|before|come|go|return|fly|back|is|are|be|should|will|would|can|could|must|if|so|but|or|not|similar|equivalent"
     r"|whatever|something|anything|better|whichever|both|neither"
     r"|也|还|再|都|然后|一起|一下|同时|请|吧|的|之后|以后|回来|返回)$"
-)
-SENSOR_ALL_BUT_QUESTION = (
-    "all the sensors but these: a plan requires each sensor it names; which sensors are wanted?",
-    "除这些以外的所有传感器：规划会要求所列的每一种传感器，具体要带哪几种？",
 )
 SENSOR_ONLY = _rx(
     r"(?:\b(?:only|just)\s+(?:use\s+|with\s+|the\s+)?|\b(?:don'?t|do not) forget (?:the\s+|to (?:bring|use) (?:the\s+)?)?"
