@@ -21,7 +21,8 @@ from flows.authority.results import DraftList, DraftView, PendingView
 from flows.server.models import PlanBody, ReplanBody
 from flows.authority.interface import Actor
 from flows.server.relay import refuse_administrator
-from planner.errors import Forbidden, SortieError
+from flows.errors import Forbidden
+from planner.errors import SortieError
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
