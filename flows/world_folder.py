@@ -22,8 +22,7 @@ import stat
 from pathlib import Path
 
 from flows.context import resolve_world_dir
-from flows.errors import WorldUnavailable
-from planner.errors import InvalidArgument, NotFound
+from planner.errors import InvalidArgument, NotFound, WorldUnavailable
 from planner.world.model import World
 from planner.world.files import WorldProblem, parse_world, world_problems
 

@@ -26,8 +26,7 @@ from collections.abc import Iterator
 from http.client import HTTPException
 from typing import Any
 
-from flows.errors import ERROR_CODES, ServerUnavailable, Unauthenticated
-from planner.errors import SortieError
+from planner.errors import ERROR_CODES, ServerUnavailable, SortieError, Unauthenticated
 
 __all__ = ["SortieClient", "error_from"]
 

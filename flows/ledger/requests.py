@@ -28,11 +28,10 @@ from typing import Any
 
 import duckdb
 
-from flows.errors import Conflict
 from flows.ledger.chain import REQUEST_HASHED, chain_values, request_content
 from flows.ledger.drafts import DraftsRoom
 from flows.ledger.records import DraftRecord, NewVersion, _dumps
-from planner.errors import NotFound
+from planner.errors import Conflict, NotFound
 
 __all__ = ["RequestTurn", "RequestsRoom", "REQUEST_STATES"]
 

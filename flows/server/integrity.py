@@ -23,9 +23,8 @@ import threading
 import time
 from typing import Any
 
-from flows.errors import LedgerTampered
 from flows.ledger import Ledger
-from planner.errors import SortieError
+from planner.errors import LedgerTampered, SortieError
 
 __all__ = ["IntegrityWatch", "DECISIONS"]
 

@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING
 
 from flows.server.totp import judged_at
 from flows.authority.interface import Actor
-from flows.errors import Forbidden
-from planner.errors import InvalidArgument, SortieError
+from planner.errors import Forbidden, InvalidArgument, SortieError
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext

@@ -34,8 +34,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from flows.errors import WorldUnavailable
-from planner.errors import InvalidArgument, NotFound, SortieError
+from planner.errors import InvalidArgument, NotFound, SortieError, WorldUnavailable
 from planner.world.model import World
 
 __all__ = ["WorldCache", "fingerprint", "content_hash"]

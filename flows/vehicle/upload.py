@@ -69,8 +69,13 @@ from flows.vehicle.read_back import (  # read_back / verify_plan are re-exported
     verify_plan,
 )
 from flows.vehicle.transfer import Transfer
-from flows.errors import DeviceMismatch, DeviceUnavailable, DispatchFailed, DispatchUncertain
-from planner.errors import InvalidArgument
+from planner.errors import (
+    DeviceMismatch,
+    DeviceUnavailable,
+    DispatchFailed,
+    DispatchUncertain,
+    InvalidArgument,
+)
 from planner.output.mission_items import (
     FENCE,
     MISSION_TYPE_NAMES,

@@ -14,8 +14,7 @@ from flows.cli import app
 from flows.ledger import open_ledger
 from flows.usecases import control, dispatching
 from flows.usecases.grounds import Grounds
-from flows.errors import Conflict, Forbidden
-from planner.errors import InvalidArgument
+from planner.errors import Conflict, Forbidden, InvalidArgument
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from flows.ledger import Ledger
-from flows.errors import LedgerTampered
+from planner.errors import LedgerTampered
 
 pytestmark = pytest.mark.slow
 

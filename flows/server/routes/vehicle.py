@@ -27,8 +27,7 @@ from flows.authority.results import DispatchView
 from flows.authority.interface import MonitorRequest
 from flows.server.models import DispatchBody, HoldBody, LaunchBody, MonitorBody, RecallBody, ReconcileBody, Totp
 from flows.server.relay import refuse_unproven_service, relayed_actor
-from flows.errors import ERROR_CODES, Unauthenticated
-from planner.errors import SortieError
+from planner.errors import ERROR_CODES, SortieError, Unauthenticated
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
