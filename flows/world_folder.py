@@ -22,7 +22,8 @@ import stat
 from pathlib import Path
 
 from flows.context import resolve_world_dir
-from planner.errors import InvalidArgument, NotFound, WorldUnavailable
+from flows.errors import WorldUnavailable
+from planner.errors import InvalidArgument, NotFound
 from planner.world.model import World
 from planner.world.files import WorldProblem, parse_world, world_problems
 

@@ -32,7 +32,8 @@ from flows.usecases import decisions, planning, reading
 from flows.actor import Actor
 from flows.usecases.common import user_of
 from flows.usecases.grounds import Grounds
-from planner.errors import Forbidden, LedgerUnavailable, ServerUnavailable, SortieError
+from flows.errors import Forbidden, LedgerUnavailable, ServerUnavailable
+from planner.errors import SortieError
 
 if TYPE_CHECKING:
     from flows.authority.results import DraftList, DraftView, FleetView, PendingView, WhoAmI
@@ -412,7 +413,7 @@ class LocalAuthority(FlightActions):
 
 def _expire_at(led: Any, rec: Any, actor: str, reason: str, now: datetime) -> str:
     """DRAFT/WAITING_RESOURCE → EXPIRED as a conditional transition: an approval that won the race stands."""
-    from planner.errors import Conflict
+    from flows.errors import Conflict
 
     try:
         return str(led.transition(rec.draft_id, rec.version, expected_state=rec.state,

@@ -45,7 +45,7 @@ class FlightActions:
         and it was dispatched (followed, or ended: its recorded end is the answer); else ``Forbidden`` /
         ``Conflict``. What ``sortie server`` asks before it starts (or joins) the follower of a flight."""
         from flows.usecases.monitoring import ENDED_STATES, FOLLOWED_STATES
-        from planner.errors import Conflict
+        from flows.errors import Conflict
 
         rec = self._dispatcher(draft_id, version, "follow flights")
         if rec.state not in FOLLOWED_STATES | ENDED_STATES:
@@ -56,7 +56,7 @@ class FlightActions:
         """The version, if the acting user holds the dispatcher role for its tenant and region (``Forbidden``
         otherwise: even "nothing to do" is theirs to hear)."""
         from flows.usecases.common import user_of
-        from planner.errors import Forbidden
+        from flows.errors import Forbidden
 
         g = self.grounds
         rec = g.ledger.get_draft(draft_id, version)

@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from planner.errors import OverrideRefused
+from flows.errors import OverrideRefused
 
 __all__ = ["LOCAL_ENV", "refuse_overrides", "server_url"]
 

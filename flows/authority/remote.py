@@ -260,8 +260,8 @@ class RemoteAuthority:
         and checked against the manifest's sha256 (the signing key stays on the host)."""
         import hashlib
 
+        from flows.errors import LedgerTampered
         from flows.integrity.backup import MANIFEST
-        from planner.errors import LedgerTampered
 
         out = Path(dest)
         if out.exists() and any(out.iterdir()):

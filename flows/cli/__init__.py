@@ -3,7 +3,7 @@
 Each ``*_cmds`` module registers its commands on ``flows.cli.app.app`` when imported.
 Every ``sortie`` run, ``--help`` included, imports all of them, and without cached
 bytecode each import is paid in full: at module level a command module imports only
-typer, rich, ``flows.cli.app``, ``flows.context`` and ``planner.errors``; the authority,
+typer, rich, ``flows.cli.app``, ``flows.context`` and the error tree (``planner.errors``, ``flows.errors``); the authority,
 the ledger, the planner, rules, intents, pymavlink and Prefect are imported inside the
 command that uses them (``tests/cli/test_cli_imports.py`` checks this).
 """

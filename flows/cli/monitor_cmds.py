@@ -21,7 +21,7 @@ import typer
 
 
 from flows.cli.app import AsOpt, DraftArg, JsonOpt, NowOpt, app, console, err_console, run  # noqa: E402
-from planner.errors import InvalidArgument  # noqa: E402
+from planner.errors import InvalidArgument
 
 __all__ = ["monitor_cmd", "report_cmd"]
 

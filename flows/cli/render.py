@@ -19,6 +19,21 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100.0 * float(x):.0f} %"
 
 
+def _render_drones(d: dict[str, Any]) -> None:
+    """The tenant's drones that could fly the request (``*``: this version flies it) and why each other could not."""
+    from flows.drone_choice import drone_rows
+
+    rows = drone_rows(d)
+    if not rows:
+        return
+    could = [r.drone_id + ("*" if r.flies else "") for r in rows if r.eligible]
+    console.print(f"could fly it: {', '.join(could) or 'none'}" + (" (* flies this plan)" if any(r.flies for r in rows) else ""),
+                  markup=False, highlight=False)
+    for r in rows:
+        if not r.eligible:
+            console.print(f"  not {r.drone_id}: {'; '.join(r.why_not)}", markup=False, highlight=False)
+
+
 def render_draft(d: dict[str, Any]) -> None:
     head = f"[bold]{d['draft_id']}[/] v{d['version']}  [bold]{d['status']}[/]  verdict {d['verdict']}"
     if d.get("plan_hash"):
@@ -72,6 +87,7 @@ def render_draft(d: dict[str, Any]) -> None:
         console.print(f.get("message_en", ""), markup=False, highlight=False)
     for m in d.get("missing") or []:
         console.print(f"[red]missing[/] {m}", highlight=False)
+    _render_drones(d)
     for name, path in (d.get("files") or {}).items():
         console.print(f"  {name}: {path}", markup=False, highlight=False)
     if len(d.get("versions") or []) > 1:

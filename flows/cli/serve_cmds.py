@@ -116,7 +116,7 @@ def build_deployments(
 def refuse_pool_conflicts(deployments: list[Any]) -> None:
     """``CONFLICT`` if a deployment serve would create already belongs to a work pool (``prefect deploy``)."""
     from flows.orchestration.deploy_spec import pool_conflicts
-    from planner.errors import Conflict
+    from flows.errors import Conflict
 
     owned = pool_conflicts([f"{d.flow_name}/{d.name}" for d in deployments])
     if owned:

@@ -50,7 +50,7 @@ def _plan_budget(budget_s: float | None, seed: int | None, iterations: int | Non
     given = {"SORTIE_PLAN_BUDGET_S": budget_s, "SORTIE_PLAN_SEED": seed, "SORTIE_PLAN_ITERATIONS": iterations}
     given = {k: v for k, v in given.items() if v is not None}
     if given and not local and os.environ.get("SORTIE_SERVER", "").strip():
-        from planner.errors import OverrideRefused
+        from flows.errors import OverrideRefused
 
         raise OverrideRefused("--budget-s/--seed/--iterations with SORTIE_SERVER set: the server plans with its "
                               "own budget (its SORTIE_PLAN_BUDGET_S)", details={"refused": sorted(given)})

@@ -26,7 +26,8 @@ from collections.abc import Iterator
 from http.client import HTTPException
 from typing import Any
 
-from planner.errors import ERROR_CODES, ServerUnavailable, SortieError, Unauthenticated
+from flows.errors import ERROR_CODES, ServerUnavailable, Unauthenticated
+from planner.errors import SortieError
 
 __all__ = ["SortieClient", "error_from"]
 

@@ -27,7 +27,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from planner.errors import Conflict
+from flows.errors import Conflict
 
 __all__ = ["LinkClaim", "claim_link", "claims_dir"]
 

@@ -45,7 +45,8 @@ from flows.vehicle.binding import VehicleBinding
 from flows.vehicle.link import TELEMETRY, VehicleLink, open_link
 from flows.vehicle.vehicles import HeldLinks
 from flows.vehicle.view import VehicleView
-from planner.errors import DeviceMismatch, DeviceUnavailable, SortieError
+from flows.errors import DeviceMismatch, DeviceUnavailable
+from planner.errors import SortieError
 
 __all__ = ["DroneWatch", "HoldTimes", "Heard", "BACKOFF_S", "LENT_QUIET_S", "FOREIGN_KEYS"]
 

@@ -35,12 +35,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from flows.errors import LedgerTampered, LedgerUnavailable
 from flows.integrity.verify import raise_if_broken, verify_file
 from flows.ledger import Checkpoint, Ledger
 from flows.ledger.chain import HEAD_SUFFIX
 from flows.ledger.checkpoints import ANCHOR_FILE, BACKUP_MANIFEST, write_anchor
 from flows.ledger.files import private, private_dir
-from planner.errors import InvalidArgument, LedgerTampered, LedgerUnavailable
+from planner.errors import InvalidArgument
 
 __all__ = ["backup", "restore", "MANIFEST", "ANCHOR_FILE"]
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from flows.errors import Conflict, DispatchFailed, DispatchUncertain
 from flows.ledger import DispatchRecord, Ledger
-from planner.errors import Conflict, DispatchFailed, DispatchUncertain, SortieError
+from planner.errors import SortieError
 
 __all__ = ["advice", "outcome_error", "wait_while_pending"]
 

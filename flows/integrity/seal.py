@@ -29,10 +29,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from flows.errors import ApprovalInvalid, LedgerTampered
 from flows.ledger import DraftRecord, Ledger
 from flows.ledger.checks import approval_problem
 from flows.ledger.signing import verify_statement
-from planner.errors import ApprovalInvalid, LedgerTampered
 from planner.plan import Plan, plan_from_dict, plan_hash
 from planner.world.model import World
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from flows.errors import LedgerTampered
 from flows.ledger import ChainReport, Checkpoint, Ledger
 from flows.ledger.chain import read_head_file
 from flows.ledger.signing import KeyStore
 from flows.ledger.verifying import walk_file
-from planner.errors import LedgerTampered
 
 __all__ = ["verify_ledger", "verify_file", "raise_if_broken"]
 

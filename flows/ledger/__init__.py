@@ -31,7 +31,7 @@ from flows.ledger.records import (
 )
 from flows.ledger.states import DISPATCH_STATUSES, STATES, TRANSITIONS
 from flows.ledger.store import LEDGER_FILE, kill_point
-from planner.errors import LedgerUnavailable
+from flows.errors import LedgerUnavailable
 
 __all__ = [
     "STATES",

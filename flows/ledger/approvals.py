@@ -33,7 +33,8 @@ from flows.ledger.chain import approval_content, chain_values
 from flows.ledger.records import _APPROVAL_COLS, ApprovalRecord, DraftRecord, _approval, _dumps, _iso
 from flows.ledger.states import apply_transition
 from flows.ledger.store import Store, kill_point
-from planner.errors import ApprovalInvalid, ApprovalRequired, ApprovalStale, Conflict, Forbidden, InvalidArgument, NotFound
+from flows.errors import ApprovalInvalid, ApprovalRequired, ApprovalStale, Conflict, Forbidden
+from planner.errors import InvalidArgument, NotFound
 
 __all__ = ["APPROVAL_TTL", "ApprovalsRoom", "approval_statement", "IDENTITY_PROOFS", "DEADLINE_ACTOR",
            "decide_by", "covering_approval", "Covered"]

@@ -32,7 +32,8 @@ from flows.ledger.states import DISPATCH_FINAL, DISPATCH_STATUSES, apply_transit
 from flows.ledger.approvals import ApprovalsRoom
 from flows.ledger.dispatch_log import log_dispatch
 from flows.ledger.store import kill_point
-from planner.errors import ApprovalStale, Conflict, DeviceBusy, InvalidArgument, NotFound
+from flows.errors import ApprovalStale, Conflict, DeviceBusy
+from planner.errors import InvalidArgument, NotFound
 
 __all__ = ["ClaimsRoom", "BUSY_STATUSES", "BUSY_STATES", "busy_with", "raise_if_busy", "left_on_vehicle"]
 

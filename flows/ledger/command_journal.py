@@ -32,10 +32,10 @@ from typing import Any
 
 import duckdb
 
+from flows.errors import Conflict
 from flows.ledger.chain import chain_values, command_content
 from flows.ledger.records import _dumps, _iso
 from flows.ledger.store import Store
-from planner.errors import Conflict
 
 __all__ = ["JournalRoom", "JournaledCommand", "CHANGES"]
 

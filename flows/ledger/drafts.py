@@ -13,10 +13,11 @@ from datetime import datetime
 
 import duckdb
 
+from flows.errors import Conflict
 from flows.ledger.records import _DRAFT_COLS, DraftRecord, NewVersion, _dumps, _iso, replace_state
 from flows.ledger.states import TRANSITIONS, apply_transition, insert_event
 from flows.ledger.store import Store, kill_point
-from planner.errors import Conflict, InvalidArgument
+from planner.errors import InvalidArgument
 
 __all__ = ["DraftsRoom"]
 

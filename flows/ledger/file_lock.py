@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from planner.errors import LedgerUnavailable
+from flows.errors import LedgerUnavailable
 
 __all__ = ["turn", "take_turn", "give_back", "knocking", "wait_unknocked", "open_knock_probe", "lock_path", "knock_path"]
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import duckdb
 
+from flows.errors import LedgerUnavailable
 from flows.ledger.schema import MIGRATIONS, SCHEMA_VERSION
-from planner.errors import LedgerUnavailable
 
 __all__ = [
     "CONFIG",

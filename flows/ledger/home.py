@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from flows.errors import Conflict
 from flows.ledger.files import private_dir
-from planner.errors import Conflict
 
 __all__ = ["HomeClaim", "claim_home", "LOCK_NAME"]
 

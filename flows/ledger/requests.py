@@ -28,10 +28,11 @@ from typing import Any
 
 import duckdb
 
+from flows.errors import Conflict
 from flows.ledger.chain import REQUEST_HASHED, chain_values, request_content
 from flows.ledger.drafts import DraftsRoom
 from flows.ledger.records import DraftRecord, NewVersion, _dumps
-from planner.errors import Conflict, NotFound
+from planner.errors import NotFound
 
 __all__ = ["RequestTurn", "RequestsRoom", "REQUEST_STATES"]
 

@@ -64,7 +64,7 @@ import duckdb
 from flows.ledger import file_identity
 from flows.ledger.files import DAMAGE, connect, damaged
 from flows.ledger.file_lock import give_back, knock_path, knocking, open_knock_probe, take_turn, wait_unknocked
-from planner.errors import LedgerUnavailable
+from flows.errors import LedgerUnavailable
 
 __all__ = ["SharedConnection", "engine_for", "open_shared", "close_shared"]
 

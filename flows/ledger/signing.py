@@ -39,7 +39,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from planner.errors import ApprovalInvalid, LedgerUnavailable
+from flows.errors import ApprovalInvalid, LedgerUnavailable
 
 __all__ = ["KeyStore", "canonical_bytes", "verify_statement", "MODES", "KEY_DIR_ENV", "WriteContext", "signing_with",
            "current_keys", "current_write"]

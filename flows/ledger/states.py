@@ -40,10 +40,10 @@ from datetime import datetime
 
 import duckdb
 
+from flows.errors import Conflict
 from flows.ledger.chain import chain_values, event_content
 from flows.ledger.records import DraftRecord, _iso, replace_state
 from flows.ledger.signing import current_keys
-from planner.errors import Conflict
 
 __all__ = ["STATES", "TRANSITIONS", "DISPATCH_STATUSES", "DISPATCH_FINAL", "apply_transition", "insert_event"]
 

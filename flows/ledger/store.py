@@ -76,7 +76,8 @@ from flows.ledger.files import DAMAGE, connect, damaged, migrate, private
 from flows.ledger.shared import close_shared, engine_for, open_shared
 from flows.ledger.signing import KeyStore, signing_with
 from flows.ledger.file_lock import turn
-from planner.errors import Conflict, LedgerUnavailable, NotFound
+from flows.errors import Conflict, LedgerUnavailable
+from planner.errors import NotFound
 
 __all__ = ["LEDGER_FILE", "kill_point", "Store"]
 

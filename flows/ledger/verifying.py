@@ -32,7 +32,7 @@ from flows.ledger.schema import SCHEMA_VERSION
 from flows.ledger.signing import KeyStore
 from flows.ledger.store import Store
 from flows.ledger.walk import verify_all, verify_since
-from planner.errors import LedgerUnavailable
+from flows.errors import LedgerUnavailable
 
 __all__ = ["VerifyRoom", "walk_file"]
 

@@ -49,6 +49,7 @@ from typing import Any
 from prefect import get_run_logger
 from prefect.context import FlowRunContext
 
+from flows.errors import Forbidden
 from flows.orchestration.approval_input import approval_form
 from flows.orchestration.approval_wait import MAX_REFUSED_INPUTS, Gate, GateOps, wait_for_decision
 from flows.orchestration.dispatch_step import BUSY_RETRY_S, DISPATCHED_STATES, dispatch_approved
@@ -62,7 +63,7 @@ from flows.orchestration.mission_tasks import (
 )
 from flows.orchestration.notify import announce_end
 from flows.orchestration.pending_board import refresh_pending_task
-from planner.errors import Forbidden, SortieError
+from planner.errors import SortieError
 
 __all__ = ["gate_and_dispatch", "TERMINAL_STATES", "DISPATCHED_STATES", "SAFETY_MARGIN_S"]
 

@@ -3,7 +3,8 @@
 One markdown artifact per draft version, keyed ``draft-<id>-v<version>``
 (Prefect keys allow lowercase letters, digits and dashes only, so the id is
 folded to that alphabet). It carries a table per sortie (drone, dock,
-distance, duration, battery %), the findings, the map picture inlined as a
+distance, duration, battery %), the tenant's drones that could fly it and
+why each other could not (``flows.drone_choice``), the findings, the map picture inlined as a
 ``data:`` URI PNG (the UI renders it; the server needs no file access), and
 the two ways to approve: the form on the waiting run's page, or
 ``sortie approve``.
@@ -88,6 +89,20 @@ def map_png_bytes(summary: Mapping[str, Any]) -> bytes | None:
     return None
 
 
+def _drone_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The tenant's drones: which could fly this request (and which this version flies), why each other could not."""
+    from flows.drone_choice import drone_rows
+
+    rows = drone_rows(summary)
+    if not rows:
+        return []
+    lines = ["", "## Drones", "", "| Drone | Could fly it | Why not |", "|---|---|---|"]
+    for r in rows:
+        could = ("yes, flies this plan" if r.flies else "yes") if r.eligible else "no"
+        lines.append(f"| {_cell(r.drone_id)} | {could} | {_cell('; '.join(r.why_not)) if r.why_not else ''} |")
+    return lines
+
+
 def draft_markdown(summary: Mapping[str, Any], png: bytes | None = None) -> str:
     """The artifact text of one draft version."""
     draft_id = summary.get("draft_id")
@@ -133,6 +148,7 @@ def draft_markdown(summary: Mapping[str, Any], png: bytes | None = None) -> str:
     missing = summary.get("missing") or []
     if missing:
         lines += ["", "**Missing resources:** " + ", ".join(_cell(m) for m in missing)]
+    lines += _drone_lines(summary)
     lines += ["", "## Findings", ""]
     findings = list(summary.get("findings") or [])
     if findings:

@@ -93,7 +93,7 @@ def _wait_for_start(launch_at: str | None, now: datetime | None) -> None:
         return
     left = (datetime.fromisoformat(launch_at) - datetime.now(timezone.utc)).total_seconds()
     if left > MAX_LAUNCH_WAIT_S:
-        from planner.errors import Conflict
+        from flows.errors import Conflict
 
         raise Conflict(f"the planned start {launch_at} is more than {MAX_LAUNCH_WAIT_S / 3600:g} h away: launch it "
                        "then with `sortie launch`")

@@ -39,8 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flows.errors import TooManyRequests
 from flows.server.gate import SafetyGate
-from planner.errors import TooManyRequests
 
 __all__ = ["Lane", "Lanes", "LaneSizes", "lane_of", "SAFETY_ACTIONS"]
 

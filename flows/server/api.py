@@ -60,7 +60,8 @@ from flows.server.routes import admin, decisions, drafts, events, fleet, ledger,
 from flows.server.tokens import TokenStore, claimed_token_id
 from flows.server.totp import TotpStore
 from flows.authority.interface import Actor
-from planner.errors import SortieError, TooManyRequests
+from flows.errors import TooManyRequests
+from planner.errors import SortieError
 
 __all__ = ["create_app", "Caller", "Kit"]  # Caller and Kit: re-exported from flows.server.kit
 

@@ -23,8 +23,9 @@ import threading
 import time
 from typing import Any
 
+from flows.errors import LedgerTampered
 from flows.ledger import Ledger
-from planner.errors import LedgerTampered, SortieError
+from planner.errors import SortieError
 
 __all__ = ["IntegrityWatch", "DECISIONS"]
 

@@ -60,7 +60,8 @@ from flows.server.world_cache import WorldCache
 from flows.authority.interface import Actor, Policy
 from flows.usecases.common import user_of
 from flows.usecases.grounds import Grounds
-from planner.errors import Forbidden, SortieError
+from flows.errors import Forbidden
+from planner.errors import SortieError
 from planner.world.model import User, World
 
 __all__ = ["Caller", "Kit", "RequestContext", "EVENT_FIELDS", "READS"]

@@ -31,9 +31,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from flows.errors import OverrideRefused
 from flows.server.filestore import locked_json, read_json_current
 from flows.vehicle.keys import key_path
-from planner.errors import InvalidArgument, NotFound, OverrideRefused
+from planner.errors import InvalidArgument, NotFound
 from planner.world.model import Drone, World
 
 __all__ = ["LinkStore", "resolve_links", "unbound_drones", "require_bound"]

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 
 from flows.server.totp import judged_at
 from flows.authority.interface import Actor
-from planner.errors import Forbidden, InvalidArgument, SortieError
+from flows.errors import Forbidden
+from planner.errors import InvalidArgument, SortieError
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext

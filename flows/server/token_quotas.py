@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from planner.errors import TooManyRequests
+from flows.errors import TooManyRequests
 
 __all__ = ["Limit", "TokenLimits", "STREAMS_PER_TOKEN", "POLLS_PER_TOKEN"]
 

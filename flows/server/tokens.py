@@ -25,8 +25,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from flows.errors import Unauthenticated
 from flows.server.filestore import locked_json, read_json, read_json_current
-from planner.errors import InvalidArgument, NotFound, Unauthenticated
+from planner.errors import InvalidArgument, NotFound
 
 __all__ = ["SCOPES", "TokenInfo", "TokenStore", "parse_duration", "parse_lifetime", "claimed_token_id",
            "DEFAULT_LIFETIME"]

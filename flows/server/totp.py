@@ -56,8 +56,9 @@ from datetime import datetime, timezone
 
 import pyotp
 
+from flows.errors import TooManyAttempts, Unauthenticated
 from flows.server.filestore import locked_json
-from planner.errors import InvalidArgument, SortieError, TooManyAttempts, Unauthenticated
+from planner.errors import InvalidArgument, SortieError
 
 __all__ = ["TotpStore", "ISSUER", "judged_at", "RELAY_MAX_AGE_S", "RELAY_SKEW_S", "LATE_STEPS", "PAIR_FAILURES",
            "WINDOW_S", "LOCKOUT_S"]

@@ -33,11 +33,12 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from flows.errors import DeviceMismatch
 from flows.server.links import LinkStore
 from flows.vehicle.binding import DIALECT_AUTOPILOT, VehicleBinding
 from flows.vehicle.keys import key_path, load_signing_key, write_signing_key
 from flows.vehicle.provision import provision_signing
-from planner.errors import DeviceMismatch, InvalidArgument, NotFound, SortieError
+from planner.errors import InvalidArgument, NotFound, SortieError
 from planner.world.model import World
 
 __all__ = ["bind_vehicle", "default_key_ref"]

@@ -34,7 +34,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.errors import InvalidArgument, NotFound, SortieError, WorldUnavailable
+from flows.errors import WorldUnavailable
+from planner.errors import InvalidArgument, NotFound, SortieError
 from planner.world.model import World
 
 __all__ = ["WorldCache", "fingerprint", "content_hash"]

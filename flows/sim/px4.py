@@ -35,6 +35,7 @@ from pymavlink.dialects.v20 import common as _M
 
 from flows.sim.copter_motion import Body, Brake, Climb
 from flows.sim.local_frame import LocalFrame
+from flows.sim.px4_track import CrossTrack, join_line
 from flows.sim.scurve import SCurve
 from flows.sim.vec3 import Vec, vadd, vlen, vsub
 from flows.sim.shaping import Axis
@@ -73,6 +74,7 @@ class _Leg:
     origin: Vec
     target: Vec
     curve: SCurve
+    beside: CrossTrack | None = None  # the offset carried beside the line while joining it (``px4_track``)
 
 
 @dataclass
@@ -98,6 +100,7 @@ class Px4Modes:
     mission_done: bool = False
     paused: bool = False
     hold_point: Vec | None = None
+    line_from: Vec | None = None  # the waypoint the mission left last: its next leg is flown on the line from there
 
     # --- modes --------------------------------------------------------------------------------
 
@@ -109,6 +112,7 @@ class Px4Modes:
             if not self.items:
                 self.items, self.index = tuple(items), 0
                 self.speed = p.get("MPC_XY_CRUISE", 5.0)
+                self.line_from = None
             self.leg, self.climb = None, None
         elif mode == "RTL":
             self.rtl_stage, self.leg, self.climb = "CLIMB", None, None
@@ -197,18 +201,23 @@ class Px4Modes:
                 return None
         return None
 
-    def _fly_leg(self, body: Body, target: Vec, arrive_speed: float, dt: float) -> None:
+    def _fly_leg(self, body: Body, target: Vec, arrive_speed: float, dt: float, line_from: Vec | None = None) -> None:
+        """Fly towards ``target``, on the line from ``line_from`` when the mission gives one (``px4_track``)."""
         p = self.params()
         if self.leg is None or self.leg.target != target:
+            start, beside = body.pos, None
+            joined = None if line_from is None else join_line(line_from, body.pos, target, p.get("NAV_ACC_RAD", 10.0))
+            if joined is not None:
+                start, beside = joined
             curve = SCurve()
-            curve.calculate_track(body.pos, target, self.speed, p.get("MPC_Z_V_AUTO_UP", 3.0),
+            curve.calculate_track(start, target, self.speed, p.get("MPC_Z_V_AUTO_UP", 3.0),
                                   p.get("MPC_Z_V_AUTO_DN", 1.5), p.get("MPC_ACC_HOR", 3.0),
                                   p.get("MPC_ACC_UP_MAX", 4.0), _LEG_SNAP, p.get("MPC_JERK_AUTO", 4.0))
             if curve.full:
                 along = (body.vel[0] * curve.unit[0] + body.vel[1] * curve.unit[1] + body.vel[2] * curve.unit[2])
                 curve.set_origin_speed_max(max(0.0, along))
                 curve.set_destination_speed_max(arrive_speed)
-            self.leg = _Leg(body.pos, target, curve)
+            self.leg = _Leg(start, target, curve, beside)
         leg = self.leg
         if self.paused:
             self.brake = self.brake or Brake(decel=p.get("MPC_ACC_HOR", 3.0), jerk=p.get("MPC_JERK_AUTO", 4.0))
@@ -217,6 +226,9 @@ class Px4Modes:
             return
         self.brake = None
         pos, vel, _ = leg.curve.move_from(dt)
+        if leg.beside is not None:
+            off, off_vel = leg.beside.follow(pos, vsub(leg.target, leg.origin), dt)
+            pos, vel = vadd(pos, off), vadd(vel, off_vel)
         body.pos, body.vel = vadd(leg.origin, pos), vel
 
     def _mission(self, body: Body, dt: float) -> None:
@@ -242,7 +254,7 @@ class Px4Modes:
                                    slew_s=0.0, ground_left_s=None if body.pos[2] <= 0.05 else 0.0)
             self.climb.step(body, dt)
             if abs(body.pos[2] - self.climb.alt_m) <= p.get("NAV_MC_ALT_RAD", 0.8):
-                self.climb = None
+                self.climb, self.line_from = None, None  # the first leg starts where the vehicle climbed
                 self._item_done()
             return
         if item.command == _M.MAV_CMD_NAV_RETURN_TO_LAUNCH:
@@ -251,7 +263,7 @@ class Px4Modes:
         target = self._target(item, body)
         if item.command == _M.MAV_CMD_NAV_LAND:
             target = (target[0], target[1], body.pos[2])
-            self._fly_leg(body, target, 0.0, dt)
+            self._fly_leg(body, target, 0.0, dt, self.line_from)
             if math.hypot(target[0] - body.pos[0], target[1] - body.pos[1]) < 0.3 and body.speed_xy < 0.3:
                 self._start_landing(body)
             return
@@ -263,7 +275,7 @@ class Px4Modes:
                 self._item_done()
             return
         nxt = self._next_waypoint(self.index, body)
-        self._fly_leg(body, target, turn_speed(body.pos, target, nxt, p), dt)
+        self._fly_leg(body, target, turn_speed(body.pos, target, nxt, p), dt, self.line_from)
         horizontal = math.hypot(target[0] - body.pos[0], target[1] - body.pos[1])
         if horizontal <= p.get("NAV_ACC_RAD", 10.0) and abs(target[2] - body.pos[2]) <= p.get("NAV_MC_ALT_RAD", 0.8):
             if nxt is None and (horizontal > 0.3 or body.speed_xy > 0.3):
@@ -277,6 +289,8 @@ class Px4Modes:
         item = self.current
         if item is not None:
             self.reached(item.seq)
+        if self.leg is not None:
+            self.line_from = self.leg.target  # a waypoint flown to (a DO item between legs keeps the last one)
         self.index += 1
         self.leg = None
 

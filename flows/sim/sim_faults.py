@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
-from planner.errors import InvalidArgument  # noqa: E402
+from planner.errors import InvalidArgument
 from planner.output.mission_items import FENCE, MISSION, RALLY  # noqa: E402
 
 __all__ = ["SimStats", "parse_loss", "result_code"]

@@ -56,7 +56,7 @@ from flows.sim.sim_faults import SimStats, parse_loss, result_code  # noqa: E402
 from flows.sim.sim_params import FAILSAFE_PRESETS, SORTIE_FAILSAFES, SORTIE_RESERVES, SimParams  # noqa: E402
 from flows.sim.state import SimState  # noqa: E402
 from flows.sim.streams import PRODUCED, PX4_DEFAULT_RATES_HZ  # noqa: E402
-from planner.errors import InvalidArgument  # noqa: E402
+from planner.errors import InvalidArgument
 from planner.output.mission_items import FENCE, MISSION, RALLY, MissionItem  # noqa: E402
 
 __all__ = ["SimVehicle", "SimStats", "VehicleBehaviour", "result_code", "parse_loss", "BOOT_S", "PREARM_S"]

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from flows.errors import Forbidden
 from flows.rule_file import rule_set as load_rules
 from flows.world_folder import check_zones_readable, load_world_at
-from planner.errors import Forbidden, InvalidArgument, NotFound
+from planner.errors import InvalidArgument, NotFound
 from planner.world.model import User, World
 
 __all__ = ["DEFAULT_PLAN_BUDGET_S", "PLAN_BUDGET_ENV", "load_world_at", "check_zones_readable", "load_rules",

@@ -61,6 +61,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from flows.errors import Conflict, DeviceUnavailable
 from flows.ledger import DraftRecord
 from flows.usecases.actor import Actor
 from flows.usecases.control_kit import (
@@ -77,7 +78,7 @@ from flows.usecases.control_kit import (
 )
 from flows.usecases.grounds import Grounds
 from flows.usecases.recalling import recall
-from planner.errors import Conflict, DeviceUnavailable, InvalidArgument
+from planner.errors import InvalidArgument
 
 __all__ = [
     "ControlResult",

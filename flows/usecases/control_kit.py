@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from flows.context import draft_dir
+from flows.errors import Conflict, Forbidden
 from flows.ledger import DraftRecord, Ledger
 from flows.usecases.actor import Actor, as_actor
 from flows.usecases.grounds import Grounds
-from planner.errors import Conflict, Forbidden, SortieError
+from planner.errors import SortieError
 
 __all__ = ["ControlResult", "FLIGHT_ROLES", "LOCK_WAIT_S", "authorise", "who", "audited", "vehicle_lock",
            "dispatched_links", "bindings", "transition", "take_off_seen"]

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from flows.errors import Conflict
 from flows.ledger import Ledger, kill_point
 from flows.ledger.approvals import decide_by
 from flows.usecases.actor import Actor, Policy
@@ -29,7 +30,6 @@ from flows.usecases.common import user_of
 from flows.usecases.grounds import Grounds
 from flows.usecases.reading import show_draft
 from flows.usecases.views import DraftSummary
-from planner.errors import Conflict
 from planner.world.model import User
 
 __all__ = ["approve", "reject", "expire_if_due", "record_attempt"]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.context import draft_dir
+from flows.errors import Conflict, DeviceUnavailable, DispatchFailed, DispatchUncertain, Forbidden
 from flows.ledger import DispatchRecord, Ledger, idempotency_key, kill_point, params_hash
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
@@ -29,14 +30,7 @@ from flows.usecases.common import user_of
 from flows.usecases.draftfiles import files_of
 from flows.usecases.grounds import Grounds
 from flows.usecases.views import DispatchSummary, dispatch_summary
-from planner.errors import (
-    Conflict,
-    DeviceUnavailable,
-    DispatchFailed,
-    DispatchUncertain,
-    Forbidden,
-    SortieError,
-)
+from planner.errors import SortieError
 
 __all__ = ["dispatch", "first_outcome", "holds_role"]
 

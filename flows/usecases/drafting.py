@@ -29,14 +29,16 @@ from typing import Any
 from shapely.geometry import mapping, shape
 from shapely.geometry.base import BaseGeometry
 
+from flows.errors import DeviceUnavailable
 from flows.ledger import DraftRecord, NewVersion
 from flows.usecases.views import DraftSummary
-from planner.errors import AirspaceBlocked, DeviceUnavailable, InvalidArgument, NotFound, PlanInfeasible, SortieError
+from planner.errors import AirspaceBlocked, InvalidArgument, NotFound, PlanInfeasible, SortieError
 from planner.plan import Plan, plan_from_dict, plan_hash, plan_to_dict
 from planner.world.model import Drone, User, World
 
 __all__ = [
     "MAX_ALTERNATIVES",
+    "drone_choice",
     "Attempt",
     "parse_area",
     "area_dict",
@@ -184,8 +186,24 @@ def _verdict_of(verdict: Any) -> tuple[str, list[dict[str, Any]]]:
 # --------------------------------------------------------------------------- alternatives
 
 
-def _candidate_fleets(world: World, job: Any, rules: Any, now: datetime, tenant: str) -> tuple[list[tuple[Drone, ...]], list[str]]:
-    """Ordered alternative fleets (``rules.eligibility``) and, when there are none, what is missing."""
+def drone_choice(eligibility: Any) -> dict[str, Any]:
+    """Which of the tenant's drones could fly the request and, for each other one, the rules' reasons why not.
+
+    Read off the eligibility the planner already judged (``rules.eligibility.fleet_eligibility``), never judged
+    again; drones of other tenants are left out (an approver sees only their own fleet). Stored in the version's
+    notes as ``drones``: the draft artifact and ``sortie show`` print it (``flows.drone_choice``)."""
+    return {
+        "eligible": [d.id for d in eligibility.eligible],
+        "not_eligible": [{"drone_id": drone_id, "reasons": [r.to_dict() for r in reasons]}
+                         for drone_id, reasons in eligibility.rejected
+                         if not any(r.code == "TENANT" for r in reasons)],
+    }
+
+
+def _candidate_fleets(world: World, job: Any, rules: Any, now: datetime,
+                      tenant: str) -> tuple[list[tuple[Drone, ...]], list[str], dict[str, Any]]:
+    """Ordered alternative fleets (``rules.eligibility``), when there are none what is missing, and the tenant's
+    drones that could fly it and why the others could not (``drone_choice``)."""
     from rules import eligibility as elig
 
     req = elig.JobRequirements(
@@ -200,11 +218,11 @@ def _candidate_fleets(world: World, job: Any, rules: Any, now: datetime, tenant:
     missing: list[str] = []
     if not fleets:
         missing = [r.message_en for r in elig.waiting_resource_reasons(world, req, now, rules=rules, eligibility=eligibility)]
-    return fleets, missing
+    return fleets, missing, drone_choice(eligibility)
 
 
 def attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str,
-             budget: Any = None) -> tuple[list[Attempt], list[str]]:
+             budget: Any = None) -> tuple[list[Attempt], list[str], dict[str, Any]]:
     """Try the candidate fleets in order until one is neither blocked for lack of capacity nor short.
 
     Short: targets left unserved, or no sortie at all. A plan blocked by
@@ -213,13 +231,14 @@ def attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str,
     short, the last plan that has sorties and is not blocked is kept as a
     partial DRAFT (its ``unserved`` says what is left); otherwise the request
     waits for resources. ``budget`` (``planner.routing.budget.Budget``, the shell's
-    deadline) bounds every search of every attempt; None: the planner's fixed work.
+    deadline) bounds every search of every attempt; None: the planner's fixed work. Also returns the tenant's
+    drones that could fly it and why the others could not (``drone_choice``).
     """
     from planner.mission import plan_mission
     from rules.derived_limits import planning_limits
 
     limits = planning_limits(rules, world)  # the planner plans inside the rules that judge the plan
-    fleets, missing = _candidate_fleets(world, job, rules, now, tenant)
+    fleets, missing, drones = _candidate_fleets(world, job, rules, now, tenant)
     tried: list[Attempt] = []
     for fleet in fleets[:MAX_ALTERNATIVES]:
         label = ", ".join(d.id for d in fleet)
@@ -232,10 +251,10 @@ def attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str,
         verdict = _evaluate(plan, world, rules, _context(now, frozenset(job.sensors), "plan"))
         if verdict.blocked and not verdict.capacity_blocked:
             tried.append(Attempt(fleet, plan, verdict, f"[{label}]: planned (blocked by a hard rule)", ok=True))
-            return tried, missing
+            return tried, missing, drones
         if not verdict.blocked and plan.sorties and not plan.unserved:
             tried.append(Attempt(fleet, plan, verdict, f"[{label}]: planned", ok=True))
-            return tried, missing
+            return tried, missing, drones
         why = "; ".join(f.message_en for f in verdict.blocking) or "; ".join(
             f"{u.target_id}: {u.reason}" for u in plan.unserved[:5]
         ) or "no sortie could be planned"
@@ -245,8 +264,8 @@ def attempts(world: World, job: Any, rules: Any, now: datetime, tenant: str,
         a = tried[i]
         if a.plan is not None and a.plan.sorties and not a.verdict.blocked:
             kept = replace(a, note=a.note.replace("short of capacity", "planned, partial"), ok=True)
-            return tried[:i] + tried[i + 1:] + [kept], missing
-    return tried, missing
+            return tried[:i] + tried[i + 1:] + [kept], missing, drones
+    return tried, missing, drones
 
 
 @dataclass(frozen=True)
@@ -265,10 +284,12 @@ class Request:
 
 
 def version_rows(
-    req: Request, first_version: int, tried: list[Attempt], missing: list[str], world: World
+    req: Request, first_version: int, tried: list[Attempt], missing: list[str], world: World,
+    drones: dict[str, Any] | None = None,
 ) -> tuple[list[NewVersion], list[str], list[Plan | None]]:
-    """One ledger row per attempt with a plan (the last is current), plus a WAITING_RESOURCE row when none served."""
-    notes_base = {"area": req.area, "region_id": req.region_id}
+    """One ledger row per attempt with a plan (the last is current), plus a WAITING_RESOURCE row when none served.
+    ``drones`` (``drone_choice``) goes into every row's notes."""
+    notes_base = {"area": req.area, "region_id": req.region_id} | ({"drones": drones} if drones is not None else {})
     rows: list[NewVersion] = []
     reasons: list[str] = []
     plans: list[Plan | None] = []
@@ -328,8 +349,8 @@ def draft_versions(
     from rules.derived_limits import planning_limits
 
     job = build_job(world, intent, start_at(extraction, world), area, planning_limits(rules, world))
-    tried, missing = attempts(world, job, rules, now, req.tenant, budget)
-    return version_rows(req, first_version, tried, missing, world)
+    tried, missing, drones = attempts(world, job, rules, now, req.tenant, budget)
+    return version_rows(req, first_version, tried, missing, world, drones)
 
 
 # --------------------------------------------------------------------------- dispatch recheck

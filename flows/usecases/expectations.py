@@ -16,10 +16,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from flows.errors import Conflict
 from flows.vehicle.energy_projection import EnergyProfile
 from flows.vehicle.flight_record import Expectation
 from flows.vehicle.modes import NAV_LAND, NAV_RTL, nav_seqs
-from planner.errors import Conflict, SortieError
+from planner.errors import SortieError
 from planner.output.mission_items import MissionItem, mission_items
 from planner.plan import Plan, Sortie, plan_from_dict
 from planner.world.model import World

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.context import draft_dir
+from flows.errors import Conflict, PreflightFailed
 from flows.ledger import DraftRecord, Ledger
 from flows.ledger.approvals import covering_approval
 from flows.usecases.actor import Actor
@@ -43,7 +44,6 @@ from flows.usecases.control_kit import (
     who,
 )
 from flows.usecases.grounds import Grounds
-from planner.errors import Conflict, PreflightFailed
 
 __all__ = ["launch", "launch_path", "LAUNCHED_STATES"]
 

@@ -54,6 +54,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from flows.errors import Conflict
 from flows.ledger import TRANSITIONS
 from flows.usecases.expectations import accepted_uploads, expectations_for
 from flows.usecases.grounds import Grounds
@@ -61,7 +62,7 @@ from flows.usecases.mission_end import ENDED_STATES, mission_end
 from flows.usecases.sortie_chain import SortieChain
 from flows.vehicle.flight_record import DroneFlight, MonitorOptions, MonitorResult
 from flows.vehicle.follow import MONITOR_COMPONENT_ID, Notify
-from planner.errors import Conflict, NotFound, SortieError
+from planner.errors import NotFound, SortieError
 from planner.plan import Sortie, plan_from_dict
 
 __all__ = ["Mission", "monitor_mission", "load_flight", "flight_path", "FOLLOWED_STATES", "ENDED_STATES",

@@ -32,6 +32,7 @@ from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
 from flows.context import resolve_world_dir
+from flows.errors import Conflict, Forbidden
 from flows.ledger import DraftRecord, Ledger
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
@@ -49,7 +50,7 @@ from flows.usecases.intake import extract_request as _extract
 from flows.usecases.intake import record_drafted as _apply
 from flows.usecases.intake import with_coverage_target as _with_coverage_target
 from flows.usecases.views import DraftSummary, summarize
-from planner.errors import Conflict, Forbidden, InvalidArgument
+from planner.errors import InvalidArgument
 from planner.plan import Plan, plan_from_dict
 from planner.world.model import World
 

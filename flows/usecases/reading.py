@@ -21,7 +21,8 @@ from flows.usecases.common import user_of
 from flows.usecases.grounds import Grounds
 from flows.usecases.draftfiles import draft_dir, files_of
 from flows.usecases.views import DraftSummary, summarize
-from planner.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from flows.errors import Conflict, Forbidden
+from planner.errors import InvalidArgument, NotFound
 from planner.plan import plan_from_dict, plan_to_geojson
 from planner.world.model import User, World
 

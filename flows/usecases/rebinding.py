@@ -21,10 +21,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from flows.errors import Conflict
 from flows.ledger import DispatchRecord
 from flows.usecases.control_kit import bindings, dispatched_links, transition, vehicle_lock
 from flows.usecases.grounds import Grounds
-from planner.errors import Conflict, SortieError
+from planner.errors import SortieError
 
 __all__ = ["binding_changes", "release_rebound"]
 

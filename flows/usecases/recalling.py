@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from flows.errors import Conflict, DeviceUnavailable
 from flows.ledger import DraftRecord
 from flows.usecases.actor import Actor
 from flows.usecases.control_kit import (
@@ -53,7 +54,6 @@ from flows.usecases.control_kit import (
     who,
 )
 from flows.usecases.grounds import Grounds
-from planner.errors import Conflict, DeviceUnavailable
 
 __all__ = ["recall", "recall_by_authority", "RECALL_HOME_M"]
 

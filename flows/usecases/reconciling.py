@@ -43,20 +43,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from flows.errors import Conflict, DeviceUnavailable, DispatchUncertain, Forbidden, LedgerTampered
 from flows.integrity.outcomes import outcome_error
 from flows.ledger import DispatchRecord, Ledger
 from flows.ledger.claims import left_on_vehicle
 from flows.usecases.grounds import Grounds
 from flows.usecases.rebinding import binding_changes, release_rebound
-from planner.errors import (
-    Conflict,
-    DeviceUnavailable,
-    DispatchUncertain,
-    Forbidden,
-    LedgerTampered,
-    NotFound,
-    SortieError,
-)
+from planner.errors import NotFound, SortieError
 
 __all__ = ["reconcile", "vehicle_holds", "clear_held", "UNSETTLED"]
 

@@ -35,6 +35,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from flows.errors import Conflict, Forbidden, RequestExpired
 from flows.ledger import Ledger, RequestTurn
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
@@ -42,7 +43,7 @@ from flows.usecases.common import planning_budget
 from flows.usecases.draftfiles import files_of
 from flows.usecases.grounds import Grounds
 from flows.usecases.views import DraftSummary, summarize
-from planner.errors import Conflict, Forbidden, InvalidArgument, NotFound, RequestExpired
+from planner.errors import InvalidArgument, NotFound
 from planner.world.model import World
 
 __all__ = ["REQUEST_TTL", "ask", "answer", "show", "expire_due", "expire", "request_id_for", "clarification_error",

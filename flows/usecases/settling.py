@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from flows.errors import Conflict
 from flows.ledger.command_journal import JournaledCommand
 from flows.usecases.command_journal import LedgerJournal
 from flows.usecases.control_kit import bindings, dispatched_links, transition, vehicle_lock
 from flows.usecases.grounds import Grounds
-from planner.errors import Conflict, SortieError
+from planner.errors import SortieError
 
 __all__ = ["settle_commands", "orphaned", "SETTLER", "Settlement"]
 

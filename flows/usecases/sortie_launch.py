@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.errors import PreflightFailed
+from flows.errors import PreflightFailed
 from planner.plan import Sortie
 
 #: ``flows.usecases.monitoring.Mission`` (not imported: it imports this module).

@@ -57,7 +57,7 @@ from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavut
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
 from flows.vehicle.vehicles import PER_CALL, Vehicles  # noqa: E402
 from flows.vehicle.view import VehicleView  # noqa: E402
-from planner.errors import InvalidArgument  # noqa: E402
+from planner.errors import InvalidArgument
 
 __all__ = [
     "VehicleView",

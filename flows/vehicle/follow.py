@@ -49,7 +49,7 @@ from flows.vehicle.landing_verdict import dist_m, judge_landing  # noqa: E402
 from flows.vehicle.link_gaps import clock_rate, close_gap, endurance_left_s, lost_reason, open_gap  # noqa: E402
 from flows.vehicle.modes import mode_name  # noqa: E402
 from flows.vehicle.vehicles import PER_CALL, Vehicles  # noqa: E402
-from planner.errors import InvalidArgument  # noqa: E402
+from planner.errors import InvalidArgument
 
 __all__ = ["GCS_SYSTEM_ID", "MONITOR_COMPONENT_ID", "Notify", "follow_flight"]
 

@@ -49,7 +49,8 @@ from flows.vehicle.binding import VehicleBinding  # noqa: E402
 from flows.vehicle.peer import PeerUdpIn, busy_hint, nothing_listens, open_hint, open_peer  # noqa: E402
 from flows.vehicle.stream_rates import CONTROL_STREAMS, TELEMETRY, UPLOAD_STREAMS  # noqa: E402,F401  (re-exported)
 from flows.vehicle.view import VehicleView, apply  # noqa: E402
-from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument  # noqa: E402
+from flows.errors import DeviceMismatch, DeviceUnavailable
+from planner.errors import InvalidArgument
 
 __all__ = [
     "VehicleLink",

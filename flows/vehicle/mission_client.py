@@ -48,7 +48,7 @@ from flows.mavlink import mavutil  # noqa: E402
 
 from flows.vehicle.link import VehicleLink  # noqa: E402
 from flows.vehicle.transfer import Transfer, result_name  # noqa: E402
-from planner.errors import InvalidArgument  # noqa: E402
+from planner.errors import InvalidArgument
 from planner.output.mission_items import FENCE, MissionItem  # noqa: E402
 from planner.output.mission_wire import from_wire, to_wire  # noqa: E402
 

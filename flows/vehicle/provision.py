@@ -27,7 +27,7 @@ from typing import Any
 
 from flows.vehicle.binding import VehicleBinding
 from flows.vehicle.link import VehicleLink
-from planner.errors import Conflict, DeviceMismatch, DeviceUnavailable
+from flows.errors import Conflict, DeviceMismatch, DeviceUnavailable
 
 __all__ = ["provision_signing", "Provisioned", "signing_timestamp", "SIGNING_EPOCH_S"]
 

@@ -23,7 +23,8 @@ from flows.vehicle.leftovers import UPLOAD_ORDER
 from flows.vehicle.link import VehicleLink
 from flows.vehicle.vehicles import PER_CALL, Vehicles
 from flows.vehicle.mission_client import MissionClient
-from planner.errors import DispatchUncertain, InvalidArgument
+from flows.errors import DispatchUncertain
+from planner.errors import InvalidArgument
 from planner.output.mission_items import MISSION_TYPE_NAMES, EndAction, mission_set
 from planner.output.mission_wire import compare_items
 from planner.plan import Plan, Sortie

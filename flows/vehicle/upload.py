@@ -69,13 +69,8 @@ from flows.vehicle.read_back import (  # read_back / verify_plan are re-exported
     verify_plan,
 )
 from flows.vehicle.transfer import Transfer
-from planner.errors import (
-    DeviceMismatch,
-    DeviceUnavailable,
-    DispatchFailed,
-    DispatchUncertain,
-    InvalidArgument,
-)
+from flows.errors import DeviceMismatch, DeviceUnavailable, DispatchFailed, DispatchUncertain
+from planner.errors import InvalidArgument
 from planner.output.mission_items import (
     FENCE,
     MISSION_TYPE_NAMES,

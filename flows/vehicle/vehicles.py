@@ -35,7 +35,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from planner.errors import DeviceMismatch
+from flows.errors import DeviceMismatch
 
 if TYPE_CHECKING:
     from flows.vehicle.binding import VehicleBinding

@@ -22,7 +22,8 @@ from flows.authority import Authority
 from flows.authority.choice import authority
 from flows.authority.local import LocalAuthority
 from flows.authority.remote import RemoteAuthority
-from planner.errors import InvalidArgument, OverrideRefused, ServerUnavailable
+from flows.errors import OverrideRefused, ServerUnavailable
+from planner.errors import InvalidArgument
 
 DISCARD = "http://127.0.0.1:9"
 TOKEN = "sortie_0123456789abcdef_" + "x" * 43

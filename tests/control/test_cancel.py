@@ -14,7 +14,8 @@ from flows.cli import app
 from flows.ledger import open_ledger
 from flows.usecases import control, dispatching
 from flows.usecases.grounds import Grounds
-from planner.errors import Conflict, Forbidden, InvalidArgument
+from flows.errors import Conflict, Forbidden
+from planner.errors import InvalidArgument
 
 pytestmark = pytest.mark.timeout(60)
 

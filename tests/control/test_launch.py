@@ -25,7 +25,7 @@ from flows.sim.flight import FlightFaults
 from flows.usecases import launching
 from flows.usecases.launching import launch_path
 from flows.usecases.grounds import Grounds
-from planner.errors import ApprovalStale, Conflict, DeviceBusy, PreflightFailed
+from flows.errors import ApprovalStale, Conflict, DeviceBusy, PreflightFailed
 from pymavlink.dialects.v20 import common as M
 
 pytestmark = pytest.mark.timeout(90)

@@ -23,7 +23,7 @@ from control.controlkit import FAST, NOW, OPERATOR, Flight
 from flows.usecases import control
 from flows.vehicle.commands import distance_m
 from flows.usecases.grounds import Grounds
-from planner.errors import Conflict, DeviceUnavailable
+from flows.errors import Conflict, DeviceUnavailable
 from pymavlink.dialects.v20 import common as M
 
 pytestmark = pytest.mark.timeout(90)

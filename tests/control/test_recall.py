@@ -19,7 +19,7 @@ from flows.usecases import control
 from flows.usecases.report import build_report
 from flows.vehicle.commands import distance_m
 from flows.usecases.grounds import Grounds
-from planner.errors import Conflict
+from flows.errors import Conflict
 from pymavlink.dialects.v20 import common as M
 
 pytestmark = pytest.mark.timeout(90)

@@ -17,7 +17,8 @@ from control.controlkit import FAST, NOW, OPERATOR, Flight
 from flows.sim.flight import FlightFaults
 from flows.usecases import control
 from flows.usecases.grounds import Grounds
-from planner.errors import Conflict, PreflightFailed, SortieError
+from flows.errors import Conflict, PreflightFailed
+from planner.errors import SortieError
 from pymavlink.dialects.v20 import common as M
 
 pytestmark = pytest.mark.timeout(120)

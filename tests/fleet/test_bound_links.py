@@ -30,7 +30,7 @@ from testkit import sim_vehicle  # noqa: E402
 from flows.vehicle.keys import write_signing_key  # noqa: E402
 from flows.vehicle.link import VehicleLink, open_link  # noqa: E402
 from flows.vehicle.mission_client import MissionClient  # noqa: E402
-from planner.errors import DeviceUnavailable  # noqa: E402
+from flows.errors import DeviceUnavailable
 from planner.flight.params import NavLimits  # noqa: E402
 from planner.world.nav_params import NAV_PARAM_NAMES, NavParams  # noqa: E402
 from planner.output.mission_items import FRAME_GLOBAL_RELATIVE_ALT, MISSION, MissionItem  # noqa: E402

@@ -90,7 +90,7 @@ def test_dispatch_launch_follow_pause_resume_recall_all_speak_signed_through_the
 
     # the same port does not answer an unsigned ground station: what made every step above work was the key
     from flows.vehicle.link import open_link
-    from planner.errors import DeviceUnavailable
+    from flows.errors import DeviceUnavailable
 
     with pytest.raises(DeviceUnavailable):
         open_link(f"tcp:127.0.0.1:{sim.ports[1].address.rsplit(':', 1)[-1]}", heartbeat_timeout_s=2.0)

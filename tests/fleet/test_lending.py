@@ -22,7 +22,7 @@ from testkit import sim_vehicle
 from flows.vehicle.binding import VehicleBinding
 from flows.vehicle.read_back import read_back
 from flows.vehicle.vehicles import PER_CALL
-from planner.errors import DeviceMismatch, DeviceUnavailable
+from flows.errors import DeviceMismatch, DeviceUnavailable
 from testkit import bare_world, drone, free_port
 
 

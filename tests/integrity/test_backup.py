@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from flows.ledger import Ledger
-from planner.errors import LedgerTampered
+from flows.errors import LedgerTampered
 
 pytestmark = pytest.mark.slow
 

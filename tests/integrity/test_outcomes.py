@@ -166,7 +166,7 @@ def test_repeated_dispatch_while_the_first_is_in_progress_answers_with_its_code(
     import time
 
     from flows.usecases.dispatching import first_outcome
-    from planner.errors import DispatchFailed
+    from flows.errors import DispatchFailed
 
     timer = threading.Timer(2.0, first_ends)
     t0 = time.monotonic()

@@ -15,10 +15,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from flows.errors import LedgerTampered
 from flows.integrity.verify import verify_file, verify_ledger
 from flows.ledger import Ledger
 from flows.ledger.schema import SCHEMA_VERSION
-from planner.errors import LedgerTampered
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema4"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from flows.errors import ApprovalRequired, ApprovalStale, Conflict, Forbidden, LedgerUnavailable
 from flows.ledger import (
     STATES,
     TRANSITIONS,
@@ -20,15 +21,7 @@ from flows.ledger import (
     redact,
 )
 from flows.ledger.schema import SCHEMA_VERSION
-from planner.errors import (
-    ApprovalRequired,
-    ApprovalStale,
-    Conflict,
-    Forbidden,
-    InvalidArgument,
-    LedgerUnavailable,
-    NotFound,
-)
+from planner.errors import InvalidArgument, NotFound
 
 NOW = datetime(2026, 11, 29, 7, 0, tzinfo=timezone(timedelta(hours=2)))
 TERMINAL = {"SUCCEEDED", "INCOMPLETE", "ABORTED", "REJECTED", "EXPIRED", "SUPERSEDED", "CANCELLED", "RECALLED"}

@@ -11,11 +11,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from flows.errors import LedgerTampered
 from flows.integrity.verify import verify_ledger
 from flows.ledger import Ledger, NewVersion
 from flows.ledger.chain import GENESIS
 from flows.ledger.schema import MIGRATIONS
-from planner.errors import LedgerTampered
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
 

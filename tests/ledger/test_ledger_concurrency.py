@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from flows.context import DEMO_WORLD_DIR
+from flows.errors import LedgerUnavailable
 from flows.ledger import Ledger, NewVersion
-from planner.errors import LedgerUnavailable
 from testkit import free_port
 
 pytestmark = pytest.mark.slow

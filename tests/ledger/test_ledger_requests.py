@@ -13,9 +13,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from flows.errors import Conflict, LedgerTampered
 from flows.integrity.verify import verify_ledger
 from flows.ledger import Ledger, NewVersion, RequestTurn
-from planner.errors import Conflict, LedgerTampered, NotFound
+from planner.errors import NotFound
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
 

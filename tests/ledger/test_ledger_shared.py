@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from flows.errors import Conflict, LedgerUnavailable
 from flows.integrity.verify import verify_ledger
 from flows.ledger import Ledger, claim_home
 from flows.ledger.audit import AuditEntry
 from flows.ledger.shared import engine_for
-from planner.errors import Conflict, LedgerUnavailable
 from testkit import ledger_version
 
 ROOT = Path(__file__).resolve().parents[2]

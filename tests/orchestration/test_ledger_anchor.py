@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from flows.errors import LedgerTampered
 from flows.ledger import Ledger, NewVersion
 from flows.ledger.records import sha256_json
-from planner.errors import LedgerTampered
 
 pytestmark = [pytest.mark.prefect, pytest.mark.slow]
 

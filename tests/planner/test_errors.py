@@ -1,4 +1,4 @@
-"""The error tree: stable codes, built-in bases, and the documented example."""
+"""The error tree: stable codes, built-in bases, each code in the module of the part that raises it, the examples."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import doctest
 
 import pytest
 
+import flows.errors
+import intents.errors
 import planner.errors as errors
-from planner.errors import ERROR_CODES, SortieError
+from flows.errors import ERROR_CODES
+from planner.errors import SortieError
 
 EXPECTED = {
     "INVALID_ARGUMENT": ValueError,
@@ -38,6 +41,9 @@ EXPECTED = {
     "TOO_MANY_REQUESTS": RuntimeError,
 }
 
+#: the pure core raises only these (planner/, rules/ and intents/ may import nothing of the shell)
+CORE_CODES = {"INVALID_ARGUMENT", "NOT_FOUND", "AIRSPACE_BLOCKED", "PLAN_INFEASIBLE", "LLM_UNAVAILABLE", "INTENT_INVALID"}
+
 
 @pytest.mark.parametrize("code", sorted(EXPECTED))
 def test_every_code_has_one_class_with_its_builtin_base(code: str) -> None:
@@ -55,6 +61,16 @@ def test_codes_are_exactly_the_documented_ones() -> None:
         assert code in errors.__doc__
 
 
-def test_module_docstring_example_runs() -> None:
-    failures, tried = doctest.testmod(errors, verbose=False)
+def test_each_code_lives_where_the_tree_says() -> None:
+    """The drawn tree names each code's module; the core's module holds the root and the core's codes only."""
+    for code, cls in {**ERROR_CODES, "NEEDS_CLARIFICATION": intents.errors.NeedsClarification}.items():
+        (row,) = [line for line in errors.__doc__.splitlines() if f" {code} " in f"{line} "]
+        assert row.split()[-1] == cls.__module__, code
+    core = {cls.code for cls in vars(errors).values() if isinstance(cls, type) and issubclass(cls, SortieError)}
+    assert core - {SortieError.code} == CORE_CODES
+
+
+@pytest.mark.parametrize("module", [errors, intents.errors, flows.errors], ids=lambda m: m.__name__)
+def test_module_docstring_example_runs(module: object) -> None:
+    failures, tried = doctest.testmod(module, verbose=False)
     assert tried > 0 and failures == 0

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
-from planner.errors import InvalidArgument  # noqa: E402
+from planner.errors import InvalidArgument
 from planner.output.mission_items import (
     # noqa: E402,
     FENCE,

@@ -309,7 +309,8 @@ def test_racing_clients_settle_to_one_decision_and_one_dispatch(authority: Any) 
 def test_prefect_tasks_are_clients_with_a_narrow_service_token(authority: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The flow tasks' bodies in server mode: plan on behalf, read, relay a one-time code, dispatch; no ledger."""
     from flows.orchestration import mission_tasks as f
-    from planner.errors import InvalidArgument, Unauthenticated
+    from flows.errors import Unauthenticated
+    from planner.errors import InvalidArgument
 
     p = authority.sortie(["admin", "totp", "enroll", "demo.approver", "--home", str(authority.home), "--world",
                           str(authority.world), "--json"])

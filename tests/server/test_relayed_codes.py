@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from flows.errors import Unauthenticated
 from flows.server.totp import LATE_STEPS, RELAY_MAX_AGE_S, judged_at
-from planner.errors import InvalidArgument, Unauthenticated
+from planner.errors import InvalidArgument
 
 STEP_S = 30
 

@@ -101,7 +101,7 @@ def test_local_overrides_are_refused_by_every_state_changing_command(authority: 
     assert code in (0, 2) and out.get("error", {}).get("code") != "OVERRIDE_REFUSED", out
     # a Prefect worker is held to the same rule, parameters and environment alike (the one choice of authority)
     from flows.authority.choice import authority as choose
-    from planner.errors import OverrideRefused
+    from flows.errors import OverrideRefused
 
     monkeypatch.setenv("SORTIE_SERVER", authority.url)
     monkeypatch.setenv("SORTIE_TOKEN", authority.tokens["worker"])
@@ -217,7 +217,7 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
                for a in open_ledger(authority.home).audit_rows(limit=50))
     # the Prefect monitor task on a worker asks the server too (and may not name a link)
     from flows.orchestration.monitor_flow import monitor_flight_task
-    from planner.errors import OverrideRefused
+    from flows.errors import OverrideRefused
 
     monkeypatch.setenv("SORTIE_SERVER", authority.url)
     monkeypatch.setenv("SORTIE_TOKEN", authority.tokens["worker"])

@@ -22,13 +22,14 @@ from typing import Any
 import pytest
 
 from flows.context import DEMO_WORLD_DIR
+from flows.errors import Conflict, Forbidden, RequestExpired
 from flows.integrity.verify import verify_ledger
 from flows.ledger import open_ledger
 from flows.usecases import planning, requests
 from flows.usecases.actor import Actor
 from flows.usecases.grounds import Grounds
 from intents.errors import NeedsClarification
-from planner.errors import Conflict, Forbidden, InvalidArgument, RequestExpired
+from planner.errors import InvalidArgument
 
 ROOT = Path(__file__).resolve().parents[2]
 SORTIE = Path(sys.executable).parent / "sortie"

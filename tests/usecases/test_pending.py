@@ -66,7 +66,7 @@ def test_the_list_follows_the_policy_and_the_clock(setup: dict[str, Any]) -> Non
 
 
 def test_another_tenant_sees_nothing_and_an_unknown_user_is_refused(setup: dict[str, Any]) -> None:
-    from planner.errors import Forbidden
+    from flows.errors import Forbidden
 
     assert pending(user="aino.virtanen", grounds=Grounds(ledger=setup["ledger"], world_dir=setup["world"]),
                    now=NOW)["count"] == 0

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 
 from flows.context import DEMO_WORLD_DIR
+from flows.errors import ApprovalRequired, Forbidden, WorldUnavailable
 from flows.ledger import Ledger
 from flows.usecases import decisions, dispatching, drafting, planning, reading
 from flows.usecases.actor import Actor, Policy
 from flows.usecases.common import check_zones_readable, load_world_at
 from flows.usecases.grounds import Grounds
-from planner.errors import ApprovalRequired, Forbidden, InvalidArgument, NotFound, WorldUnavailable
+from planner.errors import InvalidArgument, NotFound
 
 NOW = datetime.fromisoformat("2026-11-29T07:00:00+02:00")
 TEXT = "这块地今天巡一遍消防通道"

@@ -21,7 +21,8 @@ from flows.sim.vehicle import SimVehicle  # noqa: E402
 from testkit import sim_vehicle  # noqa: E402
 from flows.vehicle.keys import load_signing_key, write_signing_key  # noqa: E402
 from flows.vehicle.upload import read_back, binding_for, upload_plan  # noqa: E402
-from planner.errors import DeviceMismatch, DeviceUnavailable, InvalidArgument, NotFound  # noqa: E402
+from flows.errors import DeviceMismatch, DeviceUnavailable
+from planner.errors import InvalidArgument, NotFound
 from planner.output.mission_items import MISSION, mission_set  # noqa: E402
 from planner.output.mission_wire import compare_items  # noqa: E402
 from planner.world.model import World  # noqa: E402

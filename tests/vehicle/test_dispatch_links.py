@@ -30,7 +30,7 @@ from flows.vehicle.linkspec import parse_links  # noqa: E402
 from flows.usecases.grounds import Grounds  # noqa: E402
 from testkit import sim_vehicle  # noqa: E402
 from integrity import kit  # noqa: E402  (tests/ is on the path)
-from planner.errors import InvalidArgument  # noqa: E402
+from planner.errors import InvalidArgument
 from planner.output.mission_items import FENCE, MISSION, RALLY  # noqa: E402
 
 pytestmark = pytest.mark.slow

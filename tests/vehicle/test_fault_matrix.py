@@ -28,7 +28,7 @@ os.environ.setdefault("MAVLINK20", "1")
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from testkit import sim_vehicle  # noqa: E402
 from flows.vehicle.upload import UploadResult, upload_plan  # noqa: E402
-from planner.errors import DispatchFailed, DispatchUncertain  # noqa: E402
+from flows.errors import DispatchFailed, DispatchUncertain
 from planner.output.mission_items import FENCE, MISSION, MISSION_TYPE_NAMES, RALLY, mission_set  # noqa: E402
 from planner.output.mission_wire import compare_items  # noqa: E402
 from testkit import wire_plan, wire_world  # noqa: E402

@@ -30,7 +30,7 @@ from flows.usecases import dispatching  # noqa: E402
 from flows.vehicle.link import TELEMETRY, open_link  # noqa: E402
 from flows.vehicle.upload import upload_plan  # noqa: E402
 from flows.usecases.grounds import Grounds  # noqa: E402
-from planner.errors import DeviceUnavailable  # noqa: E402
+from flows.errors import DeviceUnavailable
 from planner.output.mission_items import MISSION  # noqa: E402
 from testkit import approved_draft_home, free_port, wire_plan, wire_world  # noqa: E402
 

@@ -20,13 +20,8 @@ os.environ.setdefault("MAVLINK20", "1")
 from flows.vehicle.upload import upload_plan  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from testkit import sim_vehicle  # noqa: E402
-from planner.errors import (  # noqa: E402
-    DeviceMismatch,
-    DeviceUnavailable,
-    DispatchFailed,
-    DispatchUncertain,
-    InvalidArgument,
-)
+from flows.errors import DeviceMismatch, DeviceUnavailable, DispatchFailed, DispatchUncertain
+from planner.errors import InvalidArgument
 from planner.output.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
 from planner.output.mission_wire import compare_items  # noqa: E402
 from planner.plan import Plan  # noqa: E402

@@ -42,10 +42,10 @@ mavsdk = pytest.importorskip("mavsdk_grpc")
 
 from pymavlink import mavutil  # noqa: E402
 
+from flows.errors import DispatchFailed, DispatchUncertain
 from flows.vehicle.link import open_link  # noqa: E402
 from flows.vehicle.mission_client import MissionClient  # noqa: E402
 from flows.vehicle.upload import UploadResult, VehicleBinding, read_back, upload_mission_set  # noqa: E402
-from planner.errors import DispatchFailed, DispatchUncertain  # noqa: E402
 from planner.output.mission_items import FENCE, MISSION, RALLY, mission_set  # noqa: E402
 from planner.output.mission_wire import compare_items  # noqa: E402
 from testkit import free_port, wire_plan, wire_world  # noqa: E402

@@ -40,7 +40,7 @@ from flows.sim.flight import FlightFaults  # noqa: E402
 from flows.sim.vehicle import SimVehicle  # noqa: E402
 from flows.usecases.grounds import Grounds  # noqa: E402
 from testkit import sim_vehicle  # noqa: E402
-from planner.errors import Conflict  # noqa: E402
+from flows.errors import Conflict
 from testkit import approved_draft_home  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)

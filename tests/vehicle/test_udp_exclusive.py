@@ -15,10 +15,10 @@ import pytest
 os.environ.setdefault("MAVLINK20", "1")
 from pymavlink import mavutil  # noqa: E402
 
+from flows.errors import DeviceUnavailable
 from flows.sim.ports import SimPort  # noqa: E402
 from flows.vehicle.link import VehicleLink  # noqa: E402
 from flows.vehicle.udp_exclusive import ExclusiveUdpIn, mavlink_connection  # noqa: E402
-from planner.errors import DeviceUnavailable  # noqa: E402
 
 M = mavutil.mavlink
 HELD = 1200  # port-0 binds kept open at once; with SO_REUSEADDR about 1 in 40 of them shares a port

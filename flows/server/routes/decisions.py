@@ -21,7 +21,7 @@ from flows.authority.results import DraftView
 from flows.server.models import ApproveBody, AttemptBody, CancelBody, ExpireBody, RejectBody, Totp
 from flows.server.relay import relayed_actor
 from flows.authority.interface import Actor
-from planner.errors import Forbidden
+from flows.errors import Forbidden
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext

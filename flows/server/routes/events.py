@@ -24,8 +24,8 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
+from flows.errors import Forbidden
 from flows.server.events import Event, sse
-from planner.errors import Forbidden
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit

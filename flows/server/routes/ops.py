@@ -33,11 +33,12 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response, StreamingResponse
 from starlette.background import BackgroundTask
 
+from flows.errors import Forbidden
 from flows.server.events import Event, sse
 from flows.server.ops.live import Tracks, drone_row
 from flows.server.ops.map import ops_map
 from flows.server.routes.events import SESSION_ENDED
-from planner.errors import Forbidden, NotFound
+from planner.errors import NotFound
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext

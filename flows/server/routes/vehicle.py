@@ -27,7 +27,8 @@ from flows.authority.results import DispatchView
 from flows.authority.interface import MonitorRequest
 from flows.server.models import DispatchBody, HoldBody, LaunchBody, MonitorBody, RecallBody, ReconcileBody, Totp
 from flows.server.relay import refuse_unproven_service, relayed_actor
-from planner.errors import ERROR_CODES, SortieError, Unauthenticated
+from flows.errors import ERROR_CODES, Unauthenticated
+from planner.errors import SortieError
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
