@@ -195,9 +195,11 @@ class _Follower:
             reached = len(set(f.reached))
             hold = {f.mode, mode} in _HOLD_PAIRS
             if mode in ("RTL", "LAND") and f.recall is None and self.recalled():
-                here = f.track[-1] if f.track else None
-                f.recall = {"t_s": round(f.last_t_s, 1), "mode": mode, "seq": f.current_seq,
-                            "lat": here[2] if here else None, "lon": here[1] if here else None}
+                f.recall = self._recall_at(mode)
+                self.notify(f, "recall", dict(f.recall))
+            elif mode == "LAND" and (f.recall or {}).get("mode") == "RTL" and not f.failsafes and self.recalled():
+                # a landing in place asked after the RTL (no failsafe said it): judged where this landing begins
+                f.recall = self._recall_at(mode) | {"after": "RTL"}
                 self.notify(f, "recall", dict(f.recall))
             elif not hold:
                 fs = f.failsafes[0]["name"] if f.failsafes else None
@@ -215,6 +217,13 @@ class _Follower:
                 self.landing_pending = time.monotonic()  # its last position is from before the gap: wait for one
                 return
             self._landed()
+
+    def _recall_at(self, mode: str) -> dict[str, Any]:
+        """Where and when a recall's mode began (the landing verdict judges a landing in place from here)."""
+        f = self.flight
+        here = f.track[-1] if f.track else None
+        return {"t_s": round(f.last_t_s, 1), "mode": mode, "seq": f.current_seq,
+                "lat": here[2] if here else None, "lon": here[1] if here else None}
 
     def _check_pause(self) -> None:
         """PAUSED while the vehicle holds in its mission (ArduPilot: AUTO + mission_state PAUSED, or a forced

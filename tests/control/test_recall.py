@@ -80,6 +80,26 @@ def test_recall_land_here_and_wait_records_the_end_without_a_monitor(fly: Callab
                           ("RECALLING", "RECALLED")]
 
 
+def test_a_landing_in_place_asked_after_an_rtl_recall_is_judged_where_it_began(fly: Callable[..., Flight]) -> None:
+    """An operator recalls home, then asks it down where it is (Land here): RECALLED, landed in place — not
+    ABORTED for landing away from the dock (the follower took the first recall's mode; found on the /ops page)."""
+    f = fly("px4")
+    f.wait_reached(4)
+    f.pace(2.0)  # slow: the landing is asked while it is still far from the dock
+    home = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, options=FAST)
+    assert home.state == "RECALLING" and f.flight.mode == "RTL", home.message
+    down = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, land_here=True,
+                          options=FAST)
+    assert down.state == "RECALLING" and [c["command"] for c in f.commands] == [M.MAV_CMD_NAV_RETURN_TO_LAUNCH,
+                                                                               M.MAV_CMD_NAV_LAND], down.message
+    f.pace(150.0)
+    ended = f.monitored()
+    assert ended.state == "RECALLED" and "landed in place" in ended.reason, ended.reason
+    told = f.commands[1]
+    assert distance_m(told["lat"], told["lon"], *f.dock) > 30  # asked down away from the dock, and came down there
+    assert distance_m(told["lat"], told["lon"], f.flight.lat, f.flight.lon) < 5.0
+
+
 @pytest.mark.parametrize("dialect", ["px4", "ardupilot"])
 def test_a_lost_ack_is_settled_by_the_vehicle_state_and_never_sent_twice(fly: Callable[..., Flight], dialect: str) -> None:
     # every ACK of the hold, of the resume and of the RTL is lost once (PX4 holds and resumes with SET_MODE;
