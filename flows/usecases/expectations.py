@@ -21,7 +21,7 @@ from flows.vehicle.energy_projection import EnergyProfile
 from flows.vehicle.flight_record import Expectation
 from flows.vehicle.modes import NAV_LAND, NAV_RTL, nav_seqs
 from planner.errors import SortieError
-from planner.output.mission_items import MissionItem, mission_items
+from planner.output.mission_items import MissionItem, mission_items, rally_items
 from planner.plan import Plan, Sortie, plan_from_dict
 from planner.world.model import World
 
@@ -80,6 +80,7 @@ def expectation_of(plan: Plan, sortie: Sortie, world: World | None, *, link: str
     dock: Any = None
     landing: tuple[float, float] | None = None
     profile = None
+    rally: tuple[tuple[float, float], ...] = ()
     if world is not None:
         items = mission_items(plan, sortie, world, dialect=dialect)  # type: ignore[arg-type]
         seqs = tuple(nav_seqs(items, dialect))
@@ -90,13 +91,14 @@ def expectation_of(plan: Plan, sortie: Sortie, world: World | None, *, link: str
         lands = [i for i in items if i.command == NAV_LAND]
         landing = (lands[-1].lat, lands[-1].lon) if lands else (dock.lat, dock.lon)
         profile = energy_profile(plan, sortie, items, list(seqs), dock, battery_wh, world) if seqs else None
+        rally = tuple((r.lat, r.lon) for r in rally_items(plan, sortie, world))
     return Expectation(
         drone_id=sortie.drone_id, sortie_index=sortie.index, link=link, dialect=dialect, nav_seqs=seqs,
         distance_m=sortie.distance_m, duration_s=sortie.duration_s, energy_wh=sortie.energy_wh,
         battery_fraction=sortie.battery_fraction, battery_wh=battery_wh,
         dock_lat=None if dock is None else dock.lat, dock_lon=None if dock is None else dock.lon,
         landing_lat=None if landing is None else landing[0], landing_lon=None if landing is None else landing[1],
-        endurance_s=endurance, profile=profile,
+        endurance_s=endurance, profile=profile, rally=rally,
     )
 
 

@@ -12,7 +12,12 @@ What ArduCopter 4.6.3 says (``ArduCopter/events.cpp``):
   ``"<type> Failsafe - <action>"`` at WARNING, for the types ``Radio``,
   ``Battery``, ``GCS`` and the combined ``Radio + Battery`` / ``GCS + Battery``
   (``failsafe_radio_on_event``, ``handle_battery_failsafe``,
-  ``failsafe_gcs_on_event``); ``"... Failsafe Cleared"`` when it ends;
+  ``failsafe_gcs_on_event``); ``"... Failsafe Cleared"`` when it ends
+  (``failsafe_radio_off_event``, ``failsafe_gcs_off_event``). A clearing is
+  not a failsafe, but it proves one was raised: a GCS failsafe fires during a
+  telemetry gap, where its announcement is lost, so ``failsafe_cleared``
+  names the failsafe a clearing heard after a gap ends (observed on the 4.6.3
+  SITL: only "GCS Failsafe Cleared" reached the ground station);
 - ``Copter::failsafe_ekf_event`` (``ekf_check.cpp``): ``"EKF Failsafe: changed
   to <mode> Mode"``; ``"Failsafe: Terrain data missing"`` (``events.cpp``);
 - BATTERY_STATUS ``charge_state`` is ``AP_BattMonitor::get_mavlink_charge_state``:
@@ -31,7 +36,7 @@ from collections.abc import Iterable
 
 from pymavlink.dialects.v20 import common as _M
 
-__all__ = ["FAILSAFE_NAMES", "failsafe_of_text", "failsafe_of_charge_state", "first_failsafe"]
+__all__ = ["FAILSAFE_NAMES", "failsafe_of_text", "failsafe_cleared", "failsafe_of_charge_state", "first_failsafe"]
 
 #: The names an end state and a report use, with what each means.
 FAILSAFE_NAMES = {
@@ -67,6 +72,14 @@ def failsafe_of_text(text: str) -> str | None:
     if lowered.startswith("failsafe activated"):
         return "FAILSAFE"  # PX4 commander's generic announcement
     return None
+
+
+def failsafe_cleared(text: str) -> str | None:
+    """The failsafe a "<type> Failsafe Cleared" STATUSTEXT ends (``Copter::failsafe_gcs_off_event``, …), or None."""
+    text = text.strip()
+    if not text.endswith(" Cleared"):
+        return None
+    return failsafe_of_text(text.removesuffix(" Cleared"))
 
 
 def failsafe_of_charge_state(charge_state: int) -> str | None:

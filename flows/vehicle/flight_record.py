@@ -73,6 +73,9 @@ class Expectation:
     battery_wh: float
     dock_lat: float | None = None  # where a recalled vehicle returns (its home)
     dock_lon: float | None = None
+    # the mission's rally points (lat, lon): ArduCopter's RTL flies to the nearest of them or home
+    # (ModeRTL::build_path → AP_Rally::calc_best_rally_or_home_location), so a recall home may land at any
+    rally: tuple[tuple[float, float], ...] = ()
     landing_lat: float | None = None  # where the plan lands it (the final NAV_LAND, or the dock after an RTL item)
     landing_lon: float | None = None
     endurance_s: float = 0.0  # the drone's longest endurance on a full battery (0: unknown; never declared LOST)

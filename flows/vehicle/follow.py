@@ -43,7 +43,7 @@ from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavut
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
 from flows.vehicle.energy_projection import project  # noqa: E402
-from flows.vehicle.failsafes import failsafe_of_charge_state, failsafe_of_text  # noqa: E402
+from flows.vehicle.failsafes import failsafe_cleared, failsafe_of_charge_state, failsafe_of_text  # noqa: E402
 from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions  # noqa: E402
 from flows.vehicle.landing_verdict import dist_m, judge_landing  # noqa: E402
 from flows.vehicle.link_gaps import clock_rate, close_gap, endurance_left_s, lost_reason, open_gap  # noqa: E402
@@ -368,6 +368,9 @@ class _Follower:
         named = failsafe_of_text(text)  # a name for what happened, never a reason to send anything
         if named is not None and self.flight.ever_armed:
             self._failsafe_seen(named, f"the vehicle said {text!r}")
+        ended = failsafe_cleared(text)  # its announcement lost (a GCS failsafe fires in a telemetry gap)
+        if ended is not None and self.flight.ever_armed and all(x["name"] != ended for x in self.flight.failsafes):
+            self._failsafe_seen(ended, f"the vehicle said {text!r} (the failsafe was raised while it was not heard)")
 
     def _failsafe_seen(self, name: str, evidence: str) -> None:
         f = self.flight

@@ -129,6 +129,14 @@ def _after_recall(f: DroneFlight, exp: Expectation, reached: set[int], fs: dict[
     if off is not None and off <= RECALL_HOME_M:
         return "RECALLED", (f"recalled: returned and landed {off:.0f} m from the dock, in mode {f.mode}; {flown}; "
                             f"{not_flown}{also}")
+    # ArduCopter's RTL returns to the nearest rally point or home (AP_Rally::calc_best_rally_or_home_location): the
+    # mission's rally points are docks of the tenant (planner.output.mission_items.rally_items)
+    rally = min(((dist_m(here[2], here[1], lat, lon), lat, lon) for lat, lon in exp.rally[1:]), default=None)
+    if rally is not None and rally[0] <= RECALL_HOME_M:
+        return "RECALLED", (f"recalled: returned to the mission's nearest rally point and landed {rally[0]:.0f} m from "
+                            f"it ({rally[1]:.6f},{rally[2]:.6f}, another dock)"
+                            + ("" if off is None else f", {off:.0f} m from its own dock")
+                            + f", in mode {f.mode}; {flown}; {not_flown}{also}")
     where = "at an unknown distance from the dock" if off is None else f"{off:.0f} m from the dock"
     return "ABORTED", (f"recalled to its dock but landed {where} (limit {RECALL_HOME_M:g} m), in mode {f.mode}; "
                        f"{flown}; {not_flown}{also}")
