@@ -89,6 +89,7 @@ class _Follower:
         self.link_alerted = False
         self.battery_alerted = False
         self.breach_said = False
+        self._top_at: tuple[int, float] | None = None  # the highest item reached and when (energy projection)
         self.progress_said_wall = 0.0
         self.seen_on_ground_armed_or_not = False  # the follower saw the vehicle on the ground: its take-off is seen
         self.takeoff_pending = False  # airborne seen before any timestamp of the vehicle: stamp it at the next one
@@ -319,10 +320,17 @@ class _Follower:
         if profile is None or f.battery_start_pct is None or f.battery_pct is None or self.link.view.returning:
             return
         top = max(f.reached) if f.reached else None
+        if top is None:
+            since = 0.0 if f.takeoff_t_s is None else f.last_t_s - f.takeoff_t_s
+        else:
+            if self._top_at is None or self._top_at[0] != top:  # the vehicle's clock when it was first seen reached
+                self._top_at = (top, f.last_t_s)
+            since = f.last_t_s - self._top_at[1]
         used_wh = None
         if f.energy_wh is not None and f.energy_start_wh is not None:
             used_wh = f.energy_wh - f.energy_start_wh
-        p = project(profile, start_pct=f.battery_start_pct, now_pct=f.battery_pct, reached_seq=top, used_wh=used_wh)
+        p = project(profile, start_pct=f.battery_start_pct, now_pct=f.battery_pct, reached_seq=top, used_wh=used_wh,
+                    since_s=max(0.0, since))
         f.projection = {"t_s": round(f.last_t_s, 1), **p.to_dict()}
         if p.breached and p.evidence and not self.breach_said and f.recall is None:
             self.breach_said = True
