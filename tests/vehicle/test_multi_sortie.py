@@ -37,7 +37,7 @@ from flows.usecases.grounds import Grounds
 from flows.vehicle.flight_record import MonitorOptions
 from testkit import approved_draft_home, sim_vehicle
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(300)
 
 NOW = resolve_now("2026-11-29T06:58:00+02:00")
 PLANNER, APPROVER = "li.wei", "chen.jing"
@@ -45,7 +45,8 @@ TEXT, REGION = "survey the area today", "region-1001"
 #: The track is judged within 5 m of the planned sweeps: the simulator's 5 Hz positions (in its own seconds) must
 #: reach the follower, which a shared 2-core machine does at 100x and not at 500x (sweeps judged from sparse samples).
 SPEEDUP = 100.0
-OPTS = MonitorOptions(timeout_s=120.0, start_wait_s=20.0, link_alert_s=1.0, link_lost_s=3.0)
+#: The watch's wall budget: three sorties take ~60-90 s on an idle machine, over 120 s on a loaded one.
+OPTS = MonitorOptions(timeout_s=240.0, start_wait_s=20.0, link_alert_s=1.0, link_lost_s=3.0)
 
 
 @pytest.fixture(scope="module")
