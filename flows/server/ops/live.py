@@ -45,7 +45,7 @@ def drone_row(drone: Drone, live: LiveDrone | None) -> dict[str, Any]:
         return base | {"status": drone.status, "battery_pct": drone.battery_pct, "source": "file", "mode": None,
                        "armed": None, "lon": None, "lat": None, "alt_m": None, "heading_deg": None,
                        "speed_mps": None, "fault": None, "last_seen": drone.last_telemetry_at.isoformat(),
-                       "stale": [], "held": False}
+                       "stale": [], "held": False, "paused": None}
     v = live.view
     known = v.lat is not None and v.lon is not None
     return base | {
@@ -53,7 +53,7 @@ def drone_row(drone: Drone, live: LiveDrone | None) -> dict[str, Any]:
         "battery_pct": _r(v.battery_pct, 1), "mode": v.mode or None, "armed": v.armed if v.mode else None,
         "lon": _r(v.lon, 7) if known else None, "lat": _r(v.lat, 7) if known else None,
         "alt_m": _r(v.alt_m, 1) if known else None, "heading_deg": _r(v.heading_deg, 1),
-        "speed_mps": _r(v.speed_mps, 1), "mission_seq": v.seq,
+        "speed_mps": _r(v.speed_mps, 1), "mission_seq": v.seq, "paused": v.paused if v.mode else None,
         "fault": None if live.fault is None else live.fault.to_dict(),
         "last_seen": None if live.last_seen is None else live.last_seen.isoformat(),
         "stale": list(live.stale), "held": live.held is not None,

@@ -453,7 +453,7 @@ function renderFlights() {
   const cards = [];
   for (const [id, f] of S.flights) {
     const end = S.ended.get(id);
-    const state = end ? end.state : f.state;
+    const state = end ? end.state : shownState(f, f.state);
     const p = end ? null : progressOf(f);  // an ended flight shows its end, not its last progress
     const card = el("div", {class: `flight st-${state}`, "data-draft": id},
       el("div", {class: "title"}, `${id} v${f.version}`, el("span", {class: "state"}, state)),
@@ -486,30 +486,45 @@ function renderFlights() {
   box.replaceChildren(...cards);
 }
 
+function held(f) {
+  // Held in its mission: the vehicles' own telemetry says so (a pause is a flag on the flight, not a ledger state).
+  return f.drones.some((d) => (S.drones.get(d) || {}).paused === true);
+}
+
+function shownState(f, state) {
+  return state === "IN_FLIGHT" && held(f) ? "PAUSED" : state;
+}
+
 function stopControls(f, state) {
   const wrap = el("div", {class: "actions"});
   const ask = (label, action, body) => el("button", {type: "button", class: `stop ${action}`, "data-action": action,
     onclick: () => confirmStop(wrap, f, label, action, body)}, label);
   wrap.append(ask("Recall", "recall", {land_here: false}), ask("Land here", "land", {land_here: true}));
   if (state === "PAUSED") wrap.append(ask("Resume", "resume", {}));
-  else wrap.append(ask("Pause", "pause", {}));
+  else if (state !== "RECALLING") wrap.append(ask("Pause", "pause", {}));  // a recall is not held nor resumed
   return wrap;
 }
 
+// A stop (Recall, Land here, Pause) is made as the signed-in person, proven by their own token, as `sortie recall`
+// is: a click to confirm and no one-time code, so it never waits on a code window (a code already used for an
+// approval in the same 30 s step would be refused as a replay) and no code lockout can hold it. It only ever
+// brings a vehicle home, down or to a hold. Resume sends it back to work: that asks for the one-time code.
+const NEEDS_CODE = new Set(["resume"]);
+
 function confirmStop(wrap, f, label, action, body) {
-  // The stop is made as the signed-in person, proven by their token and their one-time code (typed here, then
-  // Enter or the confirm button): a stolen browser tab alone cannot stop or hold someone's flight.
-  const code = el("input", {class: "code stop-code", inputmode: "numeric", pattern: "[0-9]{6}", maxlength: 6,
-    placeholder: "one-time code", "aria-label": "your one-time code", autocomplete: "one-time-code"});
+  const needsCode = NEEDS_CODE.has(action);
+  const code = needsCode ? el("input", {class: "code stop-code", inputmode: "numeric", pattern: "[0-9]{6}",
+    maxlength: 6, placeholder: "one-time code", "aria-label": "your one-time code", autocomplete: "one-time-code"})
+    : null;
   const said = el("span", {class: "result bad", role: "status"});
-  const go = () => stop(f, label, action, body, code.value, said);
-  code.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); go(); } });
+  const go = () => stop(f, label, action, body, code ? code.value : null, said);
+  if (code) code.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); go(); } });
   const yes = el("button", {type: "button", class: "stop confirm", "data-action": `confirm-${action}`, onclick: go},
     `${label}: confirm`);
   const no = el("button", {type: "button", class: "cancel", onclick: () => renderFlightsNow()}, "Cancel");
   wrap.replaceChildren(el("span", {class: "ask"}, `${label} ${f.draft_id} (${f.drones.join(", ")})?`), code, yes, no,
     said);
-  code.focus();
+  (code || yes).focus();
 }
 
 function renderFlightsNow() {
@@ -518,15 +533,18 @@ function renderFlightsNow() {
 }
 
 async function stop(f, label, action, body, code, said) {
-  code = (code || "").trim();
-  if (!/^[0-9]{6}$/.test(code)) { said.textContent = "type your 6-digit one-time code"; return; }
+  if (code !== null) {
+    code = code.trim();
+    if (!/^[0-9]{6}$/.test(code)) { said.textContent = "type your 6-digit one-time code"; return; }
+  }
   const path = action === "land" ? "recall" : action;
   const t0 = performance.now();
   const reason = `${label.toLowerCase()} from the operations page by ${S.me ? S.me.user : "?"}`;
+  const proof = code === null ? {} : {totp: {user: S.me.user, code}};
   let out;
   try {
     out = await api("POST", `/v1/drafts/${encodeURIComponent(f.draft_id)}/${path}`,
-      {version: f.version, reason, totp: {user: S.me.user, code}, ...body});
+      {version: f.version, reason, ...proof, ...body});
   } catch (e) {
     if (e.code === "UNAUTHENTICATED" || e.code === "TOO_MANY_ATTEMPTS") {  // the code: say so where it was typed
       said.textContent = `${e.code}: ${e.message}`;
