@@ -29,7 +29,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EnergyProfile", "Projection", "project", "MIN_EVIDENCE_PCT", "MIN_EVIDENCE_SHARE"]
+__all__ = ["EnergyProfile", "Projection", "ReachedClock", "project", "MIN_EVIDENCE_PCT", "MIN_EVIDENCE_SHARE"]
 
 #: The plan must expect at least this much of the battery spent, and this share of the sortie's own energy, before
 #: the measured consumption is trusted over the plan: a battery reports whole per cent, and the take-off's fixed
@@ -76,6 +76,23 @@ class EnergyProfile:
     def planned_s(self, reached_seq: int | None) -> float:
         """The plan's flight time once ``reached_seq`` is reached (0 before the first item)."""
         return self._at(self.time_s_at, reached_seq)
+
+
+@dataclass
+class ReachedClock:
+    """When, on the vehicle's clock, the follower first saw the highest item reached: how long the vehicle has
+    flown the leg after it (``project``'s ``since_s``)."""
+
+    seq: int | None = None
+    at_s: float = 0.0
+
+    def since(self, top: int | None, now_s: float, takeoff_s: float | None) -> float:
+        """Seconds since ``top`` was first seen reached (since the take-off before the first item)."""
+        if top is None:
+            return 0.0 if takeoff_s is None else max(0.0, now_s - takeoff_s)
+        if self.seq != top:
+            self.seq, self.at_s = top, now_s
+        return max(0.0, now_s - self.at_s)
 
 
 @dataclass(frozen=True)

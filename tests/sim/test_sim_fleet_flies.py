@@ -26,7 +26,7 @@ NOW = resolve_now("2026-11-29T06:58:00+02:00")  # the demo world's drones report
 APPROVER = "chen.jing"
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(180)  # planning, dispatch and a 100x flight: ~30 s idle, over 120 s at load 18
 def test_a_sim_fleet_vehicle_boots_is_dispatched_launched_and_flies_to_success(tmp_path: Path,
                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     template = tmp_path / "template"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from flows.vehicle.energy_projection import EnergyProfile, project
+from flows.vehicle.energy_projection import EnergyProfile, ReachedClock, project
 
 # sortie 1 of that survey, as planned (planner.output.sortie_flight.item_figures; 40 Wh pack, 25 % reserve)
 PROFILE = EnergyProfile(seqs=(1, 2, 4, 7, 8, 9), time_s_at=(21.4, 21.4, 37.1, 41.7, 70.9, 75.6),
@@ -34,3 +34,10 @@ def test_the_leg_counts_no_more_than_up_to_its_next_item_until_that_is_reached()
 def test_before_the_first_item_the_take_off_is_counted_from_the_take_off() -> None:
     assert PROFILE.planned_wh(None, 10.7) == pytest.approx(2.88 / 2)
     assert PROFILE.planned_wh(None) == 0.0 and PROFILE.planned_wh(9, 50.0) == 8.02  # nothing planned after the last
+
+
+def test_the_leg_is_timed_from_when_its_start_was_first_seen_reached() -> None:
+    clock = ReachedClock()
+    assert clock.since(None, 50.0, None) == 0.0 and clock.since(None, 50.0, 40.0) == 10.0
+    assert clock.since(7, 100.0, 40.0) == 0.0 and clock.since(7, 123.7, 40.0) == pytest.approx(23.7)
+    assert clock.since(8, 130.0, 40.0) == 0.0
