@@ -43,3 +43,17 @@ def test_a_model_wrong_on_one_field_is_asked_about_never_planned(corpus: str, be
     result = guard(corpus, behaviour)
     assert result["silent_wrong"] == 0 and result["errors"] == 0
     assert result["caught"] == result["clear_lines"] == 2
+
+
+def test_a_model_clock_beside_asap_is_asked_about(tmp_path: Path) -> None:
+    """The model kept "asap" and added a clock: the start resolves to the clock, so it is a clock the text does not
+    give (it passed the check as "both asap" and planned 10:00 for "right now")."""
+    path = tmp_path / "now.jsonl"
+    path.write_text(json.dumps({"text": "survey the whole site right now with lidar at 90m", "now": "2026-12-02T07:30:00+02:00",
+                                "timezone": "Europe/Helsinki",
+                                "expect": {"mission_type": "AREA_SURVEY", "date": "2026-12-02", "start_time": None,
+                                           "sensors": ["LIDAR"], "altitude_m": 90, "needs_clarification": False}}),
+                    encoding="utf-8")
+    assert guard(str(path), "echo")["exact"] == 1.0
+    result = guard(str(path), "wrong-clock")
+    assert (result["silent_wrong"], result["caught"]) == (0, 1)
