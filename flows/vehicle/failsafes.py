@@ -36,7 +36,8 @@ from collections.abc import Iterable
 
 from pymavlink.dialects.v20 import common as _M
 
-__all__ = ["FAILSAFE_NAMES", "failsafe_of_text", "failsafe_cleared", "failsafe_of_charge_state", "first_failsafe"]
+__all__ = ["FAILSAFE_NAMES", "failsafe_of_text", "failsafe_cleared", "failsafes_said", "failsafe_of_charge_state",
+           "first_failsafe"]
 
 #: The names an end state and a report use, with what each means.
 FAILSAFE_NAMES = {
@@ -80,6 +81,18 @@ def failsafe_cleared(text: str) -> str | None:
     if not text.endswith(" Cleared"):
         return None
     return failsafe_of_text(text.removesuffix(" Cleared"))
+
+
+def failsafes_said(text: str, known: Iterable[str]) -> list[tuple[str, str]]:
+    """(name, evidence) of the failsafe one STATUSTEXT announces, or of one its clearing proves was raised unheard
+    (not already ``known``)."""
+    named = failsafe_of_text(text)
+    if named is not None:
+        return [(named, f"the vehicle said {text!r}")]
+    ended = failsafe_cleared(text)
+    if ended is not None and ended not in set(known):
+        return [(ended, f"the vehicle said {text!r} (the failsafe was raised while it was not heard)")]
+    return []
 
 
 def failsafe_of_charge_state(charge_state: int) -> str | None:

@@ -121,6 +121,13 @@ class DroneFlight:
     energy_start_wh: float | None = None  # the battery's consumed-energy counter at take-off
     projection: dict[str, Any] | None = None  # the latest battery-at-landing projection (energy_projection.Projection)
 
+    def mark_recall(self, mode: str) -> dict[str, Any]:
+        """Where and when a recall's mode began (a landing in place is judged from here); returns a copy."""
+        here = self.track[-1] if self.track else None
+        self.recall = {"t_s": round(self.last_t_s, 1), "mode": mode, "seq": self.current_seq,
+                       "lat": here[2] if here else None, "lon": here[1] if here else None}
+        return dict(self.recall)
+
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL

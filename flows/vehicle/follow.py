@@ -43,7 +43,7 @@ from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavut
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
 from flows.vehicle.energy_projection import ReachedClock, project  # noqa: E402
-from flows.vehicle.failsafes import failsafe_cleared, failsafe_of_charge_state, failsafe_of_text  # noqa: E402
+from flows.vehicle.failsafes import failsafe_of_charge_state, failsafes_said  # noqa: E402
 from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions  # noqa: E402
 from flows.vehicle.landing_verdict import dist_m, judge_landing  # noqa: E402
 from flows.vehicle.link_gaps import clock_rate, close_gap, endurance_left_s, lost_reason, open_gap  # noqa: E402
@@ -195,13 +195,10 @@ class _Follower:
         if f.mode and mode != f.mode and f.ever_armed and not f.terminal:
             reached = len(set(f.reached))
             hold = {f.mode, mode} in _HOLD_PAIRS
-            if mode in ("RTL", "LAND") and f.recall is None and self.recalled():
-                f.recall = self._recall_at(mode)
-                self.notify(f, "recall", dict(f.recall))
-            elif mode == "LAND" and (f.recall or {}).get("mode") == "RTL" and not f.failsafes and self.recalled():
-                # a landing in place asked after the RTL (no failsafe said it): judged where this landing begins
-                f.recall = self._recall_at(mode) | {"after": "RTL"}
-                self.notify(f, "recall", dict(f.recall))
+            # a recall's RTL or LAND; a LAND asked after the RTL (no failsafe said it) is judged where it begins
+            if ((mode in ("RTL", "LAND") and f.recall is None) or (mode == "LAND" and (f.recall or {}).get("mode")
+                                                                  == "RTL" and not f.failsafes)) and self.recalled():
+                self.notify(f, "recall", f.mark_recall(mode))
             elif not hold:
                 fs = f.failsafes[0]["name"] if f.failsafes else None
                 self.alert("mode_change", f"vehicle switched from {f.mode} to {mode} at item {f.current_seq} "
@@ -218,13 +215,6 @@ class _Follower:
                 self.landing_pending = time.monotonic()  # its last position is from before the gap: wait for one
                 return
             self._landed()
-
-    def _recall_at(self, mode: str) -> dict[str, Any]:
-        """Where and when a recall's mode began (the landing verdict judges a landing in place from here)."""
-        f = self.flight
-        here = f.track[-1] if f.track else None
-        return {"t_s": round(f.last_t_s, 1), "mode": mode, "seq": f.current_seq,
-                "lat": here[2] if here else None, "lon": here[1] if here else None}
 
     def _check_pause(self) -> None:
         """PAUSED while the vehicle holds in its mission (ArduPilot: AUTO + mission_state PAUSED, or a forced
@@ -365,12 +355,9 @@ class _Follower:
                  "text": text}
         self.flight.texts.append(entry)  # logged as text; never parsed for instructions
         self.notify(self.flight, "text", entry)
-        named = failsafe_of_text(text)  # a name for what happened, never a reason to send anything
-        if named is not None and self.flight.ever_armed:
-            self._failsafe_seen(named, f"the vehicle said {text!r}")
-        ended = failsafe_cleared(text)  # its announcement lost (a GCS failsafe fires in a telemetry gap)
-        if ended is not None and self.flight.ever_armed and all(x["name"] != ended for x in self.flight.failsafes):
-            self._failsafe_seen(ended, f"the vehicle said {text!r} (the failsafe was raised while it was not heard)")
+        for named, evidence in failsafes_said(text, [x["name"] for x in self.flight.failsafes]):
+            if self.flight.ever_armed:  # a name for what happened, never a reason to send anything
+                self._failsafe_seen(named, evidence)
 
     def _failsafe_seen(self, name: str, evidence: str) -> None:
         f = self.flight
