@@ -23,30 +23,25 @@ passed in), no network. The words live in ``intents.grammar.vocabulary``.
    mission, and a survey of points, "a thermal survey of the roofs", is asked:
    ``intents.grammar.missions``);
 5. priority (紧急/urgent, 尽快/asap, 不急/no rush);
-6. altitude with its unit (m, metres, 米, ft, feet, 英尺, km, 公里), checked against
-   the caller's ``Limits``; then a coverage target ("cover at least 99.5 %", 覆盖率不低于
-   99.5%), for area surveys only, checked against the caller's ``Limits``;
+6. altitude with its unit (m, metres, 米, ft, feet, 英尺, km, 公里), checked against the caller's ``Limits``; then a
+   coverage target ("cover at least 99.5 %", 覆盖率不低于99.5%), for area surveys only, checked against them too;
 7. time (``intents.time.parse``);
-8. sensors and their negation (不要用热成像, no thermal, don't bother with IR): a
-   negation covers its own item and those listed with it by or/nor/和/、; an item
-   said to be wanted ("thermal yes", "with zoom", 开热成像) is required; an item after a
-   negated one and a bare comma or "and" is asked; an item listed with a sensor is read
-   as the one sensor it certainly means ("lidr and rgb cam", 热成橡跟变焦:
-   ``intents.grammar.lists``, ``intents.grammar.sensor_slips``) or asked, never dropped;
-   a word that means two of the fleet's sensors (激光, "laser": lidar or rangefinder),
-   an infrared word that is not the thermal camera (近红外, NIR, "IR illuminator") and
-   a short token in a list that is no sensor abbreviation ("rgb, zm and tmr") are asked; so is a word in the place
-   of equipment with no list around it ("w/ LR", 用LR: ``intents.grammar.equipment``) unless it is a sensor or a slip;
+8. sensors and their negation (不要用热成像, no thermal, don't bother with IR): a negation covers its own item and
+   those listed with it by or/nor/和/、; an item said to be wanted ("thermal yes", "with zoom", 开热成像) is required;
+   an item after a negated one and a bare comma or "and" is asked; an item listed with a sensor is read as the one
+   sensor it certainly means ("lidr and rgb cam": ``intents.grammar.lists``, ``.sensor_slips``) or asked; a word
+   that means two sensors (激光), an infrared word not the thermal camera (近红外), a short token in a list that is no
+   sensor ("rgb, zm and tmr"), a word in the place of equipment ("w/ LR": ``.equipment``) and "all sensors except
+   X" are asked, "none but X" is X (``intents.grammar.sensor_exceptions``);
 9. scope: "only X" becomes the caller's named region when ``places`` names X;
    any other restriction ("except the north section", 跳过…那段) is a question,
    because an area cannot be expressed as "the selection minus something";
 10. a length left alone at the end of its clause ("…with thermal, 40 m."): the
     height, unless another is given (then the heights are settled: two are asked);
 
-and then looks at what is left. Anything there that looks like a parameter —
-a number, a unit, a date or time word, a place or scope word, a sensor word, a
-speed or overlap, an instruction word, a slip of a word that matters ("nxet":
-``intents.grammar.slips``) — makes the Intent ask a question that quotes the span.
+and then looks at what is left. Anything there that looks like a parameter — a number, a unit, a date or time word,
+a place or scope word, a sensor word, a speed or overlap, an instruction word, a slip of a word that matters ("nxet":
+``intents.grammar.slips``) — makes the Intent ask a question that quotes its words (``intents.grammar.quotes``).
 Speeds, durations and spacings are claimed whole and asked before (``intents.grammar.rates``); a sensor said with
 a hedge ("thermal optional") is asked (``intents.grammar.sensor_hedges``). Nothing the request says is ever replaced
 by a default. Mission precedence: ``intents.grammar.missions``.
@@ -68,6 +63,8 @@ from intents.grammar.missions import MissionSpan, read_missions, survey_question
 from intents.grammar.quantifiers import claim_quantifiers
 from intents.grammar.rates import DURATION, DURATION_QUESTION, SPACING, SPACING_QUESTION, SPEED, SPEED_QUESTION, rates
 from intents.grammar.slips import slips
+from intents.grammar.quotes import MISSION_VERB, TRIMMED, quote_span
+from intents.grammar.sensor_exceptions import ALL_BUT_QUESTION, sensor_exceptions
 from intents.grammar.sensor_hedges import HEDGE_AFTER, HEDGE_BEFORE, wanted
 from intents.grammar.sensor_slips import sensor_meant
 from intents.intent import AreaRef, Intent, MissionType, Priority, RelativeDay, Sensor, Target, TimeSpec
@@ -81,7 +78,6 @@ __all__ = ["EXTRACTOR_NAME", "Reading", "parse_offline", "read_offline"]
 EXTRACTOR_NAME = "offline-grammar"
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_MISSION_VERB = re.compile("|".join(p.pattern for p in (V.MAPPING, V.SURVEY, V.INSPECT, V.PATROL)), re.ASCII)
 _TARGET = re.compile("|".join(f"(?:{p})" for t, p in V.TARGET_PATTERNS if t is not None), re.ASCII)
 
 
@@ -164,12 +160,12 @@ class _Reader(HeightReading):
             start = m.start()
             lead_start = self.scan.open_run(m.start(), m.end())[0]
             lead = self.scan.text[lead_start : m.start()]
-            if lead.strip() and not _MISSION_VERB.search(lead) and (
+            if lead.strip() and not MISSION_VERB.search(lead) and (
                 not self.scan.text[m.end() : end].strip() or _CJK.match(m.group(0))
             ):  # "北门的先看", "3号楼那段优先", "东侧多拍点": the focus is (also) what comes before the marker
                 start = lead_start
             self.ask("focus", start, end, *V.FOCUS_QUESTION)
-            verbs = list(_MISSION_VERB.finditer(self.scan.text, m.start(), end))
+            verbs = list(MISSION_VERB.finditer(self.scan.text, m.start(), end))
             for verb in verbs:
                 self.scan.release(verb.start(), verb.end())
             if verbs:  # "first check the hydrant by …": the verb's own object is read with it (a verb alone is none)
@@ -395,6 +391,8 @@ class _Reader(HeightReading):
                 if not self.scan.is_open(m.start(), m.end()) or not m.group(0).strip():
                     continue
                 start, end = self.scan.open_run(m.start(), m.end())
+                if kind in TRIMMED:
+                    start, end = quote_span(self.scan.text, (start, end), (m.start(), m.end()))
                 if kind == "instruction":
                     self.scan.claim(start, end)
                     quote = self.scan.quote(start, end)
@@ -426,6 +424,8 @@ class _Reader(HeightReading):
         self.problems.extend(rates(self.scan, DURATION, DURATION_QUESTION))  # "for 20 minutes": no clock, no offset
         self.problems.extend(time.problems)
         self.notes.extend(time.notes)
+        for phrase in sensor_exceptions(self.scan):  # "all sensors except thermal", 除了热成像都带上: asked whole
+            self.ask("sensor", phrase.start, phrase.end, *ALL_BUT_QUESTION)
         sensors, excluded, sensor_spans = self.sensors()
         self.scope()
         self.bare_lengths(heights)

@@ -355,7 +355,7 @@ LIST_STOP = _rx(
 )
 SENSOR_ONLY = _rx(
     r"(?:\b(?:only|just)\s+(?:use\s+|with\s+|the\s+)?|\b(?:don'?t|do not) forget (?:the\s+|to (?:bring|use) (?:the\s+)?)?"
-    r"|\bremember (?:the\s+|to (?:bring|use) (?:the\s+)?)|只用|仅用|光用|只要|只开|记得带上?|别忘了带上?|别忘了)\s*$"
+    r"|\bremember (?:the\s+|to (?:bring|use) (?:the\s+)?)|只用|仅用|光用|只要|只开|只带上?|仅带上?|就带上?|只装|记得带上?|别忘了带上?|别忘了)\s*$"
 )
 NEG_BEFORE = _rx(
     r"(?:不要|不用|别|甭|不需要|不需|无需|不必|没必要|不必要|没有必要|用不着|毋须|无须|免|不带|不开|别开|关掉|关闭|不使用|禁用|勿|除了|不准|不许)"

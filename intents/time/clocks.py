@@ -42,6 +42,10 @@ from intents.time.words import (
 __all__ = ["ClockReading", "to_24h", "clock_text", "cn_minutes", "twelve_hours_later", "with_part"]
 
 
+_SMALL_HOURS_QUALS = ("凌晨", "夜里", "夜间", "半夜", "深夜")
+"""Words before a clock that put an hour up to 5 in the small hours: 夜里2点 is 02:00 (it was 14:00, then asked)."""
+
+
 def to_24h(hour: int, part: PartOfDay | None) -> int:
     """Apply the part of the day; with none the hour is kept (its morning reading: see ``Clock.twelve_hour``)."""
     if part in PM_PARTS and hour < 12:
@@ -100,7 +104,8 @@ class ClockReading(ReaderState):
         kinds = {p for _, _, p in self.parts}
         return next(iter(kinds)) if len(kinds) == 1 else None
 
-    def _add_clock(self, start: int, end: int, value: str | None, twelve_hour: bool = False) -> None:
+    def _add_clock(self, start: int, end: int, value: str | None, twelve_hour: bool = False,
+                   explicit: bool = False) -> None:
         if not self.scan.is_open(start, end):
             return  # the other end of a window asked about whole already ("9点到11点": "11点")
         if value is None:
@@ -127,7 +132,7 @@ class ClockReading(ReaderState):
             return
         self.scan.claim(start, end)
         self.out.found = True
-        self.clocks.append(Clock(start, end, value, twelve_hour))
+        self.clocks.append(Clock(start, end, value, twelve_hour, explicit))
 
     def _beside_a_day(self, start: int, end: int) -> bool:
         """Whether a day the reader read sits right before ``start`` or right after ``end`` (spaces, a comma, "@")."""
@@ -158,14 +163,17 @@ class ClockReading(ReaderState):
                                                             self.scan.text[m.end() : m.end() + 1] in ("儿", "点")):
                 continue  # 快一点, 高一点: "a little", not one o'clock (the residual check still sees it)
             qpart = QUAL_PART.get(qual or "", PartOfDay.MORNING if qual else part)
-            if qual in ("凌晨",) and hour is not None and hour <= 5:
+            # 凌晨2点, 夜里2点, 半夜3点, 深夜1点: the small hours, the words say so (夜里 is the night, past midnight too)
+            small_hours = qual in _SMALL_HOURS_QUALS and hour is not None and hour <= 5
+            if small_hours:
                 qpart = PartOfDay.MORNING
             if hour == 12 and qual in ("凌晨", "晚上", "晚", "夜里", "夜间", "半夜", "深夜"):
                 self._add_clock(m.start(), m.end(), None)  # midnight: which day's? ask
                 continue
             minute = cn_minutes(m_tok)
             value = None if hour is None else clock_text(to_24h(int(hour), qpart), minute)
-            self._add_clock(m.start(), m.end(), value, _twelve(value, qpart))
+            self._add_clock(m.start(), m.end(), value, _twelve(value, qpart),
+                            small_hours or (hour is not None and 13 <= hour <= 23))
         for m in self.scan.finditer(EN_IDIOM):
             hour = number(m.group("h"))
             if m.group("half"):
@@ -185,19 +193,21 @@ class ClockReading(ReaderState):
             forward = m.group("dir") in ("past", "after")
             total = h24 * 60 + (minutes if forward else -minutes)
             value = clock_text((total // 60) % 24, total % 60)
-            self._add_clock(m.start(), m.end(), value, not ampm and _twelve(value, part))
+            self._add_clock(m.start(), m.end(), value, not ampm and _twelve(value, part), bool(ampm))
         for m in self.scan.finditer(EN_AMPM):
             hour, minute = int(m.group("h")), int(m.group("m") or 0)
             ok = 1 <= hour <= 12
             hour = hour % 12 + (12 if m.group("ampm").startswith("p") else 0)
-            self._add_clock(m.start(), m.end(), clock_text(hour, minute) if ok else None)
+            self._add_clock(m.start(), m.end(), clock_text(hour, minute) if ok else None, explicit=True)
         for m in self.scan.finditer(HHMM):
-            hour, minute = int(m.group("h") or m.group("h2")), int(m.group("m") or m.group("m2"))
-            if part in PM_PARTS and hour < 12:
+            said = m.group("h") or m.group("h2")
+            hour, minute = int(said), int(m.group("m") or m.group("m2"))
+            explicit = hour >= 13 or said.startswith("0")  # 21:00, 02:00: the 24-hour notation, whatever part is said
+            if part in PM_PARTS and hour < 12 and not explicit:
                 hour += 12
             # "9:30" and "10:30" are the 24-hour notation of the world's zones; "2:30" is as often 14:30 as 02:30.
-            one_digit_night = part is None and len(m.group("h") or m.group("h2")) == 1 and 1 <= hour <= 5
-            self._add_clock(m.start(), m.end(), clock_text(hour, minute), one_digit_night)
+            one_digit_night = part is None and len(said) == 1 and 1 <= hour <= 5
+            self._add_clock(m.start(), m.end(), clock_text(hour, minute), one_digit_night, explicit)
         text = self.scan.view()
         for m in H24.finditer(text):
             if m.group("h") is not None:
@@ -216,9 +226,10 @@ class ClockReading(ReaderState):
                 )
                 if not cued:
                     continue
-                self._add_clock(m.start(), m.end(), clock_text(int(m.group("h")), int(m.group("m"))))
+                self._add_clock(m.start(), m.end(), clock_text(int(m.group("h")), int(m.group("m"))), explicit=True)
             elif m.group("h2") is not None:
-                self._add_clock(m.start(), m.end(), clock_text(int(m.group("h2")), int(m.group("m2") or 0)))
+                self._add_clock(m.start(), m.end(), clock_text(int(m.group("h2")), int(m.group("m2") or 0)),
+                                explicit=True)
             else:  # "930h", "9h30": the 24-hour notation, but a one-digit hour 1-5 as often means the afternoon
                 hour, minute = int(m.group("h3") or m.group("h4")), int(m.group("m3") or m.group("m4"))
                 value = clock_text(hour, minute)
@@ -229,7 +240,7 @@ class ClockReading(ReaderState):
             if m:
                 hour = int(m.group("h"))
                 value = clock_text(to_24h(hour, part) if hour <= 12 else hour, 0)
-                self._add_clock(m.start("h"), m.end("h"), value, _twelve(value, part))
+                self._add_clock(m.start("h"), m.end("h"), value, _twelve(value, part), hour >= 13)
         for pattern in (EN_AT, EN_OCLOCK):
             for m in self.scan.finditer(pattern):
                 hour = number(m.group("h"))
@@ -247,7 +258,7 @@ class ClockReading(ReaderState):
                 else:
                     h24 = to_24h(hour, part) if hour <= 12 else hour
                 value = clock_text(h24, minute)
-                self._add_clock(m.start(), m.end(), value, not ampm and _twelve(value, part))
+                self._add_clock(m.start(), m.end(), value, not ampm and _twelve(value, part), bool(ampm) or hour >= 13)
         for m in EN_HOUR_PART.finditer(self.scan.text):  # the part may be a day word read already ("this afternoon")
             if not self.scan.is_open(m.start(), m.end()):
                 continue

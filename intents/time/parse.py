@@ -41,7 +41,7 @@ corpus labels and the LLM prompt rely on them:
 
 from __future__ import annotations
 
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 
 from intents.intent import PartOfDay, RelativeDay
 from intents.text.scan import Scan
@@ -56,10 +56,19 @@ from intents.time.zones import ZONE, NamedZone, named_zone, offset_on
 __all__ = ["Problem", "TimeReading", "read_time", "resolve_relative"]
 
 
-_PART_HOURS = {PartOfDay.MORNING: range(0, 13), PartOfDay.NOON: range(11, 15), PartOfDay.AFTERNOON: range(12, 24),
+_PART_HOURS = {PartOfDay.MORNING: range(0, 13), PartOfDay.NOON: range(11, 15), PartOfDay.AFTERNOON: range(12, 21),
                PartOfDay.EVENING: range(17, 24), PartOfDay.NIGHT: range(20, 24)}
-"""The hours each part of the day holds: "1:30 in the morning", 上午12点, "9:30 pm" (pm is read as the afternoon) are
-said; 晚上3点, 夜里2点, 上午15点 are not that part."""
+"""The hours each part of the day holds, for a clock the part made p.m. ("tonight at 11" → 23:00): "1:30 in the
+morning", 上午12点 are said; 晚上3点, "tonight at 1", 上午15点 are not that part, nor is "tomorrow afternoon at 11:00"
+(it was 23:00, read without a question)."""
+_SAID_HOURS = {PartOfDay.MORNING: range(0, 13), PartOfDay.NOON: range(11, 15), PartOfDay.AFTERNOON: range(12, 24),
+               PartOfDay.EVENING: range(15, 24), PartOfDay.NIGHT: range(18, 24)}
+"""The hours a part of the day agrees with when the clock's own words fix its half of the day (``Clock.explicit``):
+"this evening at 4pm", "this afternoon at 7pm", "tomorrow pm at 9:30 pm" are p.m. with a p.m. part, said loosely;
+"this morning at 9pm", "this afternoon at 11am" and "this evening at 1pm" still disagree."""
+_SMALL_HOURS = range(0, 6)
+"""An explicit clock in these hours with "tonight", 今晚 or the night of today (夜里, 半夜) is the night after today:
+"tonight at 2am", 今晚凌晨2点, 夜里2点 are tomorrow's 02:00."""
 
 
 class _Reader(DateReading, ClockReading):
@@ -153,8 +162,10 @@ class _Reader(DateReading, ClockReading):
         "tonight at 1" were 14:00, 15:00, 13:00 — the afternoon, read from words that say the night — and 上午15点 was
         15:00; a part and a clock that disagree are one question, never one of them chosen."""
         out = self.out
-        hours = _PART_HOURS.get(out.part) if out.part is not None else None
+        hours = (_SAID_HOURS if clock.explicit else _PART_HOURS).get(out.part) if out.part is not None else None
         if hours is None or out.clock is None or int(out.clock[:2]) in hours:
+            return True
+        if self._night_after(clock):
             return True
         start = min([clock.start] + [s for s, _, _ in self.parts])
         end = max([clock.end] + [e for _, e, _ in self.parts])
@@ -162,6 +173,23 @@ class _Reader(DateReading, ClockReading):
                      "所说的时段和钟点对不上，具体是几点？")
         out.clock = None
         return False
+
+    def _night_after(self, clock: Clock) -> bool:
+        """"tonight at 2am", "2am tonight", 今晚凌晨2点, 今天夜里2点, 夜里2点, "overnight at 01:30": an explicit small-hours
+        clock in the night of today (or of no day named) is the next calendar day's. Read, with a note; the night of
+        another day ("tomorrow night at 2am": the 3rd or the 4th?) is still asked."""
+        out = self.out
+        if not (clock.explicit and out.part in (PartOfDay.EVENING, PartOfDay.NIGHT) and out.clock is not None
+                and int(out.clock[:2]) in _SMALL_HOURS and self.today is not None and self.offset is None):
+            return False
+        if out.date not in (None, self.today) or out.day not in (None, RelativeDay.TODAY):
+            return False
+        in_the_night = self.now is not None and self.now.hour in _SMALL_HOURS  # said at 01:00: this night's 02:00
+        night_of = self.today - timedelta(days=1) if in_the_night else self.today
+        out.date, out.day = night_of + timedelta(days=1), None
+        quote = self.scan.quote(clock.start, clock.end)
+        out.notes.append(f'"{quote}": {out.clock} in the night after {night_of.isoformat()} is {out.date.isoformat()}')
+        return True
 
     def _day(self, today: date) -> date:
         out = self.out

@@ -49,12 +49,15 @@ class TimeReading:
 @dataclass(frozen=True)
 class Clock:
     """A clock time found in the text. ``twelve_hour``: said without a part of the day, so ``value`` (the
-    morning reading, "03:00") and the same time twelve hours later are both possible."""
+    morning reading, "03:00") and the same time twelve hours later are both possible. ``explicit``: the words of
+    the clock itself fix its half of the day (9pm, 2 a.m., 21:00, 02:00, 凌晨2点, 夜里2点), not a part of the day said
+    beside it ("tonight at 11" is 23:00 only because of "tonight")."""
 
     start: int
     end: int
     value: str
     twelve_hour: bool = False
+    explicit: bool = False
 
 
 class ReaderState:
