@@ -10,7 +10,7 @@ overridden by one that asks: "40 m above the roofs" and "especially the north ga
 clarification form (no process held), is answered as the Prefect UI does (``resume_flow_run`` with the input), is
 started again by the worker, plans, publishes its draft and suspends on its approval form; approved by chen.jing,
 the worker starts it again: it dispatches as the patrol's dispatcher, launches at the planned start, follows the
-flight of a simulated vehicle (500×) and publishes the report. The run the worker started is the one that flew.
+flight of a simulated vehicle (100×) and publishes the report. The run the worker started is the one that flew.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ PREFECT_BIN = Path(sys.executable).with_name("prefect")
 NOW = "2026-11-29T06:58:10+02:00"  # the demo telemetry (06:57:30) is fresh enough to dispatch
 TEXT = "patrol the fire lanes now at 40 m above the roofs, especially the north gate"
 CITY_FIRE = ("M30T-01", "M30T-02", "M3TD-01", "M3TD-02")
+#: The vehicles' clock: 100×, so the hub samples each track densely enough to judge the work flown on a loaded machine
+#: (at 500× and load ~45 a lane read 95 % flown and two hydrants unreached: INCOMPLETE).
+SPEEDUP = 100.0
 
 
 def _until(what: str, probe: Callable[[], Any], budget_s: float, every_s: float = 0.5) -> Any:
@@ -69,7 +72,7 @@ def test_a_daily_patrol_on_a_worker_is_one_run_from_its_clarification_to_its_rep
                PREFECT_WORKER_PREFETCH_SECONDS="1")
     _prefect(env, "work-pool", "create", "sortie-pool", "--type", "process", "--overwrite")
     _prefect(env, "--no-prompt", "deploy", "--name", "daily-patrol/region-1002", "--name", "expire-draft/sortie")
-    sims = fleet_vehicles(world, CITY_FIRE)
+    sims = fleet_vehicles(world, CITY_FIRE, speedup=SPEEDUP)
     with open(tmp_path / "worker.log", "wb") as log:
         worker = subprocess.Popen([str(PREFECT_BIN), "worker", "start", "--pool", "sortie-pool", "--limit", "2"],
                                   env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -126,7 +129,8 @@ def test_a_daily_patrol_on_a_worker_is_one_run_from_its_clarification_to_its_rep
     events = [(e.to_state, e.actor) for e in open_ledger().events(d.draft_id)]
     assert [s for s, _ in events][-5:] == ["APPROVED", "DISPATCHED", "LAUNCHED", "IN_FLIGHT", "SUCCEEDED"], events
     assert dict(events)["DISPATCHED"] == "chen.jing"  # the patrol's dispatcher (prefect.yaml)
-    assert sum(sim.stats.uploads_completed for sim in sims.values()) == 1  # dispatched once, whatever restarted
+    sorties = len((d.plan or {})["sorties"])  # dispatched once whatever restarted: one upload per sortie
+    assert sum(sim.stats.uploads_completed for sim in sims.values()) == sorties, sorties
     report = Artifact.get(report_artifact_key(d.draft_id, d.version))
     assert report is not None and "**State:** SUCCEEDED" in str(report.data)
 
