@@ -1,4 +1,4 @@
-"""A fleet alert the control room must see in Prefect: ``fleet.intrusion`` as the Prefect event ``sortie.fleet.intrusion``.
+"""A fleet alert the control room must see in Prefect: ``fleet.intrusion`` as the event ``sortie.fleet.intrusion``.
 
 Why: the operator of a shift watches the Prefect UI (issue 39), not ``sortie watch`` or the feed. The server's hub
 says ``fleet.intrusion`` on its feed when a drone's link refuses forged traffic or something else took control of

@@ -7,7 +7,8 @@ put on a work pool: ``plan-mission/sortie``, ``dispatch-mission/sortie``,
 SUCCEEDED/ABORTED and publishes the report), ``recall-mission/sortie``,
 ``pause-mission/sortie`` and ``resume-mission/sortie`` (an operator's control,
 started from the UI with their user id and one-time code), one ``daily-patrol/<region>`` per
-patrol of ``prefect.yaml`` with *its* schedule and dispatcher (each a one-run mission: ``mission_run.daily_patrol``) (``flows.orchestration.deploy_spec``:
+patrol of ``prefect.yaml`` with *its* schedule and dispatcher (each a one-run mission:
+``mission_run.daily_patrol``) (``flows.orchestration.deploy_spec``:
 the yaml is the one source of truth for regions and crons) and the nightly
 backup. Runs execute as subprocesses of this process; a suspended run holds no
 process and is picked up again when it is resumed.

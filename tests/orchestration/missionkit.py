@@ -2,7 +2,7 @@
 that drone's link.
 
 Each vehicle stands on its drone's dock, speaks ArduPilot or PX4 as the fleet entry says, listens on its own UDP
-port of 127.0.0.1 and flies at ``speedup`` (an inspection flies in seconds). The world's own link record
+port of 127.0.0.1 and flies at ``speedup`` (500×: an inspection flies in seconds). The world's own link record
 names each vehicle, so a flow run in another process (a worker's) reaches it with no per-run override.
 """
 

@@ -4,7 +4,7 @@ the same run → dispatch → launch → follow → report, one flow run ended n
 Real parts on 127.0.0.1: the Prefect server (``conftest.py``), a ledger file in a fresh SORTIE_HOME, the planner on
 a copy of the demo world, and one simulated vehicle per drone of the requester's tenant on its own UDP port, written
 into the world's fleet.json as that drone's link (ArduPilot or PX4 as its entry says, standing on its dock, flying at
-100× so the inspection flies in seconds).
+500× so the inspection flies in seconds).
 The run is a local one (started in a thread of this process): it pauses at the approval form, and the test answers
 the form as the Prefect UI does (``resume_flow_run`` with the input).
 """
@@ -23,9 +23,6 @@ from orchestration.missionkit import fleet_vehicles
 
 NOW = "2026-11-29T06:58:03+02:00"  # the demo telemetry (06:57:30) is fresh enough to dispatch
 CITY_FIRE = ("M30T-01", "M30T-02", "M3TD-01", "M3TD-02")
-#: The vehicles' clock: 100×, so the hub samples each track densely enough to judge the work flown on a loaded machine
-#: (at 500× and load ~45 a lane read 95 % flown and two hydrants unreached: INCOMPLETE).
-SPEEDUP = 100.0
 
 pytestmark = [pytest.mark.prefect, pytest.mark.timeout(240)]
 
@@ -58,7 +55,7 @@ def test_one_run_plans_asks_approval_dispatches_launches_follows_and_reports(
     home, world = tmp_path / "home", tmp_path / "world"
     shutil.copytree(DEMO_WORLD_DIR, world)
     monkeypatch.setenv("SORTIE_HOME", str(home))
-    sims = fleet_vehicles(world, CITY_FIRE, speedup=SPEEDUP)
+    sims = fleet_vehicles(world, CITY_FIRE)
     box: dict[str, Any] = {}
 
     def run() -> None:
