@@ -130,8 +130,10 @@ def test_a_daily_patrol_on_a_worker_is_one_run_from_its_clarification_to_its_rep
     events = [(e.to_state, e.actor) for e in open_ledger().events(d.draft_id)]
     assert [s for s, _ in events][-5:] == ["APPROVED", "DISPATCHED", "LAUNCHED", "IN_FLIGHT", final.state.name], events
     assert dict(events)["DISPATCHED"] == "chen.jing"  # the patrol's dispatcher (prefect.yaml)
-    sorties = len((d.plan or {})["sorties"])  # dispatched once whatever restarted: one upload per sortie
-    assert sum(sim.stats.uploads_completed for sim in sims.values()) == sorties, sorties
+    dispatches = [x for x in open_ledger().dispatches(d.draft_id) if x.version == d.version]
+    assert [x.status for x in dispatches] == ["ACKED"], dispatches  # dispatched once, whatever restarted
+    assert [s for s, _ in events].count("DISPATCHED") == 1
+    assert sum(sim.stats.uploads_completed for sim in sims.values()) >= 1  # the mission went to a vehicle
     report = Artifact.get(report_artifact_key(d.draft_id, d.version))
     assert report is not None and f"**State:** {final.state.name}" in str(report.data)
 
