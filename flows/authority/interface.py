@@ -106,7 +106,8 @@ class MonitorRequest:
 
 @runtime_checkable
 class Authority(Protocol):
-    """One method per user action. Every result is a JSON-able dict stamped ``mode`` and ``identity``."""
+    """One method per user action. Every result is a JSON-able dict stamped ``mode`` and ``identity``, of the type
+    its method names (``flows.authority.results``)."""
 
     mode: str
 
