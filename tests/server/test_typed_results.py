@@ -144,28 +144,12 @@ def test_the_reading_deciding_and_request_answers_keep_every_key(authority: Any,
 def test_the_flight_answers_keep_every_key(own_authority: Any) -> None:
     """One flight of the vehicle simulator through a server of this test's own (its link record is changed): each
     control's answer, the vehicle read back, reconcile and the follower's end keep their types."""
-    from typer.testing import CliRunner
-
-    from flows.cli import app
-    from flows.sim.flight import FlightOptions, SimFlight
-    from flows.usecases.common import load_world_at
-    from testkit import sim_vehicle
-
     server = own_authority
     server.report_in()
     planned = _ok(server, "li.wei", "POST", "/v1/plan", json=HYDRANTS)
     d, v = planned["draft_id"], planned["version"]
     _ok(server, "chen.jing", "POST", f"/v1/drafts/{d}/approve", json={"version": v, "plan_hash": planned["plan_hash"]})
-    world = load_world_at(server.world)
-    drone = world.drone("M3TD-01")
-    dock = world.dock(drone.dock_id)
-    flight = SimFlight(FlightOptions(speedup=20.0, default_speed_mps=drone.cruise_speed_mps))
-    sim = sim_vehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
-                      heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
-    try:
-        linked = CliRunner().invoke(app, ["admin", "link", "set", "M3TD-01", sim.address, "--home", str(server.home),
-                                          "--world", str(server.world), "--json"])
-        assert linked.exit_code == 0, linked.output
+    with server.flying("M3TD-01") as (_, flight):
         server.report_in()
         sent = _ok(server, "chen.jing", "POST", f"/v1/drafts/{d}/dispatch", json={"version": v})
         _same_through(DispatchView, sent)
@@ -192,8 +176,6 @@ def test_the_flight_answers_keep_every_key(own_authority: Any) -> None:
         _same_through(FollowView, followed)
         assert followed["following"] is False and followed["result"] is not None, followed
         _same_through(MonitorView, followed["result"])
-    finally:
-        sim.stop()
 
 
 def test_the_published_schema_names_each_answers_type_and_the_type_refuses_a_short_answer(authority: Any) -> None:
