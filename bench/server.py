@@ -135,9 +135,7 @@ def start_server(world: Path, home: Path, *, clock: str | None = CLOCK) -> Itera
     url = f"http://127.0.0.1:{port}"
     args = [str(Path(sys.executable).parent / "sortie"), "server", "--world", str(world), "--home", str(home),
             "--listen", f"127.0.0.1:{port}", "--sweep-s", "0", "--fleet", "file", "--allow-unsigned"] + (["--clock", clock] if clock else [])
-    # --fleet file: the demo world's telemetry is stamped for the clock; the bench measures the authority, not links
-    # (so no vehicle is bound, and a fresh home holds no signing key: --allow-unsigned, which the server refuses
-    # without since issue 38)
+    # --fleet file: telemetry stamped for the clock, no links, no keys in a fresh home (--allow-unsigned, or no start)
     log = open(home.parent / f"server-{port}.log", "wb")  # noqa: SIM115 - kept open for the process's life
     t0 = time.perf_counter()
     proc = subprocess.Popen(args, env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -7,7 +7,10 @@ the reserve (battery_reserve: nothing above the reserve means no flight) and
 the weather at the start hour (weather) — to every drone. Thresholds come from
 the rule set's ``block`` rules (the first of each kind; ``when:`` guards are
 ignored here, which can only make eligibility stricter); without a rule set
-the schema's defaults apply. Warn rules never reject a drone.
+the schema's defaults apply. Warn rules never reject a drone. Two more reasons
+come from the world as the shell hands it over: a drone committed to another
+draft's dispatch not yet ended (``Drone.committed_to``: it would be DEVICE_BUSY
+at dispatch) and a fleet.json entry refused alone (``World.refused_drones``).
 
 ``candidate_fleets`` orders the eligible drones into docks to try, by a
 documented score (lexicographic, best first):
@@ -206,6 +209,9 @@ def fleet_eligibility(world: World, requirements: JobRequirements, now: datetime
                             f"{drone.id} 自 {since} 起无遥测（{fmt(age_s / 60)} 分钟，上限 {fmt(lim.available.max_telemetry_age_s / 60)} 分钟）",
                         )
                     )
+        if drone.committed_to is not None:
+            reasons.append(Reason("COMMITTED", f"{drone.id} is committed to {drone.committed_to}",
+                                  f"{drone.id} 已被 {drone.committed_to} 占用"))
         if lim.capability is not None:
             missing = sorted((set(requirements.sensors) | set(lim.capability.always_required)) - set(drone.capabilities))
             if missing:
@@ -241,7 +247,12 @@ def fleet_eligibility(world: World, requirements: JobRequirements, now: datetime
             rejected.append((drone.id, tuple(reasons)))
         else:
             eligible.append(drone)
-    return Eligibility(eligible=tuple(eligible), rejected=tuple(rejected))
+    for refused in world.refused_drones:  # not in the world: its fleet.json entry did not load (named, not hidden)
+        if requirements.tenants is None or refused.tenant in requirements.tenants:
+            why = "; ".join(refused.problems)
+            rejected.append((refused.id, (Reason("FLEET_ENTRY_REFUSED", f"{refused.id}: {refused.reason}",
+                                                 f"{refused.id}：fleet.json 中的条目被拒绝：{why}"),)))
+    return Eligibility(eligible=tuple(eligible), rejected=tuple(sorted(rejected, key=lambda r: r[0])))
 
 
 def _weather_reasons(
@@ -348,7 +359,8 @@ def waiting_resource_reasons(
     if not has_sensors:
         out.append(Reason("NO_SENSOR_IN_FLEET", f"no drone of the fleet has {need}", f"机队中没有带 {need_zh} 的无人机"))
     for drone_id, reasons in elig.rejected:
-        if drone_id not in {d.id for d in has_sensors}:
+        unknown = any(r.code == "FLEET_ENTRY_REFUSED" for r in reasons)  # its sensors are not known: named
+        if drone_id not in {d.id for d in has_sensors} and not unknown:
             continue
         out.extend(r for r in reasons if r.code != "MISSING_SENSOR")
     return tuple(out)

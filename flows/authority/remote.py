@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from flows.authority.interface import Anchors, Links, MonitorRequest, Relay
 from flows.authority.overrides import refuse_overrides
+from flows.authority.progress_feed import wait_with_progress
 from flows.client.http import SortieClient
 from planner.errors import InvalidArgument, SortieError
 
@@ -210,7 +211,8 @@ class RemoteAuthority:
                 launch_as: str | None = None,
                 on_launched: Callable[[dict[str, Any]], None] | None = None) -> MonitorView:
         """The server follows the flight (its ledger, its link record, its event feed); this waits for the end
-        in bounded requests. Progress is not streamed back (``sortie watch`` shows the flight's events).
+        in bounded requests, ``on_update`` called meanwhile from the feed's ``flight.*`` events of the draft
+        (``flows.authority.progress_feed``: the embedded follower's calls, so one display serves both modes).
 
         With ``launch_as`` the server launches first (as the token's user, whoever ``launch_as`` names); a refused
         launch is returned under ``"launch"`` as ``{"error": …}`` and nothing is followed."""
@@ -227,8 +229,10 @@ class RemoteAuthority:
                         "state": launched["state"], "reason": launched["error"]["message"], "flights": [],
                         "launch": launched, "mode": self.mode}
             return self.monitor(draft_id, version, request=request, on_update=on_update) | {"launch": launched}
-        out = self.client.follow(draft_id, version, timeout_s=request.timeout_s, link_lost_s=request.link_lost_s,
-                                 battery_margin=request.battery_margin_pct)
+        out = wait_with_progress(  # the server's flight.* events shown live meanwhile (flows.authority.progress_feed)
+            self.client.events, draft_id, on_update,
+            lambda: self.client.follow(draft_id, version, timeout_s=request.timeout_s, link_lost_s=request.link_lost_s,
+                                       battery_margin=request.battery_margin_pct))
         result = out.get("result") or {"draft_id": out["draft_id"], "version": out["version"],
                                        "outcome": out["state"], "reason": "still followed by the server",
                                        "flights": []}

@@ -45,6 +45,8 @@ FAULTS = {
     "LINK_HELD": "another drone, or another sortie process on this host, holds the drone's link address",
     "SILENT": "the vehicle was heard, then stopped talking",
     "SILENT_IN_FLIGHT": "the vehicle stopped talking while armed (in flight)",
+    "FLEET_ENTRY_REFUSED": "the drone's fleet.json entry did not load (its problems are named); the rest of the "
+                           "world did",
     "INTRUSION": "the vehicle armed, changed mode, changed its mission or moved while no dispatch of this "
                  "authority was active on it; held until an operator clears it with a reason",
 }

@@ -26,10 +26,10 @@ from dataclasses import replace
 from typing import Any
 
 from flows.fleet.live import LiveDrone
-from planner.world.model import Drone, World
+from planner.world.model import Drone, RefusedDrone, World
 from planner.world.nav_params import NAV_PARAM_NAMES
 
-__all__ = ["live_world", "live_drone_of", "fleet_rows", "file_row"]
+__all__ = ["live_world", "live_drone_of", "fleet_rows", "file_row", "refused_row"]
 
 
 def live_drone_of(drone: Drone, live: LiveDrone) -> Drone:
@@ -61,10 +61,19 @@ def file_row(drone: Drone) -> dict[str, Any]:
             "signed": bool(drone.signing_key) and drone.mavlink_system_id is not None}
 
 
+def refused_row(refused: RefusedDrone) -> dict[str, Any]:
+    """A drone whose fleet.json entry was refused (``World.refused_drones``): listed, unusable, and why."""
+    return {"id": refused.id, "tenant": refused.tenant or "", "status": "REFUSED", "battery_pct": None,
+            "position": None, "mode": None, "armed": None, "last_seen": None, "source": "file",
+            "fault": {"code": "FLEET_ENTRY_REFUSED", "message": refused.reason}, "dock": None, "autopilot": "",
+            "signed": False}
+
+
 def fleet_rows(world: World, live: Mapping[str, LiveDrone] | None, tenants: Iterable[str]) -> list[dict[str, Any]]:
-    """One row per drone of ``tenants`` ("*": all), sorted by id: live where the hub holds it, else the file's."""
+    """One row per drone of ``tenants`` ("*": all), sorted by id: live where the hub holds it, else the file's;
+    a refused fleet entry as REFUSED with its problems."""
     seen = set(tenants)
-    rows = []
+    rows = [refused_row(r) for r in world.refused_drones if "*" in seen or r.tenant in seen]
     for d in sorted(world.drones, key=lambda d: d.id):
         if "*" not in seen and d.tenant not in seen:
             continue
@@ -75,4 +84,4 @@ def fleet_rows(world: World, live: Mapping[str, LiveDrone] | None, tenants: Iter
         if d.status == "MAINTENANCE":
             row["status"] = "MAINTENANCE"
         rows.append(row)
-    return rows
+    return sorted(rows, key=lambda r: str(r["id"]))

@@ -120,6 +120,7 @@ class Mission:
         self.landed_clock: dict[tuple[str, int], float] = {}
         self.recall_seen = rec.state == "RECALLING" or self._recall_recorded()
         self.guard: dict[str, Any] = {}
+        self.resent: list[dict[str, Any]] = []  # recalls sent again when telemetry returned (``_resend_recall``)
         self.links: dict[str, Any] = {}
         self._expectations: list[Any] = []  # the first sorties' (the profile of a later one is its chain's)
         self._lock = threading.RLock()
@@ -179,7 +180,7 @@ class Mission:
             self.current = self.ledger.get_draft(self.draft_id, self.version)
         except SortieError:
             pass
-        if self.current.state == "RECALLING":
+        if self.current.state in ("RECALLING", "RECALLED"):  # RECALLED: recalled on the ground, between sorties
             self.recall_seen = True
         return self.current.state
 
@@ -203,6 +204,7 @@ class Mission:
             self.move("LINK_LOST", f"{f.drone_id} sortie {f.sortie_index}: {data['message']}", f)
         elif what == "link_back":
             self._link_back(f, data)
+            self._resend_recall(f)
         elif what == "energy_breach":
             self._energy_guard(f, data)
         elif what == "alert":
@@ -240,6 +242,27 @@ class Mission:
                f"{data['from_t_s']:g} s to t={data['back_t_s']:g} s of the vehicle's clock), mode {data['mode']}, "
                f"{gap.get('before', {}).get('reached', '?')} items reached before the gap")
         self.move("RECALLING" if self.recall_seen else "IN_FLIGHT", why, f)
+
+    def _resend_recall(self, f: DroneFlight) -> None:
+        """Telemetry is back and a recall is recorded: send it again unless the vehicle already does it
+        (``flows.usecases.recall_resend``; on its own thread: the follower reads the link meanwhile)."""
+        link = self.links.get(f.drone_id)
+        if not self.recalled() or link is None:
+            return
+        since = time.monotonic()
+
+        def run() -> None:
+            from flows.usecases.recall_resend import resend_recall
+
+            try:
+                out = resend_recall(self.grounds, self.draft_id, self.version, drone_id=f.drone_id, link=link,
+                                    now=self.stamp(f), since=since)
+            except SortieError as exc:
+                out = {"drone_id": f.drone_id, "error": exc.to_dict()}
+            self.resent.append(out)
+            self.refresh()
+
+        threading.Thread(target=run, name=f"recall-resend-{self.draft_id}-{f.drone_id}", daemon=True).start()
 
     def _energy_guard(self, f: DroneFlight, data: dict[str, Any]) -> None:
         """The projection broke the reserve: the authority recalls the vehicle itself, once (on its own thread: the
@@ -424,7 +447,7 @@ def monitor_mission(
 def _record(m: Mission, firsts: list[Any], t0: float) -> MonitorResult:
     """The flight record, then the state (an end without its record never happens)."""
     flights = sorted(m.flights, key=lambda f: (f.sortie_index, f.drone_id))
-    end = mission_end(m.plan, flights, m.not_flown_, m.pending)
+    end = mission_end(m.plan, flights, m.not_flown_, m.pending, recalled=m.recall_seen)
     guard = m.guard
     reason = end.reason
     if end.state == "RECALLED" and guard.get("result") is not None:
@@ -441,6 +464,7 @@ def _record(m: Mission, firsts: list[Any], t0: float) -> MonitorResult:
     payload["pending"] = {str(k): v for k, v in sorted(m.pending.items())}
     payload["work"] = end.work
     payload["energy_guard"] = guard or None
+    payload["recall_resent"] = m.resent or None
     last = max(flights, key=lambda f: f.last_t_s) if flights else None
     payload["recorded_time"] = m.stamp(last).isoformat()
     tmp = path.with_suffix(".json.tmp")

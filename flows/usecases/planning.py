@@ -35,6 +35,7 @@ from flows.context import resolve_world_dir
 from flows.errors import Conflict, Forbidden
 from flows.ledger import DraftRecord, Ledger
 from flows.usecases import drafting
+from flows.usecases.commitments import with_commitments
 from flows.usecases.actor import Actor
 from flows.usecases.common import (  # the budget lives there: requests plans answered requests with it too
     DEFAULT_PLAN_BUDGET_S,
@@ -202,8 +203,8 @@ def plan_draft(
         draft_id=draft_id, request_key=key, tenant=tenant, region_id=region_id, requested_by=actor.id, text=text,
         intent_doc=_intent_doc(extraction), area=drafting.area_dict(area), world_dir=str(wdir),
     )
-    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rule_set, now, 1, planning_budget(),
-                                                   decide=grounds.decide)
+    rows, reasons, plans = drafting.draft_versions(req, extraction, area, with_commitments(world, ledger), rule_set, now,
+                                                   1, planning_budget(), decide=grounds.decide)
     try:
         recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=None)
     except Conflict:
@@ -309,8 +310,8 @@ def replan(
         area=drafting.area_dict(area), world_dir=str(wdir),
     )
     rows, reasons, plans = drafting.draft_versions(
-        req, extraction, area, world, grounds.rule_set(), now, latest.version + 1, planning_budget(),
-        decide=grounds.decide,
+        req, extraction, area, with_commitments(world, ledger, draft_id=draft_id), grounds.rule_set(), now,
+        latest.version + 1, planning_budget(), decide=grounds.decide,
     )
     supersede = latest if latest.state in _SUPERSEDABLE else None
     recs = _apply(ledger, rows, reasons, plans, world, actor=actor, now=now, supersede=supersede)

@@ -55,8 +55,10 @@ from flows.usecases.control_kit import (
 )
 from flows.usecases.grounds import Grounds
 
-__all__ = ["recall", "recall_by_authority", "RECALL_HOME_M"]
+__all__ = ["recall", "recall_by_authority", "RECALL_HOME_M", "KIND"]
 
+#: What a recall asks, by ``land_here``: the words its RECALLING event carries ("recalled by … (land in place)").
+KIND = {False: "return to launch", True: "land in place"}
 RECALL_HOME_M = 25.0  # how far from its dock a vehicle recalled home may land and still count as home
 NOT_FLOWN = ("DISPATCHED", "LAUNCHED")
 ENDED = ("SUCCEEDED", "ABORTED", "RECALLED", "INCOMPLETE")
@@ -85,7 +87,7 @@ def recall(
     sends nothing the vehicle already shows; ``land_here`` after an RTL recall
     escalates it to a landing in place.
     """
-    kind = "land in place" if land_here else "return to launch"
+    kind = KIND[land_here]
     args = {"draft_id": draft_id, "version": version, "land_here": land_here, "reason": reason, "link": link}
     actor = who(actor)
     with audited(grounds.ledger, actor, "recall", args, now, audit):
@@ -104,7 +106,7 @@ def recall_by_authority(grounds: Grounds, draft_id: str, version: int, *, who: s
     args = {"draft_id": draft_id, "version": version, "land_here": False, "reason": reason, "link": None}
     with audited(grounds.ledger, who, "recall", args, now):
         rec = grounds.ledger.get_draft(draft_id, version)
-        return _recall_as(grounds, rec, who, f"recalled by {who} (return to launch): {reason}", now=now,
+        return _recall_as(grounds, rec, who, f"recalled by {who} ({KIND[False]}): {reason}", now=now,
                           land_here=False, link=None, options=None, wait_s=0.0)
 
 
@@ -114,7 +116,7 @@ def _recall_as(grounds: Grounds, rec: DraftRecord, user: str, why: str, *, now: 
     from flows.usecases.command_journal import LedgerJournal
     from flows.vehicle.commands import VehicleController, land_command, rtl_command
 
-    kind = "land in place" if land_here else "return to launch"
+    kind = KIND[land_here]
     ledger, draft_id = grounds.ledger, rec.draft_id
     if rec.state == "RECALLED":
         return ControlResult(draft_id, rec.version, "recall", rec.state, False, "already recalled and landed")

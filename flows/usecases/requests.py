@@ -39,6 +39,7 @@ from flows.errors import Conflict, Forbidden, RequestExpired
 from flows.ledger import Ledger, RequestTurn
 from flows.usecases import drafting
 from flows.usecases.actor import Actor
+from flows.usecases.commitments import with_commitments
 from flows.usecases.common import planning_budget
 from flows.usecases.draftfiles import files_of
 from flows.usecases.grounds import Grounds
@@ -283,8 +284,8 @@ def answer(request_id: str, answers: Sequence[str], *, answerer: Actor, now: dat
     req = drafting.Request(draft_id=draft_id, request_key=key, tenant=latest.tenant, region_id=latest.region_id,
                            requested_by=latest.requested_by, text=latest.request_text, intent_doc=doc,
                            area=drafting.area_dict(area), world_dir=str(wdir))
-    rows, reasons, plans = drafting.draft_versions(req, extraction, area, world, rules, now, 1, planning_budget(),
-                                                   decide=grounds.decide)
+    rows, reasons, plans = drafting.draft_versions(req, extraction, area, with_commitments(world, ledger), rules, now, 1,
+                                                   planning_budget(), decide=grounds.decide)
     planned = latest.next(state="PLANNED", questions=[], answers=stamped, actor=answerer.id, draft_id=draft_id,
                           reason=f"answered and planned as {draft_id}", turn_time=now.isoformat())
     try:

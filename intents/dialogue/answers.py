@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date, datetime
 
+from intents.intent import RelativeDay
 from intents.questions import DISMISSABLE, Question, QuestionKind
 from intents.time.clocks import with_part
+from intents.time.resolve import resolve_relative
 
 __all__ = ["Edit", "YES", "DISMISS", "edit_for"]
 
@@ -53,6 +56,9 @@ _NUMBER_ONLY = re.compile(r"^\d{1,5}(?:\.\d+)?$")
 _NUMBER_UNIT = re.compile(r"\d{1,5}(?:\.\d+)?\s*(?:公里|千米|米|公尺|英尺|km|m|meters?|metres?|ft|feet)(?![a-z])", re.IGNORECASE)
 _GROUND = re.compile(r"^(?:yes[, ]*)?(?:above (?:the )?ground(?: level)?|agl|ground|离地|对地|地面|相对地面|离地高度)[.!。！]?$")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_ALL_SENSORS = re.compile(r"^(?:all|all of (?:it|them)|everything|every (?:one|sensor)|all (?:the )?sensors|the lot"
+                          r"|全部|都要|全都要|全带|都带|都带上|所有|所有的|所有传感器)[.!。！]?$")
+"""To "which sensors?", "all of them" names none the plan can require (全部 was read as "drop": no sensor planned)."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +91,62 @@ def _height_words(said: str, zh: bool) -> str:
     return f"{lead}{said}"
 
 
-def edit_for(question: Question, answer: str, text: str) -> Edit:
-    """The edit ``answer`` makes to ``text`` (the request as it stands) for ``question`` (not mission_split)."""
+_WEEKDAY_ZH = {"MONDAY": "一", "TUESDAY": "二", "WEDNESDAY": "三", "THURSDAY": "四", "FRIDAY": "五", "SATURDAY": "六",
+               "SUNDAY": "日"}
+_NIGHT_WORDS = re.compile(r"\btonight\b|\btonite\b|\bovernight\b|今晚|夜里|夜间|半夜|深夜")
+
+
+def _day_words(day: RelativeDay | None, on: date | None, night: bool, zh: bool) -> str:
+    """A day as words the reader reads as that day alone (no part of it): "tomorrow", 下周五, "2026-12-05"; the
+    night of today as "tonight" / 今晚, so a small-hours answer stays the night after today."""
+    if on is not None:
+        return f"{on.year}年{on.month}月{on.day}日" if zh else on.isoformat()
+    if day is None:
+        return ""
+    if day is RelativeDay.TODAY:
+        return ("今晚" if zh else "tonight") if night else ("今天" if zh else "today")
+    fixed = {RelativeDay.TOMORROW: ("明天", "tomorrow"), RelativeDay.DAY_AFTER_TOMORROW: ("后天", "the day after tomorrow")}
+    if day in fixed:
+        return fixed[day][0 if zh else 1]
+    which, _, name = day.value.partition("_")
+    if zh:
+        return ("下周" if which == "NEXT" else "周") + _WEEKDAY_ZH[name]
+    return ("next " if which == "NEXT" else "") + name.lower()
+
+
+def _answered_day(said: str, now: datetime | None) -> str | None:
+    """The date an answer that names a day alone names, ISO ("the 4th", "Friday", 4号 → "2026-12-04"), or ``None``
+    (an answer with a time of its own, 明天凌晨3点, is read as said)."""
+    from intents.grammar.reader import read_offline
+
+    if now is None:
+        return None
+    answered = read_offline(said, now=now).time
+    if answered.clock is not None or answered.part is not None or answered.problems:
+        return None
+    if answered.date is not None:
+        return answered.date.isoformat()
+    return resolve_relative(answered.day, now.date()).isoformat() if answered.day is not None else None
+
+
+def _keeping_the_day(quote: str, said: str, zh: bool, now: datetime | None) -> str:
+    """A time answered without a day, to a question whose quote holds the day: the day stays ("tomorrow afternoon at
+    11:00" answered "11am" was "11am" alone — today's 11:00, read without a question — now "tomorrow 11am")."""
+    from intents.grammar.reader import read_offline  # the quote and the answer alone, read like requests
+
+    answered = read_offline(said, now=now).time
+    if answered.day is not None or answered.date is not None or any(p.kind == "day" for p in answered.problems):
+        return said
+    asked = read_offline(quote).time  # the days its words name (no "now": not a day the reader inferred, 夜里2点's)
+    day = _day_words(asked.day, asked.date, bool(_NIGHT_WORDS.search(quote.lower())), zh)
+    if not day:
+        return said
+    return f"{day}{said}" if zh and _CJK.search(said) else f"{day} {said}"
+
+
+def edit_for(question: Question, answer: str, text: str, now: datetime | None = None) -> Edit:
+    """The edit ``answer`` makes to ``text`` (the request as it stands) for ``question`` (not mission_split);
+    ``now`` (local) reads the days said in the quote and in the answer."""
     said = _clean(answer)
     low = said.lower()
     zh = bool(_CJK.search(text))
@@ -95,12 +155,16 @@ def edit_for(question: Question, answer: str, text: str) -> Edit:
         return Edit(len(text), len(text), clause, f"added: {said}")
     start, end = question.start, question.end
     quote = text[start:end]
+    if question.kind is QuestionKind.SENSOR and _ALL_SENSORS.match(low):  # "all of them", 全部: not a sensor to require
+        return Edit(start, end, quote, "not read: a plan requires each sensor it names; which ones?")
     if DISMISS.match(low):
         if question.kind in DISMISSABLE:
             return Edit(start, end, None, "dropped")
         return Edit(start, end, quote, f"not dropped: a {question.kind.value.replace('_', ' ')} is never dropped")
     if question.kind is QuestionKind.SENSOR and YES.match(low):  # "is this sensor wanted or not?" — "yes": wanted
-        words = question.choices.get("yes") or (f"用{quote.strip()}" if _CJK.search(quote) else f"with {quote.strip()}")
+        bare = quote.strip()
+        words = question.choices.get("yes") or (bare if re.match(r"(?:with|用|带)\b", bare)  # "with …" is said once
+                                                else f"用{bare}" if _CJK.search(quote) else f"with {bare}")
         return Edit(start, end, words, words.strip())
     choice = ("pm" if _PM.match(low) else "am" if _AM.match(low) else "yes" if YES.match(low)
               else "inspection" if _INSPECTION.match(low) else "survey" if _SURVEY.match(low) else None)
@@ -120,5 +184,12 @@ def edit_for(question: Question, answer: str, text: str) -> Edit:
     if question.kind is QuestionKind.COVERAGE and _PERCENT.match(said):  # "99.5%", "99.5": a share to reach
         share = said.rstrip("%％ ").strip()
         words = f"覆盖率不低于{share}%" if zh else f"cover at least {share}%"
+        return Edit(start, end, words, words)
+    if question.kind is QuestionKind.TIME and question.choices:  # a day that picks one of the readings asked
+        picked = question.choices.get(_answered_day(said, now) or said)
+        if picked is not None:
+            return Edit(start, end, picked, picked)
+    if question.kind is QuestionKind.TIME:
+        words = _keeping_the_day(quote, said, zh, now)
         return Edit(start, end, words, words)
     return Edit(start, end, said, said)

@@ -230,7 +230,7 @@ def understand(request: Request, answers: Mapping[str, str] | None = None) -> Re
                 done[q.id] = Answered(q, answers[q.id], "kept" if kept else "set aside" if DISMISS.match(
                     answers[q.id].strip().lower()) else answers[q.id].strip())
                 continue
-            edit = edit_for(h, answers[q.id], text)
+            edit = edit_for(h, answers[q.id], text, request.now.astimezone(local_zone(request.timezone)))
             edits.append((edit, h))
             done[q.id] = Answered(q, answers[q.id], edit.read_as)
         for edit, h in sorted(edits, key=lambda x: -x[0].start):  # from the end, so earlier offsets stay put

@@ -41,6 +41,7 @@ corpus labels and the LLM prompt rely on them:
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, time, timedelta
 
 from intents.intent import PartOfDay, RelativeDay
@@ -169,8 +170,21 @@ class _Reader(DateReading, ClockReading):
             return True
         start = min([clock.start] + [s for s, _, _ in self.parts])
         end = max([clock.end] + [e for _, e, _ in self.parts])
-        self.problem(start, end, f"{out.clock} is not in the {out.part.value.lower()}; which time is meant?",
-                     "所说的时段和钟点对不上，具体是几点？")
+        why_en, why_zh = f"{out.clock} is not in the {out.part.value.lower()}; which time is meant?", "所说的时段和钟点对不上，具体是几点？"
+        choices: tuple[tuple[str, str], ...] = ()
+        if clock.explicit and out.part in (PartOfDay.EVENING, PartOfDay.NIGHT) and int(out.clock[:2]) in _SMALL_HOURS \
+                and self.today is not None:  # the night of another day: that day's small hours, or the next day's?
+            night_of = self._day(self.today)
+            after = (night_of + timedelta(days=1)).isoformat()
+            why_en = f"the night after {night_of.isoformat()}: {out.clock} on {after}, or on {night_of.isoformat()}?"
+            why_zh = f"{night_of.isoformat()}的夜里：是{after}的{out.clock}，还是{night_of.isoformat()}的{out.clock}？"
+            # answered with a day alone ("the 4th", 4号): that day and the clock said, not the day alone at 09:00
+            choices = tuple((day.isoformat(), f"{day.isoformat()} {out.clock}")
+                            for day in (night_of + timedelta(days=1), night_of))
+            for day_start, day_end, _ in self.days:  # 明天夜里2点: the day is asked with it, so a day answered replaces it
+                if day_end <= start and re.fullmatch(r"[\s,，]*", self.scan.text[day_end:start]):
+                    start = day_start
+        self.problem(start, end, why_en, why_zh, choices=choices)
         out.clock = None
         return False
 

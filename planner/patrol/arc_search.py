@@ -20,7 +20,10 @@ for the model's size, else PyVRP on the same model (the unit's two nodes a
 mutually exclusive client group) with its routes proven and polished by the
 OR-Tools model (``planner.routing.engines``). A ``start`` (sorties within every
 limit, e.g. a split tour) is where PyVRP begins and a floor: the answer is never
-worse than it.
+worse than it. CARP (one depot, a load limit alone): HGS-CARP's memetic search
+(``planner.patrol.arc_memetic``: giant tours, a split that chooses directions,
+crossover, PyVRP's local search on oriented services) on one lane beside PyVRP's
+iterated local search on the other, then both from the best (``_search_memetic``).
 """
 
 from __future__ import annotations
@@ -32,14 +35,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner.routing.budget import Budget
-from planner.routing.engines import Searched, drop_over_limits, finish, key, search_ils, search_pyvrp
+from planner.patrol.arc_memetic import CarpData, memetic_lane
+from planner.routing.budget import STOPPED_BY_DEADLINE, STOPPED_BY_ITERATIONS
+from planner.routing.engines import (
+    RESTART_SHARE, Searched, drop_over_limits, finish, key, search_budget, search_ils, search_lanes, search_pyvrp,
+)
 from planner.routing.model import ModelVehicle, RouteModel, Search, routes_fit, solve_model
-from planner.routing.pyvrp_start import LANE_NEIGHBOURS, needs_start
+from planner.routing.pyvrp_start import LANE_NEIGHBOURS, PyvrpInstance, needs_start, pyvrp_instance, pyvrp_run
 
 __all__ = [
     "ArcPlan",
     "ArcProblem",
     "ENGINE",
+    "ENGINE_MEMETIC",
+    "ENGINE_MEMETIC_ORTOOLS",
     "ENGINE_PYVRP",
     "ENGINE_PYVRP_START",
     "ENGINE_START",
@@ -52,6 +61,8 @@ __all__ = [
 ENGINE = "ortools-ils"
 ENGINE_PYVRP_START = "pyvrp-start+ortools"
 ENGINE_START = "rpp-tour"  # the caller's start itself (the lanes' tour split), when no search beat it
+ENGINE_MEMETIC = "memetic"  # CARP: HGS-CARP's scheme (planner.patrol.arc_memetic), checked by arithmetic
+ENGINE_MEMETIC_ORTOOLS = "memetic+ortools"  # ... and loaded and polished by OR-Tools
 ENGINE_PYVRP = "pyvrp"  # models too large for the dense OR-Tools model (planner.routing.engines.LOAD_MAX_NODES)
 _PENALTY_FACTOR = 100  # an unserved unit costs 100 sortie limits (or longest arcs): never worth it while it fits
 # When the budget buys ILS too few solutions for the model's size (``needs_start``; e.g.
@@ -82,6 +93,9 @@ _MIN_SOLUTIONS = 50
 # (CARP's best plans use at most one route more than the fewest: gdb8, val 1C, egl-s4-C)
 _LOAD_FLEET_FACTOR = 1.25
 CARP_NEIGHBOURS = 50  # PyVRP's granular neighbourhood on load-limited models (its default)
+# Work mode of the memetic search (a CARP instance with no clock): generations a nominal second buys
+_MEMETIC_GENERATIONS_PER_S = 100
+_MIN_GENERATIONS = 50
 
 UnitSorties = list[tuple[int, list[tuple[int, bool]]]]  # [(depot, [(unit, reversed?)])] in flight order
 
@@ -237,7 +251,7 @@ def solve_arcs(problem: ArcProblem, budget: Budget, lanes: int = 1, start: UnitS
     limit = max(_MIN_SOLUTIONS, int(budget.seconds * _SOLUTIONS_PER_S_X_NODES / model.n_nodes))
     first = _as_routes(model, start, per_depot) if start else None
     if model.demands is not None:  # load-limited: PyVRP searches (measured: far more per CPU second than ILS)
-        routes, engine, out = _search_loads(model, budget, lanes, first)
+        routes, engine, out = _search_loads(problem, model, budget, lanes, first)
     elif needs_start(limit, model.n_nodes):
         per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * model.n_nodes
         iterations = max(_MIN_ITERATIONS, int(budget.seconds * _PYVRP_START_SHARE / per_iteration))
@@ -260,24 +274,93 @@ def solve_arcs(problem: ArcProblem, budget: Budget, lanes: int = 1, start: UnitS
     return ArcPlan(tuple(sorties), engine, key(model, routes)[2] + constant, out.work, out.stopped_by)
 
 
-def _search_loads(model: RouteModel, budget: Budget, lanes: int, first: list[list[int]] | None
+def _search_loads(problem: ArcProblem, model: RouteModel, budget: Budget, lanes: int, first: list[list[int]] | None
                   ) -> tuple[list[list[int]], str, Searched]:
-    """A load-limited model (CARP): PyVRP's iterated local search on every lane, restarts from the best, the finish.
+    """A load-limited model (CARP): the memetic search or PyVRP's, then OR-Tools' proof and polish.
 
-    Every unit is required in PyVRP's search (its group must be served) when each one fits a sortie
-    alone, which a load limit alone decides; OR-Tools then proves and polishes the routes
-    (``engines.finish``). Measured on CARP instances (gdb10, val 2C; loaded machine): PyVRP reached the
-    best-known in 30 000 iterations, ~12 CPU s, where OR-Tools' ILS had not finished 20 000 solutions in
-    five minutes of CPU.
+    One depot, a load limit alone and every unit within it (CARP): HGS-CARP's memetic search
+    (``_search_memetic``). Otherwise PyVRP's iterated local search on every lane
+    (``_search_pyvrp_loads``). OR-Tools then proves and polishes the routes (``engines.finish``).
+    Measured on CARP instances (gdb10, val 2C; loaded machine): PyVRP reached the best-known in
+    30 000 iterations, ~12 CPU s, where OR-Tools' ILS had not finished 20 000 solutions in five
+    minutes of CPU.
     """
+    load = model.vehicles[0].load
+    carp = (len({v.start for v in model.vehicles}) == 1 and not model.capacity_dimension and load is not None
+            and int(np.max(problem.demand)) <= int(load))
+    out = _search_memetic(problem, model, budget, lanes) if carp else _search_pyvrp_loads(model, budget, lanes, first)
+    routes, loaded = finish(model, out.routes, budget)
+    if not _fits(model, routes):
+        routes, _ = drop_over_limits(model, routes)
+    if carp:
+        return routes, ENGINE_MEMETIC_ORTOOLS if loaded else ENGINE_MEMETIC, out
+    return routes, ENGINE_PYVRP_START if loaded else ENGINE_PYVRP, out
+
+
+def _search_pyvrp_loads(model: RouteModel, budget: Budget, lanes: int, first: list[list[int]] | None) -> Searched:
+    """PyVRP's iterated local search on every lane, restarts from the best (several depots, or a length limit too)."""
     n = model.n_nodes
     per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * n
     iterations = max(_MIN_ITERATIONS, int(budget.seconds * _PYVRP_START_SHARE / per_iteration))
     loads = [v.load for v in model.vehicles if v.load is not None]
     fits_alone = not model.capacity_dimension and bool(loads) and int(np.max(model.demands)) <= max(loads)
-    out = search_pyvrp(model, budget, lanes, nominal_iterations=iterations, pool=True, neighbours=CARP_NEIGHBOURS,
-                       start=first, required=fits_alone)
-    routes, loaded = finish(model, out.routes, budget)
-    if not _fits(model, routes):
-        routes, _ = drop_over_limits(model, routes)
-    return routes, ENGINE_PYVRP_START if loaded else ENGINE_PYVRP, out
+    return search_pyvrp(model, budget, lanes, nominal_iterations=iterations, pool=True, neighbours=CARP_NEIGHBOURS,
+                        start=first, required=fits_alone)
+
+
+def _search_memetic(problem: ArcProblem, model: RouteModel, budget: Budget, lanes: int) -> Searched:
+    """CARP: HGS-CARP's memetic search (``planner.patrol.arc_memetic``) beside PyVRP's iterated local search.
+
+    Lane 0 is the memetic search, lane 1 PyVRP's ILS (more lanes alternate): measured at 10 CPU s a
+    lane, neither wins everywhere (val 10D: ILS 530, memetic 537; Beullens C01: ILS 4235, memetic
+    4150, the best known). Then, as ``search_pyvrp`` does, every lane again from the best so far
+    (``RESTART_SHARE`` of the search) — under a deadline alone. Work mode, or a deadline capped by
+    ``budget.iterations``: one phase, each lane ``budget.iterations`` or what ``budget.seconds`` buys
+    (generations, iterations), so a capped run repeats.
+    """
+    lanes = search_lanes(budget, lanes)
+    inst = pyvrp_instance(model, True, None, True)  # once, before the lanes fork: they share it
+    data = CarpData(problem.deadhead, np.asarray(problem.demand, dtype=np.int64), int(model.vehicles[0].load or 0))
+    kinds = [_MEMETIC if k % 2 == 0 else _ILS for k in range(lanes)]
+    per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * model.n_nodes
+    nominal = {_MEMETIC: max(_MIN_GENERATIONS, int(budget.seconds * _MEMETIC_GENERATIONS_PER_S)),
+               _ILS: max(_MIN_ITERATIONS, int(budget.seconds * _PYVRP_START_SHARE / per_iteration))}
+
+    def work(kind: str) -> int | None:
+        if budget.iterations is not None:
+            return int(budget.iterations)
+        return None if budget.timed else nominal[kind]
+
+    b = search_budget(budget)
+    restart = b.timed and budget.iterations is None
+    phase1 = b.share(1.0 - RESTART_SHARE) if restart else b
+    jobs = [(kind, data, inst, model, phase1, budget.seed * lanes + k, work(kind), None)
+            for k, kind in enumerate(kinds)]
+    outs = budget.map_lanes(_carp_lane, jobs)
+    best = min((key(model, r), k, r) for k, (r, _, _) in enumerate(outs))[2]
+    again: list[tuple[list[list[int]], int, str]] = []
+    if restart:
+        again = budget.map_lanes(_carp_lane, [(kind, data, inst, model, b.share(1.0), budget.seed * lanes + lanes + k,
+                                               None, best) for k, kind in enumerate(kinds)])
+        best = min([(key(model, best), -1, best)] + [(key(model, r), k, r) for k, (r, _, _) in enumerate(again)])[2]
+    stopped = STOPPED_BY_DEADLINE if any(o[2] == STOPPED_BY_DEADLINE for o in outs + again) else STOPPED_BY_ITERATIONS
+    return Searched(best, sum(o[1] for o in outs + again), stopped)
+
+
+_MEMETIC, _ILS = "memetic", "ils"
+
+
+def _carp_lane(kind: str, data: CarpData, inst: PyvrpInstance, model: RouteModel, budget: Budget, seed: int,
+               work: int | None, start: list[list[int]] | None) -> tuple[list[list[int]], int, str]:
+    """One CARP search lane (module-level: a forked worker runs it): (routes a model vehicle, work, what stopped it)."""
+    nd = len({v.start for v in model.vehicles})
+    if kind == _ILS:
+        routes, done, stopped, _ = pyvrp_run(inst, budget, work, seed, CARP_NEIGHBOURS, start)
+        return routes, done, stopped
+    first = [[divmod(q - nd, 2) for q in r] for r in start if r] if start else None
+    sorties, _, done, stopped = memetic_lane(data, inst, budget, seed, work, CARP_NEIGHBOURS,
+                                             [[(t, bool(r)) for t, r in s] for s in first] if first else None)
+    routes: list[list[int]] = [[] for _ in model.vehicles]
+    for i, sortie in enumerate(sorties):
+        routes[i] = [nd + 2 * t + (1 if r else 0) for t, r in sortie]
+    return routes, done, stopped

@@ -58,7 +58,9 @@ __all__ = [
     "key",
     "routes_cost",
     "deadline_cap",
+    "search_budget",
     "search_ils",
+    "search_lanes",
     "search_pyvrp",
 ]
 
@@ -130,7 +132,7 @@ def key(model: RouteModel, routes: list[list[int]]) -> tuple[bool, int, int]:
     return (not routes_fit(model, routes), -sum(len(r) for r in routes), routes_cost(model, routes))
 
 
-def _lanes(budget: Budget, lanes: int) -> int:
+def search_lanes(budget: Budget, lanes: int) -> int:
     """Search lanes to run: with a deadline, only as many as run side by side (more would share its seconds)."""
     lanes = max(1, int(lanes))
     return min(lanes, budget.workers) if budget.timed else lanes
@@ -157,7 +159,7 @@ def deadline_cap(model: RouteModel) -> int:
     return max(1, int(math.ceil(per_node * n)))
 
 
-def _search_budget(budget: Budget) -> Budget:
+def search_budget(budget: Budget) -> Budget:
     """The part of ``budget`` the search may use: what follows it needs a tail."""
     if not budget.timed:
         return budget
@@ -183,14 +185,14 @@ def search_ils(
     until the deadline, capped at ``budget.iterations`` or ``deadline_cap`` solutions
     (a small model ends early, and repeats). ``stall``: ``model.Search.stall``.
     """
-    lanes = _lanes(budget, lanes)
+    lanes = search_lanes(budget, lanes)
     if budget.iterations is not None:
         limit = int(budget.iterations)
     elif budget.timed:
         limit = deadline_cap(model)
     else:
         limit = ils_cap(nominal_limit, model.n_nodes)
-    b = _search_budget(budget)
+    b = search_budget(budget)
     jobs = [(model, b, budget.seed * lanes + k, limit, first, stall) for k in range(lanes)]
     outs = budget.map_lanes(_ils_lane, jobs)
     best = min(range(len(outs)), key=lambda k: (key(model, outs[k][0])[1:], k))
@@ -240,9 +242,9 @@ def search_pyvrp(
     e.g. a construction) is where lane 0 begins instead of a random solution, and
     the answer is never worse than it.
     """
-    lanes = _lanes(budget, lanes)
+    lanes = search_lanes(budget, lanes)
     inst = pyvrp_instance(model, required, coords, pool)  # once, before the lanes fork: they share it
-    b = _search_budget(budget)
+    b = search_budget(budget)
     total = budget.iterations if budget.iterations is not None else (None if budget.timed else nominal_iterations)
     if total is not None:
         second = int(total * restart_share)

@@ -8,9 +8,15 @@ model (``planner.world.schema``), then semantic checks run that a schema cannot 
 like swapped lat/lon). Every problem is *located*: file, JSON path
 (``$.drones[2].battery_pct``) and a sentence.
 
-``parse_world`` is all-or-nothing: it returns a complete ``World`` or raises
-``InvalidArgument`` whose ``details`` lists **all** problems — a world is never
-half-loaded. ``world_problems`` returns the same list without raising.
+``parse_world`` is all-or-nothing for everything but one drone: it returns a complete ``World`` or
+raises ``InvalidArgument`` whose ``details`` lists **all** problems — a world is never
+half-loaded. ``world_problems`` returns the same list without raising. The one exception is
+a fleet.json entry whose problems are its own (a key it should not have, a value out of
+range, a dock that does not exist): that drone is **refused alone** — left out of the
+world and listed in ``World.refused_drones`` with its located problems — and the rest of
+the world loads (issue 42: one unknown key in one drone's entry made every request
+WORLD_UNAVAILABLE). A drone id seen twice is the file's problem, not an entry's: which one
+is meant is not known, so the world is refused.
 
 Pure: no files, no clock, no environment (``tests/test_import_contract.py``).
 
@@ -52,6 +58,7 @@ from planner.world.model import (
     Geozone,
     Lane,
     Poi,
+    RefusedDrone,
     Region,
     User,
     Weather,
@@ -219,6 +226,38 @@ def _duplicates(reader: _Reader, file: str, ids: list[tuple[str, str]], what: st
             reader.add(file, path, f"duplicate {what} id {ident!r} (first at {first[ident]})")
         else:
             first[ident] = path
+
+
+_DRONE_ENTRY = re.compile(r"^\$\.drones\[(\d+)\]")
+
+
+def _refuse_drone_entries(reader: _Reader) -> dict[int, RefusedDrone]:
+    """Take out of ``reader.problems`` those of single fleet.json entries (not a duplicate id: the file's); the
+    refused entries by index, each with its id and tenant as the entry wrote them."""
+    mine: dict[int, list[WorldProblem]] = {}
+    kept: list[WorldProblem] = []
+    for p in reader.problems:
+        m = _DRONE_ENTRY.match(p.path) if p.file == "fleet.json" else None
+        if m is None or p.message.startswith("duplicate drone id"):
+            kept.append(p)
+        else:
+            mine.setdefault(int(m.group(1)), []).append(p)
+    if not mine:
+        return {}
+    reader.problems = kept
+    try:
+        raw = json.loads(reader.files["fleet.json"].decode("utf-8-sig"))["drones"]
+    except (KeyError, TypeError, ValueError):
+        raw = []
+
+    def said(i: int, key: str) -> str | None:
+        entry = raw[i] if i < len(raw) and isinstance(raw[i], dict) else {}
+        value = entry.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return {i: RefusedDrone(id=said(i, "id") or f"drones[{i}]", tenant=said(i, "tenant"),
+                            problems=tuple(f"{p.file} {p.path}: {p.message}" for p in ps))
+            for i, ps in sorted(mine.items())}
 
 
 def snapshot_hash(files: Mapping[str, bytes]) -> str:
@@ -480,7 +519,7 @@ def _read(files: Mapping[str, bytes], root: str) -> tuple[World | None, list[Wor
                       radius_m=d.radius_m, max_wind_mps=d.max_wind_mps, turnaround_s=d.turnaround_s)
                  for _, d in _present(docks_m.docks)]
         _duplicates(reader, "docks.json", [(d.id, f"$.docks[{i}].id") for i, d in _present(docks_m.docks)], "dock")
-    drones: list[Drone] = []
+    drones: list[tuple[int, Drone]] = []  # (index in fleet.json, drone)
     if fleet_m:
         dock_by_id = {d.id: d for d in docks}
         for i, d in _present(fleet_m.drones):
@@ -505,7 +544,7 @@ def _read(files: Mapping[str, bytes], root: str) -> tuple[World | None, list[Wor
                 nav.check(d.autopilot)
             except InvalidArgument as exc:
                 reader.add("fleet.json", f"$.drones[{i}].nav_params", str(exc).removeprefix("INVALID_ARGUMENT: "))
-            drones.append(Drone(
+            drones.append((i, Drone(
                 id=d.id, model=d.model, dock_id=d.dock, tenant=d.tenant, capabilities=frozenset(d.capabilities),
                 battery_wh=d.battery_wh, battery_pct=d.battery_pct, flight_time_s=d.flight_time_s,
                 hover_time_s=d.hover_time_s, cruise_speed_mps=d.cruise_speed_mps,
@@ -514,7 +553,7 @@ def _read(files: Mapping[str, bytes], root: str) -> tuple[World | None, list[Wor
                 last_telemetry_at=d.last_telemetry_at.replace(tzinfo=timezone(d.last_telemetry_at.utcoffset() or timedelta(0))), autopilot=d.autopilot, link=d.link,
                 mavlink_system_id=d.mavlink_system_id, mavlink_component_id=d.mavlink_component_id,
                 signing_key=d.signing_key, nav_params=nav,
-            ))
+            )))
         _duplicates(reader, "fleet.json", [(d.id, f"$.drones[{i}].id") for i, d in _present(fleet_m.drones)], "drone")
     users: list[User] = []
     if users_m:
@@ -557,15 +596,17 @@ def _read(files: Mapping[str, bytes], root: str) -> tuple[World | None, list[Wor
         items.append((z.source, reader.zone_paths.get((z.source, z.id), "$"), pt[0], pt[1]))
     _check_locality(reader, items)
 
+    everything = list(reader.problems)
+    refused = _refuse_drone_entries(reader)
     if reader.problems or world_m is None or weather is None or fleet_m is None or docks_m is None or users_m is None:
-        return None, reader.problems
+        return None, everything
     d = world_m.defaults
     world = World(
         name=world_m.name,
         timezone=world_m.timezone,
         defaults=WorldDefaults(altitude_m=d.altitude_m, ceiling_m=d.ceiling_m, reserve_fraction=d.reserve_fraction),
         attribution=world_m.attribution,
-        drones=tuple(sorted(drones, key=lambda x: x.id)),
+        drones=tuple(sorted((d for i, d in drones if i not in refused), key=lambda x: x.id)),
         docks=tuple(sorted(docks, key=lambda x: x.id)),
         zones=tuple(sorted(zones, key=lambda x: x.id)),
         lanes=tuple(sorted(lanes, key=lambda x: x.id)),
@@ -575,12 +616,14 @@ def _read(files: Mapping[str, bytes], root: str) -> tuple[World | None, list[Wor
         users=tuple(sorted(users, key=lambda x: x.id)),
         snapshot_hash=snapshot_hash(files),
         root=root,
+        refused_drones=tuple(refused.values()),
     )
-    return world, []
+    return world, everything  # the refused entries' problems: the world loaded without those drones
 
 
 def world_problems(files: Mapping[str, bytes]) -> list[WorldProblem]:
-    """Every problem in a world folder's ``files`` (empty when it parses)."""
+    """Every problem in a world folder's ``files`` (empty when it parses whole; a refused fleet entry's problems
+    are listed although the rest of the world loads)."""
     _, problems = _read(files, "")
     return problems
 
@@ -590,7 +633,8 @@ def parse_world(files: Mapping[str, bytes], root: str = "") -> World:
 
     ``root`` is where the files came from (kept on the ``World`` for messages and for
     re-reading a fresh snapshot; never opened here). Never half-succeeds: one bad value
-    anywhere and nothing is returned.
+    anywhere and nothing is returned — but for a fleet.json entry with problems of its own,
+    refused alone (``World.refused_drones``; see the module docstring).
     """
     world, problems = _read(files, root)
     if world is None:

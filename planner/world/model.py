@@ -32,6 +32,7 @@ __all__ = [
     "Restriction",
     "VerticalReference",
     "Camera",
+    "RefusedDrone",
     "Drone",
     "Dock",
     "CircleArea",
@@ -131,6 +132,8 @@ class Drone:
     live: bool = False
     position: tuple[float, float] | None = None
     vehicle_params: Mapping[str, float] = field(default_factory=dict, hash=False, compare=False)
+    # The draft whose dispatch holds it ("draft d-… v1 (DISPATCHED)", flows.usecases.commitments): not eligible.
+    committed_to: str | None = None
 
     @property
     def cruise_power_w(self) -> float:
@@ -141,6 +144,20 @@ class Drone:
     def hover_power_w(self) -> float:
         """Power in hover from the spec: battery energy over hover endurance."""
         return self.battery_wh * 3600.0 / self.hover_time_s
+
+
+@dataclass(frozen=True)
+class RefusedDrone:
+    """A fleet.json entry refused alone (not in the world; listed with why): ``id``/``tenant`` as it wrote them,
+    ``problems`` located (``fleet.json $.drones[2].colour: unknown key 'colour' …``)."""
+
+    id: str
+    tenant: str | None
+    problems: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        return f"its fleet.json entry is refused: {'; '.join(self.problems)}"
 
 
 @dataclass(frozen=True)
@@ -465,11 +482,15 @@ class World:
     users: tuple[User, ...]
     snapshot_hash: str = ""
     root: str = field(default="", compare=False)
+    refused_drones: tuple[RefusedDrone, ...] = ()
 
     def drone(self, drone_id: str) -> Drone:
         for d in self.drones:
             if d.id == drone_id:
                 return d
+        refused = next((r for r in self.refused_drones if r.id == drone_id), None)
+        if refused is not None:
+            raise NotFound(f"drone {drone_id!r} is not usable in world {self.name!r}: {refused.reason}")
         raise NotFound(f"drone {drone_id!r} is not in the fleet of world {self.name!r}")
 
     def dock(self, dock_id: str) -> Dock:

@@ -66,7 +66,8 @@ def approved_home(templates: dict[str, Template], tmp_path: Path, monkeypatch: p
 @pytest.fixture
 def fly(templates: dict[str, Template], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Flight]]:
-    """``fly(dialect, faults=…, monitor=True, speedup=…)`` → a dispatched, launched, flying ``Flight``.
+    """``fly(dialect, faults=…, monitor=True, speedup=…, before_dispatch=…)`` → a dispatched, launched, flying
+    ``Flight`` (``before_dispatch()`` runs on its home before the dispatch, the drone still free).
 
     The simulated vehicle has two ports, as a vehicle with a telemetry radio and a companion link does: SERIAL0
     takes the dispatch, the launch and the operators' commands, SERIAL1 the monitor (a UDP port answers whoever
@@ -75,7 +76,8 @@ def fly(templates: dict[str, Template], tmp_path: Path,
     started: list[Flight] = []
 
     def start(dialect: str = "px4", *, faults: FlightFaults | None = None, monitor: bool = True,
-              speedup: float = 150.0, climb_mps: float = 5.0, launch: bool = True) -> Flight:
+              speedup: float = 150.0, climb_mps: float = 5.0, launch: bool = True,
+              before_dispatch: Callable[[], None] | None = None) -> Flight:
         t = templates[dialect]
         home = tmp_path / f"home-{dialect}-{len(started)}"
         shutil.copytree(t.home, home)
@@ -97,6 +99,8 @@ def fly(templates: dict[str, Template], tmp_path: Path,
                    world_dir=t.world_dir)
         started.append(f)
         control_link = sim.addresses[1] if t.signing else sim.address  # signed: a port that drops unsigned messages
+        if before_dispatch is not None:
+            before_dispatch()  # on this home's ledger, while the drone is still free
         disp = dispatching.dispatch(t.draft_id, t.version, actor=OPERATOR, now=NOW, link=control_link, timeout_s=15.0,
                                     grounds=Grounds(ledger=open_ledger(), world_dir=t.world_dir))
         assert disp.status == "ACKED", disp

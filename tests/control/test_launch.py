@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from typing import Any
 from dataclasses import replace
 from datetime import timedelta
 
@@ -70,13 +71,15 @@ def test_a_dispatched_vehicle_waits_on_the_ground_until_launched_then_flies_the_
     assert f.monitored().state == "SUCCEEDED"
 
 
-@pytest.mark.parametrize("check", ["prearm", "battery"])
+@pytest.mark.parametrize("check", ["prearm", "battery", "failsafes"])
 def test_a_failing_preflight_check_is_named_and_nothing_is_sent(fly: Callable[..., Flight], check: str) -> None:
     f = fly("ardupilot", launch=False, monitor=False)
     if check == "prearm":
         f.sim.prearm_s = None  # its pre-arm checks never pass (SYS_STATUS PREARM_CHECK unhealthy)
-    else:
+    elif check == "battery":
         f.flight.battery_pct = 1.0  # less than the sortie needs with its reserve
+    else:  # SITL's defaults for the GCS failsafe (none) on an otherwise configured vehicle: the rule blocks
+        f.sim.set_param("FS_GCS_ENABLE", 0.0)
     with pytest.raises(PreflightFailed) as info:
         f.launch_with(options=replace(LAUNCH, prearm_wait_s=1.0))
     err = info.value
@@ -85,7 +88,12 @@ def test_a_failing_preflight_check_is_named_and_nothing_is_sent(fly: Callable[..
     assert f.flight.commands == [] and not f.flight.armed and f.flight.phase == "READY"
     assert f.ledger.get_draft(f.draft_id, f.version).state == "DISPATCHED"
     failed = [c["name"] for c in err.details["vehicles"][0]["checks"] if not c["ok"]]
-    assert failed == (["prearm", "ekf"] if check == "prearm" else ["battery"])  # the sim's EKF is not ready either
+    assert failed == {"prearm": ["prearm", "ekf"], "battery": ["battery"], "failsafes": ["failsafes"]}[check]  # the
+    # sim's EKF is not ready either while pre-arm fails
+    if check == "failsafes":  # refused by the parameter's name, its value and what the mission needs
+        detail = next(c["detail"] for c in err.details["vehicles"][0]["checks"] if c["name"] == "failsafes")
+        assert "FS_GCS_ENABLE = 0" in detail and "a ground-station failsafe" in detail, detail
+        assert "FS_GCS_ENABLE" in err.message, err.message
     record = json.loads(launch_path(f.draft_id, f.version, f.ledger.path.parent).read_text(encoding="utf-8"))
     assert record["vehicles"][0]["status"] == "PREFLIGHT_FAILED" and record["vehicles"][0]["failed"] == check
 
@@ -150,13 +158,21 @@ def test_a_launched_drafts_drone_cannot_be_dispatched_again(fly: Callable[..., F
     follower records, a second mission for the same drone is refused, and nothing is claimed or sent."""
     from flows.usecases import decisions, dispatching, planning
 
-    f = fly("px4", monitor=False)  # launched; nobody follows it, so the ledger keeps LAUNCHED
+    planned: list[Any] = []
+
+    def plan_other() -> None:  # approved while the drone was free (once it is committed, planning leaves it out)
+        from flows.ledger import open_ledger
+
+        other = planning.plan_draft(text="check the hydrants today", region_id="region-1002", requested_by="li.wei",
+                                    grounds=Grounds(ledger=open_ledger(), world_dir=None), now=NOW)
+        decisions.approve(other.draft_id, other.version, approver=OPERATOR, plan_hash=other.plan_hash, comment="ok",
+                          now=NOW, grounds=Grounds(ledger=open_ledger()))
+        planned.append(other)
+
+    f = fly("px4", monitor=False, before_dispatch=plan_other)  # launched; nobody follows it: the ledger keeps LAUNCHED
     assert f.ledger.get_draft(f.draft_id, f.version).state == "LAUNCHED"
-    other = planning.plan_draft(text="check the hydrants today", region_id="region-1002", requested_by="li.wei",
-                                grounds=Grounds(ledger=f.ledger, world_dir=None), now=NOW)
+    (other,) = planned
     assert other.draft_id != f.draft_id and [s.drone for s in other.sorties] == ["M3TD-01"], other
-    decisions.approve(other.draft_id, other.version, approver=OPERATOR, plan_hash=other.plan_hash, comment="ok",
-                      now=NOW, grounds=Grounds(ledger=f.ledger))
     uploads = f.sim.stats.uploads_completed
     for dry_run in (True, False):
         with pytest.raises(DeviceBusy) as info:

@@ -145,7 +145,7 @@ def test_a_part_named_by_its_side_or_kind_is_the_selection(text: str) -> None:
 
 
 @pytest.mark.parametrize(("text", "quote"), [
-    ("明天夜里2点巡查消防通道", "夜里2点"), ("晚上2点巡查消防通道", "晚上2点"), ("今晚3点巡查消防通道", "今晚3点"),
+    ("明天夜里2点巡查消防通道", "明天夜里2点"), ("晚上2点巡查消防通道", "晚上2点"), ("今晚3点巡查消防通道", "今晚3点"),
     ("晚上1点巡查消防通道", "晚上1点"), ("上午15点巡查消防通道", "上午15点"), ("patrol the fire lanes tonight at 1", "tonight at 1"),
 ])
 def test_a_clock_outside_the_part_of_the_day_said_with_it_is_asked(text: str, quote: str) -> None:

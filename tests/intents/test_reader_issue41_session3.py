@@ -4,10 +4,13 @@
   yesterday at 10" quoted "the yard yesterday", and an answer put in its place took "the yard" away).
 - A clock whose own words fix its half of the day (2am, 21:00, 凌晨2点, 夜里2点) with a part of the day that agrees is
   read; in the small hours with "tonight" (or the night of today, or none named) it is the next day's ("tonight at
-  2am" was asked); the night of another day, and a clock the part made p.m. outside that part ("tomorrow afternoon
-  at 11:00" was 23:00, unasked), are asked.
+  2am" was asked), midnight with tonight is the midnight ending today; the night of another day, and a clock the
+  part made p.m. outside that part ("tomorrow afternoon at 11:00" was 23:00, unasked), are asked.
 - "All sensors except X" (除了热成像都带上, 热成像以外的都带上, "every sensor but lidar") is one sensor question, X never
   required; "no sensors except X" (除了热成像都不带) is X alone.
+- A time answered without a day keeps the day its question quoted ("tomorrow afternoon at 11:00" answered "11am"
+  was today's 11:00, read without a question); the night of another day answered with a day alone is that day's
+  small hours, the clock kept.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import pytest
 from intents import extract_intent, read_offline
 from intents.dialogue.turn import Read, Request, Unclear, understand
 from intents.intent import RelativeDay, Sensor
+from intents.time.resolve import resolve_relative
 
 WEDNESDAY = datetime.fromisoformat("2026-12-02T07:30:00+02:00")
 SMALL_HOURS = datetime.fromisoformat("2026-12-02T01:10:00+02:00")
@@ -80,6 +84,11 @@ def test_an_answer_to_a_narrow_quote_keeps_the_missions_object() -> None:
     ("半夜3点巡查消防通道", date(2026, 12, 3), "03:00"),
     ("深夜一点半巡查消防通道", date(2026, 12, 3), "01:30"),
     ("明天凌晨2点巡查消防通道", date(2026, 12, 3), "02:00"),
+    # midnight with tonight: the midnight ending today (alone, or with another day, it is asked)
+    ("patrol the fire lanes tonight at midnight", date(2026, 12, 3), "00:00"),
+    ("patrol the fire lanes at midnight tonight", date(2026, 12, 3), "00:00"),
+    ("今晚12点巡查消防通道", date(2026, 12, 3), "00:00"),
+    ("今天夜里12点巡查消防通道", date(2026, 12, 3), "00:00"),
     # an explicit clock with a part of the same half of the day, said loosely
     ("patrol the fire lanes this evening at 4pm", date(2026, 12, 2), "16:00"),
     ("patrol the fire lanes this evening at 16:00", date(2026, 12, 2), "16:00"),
@@ -104,7 +113,7 @@ def test_the_small_hours_said_in_the_small_hours_are_this_nights() -> None:
 
 @pytest.mark.parametrize(("text", "quote"), [
     ("patrol the fire lanes tomorrow night at 2am", "tomorrow night at 2am"),  # the 3rd or the 4th?
-    ("明天夜里2点巡查消防通道", "夜里2点"),
+    ("明天夜里2点巡查消防通道", "明天夜里2点"),  # the day with it: a day answered replaces both
     ("patrol the fire lanes tomorrow afternoon at 11:00", "tomorrow afternoon at 11:00"),  # was 23:00, unasked
     ("patrol the fire lanes tomorrow afternoon at 11", "tomorrow afternoon at 11"),
     ("明天下午11点巡查消防通道", "下午11点"),
@@ -113,6 +122,8 @@ def test_the_small_hours_said_in_the_small_hours_are_this_nights() -> None:
     ("patrol the fire lanes tomorrow morning at 14:00", "tomorrow morning at 14:00"),
     ("patrol the fire lanes tonight at 1", "tonight at 1"),  # no am/pm: 13:00 is not tonight, 01:00 is not said
     ("晚上2点巡查消防通道", "晚上2点"),
+    ("patrol the fire lanes at midnight", "at midnight"),  # which day's midnight?
+    ("明晚12点巡查消防通道", "明晚12点"),
 ])
 def test_a_clock_and_a_part_of_the_day_that_disagree_are_asked(text: str, quote: str) -> None:
     assert asked(text) == [("time", quote)]
@@ -173,3 +184,52 @@ def test_all_sensors_but_some_answered_reads_in_one_turn(text: str, answer: str,
 
 def test_map_everything_except_a_place_is_still_a_scope() -> None:
     assert ("scope", "except the river") in asked("survey everything except the river tomorrow 10:00")
+
+
+# ---------------------------------------------------------------------------------------------- answers keep the day
+
+
+def _one_answer(text: str, answer: str) -> Read | Unclear:
+    request = Request(text, WEDNESDAY, TZ, region="region-1001")
+    first = understand(request)
+    assert isinstance(first, Unclear) and len(first.questions) == 1, text
+    return understand(request, {first.questions[0].id: answer})
+
+
+D3, D4, D11 = date(2026, 12, 3), date(2026, 12, 4), date(2026, 12, 11)
+
+
+@pytest.mark.parametrize(("text", "answer", "read", "day", "clock"), [
+    # the day was in the quote and the answer replaced it: "11am" alone was today's 11:00, read without a question
+    ("patrol the lanes tomorrow afternoon at 11:00", "11am", "patrol the lanes tomorrow 11am", D3, "11:00"),
+    ("patrol the lanes next friday afternoon at 11:00", "11am", "patrol the lanes next friday 11am", D11, "11:00"),
+    ("patrol the fire lanes tonight at 1", "1am", "patrol the fire lanes tonight 1am", D3, "01:00"),
+    ("patrol the fire lanes this evening at 9am", "9pm", "patrol the fire lanes today 9pm", date(2026, 12, 2), "21:00"),
+    ("patrol the lanes at 10:00 tomorrow and again at 15:00", "10:00", "patrol the lanes at tomorrow 10:00", D3, "10:00"),
+    ("明晚3点巡查消防通道", "晚上9点", "明天晚上9点巡查消防通道", D3, "21:00"),
+    ("今晚3点巡查消防通道", "凌晨3点", "今晚凌晨3点巡查消防通道", D3, "03:00"),
+    # an answer with its own day replaces the quote's
+    ("patrol the lanes tomorrow afternoon at 11:00", "friday 11am", "patrol the lanes friday 11am", D4, "11:00"),
+    # the night of another day, answered with a day alone: that day's small hours, not the day alone at 09:00
+    ("patrol the fire lanes tomorrow night at 2am", "on the 4th", "patrol the fire lanes 2026-12-04 02:00", D4, "02:00"),
+    ("明天夜里2点巡查消防通道", "4号", "2026-12-04 02:00巡查消防通道", D4, "02:00"),
+    ("明天夜里2点巡查消防通道", "明天凌晨3点", "明天凌晨3点巡查消防通道", D3, "03:00"),
+])
+def test_a_time_answered_without_a_day_keeps_the_day_its_question_quoted(
+    text: str, answer: str, read: str, day: date, clock: str
+) -> None:
+    done = _one_answer(text, answer)
+    assert isinstance(done, Read), [(q.quote, q.text) for q in done.questions]
+    assert done.text_read == read
+    when = done.intent.when
+    assert (when.date or resolve_relative(when.day or RelativeDay.TODAY, WEDNESDAY.date()), when.clock) == (day, clock)
+
+
+@pytest.mark.parametrize("answer", ["yes", "all of them", "全部", "都要", "everything"])
+def test_all_to_which_sensors_is_asked_again_never_read_as_drop(answer: str) -> None:
+    """全部 was read as "drop" (no sensor planned) and "all of them" put in as words that name no sensor (no sensor
+    planned, no question): to "which sensors?", all of them names none the plan can require."""
+    for text in ("除了热成像都带上，明天上午10点航测北区", "survey the north area tomorrow 10:00, everything except thermal"):
+        again = _one_answer(text, answer)
+        assert isinstance(again, Unclear) and [q.kind.value for q in again.questions] == ["sensor"]
+        assert again.text_read == text

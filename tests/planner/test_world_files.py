@@ -1,5 +1,6 @@
 """planner.world.files (with flows.world_folder reading the folder): the demo world loads; every bad input
-is a located INVALID_ARGUMENT, never half a world."""
+is a located INVALID_ARGUMENT, never half a world — but for one drone's fleet.json entry, refused alone (the rest of
+the world loads, the drone named with its problems)."""
 
 from __future__ import annotations
 
@@ -182,31 +183,19 @@ BAD_CASES: list[tuple[str, str, Callable[[Any], Any] | str, str, str, str]] = [
      "zones/helx.json", "$.features[0].geometry[0].horizontalProjection.radius", "radius must be a number > 0"),
     ("unknown_restriction", "zones/helx.json", lambda d: d["features"][1].update(restriction="FORBIDDEN_ISH"),
      "zones/helx.json", "$.features[1].restriction", "unknown restriction 'FORBIDDEN_ISH'"),
-    ("unknown_drone_status", "fleet.json", lambda d: d["drones"][3].update(status="SLEEPING"),
-     "fleet.json", "$.drones[3].status", "unknown drone status 'SLEEPING'"),
-    ("unknown_capability", "fleet.json", lambda d: d["drones"][0]["capabilities"].append("XRAY_VISION"),
-     "fleet.json", "$.drones[0].capabilities[4]", "unknown capability 'XRAY_VISION'"),
-    ("battery_pct_130", "fleet.json", lambda d: d["drones"][2].update(battery_pct=130),
-     "fleet.json", "$.drones[2].battery_pct", "less than or equal to 100"),
     ("duplicate_drone_id", "fleet.json", _dup_drone, "fleet.json", "$.drones[1].id", "duplicate drone id 'M30T-01'"),
     ("duplicate_lane_id", "lanes.geojson", lambda d: d["features"][7]["properties"].update(id=d["features"][0]["properties"]["id"]),
      "lanes.geojson", "$.features[7].properties.id", "duplicate lane id"),
-    ("dock_does_not_exist", "fleet.json", lambda d: d["drones"][4].update(dock="DOCK-Z"),
-     "fleet.json", "$.drones[4].dock", "dock 'DOCK-Z' does not exist"),
     ("user_unknown_role", "users.json", lambda d: d["users"][0]["roles"].append("pilot"),
      "users.json", "$.users[0].roles[1]", "unknown role 'pilot'"),
     ("user_unknown_region", "users.json", lambda d: d["users"][3].update(regions=["region-9999"]),
      "users.json", "$.users[3].regions[0]", "region 'region-9999' does not exist"),
-    ("unknown_key_drone", "fleet.json", lambda d: d["drones"][0].update(colour="red"),
-     "fleet.json", "$.drones[0].colour", "unknown key 'colour'"),
     ("unknown_key_world", "world.json", lambda d: d.update(timezon="Europe/Helsinki"),
      "world.json", "$.timezon", "unknown key 'timezon'"),
     ("unknown_key_zone", "zones/helx.json", lambda d: d["features"][2].update(restricton="PROHIBITED"),
      "zones/helx.json", "$.features[2].restricton", "unknown key 'restricton'"),
     ("unknown_lane_kind", "lanes.geojson", lambda d: d["features"][0]["properties"].update(kind="ski_slope"),
      "lanes.geojson", "$.features[0].properties.kind", "unknown lane kind 'ski_slope'"),
-    ("naive_telemetry_time", "fleet.json", lambda d: d["drones"][1].update(last_telemetry_at="2026-11-29T06:58:00"),
-     "fleet.json", "$.drones[1].last_telemetry_at", "timezone"),
     ("unknown_timezone", "world.json", lambda d: d.update(timezone="Europe/Atlantis"),
      "world.json", "$.timezone", "unknown IANA time zone"),
     ("missing_required_key", "docks.json", lambda d: d["docks"][2].pop("radius_m"),
@@ -216,10 +205,6 @@ BAD_CASES: list[tuple[str, str, Callable[[Any], Any] | str, str, str, str]] = [
     ("schedule_unknown_day", "zones/helx.json",
      lambda d: d["features"][2]["applicability"][0]["schedule"][0].update(day=["FRI", "FUNDAY"]),
      "zones/helx.json", "$.features[2].applicability[0].schedule[0].day[1]", "unknown day 'FUNDAY'"),
-    ("nav_param_of_another_autopilot", "fleet.json", lambda d: d["drones"][2].update(nav_params={"WPNAV_SPEED": 800}),
-     "fleet.json", "$.drones[2].nav_params", "not px4 navigation parameters"),
-    ("nav_param_not_a_number", "fleet.json", lambda d: d["drones"][0].update(nav_params={"WPNAV_SPEED": "fast"}),
-     "fleet.json", "$.drones[0].nav_params.WPNAV_SPEED", "valid number"),
     ("negative_turnaround", "docks.json", lambda d: d["docks"][0].update(turnaround_s=-5),
      "docks.json", "$.docks[0].turnaround_s", "greater than or equal to 0"),
     ("empty_file", "weather.json", "", "weather.json", "$", "file is empty"),
@@ -249,6 +234,47 @@ def test_bad_input_is_located_and_never_half_loads(
     assert err.code == "INVALID_ARGUMENT"
     assert err.details == [p.to_dict() for p in problems]
     assert {"file": exp_file, "path": exp_path} in [{"file": d["file"], "path": d["path"]} for d in err.details]
+
+
+# One drone's entry: refused alone (issue 42: one unknown key took the whole world down).
+DRONE_ENTRY_CASES: list[tuple[str, str, Callable[[Any], Any] | str, str, str, str]] = [
+    ("unknown_drone_status", "fleet.json", lambda d: d["drones"][3].update(status="SLEEPING"),
+     "fleet.json", "$.drones[3].status", "unknown drone status 'SLEEPING'"),
+    ("unknown_capability", "fleet.json", lambda d: d["drones"][0]["capabilities"].append("XRAY_VISION"),
+     "fleet.json", "$.drones[0].capabilities[4]", "unknown capability 'XRAY_VISION'"),
+    ("battery_pct_130", "fleet.json", lambda d: d["drones"][2].update(battery_pct=130),
+     "fleet.json", "$.drones[2].battery_pct", "less than or equal to 100"),
+    ("dock_does_not_exist", "fleet.json", lambda d: d["drones"][4].update(dock="DOCK-Z"),
+     "fleet.json", "$.drones[4].dock", "dock 'DOCK-Z' does not exist"),
+    ("unknown_key_drone", "fleet.json", lambda d: d["drones"][0].update(colour="red"),
+     "fleet.json", "$.drones[0].colour", "unknown key 'colour'"),
+    ("naive_telemetry_time", "fleet.json", lambda d: d["drones"][1].update(last_telemetry_at="2026-11-29T06:58:00"),
+     "fleet.json", "$.drones[1].last_telemetry_at", "timezone"),
+    ("nav_param_of_another_autopilot", "fleet.json", lambda d: d["drones"][2].update(nav_params={"WPNAV_SPEED": 800}),
+     "fleet.json", "$.drones[2].nav_params", "not px4 navigation parameters"),
+    ("nav_param_not_a_number", "fleet.json", lambda d: d["drones"][0].update(nav_params={"WPNAV_SPEED": "fast"}),
+     "fleet.json", "$.drones[0].nav_params.WPNAV_SPEED", "valid number"),
+]
+
+
+@pytest.mark.parametrize(("case", "file", "change", "exp_file", "exp_path", "fragment"), DRONE_ENTRY_CASES,
+                         ids=[c[0] for c in DRONE_ENTRY_CASES])
+def test_a_bad_drone_entry_is_refused_alone_and_the_rest_of_the_world_loads(
+    tmp_path: Path, case: str, file: str, change: Callable[[Any], Any], exp_file: str, exp_path: str,
+    fragment: str,
+) -> None:
+    root = _copy_demo(tmp_path)
+    index = int(exp_path.split("[")[1].split("]")[0])
+    drone_id = json.loads((root / "fleet.json").read_text(encoding="utf-8"))["drones"][index]["id"]
+    _edit(root, file, change)
+    problems = validate_world(root)  # still listed, located
+    assert any((p.file, p.path) == (exp_file, exp_path) and fragment in p.message for p in problems), problems
+    w = load_world(root)
+    assert drone_id not in [d.id for d in w.drones] and len(w.drones) == 5 and w.docks and w.zones
+    (refused,) = w.refused_drones
+    assert refused.id == drone_id and refused.tenant and any(exp_path in p and fragment in p for p in refused.problems)
+    with pytest.raises(NotFound, match="fleet.json entry is refused"):
+        w.drone(drone_id)
 
 
 def test_navigation_parameters_and_the_dock_turnaround_load(tmp_path: Path) -> None:

@@ -187,7 +187,20 @@ def test_the_server_owns_the_link_follows_the_flight_and_watch_prints_its_events
         assert code == 2 and out["error"]["code"] == "OVERRIDE_REFUSED", out
         code, out = _cli(authority, "chen.jing", ["launch", d])  # pre-flight checks, then the vehicle's sequence
         assert code == 0 and out["state"] == "LAUNCHED" and out["mode"] == "server", out
-        # the server follows the flight; the client waits for its end in bounded requests
+        # the server follows the flight; the client waits for its end in bounded requests and shows the progress
+        # live meanwhile (issue 42: `sortie monitor` through a server printed nothing until the end)
+        from flows.authority import MonitorRequest
+        from flows.authority.remote import RemoteAuthority
+
+        shown: list[tuple[str, str | None, int, float]] = []
+        ended = RemoteAuthority(SortieClient(authority.url, authority.tokens["chen.jing"])).monitor(
+            d, request=MonitorRequest(timeout_s=90), on_update=lambda f, what, data: shown.append(
+                (what, data.get("state"), len(f.reached), time.monotonic())))
+        t_end = time.monotonic()
+        assert ended["state"] == "SUCCEEDED", ended
+        progress = [s for s in shown if s[0] == "progress"]
+        assert len(progress) >= 3 and progress[0][1] in ("LAUNCHED", "IN_FLIGHT"), shown
+        assert progress[0][3] < t_end - 2.0 and progress[-1][2] > progress[0][2], progress  # live: before the end
         code, out = _cli(authority, "chen.jing", ["monitor", d, "--timeout", "90"])
         assert code == 0 and out["state"] == "SUCCEEDED" and out["mode"] == "server", out
         assert authority.call("li.wei", "GET", f"/v1/drafts/{d}").json()["status"] == "SUCCEEDED"
