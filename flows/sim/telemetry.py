@@ -14,7 +14,10 @@ sources, as a ground station reads them:
   passing"; PX4 ``MavlinkStreamSysStatus``: healthy when the current mode can arm).
   The AHRS (EKF) bit follows it: SITL's pre-arm checks wait for the EKF.
 - GLOBAL_POSITION_INT ``time_boot_ms``: the vehicle's simulated clock, so the
-  track carries flight time; MISSION_CURRENT with ``mission_state``
+  track carries flight time; latitude and longitude 0 while an ArduPilot has no
+  position yet (``GCS_MAVLINK::send_global_position_int`` ignores
+  ``AP_AHRS::get_location``'s refusal and sends its zeroed location: a SITL says
+  0, 0 for its first ~40 s, until the EKF has its origin); MISSION_CURRENT with ``mission_state``
   (ArduCopter ``GCS_MAVLINK_Copter::mission_state``).
 """
 
@@ -70,8 +73,8 @@ def _sys_status(s: SimState, prearm_ok: bool) -> Build:
     return lambda m: m.sys_status_send(_SENSORS, _SENSORS, health, 250, mv, ca, remaining, 0, 0, 0, 0, 0, 0)
 
 
-def _position(s: SimState, boot_ms: int) -> Build:
-    lat, lon = int(round(s.lat * 1e7)), int(round(s.lon * 1e7))
+def _position(s: SimState, boot_ms: int, located: bool) -> Build:
+    lat, lon = (int(round(s.lat * 1e7)), int(round(s.lon * 1e7))) if located else (0, 0)
     rel = int(round(s.alt_m * 1000))
     amsl = int(round((s.home[2] + s.alt_m) * 1000))
     vn, ve, vd = (int(round(v * 100)) for v in (s.velocity[0], s.velocity[1], -s.velocity[2]))
@@ -104,12 +107,14 @@ def _home(s: SimState) -> Build:
     return lambda m: m.home_position_send(lat, lon, amsl, 0.0, 0.0, 0.0, [1.0, 0.0, 0.0, 0.0], 0.0, 0.0, 0.0)
 
 
-def message(name: str, s: SimState, *, boot_ms: int, prearm_ok: bool, fix_type: int) -> Build | None:
-    """The ``build`` of one produced telemetry message (``flows.sim.streams.PRODUCED``), or None."""
+def message(name: str, s: SimState, *, boot_ms: int, prearm_ok: bool, fix_type: int,
+            located: bool = True) -> Build | None:
+    """The ``build`` of one produced telemetry message (``flows.sim.streams.PRODUCED``), or None; ``located``:
+    the vehicle knows where it is (else its position says 0, 0)."""
     if name == "SYS_STATUS":
         return _sys_status(s, prearm_ok)
     if name == "GLOBAL_POSITION_INT":
-        return _position(s, boot_ms)
+        return _position(s, boot_ms, located)
     if name == "GPS_RAW_INT":
         return _gps(s, fix_type)
     if name == "BATTERY_STATUS":

@@ -292,6 +292,14 @@ class SimVehicle:
         """Within ``boot_s`` of boot: the mission storage is not initialised yet (ArduPilot)."""
         return self.dialect == "ardupilot" and self.clock_s - self.boot_clock_s < self.boot_s
 
+    def located(self) -> bool:
+        """Whether the vehicle knows its position: an ArduPilot from its EKF's origin on, which is when SITL's
+        "AHRS: waiting for home" clears (``prearm_s`` after boot; FACTS.md: ~40 s); PX4 always (its position
+        stream waits for a valid estimate instead)."""
+        if self.dialect != "ardupilot":
+            return True
+        return self.booted and self.clock_s - self.boot_clock_s >= (self.prearm_s or 0.0)
+
     def prearm_failure(self) -> str | None:
         """Why arming is refused now ("PreArm: …" without the prefix), or None when the checks pass."""
         return self._prearm.failure(self)
@@ -487,7 +495,7 @@ class SimVehicle:
                 if port.due(name, self.clock_s, now, min_wall):
                     state = state or self.snapshot()
                     build = telemetry.message(name, state, boot_ms=self.boot_ms(), prearm_ok=self.prearm_ok(),
-                                              fix_type=self.gps_fix_type)
+                                              fix_type=self.gps_fix_type, located=self.located())
                     if build is not None:
                         self.send(build, port=port)
 

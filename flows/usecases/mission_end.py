@@ -49,9 +49,10 @@ def _per(flights: list[DroneFlight]) -> str:
 
 
 def mission_end(plan: Plan | None, flights: list[DroneFlight], not_flown: Mapping[int, str],
-                pending: Mapping[int, str] | None = None) -> MissionEnd:
+                pending: Mapping[int, str] | None = None, *, recalled: bool = False) -> MissionEnd:
     """The mission's end (see the module docstring); ``pending``: sorties still to fly when the watch ended (the
-    mission has not ended: following it again flies them)."""
+    mission has not ended: following it again flies them); ``recalled``: a recall is recorded — one made on the
+    ground between two sorties leaves every flight SUCCEEDED and the rest not flown, and the mission RECALLED."""
     tracks = {f.sortie_index: [(p[1], p[2]) for p in f.track] for f in flights}
     work = work_flown(plan, tracks) if plan is not None else {}
     skipped = "; ".join(f"sortie {i} not flown: {why}" for i, why in sorted(not_flown.items()))
@@ -73,7 +74,7 @@ def mission_end(plan: Plan | None, flights: list[DroneFlight], not_flown: Mappin
     if pending:
         return MissionEnd(None, "OPEN", "; ".join(f"sortie {i} still to fly: {why}" for i, why in sorted(pending.items())),
                           work)
-    if any(f.status == "RECALLED" for f in flights):
+    if any(f.status == "RECALLED" for f in flights) or (recalled and not_flown):
         return MissionEnd("RECALLED", "RECALLED", _per(flights) + (f"; {skipped}" if skipped else ""), work)
     if plan is None:
         return MissionEnd("SUCCEEDED", "SUCCEEDED", _per(flights), work)

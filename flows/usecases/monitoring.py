@@ -180,7 +180,7 @@ class Mission:
             self.current = self.ledger.get_draft(self.draft_id, self.version)
         except SortieError:
             pass
-        if self.current.state == "RECALLING":
+        if self.current.state in ("RECALLING", "RECALLED"):  # RECALLED: recalled on the ground, between sorties
             self.recall_seen = True
         return self.current.state
 
@@ -447,7 +447,7 @@ def monitor_mission(
 def _record(m: Mission, firsts: list[Any], t0: float) -> MonitorResult:
     """The flight record, then the state (an end without its record never happens)."""
     flights = sorted(m.flights, key=lambda f: (f.sortie_index, f.drone_id))
-    end = mission_end(m.plan, flights, m.not_flown_, m.pending)
+    end = mission_end(m.plan, flights, m.not_flown_, m.pending, recalled=m.recall_seen)
     guard = m.guard
     reason = end.reason
     if end.state == "RECALLED" and guard.get("result") is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -71,22 +72,34 @@ def _num(x: Any, fmt: str = ".0f", unit: str = "") -> str:
     return f"{x:{fmt}}{unit}"
 
 
-def coverage_reached(plan: Plan, tracks: dict[str, list[tuple[float, float]]], *,
+def coverage_reached(plan: Plan, tracks: Mapping[int | str, list[tuple[float, float]]], *,
                      tolerance_m: float = REACH_TOLERANCE_M) -> dict[str, Any]:
     """Per kind of target (lanes, survey sweeps, inspection points): planned vs reached on the flown tracks.
 
-    ``tracks`` maps drone id → (lon, lat) points; each sortie is measured on its drone's track by the one
-    measure the end of a flight is judged with (``flows.usecases.flown_work``).
+    ``tracks`` maps a sortie's index → its own (lon, lat) points, or a drone id → its track; each sortie is
+    measured on its own track (else its drone's) by the one measure the end of a flight is judged with
+    (``flows.usecases.flown_work``).
     """
-    work = work_flown(plan, {s.index: tracks.get(s.drone_id, []) for s in plan.sorties}, tolerance_m=tolerance_m)
+    own = {s.index: tracks.get(s.index, tracks.get(s.drone_id, [])) for s in plan.sorties}
+    work = work_flown(plan, own, tolerance_m=tolerance_m)
     work.pop("sorties")
     return work
 
 
-def _tracks(flight: dict[str, Any] | None) -> dict[str, list[tuple[float, float]]]:
+def _sortie_tracks(flight: dict[str, Any] | None) -> dict[int | str, list[tuple[float, float]]]:
+    """Each flown sortie's own track by its index (a drone flies several sorties: measuring each on the drone's
+    last track judged a fully flown three-sortie survey 36 % flown)."""
     if not flight:
         return {}
-    return {f["drone_id"]: [(p[1], p[2]) for p in f.get("track", [])] for f in flight.get("flights", [])}
+    return {f.get("sortie_index", 0): [(p[1], p[2]) for p in f.get("track", [])] for f in flight.get("flights", [])}
+
+
+def _drone_tracks(flight: dict[str, Any] | None) -> dict[str, list[tuple[float, float]]]:
+    """Each drone's track over all its sorties, in order (for the map)."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    for f in sorted((flight or {}).get("flights", []), key=lambda f: f.get("sortie_index", 0)):
+        out.setdefault(f["drone_id"], []).extend((p[1], p[2]) for p in f.get("track", []))
+    return out
 
 
 def build_report(draft_id: str, version: int | None = None, *, with_map: bool = True, grounds: Grounds) -> Report:
@@ -102,8 +115,8 @@ def build_report(draft_id: str, version: int | None = None, *, with_map: bool = 
     flight = load_flight(draft_id, version, ledger.path.parent)
     launched = _load_launch(draft_id, version, ledger.path.parent)
     flights = (flight or {}).get("flights", [])
-    tracks = _tracks(flight)
-    coverage = coverage_reached(plan, tracks) if plan is not None and flight else None
+    tracks = _drone_tracks(flight)
+    coverage = coverage_reached(plan, _sortie_tracks(flight)) if plan is not None and flight else None
 
     png: bytes | None = None
     if with_map and plan is not None:

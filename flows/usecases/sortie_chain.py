@@ -41,6 +41,9 @@ from flows.vehicle.follow import follow_flight
 from planner.errors import SortieError
 from planner.plan import Sortie
 
+#: How often a turnaround's wait reads the ledger for a recall (seconds of wall time).
+RECALL_POLL_S = 1.0
+
 #: ``flows.usecases.monitoring.Mission`` (not imported: it imports this module).
 Mission = Any
 
@@ -145,11 +148,19 @@ class SortieChain:
         m.note(f"{self.drone_id}: sortie {sortie.index} launched by {m.launcher}: {launched}")
 
     def _wait_until(self, clock_s: float) -> bool:
-        """Read the link until the mission's clock reaches ``clock_s`` (bounded by the watch); True when it did."""
+        """Read the link until the mission's clock reaches ``clock_s`` or a recall is recorded (the ledger read every
+        ``RECALL_POLL_S``: a mission recalled during a turnaround ends then, not at the next sortie's start);
+        bounded by the watch; True when either happened."""
+        asked = 0.0
         while not self.m.stopped():
             if self.m.clock_s(self.link) >= clock_s:
                 return True
-            if time.monotonic() >= self.m.deadline:
+            now = time.monotonic()
+            if now - asked >= RECALL_POLL_S:
+                asked = now
+                if self.m.recalled():
+                    return True
+            if now >= self.m.deadline:
                 return False
             self.link.pump(0.2)
         return False

@@ -42,7 +42,7 @@ from typing import Any
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants; mavutil is loaded when a link opens)
 
 from flows.vehicle.binding import VehicleBinding  # noqa: E402
-from flows.vehicle.energy_projection import project  # noqa: E402
+from flows.vehicle.energy_projection import ReachedClock, project  # noqa: E402
 from flows.vehicle.failsafes import failsafe_of_charge_state, failsafe_of_text  # noqa: E402
 from flows.vehicle.flight_record import DroneFlight, Expectation, MonitorOptions  # noqa: E402
 from flows.vehicle.landing_verdict import dist_m, judge_landing  # noqa: E402
@@ -89,6 +89,7 @@ class _Follower:
         self.link_alerted = False
         self.battery_alerted = False
         self.breach_said = False
+        self.reached_clock = ReachedClock()  # when the highest item reached was first seen (energy projection)
         self.progress_said_wall = 0.0
         self.seen_on_ground_armed_or_not = False  # the follower saw the vehicle on the ground: its take-off is seen
         self.takeoff_pending = False  # airborne seen before any timestamp of the vehicle: stamp it at the next one
@@ -319,10 +320,9 @@ class _Follower:
         if profile is None or f.battery_start_pct is None or f.battery_pct is None or self.link.view.returning:
             return
         top = max(f.reached) if f.reached else None
-        used_wh = None
-        if f.energy_wh is not None and f.energy_start_wh is not None:
-            used_wh = f.energy_wh - f.energy_start_wh
-        p = project(profile, start_pct=f.battery_start_pct, now_pct=f.battery_pct, reached_seq=top, used_wh=used_wh)
+        used_wh = f.energy_wh - f.energy_start_wh if f.energy_wh is not None and f.energy_start_wh is not None else None
+        p = project(profile, start_pct=f.battery_start_pct, now_pct=f.battery_pct, reached_seq=top, used_wh=used_wh,
+                    since_s=self.reached_clock.since(top, f.last_t_s, f.takeoff_t_s))
         f.projection = {"t_s": round(f.last_t_s, 1), **p.to_dict()}
         if p.breached and p.evidence and not self.breach_said and f.recall is None:
             self.breach_said = True

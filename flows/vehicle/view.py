@@ -171,6 +171,10 @@ def _fold(view: VehicleView, msg: Any) -> VehicleView:
                        energy_wh=wh if wh is not None else view.energy_wh)
     if kind == "GLOBAL_POSITION_INT":
         speed, heading = _motion(msg, view.heading_deg)
+        if msg.lat == 0 and msg.lon == 0:
+            # no position yet: ArduPilot sends its zeroed location until the EKF has an origin
+            # (GCS_MAVLINK::send_global_position_int); 0, 0 read as a place was a 7,000 km move, held as foreign control
+            return replace(view, boot_ms=int(msg.time_boot_ms))
         return replace(view, lat=msg.lat / 1e7, lon=msg.lon / 1e7, alt_m=msg.relative_alt / 1000.0,
                        boot_ms=int(msg.time_boot_ms), speed_mps=speed, heading_deg=heading)
     if kind == "GPS_RAW_INT":

@@ -56,6 +56,9 @@ _NUMBER_ONLY = re.compile(r"^\d{1,5}(?:\.\d+)?$")
 _NUMBER_UNIT = re.compile(r"\d{1,5}(?:\.\d+)?\s*(?:公里|千米|米|公尺|英尺|km|m|meters?|metres?|ft|feet)(?![a-z])", re.IGNORECASE)
 _GROUND = re.compile(r"^(?:yes[, ]*)?(?:above (?:the )?ground(?: level)?|agl|ground|离地|对地|地面|相对地面|离地高度)[.!。！]?$")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_ALL_SENSORS = re.compile(r"^(?:all|all of (?:it|them)|everything|every (?:one|sensor)|all (?:the )?sensors|the lot"
+                          r"|全部|都要|全都要|全带|都带|都带上|所有|所有的|所有传感器)[.!。！]?$")
+"""To "which sensors?", "all of them" names none the plan can require (全部 was read as "drop": no sensor planned)."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,8 @@ def edit_for(question: Question, answer: str, text: str, now: datetime | None = 
         return Edit(len(text), len(text), clause, f"added: {said}")
     start, end = question.start, question.end
     quote = text[start:end]
+    if question.kind is QuestionKind.SENSOR and _ALL_SENSORS.match(low):  # "all of them", 全部: not a sensor to require
+        return Edit(start, end, quote, "not read: a plan requires each sensor it names; which ones?")
     if DISMISS.match(low):
         if question.kind in DISMISSABLE:
             return Edit(start, end, None, "dropped")

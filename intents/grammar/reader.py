@@ -425,7 +425,7 @@ class _Reader(HeightReading):
         self.problems.extend(time.problems)
         self.notes.extend(time.notes)
         for phrase in sensor_exceptions(self.scan):  # "all sensors except thermal", 除了热成像都带上: asked whole
-            self.ask("sensor", phrase.start, phrase.end, *ALL_BUT_QUESTION)
+            self.ask("sensor", phrase.start, phrase.end, *ALL_BUT_QUESTION, choices=phrase.choices)
         sensors, excluded, sensor_spans = self.sensors()
         self.scope()
         self.bare_lengths(heights)

@@ -53,10 +53,12 @@ _NONE_BUT = LazyPattern(
 
 @dataclass(frozen=True)
 class SensorException:
-    """A phrase "all but these" (asked, ``[start, end)`` quoted); for "none but these" nothing is asked."""
+    """A phrase "all but these" (asked, ``[start, end)`` quoted); for "none but these" nothing is asked. ``choices``:
+    "yes" puts the phrase back as it was — it names no sensor, so it is asked again (it was "with with every …")."""
 
     start: int
     end: int
+    choices: tuple[tuple[str, str], ...] = ()
 
 
 def sensor_exceptions(scan: Scan) -> list[SensorException]:
@@ -65,7 +67,7 @@ def sensor_exceptions(scan: Scan) -> list[SensorException]:
     asked: list[SensorException] = []
     for m in scan.finditer(_ALL_BUT):
         if scan.is_open(m.start(), m.end()):
-            asked.append(SensorException(m.start(), m.end()))
+            asked.append(SensorException(m.start(), m.end(), (("yes", scan.quote(m.start(), m.end())),)))
     for m in scan.finditer(_NONE_BUT):
         if not scan.is_open(m.start(), m.end()) or any(a.start < m.end() and m.start() < a.end for a in asked):
             continue

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from intents.intent import PartOfDay
+from intents.intent import PartOfDay, RelativeDay
 from intents.text.numbers import number
 from intents.time.reading import Clock, ReaderState
 from intents.time.words import (
@@ -30,6 +30,7 @@ from intents.time.words import (
     EN_OCLOCK,
     H24,
     HHMM,
+    MIDNIGHT,
     NOON,
     PART_WORDS,
     PM_PARTS,
@@ -134,6 +135,11 @@ class ClockReading(ReaderState):
         self.out.found = True
         self.clocks.append(Clock(start, end, value, twelve_hour, explicit))
 
+    def _tonight(self) -> bool:
+        """Whether the request says tonight (tonight, 今晚, 今天晚上/夜里): today, with the evening or the night."""
+        return any(day is RelativeDay.TODAY for _, _, day in self.days) and any(
+            p in (PartOfDay.EVENING, PartOfDay.NIGHT) for _, _, p in self.parts)
+
     def _beside_a_day(self, start: int, end: int) -> bool:
         """Whether a day the reader read sits right before ``start`` or right after ``end`` (spaces, a comma, "@")."""
         text = self.scan.text
@@ -167,6 +173,9 @@ class ClockReading(ReaderState):
             small_hours = qual in _SMALL_HOURS_QUALS and hour is not None and hour <= 5
             if small_hours:
                 qpart = PartOfDay.MORNING
+            if hour == 12 and qual != "凌晨" and not m_tok and self._tonight() and (qual or part in PM_PARTS):
+                self._add_clock(m.start(), m.end(), "00:00", explicit=True)  # 今晚12点: the midnight ending today
+                continue
             if hour == 12 and qual in ("凌晨", "晚上", "晚", "夜里", "夜间", "半夜", "深夜"):
                 self._add_clock(m.start(), m.end(), None)  # midnight: which day's? ask
                 continue
@@ -269,6 +278,9 @@ class ClockReading(ReaderState):
             part = {"morning": PartOfDay.MORNING, "afternoon": PartOfDay.AFTERNOON, "evening": PartOfDay.EVENING,
                     "night": PartOfDay.NIGHT}[said]
             self._add_clock(m.start(), m.end(), clock_text(to_24h(int(hour), part), int(m.group("m") or 0)))
+        if self._tonight():  # "tonight at midnight", "midnight tonight": the midnight ending today (alone: asked)
+            for m in self.scan.finditer(MIDNIGHT):
+                self._add_clock(m.start(), m.end(), "00:00", explicit=True)
         for m in self.scan.finditer(NOON):
             self.scan.claim(m.start(), m.end())
             self.out.found = True

@@ -58,6 +58,7 @@ __all__ = [
     "RANGE_AFTER",
     "RANGE_BEFORE",
     "BARE_HOUR",
+    "MIDNIGHT",
     "NOON",
     "ASAP",
 ]
@@ -212,6 +213,7 @@ BEFORE_MOD = rx(
 )
 BARE_HOUR = rx(r"\s*,?\s*(?P<h>[01]?\d|2[0-3])(?![\d:.])(?!\s*(?:%|[a-z]|[\u4e00-\u9fff]|/))")
 NOON = rx(r"\b12\s*noon\b|\bnoon\b|\bmidday\b|中午12点|正午12点")
+MIDNIGHT = rx(r"\b(?:12\s*)?midnight\b|午夜(?:12点|十二点)?")
 ASAP = rx(
     r"\basap\b|a\.s\.a\.p\.?|\bright (?:now|away)\b|\bimmediately\b|\bnow\b|\bat once\b|\bstraight away\b"
     r"|\bas soon as (?:possible|you can)\b|立刻|马上|立即|现在|赶紧|尽快|尽早|即刻|火速|赶快"

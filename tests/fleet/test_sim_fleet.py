@@ -49,7 +49,9 @@ def test_sim_fleet_runs_every_drone_as_its_entry_binds_it_and_the_hub_hears_them
     fleet["drones"][0].update(mavlink_system_id=7, signing_key="m30t-01")
     (world / "fleet.json").write_text(json.dumps(fleet), encoding="utf-8")
     write_signing_key(home / "keys", "m30t-01", bytes(range(32)))
-    proc = popen_ctrl_c([str(SORTIE), "sim-fleet", "--world", str(world), "--home", str(home), "--json"], env=env(),
+    # 10×: an ArduPilot has no position until its EKF has an origin (~35 s of its clock; flows.sim.vehicle.located)
+    proc = popen_ctrl_c([str(SORTIE), "sim-fleet", "--world", str(world), "--home", str(home), "--json",
+                         "--speedup", "10"], env=env(),
                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     hub = VehicleHub(now=lambda: datetime.now(timezone.utc), links=dict, key_store=home / "keys")
     try:
@@ -58,7 +60,7 @@ def test_sim_fleet_runs_every_drone_as_its_entry_binds_it_and_the_hub_hears_them
         end = time.monotonic() + 30
         while time.monotonic() < end:
             snap = hub.snapshot()
-            if all(d.status == "ONLINE" and d.battery_pct is not None for d in snap.values()):
+            if all(d.status == "ONLINE" and d.battery_pct is not None and d.position() for d in snap.values()):
                 break
             time.sleep(0.5)
         snap = hub.snapshot()

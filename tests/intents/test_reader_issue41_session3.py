@@ -4,8 +4,8 @@
   yesterday at 10" quoted "the yard yesterday", and an answer put in its place took "the yard" away).
 - A clock whose own words fix its half of the day (2am, 21:00, 凌晨2点, 夜里2点) with a part of the day that agrees is
   read; in the small hours with "tonight" (or the night of today, or none named) it is the next day's ("tonight at
-  2am" was asked); the night of another day, and a clock the part made p.m. outside that part ("tomorrow afternoon
-  at 11:00" was 23:00, unasked), are asked.
+  2am" was asked), midnight with tonight is the midnight ending today; the night of another day, and a clock the
+  part made p.m. outside that part ("tomorrow afternoon at 11:00" was 23:00, unasked), are asked.
 - "All sensors except X" (除了热成像都带上, 热成像以外的都带上, "every sensor but lidar") is one sensor question, X never
   required; "no sensors except X" (除了热成像都不带) is X alone.
 - A time answered without a day keeps the day its question quoted ("tomorrow afternoon at 11:00" answered "11am"
@@ -84,6 +84,11 @@ def test_an_answer_to_a_narrow_quote_keeps_the_missions_object() -> None:
     ("半夜3点巡查消防通道", date(2026, 12, 3), "03:00"),
     ("深夜一点半巡查消防通道", date(2026, 12, 3), "01:30"),
     ("明天凌晨2点巡查消防通道", date(2026, 12, 3), "02:00"),
+    # midnight with tonight: the midnight ending today (alone, or with another day, it is asked)
+    ("patrol the fire lanes tonight at midnight", date(2026, 12, 3), "00:00"),
+    ("patrol the fire lanes at midnight tonight", date(2026, 12, 3), "00:00"),
+    ("今晚12点巡查消防通道", date(2026, 12, 3), "00:00"),
+    ("今天夜里12点巡查消防通道", date(2026, 12, 3), "00:00"),
     # an explicit clock with a part of the same half of the day, said loosely
     ("patrol the fire lanes this evening at 4pm", date(2026, 12, 2), "16:00"),
     ("patrol the fire lanes this evening at 16:00", date(2026, 12, 2), "16:00"),
@@ -117,6 +122,8 @@ def test_the_small_hours_said_in_the_small_hours_are_this_nights() -> None:
     ("patrol the fire lanes tomorrow morning at 14:00", "tomorrow morning at 14:00"),
     ("patrol the fire lanes tonight at 1", "tonight at 1"),  # no am/pm: 13:00 is not tonight, 01:00 is not said
     ("晚上2点巡查消防通道", "晚上2点"),
+    ("patrol the fire lanes at midnight", "at midnight"),  # which day's midnight?
+    ("明晚12点巡查消防通道", "明晚12点"),
 ])
 def test_a_clock_and_a_part_of_the_day_that_disagree_are_asked(text: str, quote: str) -> None:
     assert asked(text) == [("time", quote)]
@@ -179,15 +186,6 @@ def test_map_everything_except_a_place_is_still_a_scope() -> None:
     assert ("scope", "except the river") in asked("survey everything except the river tomorrow 10:00")
 
 
-def test_yes_to_all_sensors_but_some_is_asked_again_the_text_unchanged() -> None:
-    text = "survey the north area tomorrow 10:00 with every sensor but lidar"
-    request = Request(text, WEDNESDAY, TZ, region="region-1001")
-    first = understand(request)
-    assert isinstance(first, Unclear)
-    again = understand(request, {first.questions[0].id: "yes"})
-    assert isinstance(again, Unclear) and again.text_read == text  # was "… with with every sensor but lidar"
-
-
 # ---------------------------------------------------------------------------------------------- answers keep the day
 
 
@@ -225,3 +223,13 @@ def test_a_time_answered_without_a_day_keeps_the_day_its_question_quoted(
     assert done.text_read == read
     when = done.intent.when
     assert (when.date or resolve_relative(when.day or RelativeDay.TODAY, WEDNESDAY.date()), when.clock) == (day, clock)
+
+
+@pytest.mark.parametrize("answer", ["yes", "all of them", "全部", "都要", "everything"])
+def test_all_to_which_sensors_is_asked_again_never_read_as_drop(answer: str) -> None:
+    """全部 was read as "drop" (no sensor planned) and "all of them" put in as words that name no sensor (no sensor
+    planned, no question): to "which sensors?", all of them names none the plan can require."""
+    for text in ("除了热成像都带上，明天上午10点航测北区", "survey the north area tomorrow 10:00, everything except thermal"):
+        again = _one_answer(text, answer)
+        assert isinstance(again, Unclear) and [q.kind.value for q in again.questions] == ["sensor"]
+        assert again.text_read == text

@@ -291,6 +291,8 @@ def test_coverage_counts_only_what_the_track_reached() -> None:
 
     from shapely.geometry import Polygon
 
+    from dataclasses import replace
+
     from flows.usecases.report import coverage_reached
     from planner.plan import Leg, Plan, Sortie, Waypoint
 
@@ -314,3 +316,11 @@ def test_coverage_counts_only_what_the_track_reached() -> None:
     assert coverage_reached(plan, {})["lanes"]["reached"] == 0
     full = coverage_reached(plan, {"D1": [(lon0, lat0), (east(400), lat0)]})
     assert full["lanes"]["reached"] == 2 and full["points"]["reached"] == 2
+    # a drone's second sortie is measured on its own track, not on the drone's last one (issue 43: a three-sortie
+    # survey fully flown on the real SITL was reported 36 % flown)
+    twice = replace(plan, sorties=(plan.sorties[0], replace(plan.sorties[0], index=1, legs=legs[:2])))
+    other = [(lon0, lat0), (east(150), lat0 + 3e-4), (lon0, lat0)]  # sortie 1 flew 33 m north of lane-a
+    both = coverage_reached(twice, {0: [(lon0, lat0), (east(400), lat0)], 1: other})
+    assert both["lanes"]["planned_m"] == 300.0 and both["lanes"]["reached_m"] == 200.0
+    assert coverage_reached(twice, {0: [(lon0, lat0), (east(400), lat0)], 1: [(lon0, lat0), (east(200), lat0)]}
+                            )["lanes"]["reached_m"] == 300.0
