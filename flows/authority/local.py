@@ -36,7 +36,9 @@ from flows.errors import Forbidden, LedgerUnavailable, ServerUnavailable
 from planner.errors import SortieError
 
 if TYPE_CHECKING:
-    from flows.authority.results import DraftList, DraftView, FleetView, PendingView, WhoAmI
+    from flows.authority.results import (BackupView, ControlView, DiffView, DraftList, DraftView, ExpiryView,
+                                         ExportView, FleetView, LogView, PendingView, ReportView, RequestExpiry,
+                                         RequestView, WhoAmI)
 
 __all__ = ["LocalAuthority"]
 
@@ -171,14 +173,14 @@ class LocalAuthority(FlightActions):
 
         return self._audited("show", {"draft_id": draft_id, "version": version}, work)
 
-    def diff(self, draft_id: str, v1: int, v2: int) -> dict[str, Any]:
+    def diff(self, draft_id: str, v1: int, v2: int) -> DiffView:
         def work(g: Grounds) -> dict[str, Any]:
             self._visible(draft_id, g)
             return reading.diff_versions(draft_id, v1, v2, ledger=g.ledger)
 
         return self._audited("diff", {"draft_id": draft_id, "v1": v1, "v2": v2}, work)
 
-    def log(self, draft_id: str) -> dict[str, Any]:
+    def log(self, draft_id: str) -> LogView:
         def work(g: Grounds) -> dict[str, Any]:
             self._visible(draft_id, g)
             return reading.draft_log(draft_id, ledger=g.ledger)
@@ -192,7 +194,7 @@ class LocalAuthority(FlightActions):
         return reading.export_bytes(draft_id, version, fmt, sortie=sortie, grounds=self.grounds)
 
     def export(self, draft_id: str, fmt: str, *, version: int | None = None, out: Path | None = None,
-               sortie: int = 0) -> dict[str, Any]:
+               sortie: int = 0) -> ExportView:
         def work(g: Grounds) -> dict[str, Any]:
             self._visible(draft_id, g)
             return reading.export(draft_id, version, fmt, out=out, sortie=sortie, grounds=g)
@@ -200,7 +202,7 @@ class LocalAuthority(FlightActions):
         args = {"draft_id": draft_id, "version": version, "format": fmt, "out": _text(out), "sortie": sortie}
         return self._audited("export", args, work)
 
-    def report(self, draft_id: str, version: int | None = None, *, out: Path | None = None) -> dict[str, Any]:
+    def report(self, draft_id: str, version: int | None = None, *, out: Path | None = None) -> ReportView:
         """The inspector's report, written beside the version's files (or to ``out``); its map as base64."""
         import base64
 
@@ -214,7 +216,7 @@ class LocalAuthority(FlightActions):
 
     # ------------------------------------------------------------------ open requests
 
-    def request(self, request_id: str) -> dict[str, Any]:
+    def request(self, request_id: str) -> RequestView:
         from flows.usecases import requests
 
         def work(g: Grounds) -> dict[str, Any]:
@@ -223,7 +225,7 @@ class LocalAuthority(FlightActions):
 
         return self._audited("request", {"request_id": request_id}, work)
 
-    def answer(self, request_id: str, answers: Sequence[str], *, relay: Relay | None = None) -> dict[str, Any]:
+    def answer(self, request_id: str, answers: Sequence[str], *, relay: Relay | None = None) -> DraftView:
         """Answer an open request's questions as the acting user (or the relayed person) and plan it."""
         from flows.usecases import requests
 
@@ -249,7 +251,7 @@ class LocalAuthority(FlightActions):
             wake_request_runs(request_id, why)
 
     def expire_request(self, request_id: str, *, deadline: datetime | None = None,
-                       on_behalf_of: str | None = None) -> dict[str, Any]:
+                       on_behalf_of: str | None = None) -> RequestExpiry:
         """EXPIRED once the open request is overdue on this authority's clock, or — the embedded mode, where the
         caller is the authority — past the caller's own wall-clock ``deadline`` (a Prefect run's wait)."""
         from flows.usecases import requests
@@ -320,7 +322,7 @@ class LocalAuthority(FlightActions):
                              None, reason)
 
     def expire(self, draft_id: str, version: int, *, deadline: datetime | None = None,
-               on_behalf_of: str | None = None) -> dict[str, Any]:
+               on_behalf_of: str | None = None) -> ExpiryView:
         """EXPIRED once the version is overdue: past the policy's window on this authority's clock, or — the
         embedded mode, where the caller is the authority — past the caller's own wall-clock ``deadline``."""
         led, who = self.grounds.ledger, self.s.acting(on_behalf_of).id
@@ -339,7 +341,7 @@ class LocalAuthority(FlightActions):
                                             comment="the approval window closed; the draft is EXPIRED in the ledger")
         return self.s.stamp(out)
 
-    def cancel(self, draft_id: str, *, reason: str, version: int | None = None) -> dict[str, Any]:
+    def cancel(self, draft_id: str, *, reason: str, version: int | None = None) -> ControlView:
         from flows.usecases import control
 
         def wake(rec: Any, actor: str, why: str) -> str | None:
@@ -349,7 +351,7 @@ class LocalAuthority(FlightActions):
         return self.s.stamp(control.cancel(self.grounds, draft_id, version, actor=self.s.acting(), reason=reason,
                                            now=self.s.now(), wake_run=wake, audit=self.s.audit_by != "caller").to_dict())
 
-    def run_cancelled(self, draft_id: str, version: int, *, run_id: str) -> dict[str, Any]:
+    def run_cancelled(self, draft_id: str, version: int, *, run_id: str) -> ControlView:
         """The Prefect run waiting on this version was cancelled (the UI's Cancel): withdraw the version —
         DRAFT/APPROVED → CANCELLED if no dispatch claimed it — and retire its expiry run. Prefect records no
         user, so the actor is the run; cancelling is the safe direction (nothing flies)."""
@@ -393,7 +395,7 @@ class LocalAuthority(FlightActions):
 
     # ------------------------------------------------------------------ the record itself, and what happens
 
-    def ledger_backup(self, dest: Path, against: Anchors = ()) -> dict[str, Any]:
+    def ledger_backup(self, dest: Path, against: Anchors = ()) -> BackupView:
         """A copy of the ledger at ``dest``, checked against the published ``against`` anchors. Behind a server only an
         admin may (the home is the server's, not the caller's); embedded, whoever holds the home does."""
         from flows.integrity.backup import backup

@@ -20,7 +20,8 @@ from flows.usecases import control, dispatching
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from flows.authority.results import DispatchView
+    from flows.authority.results import (ControlView, DispatchView, HeldCleared, MonitorView, ReconcileView,
+                                         VehicleHolds)
 
     from flows.authority.session import Session
     from flows.usecases.grounds import Grounds
@@ -92,7 +93,7 @@ class FlightActions:
                                           "link": dict(link) if isinstance(link, dict) else link}, work,
                              self.s.acting(on_behalf_of) if on_behalf_of else None)
 
-    def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> dict[str, Any]:
+    def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> ReconcileView:
         """Read the vehicle(s) of an unsettled dispatch back and record what they hold; never re-sends (the
         dispatcher role first: what a dispatch left on a vehicle is theirs to hear)."""
         from flows.usecases.reconciling import reconcile
@@ -102,7 +103,7 @@ class FlightActions:
                                       timeout_s=timeout_s, grounds=self._seen()))
 
     def read_vehicle(self, drone_id: str | None = None, *, link: str | None = None,
-                     timeout_s: float = 30.0) -> dict[str, Any]:
+                     timeout_s: float = 30.0) -> VehicleHolds:
         """What a vehicle holds, read back through the grounds' port (``flows.usecases.reconciling.vehicle_holds``);
         a named drone is bound as its fleet entry says and needs the dispatcher role."""
         from flows.usecases.reconciling import vehicle_holds
@@ -113,7 +114,7 @@ class FlightActions:
 
         return self._audited("read-vehicle", {"drone_id": drone_id, "link": link, "timeout_s": timeout_s}, work)
 
-    def clear_held(self, drone_id: str, *, reason: str) -> dict[str, Any]:
+    def clear_held(self, drone_id: str, *, reason: str) -> HeldCleared:
         """Release a drone the hub holds after foreign control (``flows.usecases.reconciling.clear_held``: a
         dispatcher or admin of its tenant, the reason recorded)."""
         from flows.usecases.reconciling import clear_held
@@ -124,7 +125,7 @@ class FlightActions:
         return self._audited("fleet.clear", {"drone_id": drone_id, "reason": reason}, work)
 
     def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
-               on_behalf_of: str | None = None) -> dict[str, Any]:
+               on_behalf_of: str | None = None) -> ControlView:
         """Pre-flight checks from each vehicle, then its arm-and-start sequence (``flows.usecases.launching``);
         LAUNCHED, or ``PREFLIGHT_FAILED`` naming the check with the vehicle left disarmed."""
         from flows.usecases.launching import launch
@@ -139,7 +140,7 @@ class FlightActions:
                 link: Links = None, on_behalf_of: str | None = None,
                 on_update: Callable[[Any, str, dict[str, Any]], None] | None = None,
                 launch_as: str | None = None,
-                on_launched: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                on_launched: Callable[[dict[str, Any]], None] | None = None) -> MonitorView:
         """Follow the dispatched version to its end here (this process holds the links) and record it; with
         ``launch_as`` (a dispatcher) launch it first through the very links the follower watches, the launch's
         answer (or ``{"error": …}``) under ``"launch"`` and given to ``on_launched`` as soon as it is known."""
@@ -171,16 +172,16 @@ class FlightActions:
                                 audit=self.s.audit_by != "caller", **kw).to_dict(), who)
 
     def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
-              link: Links = None, relay: Relay | None = None, force: bool = False) -> dict[str, Any]:
+              link: Links = None, relay: Relay | None = None, force: bool = False) -> ControlView:
         """Hold the vehicles where they are; a pause the autopilot refuses is reported as refused, or with
         ``force`` held in BRAKE instead (``flows.usecases.control.pause``)."""
         return self._control("pause", draft_id, relay, version=version, reason=reason, link=link, force=force)
 
     def resume(self, draft_id: str, version: int | None = None, *, reason: str = "",
-               link: Links = None, relay: Relay | None = None) -> dict[str, Any]:
+               link: Links = None, relay: Relay | None = None) -> ControlView:
         return self._control("resume", draft_id, relay, version=version, reason=reason, link=link)
 
     def recall(self, draft_id: str, version: int | None = None, *, land_here: bool = False, reason: str = "",
-               link: Links = None, wait_s: float = 0.0, relay: Relay | None = None) -> dict[str, Any]:
+               link: Links = None, wait_s: float = 0.0, relay: Relay | None = None) -> ControlView:
         return self._control("recall", draft_id, relay, version=version, land_here=land_here, reason=reason,
                              link=link, wait_s=wait_s)

@@ -25,7 +25,10 @@ from flows.client.http import SortieClient
 from planner.errors import InvalidArgument, SortieError
 
 if TYPE_CHECKING:
-    from flows.authority.results import DispatchView, DraftList, DraftView, FleetView, PendingView, WhoAmI
+    from flows.authority.results import (BackupView, ControlView, DiffView, DispatchView, DraftList, DraftView,
+                                         ExpiryView, ExportView, FleetView, HeldCleared, LogView, MonitorView,
+                                         PendingView, ReconcileView, ReportView, RequestExpiry, RequestView,
+                                         VehicleHolds, WhoAmI)
 
 __all__ = ["RemoteAuthority"]
 
@@ -72,14 +75,14 @@ class RemoteAuthority:
     def show(self, draft_id: str, version: int | None = None) -> DraftView:
         return self.client.show(draft_id, version)
 
-    def diff(self, draft_id: str, v1: int, v2: int) -> dict[str, Any]:
+    def diff(self, draft_id: str, v1: int, v2: int) -> DiffView:
         return self.client.diff(draft_id, v1, v2)
 
-    def log(self, draft_id: str) -> dict[str, Any]:
+    def log(self, draft_id: str) -> LogView:
         return self.client.log(draft_id)
 
     def export(self, draft_id: str, fmt: str, *, version: int | None = None, out: Path | None = None,
-               sortie: int = 0) -> dict[str, Any]:
+               sortie: int = 0) -> ExportView:
         """The server's bytes written to ``out`` (default ``./<draft>-v<n>-mission<suffix>``)."""
         from flows.usecases.reading import write_export
 
@@ -89,7 +92,7 @@ class RemoteAuthority:
         write_export(target, data)
         return {**got, "path": str(target), "bytes": target.stat().st_size}
 
-    def report(self, draft_id: str, version: int | None = None, *, out: Path | None = None) -> dict[str, Any]:
+    def report(self, draft_id: str, version: int | None = None, *, out: Path | None = None) -> ReportView:
         """The server writes the report on its host; with ``out`` a copy (and its map) is written here too."""
         got = self.client.report(draft_id, version)
         if out is not None:
@@ -106,17 +109,17 @@ class RemoteAuthority:
 
     # -- open requests
 
-    def request(self, request_id: str) -> dict[str, Any]:
+    def request(self, request_id: str) -> RequestView:
         return self.client.request("GET", f"/v1/requests/{request_id}")
 
-    def answer(self, request_id: str, answers: Sequence[str], *, relay: Relay | None = None) -> dict[str, Any]:
+    def answer(self, request_id: str, answers: Sequence[str], *, relay: Relay | None = None) -> DraftView:
         """The answers as this token's user, or relayed for an operator with their one-time code (the Prefect form)."""
         totp = self._totp(relay, "an answer relayed from Prefect")
         return self.client.request("POST", f"/v1/requests/{request_id}/answers",
                                    body={"answers": list(answers)} | ({"totp": totp} if totp else {}))
 
     def expire_request(self, request_id: str, *, deadline: datetime | None = None,
-                       on_behalf_of: str | None = None) -> dict[str, Any]:
+                       on_behalf_of: str | None = None) -> RequestExpiry:
         """The server judges the request's deadline on its own clock; a caller's deadline only says when to ask."""
         return self.client.request("POST", f"/v1/requests/{request_id}/expire", body={})
 
@@ -143,14 +146,14 @@ class RemoteAuthority:
         return self.client.reject(draft_id, version, reason, totp=self._totp(relay))
 
     def expire(self, draft_id: str, version: int, *, deadline: datetime | None = None,
-               on_behalf_of: str | None = None) -> dict[str, Any]:
+               on_behalf_of: str | None = None) -> ExpiryView:
         """The server judges the deadline on its own clock and policy; a caller's deadline only says when to ask."""
         return self.client.expire(draft_id, int(version))
 
-    def cancel(self, draft_id: str, *, reason: str, version: int | None = None) -> dict[str, Any]:
+    def cancel(self, draft_id: str, *, reason: str, version: int | None = None) -> ControlView:
         return self.client.request("POST", f"/v1/drafts/{draft_id}/cancel", body={"version": version, "reason": reason})
 
-    def run_cancelled(self, draft_id: str, version: int, *, run_id: str) -> dict[str, Any]:
+    def run_cancelled(self, draft_id: str, version: int, *, run_id: str) -> ControlView:
         """A cancel as the worker's token (whose user needs the approver or dispatcher role), naming the run."""
         reason = f"the Prefect run {run_id} waiting on it was cancelled (Cancel in the Prefect UI or API)"
         return self.cancel(draft_id, reason=reason, version=int(version))
@@ -182,22 +185,22 @@ class RemoteAuthority:
                  on_behalf_of: str | None = None) -> DispatchView:
         return self.client.dispatch(draft_id, version, dry_run=dry_run, link=_links(link))
 
-    def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> dict[str, Any]:
+    def reconcile(self, draft_id: str, *, link: Links = None, timeout_s: float = 30.0) -> ReconcileView:
         refuse_overrides("sortie reconcile", {"--link": link})
         return self.client.reconcile(draft_id, timeout_s=min(timeout_s, 120.0))
 
     def read_vehicle(self, drone_id: str | None = None, *, link: str | None = None,
-                     timeout_s: float = 30.0) -> dict[str, Any]:
+                     timeout_s: float = 30.0) -> VehicleHolds:
         """The server reads the drone at its own link record, through its hub (a ``link`` must equal the record)."""
         if drone_id is None:
             raise InvalidArgument("through the server, name a drone of its fleet (the server owns the vehicles' links)")
         return self.client.read_vehicle(drone_id, link=link, timeout_s=min(timeout_s, 120.0))
 
-    def clear_held(self, drone_id: str, *, reason: str) -> dict[str, Any]:
+    def clear_held(self, drone_id: str, *, reason: str) -> HeldCleared:
         return self.client.clear_held(drone_id, reason=reason)
 
     def launch(self, draft_id: str, version: int | None = None, *, link: Links = None, prearm_wait_s: float = 90.0,
-               on_behalf_of: str | None = None) -> dict[str, Any]:
+               on_behalf_of: str | None = None) -> ControlView:
         """The server launches as the token's user (a dispatcher), at its own link record (a ``link`` is refused)."""
         refuse_overrides("sortie launch", {"--link": link})
         return self.client.launch(draft_id, version, prearm_wait_s=prearm_wait_s)
@@ -206,7 +209,7 @@ class RemoteAuthority:
                 link: Links = None, on_behalf_of: str | None = None,
                 on_update: Callable[[Any, str, dict[str, Any]], None] | None = None,
                 launch_as: str | None = None,
-                on_launched: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                on_launched: Callable[[dict[str, Any]], None] | None = None) -> MonitorView:
         """The server follows the flight (its ledger, its link record, its event feed); this waits for the end
         in bounded requests, ``on_update`` called meanwhile from the feed's ``flight.*`` events of the draft
         (``flows.authority.progress_feed``: the embedded follower's calls, so one display serves both modes).
@@ -243,23 +246,23 @@ class RemoteAuthority:
                                    body=body | ({"totp": totp} if totp else {}))
 
     def pause(self, draft_id: str, version: int | None = None, *, reason: str = "",
-              link: Links = None, relay: Relay | None = None, force: bool = False) -> dict[str, Any]:
+              link: Links = None, relay: Relay | None = None, force: bool = False) -> ControlView:
         body = {"version": version, "reason": reason, "link": _links(link)} | ({"force": True} if force else {})
         return self._control("pause", draft_id, body, relay)
 
     def resume(self, draft_id: str, version: int | None = None, *, reason: str = "",
-               link: Links = None, relay: Relay | None = None) -> dict[str, Any]:
+               link: Links = None, relay: Relay | None = None) -> ControlView:
         return self._control("resume", draft_id, {"version": version, "reason": reason, "link": _links(link)}, relay)
 
     def recall(self, draft_id: str, version: int | None = None, *, land_here: bool = False, reason: str = "",
-               link: Links = None, wait_s: float = 0.0, relay: Relay | None = None) -> dict[str, Any]:
+               link: Links = None, wait_s: float = 0.0, relay: Relay | None = None) -> ControlView:
         return self._control("recall", draft_id, {"version": version, "reason": reason, "link": _links(link),
                                                   "land_here": land_here,
                                                   "wait_s": min(float(wait_s), MAX_RECALL_WAIT_S)}, relay)
 
     # -- the record itself, and what happens
 
-    def ledger_backup(self, dest: Path, against: Anchors = ()) -> dict[str, Any]:
+    def ledger_backup(self, dest: Path, against: Anchors = ()) -> BackupView:
         """An admin's client: the server backs its ledger up on its host and sends the copy, kept here in ``dest``
         and checked against the manifest's sha256 (the signing key stays on the host)."""
         import hashlib

@@ -1,5 +1,5 @@
-"""The shapes of the Authority's most used answers: one type each, shared by the interface, both implementations and
-the server's routes.
+"""The shapes of the Authority's answers: one type per shape (the controls — cancel, launch, pause, resume, recall —
+share ``ControlView``), named by the interface and both implementations and returned by the server's routes.
 
 Why TypedDicts: every caller — the CLI's renderers, the Prefect flows, the demo, the tests — reads an answer as the
 JSON object the server sends (``out["draft_id"]``), and the server's JSON must not change; a TypedDict names that
@@ -21,7 +21,9 @@ from typing import Any, Literal
 from typing_extensions import NotRequired, TypedDict
 
 __all__ = ["Number", "Stamped", "SortieRow", "DraftView", "DraftList", "WhoAmI", "PendingView", "FleetRow", "FleetView",
-           "DispatchView"]
+           "DispatchView", "DiffView", "LogView", "ExportView", "ExportSent", "ReportView", "RequestView",
+           "RequestExpiry", "ExpiryView", "ControlView", "ReconcileView", "VehicleHolds", "HeldCleared", "MonitorView",
+           "FollowView", "BackupView"]
 
 
 #: a figure as the use case computed it: an int stays an int in the JSON (``float`` alone would write ``100.0``)
@@ -158,5 +160,221 @@ class DispatchView(Stamped):
     files: dict[str, str]
 
 
-for _shape in (Stamped, DraftView, DraftList, WhoAmI, PendingView, FleetRow, FleetView, DispatchView):
+# ---------------------------------------------------------------------------------------------------- reading a draft
+
+#: What changed between two versions (``flows.usecases.drafting.diff``): ``from``/``to`` are the versions compared, and
+#: each figure's ``{"from", "to"}``. Written as a call, not a class: ``from`` is a Python keyword.
+DiffView = TypedDict("DiffView", {
+    "draft_id": str,
+    "from": int,
+    "to": int,
+    "changes": dict[str, dict[str, Any]],  # per field that changed (status, plan_hash, verdict, …): {"from", "to"}
+    "sorties_added": list[dict[str, Any]],
+    "sorties_removed": list[dict[str, Any]],
+    "sorties_changed": list[dict[str, Any]],  # {"sortie", "from", "to"}
+    "findings_added": list[list[Any]],  # (rule_id, sortie_index, leg_index, zone_id)
+    "findings_removed": list[list[Any]],
+    "distance_m": dict[str, Number],
+    "energy_wh": dict[str, Number],
+    "mode": NotRequired[str], "identity": NotRequired[str], "clock": NotRequired[str],  # Stamped's, spelled out
+    "server_time": NotRequired[str],
+})
+
+
+class LogView(Stamped):
+    """Every event, approval and dispatch of a draft, in order (``flows.usecases.reading.draft_log``)."""
+
+    draft_id: str
+    events: list[dict[str, Any]]
+    approvals: list[dict[str, Any]]
+    dispatches: list[dict[str, Any]]
+
+
+class ExportView(Stamped):
+    """A version's ground-station file, written where ``path`` says (``flows.usecases.reading.export``; through a
+    server, the client writes the bytes it was sent and keeps the server's ``suffix`` too)."""
+
+    draft_id: str
+    version: int
+    format: str
+    path: str
+    bytes: int
+
+
+class ExportSent(Stamped):
+    """What ``GET /v1/drafts/{id}/export`` sends: the file's bytes as base64 (the client writes them: ``ExportView``)."""
+
+    draft_id: str
+    version: int
+    format: str
+    suffix: str
+    bytes: int
+    content_b64: str
+
+
+class ReportView(Stamped):
+    """The inspector's report of a version (``flows.usecases.report.Report``) and its map as base64 (None: no map);
+    a client that keeps a copy says where (``files``) and keeps the server's as ``server_files``."""
+
+    draft_id: str
+    version: int
+    state: str
+    markdown: str
+    data: dict[str, Any]
+    files: dict[str, str]
+    map_png_b64: str | None
+
+
+# ---------------------------------------------------------------------------------------------------- open requests
+
+class RequestView(Stamped):
+    """An open request (``flows.usecases.requests.show``): its questions, every answer and turn, the draft it planned;
+    ``answer_with`` only while it can be answered."""
+
+    request_id: str
+    turn: int
+    state: str
+    tenant: str
+    region_id: str | None
+    requested_by: str
+    request_text: str
+    questions: list[dict[str, Any]]
+    answers: list[dict[str, Any]]
+    created_time: str
+    expires_time: str
+    draft_id: str | None
+    read_at: str | None
+    world_name: str | None
+    extractor: str | None
+    turns: list[dict[str, Any]]
+    answer_with: NotRequired[str]
+
+
+class RequestExpiry(Stamped):
+    """An open request's state after ``expire_request``: EXPIRED once its wait is over, else as it was."""
+
+    request_id: str
+    state: str
+    turn: int
+    draft_id: str | None
+    expires_time: str
+    tenant: str
+
+
+# ---------------------------------------------------------------------------------------------------- deciding, flying
+
+class ExpiryView(Stamped):
+    """A version's state after ``expire`` (EXPIRED once overdue) and, when it expired now, the run it woke."""
+
+    draft_id: str
+    version: int
+    status: str
+    resumed_run: NotRequired[str | None]
+
+
+class ControlView(Stamped):
+    """What one control did (``flows.usecases.control_kit.ControlResult``): ``cancel``, ``run_cancelled``, ``launch``,
+    ``pause``, ``resume``, ``recall`` — the ledger state after it and, where vehicles were commanded, what each was
+    sent and seen. Only what every control always says is required: the flight use cases add keys as they grow."""
+
+    draft_id: str
+    version: int
+    action: str
+    state: str
+    changed: bool
+    message: str
+    vehicles: NotRequired[list[dict[str, Any]]]  # not for a withdrawn run (run_cancelled)
+    run_id: NotRequired[str | None]
+    outcome: NotRequired[str]  # a named end other than the action done: NOT_STARTED (a recall before take-off)
+
+
+class ReconcileView(Stamped):
+    """What reading an unsettled dispatch back settled (``flows.usecases.reconciling``): the dispatch, the draft's
+    state, the read-back's verdict (None: nothing was read), and the drones released when they were bound anew."""
+
+    draft_id: str
+    version: int
+    idempotency_key: str
+    status: str
+    draft_status: str
+    message: str
+    verify: dict[str, Any] | None
+    released: NotRequired[list[str]]
+
+
+class VehicleHolds(Stamped):
+    """What a vehicle holds, read back (``flows.usecases.reconciling.vehicle_holds``): items per mission type."""
+
+    drone_id: str | None
+    link: str
+    vehicle: dict[str, Any]
+    missions: dict[str, list[dict[str, Any]]]
+
+
+class HeldCleared(Stamped):
+    """A drone released after foreign control (``flows.fleet.hub``): by whom, why, and the intrusion it was held for."""
+
+    drone_id: str
+    by: str
+    reason: str
+    intrusion: dict[str, Any]
+
+
+class MonitorView(Stamped):
+    """How a followed flight ended (``flows.vehicle.flight_record.MonitorResult``), per vehicle under ``flights``; with
+    a launch first, the launch's answer (a ``ControlView``, or ``{"error": …}``) under ``launch``. ``version`` is None
+    only where a server refused the launch of an unnamed version (nothing was followed)."""
+
+    draft_id: str
+    version: int | None
+    outcome: str
+    state: str
+    reason: str
+    flights: list[dict[str, Any]]
+    wall_s: NotRequired[Number]
+    already_ended: NotRequired[bool]
+    flight_file: NotRequired[str]
+    launch: NotRequired[dict[str, Any]]
+
+
+class FollowView(Stamped):
+    """What ``POST /v1/drafts/{id}/monitor`` answers: the server's follower of the flight (``started`` by this request
+    or joined), still ``following`` or ended with its ``result`` (or ``error``), and the version's state now."""
+
+    draft_id: str
+    version: int
+    started: bool
+    following: bool
+    result: MonitorView | None
+    error: dict[str, Any] | None
+    state: str
+
+
+# ---------------------------------------------------------------------------------------------------- the record itself
+
+class BackupView(Stamped):
+    """A verified copy of the ledger (``flows.integrity.backup.backup``): its manifest, where it is, the signed
+    checkpoint (None: an empty ledger); through a server the copy's files as base64 (``files``), and the client keeps
+    the server's folder as ``server_dir``."""
+
+    format: str
+    created_at: str
+    source: str
+    file: str
+    sha256: str
+    bytes: int
+    entries: int
+    head_seq: int
+    head_hash: str
+    ledger_id: str | None
+    key_id: str | None
+    dir: str
+    verified: bool
+    anchor: dict[str, Any] | None
+    files: NotRequired[dict[str, str]]
+
+
+for _shape in (Stamped, DraftView, DraftList, WhoAmI, PendingView, FleetRow, FleetView, DispatchView, DiffView, LogView,
+               ExportView, ExportSent, ReportView, RequestView, RequestExpiry, ExpiryView, ControlView, ReconcileView,
+               VehicleHolds, HeldCleared, MonitorView, FollowView, BackupView):
     _shape.__pydantic_config__ = {"extra": "allow"}  # type: ignore[attr-defined]  # more keys pass through

@@ -7,7 +7,8 @@ put on a work pool: ``plan-mission/sortie``, ``dispatch-mission/sortie``,
 SUCCEEDED/ABORTED and publishes the report), ``recall-mission/sortie``,
 ``pause-mission/sortie`` and ``resume-mission/sortie`` (an operator's control,
 started from the UI with their user id and one-time code), one ``daily-patrol/<region>`` per
-patrol of ``prefect.yaml`` with *its* schedule (``flows.orchestration.deploy_spec``:
+patrol of ``prefect.yaml`` with *its* schedule and dispatcher (each a one-run mission:
+``mission_run.daily_patrol``) (``flows.orchestration.deploy_spec``:
 the yaml is the one source of truth for regions and crons) and the nightly
 backup. Runs execute as subprocesses of this process; a suspended run holds no
 process and is picked up again when it is resumed.
@@ -61,8 +62,8 @@ def build_deployments(
 
     from flows.orchestration.deploy_spec import DEFAULT_TIMEZONE, PatrolSpec, Schedule, backup_schedule, patrols
     from flows.orchestration.expiry_flow import expire_draft
-    from flows.orchestration.mission_flows import daily_patrol, dispatch_mission, plan_mission
-    from flows.orchestration.mission_run import mission
+    from flows.orchestration.mission_flows import dispatch_mission, plan_mission
+    from flows.orchestration.mission_run import daily_patrol, mission
     from flows.orchestration.monitor_flow import monitor_mission
     from flows.orchestration.control_flows import pause_mission, recall_mission, resume_mission
 
@@ -93,11 +94,12 @@ def build_deployments(
         deployments.append(
             daily_patrol.to_deployment(
                 name=p.name,
-                parameters=dict(gate, region_id=p.region_id, requested_by=requested_by or p.requested_by),
+                parameters=dict(gate, region_id=p.region_id, requested_by=requested_by or p.requested_by)
+                | ({"dispatcher": p.dispatcher} if p.dispatcher else {}),
                 schedules=[Cron(sched.cron, timezone=sched.timezone)],
                 tags=["sortie", "daily-patrol"],
-                description=f"Daily patrol of {p.region_id} ({sched.cron}, {sched.timezone}): plan, publish the draft, "
-                            "wait for approval.",
+                description=f"Daily patrol of {p.region_id} ({sched.cron}, {sched.timezone}) as one mission run: plan, "
+                            "clarification and approval forms, dispatch, launch, follow, report.",
             )
         )
     from flows.orchestration.backup_flow import backup_ledger  # the nightly ledger backup (prefect.yaml: nightly)

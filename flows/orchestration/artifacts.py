@@ -173,7 +173,7 @@ def draft_markdown(summary: Mapping[str, Any], png: bytes | None = None) -> str:
         "",
         "## How to approve",
         "",
-        "- **In the Prefect UI:** open the waiting `dispatch-mission` (or `daily-patrol`) run of this draft and "
+        "- **In the Prefect UI:** open the waiting run of this draft (`mission`, `daily-patrol` or `dispatch-mission`) and "
         "click **Resume**; the form is pre-filled with the draft id, version and plan hash: choose "
         "`approve` or `reject`, enter your user id"
         + (" **and your one-time code (required)**" if relayed else "") + " and a comment.",

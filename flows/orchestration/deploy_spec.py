@@ -29,7 +29,7 @@ PREFECT_YAML = Path(__file__).resolve().parents[2] / "prefect.yaml"
 DEFAULT_CRON = "0 6 * * *"
 DEFAULT_TIMEZONE = "Europe/Helsinki"
 _BACKUP_CRON = "15 2 * * *"
-_PATROL_ENTRY = "flows/orchestration/mission_flows.py:daily_patrol"
+_PATROL_ENTRY = "flows/orchestration/mission_run.py:daily_patrol"
 _BACKUP_ENTRY = "flows/orchestration/backup_flow.py:backup_ledger"
 
 
@@ -41,12 +41,13 @@ class Schedule:
 
 @dataclass(frozen=True)
 class PatrolSpec:
-    """One daily patrol deployment: its name, region, requester and schedule."""
+    """One daily patrol deployment: its name, region, requester, schedule and who dispatches it (None: the approver)."""
 
     name: str
     region_id: str
     requested_by: str
     schedule: Schedule
+    dispatcher: str | None = None
 
 
 def _spec(path: Path | None = None) -> dict[str, Any] | None:
@@ -73,7 +74,7 @@ def patrols(path: Path | None = None) -> list[PatrolSpec]:
         return [PatrolSpec(r, r, "li.wei", default) for r in ("region-1001", "region-1002")]
     return [
         PatrolSpec(str(d["name"]), str(d["parameters"]["region_id"]), str(d["parameters"].get("requested_by", "li.wei")),
-                   _schedule(d, default))
+                   _schedule(d, default), d["parameters"].get("dispatcher"))
         for d in spec.get("deployments", []) if d.get("entrypoint") == _PATROL_ENTRY
     ]
 

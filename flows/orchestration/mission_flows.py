@@ -1,4 +1,5 @@
-"""Prefect flows of a mission: plan it, wait for its approval, dispatch it; daily patrols.
+"""Prefect flows of a mission in steps: plan it, wait for its approval, dispatch it (the one-run path and the daily
+patrols are ``mission_run``'s).
 
 The flows are thin (STYLE 10): the flow body only orders tasks and branches
 on their results; each task asks the authority for one action
@@ -15,9 +16,8 @@ database only knows about runs.
                      authority dispatches (rules again on a fresh world; one
                      dispatch per version, guarded by the ledger); a draft
                      cancelled meanwhile (``sortie cancel``) ends the run CANCELLED
-    daily_patrol     plan today's patrol of a region + artifact + the same gate;
-                     never dispatches without an approval
-    (``mission_run.mission``: all of it and the flight as one run; these stay for a CLI-first user)
+    (``mission_run.mission`` and ``mission_run.daily_patrol``: all of it and the flight as one run; these stay
+    for a CLI-first user who plans in one place and approves in another)
     expire_draft     (``expiry_flow``) scheduled at a draft's deadline: the
                      authority expires it and wakes the waiting run
 
@@ -44,7 +44,7 @@ from flows.orchestration.mission_tasks import plan_draft_task, publish_artifact_
 from flows.orchestration.named_end import ended, name_the_end
 from planner.errors import InvalidArgument
 
-__all__ = ["plan_mission", "dispatch_mission", "daily_patrol", "planned_request", "check_request", "unplanned_end",
+__all__ = ["plan_mission", "dispatch_mission", "planned_request", "check_request", "unplanned_end",
            "DEFAULT_APPROVAL_WINDOW_S", "DEFAULT_PATROL_TEXT"]
 
 #: How long an unapproved draft waits before it expires (the ledger's approval TTL, 30 min).
@@ -149,42 +149,3 @@ def dispatch_mission(
         link=link, dispatched_by=dispatched_by, expiry_deployment=expiry_deployment, poll_interval_s=poll_interval_s,
         max_refused_inputs=max_refused_inputs, busy_retry_s=busy_retry_s,
     ))
-
-
-@flow(name="daily-patrol", log_prints=True, persist_result=True, on_completion=[name_the_end],
-      on_cancellation=[withdraw_on_cancel])
-def daily_patrol(
-    region_id: str,
-    requested_by: str = "li.wei",
-    text: str = DEFAULT_PATROL_TEXT,
-    world: str | None = None,
-    now: str | None = None,
-    approval_window_s: int = DEFAULT_APPROVAL_WINDOW_S,
-    dry_run: bool = False,
-    link: str | dict[str, str] | None = None,
-    expiry_deployment: str = "expire-draft/sortie",
-    poll_interval_s: int = 10,
-    dispatcher: str | None = None,
-    max_refused_inputs: int = MAX_REFUSED_INPUTS,
-    busy_retry_s: float = BUSY_RETRY_S,
-    clarification_window_s: int = DEFAULT_CLARIFICATION_WINDOW_S,
-) -> Any:
-    """Plan today's patrol of a region, publish the draft, wait for approval; dispatch only if approved.
-
-    ``dispatcher`` names who dispatches the approved patrol (checked for the role before the run waits);
-    without one, the approver dispatches and an approval from someone without the dispatcher role is refused.
-    A patrol text that needs clarification waits for its answers first (``clarification_window_s``).
-    """
-    summary = planned_request(text, region_id, None, requested_by, world, now, None, window_s=clarification_window_s,
-                       poll_interval_s=poll_interval_s, max_refused=max_refused_inputs)
-    if summary.get("outcome"):
-        return ended(summary)
-    key = publish_artifact_task(summary)
-    if (unplanned := unplanned_end(summary, key)) is not None:
-        return ended(unplanned)
-    result = gate_and_dispatch(
-        summary["draft_id"], int(summary["version"]), world=world, now=now, approval_window_s=approval_window_s,
-        dry_run=dry_run, link=link, dispatched_by=dispatcher, expiry_deployment=expiry_deployment,
-        poll_interval_s=poll_interval_s, max_refused_inputs=max_refused_inputs, busy_retry_s=busy_retry_s,
-    )
-    return ended(result | {"artifact_key": key})

@@ -6,7 +6,7 @@ the approval of a draft version (``announce_wait``: the Prefect event
 ``sortie.approval.waiting``, its resource ``sortie.draft.<id>.v<n>``, related
 to the run and its flow) and the end of that wait (``announce_end``:
 ``sortie.approval.ended``), and the Prefect server's triggers service
-evaluates Automations on those events. Two Automations are declared here:
+evaluates Automations on those events. Three Automations are declared here:
 
 ``sortie: approval needed``
     reactive, once per waiting version and run: a re-wait after a refused input
@@ -18,6 +18,10 @@ evaluates Automations on those events. Two Automations are declared here:
     ``window - warn_before`` seconds later (default 1800 - 300) gets a
     reminder that it expires soon; refused inputs do not restart the count.
     The ledger's deadline in ``sortie pending`` is the authority.
+``sortie: fleet intrusion``
+    reactive, on every ``sortie.fleet.intrusion`` that ``sortie server``'s hub posts
+    (``flows.authority.prefect_notices``: forged traffic refused on a drone's link, or
+    the drone held after foreign control), so the room sees it in Prefect too.
 
 **Told at once, and once.** An announcement is posted to the Prefect API
 before the run waits (``POST /api/events``, answered before the run suspends),
@@ -30,7 +34,7 @@ worker or a Prefect server restart: a deployed run starts again on every
 resume) never announces the same wait twice; an announcement the server did not
 take is tried again at the next start.
 
-Both send through one Prefect notification block. ``ensure_notifications``
+All send through one Prefect notification block. ``ensure_notifications``
 creates (or replaces: it is idempotent) a ``CustomWebhookNotificationBlock``
 posting ``{"subject", "body", "name"}`` as JSON to a URL, or uses any
 notification block the operator already made in the UI (e-mail, Slack, Teams…).
@@ -49,6 +53,8 @@ __all__ = [
     "GATED_FLOWS",
     "WAITING_AUTOMATION",
     "DEADLINE_AUTOMATION",
+    "INTRUSION_AUTOMATION",
+    "intrusion_automation",
     "WAITING_EVENT",
     "ENDED_EVENT",
     "announce_wait",
@@ -63,6 +69,7 @@ __all__ = [
 BLOCK_NAME = "sortie-approvals"
 GATED_FLOWS = ("mission", "dispatch-mission", "daily-patrol")
 WAITING_AUTOMATION = "sortie: approval needed"
+INTRUSION_AUTOMATION = "sortie: fleet intrusion"
 DEADLINE_AUTOMATION = "sortie: approval deadline close"
 #: A run's first wait on a draft version, and the end of that wait (decided, expired, refused, cancelled).
 WAITING_EVENT = "sortie.approval.waiting"
@@ -75,6 +82,12 @@ _WAITING_BODY = (
     "Decide in the Prefect UI (Resume on the run: {{ flow_run|ui_url }}) or with "
     "`sortie approve <draft> --version <n>`.\n"
     "Everything that waits, with approvers and deadlines: `sortie pending`."
+)
+_INTRUSION_SUBJECT = "sortie: intrusion on {{ event.resource['sortie.drone'] }} ({{ event.payload.kind }})"
+_INTRUSION_BODY = (
+    "{{ event.resource['sortie.drone'] }} of {{ event.resource['sortie.tenant'] }}: {{ event.payload.message }}\n"
+    "A held drone is not dispatched until a dispatcher clears it (POST /v1/fleet/<drone>/clear, docs/server.md); "
+    "see it live on the operations page (/ops)."
 )
 _DEADLINE_SUBJECT = "sortie: approval deadline close ({{ flow.name }} {{ flow_run.name }})"
 _DEADLINE_BODY = (
@@ -220,6 +233,24 @@ def deadline_automation(block_document_id: str, *, window_s: int = 1800, warn_be
     )
 
 
+def intrusion_automation(block_document_id: str) -> Any:
+    """Notify on every ``sortie.fleet.intrusion`` (``flows.authority.prefect_notices``: the server's hub saw forged
+    traffic on a drone's link, or something else took control of the vehicle and the drone is held)."""
+    from prefect.automations import AutomationCore, SendNotification
+    from prefect.events.schemas.automations import EventTrigger, Posture
+
+    from flows.authority.prefect_notices import FLEET_INTRUSION_EVENT
+
+    return AutomationCore(
+        name=INTRUSION_AUTOMATION,
+        description="A drone's link saw an intrusion: tell the operators (flows/authority/prefect_notices.py).",
+        trigger=EventTrigger(expect={FLEET_INTRUSION_EVENT}, match={"prefect.resource.id": "sortie.drone.*"},
+                             posture=Posture.Reactive, threshold=1, within=timedelta(0)),
+        actions=[SendNotification(block_document_id=block_document_id, subject=_INTRUSION_SUBJECT,
+                                  body=_INTRUSION_BODY)],
+    )
+
+
 def save_webhook_block(url: str, *, name: str = BLOCK_NAME) -> str:
     """A webhook notification block posting ``{"subject", "body", "name"}`` as JSON; overwritten if it exists."""
     from prefect.blocks.notifications import CustomWebhookNotificationBlock
@@ -265,7 +296,8 @@ def ensure_notifications(
     *, webhook: str | None = None, block: str | None = None, window_s: int = 1800, warn_before_s: int = 300,
     deadline: bool = True,
 ) -> NotifySetup:
-    """The notification block and the two automations on the current Prefect API (idempotent)."""
+    """The notification block and the automations (approval needed, deadline close, fleet intrusion) on the current
+    Prefect API (idempotent)."""
     from planner.errors import InvalidArgument
 
     if (webhook is None) == (block is None):
@@ -278,7 +310,7 @@ def ensure_notifications(
         block_id, block_name = save_webhook_block(webhook), f"custom-webhook/{BLOCK_NAME}"
     else:
         block_id, block_name = _existing_block_id(str(block)), str(block)
-    autos = [waiting_automation(block_id)]
+    autos = [waiting_automation(block_id), intrusion_automation(block_id)]
     if deadline:
         autos.append(deadline_automation(block_id, window_s=window_s, warn_before_s=warn_before_s))
     return NotifySetup(block_id, block_name, {a.name: _replace_automation(a) for a in autos})

@@ -49,7 +49,8 @@ def start_rounds(kit: Kit) -> Sweeper:
 
 def start_hub(kit: Kit) -> Any:
     """The server's vehicle hub (``flows.fleet.hub``), following the world it serves from now on; None when the
-    server reads its fleet from the file (``--fleet file``). Its events go on the server's feed."""
+    server reads its fleet from the file (``--fleet file``). Its events go on the server's feed; an intrusion also
+    to the Prefect API, when there is one (``flows.authority.prefect_notices``: the control room watches Prefect)."""
     if kit.config.fleet != "live":
         return None
     from flows.fleet.hub import VehicleHub
@@ -57,8 +58,10 @@ def start_hub(kit: Kit) -> Any:
     from flows.world_folder import load_world_at
     from planner.errors import SortieError
 
+    from flows.authority.prefect_notices import telling_prefect
+
     hub = VehicleHub(now=kit.config.clock.now, links=kit.links.all, key_store=kit.config.home / "keys",
-                     publish=kit.bus.publish, silent_after_s=kit.config.fleet_silent_s,
+                     publish=telling_prefect(kit.bus.publish), silent_after_s=kit.config.fleet_silent_s,
                      records=LedgerRecords(kit.ledger, kit.config.clock.now), bind=kit.links.apply,
                      owner=f"sortie server, home {kit.config.home}")
     try:

@@ -257,6 +257,8 @@ class ClockReading(ReaderState):
                     continue  # "at 0", "at 40": left for the reader to ask about
                 hour = int(hour)
                 groups = m.groupdict()
+                if not groups.get("ampm") and (hp := EN_HOUR_PART.match(self.scan.text, m.start("h"))) and hp.end() >= m.end():
+                    continue  # "tonight at 1 in the morning": the hour is read with its own part below (it was 13:00)
                 words = re.sub(r"^o'?[- ]?", "", groups.get("mw") or "").replace("-", " ").strip()
                 minute = number(words) if words else 0
                 ampm = groups.get("ampm")
@@ -277,7 +279,12 @@ class ClockReading(ReaderState):
                 continue  # "12 at night", "12 in the morning": midnight or noon? left for the reader to ask
             part = {"morning": PartOfDay.MORNING, "afternoon": PartOfDay.AFTERNOON, "evening": PartOfDay.EVENING,
                     "night": PartOfDay.NIGHT}[said]
-            self._add_clock(m.start(), m.end(), clock_text(to_24h(int(hour), part), int(m.group("m") or 0)))
+            small = re.match(r"\s+in\s+the\s+morning\b", self.scan.text[m.end() :]) if hour <= 5 else None
+            if small:  # "tonight at 1 in the morning": the small hours, said by the clock's own words (was today's 01:00)
+                self.scan.claim(m.end(), m.end() + small.end())
+                self.parts = [p for p in self.parts if not m.end() <= p[0] < m.end() + small.end()]
+            self._add_clock(m.start(), m.end(), clock_text(to_24h(int(hour), part), int(m.group("m") or 0)),
+                            explicit=bool(small))
         if self._tonight():  # "tonight at midnight", "midnight tonight": the midnight ending today (alone: asked)
             for m in self.scan.finditer(MIDNIGHT):
                 self._add_clock(m.start(), m.end(), "00:00", explicit=True)

@@ -57,7 +57,7 @@ from intents.time.zones import ZONE, NamedZone, named_zone, offset_on
 __all__ = ["Problem", "TimeReading", "read_time", "resolve_relative"]
 
 
-_PART_HOURS = {PartOfDay.MORNING: range(0, 13), PartOfDay.NOON: range(11, 15), PartOfDay.AFTERNOON: range(12, 21),
+_PART_HOURS = {PartOfDay.MORNING: range(0, 13), PartOfDay.NOON: range(11, 15), PartOfDay.AFTERNOON: range(12, 22),
                PartOfDay.EVENING: range(17, 24), PartOfDay.NIGHT: range(20, 24)}
 """The hours each part of the day holds, for a clock the part made p.m. ("tonight at 11" → 23:00): "1:30 in the
 morning", 上午12点 are said; 晚上3点, "tonight at 1", 上午15点 are not that part, nor is "tomorrow afternoon at 11:00"

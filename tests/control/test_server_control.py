@@ -85,13 +85,7 @@ def test_a_recall_through_the_server_of_a_mission_that_never_took_off_says_not_s
     """The server route and the CLI as its client: nothing to recall, NOT_STARTED (exit 2), nothing sent."""
     import json
 
-    from typer.testing import CliRunner
-
-    from flows.cli import app
     from flows.ledger import open_ledger
-    from flows.sim.flight import FlightOptions, SimFlight
-    from testkit import sim_vehicle
-    from flows.usecases.common import load_world_at
 
     authority.end_flights()
     authority.report_in()
@@ -102,16 +96,7 @@ def test_a_recall_through_the_server_of_a_mission_that_never_took_off_says_not_s
     r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/approve", json={"version": v,
                                                                             "plan_hash": r.json()["plan_hash"]})
     assert r.status_code == 200, r.text
-    world = load_world_at(authority.world)
-    drone = world.drone("M3TD-01")
-    dock = world.dock(drone.dock_id)
-    flight = SimFlight(FlightOptions(speedup=20.0, default_speed_mps=drone.cruise_speed_mps))
-    sim = sim_vehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
-                     heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
-    try:
-        admin = CliRunner().invoke(app, ["admin", "link", "set", "M3TD-01", sim.address, "--home", str(authority.home),
-                                         "--world", str(authority.world), "--json"])
-        assert admin.exit_code == 0, admin.output
+    with authority.flying("M3TD-01") as (_, flight):
         authority.report_in()
         r = authority.call("chen.jing", "POST", f"/v1/drafts/{d}/dispatch", json={"version": v})
         assert r.status_code == 200 and r.json()["status"] == "ACKED", r.text
@@ -127,8 +112,6 @@ def test_a_recall_through_the_server_of_a_mission_that_never_took_off_says_not_s
         assert r.status_code == 200 and r.json()["state"] == "ABORTED" and not r.json()["changed"], r.text
         assert r.json()["vehicles"][0]["outcome"] == "ON_GROUND", r.text
         assert flight.commands == [] and flight.phase == "READY"  # nothing was ever sent to the vehicle
-    finally:
-        sim.stop()
     last = [e for e in open_ledger(authority.home).events(d) if e.version == v][-1]
     assert (last.from_state, last.to_state, last.actor) == ("DISPATCHED", "ABORTED", "chen.jing"), last
     assert "never took off" in last.reason and "storm" in last.reason

@@ -84,6 +84,11 @@ def test_an_answer_to_a_narrow_quote_keeps_the_missions_object() -> None:
     ("半夜3点巡查消防通道", date(2026, 12, 3), "03:00"),
     ("深夜一点半巡查消防通道", date(2026, 12, 3), "01:30"),
     ("明天凌晨2点巡查消防通道", date(2026, 12, 3), "02:00"),
+    # the small hours said in words: "tonight at 1 in the morning" was 13:00 (the hour read alone, then "passed")
+    ("patrol the fire lanes tonight at 1 in the morning", date(2026, 12, 3), "01:00"),
+    ("patrol the fire lanes tomorrow at 2 in the morning", date(2026, 12, 3), "02:00"),
+    ("patrol the fire lanes tomorrow at 9 in the evening", date(2026, 12, 3), "21:00"),
+    ("下午9点巡查消防通道", date(2026, 12, 2), "21:00"),
     # midnight with tonight: the midnight ending today (alone, or with another day, it is asked)
     ("patrol the fire lanes tonight at midnight", date(2026, 12, 3), "00:00"),
     ("patrol the fire lanes at midnight tonight", date(2026, 12, 3), "00:00"),
@@ -208,6 +213,8 @@ D3, D4, D11 = date(2026, 12, 3), date(2026, 12, 4), date(2026, 12, 11)
     ("patrol the lanes at 10:00 tomorrow and again at 15:00", "10:00", "patrol the lanes at tomorrow 10:00", D3, "10:00"),
     ("明晚3点巡查消防通道", "晚上9点", "明天晚上9点巡查消防通道", D3, "21:00"),
     ("今晚3点巡查消防通道", "凌晨3点", "今晚凌晨3点巡查消防通道", D3, "03:00"),
+    ("patrol the fire lanes tonight at 1", "1 in the morning", "patrol the fire lanes tonight 1 in the morning", D3, "01:00"),
+    ("明天9点巡查消防通道", "晚上", "明天下午9点巡查消防通道", D3, "21:00"),  # the pm answer's words are read as said
     # an answer with its own day replaces the quote's
     ("patrol the lanes tomorrow afternoon at 11:00", "friday 11am", "patrol the lanes friday 11am", D4, "11:00"),
     # the night of another day, answered with a day alone: that day's small hours, not the day alone at 09:00

@@ -481,7 +481,7 @@ def test_a_patrol_names_its_dispatcher_so_an_approver_without_that_role_does_not
     (here a dry run) as the dispatcher's dispatch."""
     from prefect import get_client
 
-    from flows.orchestration.mission_flows import daily_patrol
+    from flows.orchestration.mission_run import daily_patrol
 
     from flows.ledger import open_ledger
 
@@ -551,7 +551,7 @@ def test_daily_patrol_waits_and_an_unapproved_draft_expires(home: Path, world: s
     from prefect.artifacts import Artifact
 
     from flows.orchestration.expiry_flow import EXPIRY_ACTOR
-    from flows.orchestration.mission_flows import daily_patrol
+    from flows.orchestration.mission_run import daily_patrol
 
     thread, box = in_thread(daily_patrol, region_id="region-1001", world=world, now=fresh_now(), approval_window_s=3,
                             poll_interval_s=1, return_state=True)
@@ -620,7 +620,7 @@ def test_prefect_yaml_matches_the_served_deployments() -> None:
         by_entry.setdefault(d["entrypoint"], []).append(d)
     served = {d.entrypoint for d in build_deployments()}
     assert served == set(by_entry)
-    patrols = by_entry["flows/orchestration/mission_flows.py:daily_patrol"]
+    patrols = by_entry["flows/orchestration/mission_run.py:daily_patrol"]
     assert {p["parameters"]["region_id"] for p in patrols} >= {"region-1001", "region-1002"}
     first = [p for p in patrols if p["parameters"]["region_id"] == "region-1001"][0]
     assert first["schedules"] == [{"cron": DAILY_CRON, "timezone": DAILY_TIMEZONE}]

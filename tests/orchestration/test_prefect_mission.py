@@ -11,7 +11,6 @@ the form as the Prefect UI does (``resume_flow_run`` with the input).
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 import time
@@ -20,39 +19,12 @@ from typing import Any
 
 import pytest
 
+from orchestration.missionkit import fleet_vehicles
+
 NOW = "2026-11-29T06:58:03+02:00"  # the demo telemetry (06:57:30) is fresh enough to dispatch
 CITY_FIRE = ("M30T-01", "M30T-02", "M3TD-01", "M3TD-02")
 
 pytestmark = [pytest.mark.prefect, pytest.mark.timeout(240)]
-
-
-def _vehicles(world: Path) -> dict[str, Any]:
-    from flows.sim.flight import attach_flight
-    from flows.sim.flight_options import FlightOptions
-    from flows.usecases.common import load_world_at
-    from testkit import sim_vehicle
-
-    loaded, sims = load_world_at(str(world)), {}
-    try:
-        for drone_id in CITY_FIRE:
-            drone = loaded.drone(drone_id)
-            dock = loaded.dock(drone.dock_id)
-            sim = sim_vehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
-                              heartbeat_s=0.1, rerequest_s=0.1).start()
-            sims[drone_id] = sim
-            attach_flight(sim, FlightOptions(speedup=500.0, battery_wh=drone.battery_wh,
-                                             battery_pct=drone.battery_pct, default_speed_mps=drone.cruise_speed_mps))
-    except BaseException:
-        for sim in sims.values():
-            sim.stop()
-        raise
-    fleet_file = world / "fleet.json"  # the world's own link record names each vehicle: no per-run override
-    fleet = json.loads(fleet_file.read_text(encoding="utf-8"))
-    for entry in fleet["drones"]:
-        if entry["id"] in sims:
-            entry["link"] = sims[entry["id"]].address
-    fleet_file.write_text(json.dumps(fleet, ensure_ascii=False, indent=1), encoding="utf-8")
-    return sims
 
 
 def _waiting(budget_s: float) -> tuple[Any, Any]:
@@ -83,7 +55,7 @@ def test_one_run_plans_asks_approval_dispatches_launches_follows_and_reports(
     home, world = tmp_path / "home", tmp_path / "world"
     shutil.copytree(DEMO_WORLD_DIR, world)
     monkeypatch.setenv("SORTIE_HOME", str(home))
-    sims = _vehicles(world)
+    sims = fleet_vehicles(world, CITY_FIRE)
     box: dict[str, Any] = {}
 
     def run() -> None:

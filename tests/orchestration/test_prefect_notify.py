@@ -141,20 +141,64 @@ def test_notify_setup_command_is_idempotent_and_refuses_bad_input(prefect_server
     from typer.testing import CliRunner
 
     from flows.cli import app
-    from flows.orchestration.notify import DEADLINE_AUTOMATION, WAITING_AUTOMATION
+    from flows.orchestration.notify import DEADLINE_AUTOMATION, INTRUSION_AUTOMATION, WAITING_AUTOMATION
 
+    every = (WAITING_AUTOMATION, DEADLINE_AUTOMATION, INTRUSION_AUTOMATION)
     for _ in range(2):
         got = CliRunner().invoke(app, ["notify", "setup", "--webhook", hook.url, "--json"])
         assert got.exit_code == 0, got.output
-        assert set(json.loads(got.stdout)["automations"]) == {WAITING_AUTOMATION, DEADLINE_AUTOMATION}
+        assert set(json.loads(got.stdout)["automations"]) == set(every)
     with get_client(sync_client=True) as client:
-        assert [len(client.read_automations_by_name(n)) for n in (WAITING_AUTOMATION, DEADLINE_AUTOMATION)] == [1, 1]
+        assert [len(client.read_automations_by_name(n)) for n in every] == [1, 1, 1]
     by_block = CliRunner().invoke(app, ["notify", "setup", "--block", "custom-webhook/sortie-approvals", "--no-deadline",
                                         "--json"])
     assert by_block.exit_code == 0, by_block.output
-    assert list(json.loads(by_block.stdout)["automations"]) == [WAITING_AUTOMATION]
+    assert list(json.loads(by_block.stdout)["automations"]) == [WAITING_AUTOMATION, INTRUSION_AUTOMATION]
     for bad, code in ((["--webhook", "ftp://x"], "INVALID_ARGUMENT"), (["--block", "no-such-block"], "NOT_FOUND"),
                       (["--block", "email/no-such-block"], "NOT_FOUND"),
                       (["--webhook", hook.url, "--warn-before-s", "4000"], "INVALID_ARGUMENT"), ([], "INVALID_ARGUMENT")):
         got = CliRunner().invoke(app, ["notify", "setup", *bad])
         assert got.exit_code == 2 and code in got.output, got.output
+
+
+def test_an_intrusion_on_a_drones_link_reaches_the_room_as_a_prefect_notification(prefect_server: Any, hook: Hook,
+                                                                                   tmp_path: Path) -> None:
+    """A real vehicle hub (``flows.fleet.hub``) following a simulated vehicle over UDP, its ``publish`` wrapped as
+    ``sortie server`` wraps it (``telling_prefect``); forged MAVLink traffic sent to the hub's socket → the hub's
+    ``fleet.intrusion`` → the Prefect event ``sortie.fleet.intrusion`` → the automation ``sortie: fleet intrusion``
+    (made by ``sortie notify setup``) → the webhook, naming the drone, its tenant and what the link refused."""
+    from datetime import datetime, timezone
+
+    from fleet.rawpeer import forge_flight, forger
+    from flows.authority.prefect_notices import telling_prefect
+    from flows.fleet.hub import VehicleHub
+    from flows.fleet.live import Freshness
+    from flows.fleet.watch import HoldTimes
+    from flows.orchestration.notify import ensure_notifications
+    from testkit import bare_world, drone, sim_vehicle
+
+    ensure_notifications(webhook=hook.url, deadline=False)
+    feed: list[tuple[str, str | None, dict[str, Any]]] = []
+    with sim_vehicle("udpin:127.0.0.1:0", "ardupilot", heartbeat_s=0.2, home=(60.17, 24.941, 12.0)) as sim:
+        hub = VehicleHub(now=lambda: datetime.now(timezone.utc), links=dict, key_store=tmp_path / "keys",
+                         publish=telling_prefect(lambda *event: feed.append(event)), silent_after_s=1.5,
+                         times=HoldTimes(heartbeat_timeout_s=1.0), freshness=Freshness(1.5, 1.5, 1.5))
+        try:
+            hub.follow(bare_world(drones=[drone("D1", link=sim.address, tenant="city-fire")]))
+            deadline = time.monotonic() + 10
+            while (watch := hub.watch_of("D1")) is None or watch.held is None:
+                assert time.monotonic() < deadline, "the hub never held the vehicle's link"
+                time.sleep(0.05)
+            attacker = forger(tuple(watch.held.conn.port.getsockname()[:2]))
+            try:
+                for _ in range(20):
+                    forge_flight(attacker)
+                    time.sleep(0.05)
+            finally:
+                attacker.close()
+            told = hook.wait("intrusion on D1", 1, 60)
+        finally:
+            hub.stop()
+    assert [k for k, _, _ in feed].count("fleet.intrusion") >= 1  # the feed still has it (sortie watch, /ops)
+    assert "(forged)" in told[0]["subject"], told
+    assert "D1 of city-fire" in told[0]["body"] and "refused on its link" in told[0]["body"], told

@@ -40,6 +40,9 @@ def test_serve_takes_the_patrols_and_their_schedules_from_prefect_yaml() -> None
     served = {d.name: (d.schedules[0].schedule.cron, d.schedules[0].schedule.timezone)
               for d in built if d.flow_name == "daily-patrol"}
     assert served == {n: (s["cron"], s["timezone"]) for n, s in declared.items()}
+    dispatchers = {d["name"]: d["parameters"].get("dispatcher") for d in spec["deployments"]
+                   if d["entrypoint"].endswith(":daily_patrol")}
+    assert {d.name: d.parameters.get("dispatcher") for d in built if d.flow_name == "daily-patrol"} == dispatchers
     backup = next(d for d in spec["deployments"] if d["name"] == "nightly")["schedules"][0]
     assert [d.schedules[0].schedule.cron for d in built if d.flow_name == "backup-ledger"] == [backup["cron"]]
     assert {d.entrypoint for d in built} == {d["entrypoint"] for d in spec["deployments"]}  # monitor-mission included

@@ -102,6 +102,31 @@ class Authority:
         tmp.write_text(json.dumps(fleet), encoding="utf-8")
         os.replace(tmp, path)  # the server's world cache never reads half a file
 
+    @contextlib.contextmanager
+    def flying(self, drone_id: str = "M3TD-01", speedup: float = 20.0) -> Iterator[tuple[Any, Any]]:
+        """The drone's vehicle simulator at its dock (``speedup`` × real time) as (the vehicle, its flight), recorded as
+        the drone's link on this server (``sortie admin link set``); stopped after."""
+        from typer.testing import CliRunner
+
+        from flows.cli import app
+        from flows.sim.flight import FlightOptions, SimFlight
+        from flows.usecases.common import load_world_at
+        from testkit import sim_vehicle
+
+        world = load_world_at(self.world)
+        drone = world.drone(drone_id)
+        dock = world.dock(drone.dock_id)
+        flight = SimFlight(FlightOptions(speedup=speedup, default_speed_mps=drone.cruise_speed_mps))
+        sim = sim_vehicle("udpin:127.0.0.1:0", drone.autopilot, home=(dock.lat, dock.lon, dock.ground_alt_m),
+                          heartbeat_s=0.1, rerequest_s=0.1, flight=flight).start()
+        try:
+            linked = CliRunner().invoke(app, ["admin", "link", "set", drone_id, sim.address, "--home", str(self.home),
+                                              "--world", str(self.world), "--json"])
+            assert linked.exit_code == 0, linked.output
+            yield sim, flight
+        finally:
+            sim.stop()
+
     def plan(self, user: str = "li.wei") -> dict[str, Any]:
         """A new draft of the demo request; the drones report first (a session's server clock runs on past the file's
         telemetry, and a module may plan long after the server started).

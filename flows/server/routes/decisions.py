@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
-from flows.authority.results import DraftView
+from flows.authority.results import ControlView, DraftView, ExpiryView
 from flows.server.models import ApproveBody, AttemptBody, CancelBody, ExpireBody, RejectBody, Totp
 from flows.server.relay import relayed_actor
 from flows.authority.interface import Actor
@@ -87,7 +87,7 @@ def router(kit: "Kit") -> APIRouter:
                 "server_time": c.now.isoformat()}
 
     @r.post("/v1/drafts/{draft_id}/expire")
-    def expire(draft_id: str, body: ExpireBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def expire(draft_id: str, body: ExpireBody, c: kit.Who) -> ExpiryView:  # type: ignore[name-defined]
         """Expire a version if the policy's approval window has passed on the server's clock (a worker's timer)."""
 
         def work(ctx: "RequestContext") -> Any:
@@ -100,7 +100,7 @@ def router(kit: "Kit") -> APIRouter:
         return out
 
     @r.post("/v1/drafts/{draft_id}/cancel")
-    def cancel(draft_id: str, body: CancelBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def cancel(draft_id: str, body: CancelBody, c: kit.Who) -> ControlView:  # type: ignore[name-defined]
         """Withdraw a version before dispatch; the authority wakes a Prefect run waiting on it."""
         c.visible(draft_id)
         scope = "dispatch" if "dispatch" in c.caller.token.scopes else "approve"

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from flows.authority.results import DraftList, DraftView, PendingView
+from flows.authority.results import (DiffView, DraftList, DraftView, ExportSent, LogView, PendingView,
+                                     ReportView)
 from flows.server.models import PlanBody, ReplanBody
 from flows.authority.interface import Actor
 from flows.server.relay import refuse_administrator
@@ -104,16 +105,16 @@ def router(kit: "Kit") -> APIRouter:
 
     @r.get("/v1/drafts/{draft_id}/diff")
     def diff(draft_id: str, c: kit.Who, v1: Annotated[int, Query(ge=1, le=1_000_000)],  # type: ignore[name-defined]
-             v2: Annotated[int, Query(ge=1, le=1_000_000)]) -> dict[str, Any]:
+             v2: Annotated[int, Query(ge=1, le=1_000_000)]) -> DiffView:
         return reading("diff", draft_id, c, {"v1": v1, "v2": v2}, lambda a: a.diff(draft_id, v1, v2))
 
     @r.get("/v1/drafts/{draft_id}/log")
-    def log(draft_id: str, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def log(draft_id: str, c: kit.Who) -> LogView:  # type: ignore[name-defined]
         return reading("log", draft_id, c, {}, lambda a: a.log(draft_id))
 
     @r.get("/v1/drafts/{draft_id}/export")
     def export(draft_id: str, c: kit.Who, format: Annotated[str, Query(max_length=20)],  # type: ignore[name-defined]  # noqa: A002
-               version: Version = None, sortie: Annotated[int, Query(ge=0, le=1000)] = 0) -> dict[str, Any]:
+               version: Version = None, sortie: Annotated[int, Query(ge=0, le=1000)] = 0) -> ExportSent:
         def read(a: Any) -> dict[str, Any]:
             ver, data, suffix = a.export_content(draft_id, format, version=version, sortie=sortie)
             return a.s.stamp({"draft_id": draft_id, "version": ver, "format": format, "suffix": suffix,
@@ -122,7 +123,7 @@ def router(kit: "Kit") -> APIRouter:
         return reading("export", draft_id, c, {"format": format, "version": version}, read)
 
     @r.get("/v1/drafts/{draft_id}/report")
-    def report(draft_id: str, c: kit.Who, version: Version = None) -> dict[str, Any]:  # type: ignore[name-defined]
+    def report(draft_id: str, c: kit.Who, version: Version = None) -> ReportView:  # type: ignore[name-defined]
         """The inspector's report, written on this host beside the version's files; its map as base64."""
         return reading("report", draft_id, c, {"version": version}, lambda a: a.report(draft_id, version))
 

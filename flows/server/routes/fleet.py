@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
-from flows.authority.results import FleetView
+from flows.authority.results import FleetView, HeldCleared, VehicleHolds
 from flows.server.links import resolve_links
 from flows.server.models import ClearBody, ReadVehicleBody
 
@@ -35,7 +35,7 @@ def router(kit: "Kit") -> APIRouter:
         return kit.call(c, "fleet", "read", {}, lambda ctx: ctx.authority().fleet())
 
     @r.post("/v1/fleet/{drone_id}/read")
-    def read_vehicle(drone_id: str, body: ReadVehicleBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def read_vehicle(drone_id: str, body: ReadVehicleBody, c: kit.Who) -> VehicleHolds:  # type: ignore[name-defined]
         """What the drone's vehicle holds (fence, mission, rally), read back through the server's own link (the hub's,
         when it holds one); uploads nothing. The dispatcher role for the drone's tenant."""
         def work(ctx: "RequestContext") -> dict[str, Any]:
@@ -45,7 +45,7 @@ def router(kit: "Kit") -> APIRouter:
         return kit.call(c, "read-vehicle", "dispatch", {"drone_id": drone_id, **body.model_dump()}, work)
 
     @r.post("/v1/fleet/{drone_id}/clear")
-    def clear(drone_id: str, body: ClearBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def clear(drone_id: str, body: ClearBody, c: kit.Who) -> HeldCleared:  # type: ignore[name-defined]
         """Release a drone held after foreign control (``HELD``, fault INTRUSION): an operator looked and says why
         (a dispatcher or admin of its tenant; scope dispatch). Recorded in the ledger; ``fleet.cleared`` event."""
         return kit.call(c, "fleet.clear", "dispatch", {"drone_id": drone_id, "reason": body.reason},

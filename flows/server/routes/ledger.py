@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
+from flows.authority.results import BackupView
 from flows.server.models import BackupBody
 from planner.errors import InvalidArgument
 
@@ -37,7 +38,7 @@ def router(kit: "Kit") -> APIRouter:
     r = APIRouter()
 
     @r.post("/v1/ledger/backup")
-    def ledger_backup(body: BackupBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def ledger_backup(body: BackupBody, c: kit.Who) -> BackupView:  # type: ignore[name-defined]
         def work(ctx: "RequestContext") -> dict[str, Any]:
             stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")  # a folder name: the host's real time
             out = ctx.authority().ledger_backup(kit.config.home / "backups" / f"ledger-{stamp}",

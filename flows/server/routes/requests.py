@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
+from flows.authority.results import DraftView, RequestExpiry, RequestView
 from flows.server.models import AnswersBody, ExpireRequestBody
 from flows.server.relay import refuse_unproven_service, relayed_actor
 from planner.errors import SortieError
@@ -45,12 +46,12 @@ def router(kit: "Kit") -> APIRouter:
     r = APIRouter()
 
     @r.get("/v1/requests/{request_id}")
-    def show(request_id: str, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def show(request_id: str, c: kit.Who) -> RequestView:  # type: ignore[name-defined]
         return kit.call(c, "request", "read", {"request_id": request_id},
                         lambda ctx: ctx.authority().request(request_id))
 
     @r.post("/v1/requests/{request_id}/answers")
-    def answers(request_id: str, body: AnswersBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def answers(request_id: str, body: AnswersBody, c: kit.Who) -> DraftView:  # type: ignore[name-defined]
         if body.totp is None:
             refuse_unproven_service(c, "answer a request")
             who = c.caller.actor
@@ -73,7 +74,7 @@ def router(kit: "Kit") -> APIRouter:
         return out
 
     @r.post("/v1/requests/{request_id}/expire")
-    def expire(request_id: str, body: ExpireRequestBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def expire(request_id: str, body: ExpireRequestBody, c: kit.Who) -> RequestExpiry:  # type: ignore[name-defined]
         """Close an open request once its deadline passed on the server's clock (a worker whose wait ended)."""
         def work(ctx: "RequestContext") -> Any:
             ctx.authority().request(request_id)  # NOT_FOUND for another tenant's

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 
-from flows.authority.results import DispatchView
+from flows.authority.results import ControlView, DispatchView, FollowView, ReconcileView
 from flows.authority.interface import MonitorRequest
 from flows.server.models import DispatchBody, HoldBody, LaunchBody, MonitorBody, RecallBody, ReconcileBody, Totp
 from flows.server.relay import refuse_unproven_service, relayed_actor
@@ -93,30 +93,30 @@ def router(kit: "Kit") -> APIRouter:
         return out
 
     @r.post("/v1/drafts/{draft_id}/launch")
-    def launch(draft_id: str, body: LaunchBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def launch(draft_id: str, body: LaunchBody, c: kit.Who) -> ControlView:  # type: ignore[name-defined]
         """Pre-flight checks and the vehicles' arm-and-start sequence; LAUNCHED, or PREFLIGHT_FAILED naming why."""
         return flight_control("launch", draft_id, c, body.model_dump(), None, lambda a, links: a.launch(
             draft_id, body.version, link=links, prearm_wait_s=body.prearm_wait_s), needs_person=False)
 
     @r.post("/v1/drafts/{draft_id}/pause")
-    def pause(draft_id: str, body: HoldBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def pause(draft_id: str, body: HoldBody, c: kit.Who) -> ControlView:  # type: ignore[name-defined]
         return flight_control("pause", draft_id, c, body.model_dump(), body.totp, lambda a, links: a.pause(
             draft_id, body.version, reason=body.reason, link=links, force=body.force))
 
     @r.post("/v1/drafts/{draft_id}/resume")
-    def resume(draft_id: str, body: HoldBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def resume(draft_id: str, body: HoldBody, c: kit.Who) -> ControlView:  # type: ignore[name-defined]
         return flight_control("resume", draft_id, c, body.model_dump(), body.totp,
                               lambda a, links: a.resume(draft_id, body.version, reason=body.reason, link=links))
 
     @r.post("/v1/drafts/{draft_id}/recall")
-    def recall(draft_id: str, body: RecallBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def recall(draft_id: str, body: RecallBody, c: kit.Who) -> ControlView:  # type: ignore[name-defined]
         return flight_control("recall", draft_id, c, body.model_dump(), body.totp, lambda a, links: a.recall(
             draft_id, body.version, land_here=body.land_here, reason=body.reason, link=links, wait_s=body.wait_s))
 
     # ------------------------------------------------------------------ following a flight
 
     @r.post("/v1/drafts/{draft_id}/monitor")
-    async def monitor(draft_id: str, body: MonitorBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    async def monitor(draft_id: str, body: MonitorBody, c: kit.Who) -> FollowView:  # type: ignore[name-defined]
         """Follow the dispatched version on the server (started once, joined after); wait at most ``wait_s``.
 
         A long poll: its checks run on a worker thread in the general lane, its wait for the flight holds no
@@ -161,7 +161,7 @@ def router(kit: "Kit") -> APIRouter:
     # ------------------------------------------------------------------ settling an uncertain dispatch
 
     @r.post("/v1/drafts/{draft_id}/reconcile")
-    def reconcile(draft_id: str, body: ReconcileBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def reconcile(draft_id: str, body: ReconcileBody, c: kit.Who) -> ReconcileView:  # type: ignore[name-defined]
         """Read the vehicle back (at the server's link record) and record what it holds; never re-sends."""
 
         def work(ctx: "RequestContext") -> dict[str, Any]:
