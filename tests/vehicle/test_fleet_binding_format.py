@@ -1,4 +1,5 @@
-"""The fleet's optional binding keys: loaded when present, refused when malformed, absent in older worlds."""
+"""The fleet's optional binding keys: loaded when present, refused when malformed (that drone alone, issue 42), absent in
+older worlds."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from flows.context import DEMO_WORLD_DIR
-from planner.errors import InvalidArgument
 from flows.world_folder import load_world
 
 
@@ -41,6 +41,10 @@ def test_binding_keys_load(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fields", [{"mavlink_system_id": 0}, {"mavlink_system_id": 256}, {"mavlink_component_id": -1},
                                     {"signing_key": "../keys/x"}, {"signing_key": ""}, {"signing_key_hex": "00"}])
 def test_malformed_binding_is_refused_with_its_path(tmp_path: Path, fields: dict[str, object]) -> None:
-    with pytest.raises(InvalidArgument) as info:
-        load_world(_world(tmp_path, **fields))
-    assert "fleet.json" in json.dumps(info.value.to_dict(), default=str)
+    """A malformed binding refuses its drone alone, located in fleet.json; the rest of the fleet loads."""
+    demo = load_world(DEMO_WORLD_DIR)
+    world = load_world(_world(tmp_path, **fields))
+    (refused,) = world.refused_drones
+    assert refused.id == demo.drones[0].id
+    assert any("fleet.json" in p and "drones[0]" in p for p in refused.problems), refused.problems
+    assert [d.id for d in world.drones] == [d.id for d in demo.drones[1:]]
