@@ -236,15 +236,17 @@ def test_a_busy_drone_and_an_overdue_draft_end_named(room: Room, sims: dict[str,
     to start the run and ask for the first dispatch, short enough to see the approval lapse and a draft expire."""
     from flows.server.config import PolicyStore
 
-    # A flies M30T-01 and never ends (the vehicle is dispatched, the mission never followed): the drone stays busy
-    a = room.plan("region-1003")
+    # A flies M30T-01 and never ends (the vehicle is dispatched, the mission never followed): the drone stays busy.
+    # B is planned for M30T-01 before A's dispatch (a drone committed to a dispatch is no longer planned: issue 42),
+    # so B's dispatch is the one that finds the drone busy.
+    a, b = room.plan("region-1003"), room.plan("region-1003")
+    assert [s["drone"] for s in b["sorties"]] == ["M30T-01"]
     room.ok("chen.jing", "POST", f"/v1/drafts/{a['draft_id']}/approve", json={"version": 1, "plan_hash": a["plan_hash"]})
     assert room.ok("chen.jing", "POST", f"/v1/drafts/{a['draft_id']}/dispatch", json={})["status"] == "ACKED"
     policy = PolicyStore(room.home)
     before, _ = policy.set(approval_ttl=timedelta(seconds=75))
     try:
-        b, c = room.plan("region-1003"), room.plan("region-1001")
-        assert [s["drone"] for s in b["sorties"]] == ["M30T-01"]
+        c = room.plan("region-1001")
         room.ok("chen.jing", "POST", f"/v1/drafts/{b['draft_id']}/approve",
                 json={"version": 1, "plan_hash": b["plan_hash"]})
         busy = room.start_run("dispatch-mission", draft_id=b["draft_id"], version=1)

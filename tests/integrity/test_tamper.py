@@ -282,14 +282,15 @@ def test_a_deleted_dispatch_row_is_named_and_frees_no_drone(home: Path, approved
     from flows.usecases import decisions, dispatching, planning
 
     first = approved[2]
-    assert _dispatch(first, sim).status == "ACKED"
     later = kit.now() + timedelta(minutes=1)
+    # planned before the first dispatch: a drone committed to a dispatch is no longer planned (issue 42)
     s = planning.plan_draft(text=kit.TEXT, region_id="region-1001", requested_by="li.wei",
                             grounds=Grounds(ledger=open_ledger(), world_dir=str(approved[1])),
                             now=later)
     decisions.approve(s.draft_id, s.version, approver="chen.jing", plan_hash=s.plan_hash, comment="ok", now=later,
                       grounds=Grounds(ledger=open_ledger()))
     assert {x.drone for x in s.sorties} == {open_ledger().get_draft(first).plan["sorties"][0]["drone_id"]}
+    assert _dispatch(first, sim).status == "ACKED"
 
     def dry_run() -> SortieError:
         with pytest.raises(SortieError) as err:

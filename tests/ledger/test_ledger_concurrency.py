@@ -87,7 +87,8 @@ RACER = """
 import json, sys, time
 from datetime import datetime
 from flows.ledger import Ledger
-from planner.errors import ApprovalRequired, SortieError
+from flows.errors import ApprovalRequired
+from planner.errors import SortieError
 from pathlib import Path
 path, role, who, sync = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
 now = datetime.fromisoformat("2026-11-29T07:00:00+02:00")

@@ -180,6 +180,8 @@ def test_a_mission_recalled_during_the_docks_turnaround_ends_then_and_flies_no_f
                                         speedup=SPEEDUP, recall_answers=answers)
     assert answers and answers[0].state in ("RECALLING", "RECALLED"), answers  # nothing to send: the vehicle is down
     assert [(f.sortie_index, f.status) for f in result.flights] == [(0, "SUCCEEDED")], result.reason
-    assert result.state == "RECALLED" and "sortie 1 not flown: the mission was recalled during the turnaround" \
-        in result.reason, (result.state, result.reason)
+    # "… recalled" when the recall is seen as the sortie lands, "… recalled during the turnaround" when it comes in
+    # while the dock turns the drone around: which one depends on when the follower hears it, not on the outcome
+    assert result.state == "RECALLED" and "sortie 1 not flown: the mission was recalled" in result.reason, \
+        (result.state, result.reason)
     assert not any("sortie 1 uploaded" in r or "sortie 1 launched" in r for r in _notes(draft_id, version))
