@@ -58,3 +58,27 @@ def test_path_scanning_serves_every_unit_once_within_the_load(rule: int) -> None
     assert all(sum(int(data.demand[u]) for u, _ in s) <= data.capacity for s in sorties)
     again = split_tour(data, [u for s in sorties for u, _ in s])[0]
     assert again <= plan_cost(data, sorties)  # the split of its own order is never worse
+
+
+def test_the_population_keeps_broken_pairs_distances_and_drops_clones_first() -> None:
+    """HGS's survivor selection on plans of random tours: distances row by row, the size bounded, no clone kept."""
+    from planner.patrol.arc_memetic import POP_LAMBDA, POP_MIN, _Plan, _Population, _successors
+
+    data = _random_data(12, 3, capacity=9)
+    rng = np.random.default_rng(5)
+    pop = _Population()
+    plans = []
+    for k in range(POP_MIN + POP_LAMBDA - 1):
+        tour = [int(u) for u in rng.permutation(12)] if k % 3 else [int(u) for u in range(12)]  # a clone every third
+        cost, sorties = split_tour(data, tour)
+        plans.append(_Plan(cost, sorties, _successors(12, sorties)))
+        pop.add(plans[-1])
+        n = len(pop.plans)
+        want = np.array([[np.mean(a.succ != b.succ) for b in pop.plans] for a in pop.plans])
+        assert np.array_equal(pop.dist, want) and pop.succs.shape == (n, 12)
+        assert n == k + 1  # not full yet: nothing dropped
+    pop.add(plans[1])  # full: survivors down to POP_MIN, every clone of the identity tour but one gone first
+    assert len(pop.plans) == POP_MIN
+    signatures = [(p.cost, p.succ.tobytes()) for p in pop.plans]
+    assert len(set(signatures)) == len(signatures)
+    assert np.array_equal(pop.dist, np.array([[np.mean(a.succ != b.succ) for b in pop.plans] for a in pop.plans]))
