@@ -25,6 +25,7 @@ sparse at the corners: issue 43's subject, not this test's) is read by name, not
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -172,6 +173,8 @@ def test_an_operator_runs_a_shift_in_the_documented_control_room(shift: Shift) -
         card = f".approval[data-draft='{draft}']"
         b.wait(f"!!document.querySelector(\"{card}\")", 30, what="the patrol waiting on the page too")
         b.click(f"{card} button.route")
+        b.wait(f"document.querySelectorAll(\"#l-planned path[data-draft='{draft}']\").length > 0", 30,
+               what="the patrol's proposed route on the map")
         mark("suspended on its approval form")
         shift.shot("shift-patrol-waiting")
         client.resume_flow_run(run.id, run_input={
@@ -249,6 +252,9 @@ def test_an_operator_runs_a_shift_in_the_documented_control_room(shift: Shift) -
     recalling = next(e for e in room.ok("chen.jing", "GET", f"/v1/drafts/{other_id}/log")["events"]
                      if e["to_state"] == "RECALLING")
     assert recalling["actor"] == "chen.jing", recalling  # the stop as the person on the page
-    rows = shift.postgres.psql(f"\\c prefect\nSELECT 'state=' || state_name FROM flow_run WHERE id = '{run.id}';")
+    rows = shift.postgres.psql(f"\\c prefect\nSELECT 'inputs=' || count(*) FROM flow_run_input WHERE flow_run_id = "
+                               f"'{run.id}';\nSELECT 'state=' || state_name FROM flow_run WHERE id = '{run.id}';")
+    inputs = re.search(r"inputs=(\d+)", rows)
+    assert inputs is not None and int(inputs.group(1)) >= 4, rows  # both forms' schemas and both answers
     assert f"state={final.state.name}" in rows, rows  # the run's named end, in PostgreSQL's table
     assert b.errors == [], b.errors
