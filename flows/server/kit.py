@@ -94,6 +94,7 @@ class RequestContext:
     policy: Policy
     _grounds: Grounds | None = None
     _drafts: dict[tuple[str, int | None], DraftRecord] = field(default_factory=dict)
+    _authority: LocalAuthority | None = None
     audited: bool = False  # whether this request's audit row was written (else the error handlers write it)
 
     def grounds(self) -> Grounds:
@@ -101,7 +102,7 @@ class RequestContext:
         request — the cache's, taken once (``WORLD_UNAVAILABLE`` if the folder does not load strictly), its drones as
         the vehicle hub hears them (``Grounds.seen``)."""
         if self._grounds is None:
-            self._grounds = self.kit.grounds().seen(pin=True)
+            self._grounds = self.kit.pinned_grounds()
         return self._grounds
 
     @property
@@ -147,8 +148,13 @@ class RequestContext:
         )
 
     def authority(self, actor: Actor | None = None, **evidence: Any) -> LocalAuthority:
-        """The embedded authority on the request's grounds, acting as ``actor`` (default the token's user)."""
-        return LocalAuthority(self.grounds(), self.session(actor, **evidence))
+        """The embedded authority on the request's grounds, acting as ``actor`` (default the token's user: that one
+        made once a request, as its grounds are)."""
+        if actor is not None or evidence:
+            return LocalAuthority(self.grounds(), self.session(actor, **evidence))
+        if self._authority is None:
+            self._authority = LocalAuthority(self.grounds(), self.session())
+        return self._authority
 
     def stamp(self, out: dict[str, Any], actor: Actor | None = None) -> dict[str, Any]:
         """A result a route put together itself, stamped as the authority stamps its own (``Session.stamp``)."""
@@ -177,6 +183,7 @@ class Kit:
     hub: Any = None  # the vehicle hub (flows.fleet.hub.VehicleHub) while the server serves with --fleet live
     settler: Any = None  # settles a crash's unanswered vehicle commands (flows.server.rounds.Settler) while serving
     Who: Any = None  # the Annotated dependency that yields the request's ``RequestContext`` (set by ``api``)
+    _pinned: Grounds | None = field(default=None, init=False, repr=False)  # ``pinned_grounds``' last, without a hub
 
     def __post_init__(self) -> None:
         if self.worlds is None:
@@ -192,6 +199,19 @@ class Kit:
         held = {} if hub is None else {"vehicles": hub.vehicles}  # else a link per call (``--fleet file``)
         return Grounds(ledger=self.ledger, world_dir=self.config.world, rules=self.config.rules, strict=True,
                        source=self._world, decide=self.plans.run if self.plans else None, live=hub, **held)
+
+    def pinned_grounds(self) -> Grounds:
+        """The grounds of one request: pinned to one world snapshot, strictly loaded (``WORLD_UNAVAILABLE`` when the
+        folder does not load). With a vehicle hub, the world as the hub hears its drones now, for this request
+        (``Grounds.seen``); without one, the same pinned grounds for every request until the world folder or the
+        admin's links change (the cache's snapshot and ``links.json`` are each one object while they do not):
+        pinning them again for each request was a tenth of a read's CPU (issue 44's server bench)."""
+        if self.hub is not None:
+            return self.grounds().seen(pin=True)
+        world, last = self._world(), self._pinned
+        if last is None or last.snapshot is None or last.snapshot[1] is not world:
+            last = self._pinned = self.grounds().pinned(world)
+        return last
 
     def _world(self) -> World:
         """The server's own world: the cache's snapshot with the admin's links and bindings (``flows.server.links``)."""

@@ -39,6 +39,9 @@ from planner.world.model import Drone, World
 
 __all__ = ["LinkStore", "resolve_links", "unbound_drones", "require_bound"]
 
+#: ``links.json`` before an admin wrote one (shared by every read: never changed)
+_NO_LINKS: Mapping[str, Any] = {"links": {}}
+
 
 class LinkStore:
     """``<home>/links.json``: drone id → pymavlink connection string, the admin's overrides of fleet.json, and
@@ -46,12 +49,17 @@ class LinkStore:
 
     def __init__(self, home: str | Path) -> None:
         self.path = Path(home) / "links.json"
+        self._applied: tuple[World, Mapping[str, Any], World] | None = None  # the last ``apply``: world, file, answer
+
+    def _file(self) -> Mapping[str, Any]:
+        """The file's object (shared, never changed; the same object while the file does not change)."""
+        return read_json_current(self.path, _NO_LINKS)
 
     def all(self) -> dict[str, str]:
-        return dict(read_json_current(self.path, {"links": {}}).get("links", {}))
+        return dict(self._file().get("links", {}))
 
     def bindings(self) -> dict[str, dict[str, Any]]:
-        return {k: dict(v) for k, v in read_json_current(self.path, {"links": {}}).get("bindings", {}).items()}
+        return {k: dict(v) for k, v in self._file().get("bindings", {}).items()}
 
     def bind(self, drone_id: str, *, system_id: int, component_id: int | None, key_ref: str) -> dict[str, Any] | None:
         """Record the binding of ``drone_id``; returns the one it replaces (None: the fleet file's applied)."""
@@ -62,8 +70,18 @@ class LinkStore:
         return before
 
     def apply(self, world: World) -> World:
-        """``world`` whose drones have the admin's link and binding where one is recorded (the rest untouched)."""
-        links, bindings = self.all(), self.bindings()
+        """``world`` whose drones have the admin's link and binding where one is recorded (the rest untouched); the
+        same world object while neither the world nor the file changed (the server's requests share one snapshot)."""
+        file, last = self._file(), self._applied
+        if last is not None and last[0] is world and last[1] is file:
+            return last[2]
+        applied = self._applied_to(world, file)
+        self._applied = (world, file, applied)
+        return applied
+
+    @staticmethod
+    def _applied_to(world: World, file: Mapping[str, Any]) -> World:
+        links, bindings = file.get("links", {}), file.get("bindings", {})
         if not links and not bindings:
             return world
 

@@ -42,18 +42,41 @@ def _relative(path: Any, home: Path) -> Any:
     return found if found is not None else PurePath(path).name  # outside the home: never where it lies
 
 
+#: what an answer's walk need not look into (checked before the ``Mapping`` ABC, whose check is slow)
+_LEAVES = (str, int, float, type(None))
+
+
 def relative_files(value: Any, home: Path) -> Any:
-    """``value`` with every ``files`` mapping (or list) in it, at any depth, made of references relative to ``home``."""
+    """``value`` with every ``files`` mapping (or list) in it, at any depth, made of references relative to ``home``.
+
+    A container with no ``files`` below it is returned as it is (not copied): the walk is every server answer's
+    cost, and copying every dict and list of an answer the authority built for this request alone bought nothing
+    (issue 44's server bench); the containers on the way to a ``files`` are new, the answer itself is not changed."""
     if isinstance(value, Mapping):
-        out = {}
+        out: dict[Any, Any] | None = None if isinstance(value, dict) else dict(value)  # a JSON object: a dict
         for k, v in value.items():
             if k == "files" and isinstance(v, Mapping):
-                out[k] = {name: _relative(p, home) for name, p in v.items()}
+                new: Any = {name: _relative(p, home) for name, p in v.items()}
             elif k == "files" and isinstance(v, list):
-                out[k] = [_relative(p, home) for p in v]
+                new = [_relative(p, home) for p in v]
+            elif isinstance(v, _LEAVES):
+                continue
             else:
-                out[k] = relative_files(v, home)
-        return out
+                new = relative_files(v, home)
+                if new is v:
+                    continue
+            if out is None:
+                out = dict(value)
+            out[k] = new
+        return value if out is None else out
     if isinstance(value, list):
-        return [relative_files(v, home) for v in value]
+        items: list[Any] | None = None
+        for i, v in enumerate(value):
+            if not isinstance(v, _LEAVES):
+                new = relative_files(v, home)
+                if new is not v:
+                    if items is None:
+                        items = list(value)
+                    items[i] = new
+        return value if items is None else items
     return value

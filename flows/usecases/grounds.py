@@ -93,6 +93,8 @@ class Grounds:
         authority's ``source`` for its own folder, else loaded now (strictly when ``strict``)."""
         from flows.usecases.common import load_world_at
 
+        if self.snapshot is not None and self.world_dir is not None:
+            return self.snapshot[1]  # the authority's own folder, whatever was recorded: the one it is pinned to
         root = self.world_folder(recorded)
         if self.snapshot is not None and self.snapshot[0] == root.resolve():
             return self.snapshot[1]

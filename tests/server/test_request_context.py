@@ -57,7 +57,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
         time.sleep(0.1)
     try:
-        yield {"url": url, "tokens": tokens, "world": world}
+        yield {"url": url, "tokens": tokens, "world": world, "home": config.home}
     finally:
         server.should_exit = True
         thread.join(timeout=20)
@@ -117,3 +117,40 @@ def test_a_steady_world_is_parsed_by_no_request(served: dict[str, Any], monkeypa
         counts.update(world=0)
         call("chen.jing", "GET", f"/v1/drafts/{draft}")
         assert counts["world"] == expected, (expected, counts)
+
+
+def test_the_world_is_pinned_once_per_change_not_per_request(served: dict[str, Any],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reads pin no world while neither the world folder nor the admin's links change; a change of either is pinned
+    by the next request, once, and that request's world carries it (issue 44: pinning per request was a tenth of a
+    read's CPU)."""
+    from flows.server.links import LinkStore
+    from flows.usecases.grounds import Grounds
+
+    pins: list[Any] = []
+    pinned = Grounds.pinned
+
+    def counted(self: Grounds, world: Any) -> Grounds:
+        pins.append(world)
+        return pinned(self, world)
+
+    monkeypatch.setattr(Grounds, "pinned", counted)
+
+    def read() -> None:
+        r = httpx.get(served["url"] + "/v1/drafts", headers={"Authorization": f"Bearer {served['tokens']['chen.jing']}"},
+                      timeout=120)
+        assert r.status_code == 200, r.text
+
+    read()
+    pins.clear()
+    for _ in range(5):
+        read()
+    assert pins == []
+    LinkStore(served["home"]).set("M30T-01", "udp:127.0.0.1:14999")
+    try:
+        read()
+        read()
+        assert len(pins) == 1
+        assert {d.id: d.link for d in pins[0].drones}["M30T-01"] == "udp:127.0.0.1:14999"
+    finally:
+        LinkStore(served["home"]).unset("M30T-01")

@@ -8,11 +8,15 @@ cancel; an open request shown, answered and expired; a ledger backup; and on a s
 vehicle simulator: dispatch, the vehicle read back, reconcile, launch, pause, resume, recall, the follower's end) has
 every key its type says is always there, and validated against that type it comes back the very same object (nothing
 dropped, nothing converted: an int stays an int); the published OpenAPI schema names the type of each route's answer;
-a shape that lacks a key the type requires is refused by the same type.
+a shape that lacks a key the type requires is refused by the same type. The server's own answers
+(``flows.server.answers``) the same way: ``/v1/health``, a relayed refused attempt, and every event a plan and an
+approval put on the feed, read from a real Server-Sent Events stream.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from dataclasses import fields
 from typing import Any
@@ -25,6 +29,7 @@ from flows.authority import results
 from flows.authority.results import (BackupView, ControlView, DiffView, DispatchView, DraftList, DraftView, ExpiryView,
                                      ExportSent, FleetView, FollowView, LogView, MonitorView, PendingView, ReconcileView,
                                      ReportView, RequestExpiry, RequestView, SortieRow, Stamped, VehicleHolds, WhoAmI)
+from flows.server.answers import AttemptRecorded, FeedEvent, HealthView
 from flows.usecases.control_kit import ControlResult
 from flows.usecases.views import DispatchSummary, DraftSummary, SortieSummary
 from flows.vehicle.flight_record import MonitorResult
@@ -222,3 +227,48 @@ def test_the_answer_types_name_every_field_of_the_views_they_carry() -> None:
     assert keys(DispatchView) == {f.name for f in fields(DispatchSummary)}
     assert keys(ControlView) == {f.name for f in fields(ControlResult)}
     assert keys(MonitorView) == {f.name for f in fields(MonitorResult)} | {"launch"}
+
+
+@pytest.mark.timeout(300)
+def test_health_attempts_and_events_have_their_types(authority: Any) -> None:
+    health = authority.call("li.wei", "GET", "/v1/health")
+    assert health.status_code == 200, health.text
+    _same_through(HealthView, health.json())
+
+    events: list[dict[str, Any]] = []
+    opened = threading.Event()
+
+    def listen() -> None:
+        with authority.client("chen.jing") as c, c.stream("GET", "/v1/events",
+                                                          params={"max_events": 3, "timeout_s": 120}) as s:
+            opened.set()
+            for line in s.iter_lines():
+                if line.startswith("data: "):
+                    events.append(json.loads(line[len("data: "):]))
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    assert opened.wait(60), "the event stream did not open"
+    authority.end_flights()
+    d = authority.plan()
+    approved = authority.call("chen.jing", "POST", f"/v1/drafts/{d['draft_id']}/approve",
+                              json={"version": d["version"], "plan_hash": d["plan_hash"]})
+    assert approved.status_code == 200, approved.text
+    listener.join(150)
+    assert [e["type"] for e in events] == ["draft.recorded", "approval.needed", "draft.approved"], events
+    for e in events:
+        _same_through(FeedEvent, e)
+        assert e["draft_id"] == d["draft_id"] and "plan" not in e and "files" not in e
+
+    relayed = authority.call("worker", "POST", f"/v1/drafts/{d['draft_id']}/attempts",
+                             json={"version": d["version"], "command": "prefect.approve", "code": "INVALID_ARGUMENT"})
+    assert relayed.status_code == 200, relayed.text
+    _same_through(AttemptRecorded, relayed.json())
+
+    schema = authority.call("li.wei", "GET", "/openapi.json").json()
+    for path, method, name in (("/v1/health", "get", "HealthView"),
+                               ("/v1/drafts/{draft_id}/attempts", "post", "AttemptRecorded")):
+        ok = schema["paths"][path][method]["responses"]["200"]["content"]["application/json"]["schema"]
+        assert ok == {"$ref": f"#/components/schemas/{name}"}, (path, ok)
+    with pytest.raises(pydantic.ValidationError, match="safety_gate"):
+        pydantic.TypeAdapter(HealthView).validate_python({k: v for k, v in health.json().items() if k != "safety_gate"})

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from flows.authority.results import WhoAmI
+from flows.server.answers import HealthView
 
 if TYPE_CHECKING:
     from flows.server.kit import Kit, RequestContext
@@ -18,8 +19,8 @@ __all__ = ["router"]
 def router(kit: "Kit") -> APIRouter:
     r = APIRouter()
 
-    @r.get("/v1/health")
-    async def health() -> Any:
+    @r.get("/v1/health", responses={503: {"model": HealthView, "description": "the ledger is not the file held"}})
+    async def health() -> HealthView:
         """Liveness (no data of anyone's): the server runs, and where its full walk of the ledger stands. Answered
         on the event loop, through no lane: it answers however busy the workers are. ``event_streams``: how many
         screens are subscribed to the events now (a count, nobody's data); ``safety_gate``: whether reads step aside
@@ -29,7 +30,7 @@ def router(kit: "Kit") -> APIRouter:
         body = {"ok": ledger is None, **kit.integrity.to_dict(), "ledger": ledger or "ok",
                 "event_streams": kit.bus.count(), "safety_gate": kit.gate.to_dict(), "vehicles": kit.vehicles(),
                 "vehicle_commands": kit.settler.to_dict() if kit.settler is not None else None}
-        return body if ledger is None else JSONResponse(body, status_code=503)
+        return body if ledger is None else JSONResponse(body, status_code=503)  # type: ignore[return-value]
 
     @r.get("/v1/whoami")
     def whoami(c: kit.Who) -> WhoAmI:  # type: ignore[name-defined]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter
 
 from flows.authority.results import ControlView, DraftView, ExpiryView
+from flows.server.answers import AttemptRecorded
 from flows.server.models import ApproveBody, AttemptBody, CancelBody, ExpireBody, RejectBody, Totp
 from flows.server.relay import relayed_actor
 from flows.authority.interface import Actor
@@ -70,7 +71,7 @@ def router(kit: "Kit") -> APIRouter:
                       lambda a: a.reject(draft_id, body.version, reason=body.reason))
 
     @r.post("/v1/drafts/{draft_id}/attempts")
-    def attempt(draft_id: str, body: AttemptBody, c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def attempt(draft_id: str, body: AttemptBody, c: kit.Who) -> AttemptRecorded:  # type: ignore[name-defined]
         """A form input the relaying worker refused before asking (its answer stays in the run): the server audits it
         too (``server.<command>``, the worker's user as the actor, the input's user id as an unproven claim)."""
         import time
