@@ -35,6 +35,8 @@ from flows.vehicle.udp_exclusive import mavlink_connection  # noqa: E402
 
 __all__ = ["SimPort", "RADIO_STATUS_ID"]
 
+_TCP_QUEUE_BYTES = 1 << 20  # what a TCP port holds for a client that does not read (then it drops whole messages)
+_DUE_SLACK_S = 1e-6  # a stream stepped to its due time is due then, whatever the floating-point sum says
 RADIO_STATUS_ID = 109  # MAVLINK_MSG_ID_RADIO_STATUS: accepted unsigned on any port (GCS_Signing.cpp accept_list)
 
 
@@ -67,21 +69,35 @@ class _OneClientTcp(mavutil.mavtcpin):
             return ""
         return data
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._unsent = bytearray()  # bytes of whole messages the client's socket has not taken yet
+        super().__init__(*args, **kwargs)
+
     def _drop_client(self) -> None:
         try:
             self.port.close()
         except (OSError, AttributeError):
             pass
+        self._unsent = bytearray()
         self.port = None
         self.fd = self.listen.fileno()
 
     def write(self, buf: Any) -> None:
+        """Queue ``buf`` whole behind what the socket has not taken yet; a full queue drops the new message whole,
+        as ArduPilot skips a message its port's transmit buffer has no room for (``GCS_MAVLINK::txspace``): a slow
+        reader loses messages, never the framing of one (a non-blocking ``send`` may take part of it)."""
         if self.port is None:
             return
+        if len(self._unsent) + len(buf) <= _TCP_QUEUE_BYTES:
+            self._unsent += bytes(buf)
         try:
-            self.port.send(buf)
+            sent = self.port.send(self._unsent) if self._unsent else 0
+        except BlockingIOError:
+            sent = 0
         except OSError:
             self._drop_client()
+            return
+        del self._unsent[:sent]
 
 
 class SimPort:
@@ -155,6 +171,13 @@ class SimPort:
             return False  # a udpin port with no peer yet, or a peer that went away
         return True
 
+    def next_due_s(self) -> float | None:
+        """The vehicle time the earliest asked stream of this port is due next (None: nothing asked or no client)."""
+        if not self.has_client:
+            return None
+        due = [self.last_sent_s.get(name, -1e9) + interval for name, interval in self.rates_s.items() if interval > 0]
+        return min(due) if due else None
+
     def due(self, name: str, now_s: float, wall_s: float = 0.0, min_wall_s: float = 0.0) -> bool:
         """Whether ``name`` is asked on this port and its interval has passed (``now_s``: simulated seconds), and
         ``min_wall_s`` wall seconds since it last went (``wall_s``: the wall clock)."""
@@ -162,7 +185,7 @@ class SimPort:
         if interval is None or interval <= 0:
             return False
         last = self.last_sent_s.get(name)
-        if last is not None and now_s - last < interval and now_s >= last:
+        if last is not None and now_s - last < interval - _DUE_SLACK_S and now_s >= last:
             return False
         if min_wall_s > 0 and wall_s - self._last_wall_s.get(name, -1e9) < min_wall_s:
             return False

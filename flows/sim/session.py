@@ -34,11 +34,12 @@ class Session:
         """Booted, and not restarting."""
         return self.booted_wall is not None and now >= self.booted_wall and now >= self.silent_until
 
-    def advance(self, now: float, speedup: float, max_sim_s: float, max_wall_s: float) -> None:
-        """Move the clock by the wall time since the last turn × ``speedup``, within the turn's bounds."""
+    def advance(self, now: float, speedup: float, max_sim_s: float, max_wall_s: float) -> float:
+        """Where this turn takes the clock: the wall time since the last turn × ``speedup``, within the turn's
+        bounds. The caller moves ``clock_s`` there, in one go or in steps (``SimVehicle._periodic``)."""
         wall_dt = min(max_wall_s, max(0.0, now - (self._last_wall if self._last_wall is not None else now)))
         self._last_wall = now
-        self.clock_s += min(max_sim_s, wall_dt * speedup)
+        return self.clock_s + min(max_sim_s, wall_dt * speedup)
 
     def restart(self, now: float, silent_s: float) -> None:
         """A reboot: silent for ``silent_s`` wall seconds, then booted again with the clock at 0."""

@@ -67,6 +67,7 @@ BOOT_S = 10.0  # uploads answered NO_SPACE (FACTS.md: "wait ~10 s or retry")
 PREARM_S = 35.0  # pre-arm checks pass (FACTS.md: ~20–60 s after boot in SITL)
 MAX_TURN_WALL_S = 0.25  # a loop turn advances the vehicle's clock by at most this much wall time …
 MAX_TURN_SIM_S = 1.0  # … and by at most this much of its own (each turn then streams what is due)
+MIN_STEP_SIM_S = 0.02  # streams stepped to no finer than 50 Hz of the vehicle's time (SRx_* rates stop at 50 Hz)
 MIN_WALL_S = 0.02  # in flight, the heartbeat at most 50 times a wall second, whatever the speed-up
 GROUND_MIN_WALL_S = 0.1  # on the ground (nothing moves), the heartbeat and each stream at most 10 times a wall second
 REBOOT_WALL_S = 1.0  # silent while it restarts
@@ -456,9 +457,22 @@ class SimVehicle:
     # --- the loop ---------------------------------------------------------------------------
 
     def _periodic(self, now: float) -> None:
-        self.session.advance(now, self.speedup, MAX_TURN_SIM_S, MAX_TURN_WALL_S)
-        if self.flight is not None:
-            self.flight.tick(self, now)
+        """One loop turn. In flight the turn's stretch of the vehicle's clock is flown in steps that end where a
+        stream is due, each step streaming what is due then: a position asked at 5 Hz goes out every 0.2 s of the
+        vehicle's time with where it was then, at any speed-up, as ArduPilot's ``GCS_MAVLINK::update_send``
+        (``libraries/GCS_MAVLink/GCS_Common.cpp``) times each stream on ``AP_HAL::millis()`` — SITL's own clock —
+        and PX4's ``MavlinkStream::update`` on ``hrt_absolute_time()``. (One step per turn sent one position per
+        turn: at 500× one a simulated second, a chord across every corner.)"""
+        target = self.session.advance(now, self.speedup, MAX_TURN_SIM_S, MAX_TURN_WALL_S)
+        while True:
+            due = [d for d in (p.next_due_s() for p in self.ports) if d is not None] if self._flying() else []
+            step_to = max(min([target, *due]), self.session.clock_s + MIN_STEP_SIM_S)
+            self.session.clock_s = min(target, step_to)
+            if self.flight is not None:
+                self.flight.tick(self, now)
+            if self.session.clock_s >= target:
+                break
+            self._stream(now)
         self._protocol.tick(now)
         self._heartbeat(now)
         if self.dialect == "ardupilot" and self.clock_s - self._last_timesync_clock >= 10.0:

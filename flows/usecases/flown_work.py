@@ -10,6 +10,12 @@ passed within that distance of it. A mission's work is flown when at least
 ``WORK_SHARE`` of its lane metres, sweep metres and points were (each kind that
 it has); otherwise it ended INCOMPLETE and ``unflown`` says what was not.
 
+The track is what was heard, stamped with the vehicle's clock: a straight line
+joins two positions heard at most ``JOIN_S`` apart (the follower asks for 5 a
+second and keeps a hovering vehicle's position every second); across a longer
+silence (a lost link, datagrams lost) nothing is assumed flown — a chord of
+many seconds across a corner would count a lane the vehicle cut.
+
 Pure: plan and tracks in, numbers out (used by the monitor to judge the end,
 and by the report).
 """
@@ -21,16 +27,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from shapely.geometry import LineString, Point
+from shapely.ops import unary_union
 
 from planner.plan import Plan, Sortie
 
-__all__ = ["REACH_TOLERANCE_M", "WORK_SHARE", "work_flown", "sortie_work", "work_complete", "unflown"]
+__all__ = ["REACH_TOLERANCE_M", "WORK_SHARE", "JOIN_S", "work_flown", "sortie_work", "work_complete", "unflown"]
 
 REACH_TOLERANCE_M = 5.0
 WORK_SHARE = 0.95
+JOIN_S = 1.0  # the longest silence a straight line of the track bridges (five positions at the follower's 5 Hz)
 _M_PER_DEG = 111_320.0
 
-Track = list[tuple[float, float]]  # (lon, lat)
+Track = list[tuple[float, float, float]]  # (t_s on the vehicle's clock, lon, lat)
 
 
 class _Frame:
@@ -48,16 +56,31 @@ def _empty() -> dict[str, Any]:
     return {"lanes": {}, "points": {}, "sweep": [0.0, 0.0]}
 
 
+def _heard_pieces(track: Track) -> list[list[tuple[float, float]]]:
+    """The track cut where two positions were heard more than ``JOIN_S`` apart: (lon, lat) runs."""
+    pieces: list[list[tuple[float, float]]] = []
+    last_t: float | None = None
+    for t, lon, lat in track:
+        if last_t is None or not 0.0 <= t - last_t <= JOIN_S:
+            pieces.append([])
+        pieces[-1].append((lon, lat))
+        last_t = t
+    return pieces
+
+
+def _zone(track: Track, frame: _Frame, tolerance_m: float) -> Any:
+    """Where the track was within ``tolerance_m``: each heard run's line (a lone position: its point), buffered."""
+    shapes = [LineString([frame.xy(*p) for p in run]) if len(run) >= 2 else Point(frame.xy(*run[0]))
+              for run in _heard_pieces(track)]
+    return unary_union(shapes).buffer(tolerance_m) if shapes else None
+
+
 def _measure(sortie: Sortie, track: Track, tolerance_m: float, acc: dict[str, Any]) -> None:
     """Add one sortie's planned and reached work to ``acc`` (lanes by id: [planned m, reached m]; points by id:
     reached; sweeps: [planned m, reached m])."""
     first = sortie.waypoints[0] if sortie.waypoints else None
     frame = _Frame(first.lon, first.lat) if first else _Frame(0.0, 0.0)
-    zone = None
-    if len(track) >= 2:
-        zone = LineString([frame.xy(*p) for p in track]).buffer(tolerance_m)
-    elif len(track) == 1:
-        zone = Point(frame.xy(*track[0])).buffer(tolerance_m)
+    zone = _zone(track, frame, tolerance_m)
     prev = None
     for leg in sortie.legs:
         pts = [frame.xy(w.lon, w.lat) for w in leg.waypoints]
@@ -105,8 +128,8 @@ def sortie_work(sortie: Sortie, track: Track, *, tolerance_m: float = REACH_TOLE
 
 def work_flown(plan: Plan, tracks: Mapping[int, Track], *, tolerance_m: float = REACH_TOLERANCE_M,
                sorties: Iterable[int] | None = None) -> dict[str, Any]:
-    """The mission's planned vs reached work: ``tracks`` maps a sortie index to its flown track (a sortie with
-    none flew nothing); ``sorties`` limits the judgement to those indices (default: all). Totals, and per sortie."""
+    """The mission's planned vs reached work: ``tracks`` maps a sortie index to its flown track ((t_s, lon, lat)
+    positions as heard; a sortie with none flew nothing); ``sorties`` limits the judgement to those indices (default: all). Totals, and per sortie."""
     chosen = set(sorties) if sorties is not None else None
     acc = _empty()
     per: dict[int, dict[str, Any]] = {}

@@ -53,7 +53,7 @@ def mission_end(plan: Plan | None, flights: list[DroneFlight], not_flown: Mappin
     """The mission's end (see the module docstring); ``pending``: sorties still to fly when the watch ended (the
     mission has not ended: following it again flies them); ``recalled``: a recall is recorded — one made on the
     ground between two sorties leaves every flight SUCCEEDED and the rest not flown, and the mission RECALLED."""
-    tracks = {f.sortie_index: [(p[1], p[2]) for p in f.track] for f in flights}
+    tracks = {f.sortie_index: [(p[0], p[1], p[2]) for p in f.track] for f in flights}
     work = work_flown(plan, tracks) if plan is not None else {}
     skipped = "; ".join(f"sortie {i} not flown: {why}" for i, why in sorted(not_flown.items()))
     bad = [f for f in flights if f.status in ("ABORTED", "LOST")]

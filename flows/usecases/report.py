@@ -72,11 +72,11 @@ def _num(x: Any, fmt: str = ".0f", unit: str = "") -> str:
     return f"{x:{fmt}}{unit}"
 
 
-def coverage_reached(plan: Plan, tracks: Mapping[int | str, list[tuple[float, float]]], *,
+def coverage_reached(plan: Plan, tracks: Mapping[int | str, list[tuple[float, float, float]]], *,
                      tolerance_m: float = REACH_TOLERANCE_M) -> dict[str, Any]:
     """Per kind of target (lanes, survey sweeps, inspection points): planned vs reached on the flown tracks.
 
-    ``tracks`` maps a sortie's index → its own (lon, lat) points, or a drone id → its track; each sortie is
+    ``tracks`` maps a sortie's index → its own (t_s, lon, lat) positions, or a drone id → its track; each sortie is
     measured on its own track (else its drone's) by the one measure the end of a flight is judged with
     (``flows.usecases.flown_work``).
     """
@@ -86,12 +86,13 @@ def coverage_reached(plan: Plan, tracks: Mapping[int | str, list[tuple[float, fl
     return work
 
 
-def _sortie_tracks(flight: dict[str, Any] | None) -> dict[int | str, list[tuple[float, float]]]:
+def _sortie_tracks(flight: dict[str, Any] | None) -> dict[int | str, list[tuple[float, float, float]]]:
     """Each flown sortie's own track by its index (a drone flies several sorties: measuring each on the drone's
     last track judged a fully flown three-sortie survey 36 % flown)."""
     if not flight:
         return {}
-    return {f.get("sortie_index", 0): [(p[1], p[2]) for p in f.get("track", [])] for f in flight.get("flights", [])}
+    return {f.get("sortie_index", 0): [(p[0], p[1], p[2]) for p in f.get("track", [])]
+            for f in flight.get("flights", [])}
 
 
 def _drone_tracks(flight: dict[str, Any] | None) -> dict[str, list[tuple[float, float]]]:

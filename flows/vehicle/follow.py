@@ -55,6 +55,7 @@ __all__ = ["GCS_SYSTEM_ID", "MONITOR_COMPONENT_ID", "Notify", "follow_flight"]
 
 GCS_SYSTEM_ID = 255
 MONITOR_COMPONENT_ID = 191
+STILL_EVERY_S = 0.5  # a position equal to the last one is kept at most this often (vehicle s)
 LANDING_POSITION_WAIT_S = 3.0  # wall s a disarm seen right after a gap waits for a position of its landing
 _HOLD_PAIRS = ({"AUTO", "LOITER"}, {"AUTO", "BRAKE"}, {"AUTO", "GUIDED"})  # an operator's hold and its end
 _RUNNING = (_M.MISSION_STATE_ACTIVE, _M.MISSION_STATE_PAUSED)
@@ -260,8 +261,8 @@ class _Follower:
         f = self.flight
         t_s = msg.time_boot_ms / 1000.0
         point = [round(t_s, 2), msg.lon / 1e7, msg.lat / 1e7, round(msg.relative_alt / 1000.0, 2)]
-        if not f.track or f.track[-1][1:] != point[1:]:
-            f.track.append(point)
+        if not f.track or f.track[-1][1:] != point[1:] or t_s - f.track[-1][0] >= STILL_EVERY_S:
+            f.track.append(point)  # a hover is kept twice a second: heard still, not silent (flown_work.JOIN_S)
         gap = f.gaps[-1] if f.gaps else None
         if gap is not None and gap.get("back_t_s") is not None and gap.get("after") is None:
             gap["after"] = self._where()

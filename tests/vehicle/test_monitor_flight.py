@@ -13,6 +13,7 @@ injected STATUSTEXT that reads like a command changes nothing but the log.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 from dataclasses import replace
@@ -308,19 +309,36 @@ def test_coverage_counts_only_what_the_track_reached() -> None:
     )
     plan = Plan("lane_patrol", t0, Polygon([(lon0, lat0), (east(500), lat0), (east(500), lat0 + 0.001)]), 30.0,
                 (Sortie(0, "D1", "DOCK", t0, legs, 900.0, 60.0, 3.0, 0.05),))
+
+    def heard(*corners: tuple[float, float], silent: tuple[float, float] | None = None) -> list[tuple[float, ...]]:
+        """Positions (t_s, lon, lat) as a follower hears them at 5 Hz from a vehicle flying 10 m/s through
+        ``corners`` (metres east, metres north); none while ``silent`` (metres flown from, to)."""
+        out, t, flown = [], 0.0, 0.0
+        for (x0, y0), (x1, y1) in zip(corners, corners[1:]):
+            length = math.hypot(x1 - x0, y1 - y0)
+            for k in range(int(length // 2.0) + 1):
+                if silent is None or not silent[0] < flown + 2.0 * k < silent[1]:
+                    f = min(1.0, 2.0 * k / length)
+                    out.append((t + 0.2 * k, east(x0 + f * (x1 - x0)), lat0 + (y0 + f * (y1 - y0)) / 111_320.0))
+            t, flown = t + 0.2 * (length // 2.0 + 1), flown + length
+        return out
+
     # flew east to 250 m and turned back: lane-a whole, lane-b not, poi-1 yes, poi-2 no
-    track = [(lon0, lat0), (east(250), lat0 + 1e-6), (lon0, lat0)]
+    track = heard((0, 0), (250, 0.1), (0, 0))
     cov = coverage_reached(plan, {"D1": track})
     assert cov["lanes"]["planned"] == 2 and cov["lanes"]["reached"] == 1 and cov["lanes"]["missed"] == ["lane-b"]
     assert cov["points"] == {"planned": 2, "reached": 1, "missed": ["poi-2"]}
     assert coverage_reached(plan, {})["lanes"]["reached"] == 0
-    full = coverage_reached(plan, {"D1": [(lon0, lat0), (east(400), lat0)]})
+    full = coverage_reached(plan, {"D1": heard((0, 0), (400, 0))})
     assert full["lanes"]["reached"] == 2 and full["points"]["reached"] == 2
+    # a silence is not a straight line: 13 s unheard over lane-b (datagrams lost) leaves its middle unflown
+    gap = coverage_reached(plan, {"D1": heard((0, 0), (400, 0), silent=(320.0, 380.0))})
+    assert gap["lanes"]["missed"] == ["lane-b"] and gap["lanes"]["reached_m"] == pytest.approx(150.0, abs=2.5)
     # a drone's second sortie is measured on its own track, not on the drone's last one (issue 43: a three-sortie
     # survey fully flown on the real SITL was reported 36 % flown)
     twice = replace(plan, sorties=(plan.sorties[0], replace(plan.sorties[0], index=1, legs=legs[:2])))
-    other = [(lon0, lat0), (east(150), lat0 + 3e-4), (lon0, lat0)]  # sortie 1 flew 33 m north of lane-a
-    both = coverage_reached(twice, {0: [(lon0, lat0), (east(400), lat0)], 1: other})
+    other = heard((0, 0), (150, 33), (0, 0))  # sortie 1 flew 33 m north of lane-a
+    both = coverage_reached(twice, {0: heard((0, 0), (400, 0)), 1: other})
     assert both["lanes"]["planned_m"] == 300.0 and both["lanes"]["reached_m"] == 200.0
-    assert coverage_reached(twice, {0: [(lon0, lat0), (east(400), lat0)], 1: [(lon0, lat0), (east(200), lat0)]}
+    assert coverage_reached(twice, {0: heard((0, 0), (400, 0)), 1: heard((0, 0), (200, 0))}
                             )["lanes"]["reached_m"] == 300.0
