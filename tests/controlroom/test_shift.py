@@ -17,8 +17,8 @@ operations page in headless Chromium. One operator's shift:
 5. every end is read by name: the patrol's run state in Prefect (and in PostgreSQL's table), both flights' ends on
    their cards and in the alerts, the ledger's events through the server; nothing on the page failed.
 
-The patrol's own verdict on the work flown (SUCCEEDED, or INCOMPLETE when the track at this speed-up is too
-sparse at the corners: issue 43's subject, not this test's) is read by name, not judged here.
+The patrol must end SUCCEEDED: every lane of its plan flown within 5 m, judged from the vehicle's own track
+(issue 43's verdict, flows/usecases/flown_work.py).
 ``SORTIE_DOCS_SHOTS=1`` writes the screenshots to docs/ (``shift-*.png``).
 """
 
@@ -50,7 +50,7 @@ SPEEDUP = 10.0
 PATROL = "daily-patrol/region-1002"
 TEXT = "patrol the fire lanes now at 40 m above the roofs, especially the north gate"
 ANSWERS = {"height_reference": "above ground", "focus": "evenly"}
-FLOWN = ("SUCCEEDED", "INCOMPLETE")  # the patrol's verdict on its work flown (issue 43), read by name
+FLOWN = ("SUCCEEDED",)  # the patrol's verdict on its work flown: all of it (issue 43's track at its rate)
 
 
 @dataclass
