@@ -303,6 +303,7 @@ class Mission:
         p = f.projection or {}
         return {"draft_id": self.draft_id, "version": self.version, "drone_id": f.drone_id, "sortie": f.sortie_index,
                 "sorties": len(self.plan.sorties), "item": f.current_seq, "items": f.nav_total,
+                "reached": reached,  # of ``items`` (navigation items); ``item`` is the mission's own sequence number
                 "pct": round(100.0 * reached / f.nav_total, 1) if f.nav_total else None, "elapsed_s": elapsed,
                 "time_left_s": time_left, "battery_pct": f.battery_pct,
                 "projected_landing_pct": p.get("landing_pct"), "reserve_pct": p.get("reserve_pct"),

@@ -72,7 +72,8 @@ def shift(tmp_path: Path) -> Iterator[Shift]:
     kit = load_conftest(REPO / "tests" / "orchestration" / "conftest.py", "sortie_prefect_server_kit_shift")
     with running_postgres() as (pg, data):
         started = kit.start_server(tmp_path / "prefect", database_url=prefect_database_url(data), budget_s=240.0,
-                                   settings={"PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": str(SCHEDULER_LOOP_S)})
+                                   settings={"PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": str(SCHEDULER_LOOP_S)},
+                                   ui=bool(os.environ.get("SORTIE_DOCS_SHOTS")))  # its UI only for the run's picture
         with kit.pointed_at(*started) as prefect:
             world = current_forecast_world(tmp_path / "room" / "world")
             room = open_ops_room(tmp_path / "room", world=world, clock=None, totp_users=("li.wei", "chen.jing"),
@@ -191,7 +192,8 @@ def test_an_operator_runs_a_shift_in_the_documented_control_room(shift: Shift) -
         b.wait(f"document.querySelector(\"#l-flown path[data-drone='{patrol_drone}']\").getTotalLength() > 100", 10,
                what="the patrol's flown track")
         figures = text(b, f"{flight} .figures")
-        assert "item " in figures and "%" in figures, figures
+        item = re.search(r"item (\d+)/(\d+)", figures)
+        assert item is not None and int(item.group(1)) <= int(item.group(2)) and "%" in figures, figures
         mark("the patrol flying on the page")
         shift.shot("shift-patrol-flying")
 
@@ -258,3 +260,10 @@ def test_an_operator_runs_a_shift_in_the_documented_control_room(shift: Shift) -
     assert inputs is not None and int(inputs.group(1)) >= 4, rows  # both forms' schemas and both answers
     assert f"state={final.state.name}" in rows, rows  # the run's named end, in PostgreSQL's table
     assert b.errors == [], b.errors
+    if os.environ.get("SORTIE_DOCS_SHOTS"):  # the patrol's one run in the Prefect UI: its forms, its end by name
+        ui = os.environ["PREFECT_API_URL"].removesuffix("/api")
+        b.goto(f"{ui}/runs/flow-run/{run.id}")
+        b.wait(f"document.body.innerText.includes({final.state.name!r}) && "
+               f"document.body.innerText.includes({run.name!r})", 60, what="the run's page")
+        time.sleep(3)  # its log and timeline fill in
+        shift.shot("shift-patrol-run")

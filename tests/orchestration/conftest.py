@@ -99,8 +99,9 @@ def start_server(root: Path, *, ui: bool = False, database_url: str | None = Non
     env = _base_env(home, db)
     if database_url is not None:
         env["PREFECT_API_DATABASE_CONNECTION_URL"] = database_url
-    if ui:
-        env.update(PREFECT_SERVER_UI_ENABLED="true", PREFECT_UI_ENABLED="true")
+    if ui:  # the UI's JavaScript calls the API at PREFECT_UI_API_URL (default :4200), not where it was served from
+        env.update(PREFECT_SERVER_UI_ENABLED="true", PREFECT_UI_ENABLED="true",
+                   PREFECT_UI_API_URL=f"http://127.0.0.1:{port}/api", PREFECT_SERVER_UI_API_URL=f"http://127.0.0.1:{port}/api")
     env.update(settings or {})
     log_path = root / "server.log"
     log = log_path.open("wb")

@@ -463,7 +463,7 @@ function renderFlights() {
       bar.style.width = `${Math.max(0, Math.min(100, p.pct ?? 0)).toFixed(0)}%`;
       card.append(el("div", {class: "progress", title: `${fmt(p.pct, 0, " %")}`}, bar),
         el("div", {class: "figures"},
-          el("span", null, `item ${p.item ?? "—"}/${p.items ?? "—"}`),
+          el("span", null, `item ${p.reached ?? p.item ?? "—"}/${p.items ?? "—"}`),  // items reached of the planned ones
           el("span", null, fmt(p.pct, 0, " %")),
           el("span", null, `sortie ${p.sortie !== undefined && p.sortie !== null ? p.sortie + 1 : "—"}/${p.sorties ?? "—"}`),
           el("span", null, `left ${duration(p.time_left_s)}`),
