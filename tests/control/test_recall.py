@@ -237,4 +237,3 @@ def test_a_take_off_the_follower_recorded_first_is_not_a_conflict_for_a_recall(f
     assert fresh.state == "IN_FLIGHT" and [e[1] for e in f.events()].count("IN_FLIGHT") == 1
     out = control.recall(Grounds(ledger=f.ledger), f.draft_id, actor=OPERATOR, now=NOW, reason="storm", options=FAST)
     assert out.changed and out.state == "RECALLING" and out.vehicles[0]["outcome"] == "CONFIRMED"
-
