@@ -8,8 +8,9 @@ starts its own ``sortie server``), one run at a time, interleaved round by
 round — before, after; then after, before — so both sides meet the same
 machine: on a shared machine a figure of one run means little, the ratio of
 two runs next to each other means more (``../shared/bench/README.md``). Prints
-one JSON object: every run (reads/s, read p95, server CPU per read of the
-list and of one draft, load average around it), each side's median, and the
+one JSON object: every run (reads/s, read p95, the server's CPU per read under
+the load — its probes and idle streams included —, and per read of the list and
+of one draft read one after another; the load average around it), each side's median, and the
 medians' ratios after / before (reads/s: above 1 is faster; p95 and CPU per
 read: below 1 is cheaper).
 """
@@ -39,15 +40,17 @@ def _one(checkout: Path, args: argparse.Namespace) -> dict[str, Any]:
         raise RuntimeError(f"bench server in {checkout} failed: {done.stderr[-2000:]}")
     out = json.loads(done.stdout.strip().splitlines()[-1])
     load, serial = out.get("load", {}), out.get("serial", {})
+    reads = (load.get("reads") or {}).get("n")
     return {
         "reads_per_s": load.get("reads_per_s"), "read_p95_ms": (load.get("reads") or {}).get("p95_ms"),
         "errors": load.get("errors"), "recall_p95_ms": (load.get("probe_recall") or {}).get("p95_ms"),
+        "load_cpu_ms_per_read": round(1000 * load["server_cpu_s"] / reads, 2) if reads else None,
         "list_cpu_ms": serial.get("list_server_cpu_ms"), "show_cpu_ms": serial.get("show_server_cpu_ms"),
         "load_avg": [out["load_avg_before"][0], out["load_avg_after"][0]],
     }
 
 
-FIGURES = ("reads_per_s", "read_p95_ms", "list_cpu_ms", "show_cpu_ms")
+FIGURES = ("reads_per_s", "read_p95_ms", "load_cpu_ms_per_read", "list_cpu_ms", "show_cpu_ms")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

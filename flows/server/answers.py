@@ -3,8 +3,9 @@
 The Authority's answers are typed in ``flows.authority.results`` (one type per
 shape, shared by the interface, both implementations and the routes). These are
 the server's alone — its liveness (``/v1/health``), the record of a form input a
-worker refused (``/v1/drafts/{id}/attempts``) and one event of its feed
-(``/v1/events``) — so they live with the server. TypedDicts for the same reasons
+worker refused (``/v1/drafts/{id}/attempts``), one event of its feed
+(``/v1/events``) and the control room's map and flights (``/v1/ops/map``,
+``/v1/ops/flights``) — so they live with the server. TypedDicts for the same reasons
 as the Authority's: a caller reads the JSON object the server sends, the JSON is
 unchanged, and FastAPI validates a route's answer against its type and publishes
 it in ``/openapi.json`` (the feed's events, sent as Server-Sent Events, are
@@ -13,9 +14,12 @@ checked by ``tests/server/test_typed_results.py``).
 
 # No ``from __future__ import annotations``: a TypedDict reads ``NotRequired`` from its evaluated annotations.
 
+from typing import Any
+
 from typing_extensions import NotRequired, TypedDict
 
-__all__ = ["GateState", "SettlerState", "VehiclesServed", "HealthView", "AttemptRecorded", "FeedEvent"]
+__all__ = ["GateState", "SettlerState", "VehiclesServed", "HealthView", "AttemptRecorded", "FeedEvent", "OpsMap",
+           "OpsFlight", "OpsFlights"]
 
 
 class GateState(TypedDict):
@@ -88,5 +92,42 @@ class FeedEvent(TypedDict):
     request_id: NotRequired[str]
 
 
-for _shape in (GateState, SettlerState, VehiclesServed, HealthView, AttemptRecorded, FeedEvent):
+
+class OpsMap(TypedDict):
+    """``/v1/ops/map``: the map of the world for a person of some tenants (``flows.server.ops.map.ops_map``); its
+    rows' geometry is the map's own (GeoJSON-like lists), typed loosely as the log's events are."""
+
+    world: str
+    attribution: str
+    bounds: list[Any] | None  # [west, south, east, north]
+    regions: list[dict[str, Any]]
+    lanes: list[dict[str, Any]]
+    zones: list[dict[str, Any]]
+    docks: list[dict[str, Any]]
+
+
+class OpsFlight(TypedDict):
+    """One dispatched or flying draft on the control room's screen, with the track each of its drones flew."""
+
+    draft_id: str
+    version: int
+    state: str | None
+    tenant: str | None
+    region_id: str | None
+    mission_type: str | None
+    requested_by: str | None
+    request_text: str | None
+    sorties: list[dict[str, Any]]
+    drones: list[str]
+    flown: dict[str, list[Any]]
+
+
+class OpsFlights(TypedDict):
+    """``/v1/ops/flights``: the caller's tenants' dispatched or flying drafts, newest first."""
+
+    flights: list[OpsFlight]
+
+
+for _shape in (GateState, SettlerState, VehiclesServed, HealthView, AttemptRecorded, FeedEvent, OpsMap, OpsFlight,
+               OpsFlights):
     _shape.__pydantic_config__ = {"extra": "allow"}  # type: ignore[attr-defined]  # more keys pass through

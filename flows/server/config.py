@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from flows.server.filestore import locked_json, read_json_current
+from flows.server.filestore import CurrentJson, locked_json
 from flows.server.admission import LaneSizes
 from flows.server.timeouts import BODY_TIMEOUT_S, HEADER_TIMEOUT_S
 from flows.server.token_quotas import POLLS_PER_TOKEN, STREAMS_PER_TOKEN
@@ -55,9 +55,10 @@ class PolicyStore:
 
     def __init__(self, home: str | Path) -> None:
         self.path = Path(home) / "policy.json"
+        self._current = CurrentJson(self.path, {})
 
     def current(self) -> Policy:
-        d = {**_DEFAULT, **read_json_current(self.path, {})}  # read on every request: parsed once per change
+        d = {**_DEFAULT, **self._current.read()}  # read on every request: parsed once per change
         return Policy(four_eyes=bool(d["four_eyes"]), approval_ttl=timedelta(seconds=int(d["approval_ttl_s"])))
 
     def set(self, *, four_eyes: bool | None = None, approval_ttl: timedelta | None = None) -> tuple[Policy, Policy]:

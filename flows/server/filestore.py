@@ -17,10 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["locked_json", "read_json", "read_json_current"]
-
-#: path → (what ``os.stat`` said of the file, its object then): ``read_json_current``'s memory, one entry per file.
-_CURRENT: dict[Path, tuple[tuple[int, int, int, int], Any]] = {}
+__all__ = ["locked_json", "read_json", "CurrentJson"]
 
 
 def read_json(path: Path, default: dict[str, Any]) -> dict[str, Any]:
@@ -31,21 +28,28 @@ def read_json(path: Path, default: dict[str, Any]) -> dict[str, Any]:
         return default
 
 
-def read_json_current(path: Path, default: dict[str, Any]) -> dict[str, Any]:
-    """``read_json`` for a file read on every request (tokens, policy): parsed again only when a ``stat`` says it
-    changed (inode, size, mtime, ctime — ``locked_json`` replaces the file, so a revocation is seen at the next
-    request). The object is shared between callers: read it, never change it."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return default
-    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    seen = _CURRENT.get(path)
-    if seen is not None and seen[0] == key:
-        return seen[1]  # type: ignore[no-any-return]
-    data = read_json(path, default)
-    _CURRENT[path] = (key, data)
-    return data
+class CurrentJson:
+    """A file read on every request (tokens, policy, links): parsed again only when a ``stat`` says it changed (inode,
+    size, mtime, ctime — ``locked_json`` replaces the file, so a revocation is seen at the next request). The memory
+    is the reader's own (one per store the server holds), not the process's. The object is shared between callers
+    and is the same object while the file does not change: read it, never change it."""
+
+    def __init__(self, path: Path, default: dict[str, Any]) -> None:
+        self.path, self.default = path, default
+        self._seen: tuple[tuple[int, int, int, int], dict[str, Any]] | None = None
+
+    def read(self) -> dict[str, Any]:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return self.default
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        seen = self._seen
+        if seen is not None and seen[0] == key:
+            return seen[1]
+        data = read_json(self.path, self.default)
+        self._seen = (key, data)
+        return data
 
 
 @contextmanager

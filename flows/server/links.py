@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.errors import OverrideRefused
-from flows.server.filestore import locked_json, read_json_current
+from flows.server.filestore import CurrentJson, locked_json
 from flows.vehicle.keys import key_path
 from planner.errors import InvalidArgument, NotFound
 from planner.world.model import Drone, World
@@ -40,7 +40,7 @@ from planner.world.model import Drone, World
 __all__ = ["LinkStore", "resolve_links", "unbound_drones", "require_bound"]
 
 #: ``links.json`` before an admin wrote one (shared by every read: never changed)
-_NO_LINKS: Mapping[str, Any] = {"links": {}}
+_NO_LINKS: dict[str, Any] = {"links": {}}
 
 
 class LinkStore:
@@ -49,11 +49,12 @@ class LinkStore:
 
     def __init__(self, home: str | Path) -> None:
         self.path = Path(home) / "links.json"
+        self._current = CurrentJson(self.path, _NO_LINKS)
         self._applied: tuple[World, Mapping[str, Any], World] | None = None  # the last ``apply``: world, file, answer
 
     def _file(self) -> Mapping[str, Any]:
         """The file's object (shared, never changed; the same object while the file does not change)."""
-        return read_json_current(self.path, _NO_LINKS)
+        return self._current.read()
 
     def all(self) -> dict[str, str]:
         return dict(self._file().get("links", {}))

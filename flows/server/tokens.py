@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.errors import Unauthenticated
-from flows.server.filestore import locked_json, read_json, read_json_current
+from flows.server.filestore import CurrentJson, locked_json, read_json
 from planner.errors import InvalidArgument, NotFound
 
 __all__ = ["SCOPES", "TokenInfo", "TokenStore", "parse_duration", "parse_lifetime", "claimed_token_id",
@@ -90,6 +90,7 @@ class TokenStore:
 
     def __init__(self, home: str | Path) -> None:
         self.path = Path(home) / "auth" / "tokens.json"
+        self._current = CurrentJson(self.path, {"tokens": {}})
 
     def create(self, user: str, *, expires: timedelta | None = DEFAULT_LIFETIME,
                scopes: tuple[str, ...] = DEFAULT_SCOPES, label: str = "") -> tuple[TokenInfo, str]:
@@ -118,7 +119,7 @@ class TokenStore:
         m = _TOKEN.match(token.strip())
         if not m:
             raise Unauthenticated("the token is not a sortie token")
-        rec = read_json_current(self.path, {"tokens": {}})["tokens"].get(m.group(1))  # parsed once per change
+        rec = self._current.read()["tokens"].get(m.group(1))  # parsed once per change
         if rec is None or not hmac.compare_digest(rec["sha256"], _hash(token.strip())):
             raise Unauthenticated("the token is not known to this server")
         if rec.get("revoked"):
@@ -130,7 +131,7 @@ class TokenStore:
     def ended(self, token_id: str) -> str | None:
         """Why the token ``token_id`` no longer holds (revoked, expired, unknown), or None while it does: for the
         streams and long polls it keeps open (``flows.server.sessions``)."""
-        rec = read_json_current(self.path, {"tokens": {}})["tokens"].get(token_id)
+        rec = self._current.read()["tokens"].get(token_id)
         if rec is None:
             return "the token is not known to this server any more"
         if rec.get("revoked"):

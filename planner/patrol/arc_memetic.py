@@ -22,9 +22,9 @@ already builds: a unit is a mutually exclusive client group of its two direction
 * **starts**: path scanning (Golden, DeArmon & Baker 1983; its five rules, ties at
   random) and random giant tours, each split and improved.
 * **populations** (HGS, Vidal et al. 2012): one of plans within the load limit, one of
-  plans over it at their penalised cost (a child over the limit also gets one more local
-  search at ``REPAIR_FACTOR`` times the penalty, and joins the first if that repairs
-  it); the penalty follows the share of local searches ending within the limit. Each
+  plans over it at their penalised cost (a child over the limit, one in two as in
+  HGS-CVRP, gets one more local search at ``REPAIR_FACTOR`` times the penalty, and
+  joins the first if that repairs it); the penalty follows the share of local searches ending within the limit. Each
   holds at most ``POP_MIN + POP_LAMBDA``, then drops the worst biased fitness (cost rank
   plus diversity rank, diversity the broken-pairs distance to the closest few) down to
   ``POP_MIN``, clones first. Parents by binary tournament over both.
@@ -56,7 +56,8 @@ POP_LAMBDA = 40  # HGS's lambda: children between two selections
 ELITE = 4  # HGS's nbElite: the best this many keep their place whatever their diversity
 CLOSEST = 5  # HGS's nbClose: diversity is the mean distance to this many nearest
 STARTS_PATH_SCANNING = 5  # path-scanning plans in the first population (one a rule)
-REPAIR_FACTOR = 10.0  # HGS: a child over the limit gets one more local search at this many times the penalty
+REPAIR_FACTOR = 10.0  # HGS: a child over the limit gets one more local search at this many times the penalty ...
+REPAIR_SHARE = 0.5  # ... with this probability (HGS-CVRP's ``Genetic::run``: one child in two)
 RESTART_AFTER = 3000  # generations without a better plan, then a new population (the best kept)
 
 Sortie = list[tuple[int, bool]]  # (unit, reversed?) in flight order
@@ -90,21 +91,13 @@ class CarpData:
         return 2 * self.units
 
 
-def _entry(unit: int, rev: bool) -> int:
-    return 2 * unit + (1 if rev else 0)
-
-
-def _exit(unit: int, rev: bool) -> int:
-    return 2 * unit + (0 if rev else 1)
-
-
 def sortie_cost(data: CarpData, sortie: Sortie) -> int:
     """Deadheads of one sortie, depot to depot."""
-    D, at, total = data.deadhead, data.depot, 0
+    D, at, total = data.rows, data.depot, 0
     for u, r in sortie:
-        total += int(D[at, _entry(u, r)])
-        at = _exit(u, r)
-    return total + int(D[at, data.depot])
+        total += D[at][2 * u + r]
+        at = 2 * u + 1 - r
+    return total + D[at][data.depot]
 
 
 def plan_cost(data: CarpData, sorties: Sequence[Sortie]) -> int:
@@ -113,21 +106,17 @@ def plan_cost(data: CarpData, sorties: Sequence[Sortie]) -> int:
 
 def _orient(data: CarpData, units: Sequence[int]) -> Sortie:
     """The best directions for units flown in this order (a two-state shortest path)."""
-    D, dep = data.deadhead, data.depot
-    cost = [int(D[dep, 2 * units[0]]), int(D[dep, 2 * units[0] + 1])]
+    D, dep = data.rows, data.depot  # plain lists (``CarpData.rows``): single entries, read fastest so
+    c0, c1 = D[dep][2 * units[0]], D[dep][2 * units[0] + 1]  # ... ending the unit flown forward / reversed
     back: list[tuple[int, int]] = []
     for prev, u in zip(units, units[1:]):
-        step = []
-        new = []
-        for o in (0, 1):
-            a = cost[0] + int(D[_exit(prev, False), _entry(u, bool(o))])
-            b = cost[1] + int(D[_exit(prev, True), _entry(u, bool(o))])
-            new.append(min(a, b))
-            step.append(0 if a <= b else 1)
-        cost = new
-        back.append((step[0], step[1]))
+        fwd, rev = D[2 * prev + 1], D[2 * prev]  # from prev flown forward (its end) / reversed (its start)
+        a0, b0 = c0 + fwd[2 * u], c1 + rev[2 * u]
+        a1, b1 = c0 + fwd[2 * u + 1], c1 + rev[2 * u + 1]
+        c0, c1 = min(a0, b0), min(a1, b1)
+        back.append((0 if a0 <= b0 else 1, 0 if a1 <= b1 else 1))
     last = units[-1]
-    o = 0 if cost[0] + int(D[_exit(last, False), dep]) <= cost[1] + int(D[_exit(last, True), dep]) else 1
+    o = 0 if c0 + D[2 * last + 1][dep] <= c1 + D[2 * last][dep] else 1
     dirs = [o]
     for step in reversed(back):
         o = step[o]
@@ -248,11 +237,6 @@ def _successors(n_units: int, sorties: Sequence[Sortie]) -> np.ndarray:
     return succ
 
 
-def _distance(a: _Plan, b: _Plan) -> float:
-    """Broken pairs: the share of units followed by another unit (or the depot) in the other plan."""
-    return float(np.mean(a.succ != b.succ))
-
-
 class Memetic:
     """One lane's population, the local search and the split (module docstring)."""
 
@@ -321,6 +305,8 @@ class Memetic:
             found = self._sorties(sol)
             penalised = plan_cost(self.data, found) + int(math.ceil(self.penalty * int(sol.excess_load()[0])))
             over = _Plan(penalised, found, _successors(self.data.units, found))
+            if self.rng.random() >= REPAIR_SHARE:
+                return None, over
             sol = self.ls(sol, self._evaluator(REPAIR_FACTOR), exhaustive=True)
             if not sol.is_feasible():
                 return None, over
@@ -411,20 +397,32 @@ class _Population:
     def __init__(self) -> None:
         self.plans: list[_Plan] = []
         self.dist = np.zeros((0, 0))
+        self.succs = np.zeros((0, 0), dtype=np.int64)  # each plan's successors (``_Plan.succ``), a row a plan
+        self._fitness: np.ndarray | None = None  # until the plans change (two tournaments a child read it)
 
     def add(self, plan: _Plan) -> None:
         """Put ``plan`` in; when full (``POP_MIN + POP_LAMBDA``), drop the worst fitness down to ``POP_MIN``."""
-        row = np.array([_distance(plan, q) for q in self.plans])
+        # broken pairs: the share of units followed by another unit (or the depot) in the other plan
+        row = (self.succs != plan.succ).mean(axis=1) if self.plans else np.zeros(0)
         self.dist = np.block([[self.dist, row[:, None]], [row[None, :], np.zeros((1, 1))]])
         self.plans.append(plan)
+        self.succs = np.vstack([self.succs, plan.succ[None, :]]) if len(self.succs) else plan.succ[None, :].copy()
+        self._fitness = None
         if len(self.plans) >= POP_MIN + POP_LAMBDA:
             while len(self.plans) > POP_MIN:
                 w = self._worst()
                 self.plans.pop(w)
+                self.succs = np.delete(self.succs, w, axis=0)
                 self.dist = np.delete(np.delete(self.dist, w, axis=0), w, axis=1)
+                self._fitness = None
 
     def fitness(self) -> np.ndarray:
         """HGS's biased fitness: cost rank plus (1 - elite share) × diversity rank (lower is better)."""
+        if self._fitness is None:
+            self._fitness = self._biased_fitness()
+        return self._fitness
+
+    def _biased_fitness(self) -> np.ndarray:
         n = len(self.plans)
         if n <= 1:
             return np.zeros(n)

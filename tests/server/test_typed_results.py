@@ -9,8 +9,8 @@ vehicle simulator: dispatch, the vehicle read back, reconcile, launch, pause, re
 every key its type says is always there, and validated against that type it comes back the very same object (nothing
 dropped, nothing converted: an int stays an int); the published OpenAPI schema names the type of each route's answer;
 a shape that lacks a key the type requires is refused by the same type. The server's own answers
-(``flows.server.answers``) the same way: ``/v1/health``, a relayed refused attempt, and every event a plan and an
-approval put on the feed, read from a real Server-Sent Events stream.
+(``flows.server.answers``) the same way: ``/v1/health``, a relayed refused attempt, the control room's map and flights,
+and every event a plan and an approval put on the feed, read from a real Server-Sent Events stream.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from flows.authority import results
 from flows.authority.results import (BackupView, ControlView, DiffView, DispatchView, DraftList, DraftView, ExpiryView,
                                      ExportSent, FleetView, FollowView, LogView, MonitorView, PendingView, ReconcileView,
                                      ReportView, RequestExpiry, RequestView, SortieRow, Stamped, VehicleHolds, WhoAmI)
-from flows.server.answers import AttemptRecorded, FeedEvent, HealthView
+from flows.server.answers import AttemptRecorded, FeedEvent, HealthView, OpsFlights, OpsMap
 from flows.usecases.control_kit import ControlResult
 from flows.usecases.views import DispatchSummary, DraftSummary, SortieSummary
 from flows.vehicle.flight_record import MonitorResult
@@ -265,9 +265,14 @@ def test_health_attempts_and_events_have_their_types(authority: Any) -> None:
     assert relayed.status_code == 200, relayed.text
     _same_through(AttemptRecorded, relayed.json())
 
+    for path, shape in (("/v1/ops/map", OpsMap), ("/v1/ops/flights", OpsFlights)):
+        ops = authority.call("chen.jing", "GET", path)
+        assert ops.status_code == 200, ops.text
+        _same_through(shape, ops.json())
     schema = authority.call("li.wei", "GET", "/openapi.json").json()
     for path, method, name in (("/v1/health", "get", "HealthView"),
-                               ("/v1/drafts/{draft_id}/attempts", "post", "AttemptRecorded")):
+                               ("/v1/drafts/{draft_id}/attempts", "post", "AttemptRecorded"),
+                               ("/v1/ops/map", "get", "OpsMap"), ("/v1/ops/flights", "get", "OpsFlights")):
         ok = schema["paths"][path][method]["responses"]["200"]["content"]["application/json"]["schema"]
         assert ok == {"$ref": f"#/components/schemas/{name}"}, (path, ok)
     with pytest.raises(pydantic.ValidationError, match="safety_gate"):

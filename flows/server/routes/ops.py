@@ -34,6 +34,7 @@ from fastapi.responses import Response, StreamingResponse
 from starlette.background import BackgroundTask
 
 from flows.errors import Forbidden
+from flows.server.answers import OpsFlights, OpsMap
 from flows.server.events import Event, sse
 from flows.server.ops.live import Tracks, drone_row
 from flows.server.ops.map import ops_map
@@ -91,7 +92,7 @@ def router(kit: "Kit") -> APIRouter:
         return Response(_static(name), media_type=STATIC_FILES[name], headers=_page_headers())
 
     @r.get("/v1/ops/map")
-    def ops_map_route(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def ops_map_route(c: kit.Who) -> OpsMap:  # type: ignore[name-defined]
         """The world as a map for the caller's tenants: regions, lanes, geozones (applying now or not), docks."""
         def work(ctx: "RequestContext") -> dict[str, Any]:
             u = ctx.user("see the map")
@@ -100,7 +101,7 @@ def router(kit: "Kit") -> APIRouter:
         return kit.call(c, "ops.map", "read", {}, work)
 
     @r.get("/v1/ops/flights")
-    def flights(c: kit.Who) -> dict[str, Any]:  # type: ignore[name-defined]
+    def flights(c: kit.Who) -> OpsFlights:  # type: ignore[name-defined]
         """The caller's tenants' flights that are dispatched or flying, newest first, each with the track each of
         its drones flew since it last armed (a flight that ends is told on the stream: ``flight.finished``)."""
         def work(ctx: "RequestContext") -> dict[str, Any]:
