@@ -571,8 +571,9 @@ async function refreshPending() {
 
 function renderPending() {
   const box = $("approvals");
-  const focus = document.activeElement && document.activeElement.closest && document.activeElement.closest(".approval");
-  if (focus && box.contains(focus)) return;  // someone is typing a code
+  const typing = document.activeElement && document.activeElement.tagName === "INPUT" &&
+    document.activeElement.closest(".approval");
+  if (typing && box.contains(typing)) return;  // someone is typing a code (a clicked button does not hold the list)
   const me = S.me ? S.me.user : null;
   const cards = S.pending.map((p) => {
     const mine = (p.approvers || []).includes(me);
