@@ -22,9 +22,19 @@ How it is decided, per drone (``Custody.judge``):
   last seen holding it (the landing and disarm at the end of a flight race
   the ledger's end of it);
 - any other deviation is foreign control: a ``Finding`` naming what changed.
-- a new session of the vehicle (a reboot: ``VehicleView.session``) starts a new
-  baseline; it is not itself foreign control (the hub says so as
-  ``fleet.session``).
+- a new session of the vehicle (a reboot: ``VehicleView.session``; a battery
+  swap at the dock) is the same vehicle, judged as an operator would
+  (issue 43): its mode is whatever it boots in (ArduCopter's STABILIZE,
+  ``Copter::init_ardupilot``; PX4's Hold), so the mode starts afresh, but where
+  it stands and its mission count carry over from before the reboot (the mission
+  is kept in storage: ``AP_Mission``), so a vehicle that comes back elsewhere or
+  with another mission is foreign control; armed at its first sight, or armed
+  when it went down (a reboot in flight), is too (``rebooted``), busy or not;
+- a reboot's first HEARTBEAT reaches the hub before any message that carries the
+  new boot time (SYSTEM_TIME, GLOBAL_POSITION_INT), so for a moment the old
+  session's view shows the boot mode: a deviation is judged only once the
+  vehicle's clock was heard after it (or ``CLOCK_WAIT_S`` passed) — a reboot
+  then shows as the new session it is, not as a mode change.
 
 ``busy`` is asked only when there is a deviation (it reads the ledger).
 """
@@ -35,9 +45,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from flows.vehicle.view import VehicleView
+from flows.vehicle.view import SESSION_SLACK_MS, VehicleView
 
-__all__ = ["Custody", "Finding", "Baseline", "MOVE_M", "CLIMB_M", "GRACE_S"]
+__all__ = ["Custody", "Finding", "Baseline", "MOVE_M", "CLIMB_M", "GRACE_S", "CLOCK_WAIT_S"]
 
 #: Horizontal movement that is more than GPS noise on a drone standing on its dock.
 MOVE_M = 15.0
@@ -45,6 +55,10 @@ MOVE_M = 15.0
 CLIMB_M = 5.0
 #: After a dispatch was last seen holding the drone, its vehicle's changes are still its own for this long.
 GRACE_S = 20.0
+#: A deviation waits at most this long for the vehicle's clock to say which session it is of: a rebooted vehicle
+#: streams nothing until asked again, which its link does once the asked streams stopped for 2.5 s
+#: (``flows.vehicle.link.STREAMS_FORGOTTEN_S``); SYSTEM_TIME then comes within a second.
+CLOCK_WAIT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -56,18 +70,30 @@ class Baseline:
     lon: float | None
     alt_m: float | None
     session: int
+    boot_ms: int | None = None  # the vehicle's clock when last judged: a link reopened counts sessions from 0 again
 
     @classmethod
     def of(cls, v: VehicleView) -> "Baseline":
-        return cls(v.mode, v.armed, v.mission_count_said, v.lat, v.lon, v.alt_m, v.session)
+        return cls(v.mode, v.armed, v.mission_count_said, v.lat, v.lon, v.alt_m, v.session, v.boot_ms)
+
+    def rebooted(self, v: VehicleView) -> bool:
+        """Whether ``v`` is of another session of the vehicle: the link says so, or its clock went back (a link
+        reopened during the reboot's silence starts its own count again)."""
+        went_back = None not in (v.boot_ms, self.boot_ms) and v.boot_ms < self.boot_ms - SESSION_SLACK_MS  # type: ignore[operator]
+        return v.session != self.session or went_back
+
+    def after_reboot(self, v: VehicleView) -> "Baseline":
+        """The baseline of ``v``'s new session: its boot mode and armed flag, this baseline's place and mission."""
+        return replace(self, mode=v.mode, armed=v.armed, session=v.session, boot_ms=v.boot_ms)
 
     def known_from(self, v: VehicleView) -> "Baseline":
-        """This baseline with what it did not know yet taken from ``v`` (the first mission count, the first fix):
-        learning a value is not a change of it."""
+        """This baseline with what it did not know yet taken from ``v`` (the first mission count, the first fix, the
+        clock now): learning a value is not a change of it."""
         total = self.total if self.total is not None else v.mission_count_said
+        boot_ms = v.boot_ms if v.boot_ms is not None else self.boot_ms
         if self.lat is None and v.lat is not None:
-            return replace(self, total=total, lat=v.lat, lon=v.lon, alt_m=v.alt_m)
-        return self if total == self.total else replace(self, total=total)
+            return replace(self, total=total, lat=v.lat, lon=v.lon, alt_m=v.alt_m, boot_ms=boot_ms)
+        return self if (total, boot_ms) == (self.total, self.boot_ms) else replace(self, total=total, boot_ms=boot_ms)
 
 
 @dataclass(frozen=True)
@@ -114,21 +140,31 @@ class Custody:
     def __init__(self) -> None:
         self.baseline: Baseline | None = None
         self.busy_seen_at: float | None = None  # monotonic time a dispatch was last seen holding the drone
+        self._unsure: tuple[float, int | None, int] | None = None  # a deviation seen: (when, boot_ms, session) then
 
     def judge(self, v: VehicleView, now: float, busy: Callable[[], bool]) -> Finding | None:
         """A ``Finding`` when ``v`` shows foreign control, else None (the baseline moves when the change is ours)."""
         if not v.mode:
             return None  # no heartbeat yet this session: nothing to judge
         base = self.baseline
-        if base is None or base.session != v.session:
+        if base is None:
             self.baseline = Baseline.of(v)
             if not v.armed:
                 return None
             base = Baseline.of(VehicleView(autopilot=v.autopilot, mode=v.mode, session=v.session))  # armed at first sight
+        elif base.rebooted(v):
+            self._unsure = None
+            self.baseline = base.after_reboot(v)
+            if v.armed or base.armed:
+                self.baseline = Baseline.of(v)
+                return self._found(("rebooted",), ["rebooted " + ("while armed (in flight?)" if base.armed else
+                                                                  "and armed at once")], v)
+            base = self.baseline = self.baseline.known_from(v)
         else:
             base = self.baseline = base.known_from(v)
         changed = deviations(base, v)
         if not changed:
+            self._unsure = None
             return None
         if busy():
             self.busy_seen_at = now
@@ -137,6 +173,24 @@ class Custody:
         if self.busy_seen_at is not None and now - self.busy_seen_at <= GRACE_S:
             self.baseline = Baseline.of(v)
             return None
+        if self._clock_not_heard_since(v, now):
+            return None
         self.baseline = Baseline.of(v)  # judged once: the next finding is a further change
-        return Finding(tuple(w for w, _ in changed), "; ".join(h for _, h in changed)
-                       + " while no dispatch of this authority is active on it", v)
+        return self._found(tuple(w for w, _ in changed), [h for _, h in changed], v)
+
+    def _clock_not_heard_since(self, v: VehicleView, now: float) -> bool:
+        """Whether the vehicle's clock has not been heard since this deviation was first seen (a reboot's first
+        heartbeat comes before its boot time does), for at most ``CLOCK_WAIT_S``."""
+        if self._unsure is None or self._unsure[2] != v.session:
+            self._unsure = (now, v.boot_ms, v.session)
+            return True
+        first, boot_ms, _ = self._unsure
+        if v.boot_ms == boot_ms and now - first < CLOCK_WAIT_S:
+            return True
+        self._unsure = None
+        return False
+
+    @staticmethod
+    def _found(what: tuple[str, ...], how: list[str], v: VehicleView) -> Finding:
+        return Finding(what, "; ".join(how) + " while no dispatch of this authority is active on it"
+                       if what != ("rebooted",) else "; ".join(how), v)

@@ -33,7 +33,7 @@ __all__ = ["Followers", "Follower", "ENDED", "PROGRESS_KEYS", "PROGRESS_EVERY_S"
 
 ENDED = frozenset({"SUCCEEDED", "ABORTED", "RECALLED", "INCOMPLETE"})
 #: What ``flight.progress`` carries (``flows.usecases.monitoring.Mission.progress``); ``link_lost_s`` while lost.
-PROGRESS_KEYS = ("draft_id", "version", "drone_id", "sortie", "sorties", "item", "items", "pct", "elapsed_s",
+PROGRESS_KEYS = ("draft_id", "version", "drone_id", "sortie", "sorties", "item", "items", "reached", "pct", "elapsed_s",
                  "time_left_s", "battery_pct", "projected_landing_pct", "reserve_pct", "state")
 PROGRESS_EVERY_S = 1.0  # at most this often per drone (the follower ticks every ``progress_every_s``)
 

@@ -205,7 +205,7 @@ class Kit:
         folder does not load). With a vehicle hub, the world as the hub hears its drones now, for this request
         (``Grounds.seen``); without one, the same pinned grounds for every request until the world folder or the
         admin's links change (the cache's snapshot and ``links.json`` are each one object while they do not):
-        pinning them again for each request was a tenth of a read's CPU (issue 44's server bench)."""
+        pinning them again for each request was ~6 % of a read's CPU under a profiler (issue 44's server bench)."""
         if self.hub is not None:
             return self.grounds().seen(pin=True)
         world, last = self._world(), self._pinned

@@ -111,7 +111,7 @@ class Mission:
         except SortieError:
             self.world = None
         self.dispatch = next((d for d in self.ledger.dispatches(rec.draft_id) if d.version == rec.version), None)
-        self.launcher = launch_as or self._recorded_launcher()
+        self._launcher = launch_as
         self.deadline = time.monotonic() + options.timeout_s
         self.flights: list[DroneFlight] = []
         self.not_flown_: dict[int, str] = {}
@@ -128,6 +128,14 @@ class Mission:
         self._airborne: dict[str, Any] = {}
 
     # --- the record ------------------------------------------------------------------
+
+    @property
+    def launcher(self) -> str | None:
+        """Who launches the later sorties: the one given, else who launched the first (read when first needed: a
+        monitor started at dispatch, before the launch, said "launched by None")."""
+        if self._launcher is None:
+            self._launcher = self._recorded_launcher()
+        return self._launcher
 
     def _recorded_launcher(self) -> str | None:
         """Who launched the mission's first sortie (the LAUNCHED event's actor), if sortie launched it."""
@@ -303,6 +311,7 @@ class Mission:
         p = f.projection or {}
         return {"draft_id": self.draft_id, "version": self.version, "drone_id": f.drone_id, "sortie": f.sortie_index,
                 "sorties": len(self.plan.sorties), "item": f.current_seq, "items": f.nav_total,
+                "reached": reached,  # of ``items`` (navigation items); ``item`` is the mission's own sequence number
                 "pct": round(100.0 * reached / f.nav_total, 1) if f.nav_total else None, "elapsed_s": elapsed,
                 "time_left_s": time_left, "battery_pct": f.battery_pct,
                 "projected_landing_pct": p.get("landing_pct"), "reserve_pct": p.get("reserve_pct"),

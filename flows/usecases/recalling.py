@@ -54,12 +54,12 @@ from flows.usecases.control_kit import (
     who,
 )
 from flows.usecases.grounds import Grounds
+from flows.vehicle.landing_verdict import RECALL_HOME_M  # one rule of "home" with the follower
 
 __all__ = ["recall", "recall_by_authority", "RECALL_HOME_M", "KIND"]
 
 #: What a recall asks, by ``land_here``: the words its RECALLING event carries ("recalled by … (land in place)").
 KIND = {False: "return to launch", True: "land in place"}
-RECALL_HOME_M = 25.0  # how far from its dock a vehicle recalled home may land and still count as home
 NOT_FLOWN = ("DISPATCHED", "LAUNCHED")
 ENDED = ("SUCCEEDED", "ABORTED", "RECALLED", "INCOMPLETE")
 #: Ends the ledger may have recorded while the vehicle still flies: a recall is still sent to an armed vehicle.
@@ -206,21 +206,34 @@ def _recall_as(grounds: Grounds, rec: DraftRecord, user: str, why: str, *, now: 
     return ControlResult(draft_id, rec.version, "recall", rec.state, changed or sent, message, vehicles)
 
 
-def _verdict(drone_id: str, view: Any, dock: Any, land_here: bool) -> tuple[bool | None, str, float | None]:
-    """(ok, why, metres from the dock) of one landed vehicle; ok None when its position was never sent."""
+def _verdict(drone_id: str, view: Any, dock: Any, rally: tuple[tuple[float, float], ...],
+             land_here: bool) -> tuple[bool | None, str, float | None]:
+    """(ok, why, metres from the dock) of one landed vehicle; ok None when its position was never sent. Home is
+    judged by the follower's own rule (``flows.vehicle.landing_verdict.returned_home``: its dock, or the nearest
+    rally point ArduCopter's RTL chose)."""
     from flows.vehicle.commands import distance_m
+    from flows.vehicle.landing_verdict import returned_home
 
     if view.lat is None or view.lon is None:
         if land_here:
             return True, f"{drone_id} landed in place (mode {view.mode}; it sent no position)", None
         return None, f"{drone_id} landed (mode {view.mode}) but sent no position: where is not known yet", None
-    off = distance_m(view.lat, view.lon, dock.lat, dock.lon)
-    here = f"{view.lat:.6f},{view.lon:.6f}"
     if land_here:
+        off = distance_m(view.lat, view.lon, dock.lat, dock.lon)
+        here = f"{view.lat:.6f},{view.lon:.6f}"
         return True, f"{drone_id} landed in place at {here} ({off:.0f} m from dock {dock.id}), mode {view.mode}", off
-    if off <= RECALL_HOME_M:
-        return True, f"{drone_id} landed at dock {dock.id} ({off:.0f} m) in mode {view.mode}", off
-    return False, f"{drone_id} landed {off:.0f} m from dock {dock.id} (limit {RECALL_HOME_M:g} m) in mode {view.mode}", off
+    ok, where, off = returned_home(view.lat, view.lon, (dock.lat, dock.lon), rally)
+    return ok, f"{drone_id} {where} (dock {dock.id}) in mode {view.mode}", off
+
+
+def _rally_of(rec: DraftRecord, world: Any, drone_id: str) -> tuple[tuple[float, float], ...]:
+    """The rally points the drone's sortie carried (its dock first), as the follower's expectation has them."""
+    from planner.output.mission_items import rally_items
+    from planner.plan import plan_from_dict
+
+    plan = plan_from_dict(rec.plan or {})
+    sortie = next((s for s in plan.sorties if s.drone_id == drone_id), None)
+    return () if sortie is None else tuple((r.lat, r.lon) for r in rally_items(plan, sortie, world))
 
 
 def _follow_to_landing(grounds: Grounds, rec: DraftRecord, controllers: list[tuple[str, Any]],
@@ -239,7 +252,8 @@ def _follow_to_landing(grounds: Grounds, rec: DraftRecord, controllers: list[tup
             continue
         vc.pump(0.5, lambda: vc.view.lat is not None)  # the position of the landing, if it comes
         view = vc.view
-        ok, why, off = _verdict(drone_id, view, world.dock(world.drone(drone_id).dock_id), land_here)
+        ok, why, off = _verdict(drone_id, view, world.dock(world.drone(drone_id).dock_id),
+                                _rally_of(rec, world, drone_id), land_here)
         verdicts.append((ok, why))
         for v in vehicles:
             if v["drone_id"] == drone_id:

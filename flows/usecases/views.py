@@ -22,7 +22,8 @@ _LEAVES = (str, int, float, type(None))
 def plain(value: Any) -> Any:
     """``value`` as ``dataclasses.asdict`` gives it — dataclasses as dicts, every dict, list and tuple a fresh
     copy — with the leaves (str, numbers, None) shared instead of passed one by one through ``copy.deepcopy``: they
-    are immutable, and the deepcopy of each leaf was a fifth of a server read's CPU (issue 44's server bench)."""
+    are immutable, and the deepcopy of each leaf was a fifth of a server read's CPU under a profiler (issue 44's
+    server bench)."""
     if isinstance(value, _LEAVES):
         return value
     if isinstance(value, dict):

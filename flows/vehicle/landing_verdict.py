@@ -25,7 +25,7 @@ from typing import Any
 
 from flows.vehicle.flight_record import DroneFlight, Expectation
 
-__all__ = ["judge_landing", "RECALL_HOME_M", "RECALL_LAND_M", "LANDING_M", "dist_m", "seqs_text"]
+__all__ = ["judge_landing", "returned_home", "RECALL_HOME_M", "RECALL_LAND_M", "LANDING_M", "dist_m", "seqs_text"]
 
 #: How far from its launch point a vehicle recalled home may land and still count as "at the dock", and how far
 #: from where its landing began a vehicle told to land in place may come down.
@@ -125,18 +125,26 @@ def _after_recall(f: DroneFlight, exp: Expectation, reached: set[int], fs: dict[
         return "ABORTED", f"told to land in place but came down {off:.0f} m away; {flown}; {not_flown}{also}"
     home = (exp.dock_lat, exp.dock_lon) if exp.dock_lat is not None else \
         ((f.track[0][2], f.track[0][1]) if f.track else None)
-    off = None if home is None or home[1] is None else dist_m(here[2], here[1], home[0], home[1])
+    ok, where, _ = returned_home(here[2], here[1], home if home is None or home[1] is not None else None, exp.rally)
+    if ok:
+        return "RECALLED", f"recalled: {where}, in mode {f.mode}; {flown}; {not_flown}{also}"
+    return "ABORTED", f"recalled to its dock but {where}, in mode {f.mode}; {flown}; {not_flown}{also}"
+
+
+def returned_home(lat: float, lon: float, dock: tuple[float, float] | None,
+                  rally: tuple[tuple[float, float], ...]) -> tuple[bool, str, float | None]:
+    """Where a vehicle recalled home came down, judged as ArduCopter's RTL chooses where to go: the nearest of home
+    and the mission's rally points (``AP_Rally::calc_best_rally_or_home_location``; the rally points are the
+    tenant's docks, the home dock first: ``planner.output.mission_items.rally_items``). (home or a rally point
+    within ``RECALL_HOME_M``, the words, metres from its own dock). The follower's verdict and ``sortie recall
+    --wait``'s are this one."""
+    off = None if dock is None else dist_m(lat, lon, dock[0], dock[1])
     if off is not None and off <= RECALL_HOME_M:
-        return "RECALLED", (f"recalled: returned and landed {off:.0f} m from the dock, in mode {f.mode}; {flown}; "
-                            f"{not_flown}{also}")
-    # ArduCopter's RTL returns to the nearest rally point or home (AP_Rally::calc_best_rally_or_home_location): the
-    # mission's rally points are docks of the tenant (planner.output.mission_items.rally_items)
-    rally = min(((dist_m(here[2], here[1], lat, lon), lat, lon) for lat, lon in exp.rally[1:]), default=None)
-    if rally is not None and rally[0] <= RECALL_HOME_M:
-        return "RECALLED", (f"recalled: returned to the mission's nearest rally point and landed {rally[0]:.0f} m from "
-                            f"it ({rally[1]:.6f},{rally[2]:.6f}, another dock)"
-                            + ("" if off is None else f", {off:.0f} m from its own dock")
-                            + f", in mode {f.mode}; {flown}; {not_flown}{also}")
+        return True, f"returned and landed {off:.0f} m from the dock", off
+    nearest = min(((dist_m(lat, lon, r_lat, r_lon), r_lat, r_lon) for r_lat, r_lon in rally[1:]), default=None)
+    if nearest is not None and nearest[0] <= RECALL_HOME_M:
+        return True, (f"returned to the mission's nearest rally point and landed {nearest[0]:.0f} m from it "
+                      f"({nearest[1]:.6f},{nearest[2]:.6f}, another dock)"
+                      + ("" if off is None else f", {off:.0f} m from its own dock")), off
     where = "at an unknown distance from the dock" if off is None else f"{off:.0f} m from the dock"
-    return "ABORTED", (f"recalled to its dock but landed {where} (limit {RECALL_HOME_M:g} m), in mode {f.mode}; "
-                       f"{flown}; {not_flown}{also}")
+    return False, f"landed {where} (limit {RECALL_HOME_M:g} m)", off

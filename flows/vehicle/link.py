@@ -68,6 +68,9 @@ _M = mavutil.mavlink
 GCS_SYSTEM_ID = 255
 GCS_COMPONENT_ID = _M.MAV_COMP_ID_MISSIONPLANNER  # 190
 RECONNECT_SILENCE_S = 3.0  # a heartbeat after this much silence is a reconnection: ask for the streams again
+#: Heartbeats but none of the asked streams for this long: the vehicle forgot this port's rates (a reboot, whose
+#: silence can be shorter than RECONNECT_SILENCE_S: ~1 s on SITL), and its new boot time comes only once asked.
+STREAMS_FORGOTTEN_S = 2.5
 
 
 _MESSAGE_ID = {"SYS_STATUS": 1, "SYSTEM_TIME": 2, "GPS_RAW_INT": 24, "GLOBAL_POSITION_INT": 33,
@@ -131,6 +134,7 @@ class VehicleLink:
         self.leases = 0  # parts this link is lent to (``vehicles.HeldLinks``); its owner does not read meanwhile
         self._last_hello = 0.0
         self._last_rx = 0.0
+        self._streams_asked_at = 0.0
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -246,10 +250,11 @@ class VehicleLink:
         if kind == "HEARTBEAT" and msg.autopilot == _M.MAV_AUTOPILOT_INVALID:
             return  # a camera or gimbal of the same system
         now = time.monotonic()
-        if (kind == "HEARTBEAT" and self.target_system and self.stream_outcome
-                and now - self._last_rx >= RECONNECT_SILENCE_S):
+        if kind == "HEARTBEAT" and self.target_system and self.stream_outcome and (
+                now - self._last_rx >= RECONNECT_SILENCE_S or now - max(
+                    [self._streams_asked_at, *(self.seen.get(n, 0.0) for n in self.streams)]) >= STREAMS_FORGOTTEN_S):
             self._last_rx = now
-            self.request_streams(wait=False)  # back after silence (a reconnection): rates are kept per port
+            self.request_streams(wait=False)  # back after silence (a reconnection), or rates forgotten (a reboot)
         self._last_rx = now
         if kind == "COMMAND_ACK" and self._asked is not None and int(msg.command) == _M.MAV_CMD_SET_MESSAGE_INTERVAL:
             self._asked["acks"][0 if int(msg.result) == _M.MAV_RESULT_ACCEPTED else 1] += 1
@@ -423,6 +428,7 @@ class VehicleLink:
         for name, hz in sorted(wanted.items()):
             self.command_long(_M.MAV_CMD_SET_MESSAGE_INTERVAL, (float(_MESSAGE_ID[name]), 1e6 / hz))
         self._asked = {"wanted": wanted, "since": time.monotonic(), "acks": [0, 0]}
+        self._streams_asked_at = self._asked["since"]
         if wait:
             self.pump(self.stream_ack_s + 0.05, lambda: self._asked is None)
             self._settle_streams(force=True)

@@ -215,11 +215,11 @@ def test_a_landing_whose_position_was_never_sent_is_judged_without_formatting_it
 
     dock = SimpleNamespace(id="DOCK-A", lat=60.17, lon=24.94)
     blind = VehicleView(mode="LAND", armed=False)
-    ok, why, off = _verdict("M3TD-01", blind, dock, land_here=True)
+    ok, why, off = _verdict("M3TD-01", blind, dock, (), land_here=True)
     assert ok is True and off is None and "sent no position" in why
-    ok, why, off = _verdict("M3TD-01", VehicleView(mode="RTL"), dock, land_here=False)
+    ok, why, off = _verdict("M3TD-01", VehicleView(mode="RTL"), dock, (), land_here=False)
     assert ok is None and "not known" in why  # undecided: the follower ends it, nothing is claimed
-    ok, why, off = _verdict("M3TD-01", VehicleView(mode="RTL", lat=60.17001, lon=24.94), dock, land_here=False)
+    ok, why, off = _verdict("M3TD-01", VehicleView(mode="RTL", lat=60.17001, lon=24.94), dock, (), land_here=False)
     assert ok is True and off is not None and off < 2 and "in mode RTL" in why
 
 

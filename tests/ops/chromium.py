@@ -81,7 +81,11 @@ class Chromium:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as resp:
                     pages = [t for t in json.load(resp) if t.get("type") == "page"]
                 if pages:
-                    return connect(pages[0]["webSocketDebuggerUrl"], max_size=64 * 1024 * 1024, open_timeout=10)
+                    # Read on while the test waits elsewhere for minutes (a shift's Prefect steps): the page's
+                    # events queue up unbounded rather than stopping the reader, whose keepalive would then time
+                    # out and close the connection; loopback needs no keepalive.
+                    return connect(pages[0]["webSocketDebuggerUrl"], max_size=64 * 1024 * 1024, open_timeout=10,
+                                   max_queue=None, ping_interval=None)
             except OSError:
                 pass
             if time.monotonic() > deadline:

@@ -126,22 +126,24 @@ def free_link_world(dest: Path) -> Path:
 
 
 def open_ops_room(base: Path, *, server_env: dict[str, str] | None = None, silent_s: float = 4.0,
-                  totp_users: Iterable[str] = ("chen.jing",)) -> OpsRoom:
-    """The authority on a free-link demo world, its tokens and one-time codes; vehicles are started by the test
-    (``start_vehicles``). The caller closes it."""
+                  totp_users: Iterable[str] = ("chen.jing",), clock: str | None = CLOCK,
+                  world: Path | None = None) -> OpsRoom:
+    """The authority on a free-link demo world (or ``world``, made by the caller), its tokens and one-time codes;
+    vehicles are started by the test (``start_vehicles``). ``clock=None``: the server on the real clock (as a
+    control room runs it). The caller closes it."""
     import pyotp
 
     from flows.server.tokens import TokenStore
     from flows.server.totp import TotpStore
 
     base.mkdir(parents=True, exist_ok=True)
-    world, home = free_link_world(base / "world"), base / "home"
+    world, home = world or free_link_world(base / "world"), base / "home"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with open(base / "server.log", "wb") as log:
         server = subprocess.Popen(
             [str(SORTIE), "server", "--world", str(world), "--home", str(home), "--listen", f"127.0.0.1:{port}",
-             "--clock", CLOCK, "--sweep-s", "1", "--fleet-silent-s", str(silent_s), "--allow-unsigned"],
+             *(("--clock", clock) if clock else ()), "--sweep-s", "1", "--fleet-silent-s", str(silent_s), "--allow-unsigned"],
             env=clean_env(**(server_env or {})), cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
     store = TokenStore(home)

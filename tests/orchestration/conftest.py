@@ -84,9 +84,11 @@ def migrated_database() -> Path:
 
 
 def start_server(root: Path, *, ui: bool = False, database_url: str | None = None,
-                 budget_s: float = SERVER_START_BUDGET_S) -> tuple[subprocess.Popen[bytes], PrefectServer]:
+                 budget_s: float = SERVER_START_BUDGET_S, settings: dict[str, str] | None = None,
+                 ) -> tuple[subprocess.Popen[bytes], PrefectServer]:
     """Start ``prefect server start`` on a free 127.0.0.1 port from a copy of the migrated database, or on
-    ``database_url`` (say PostgreSQL: its migrations then run at the server's first start)."""
+    ``database_url`` (say PostgreSQL: its migrations then run at the server's first start); ``settings``: more
+    ``PREFECT_…`` settings of the server process (say its scheduler's loop)."""
     root.mkdir(parents=True, exist_ok=True)
     db = root / "prefect.db"
     if database_url is None:
@@ -97,8 +99,10 @@ def start_server(root: Path, *, ui: bool = False, database_url: str | None = Non
     env = _base_env(home, db)
     if database_url is not None:
         env["PREFECT_API_DATABASE_CONNECTION_URL"] = database_url
-    if ui:
-        env.update(PREFECT_SERVER_UI_ENABLED="true", PREFECT_UI_ENABLED="true")
+    if ui:  # the UI's JavaScript calls the API at PREFECT_UI_API_URL (default :4200), not where it was served from
+        env.update(PREFECT_SERVER_UI_ENABLED="true", PREFECT_UI_ENABLED="true",
+                   PREFECT_UI_API_URL=f"http://127.0.0.1:{port}/api", PREFECT_SERVER_UI_API_URL=f"http://127.0.0.1:{port}/api")
+    env.update(settings or {})
     log_path = root / "server.log"
     log = log_path.open("wb")
     proc = subprocess.Popen(

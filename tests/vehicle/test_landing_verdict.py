@@ -37,6 +37,25 @@ def test_a_recall_home_lands_at_its_dock_or_a_rally_point_of_the_mission(where: 
         assert "nearest rally point" in why and "916 m from its own dock" in why, why
 
 
+def test_recall_wait_judges_home_by_the_followers_rule() -> None:
+    """``sortie recall --wait`` records its own end when it saw the landing; it judged only the sortie's dock and
+    said ABORTED "landed 916 m from dock" where the follower says RECALLED. Now both read ``returned_home``."""
+    from types import SimpleNamespace
+
+    from flows.usecases.recalling import _verdict
+
+    dock = SimpleNamespace(id="DOCK-A", lat=DOCK_A[0], lon=DOCK_A[1])
+    at_b = SimpleNamespace(lat=DOCK_B[0], lon=DOCK_B[1], mode="RTL")
+    ok, why, off = _verdict("M30T-01", at_b, dock, (DOCK_A, DOCK_B), land_here=False)
+    assert ok is True and "nearest rally point" in why and round(off or 0) == 916, why
+    f_state, f_why = judge_landing(_landed_at(*DOCK_B), Expectation(
+        "M30T-01", 0, "tcp:127.0.0.1:5760", "ardupilot", (1, 2, 3, 4), 1000.0, 600.0, 50.0, 0.2, 263.2,
+        dock_lat=DOCK_A[0], dock_lon=DOCK_A[1], rally=(DOCK_A, DOCK_B)), recalled=True)
+    assert f_state == "RECALLED" and why.split(" (dock")[0].removeprefix("M30T-01 ") in f_why
+    ok, why, _ = _verdict("M30T-01", at_b, dock, (DOCK_A,), land_here=False)  # no rally point there: not home
+    assert ok is False and "916 m from the dock" in why, why
+
+
 def test_without_rally_points_another_dock_is_not_home() -> None:
     exp = Expectation("M30T-01", 0, "tcp:127.0.0.1:5760", "ardupilot", (1, 2, 3, 4), 1000.0, 600.0, 50.0, 0.2, 263.2,
                       dock_lat=DOCK_A[0], dock_lon=DOCK_A[1])

@@ -463,7 +463,7 @@ function renderFlights() {
       bar.style.width = `${Math.max(0, Math.min(100, p.pct ?? 0)).toFixed(0)}%`;
       card.append(el("div", {class: "progress", title: `${fmt(p.pct, 0, " %")}`}, bar),
         el("div", {class: "figures"},
-          el("span", null, `item ${p.item ?? "—"}/${p.items ?? "—"}`),
+          el("span", null, `item ${p.reached ?? p.item ?? "—"}/${p.items ?? "—"}`),  // items reached of the planned ones
           el("span", null, fmt(p.pct, 0, " %")),
           el("span", null, `sortie ${p.sortie !== undefined && p.sortie !== null ? p.sortie + 1 : "—"}/${p.sorties ?? "—"}`),
           el("span", null, `left ${duration(p.time_left_s)}`),
@@ -571,8 +571,9 @@ async function refreshPending() {
 
 function renderPending() {
   const box = $("approvals");
-  const focus = document.activeElement && document.activeElement.closest && document.activeElement.closest(".approval");
-  if (focus && box.contains(focus)) return;  // someone is typing a code
+  const typing = document.activeElement && document.activeElement.tagName === "INPUT" &&
+    document.activeElement.closest(".approval");
+  if (typing && box.contains(typing)) return;  // someone is typing a code (a clicked button does not hold the list)
   const me = S.me ? S.me.user : null;
   const cards = S.pending.map((p) => {
     const mine = (p.approvers || []).includes(me);
