@@ -12,6 +12,7 @@ server's real clock with vehicles that talk.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,23 +25,46 @@ __all__ = ["fleet_cmd", "render_fleet", "sim_fleet_cmd"]
 
 
 def render_fleet(d: dict[str, Any]) -> None:
-    """One line per drone; a fault under its drone."""
+    """One line per drone in a terminal's 80 columns (an operator's laptop, a tmux pane); a fault under the table.
+    Where the answer came from is said once, below the table; a drone whose source differs says it in its status."""
     from rich.table import Table
 
-    t = Table(show_edge=False, header_style="bold")
-    for col in ("drone", "status", "battery", "mode", "armed", "position", "last seen", "source"):
-        t.add_column(col)
+    t = Table(box=None, header_style="bold", pad_edge=False)
+    for col in ("drone", "status", "batt", "mode", "armed", "lat lon", "alt", "seen"):
+        t.add_column(col, no_wrap=True)
     for x in d["drones"]:
         pos = x.get("position")
+        status = x["status"] if x.get("source", d.get("source")) == d.get("source") else f"{x['status']} ({x['source']})"
         t.add_row(
-            x["id"], x["status"], "–" if x.get("battery_pct") is None else f"{x['battery_pct']:.0f} %",
+            x["id"], status, "–" if x.get("battery_pct") is None else f"{x['battery_pct']:.0f} %",
             x.get("mode") or "–", "–" if x.get("armed") is None else ("yes" if x["armed"] else "no"),
-            "–" if not pos else f"{pos['lat']:.5f}, {pos['lon']:.5f}, {pos['alt_m']} m",
-            x.get("last_seen") or "never", x["source"],
+            "–" if not pos else f"{pos['lat']:.5f} {pos['lon']:.5f}",
+            "–" if not pos or pos.get("alt_m") is None else f"{pos['alt_m']:.0f} m",
+            _seen(x.get("last_seen"), d.get("server_time")),
         )
-        if x.get("fault"):
-            t.add_row("", f"[red]{x['fault']['code']}[/]", x["fault"]["message"], "", "", "", "", "")
     console.print(t)
+    width = max(40, min(int(getattr(console, "width", 80) or 80), 200))
+    for x in d["drones"]:
+        if x.get("fault"):
+            text = f"{x['id']}: {x['fault']['code']} {x['fault']['message']}"
+            for part in textwrap.wrap(text, width=width - 2, subsequent_indent="  ", break_on_hyphens=False):
+                console.print(part, markup=False, highlight=False)
+    console.print("live from the vehicles" if d.get("source") == "live" else "from the world's fleet.json",
+                  style="dim")
+
+
+def _seen(last: str | None, now: str | None) -> str:
+    """When a drone was last heard: its age by the server's clock (``3 s``, ``4 min``, ``2 h``), else its time
+    (``11-28 17:42``) — short, so the table fits 80 columns."""
+    from datetime import datetime
+
+    if not last:
+        return "never"
+    seen = datetime.fromisoformat(last)
+    if now:
+        age = max(0.0, (datetime.fromisoformat(now) - seen).total_seconds())
+        return f"{age:.0f} s" if age < 120 else f"{age / 60:.0f} min" if age < 7200 else f"{age / 3600:.0f} h"
+    return seen.strftime("%m-%d %H:%M")
 
 
 @app.command("fleet")

@@ -82,6 +82,15 @@ def test_the_server_plans_with_the_talking_vehicle_and_its_battery_and_drops_it_
         cli = {d["id"]: d for d in json.loads(p.stdout)["drones"]}
         assert (cli["M3TD-01"]["status"], cli["M3TD-01"]["battery_pct"], cli["M3TD-01"]["source"]) == \
             ("ONLINE", 90.0, "live")
+        table = subprocess.run([str(SORTIE), "fleet"], env=clean_env() | {
+            "SORTIE_SERVER": server.url, "SORTIE_TOKEN": server.tokens["li.wei"], "COLUMNS": "80"}, cwd=ROOT,
+            capture_output=True, text=True, timeout=120)
+        assert table.returncode == 0, table.stderr + table.stdout
+        lines = table.stdout.splitlines()  # a terminal's default width: one line a drone, nothing wrapped or cut
+        assert max(map(len, lines)) <= 80 and "…" not in table.stdout, table.stdout
+        row = next(line.split() for line in lines if line.startswith("M3TD-01"))
+        assert row[:7] == ["M3TD-01", "ONLINE", "90", "%", "LOITER", "no", f"{DOCK_B[0]:.5f}"], table.stdout
+        assert "M30T-01: LINK_UNAVAILABLE" in table.stdout and "live from the vehicles" in table.stdout
 
         two = sim_vehicle(f"udpin:127.0.0.1:{talking['M3TD-02']}", "px4", battery_pct=85.0, home=DOCK_B).start()
         assert until(lambda: server.fleet()["M3TD-02"]["status"] == "ONLINE", 30), server.fleet()["M3TD-02"]
