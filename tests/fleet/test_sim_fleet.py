@@ -95,4 +95,4 @@ def test_sortie_fleet_embedded_reports_the_file(tmp_path: Path) -> None:
     assert all(x["source"] == "file" and x["position"] is None for x in d["drones"])
     p = subprocess.run([str(SORTIE), "fleet"], env=env(SORTIE_HOME=str(tmp_path)), cwd=ROOT, capture_output=True,
                        text=True, timeout=120)
-    assert p.returncode == 0 and "M4TD-01" in p.stdout and "file" in p.stdout, p.stderr
+    assert p.returncode == 0 and "M4TD-01" in p.stdout and "from the world's fleet.json" in p.stdout, p.stderr

@@ -32,7 +32,8 @@ SORTIE = Path(sys.executable).parent / "sortie"
 def _dispatch(draft: str, sim: Any) -> Any:
     from flows.usecases import dispatching
 
-    return dispatching.dispatch(draft, actor="chen.jing", now=kit.now(), link=sim.address, timeout_s=15,
+    # the link's whole budget: a patrol's upload takes ~1 s idle, and ran past 15 s once at load 14 in a full suite
+    return dispatching.dispatch(draft, actor="chen.jing", now=kit.now(), link=sim.address, timeout_s=45,
                                 grounds=Grounds(ledger=open_ledger()))
 
 
