@@ -19,7 +19,7 @@ from typing import Any
 
 from pymavlink.dialects.v20 import common as _M  # noqa: E402  (constants only)
 
-from flows.sim.streams import PRODUCED, group_messages, interval_s_for  # noqa: E402
+from flows.sim.streams import MIN_INTERVAL_S, PRODUCED, group_messages, interval_s_for  # noqa: E402
 
 __all__ = ["handle_link_message", "SET_MESSAGE_INTERVAL"]
 
@@ -38,7 +38,7 @@ def handle_link_message(vehicle: Any, msg: Any, port: Any) -> bool:
         if interval_us < 0:
             port.rates_s.pop(name, None)
         elif interval_us > 0:
-            port.rates_s[name] = interval_us / 1e6
+            port.rates_s[name] = max(MIN_INTERVAL_S, interval_us / 1e6)
         port.last_sent_s.pop(name, None)
         vehicle.ack(msg, _M.MAV_RESULT_ACCEPTED)
         return True

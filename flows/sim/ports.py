@@ -26,6 +26,7 @@ A ``udpin:`` port answers every client that has spoken to it (pymavlink's
 from __future__ import annotations
 
 import errno
+import math
 import socket
 from typing import Any, Callable
 
@@ -171,11 +172,13 @@ class SimPort:
             return False  # a udpin port with no peer yet, or a peer that went away
         return True
 
-    def next_due_s(self) -> float | None:
-        """The vehicle time the earliest asked stream of this port is due next (None: nothing asked or no client)."""
+    def next_due_s(self, after_s: float = -math.inf) -> float | None:
+        """The vehicle time, after ``after_s``, the earliest asked stream of this port is due next (None: nothing
+        asked, nothing due after then, or no client). A stream already overdue goes out on the next step anyway."""
         if not self.has_client:
             return None
-        due = [self.last_sent_s.get(name, -1e9) + interval for name, interval in self.rates_s.items() if interval > 0]
+        due = [t for t in (self.last_sent_s.get(name, -1e9) + interval
+                           for name, interval in self.rates_s.items() if interval > 0) if t > after_s]
         return min(due) if due else None
 
     def due(self, name: str, now_s: float, wall_s: float = 0.0, min_wall_s: float = 0.0) -> bool:

@@ -48,4 +48,4 @@ class Session:
         self.booted_wall = self._last_wall = now + silent_s
 
     def boot_ms(self) -> int:
-        return int(self.clock_s * 1000.0) & 0xFFFFFFFF
+        return int(self.clock_s * 1000.0 + 1e-6) & 0xFFFFFFFF  # a step to 0.2 s is 200 ms, not 199.99…

@@ -36,6 +36,7 @@ __all__ = [
     "PX4_DEFAULT_RATES_HZ",
     "group_messages",
     "interval_s_for",
+    "MIN_INTERVAL_S",
 ]
 
 #: The telemetry messages the simulator can produce, by MAVLink message id (for SET_MESSAGE_INTERVAL).
@@ -76,6 +77,11 @@ def group_messages(stream_id: int) -> tuple[str, ...]:
     return DATA_STREAM_GROUPS.get(stream_id, ())
 
 
+#: The shortest stream interval an ArduCopter grants: 0.8 × its 400 Hz loop (``GCS_MAVLINK::cap_message_interval``,
+#: libraries/GCS_MAVLink/GCS_Common.cpp: loop_period_us / 800, in whole ms).
+MIN_INTERVAL_S = 0.003
+
+
 def interval_s_for(rate_hz: float) -> float | None:
     """A rate in Hz as an interval; 0 (or less) stops the stream (None)."""
-    return None if rate_hz <= 0 else 1.0 / rate_hz
+    return None if rate_hz <= 0 else max(MIN_INTERVAL_S, 1.0 / rate_hz)

@@ -36,6 +36,7 @@ that stand alone are their own modules (session, pre-arm, ports, streams, protoc
 
 from __future__ import annotations
 
+import math
 import random
 import select
 import threading
@@ -67,7 +68,8 @@ BOOT_S = 10.0  # uploads answered NO_SPACE (FACTS.md: "wait ~10 s or retry")
 PREARM_S = 35.0  # pre-arm checks pass (FACTS.md: ~20–60 s after boot in SITL)
 MAX_TURN_WALL_S = 0.25  # a loop turn advances the vehicle's clock by at most this much wall time …
 MAX_TURN_SIM_S = 1.0  # … and by at most this much of its own (each turn then streams what is due)
-MIN_STEP_SIM_S = 0.02  # streams stepped to no finer than 50 Hz of the vehicle's time (SRx_* rates stop at 50 Hz)
+MIN_STEP_SIM_S = 1.0 / 400  # a stream goes out on a loop turn of the autopilot: ArduCopter's 400 Hz
+#                              (SCHEDULER_DEFAULT_LOOP_RATE, libraries/AP_Scheduler/AP_Scheduler.cpp)
 MIN_WALL_S = 0.02  # in flight, the heartbeat at most 50 times a wall second, whatever the speed-up
 GROUND_MIN_WALL_S = 0.1  # on the ground (nothing moves), the heartbeat and each stream at most 10 times a wall second
 REBOOT_WALL_S = 1.0  # silent while it restarts
@@ -90,6 +92,17 @@ class VehicleBehaviour(Protocol):
     def tick(self, vehicle: "SimVehicle", now_s: float) -> Any:
         """Called every loop turn (about every 10 ms) with the monotonic clock, after ``vehicle.clock_s`` moved."""
         ...
+
+
+def _on_loop(t: float) -> float:
+    """The autopilot's first loop turn at or after vehicle time ``t``: ``GCS_MAVLINK::update_send`` runs once a
+    turn, so a stream due at ``t`` goes out then (a 200 ms stream every 200 ms exactly, on a 2.5 ms loop)."""
+    return math.ceil(t / MIN_STEP_SIM_S - 1e-6) * MIN_STEP_SIM_S
+
+
+def _next_loop(t: float) -> float:
+    """The autopilot's first loop turn after vehicle time ``t``."""
+    return (math.floor(t / MIN_STEP_SIM_S + 1e-6) + 1) * MIN_STEP_SIM_S
 
 
 class SimVehicle:
@@ -465,8 +478,9 @@ class SimVehicle:
         turn: at 500× one a simulated second, a chord across every corner.)"""
         target = self.session.advance(now, self.speedup, MAX_TURN_SIM_S, MAX_TURN_WALL_S)
         while True:
-            due = [d for d in (p.next_due_s() for p in self.ports) if d is not None] if self._flying() else []
-            step_to = max(min([target, *due]), self.session.clock_s + MIN_STEP_SIM_S)
+            clock = self.session.clock_s
+            due = [d for d in (p.next_due_s(clock) for p in self.ports) if d is not None] if self._flying() else []
+            step_to = max(_on_loop(min(due)) if due else target, _next_loop(clock))
             self.session.clock_s = min(target, step_to)
             if self.flight is not None:
                 self.flight.tick(self, now)
