@@ -28,10 +28,13 @@ from bench.carp_file import CarpInstance, read_carplib
 from bench.clocks import budget_from_args, cpu_s
 from planner.patrol.arc_search import ArcProblem, SortieLimit, solve_arcs
 
-__all__ = ["DEFAULT_BUDGET_S", "SEARCH_LANES", "carp_problem", "plan_cost", "run", "shortest_paths"]
+__all__ = ["DEFAULT_BUDGET_S", "FLEET_SPARE", "SEARCH_LANES", "carp_problem", "plan_cost", "run", "shortest_paths"]
 
 DEFAULT_BUDGET_S = 60.0  # the issue's figure: 60 s wall on the 2-core machine
 SEARCH_LANES = 2  # one per core (the budget's runner forks them, bench/lane_pool.py)
+# The search's fleet: VEHICULOS (the fewest routes the demand needs) plus this many, as HGS-CARP
+# (``Params.cpp``: "more vehicles are allowed (here we put one more)"); the answer's routes stay free
+FLEET_SPARE = 1
 
 
 def shortest_paths(inst: CarpInstance) -> np.ndarray:
@@ -49,7 +52,10 @@ def shortest_paths(inst: CarpInstance) -> np.ndarray:
 
 
 def carp_problem(inst: CarpInstance, sp: np.ndarray) -> ArcProblem:
-    """The instance as an arc-routing problem: unit k is required edge k (start u, end v), one depot, a load limit."""
+    """The instance as an arc-routing problem: unit k is required edge k (start u, end v), one depot, a load limit.
+
+    The search flies at most ``VEHICULOS + FLEET_SPARE`` routes (HGS-CARP's fleet).
+    """
     ends = [x for e in inst.required for x in (e.u, e.v)] + [inst.depot]
     idx = np.asarray(ends, dtype=np.int64)
     return ArcProblem(
@@ -58,6 +64,7 @@ def carp_problem(inst: CarpInstance, sp: np.ndarray) -> ArcProblem:
         limits=(SortieLimit(load=inst.capacity),),
         demand=np.asarray([e.demand for e in inst.required], dtype=np.int64),
         scale=1.0,
+        fleet=inst.vehicles + FLEET_SPARE,
     )
 
 

@@ -47,6 +47,7 @@ def test_load_limited_sorties_reach_the_known_optimum_with_a_small_work_cap(name
     assert report["ok"], report["errors"]
     assert report["cost"] == cost == optimum
     assert report["max_load"] <= report["capacity"]
+    assert len(out["routes"]) <= read_carplib(path).vehicles + bench_carp.FLEET_SPARE  # the search's fleet (HGS-CARP's)
 
 
 def test_the_same_seed_and_work_give_the_same_routes() -> None:
