@@ -11,7 +11,7 @@ already builds: a unit is a mutually exclusive client group of its two direction
 
 * **split** (``planner.patrol.carp_split.split_tour``): Prins' split with two states a
   unit (entered at its start or its end), exact for the tour's order: the best sorties
-  and directions under the load limit, over every cut (~2.5 ms for egl-s4's 190 units),
+  and directions under the load limit, over every cut (~1 ms for egl-s4's 190 units),
   with at most the search's fleet of sorties (the PyVRP instance's vehicles; HGS-CARP's
   split with a limited fleet). Before the local search HGS's soft split: a sortie may
   carry up to half a load more, at the penalty.
