@@ -82,7 +82,7 @@ def survey_swath_m(drone: Drone, altitude_m: float, side_overlap: float) -> floa
 # tips of sharp corners dark, 1-3 % of a real parcel; Fields2Cover, tuned per parcel, reaches
 # 0.96-0.99 on real parcels with buildings and on corridors (bench README, issue 19). 0.99
 # asks for more than either; beyond it, extra passes image slivers at a few m² per metre
-# flown, which ``planner.survey.repair.MIN_RATE`` refuses, and the plan reports what it reached.
+# flown, which ``planner.survey.repair.TARGET_RATE`` refuses, and the plan reports what it reached.
 # The operator may ask for another target (``Job.coverage_target``: ``sortie plan --coverage-target``,
 # the server's plan body, the Prefect flow's parameter, "cover at least 99.5 %" in the request).
 DEFAULT_COVERAGE_TARGET = 0.99

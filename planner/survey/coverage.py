@@ -386,6 +386,8 @@ def plan_coverage(
     # within COVERAGE_SLACK of the best coverage seen (a bounded number of coverage checks)
     checked = planned_all[:MAX_COVERAGE_CHECKS]
     checked += [p for p in planned_all[MAX_COVERAGE_CHECKS:] if p.cells > 1]  # the per-cell plan is always a candidate
+    if clock.expired():  # past the deadline: only the plans whose coverage is known (the first one built is)
+        checked = [p for p in checked if id(p) in cov_of] or checked[:1]
     reach = [p for p in checked if coverage_of(p) >= coverage_target]
     tried = tuple((p.angle, p.length) for p in planned_all)
 
@@ -397,10 +399,12 @@ def plan_coverage(
         """``p`` with extra passes where its sweeps leave the area dark, ordered again with the sweeps."""
         if not repair or coverage_of(p) >= coverage_target or p.source is None or p.source.conn is None:
             return p, 0  # (a banded plan of a large area is not re-ordered with passes: its shortfall is reported)
+        if clock.expired():  # past the deadline (less the final measurement): the plan so far is the answer
+            return p, 0
         flags = cov_of[id(p)][1]
         segs = [(p.path[i], p.path[i + 1]) for i, on in enumerate(flags) if on]
-        passes = repair_passes(free_c, segs, swath_m, coverage_target, p.path)
-        if not passes:
+        passes = repair_passes(free_c, segs, swath_m, coverage_target, p.path, clock.expired if clock.timed else None)
+        if not passes or clock.expired():  # past the deadline: the plan without them is the answer
             return p, 0
         # the camera-on segments flown so far (sweeps and edge runs) in flight order, then the passes
         pieces = np.concatenate([np.asarray(segs, float).reshape(-1, 2, 2), np.asarray(passes, float).reshape(-1, 2, 2)])
@@ -430,7 +434,8 @@ def plan_coverage(
             t0 = clock.left_s()
             options.append(with_passes(p))
             repair_s = t0 - clock.left_s()
-        best, n_passes = min(options, key=lambda o: score(o[0]))
+        met = [o for o in options if coverage_of(o[0]) >= coverage_target]  # the target first, then the score
+        best, n_passes = min(met, key=lambda o: (o[0].length, o[0].angle)) if met else min(options, key=lambda o: score(o[0]))
     coverage_of(best)
     flags = cov_of[id(best)][1]
     path = tuple((p[0] + cx, p[1] + cy) for p in best.path)

@@ -19,7 +19,7 @@ from shapely.geometry import LineString, Polygon
 from planner.geo.transit import InsideGraph
 from planner.routing.budget import Budget
 from planner.survey.coverage import plan_coverage
-from planner.survey.repair import shortfall
+from planner.survey.repair import repair_passes, shortfall
 from planner.survey.schedule import POLL_EVERY, PhaseClock
 
 # CPU time is only a measure when this test has the machine to itself: in a parallel run (the README's command
@@ -85,10 +85,10 @@ def test_a_parcel_with_many_building_holes_is_planned_within_its_deadline() -> N
         runs.append(time.process_time() - t0)
     used_s = min(runs)
     assert used_s <= 1.2, f"the plan took {used_s:.2f} CPU s under a 1 s deadline (runs: {runs})"
-    assert res.coverage_fraction >= 0.94  # main: 0.945 (its order searches alone used the second)
-    # short of the target: the plan says where the dark area lies
+    assert res.coverage_fraction >= 0.94  # issue 29's main: 0.945; idle, the target (0.99) is met in the second
+    # short of the target (the machine's other worker took the time the passes need): the plan says where it is dark
     why = shortfall(free, res.unimaged_local, swath, res.coverage_target)
-    assert why is not None and why["unimaged_m2"] == pytest.approx(why["at_edges_m2"] + why["inside_m2"], abs=0.2)
+    assert res.target_met or why["unimaged_m2"] == pytest.approx(why["at_edges_m2"] + why["inside_m2"], abs=0.2)
 
 
 @pytest.mark.skipif(not RUN_ALONE, reason="CPU time in a parallel run counts the other worker: run alone (-n 0)")
@@ -134,6 +134,33 @@ def test_a_deadline_too_short_for_any_search_still_gives_a_valid_plan_and_says_i
     assert len(res.candidates) == 1  # only the direction the estimate ranks first was built
     assert free.buffer(1e-5).covers(LineString(res.path)) and len(res.sweeps) > 0
     assert res.coverage_fraction >= 0.95
+
+
+def test_a_deadline_passed_before_the_extra_passes_answers_the_plan_so_far() -> None:
+    """The deadline is asked inside the phases: the extra passes (their candidates, their choice, their
+    connections) do not run once it has passed. Main made 5 passes here after a deadline passed before planning
+    started (0.58 CPU s of work after it: 28 s wall at load 22)."""
+    free, swath = _load(BLOCKS)
+    late = Budget.deadline(1.0, time.process_time, started_at=time.process_time() - 2.0, wall_clock=False)
+    res = plan_coverage(free, swath, budget=late)
+    assert res.stopped_by == "deadline" and res.extra_passes == 0 and res.solutions == 0
+    assert len(res.candidates) == 1 and free.buffer(1e-5).covers(LineString(res.path)) and len(res.sweeps) > 0
+
+
+def test_the_extra_passes_stop_choosing_when_the_deadline_passes() -> None:
+    """``repair_passes`` asks the deadline before each pass: the passes chosen so far are its answer."""
+    free, swath = _load(BLOCKS)
+    bare = plan_coverage(free, swath, repair=False)
+    full = repair_passes(free, bare.sweeps, swath, 0.99, bare.path)
+    calls = [0]
+
+    def after_three() -> bool:
+        calls[0] += 1
+        return calls[0] > 3
+
+    cut = repair_passes(free, bare.sweeps, swath, 0.99, bare.path, after_three)
+    assert len(cut) <= 2 < len(full) and cut == full[: len(cut)]
+    assert repair_passes(free, bare.sweeps, swath, 0.99, bare.path, lambda: True) == []
 
 
 def test_a_deadline_that_is_not_reached_cuts_nothing_and_repeats_the_fixed_work() -> None:
