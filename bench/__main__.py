@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline", action="store_true",
         help="lanes: the replaced hand-written planner; coverage: a careful ground-station survey, for comparison"
     )
+    parser.add_argument("--fleet-spare", type=int, default=None,
+                        help="carp: search within VEHICULOS + this many routes (HGS-CARP: 1; default: free)")
     parser.add_argument("--extractor", choices=("offline", "llm"), default="offline", help="intents only")
     parser.add_argument("--base-url", default=None, help="intents --extractor llm: an OpenAI-compatible server (…/v1)")
     parser.add_argument("--model", default=None, help="intents --extractor llm: the model name on that server")

@@ -44,9 +44,10 @@ def _instances(carp: Path, sets: list[str]) -> list[Path]:
     return sorted((p for s in sets for p in (carp / s).glob("*.dat")), key=order)
 
 
-def _run_one(path: Path, budget_s: float, carp: Path) -> dict[str, Any]:
+def _run_one(path: Path, budget_s: float, carp: Path, fleet_spare: int | None = None) -> dict[str, Any]:
     load0 = os.getloadavg()[0]
     cmd = [sys.executable, "-m", "bench", "carp", str(path), "--budget-s", str(budget_s)]
+    cmd += [] if fleet_spare is None else ["--fleet-spare", str(fleet_spare)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     row: dict[str, Any] = {"instance": path.stem, "set": path.parent.name, "budget_s": budget_s,
                            "load_before": round(load0, 2), "load_after": round(os.getloadavg()[0], 2)}
@@ -121,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", default=",".join(SETS), help="comma-separated: gdb,val,egl,beullens")
     ap.add_argument("--only", default="", help="comma-separated instance names (default: every one of the sets)")
     ap.add_argument("--carp", default=str(CARP), help="the folder of the instances, bks.json and verify_carp.py")
+    ap.add_argument("--fleet-spare", type=int, default=None, help="search within VEHICULOS + this many routes")
     ap.add_argument("--table-only", action="store_true", help="print the table of --out without running anything")
     a = ap.parse_args(argv)
     carp, out = Path(a.carp), Path(a.out)
@@ -131,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in _instances(carp, [s for s in a.sets.split(",") if s]):
             if path.stem in done or (only and path.stem not in only):
                 continue
-            row = _run_one(path, a.budget_s, carp)
+            row = _run_one(path, a.budget_s, carp, a.fleet_spare)
             rows.append(row)
             with out.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(row, sort_keys=True) + "\n")

@@ -9,10 +9,12 @@ difference from the rest. This module is that scheme on ``planner.patrol.arc_sea
 model, with the local search PyVRP's (C++; the same ``pyvrp.ProblemData`` the arc room
 already builds: a unit is a mutually exclusive client group of its two directions):
 
-* **split** (``split_tour``): Prins' split with two states a unit (entered at its
-  start or its end), exact for the tour's order: the best sorties and directions under
-  the load limit, over every cut (~2.5 ms for egl-s4's 190 units). Before the local
-  search HGS's soft split: a sortie may carry up to half a load more, at the penalty.
+* **split** (``planner.patrol.carp_split.split_tour``): Prins' split with two states a
+  unit (entered at its start or its end), exact for the tour's order: the best sorties
+  and directions under the load limit, over every cut (~2.5 ms for egl-s4's 190 units),
+  with at most the search's fleet of sorties (the PyVRP instance's vehicles; HGS-CARP's
+  split with a limited fleet). Before the local search HGS's soft split: a sortie may
+  carry up to half a load more, at the penalty.
 * **local search** (``pyvrp.search.LocalSearch``, exhaustive, penalised load): relocate
   one or two services (``Relocate1/2``), relocate with a flip (``RelocateAlternative``),
   flip in place (``ReplaceGroup``), swaps (``Swap11/21/22``), 2-opt* (``SwapTails``). The
@@ -38,18 +40,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from planner.patrol.carp_split import CarpData, Sortie, plan_cost, split_tour
 from planner.routing.budget import STOPPED_BY_DEADLINE, STOPPED_BY_ITERATIONS, Budget
 from planner.routing.pyvrp_start import PyvrpInstance
 
 if TYPE_CHECKING:
     import pyvrp
 
-__all__ = ["CarpData", "Memetic", "memetic_lane", "path_scanning", "split_tour"]
+__all__ = ["Memetic", "memetic_lane", "path_scanning"]
 
 POP_MIN = 25  # HGS's mu: the population after a survivor selection
 POP_LAMBDA = 40  # HGS's lambda: children between two selections
@@ -59,122 +62,6 @@ STARTS_PATH_SCANNING = 5  # path-scanning plans in the first population (one a r
 REPAIR_FACTOR = 10.0  # HGS: a child over the limit gets one more local search at this many times the penalty ...
 REPAIR_SHARE = 0.5  # ... with this probability (HGS-CVRP's ``Genetic::run``: one child in two)
 RESTART_AFTER = 3000  # generations without a better plan, then a new population (the best kept)
-
-Sortie = list[tuple[int, bool]]  # (unit, reversed?) in flight order
-
-
-@dataclass(frozen=True)
-class CarpData:
-    """What the split and the starts read: deadheads over unit ends (2u start, 2u+1 end) and the depot, loads.
-
-    ``depot`` is the depot's row in ``deadhead`` (``2 × units``); service costs are not
-    here: under a load limit alone they are the same in every plan.
-    """
-
-    deadhead: np.ndarray
-    demand: np.ndarray
-    capacity: int
-
-    rows: list[list[int]] = field(init=False, repr=False, compare=False)
-    demands: list[int] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:  # plain lists: the split reads single entries, fastest from lists
-        object.__setattr__(self, "rows", np.asarray(self.deadhead, dtype=np.int64).tolist())
-        object.__setattr__(self, "demands", [int(d) for d in self.demand])
-
-    @property
-    def units(self) -> int:
-        return len(self.demand)
-
-    @property
-    def depot(self) -> int:
-        return 2 * self.units
-
-
-def sortie_cost(data: CarpData, sortie: Sortie) -> int:
-    """Deadheads of one sortie, depot to depot."""
-    D, at, total = data.rows, data.depot, 0
-    for u, r in sortie:
-        total += D[at][2 * u + r]
-        at = 2 * u + 1 - r
-    return total + D[at][data.depot]
-
-
-def plan_cost(data: CarpData, sorties: Sequence[Sortie]) -> int:
-    return sum(sortie_cost(data, s) for s in sorties)
-
-
-def _orient(data: CarpData, units: Sequence[int]) -> Sortie:
-    """The best directions for units flown in this order (a two-state shortest path)."""
-    D, dep = data.rows, data.depot  # plain lists (``CarpData.rows``): single entries, read fastest so
-    c0, c1 = D[dep][2 * units[0]], D[dep][2 * units[0] + 1]  # ... ending the unit flown forward / reversed
-    back: list[tuple[int, int]] = []
-    for prev, u in zip(units, units[1:]):
-        fwd, rev = D[2 * prev + 1], D[2 * prev]  # from prev flown forward (its end) / reversed (its start)
-        a0, b0 = c0 + fwd[2 * u], c1 + rev[2 * u]
-        a1, b1 = c0 + fwd[2 * u + 1], c1 + rev[2 * u + 1]
-        c0, c1 = min(a0, b0), min(a1, b1)
-        back.append((0 if a0 <= b0 else 1, 0 if a1 <= b1 else 1))
-    last = units[-1]
-    o = 0 if c0 + D[2 * last + 1][dep] <= c1 + D[2 * last][dep] else 1
-    dirs = [o]
-    for step in reversed(back):
-        o = step[o]
-        dirs.append(o)
-    dirs.reverse()
-    return [(int(u), bool(d)) for u, d in zip(units, dirs)]
-
-
-def split_tour(data: CarpData, tour: Sequence[int], penalty: float | None = None) -> tuple[int, list[Sortie]]:
-    """The giant tour cut into sorties under the load limit, each unit's direction chosen: exact for the order.
-
-    Prins' split with two states a unit: V[j] = min over i of V[i] + c(i, j), c the
-    cheapest depot-to-depot flight of units i..j-1 in that order with free directions,
-    extended one unit at a time from each start while the load fits (plain Python on
-    lists: the flights are short, and numpy's per-call cost is larger than the work).
-    ``penalty``: HGS's soft split — a sortie may carry up to half a load more, each unit
-    over costing ``penalty`` (the local search then repairs it); the cost returned is
-    then the penalised one.
-    """
-    n = len(tour)
-    if n == 0:
-        return 0, []
-    D, dep, cap, dem = data.rows, data.depot, data.capacity, data.demands
-    limit = cap if penalty is None else cap + cap // 2
-    weight = 0.0 if penalty is None else float(penalty)
-    big = 1 << 62
-    V = [0] + [big] * n
-    pred = [0] * (n + 1)
-    for i in range(n):
-        vi = V[i]
-        if vi >= big:
-            continue
-        u = tour[i]
-        from_depot = D[dep]
-        f0, f1 = from_depot[2 * u], from_depot[2 * u + 1]  # flight so far ending at u's end (0) / start (1)
-        load, j = 0, i
-        while j < n:
-            u = tour[j]
-            load += dem[u]
-            if load > limit and j > i:
-                break
-            if j > i:
-                p = tour[j - 1]
-                a, b = D[2 * p + 1], D[2 * p]  # from p's end (flown forward) / p's start (flown reversed)
-                f0, f1 = min(f0 + a[2 * u], f1 + b[2 * u]), min(f0 + a[2 * u + 1], f1 + b[2 * u + 1])
-            close = vi + min(f0 + D[2 * u + 1][dep], f1 + D[2 * u][dep])
-            if load > cap:
-                close += int(math.ceil(weight * (load - cap)))
-            if close < V[j + 1]:
-                V[j + 1], pred[j + 1] = close, i
-            j += 1
-    cuts, j = [], n
-    while j > 0:
-        cuts.append((pred[j], j))
-        j = pred[j]
-    sorties = [_orient(data, list(tour[i:j])) for i, j in reversed(cuts)]
-    return int(V[n]), sorties
-
 
 def path_scanning(data: CarpData, rule: int, rng: np.random.Generator) -> list[Sortie]:
     """Golden, DeArmon & Baker's path scanning: from where the sortie is, the nearest unserved unit that fits.
@@ -293,8 +180,8 @@ class Memetic:
         population at its penalised cost, and is repaired (one more local search at
         ``REPAIR_FACTOR`` times the penalty) for the feasible one.
         """
-        _, sorties = split_tour(self.data, tour, self.penalty)
-        if len(sorties) > self.fleet:
+        _, sorties = split_tour(self.data, tour, self.penalty, self.fleet)
+        if len(sorties) > self.fleet:  # (the soft split always fits the fleet: a guard)
             return None, None
         sol = self.ls(self._solution(sorties), self._evaluator(), exhaustive=True)
         feasible = sol.is_feasible()
@@ -311,7 +198,7 @@ class Memetic:
             if not sol.is_feasible():
                 return None, over
         found = self._sorties(sol)
-        cost, again = split_tour(self.data, [u for s in found for u, _ in s])
+        cost, again = split_tour(self.data, [u for s in found for u, _ in s], fleet=self.fleet)
         if len(again) > self.fleet or cost > plan_cost(self.data, found):
             cost, again = plan_cost(self.data, found), found
         return _Plan(cost, again, _successors(self.data.units, again)), over

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from planner.routing.budget import Budget
-from planner.patrol.arc_memetic import CarpData, memetic_lane
+from planner.patrol.arc_memetic import memetic_lane
+from planner.patrol.carp_split import CarpData
 from planner.routing.budget import STOPPED_BY_DEADLINE, STOPPED_BY_ITERATIONS
 from planner.routing.engines import (
     RESTART_SHARE, Searched, drop_over_limits, finish, key, search_budget, search_ils, search_lanes, search_pyvrp,
@@ -119,7 +120,9 @@ class ArcProblem:
     ``deadhead``: over the units' ends (unit u: its start 2u, its end 2u+1) then the
     depots; ``service``: each unit's own length; ``demand``: the load each puts on its
     sortie (None: no loads). Model integers are ``ceil(value × scale)``; length limits
-    are kept ``slack`` inside (geometry round-off).
+    are kept ``slack`` inside (geometry round-off). ``fleet``: the sorties a depot may
+    fly in the CARP search (HGS-CARP keeps its whole search within CARPLIB's
+    ``VEHICULOS + 1``; ``_search_memetic``); None: as many as ``_fleet_per_depot`` gives.
     """
 
     deadhead: np.ndarray
@@ -128,6 +131,7 @@ class ArcProblem:
     demand: np.ndarray | None = None
     scale: float = 1.0
     slack: float = 0.0
+    fleet: int | None = None
 
     @property
     def n_units(self) -> int:
@@ -177,7 +181,7 @@ def _fleet_per_depot(problem: ArcProblem) -> int:
     loads = [l.load for l in problem.limits if l.load is not None]
     if loads and problem.demand is not None:
         need = max(need, _LOAD_FLEET_FACTOR * float(np.sum(problem.demand)) / max(min(loads), 1))
-    return int(min(T, math.ceil(need) + 2))
+    return max(int(min(T, math.ceil(need) + 2)), min(problem.fleet or 0, T))
 
 
 def _model(problem: ArcProblem) -> tuple[RouteModel, int]:
@@ -323,7 +327,10 @@ def _search_memetic(problem: ArcProblem, model: RouteModel, budget: Budget, lane
     (generations, iterations), so a capped run repeats.
     """
     lanes = search_lanes(budget, lanes)
-    inst = pyvrp_instance(model, True, None, True)  # once, before the lanes fork: they share it
+    # the search's fleet (HGS-CARP's: VEHICULOS + 1) is the PyVRP instance's: the split and both lanes' local
+    # searches stay within it; the model keeps its own (``_fleet_per_depot``: the answer is never forced into it)
+    fleet = min(problem.fleet or len(model.vehicles), len(model.vehicles))
+    inst = pyvrp_instance(replace(model, vehicles=model.vehicles[:fleet]), True, None, True)  # once, before the fork
     data = CarpData(problem.deadhead, np.asarray(problem.demand, dtype=np.int64), int(model.vehicles[0].load or 0))
     kinds = [_MEMETIC if k % 2 == 0 else _ILS for k in range(lanes)]
     per_iteration = _PYVRP_S_PER_ITERATION + _PYVRP_S_PER_ITERATION_NODE * model.n_nodes
@@ -359,8 +366,11 @@ def _carp_lane(kind: str, data: CarpData, inst: PyvrpInstance, model: RouteModel
     """One CARP search lane (module-level: a forked worker runs it): (routes a model vehicle, work, what stopped it)."""
     nd = len({v.start for v in model.vehicles})
     if kind == _ILS:
-        routes, done, stopped, _ = pyvrp_run(inst, budget, work, seed, CARP_NEIGHBOURS, start)
-        return routes, done, stopped
+        fleet = sum(len(m) for m in inst.members)
+        flown = [r for r in start if r] if start else []
+        first = flown + [[] for _ in range(fleet - len(flown))] if start and len(flown) <= fleet else None
+        found, done, stopped, _ = pyvrp_run(inst, budget, work, seed, CARP_NEIGHBOURS, first)
+        return found + [[] for _ in range(len(model.vehicles) - len(found))], done, stopped
     first = [[divmod(q - nd, 2) for q in r] for r in start if r] if start else None
     sorties, _, done, stopped = memetic_lane(data, inst, budget, seed, work, MEMETIC_NEIGHBOURS,
                                              [[(t, bool(r)) for t, r in s] for s in first] if first else None)

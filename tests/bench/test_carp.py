@@ -29,11 +29,11 @@ def _verify(instance: Path, out: dict) -> dict:
     return module.check(module.Instance(str(instance)), json.loads(json.dumps(out)), bks)
 
 
-def _plan(name: str, budget: Budget) -> tuple[Path, dict, int]:
+def _plan(name: str, budget: Budget, fleet_spare: int | None = None) -> tuple[Path, dict, int]:
     path = next(CARP.glob(f"*/{name}.dat"))
     inst = read_carplib(path)
     sp = bench_carp.shortest_paths(inst)
-    plan = solve_arcs(bench_carp.carp_problem(inst, sp), budget)
+    plan = solve_arcs(bench_carp.carp_problem(inst, sp, fleet_spare), budget)
     routes = [[(inst.required[t].v, inst.required[t].u) if r else (inst.required[t].u, inst.required[t].v) for t, r in seq]
               for _, seq in plan.sorties]
     out = {"instance": name, "routes": [{"serve_sequence": [list(p) for p in seq]} for seq in routes]}
@@ -47,6 +47,16 @@ def test_load_limited_sorties_reach_the_known_optimum_with_a_small_work_cap(name
     assert report["ok"], report["errors"]
     assert report["cost"] == cost == optimum
     assert report["max_load"] <= report["capacity"]
+
+
+@pytest.mark.parametrize("name, optimum", [("gdb1", 316), ("gdb4", 287), ("gdb19", 55)])
+def test_a_search_within_hgs_carps_fleet_reaches_the_known_optimum(name: str, optimum: int) -> None:
+    """VEHICULOS + 1 routes at most (``bench carp --fleet-spare 1``), as HGS-CARP searches."""
+    path, out, cost = _plan(name, Budget.work(0.1), fleet_spare=bench_carp.HGS_FLEET_SPARE)
+    report = _verify(path, out)
+    assert report["ok"], report["errors"]
+    assert report["cost"] == cost == optimum
+    assert len(out["routes"]) <= read_carplib(path).vehicles + bench_carp.HGS_FLEET_SPARE
 
 
 def test_the_same_seed_and_work_give_the_same_routes() -> None:

@@ -1,4 +1,4 @@
-"""planner.patrol.arc_memetic: the split is exact, path scanning serves everything, a capped search repeats."""
+"""planner.patrol.arc_memetic and carp_split: the split is exact (free or with a limited fleet), path scanning serves everything."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from planner.patrol.arc_memetic import CarpData, path_scanning, plan_cost, split_tour
+from planner.patrol.arc_memetic import path_scanning
+from planner.patrol.carp_split import CarpData, plan_cost, split_tour
 
 
 def _random_data(units: int, seed: int, capacity: int) -> CarpData:
@@ -18,8 +19,8 @@ def _random_data(units: int, seed: int, capacity: int) -> CarpData:
     return CarpData(D, rng.integers(1, 5, size=units).astype(np.int64), capacity)
 
 
-def _brute_split(data: CarpData, tour: list[int]) -> int:
-    """Every way to cut the tour under the load limit, every direction of every unit."""
+def _brute_split(data: CarpData, tour: list[int], fleet: int | None = None) -> int | None:
+    """Every way to cut the tour under the load limit (into at most ``fleet`` sorties), every direction of every unit."""
     n, best = len(tour), None
     for cuts in itertools.product((False, True), repeat=n - 1):
         pieces, cur = [], [tour[0]]
@@ -31,11 +32,12 @@ def _brute_split(data: CarpData, tour: list[int]) -> int:
         pieces.append(cur)
         if any(sum(int(data.demand[u]) for u in p) > data.capacity for p in pieces):
             continue
+        if fleet is not None and len(pieces) > fleet:
+            continue
         total = 0
         for p in pieces:
             total += min(plan_cost(data, [list(zip(p, dirs))]) for dirs in itertools.product((False, True), repeat=len(p)))
         best = total if best is None else min(best, total)
-    assert best is not None
     return best
 
 
@@ -48,6 +50,33 @@ def test_the_split_is_the_best_cut_and_direction_for_the_tour_order(seed: int) -
     assert cost == plan_cost(data, sorties)
     assert [u for s in sorties for u, _ in s] == tour  # the order is kept
     assert all(sum(int(data.demand[u]) for u, _ in s) <= data.capacity for s in sorties)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_split_with_a_limited_fleet_is_the_best_cut_into_at_most_that_many_sorties(seed: int) -> None:
+    """HGS-CARP's ``splitLF``: fewer sorties than the free split wants, at their cost; none possible, the free split."""
+    near = _random_data(7, seed, capacity=6)
+    D = near.deadhead.copy()
+    D[near.depot, :] = D[:, near.depot] = 1  # a depot next to everything: the free split flies many short sorties
+    D[near.depot, near.depot] = 0
+    data = CarpData(D, near.demand, near.capacity)
+    tour = [int(u) for u in np.random.default_rng(seed + 200).permutation(7)]
+    free = split_tour(data, tour)[1]
+    checked = 0
+    for fleet in range(1, len(free)):
+        cost, sorties = split_tour(data, tour, fleet=fleet)
+        want = _brute_split(data, tour, fleet)
+        if want is None:  # no cut of this order fits: the free split, for the caller to refuse
+            assert len(sorties) == len(free)
+            continue
+        checked += 1
+        assert len(sorties) <= fleet and cost == want == plan_cost(data, sorties)
+        assert [u for s in sorties for u, _ in s] == tour
+        assert all(sum(int(data.demand[u]) for u, _ in s) <= data.capacity for s in sorties)
+    soft, over = split_tour(data, tour, penalty=3.0, fleet=1)  # one sortie: all over the load, at the penalty
+    excess = sum(int(d) for d in data.demand) - data.capacity
+    assert len(over) == 1 and soft == plan_cost(data, over) + 3 * excess
+    assert checked >= 2  # fleets below the free split's count that a cut does fit
 
 
 @pytest.mark.parametrize("rule", range(5))
