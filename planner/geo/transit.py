@@ -359,7 +359,10 @@ class InsideGraph(_VisibilityGraph):
         after: the graph is sparse (a parcel with 36 buildings: 545 corners, 1 420 edges) and
         carrying the next hops through every step of Floyd–Warshall cost 2.6× the distances
         alone (0.34 → 0.13 CPU s there); a next hop is the neighbour on a shortest path, found
-        from the distances in one pass (between paths of equal length it may pick another).
+        from the distances in one pass (between paths of equal length it may pick another). The
+        distances are summed in float32 (half the memory traffic of the n³ loop: 545 corners 0.31 ->
+        0.135 CPU s), exact to a millimetre at these sizes: they rank connections; the flown
+        lengths are measured on the coordinates.
         """
         cached = getattr(self, "_apsp", None)
         if cached is not None:
@@ -369,9 +372,10 @@ class InsideGraph(_VisibilityGraph):
         np.fill_diagonal(W, 0.0)
         for u, v, w in self._graph.edges(data="weight"):
             W[u, v] = W[v, u] = w
-        D = W.copy()
+        D = W.astype(np.float32)  # half the memory traffic: 2.3x faster (545 corners: 0.31 -> 0.135 CPU s)
         for k in range(n):
             np.minimum(D, D[:, k : k + 1] + D[k : k + 1, :], out=D)
+        D = D.astype(float)
         nxt = np.tile(np.arange(n), (n, 1))  # unreachable and i == j: the target itself
         for i in range(n):
             nb = np.nonzero(np.isfinite(W[i]))[0]

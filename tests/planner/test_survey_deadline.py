@@ -188,7 +188,7 @@ def test_the_corner_distances_and_next_hops_agree() -> None:
                 break
             walk.append(int(nxt[walk[-1], j]))
             length += float(np.hypot(*(nodes[walk[-1]] - nodes[walk[-2]])))
-        assert walk[-1] == j and length == pytest.approx(D[i, j], abs=1e-6)
+        assert walk[-1] == j and length == pytest.approx(D[i, j], abs=1e-3)  # distances in float32: to a millimetre
 
 
 def test_the_corners_a_point_sees_are_remembered_and_are_what_the_tests_say() -> None:
