@@ -385,6 +385,27 @@ class InsideGraph(_VisibilityGraph):
         self._apsp = (D, nxt)
         return D, nxt
 
+    def corners_seen(self, pts: np.ndarray) -> np.ndarray:
+        """(len(pts), n) booleans: which corners each point sees, the line leaving the corner tangentially.
+
+        Remembered per point (exact coordinates) for the graph's life: a survey re-ordered with its
+        extra passes has mostly the ends its first order had, and these tests were half the time
+        of its connections (``planner.survey.connector``).
+        """
+        seen: dict[bytes, np.ndarray] = self.__dict__.setdefault("_seen", {})
+        keys = [p.tobytes() for p in np.ascontiguousarray(pts, dtype=float).reshape(-1, 2)]
+        fresh_keys = [k for k in dict.fromkeys(keys) if k not in seen]
+        if fresh_keys:
+            fresh = np.frombuffer(b"".join(fresh_keys), dtype=float).reshape(-1, 2)
+            vis = np.zeros((len(fresh), len(self._nodes)), bool)
+            ii, kk = np.nonzero(self.tangent_mask(fresh))
+            if len(ii):
+                vis[ii, kk] = self.visible_pairs(fresh[ii], self._nodes[kk])
+            seen.update(zip(fresh_keys, vis))
+        if not keys:
+            return np.zeros((0, len(self._nodes)), bool)
+        return np.stack([seen[k] for k in keys])
+
     def tangent_mask(self, pts: np.ndarray) -> np.ndarray:
         """(len(pts), n) booleans: whether the line pt→node is tangent at the node."""
         P = np.asarray(pts, float)[:, None, :]
