@@ -143,18 +143,28 @@ def dispatch(
         _close(links)
 
 
-_CLAIMING: dict[str, threading.Lock] = {}
+_CLAIMING: dict[str, tuple[threading.Lock, int]] = {}  # key -> (its lock, how many hold or wait for it)
 _CLAIMING_GUARD = threading.Lock()
 
 
 @contextmanager
 def _claiming(key: str) -> Iterator[None]:
     """One hello-and-claim per idempotency key at a time in this process: the first claims, the rest then find
-    its claim and answer with its outcome, without ever saying hello to the vehicle it is uploading to."""
+    its claim and answer with its outcome, without ever saying hello to the vehicle it is uploading to. A key's
+    lock lives while someone holds or waits for it (a long-running server dispatches without growing)."""
     with _CLAIMING_GUARD:
-        lock = _CLAIMING.setdefault(key, threading.Lock())
-    with lock:
-        yield
+        lock, users = _CLAIMING.get(key, (threading.Lock(), 0))
+        _CLAIMING[key] = (lock, users + 1)
+    try:
+        with lock:
+            yield
+    finally:
+        with _CLAIMING_GUARD:
+            users = _CLAIMING[key][1] - 1
+            if users:
+                _CLAIMING[key] = (lock, users)
+            else:
+                del _CLAIMING[key]
 
 
 def _close(links: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ planned start; ``sortie demo`` and the tests use it too.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -23,6 +24,8 @@ from flows.usecases.grounds import Grounds
 from planner.errors import SortieError
 
 __all__ = ["launch_and_follow"]
+
+FOLLOWER_WAIT_S = 10.0  # a follower slower than this to start (a loaded machine) is not waited for longer
 
 
 def launch_and_follow(
@@ -69,8 +72,10 @@ def launch_and_follow(
             except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
                 box["error"] = exc
 
+        before = {d: vl.subscriber_count for d, vl in links.items()}
         follower = threading.Thread(target=follow, name=f"follow-{draft_id}", daemon=True)
         follower.start()
+        _await_followers(follower, links, before)
         try:
             at = now or (clock() if clock is not None else datetime.now().astimezone())
             launched = launch(draft_id, rec.version, actor=launch_as, now=at, grounds=grounds,
@@ -86,3 +91,14 @@ def launch_and_follow(
     finally:
         for vl in links.values():
             vl.close()
+
+
+def _await_followers(follower: threading.Thread, links: Mapping[str, Any], before: Mapping[str, int],
+                     limit_s: float = FOLLOWER_WAIT_S) -> None:
+    """Launch only once the follower reads every link (bounded): a vehicle that took off before its follower
+    listened is counted from its first sight, its take-off not seen (``takeoff_seen`` False)."""
+    end = time.monotonic() + limit_s
+    while follower.is_alive() and time.monotonic() < end:
+        if all(vl.subscriber_count > before.get(d, 0) for d, vl in links.items()):
+            return
+        time.sleep(0.01)

@@ -204,6 +204,11 @@ class VehicleLink:
         self._subscribers.append(fn)
         return lambda: self._subscribers.remove(fn) if fn in self._subscribers else None
 
+    @property
+    def subscriber_count(self) -> int:
+        """How many read this link's messages (a launch waits for its follower to be one before the vehicle moves)."""
+        return len(self._subscribers)
+
     def recv(self, types: str | list[str] | None = None, timeout: float = 0.0) -> Any:
         """The next message (of ``types``) within ``timeout`` s, or None; keeps the 1 Hz GCS heartbeat going.
 

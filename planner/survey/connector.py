@@ -80,10 +80,7 @@ class Connector:
         Dn, self.nxt = graph.node_distances()
         # which corners each end sees (tangentially): a sparse list, padded with a dummy corner R
         R = len(nodes)
-        vis_pn = np.zeros((m, R), bool)
-        ii, kk = np.nonzero(graph.tangent_mask(pts))
-        if len(ii):
-            vis_pn[ii, kk] = graph.visible_pairs(pts[ii], nodes[kk])
+        vis_pn = graph.corners_seen(pts)
         dist_pn = np.hypot(*(pts[:, None, :] - nodes[None, :, :]).transpose(2, 0, 1))
         counts = vis_pn.sum(axis=1)
         K = max(1, int(counts.max()))

@@ -1,7 +1,8 @@
 """A shift in the documented control room, end to end (issue 39's "Done when"; docs/ops.md "A shift").
 
 The room as README.md and docs/ set it up, every part real and on 127.0.0.1 (``controlroom.shiftkit``): Prefect
-on PostgreSQL, ``sortie server`` on the real clock with its vehicle hub, ``sortie sim-fleet`` vehicles, a worker
+on PostgreSQL, ``sortie sim-fleet`` vehicles each bound to its signing key (``sortie admin vehicle bind``) before
+``sortie server`` starts on the real clock with its vehicle hub serving signed links only, a worker
 from ``prefect.yaml`` holding the service token, people with their own tokens and one-time codes, and the
 operations page in headless Chromium. One operator's shift:
 
@@ -77,14 +78,14 @@ def shift(tmp_path: Path) -> Iterator[Shift]:
         with kit.pointed_at(*started) as prefect:
             world = current_forecast_world(tmp_path / "room" / "world")
             room = open_ops_room(tmp_path / "room", world=world, clock=None, totp_users=("li.wei", "chen.jing"),
-                                 server_env={"PREFECT_API_URL": prefect.api_url, "PREFECT_HOME": str(prefect.home)})
+                                 server_env={"PREFECT_API_URL": prefect.api_url, "PREFECT_HOME": str(prefect.home)},
+                                 bound_fleet_speedup=SPEEDUP)  # docs/ops.md: vehicles, each bound, then the server
             worker = browser = None
             try:
                 from flows.server.tokens import TokenStore
 
                 service = TokenStore(room.home).create("prefect-worker", scopes=("service", "plan", "read", "dispatch"),
                                                        label="worker-1")[1]
-                room.start_vehicles("vehicles", CITY_FIRE, SPEEDUP)
                 env = worker_env(prefect.env, room.url, service)
                 deploy(env, PATROL, "expire-draft/sortie")
                 worker = start_worker(env, tmp_path / "worker.log")
@@ -136,6 +137,8 @@ def test_an_operator_runs_a_shift_in_the_documented_control_room(shift: Shift) -
     b.wait("document.querySelectorAll('#l-drones .drone.s-ONLINE:not(.unplaced)').length === 4", 90,
            what="every city-fire drone online at its live position")
     assert sorted(drones_on_map(b)) == sorted(CITY_FIRE)
+    assert room.ok("chen.jing", "GET", "/v1/health")["vehicles"] == {"allow_unsigned": False, "unsigned": []}
+    assert all(room.fleet()[d]["signed"] is True for d in CITY_FIRE), room.fleet()
     mark("the fleet live on the page")
     shift.shot("shift-fleet")
 

@@ -5,8 +5,8 @@ one-time codes.
 - the world: a copy of the demo world whose drones' links are free UDP ports on 127.0.0.1 (the demo's fixed
   ports may be held by another test on this machine);
 - the authority: ``sortie server --fleet live``, its clock started at the demo world's morning and running
-  (``--allow-unsigned``: these drones are not bound to signing keys here; binding is the hub's tests' subject), ``--fleet-silent-s`` short so an offline vehicle is
-  said within seconds;
+  (``--allow-unsigned``: these drones are not bound to signing keys here, except where a test asks for the
+  documented room, ``bound_fleet_speedup``), ``--fleet-silent-s`` short so an offline vehicle is said within seconds;
 - the vehicles: ``sortie sim-fleet`` at ``--speedup`` (a sortie of the demo's patrol flies in about a minute of
   wall time), one process per group of drones so a test can silence one group;
 - the people: a token each (``sortie admin token create`` does the same on the host), a one-time code secret for
@@ -75,12 +75,7 @@ class OpsRoom:
             time.sleep(left + 0.2)
 
     def start_vehicles(self, name: str, drones: Iterable[str], speedup: float) -> None:
-        only = [a for d in drones for a in ("--only", d)]
-        with open(self.base / f"{name}.log", "ab") as log:
-            self.procs[name] = subprocess.Popen(
-                [str(SORTIE), "sim-fleet", "--world", str(self.world), "--home", str(self.home), "--speedup",
-                 str(speedup), *only], env=clean_env(), cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
+        self.procs[name] = _sim_fleet(self.base / f"{name}.log", self.world, self.home, drones, speedup)
 
     def wrong_code(self, user: str) -> str:
         """A code that is not the person's now (nor the step before or after): refused as wrong."""
@@ -125,12 +120,40 @@ def free_link_world(dest: Path) -> Path:
     return dest
 
 
+def _sim_fleet(log_path: Path, world: Path, home: Path, drones: Iterable[str],
+               speedup: float) -> subprocess.Popen[bytes]:
+    only = [a for d in drones for a in ("--only", d)]
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            [str(SORTIE), "sim-fleet", "--world", str(world), "--home", str(home), "--speedup", str(speedup), *only],
+            env=clean_env(), cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _bind_fleet(world: Path, home: Path, log_path: Path, budget_s: float = 120.0) -> None:
+    """``sortie admin vehicle bind`` for every drone of the world, as docs/ops.md's shift does before the server
+    starts: each vehicle gets its signing key and proves it signs (a vehicle still booting is asked again)."""
+    drones = [d["id"] for d in json.loads((world / "fleet.json").read_text(encoding="utf-8"))["drones"]]
+    end = time.monotonic() + budget_s
+    with open(log_path, "ab") as log:
+        for d in drones:
+            while True:
+                done = subprocess.run([str(SORTIE), "admin", "vehicle", "bind", d, "--system-id", "1", "--world",
+                                       str(world), "--home", str(home)], env=clean_env(), cwd=REPO, stdout=log,
+                                      stderr=subprocess.STDOUT, timeout=max(1.0, end - time.monotonic()))
+                if done.returncode == 0:
+                    break
+                assert time.monotonic() < end, f"{d} not bound within {budget_s:g} s: {log_path}"
+                time.sleep(1.0)
+
+
 def open_ops_room(base: Path, *, server_env: dict[str, str] | None = None, silent_s: float = 4.0,
                   totp_users: Iterable[str] = ("chen.jing",), clock: str | None = CLOCK,
-                  world: Path | None = None) -> OpsRoom:
+                  world: Path | None = None, bound_fleet_speedup: float | None = None) -> OpsRoom:
     """The authority on a free-link demo world (or ``world``, made by the caller), its tokens and one-time codes;
     vehicles are started by the test (``start_vehicles``). ``clock=None``: the server on the real clock (as a
-    control room runs it). The caller closes it."""
+    control room runs it). ``bound_fleet_speedup``: the documented room instead — every drone's vehicle started
+    (``sortie sim-fleet``, the proc "vehicles") and bound to its signing key before the server, which then serves
+    signed links only (no ``--allow-unsigned``). The caller closes it."""
     import pyotp
 
     from flows.server.tokens import TokenStore
@@ -138,18 +161,28 @@ def open_ops_room(base: Path, *, server_env: dict[str, str] | None = None, silen
 
     base.mkdir(parents=True, exist_ok=True)
     world, home = world or free_link_world(base / "world"), base / "home"
+    procs: dict[str, subprocess.Popen[bytes]] = {}
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    with open(base / "server.log", "wb") as log:
-        server = subprocess.Popen(
-            [str(SORTIE), "server", "--world", str(world), "--home", str(home), "--listen", f"127.0.0.1:{port}",
-             *(("--clock", clock) if clock else ()), "--sweep-s", "1", "--fleet-silent-s", str(silent_s), "--allow-unsigned"],
-            env=clean_env(**(server_env or {})), cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+    try:
+        if bound_fleet_speedup is not None:
+            procs["vehicles"] = _sim_fleet(base / "vehicles.log", world, home, (), bound_fleet_speedup)
+            _bind_fleet(world, home, base / "bind.log")
+        unsigned = () if bound_fleet_speedup is not None else ("--allow-unsigned",)
+        with open(base / "server.log", "wb") as log:
+            procs["server"] = server = subprocess.Popen(
+                [str(SORTIE), "server", "--world", str(world), "--home", str(home), "--listen", f"127.0.0.1:{port}",
+                 *(("--clock", clock) if clock else ()), "--sweep-s", "1", "--fleet-silent-s", str(silent_s),
+                 *unsigned], env=clean_env(**(server_env or {})), cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+    except BaseException:
+        for proc in procs.values():
+            stop_process_group(proc)
+        raise
     store = TokenStore(home)
     tokens = {u: store.create(u)[1] for u in PEOPLE}
     totp = {u: pyotp.parse_uri(TotpStore(str(home)).enroll(u)) for u in totp_users}
-    room = OpsRoom(url, world, home, base, tokens, totp, {"server": server})
+    room = OpsRoom(url, world, home, base, tokens, totp, procs)
     try:
         def up() -> bool:
             assert server.poll() is None, (base / "server.log").read_text(errors="replace")

@@ -188,4 +188,21 @@ def test_the_corner_distances_and_next_hops_agree() -> None:
                 break
             walk.append(int(nxt[walk[-1], j]))
             length += float(np.hypot(*(nodes[walk[-1]] - nodes[walk[-2]])))
-        assert walk[-1] == j and length == pytest.approx(D[i, j], abs=1e-6)
+        assert walk[-1] == j and length == pytest.approx(D[i, j], abs=1e-3)  # distances in float32: to a millimetre
+
+
+def test_the_corners_a_point_sees_are_remembered_and_are_what_the_tests_say() -> None:
+    """``InsideGraph.corners_seen`` (the survey's connections reuse it for the ends a re-plan shares)."""
+    free, swath = _load(BLOCKS)
+    g = InsideGraph(free)
+    pts = np.asarray([p for s in plan_coverage(free, swath, repair=False, polish=False).sweeps for p in s])
+    direct = np.zeros((len(pts), len(g.node_xy())), bool)
+    ii, kk = np.nonzero(g.tangent_mask(pts))
+    direct[ii, kk] = g.visible_pairs(pts[ii], g.node_xy()[kk])
+    assert direct.any() and (g.corners_seen(pts) == direct).all()
+    assert (g.corners_seen(pts[::-1]) == direct[::-1]).all()  # remembered, in any order
+    mixed = np.vstack([pts[:2], (pts[0] + pts[1]) / 2.0])  # two remembered ends and a new point (a sweep's middle)
+    row = np.zeros(len(g.node_xy()), bool)
+    kk = np.nonzero(g.tangent_mask(mixed[2:])[0])[0]
+    row[kk] = g.visible_pairs(np.repeat(mixed[2:], len(kk), axis=0), g.node_xy()[kk])
+    assert (g.corners_seen(mixed) == np.vstack([direct[:2], row])).all()

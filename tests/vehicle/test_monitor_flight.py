@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import time
 from dataclasses import replace
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,6 +142,25 @@ def test_nominal_flight_succeeds_and_the_report_says_what_was_flown(nominal: dic
     grounds = Grounds(ledger=open_ledger(Path(nominal["home"])))
     art = markdown_for_artifact(build_report(rep["draft_id"], rep["version"], grounds=grounds))
     assert "data:image/png;base64," in art and "](flown.png)" not in art
+
+
+def test_a_launch_waits_for_its_follower_so_the_take_off_is_seen(approved_home: tuple[Path, str, int], tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A follower slow to start (a loaded machine: the ledger, the world, the plan read first) is waited for: the
+    launch moves the vehicle only once the follower reads its link, so the take-off is seen from the ground.
+    (Before, the launch went at once: at 500x the vehicle was airborne before the follower listened.)"""
+    import flows.vehicle.follow as follow
+
+    slow_init = follow._Follower.__init__
+
+    def late(self: Any, *args: Any, **kwargs: Any) -> None:
+        time.sleep(2.0)
+        slow_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(follow._Follower, "__init__", late)
+    out, _, _, _ = _fly(approved_home, tmp_path, monkeypatch, None)
+    f = out["monitor"]["flights"][0]
+    assert f["takeoff_seen"] is True and f["status"] == "SUCCEEDED", (f["takeoff_seen"], f["status"])
 
 
 def test_monitoring_again_returns_the_recorded_end(nominal: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
