@@ -17,7 +17,7 @@ const S = {
   token: sessionStorage.getItem(KEY), me: null, map: null, origin: null, view: null,
   drones: new Map(), tracks: new Map(), flights: new Map(), progress: new Map(), planned: new Map(),
   ended: new Map(), said: new Map(), pending: [], alerts: [], stream: null, retry: 0, timers: {}, serverTime: null,
-  shownRoute: null, cards: new Map(), decided: new Map(),
+  shownRoute: null, cards: new Map(),
 };
 
 const $ = (id) => document.getElementById(id);
@@ -76,7 +76,7 @@ function showSignIn(message) {
 
 function signOut(message) {
   sessionStorage.removeItem(KEY); S.token = null; S.me = null;
-  S.cards = new Map(); S.decided = new Map();  // the next person starts with no one else's typed code or answer
+  S.cards = new Map();  // the next person starts with no one else's typed code or answer
   if (S.stream) S.stream.abort();
   S.stream = null;
   setLink("off", "signed out");
@@ -593,7 +593,6 @@ function renderPending() {
     return card;
   });
   S.cards = kept;
-  for (const id of [...S.decided.keys()]) if (!S.pending.some((p) => p.draft_id === id)) S.decided.delete(id);
   if (!cards.length) cards.push(el("p", {class: "none"}, "Nothing waits for a decision."));
   if (cards.length !== box.children.length || cards.some((c, i) => box.children[i] !== c)) box.replaceChildren(...cards);
 }
@@ -610,8 +609,7 @@ function pendingCard(p, mine) {
   const code = el("input", {class: "code", inputmode: "numeric", pattern: "[0-9]{6}", maxlength: 6, placeholder: "one-time code",
     "aria-label": "your one-time code", autocomplete: "one-time-code"});
   const reason = el("input", {class: "reason", placeholder: "reason to reject", "aria-label": "reason to reject", maxlength: 2000});
-  const was = S.decided.get(p.draft_id);  // the answer to a decision asked from a card drawn before
-  const said = el("div", {class: was ? was.cls : "result", role: "status"}, was ? was.text : null);
+  const said = el("div", {class: "result", role: "status"});
   card.append(el("div", {class: "decide"}, code,
     el("button", {type: "button", class: "approve", onclick: () => decide(p, "approve", code.value, reason.value, said)}, "Approve")),
   el("div", {class: "decide"}, reason,
@@ -631,27 +629,21 @@ async function showRoute(p) {
   renderTracks(); renderPending();
 }
 
-// What a decision came to, on the card in the page now: the list may have been drawn again (another request came)
-// while the answer was on its way, and the card it was asked from is gone.
-function sayDecided(p, said, cls, text) {
-  S.decided.set(p.draft_id, {cls, text});
-  const now = document.querySelector(`.approval[data-draft="${CSS.escape(p.draft_id)}"] .result`);
-  for (const e of new Set([said, now])) if (e) { e.className = cls; e.textContent = text; }
-}
-
 async function decide(p, what, code, reason, said) {
   code = (code || "").trim(); reason = (reason || "").trim();
-  if (what === "approve" && !/^[0-9]{6}$/.test(code)) { sayDecided(p, said, "result", "type your 6-digit one-time code"); return; }
-  if (what === "reject" && !reason) { sayDecided(p, said, "result", "say why you reject it"); return; }
+  if (what === "approve" && !/^[0-9]{6}$/.test(code)) { said.textContent = "type your 6-digit one-time code"; return; }
+  if (what === "reject" && !reason) { said.textContent = "say why you reject it"; return; }
   const totp = /^[0-9]{6}$/.test(code) ? {user: S.me.user, code} : undefined;
   const body = what === "approve"
     ? {version: p.version, plan_hash: p.plan_hash, comment: "approved on the operations page", totp}
     : {version: p.version, reason, totp};
   try {
     const out = await api("POST", `/v1/drafts/${encodeURIComponent(p.draft_id)}/${what}`, body);
-    sayDecided(p, said, "result ok", `${out.status}${out.resumed_run ? " — the waiting run was woken" : ""}`);
+    said.className = "result ok";
+    said.textContent = `${out.status}${out.resumed_run ? " — the waiting run was woken" : ""}`;
   } catch (e) {
-    sayDecided(p, said, "result bad", `${e.code}: ${e.message}`);
+    said.className = "result bad";
+    said.textContent = `${e.code}: ${e.message}`;
     return;
   }
   if (document.activeElement) document.activeElement.blur();
