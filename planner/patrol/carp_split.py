@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CarpData", "Sortie", "plan_cost", "sortie_cost", "split_tour"]
+__all__ = ["CarpData", "Sortie", "orient", "plan_cost", "sortie_cost", "split_tour"]
 
 Sortie = list[tuple[int, bool]]  # (unit, reversed?) in flight order
 _BIG = 1 << 60  # no cut reaches this position (yet); two of them still fit an int64
@@ -50,10 +50,12 @@ class CarpData:
     rows: list[list[int]] = field(init=False, repr=False, compare=False)
     demands: list[int] = field(init=False, repr=False, compare=False)
     deadhead_i64: np.ndarray = field(init=False, repr=False, compare=False)
+    deadhead_t: np.ndarray = field(init=False, repr=False, compare=False)  # its transpose, rows contiguous
     demand_i64: np.ndarray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:  # plain lists: single entries are read fastest from lists (``_orient``)
+    def __post_init__(self) -> None:  # plain lists: single entries are read fastest from lists (``orient``)
         object.__setattr__(self, "deadhead_i64", np.ascontiguousarray(self.deadhead, dtype=np.int64))
+        object.__setattr__(self, "deadhead_t", np.ascontiguousarray(self.deadhead_i64.T))
         object.__setattr__(self, "demand_i64", np.asarray(self.demand, dtype=np.int64))
         object.__setattr__(self, "rows", self.deadhead_i64.tolist())
         object.__setattr__(self, "demands", [int(d) for d in self.demand])
@@ -80,7 +82,7 @@ def plan_cost(data: CarpData, sorties: Sequence[Sortie]) -> int:
     return sum(sortie_cost(data, s) for s in sorties)
 
 
-def _orient(data: CarpData, units: Sequence[int]) -> Sortie:
+def orient(data: CarpData, units: Sequence[int]) -> Sortie:
     """The best directions for units flown in this order (a two-state shortest path)."""
     D, dep = data.rows, data.depot  # plain lists (``CarpData.rows``): single entries, read fastest so
     c0, c1 = D[dep][2 * units[0]], D[dep][2 * units[0] + 1]  # ... ending the unit flown forward / reversed
@@ -222,5 +224,5 @@ def split_tour(data: CarpData, tour: Sequence[int], penalty: float | None = None
             if found is not None:
                 cost, cuts = found
                 break
-    sorties = [_orient(data, list(tour[i:j])) for i, j in zip(cuts, cuts[1:])]
+    sorties = [orient(data, list(tour[i:j])) for i, j in zip(cuts, cuts[1:])]
     return cost, sorties
