@@ -156,8 +156,9 @@ class Chromium:
         the browser (four DevTools round trips earlier, seconds on a loaded machine)."""
         box = self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null; "
                       "e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect(); "
-                      "window.__clickedAt = null; e.addEventListener('click', (ev) => { window.__clickedAt = "
-                      "(performance.timeOrigin + ev.timeStamp) / 1000; }, {capture: true, once: true}); "
+                      "window.__clickedAt = null; const h = (ev) => { document.removeEventListener('click', h, "
+                      "true); window.__clickedAt = (performance.timeOrigin + ev.timeStamp) / 1000; }; "
+                      "document.addEventListener('click', h, true); "
                       "return r.width && r.height ? [r.left + r.width / 2, r.top + r.height / 2] : null; })()")
         if not box:
             raise AssertionError(f"nothing visible to click at {selector}")
@@ -166,7 +167,7 @@ class Chromium:
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
         at = self.js("window.__clickedAt")
         if not at:
-            raise AssertionError(f"the click at {selector} did not reach the element")
+            raise AssertionError(f"the click at {selector} made no click event (the page redrew under the pointer?)")
         return float(at)
 
     def type(self, selector: str, text: str) -> None:
