@@ -148,16 +148,27 @@ class Chromium:
                 raise AssertionError(f"timed out after {budget_s} s waiting for {what or expression}")
             time.sleep(every_s)
 
-    def click(self, selector: str) -> None:
-        """A real mouse click at the middle of the element (it must be visible: a hidden one is a test failure)."""
+    def click(self, selector: str) -> float:
+        """A real mouse click at the middle of the element (it must be visible: a hidden one is a test failure).
+
+        Returns when the page's click event happened (epoch seconds, the browser's own stamp of the input event):
+        a latency measured from it starts where an operator's click does, not at this harness's first message to
+        the browser (four DevTools round trips earlier, seconds on a loaded machine)."""
         box = self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null; "
                       "e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect(); "
+                      "window.__clickedAt = null; const h = (ev) => { document.removeEventListener('click', h, "
+                      "true); window.__clickedAt = (performance.timeOrigin + ev.timeStamp) / 1000; }; "
+                      "document.addEventListener('click', h, true); "
                       "return r.width && r.height ? [r.left + r.width / 2, r.top + r.height / 2] : null; })()")
         if not box:
             raise AssertionError(f"nothing visible to click at {selector}")
         x, y = box
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+        at = self.js("window.__clickedAt")
+        if not at:
+            raise AssertionError(f"the click at {selector} made no click event (the page redrew under the pointer?)")
+        return float(at)
 
     def type(self, selector: str, text: str) -> None:
         """Click into the field, select what it holds, and type ``text`` over it as keyboard input."""

@@ -209,27 +209,28 @@ def test_an_operator_watches_approves_and_stops_a_flight_from_the_page(room: Ops
     wait_for("the drone to fly on", lambda: _metres(held_at, position()) > 30, 30)
     stop_button("recall")
     assert not b.js(f"!!document.querySelector(\"{flight} input.stop-code\")"), "a stop asked for a code"
-    clicked, clicked_wall = time.monotonic(), time.time()
-    same_step = int(clicked_wall // 30) == room.used["chen.jing"]  # the resume's code is this step's: no new one
-    b.click(f"{flight} button.stop.confirm")
+    asked_wall = time.time()
+    same_step = int(asked_wall // 30) == room.used["chen.jing"]  # the resume's code is this step's: no new one
+    clicked_wall = b.click(f"{flight} button.stop.confirm")  # the page's click event (the operator's click)
     answered = answer("Recall")
     assert "Recall: RECALLING" in answered, answered
     received_s = wait_for("the vehicle's receipt of RTL", lambda: room.command_received(drone, "RTL", clicked_wall),
                           15, every_s=0.05) - clicked_wall
     wait_for("the hub to see RTL", lambda: room.fleet()[drone]["mode"] == "RTL", 15, every_s=0.05)
-    seen_s = time.monotonic() - clicked
+    seen_s = time.time() - clicked_wall
     said_s = float(answered.rsplit("answered in ", 1)[1].split(" s")[0])
-    print(f"stop from the page: vehicle got RTL {received_s:.3f} s after the click; the page was answered in "
-          f"{said_s:.1f} s; the hub saw RTL after {seen_s:.2f} s; in the step of the code just used: {same_step}")
-    assert 0 <= received_s <= 2.0, received_s  # issue 39: the stop reaches the vehicle within 2 s
+    figures = (f"vehicle got RTL {received_s:.3f} s after the click (the test asked the browser "
+               f"{clicked_wall - asked_wall:.3f} s before it); the page was answered in {said_s:.1f} s; the hub saw "
+               f"RTL after {seen_s:.2f} s; in the step of the code just used: {same_step}")
+    print(f"stop from the page: {figures}")
+    assert 0 <= received_s <= 2.0, figures  # issue 39: the stop reaches the vehicle within 2 s
     events = room.ok("chen.jing", "GET", f"/v1/drafts/{draft}/log")["events"]
     recalling = next(e for e in events if e["to_state"] == "RECALLING")
     assert recalling["actor"] == "chen.jing", recalling
     b.wait(f"document.querySelector(\"{flight} .state\").textContent === 'RECALLING'", 15)
     shot(b, tmp_path, "ops-recalled")
     stop_button("land")
-    landing_wall = time.time()
-    b.click(f"{flight} button.stop.confirm")
+    landing_wall = b.click(f"{flight} button.stop.confirm")
     assert "Land here: RECALLING" in answer("Land here")
     land_s = wait_for("the vehicle's receipt of LAND", lambda: room.command_received(drone, "LAND", landing_wall),
                       15, every_s=0.05) - landing_wall
