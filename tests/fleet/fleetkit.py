@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 
 from flows.context import DEMO_WORLD_DIR
+from flows.server.tokens import TokenStore
 from testkit import free_port, stop_process_group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,13 +90,6 @@ class Server:
         self.url, self.world, self.home = url, world, home
         self.tokens: dict[str, str] = {}
 
-    def token(self, user: str) -> str:
-        p = subprocess.run([str(SORTIE), "admin", "token", "create", user, "--home", str(self.home), "--world",
-                            str(self.world), "--json"], env=clean_env(), cwd=ROOT, capture_output=True, text=True,
-                           timeout=120)
-        assert p.returncode == 0, p.stderr + p.stdout
-        return str(json.loads(p.stdout)["token"])
-
     def call(self, user: str, method: str, path: str, **kw: Any) -> httpx.Response:
         with httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.tokens[user]}"},
                           timeout=240) as c:
@@ -136,8 +130,9 @@ def start_server(base: Path, *extra: str, unsigned: bool = True, env: dict[str, 
                 return False
 
         assert until(up, 60, 0.2), log.read_text(errors="replace")
+        store = TokenStore(s.home)  # what `sortie admin token create` does on the host, without a process a token
         for user in ("li.wei", "chen.jing", "aino.virtanen"):
-            s.tokens[user] = s.token(user)
+            s.tokens[user] = store.create(user)[1]
         yield s
     finally:
         stop_process_group(proc)

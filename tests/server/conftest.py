@@ -2,7 +2,9 @@
 
 One server for the session (the authority's modules share it; each test plans its own drafts), on a copy of the demo world (its zones kept) under a
 fresh home; the clock starts at the demo world's reference time and runs.
-Tokens are issued with the real ``sortie admin token create`` command. The
+The fixture's tokens are issued by ``TokenStore`` in this process, which is what
+``sortie admin token create`` does on the host (the command itself is tested in
+``test_authority`` and ``test_hardening``; a process per token cost ~1 s). The
 drones' telemetry is stamped at the server's time before a dispatch, as the
 fleet feed does in the field (``report_in``).
 """
@@ -25,6 +27,7 @@ import httpx
 import pytest
 
 from flows.context import DEMO_WORLD_DIR
+from flows.server.tokens import TokenStore
 from testkit import free_port, stop_process_group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -187,9 +190,11 @@ def start_authority(base: Path, sweep_s: float = 0.0) -> Iterator[Authority]:
     try:
         _wait_up(url, proc, log)
         a = Authority(url=url, world=world, home=home, proc=proc)
+        store = TokenStore(home)
         for user in ("li.wei", "chen.jing", "aino.virtanen", "demo.approver"):
-            a.tokens[user] = a.token(user)
-        a.tokens["worker"] = a.token("chen.jing", "--scope", "service,plan,read,dispatch", "--label", "prefect worker")
+            a.tokens[user] = store.create(user)[1]
+        a.tokens["worker"] = store.create("chen.jing", scopes=("service", "plan", "read", "dispatch"),
+                                          label="prefect worker")[1]
         yield a
     finally:
         stop_process_group(proc)
