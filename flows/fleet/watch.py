@@ -158,8 +158,7 @@ class DroneWatch:
                 failures += 1
                 continue
             failures = 0
-            self.lender.hold(link)  # every part that opens this address now speaks through this link
-            try:
+            try:  # held (`_open`): every part that opens this address now speaks through this link
                 self._read(link)
             finally:
                 self.lender.release(link)  # no new borrower; one still speaking through it (a flight's follower)
@@ -216,6 +215,9 @@ class DroneWatch:
             link.close(force=True)
             return None
         self.opens += 1
+        # lent before the drone shows as held and ONLINE: a part that opens the address once it sees the drone
+        # online must borrow this link, never open a second client (a TCP port serves one: tests/fleet/test_lending)
+        self.lender.hold(link)
         with self._lock:
             self.held = link
             self._fault = None

@@ -38,6 +38,8 @@ def held(tmp_path: Path) -> Iterator[tuple[VehicleHub, str]]:
     while time.monotonic() < end and (hub.watch_of("D1") is None or hub.watch_of("D1").held is None  # type: ignore[union-attr]
                                       or hub.snapshot()["D1"].status != "ONLINE"):
         time.sleep(0.1)
+    watch = hub.watch_of("D1")
+    assert watch is not None and watch.held is not None, "the hub held no link to the vehicle within 15 s"
     try:
         yield hub, link
     finally:
@@ -105,3 +107,30 @@ def test_a_link_opened_per_call_is_a_second_client_and_hears_nothing(held: tuple
     with pytest.raises(DeviceUnavailable, match="held by another client"):
         read_back(link, binding=VehicleBinding(system_id=1), timeout_s=3, heartbeat_timeout_s=1.5, vehicles=PER_CALL)
     assert hub.snapshot()["D1"].status == "ONLINE"
+
+
+def test_a_drone_is_announced_online_only_once_its_link_is_lent(tmp_path: Path) -> None:
+    """A part that acts on ``fleet.online`` (a dispatch waiting for the drone) opens the address at once: the link
+    must already be lent then, or the part opens a second TCP client and hears nothing. Checked in the announcement
+    itself, on the watch's thread, so no scheduling hides the order."""
+    port = free_port()
+    sim = sim_vehicle(f"tcpin:127.0.0.1:{port}", "ardupilot", heartbeat_s=0.2, rerequest_s=0.1).start()
+    link = f"tcp:127.0.0.1:{port}"
+    lent_when_announced: list[bool] = []
+    hub: VehicleHub | None = None
+
+    def publish(kind: str, tenant: str, data: dict[str, object]) -> None:
+        if kind == "fleet.online" and hub is not None:
+            lent_when_announced.append(hub.vehicles.held(link) is not None)
+
+    hub = VehicleHub(now=lambda: datetime.now(timezone.utc), links=dict, key_store=tmp_path / "keys",
+                     silent_after_s=5.0, publish=publish)
+    try:
+        hub.follow(bare_world(drones=[drone("D1", link=link, mavlink_system_id=1)]))
+        end = time.monotonic() + 15
+        while time.monotonic() < end and not lent_when_announced:
+            time.sleep(0.05)
+        assert lent_when_announced == [True], lent_when_announced
+    finally:
+        hub.stop()
+        sim.stop()
