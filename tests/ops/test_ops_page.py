@@ -193,10 +193,10 @@ def test_an_operator_watches_approves_and_stops_a_flight_from_the_page(room: Ops
     held_at = position()
 
     def at_rest() -> tuple[float, float, float] | None:
-        """The map's position once it stays within a metre over a second (10 s of the vehicle's time at 10×: a
-        drone flying its lane would move ~70 m)."""
+        """The map's position once it stays within a metre over 2.5 s: the page hears the fleet once a second
+        (``flows.server.ops.live``), so at least two new rows; a drone flying its lane at 10× would move ~175 m."""
         before = position()
-        time.sleep(1.0)
+        time.sleep(2.5)
         after = position()
         return after if _metres(before, after) < 1.0 else None
 
